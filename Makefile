@@ -1,0 +1,49 @@
+# Two commands on a fresh machine:
+#   make book   build the site (executes every notebook; cached, strict)
+#   make test   unit/property tests, every notebook under nbval, the strict site build, hygiene checks
+# and, on a machine with an NVIDIA GPU:
+#   make bench  measure the kernels against a device-to-device copy; writes book/data/*.json
+#
+# Each target installs what it needs into .venv (about a minute the first time). To use another
+# interpreter that already has the requirements (e.g. a GPU box without network), pass PYTHON=python3.
+
+SHELL := /bin/bash
+VENV  := .venv
+PYTHON ?= $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+JOBS  ?= 2
+
+.PHONY: book test bench env clean
+
+ifeq ($(PYTHON),$(VENV)/bin/python)
+ENV_DEP := $(STAMP)
+else
+ENV_DEP :=
+endif
+
+$(STAMP): requirements.txt pyproject.toml
+	@echo "==> installing the environment into $(VENV) (once)"
+	python3 -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
+	set -o pipefail; $(VENV)/bin/python -m pip install -q -r requirements.txt 2>&1 | { grep -v '^WARNING: Location' || true; }
+	set -o pipefail; $(VENV)/bin/python -m pip install -q --no-deps -e . 2>&1 | { grep -v '^WARNING: Location' || true; }
+	touch $@
+
+env: $(ENV_DEP)
+
+book: $(ENV_DEP)
+	$(PYTHON) -c "import sys; from jupyter_book.cli.main import main; sys.argv[0] = 'jupyter-book'; sys.exit(main())" build -W -n --keep-going .
+	@echo "The site is at $(CURDIR)/_build/html/index.html"
+
+# One pytest run covers the package tests and every notebook (nbval), spread over $(JOBS) cores;
+# the Triton kernels run through the interpreter. Then the strict site build.
+test: $(ENV_DEP)
+	TRITON_INTERPRET=1 MPLBACKEND=Agg $(PYTHON) -m pytest -n $(JOBS) --nbval-lax --nbval-current-env \
+		-p no:cacheprovider tests book labs
+	$(MAKE) --no-print-directory book PYTHON=$(PYTHON)
+
+bench: $(ENV_DEP)
+	$(PYTHON) bench/elementwise.py
+
+clean:
+	rm -rf _build
