@@ -1,0 +1,233 @@
+"""Measure the two roofline numbers of the machine you are on: matmul FLOP/s and copy bytes/s.
+
+The roofline model needs a peak compute rate and a memory bandwidth. For a GPU we read them from the
+datasheet (:mod:`gpuperf.hardware`); for the reader's own machine we measure them, at sizes small enough
+to finish in about a second on a 2-core CPU:
+
+* :func:`measure_matmul_flop_per_s` times an ``n x n`` by ``n x n`` matrix product, which does
+  :func:`square_matmul_flop` = ``2 n^3`` FLOP (one multiply and one add per term of each dot product).
+* :func:`measure_copy_bytes_per_s` times ``dst[:] = src`` over ``n_bytes`` bytes and counts
+  :func:`copy_bytes_moved` = ``2 n_bytes`` (every byte is read once and written once), the convention of
+  the STREAM benchmark (McCalpin, 1995).
+
+Both run numpy on the CPU by default, or torch on a CUDA GPU when ``device="cuda"`` (torch is imported
+only then). Each times one warm-up call that is discarded, then ``repeats`` calls, and reports the
+median rate, which a single slow call (a page fault, another process) does not move.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+#: Accepted dtype spellings, mapped to the course's short names (those of :mod:`gpuperf.hardware`).
+DTYPE_ALIASES = {
+    "float64": "fp64", "fp64": "fp64",
+    "float32": "fp32", "fp32": "fp32",
+    "float16": "fp16", "fp16": "fp16",
+    "bfloat16": "bf16", "bf16": "bf16",
+}
+
+#: Short dtype names numpy can multiply on the CPU (numpy has no bfloat16).
+_NUMPY_DTYPES = {"fp64": "float64", "fp32": "float32", "fp16": "float16"}
+
+#: Short dtype names torch can multiply on a GPU.
+_TORCH_DTYPES = {"fp64": "float64", "fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The median rate of repeated timed calls, with the raw samples behind it.
+
+    Attributes
+    ----------
+    what: what was timed, e.g. ``"matmul 512x512x512 fp32 on cpu"``.
+    value: median of ``samples``, in ``unit``.
+    unit: ``"FLOP/s"`` or ``"bytes/s"``.
+    samples: one rate per timed call (work / time of that call), in ``unit``.
+    times_s: the wall time of each timed call, in seconds (same order as ``samples``).
+    work: FLOP (for FLOP/s) or bytes moved (for bytes/s) done by one call.
+    device: ``"cpu"`` or ``"cuda"``.
+    dtype: short dtype name (``"fp32"``...; ``"uint8"`` for a copy, which moves raw bytes).
+    """
+
+    what: str
+    value: float
+    unit: str
+    samples: tuple[float, ...]
+    times_s: tuple[float, ...]
+    work: float
+    device: str
+    dtype: str
+
+    @property
+    def summary(self) -> str:
+        """One line: the median with an SI prefix, the number of samples and what was measured."""
+        unit = "B/s" if self.unit == "bytes/s" else self.unit
+        return f"{_si(self.value)}{unit} (median of {len(self.samples)}; {self.what})"
+
+
+def _si(value: float) -> str:
+    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g} {prefix}"
+    return f"{value:.3g} "
+
+
+def square_matmul_flop(n: int) -> int:
+    """FLOP of an ``n x n`` by ``n x n`` matrix product: ``2 n^3``.
+
+    Each of the ``n^2`` outputs is a dot product of length ``n``: ``n`` multiplies and ``n`` adds (the
+    first add, into zero, is counted too, as every vendor peak does: a fused multiply-add is 2 FLOP).
+    """
+    _check_positive_int("n", n)
+    return 2 * n**3
+
+
+def copy_bytes_moved(n_bytes: int) -> int:
+    """Bytes a copy of ``n_bytes`` moves through memory: read once plus written once, ``2 n_bytes``."""
+    _check_positive_int("n_bytes", n_bytes)
+    return 2 * n_bytes
+
+
+def measure_matmul_flop_per_s(
+    n: int = 512, dtype: str = "float32", repeats: int = 7, device: str = "cpu"
+) -> Measurement:
+    """Median FLOP/s of an ``n x n`` by ``n x n`` matrix product in ``dtype``.
+
+    On ``"cpu"`` it uses numpy (whose BLAS uses every core); ``dtype`` is one of float64, float32,
+    float16 (or fp64/fp32/fp16). numpy has no bfloat16, so bf16 is accepted only on ``"cuda"``, where
+    torch runs the product (on Tensor Cores for fp16/bf16) and the GPU is synchronised around each call.
+    The default ``n = 512`` takes about a millisecond per call on a 2-core CPU; n = 1024 or more is
+    closer to the peak but takes longer.
+    """
+    _check_positive_int("n", n)
+    _check_positive_int("repeats", repeats)
+    device = _check_device(device)
+    short = _short_dtype(dtype)
+    flop = square_matmul_flop(n)
+    if device == "cpu":
+        if short not in _NUMPY_DTYPES:
+            raise ValueError(
+                f"dtype {dtype!r} is not available for a numpy matmul on the cpu; "
+                f"use one of {sorted(_NUMPY_DTYPES.values())}"
+            )
+        rng = np.random.default_rng(0)
+        a = rng.standard_normal((n, n)).astype(_NUMPY_DTYPES[short])
+        b = rng.standard_normal((n, n)).astype(_NUMPY_DTYPES[short])
+        out = np.empty((n, n), dtype=a.dtype)
+        call = lambda: np.matmul(a, b, out=out)  # noqa: E731 - out= avoids timing an allocation
+        sync = None
+    else:
+        import torch
+
+        torch_dtype = getattr(torch, _TORCH_DTYPES[short])
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        a = torch.randn((n, n), device="cuda", dtype=torch_dtype, generator=gen)
+        b = torch.randn((n, n), device="cuda", dtype=torch_dtype, generator=gen)
+        out = torch.empty((n, n), device="cuda", dtype=torch_dtype)
+        call = lambda: torch.matmul(a, b, out=out)  # noqa: E731
+        sync = torch.cuda.synchronize
+    times_s = time_calls_s(call, repeats=repeats, synchronize=sync)
+    return _measurement(f"matmul {n}x{n}x{n} {short} on {device}", flop, "FLOP/s", times_s, device, short)
+
+
+def measure_copy_bytes_per_s(n_bytes: int = 2**26, repeats: int = 7, device: str = "cpu") -> Measurement:
+    """Median bandwidth of copying ``n_bytes`` bytes, counting bytes read plus bytes written.
+
+    The default, 64 MiB, is larger than the last-level cache of most CPUs, so the copy streams from main
+    memory rather than from cache; it takes a few milliseconds per call. On ``"cuda"`` the copy is
+    ``dst.copy_(src)`` between two buffers in GPU memory.
+    """
+    _check_positive_int("n_bytes", n_bytes)
+    _check_positive_int("repeats", repeats)
+    device = _check_device(device)
+    moved = copy_bytes_moved(n_bytes)
+    if device == "cpu":
+        src = np.ones(n_bytes, dtype=np.uint8)
+        dst = np.zeros(n_bytes, dtype=np.uint8)
+        call = lambda: np.copyto(dst, src)  # noqa: E731
+        sync = None
+    else:
+        import torch
+
+        src = torch.ones(n_bytes, dtype=torch.uint8, device="cuda")
+        dst = torch.zeros(n_bytes, dtype=torch.uint8, device="cuda")
+        call = lambda: dst.copy_(src)  # noqa: E731
+        sync = torch.cuda.synchronize
+    times_s = time_calls_s(call, repeats=repeats, synchronize=sync)
+    what = f"copy of {n_bytes} bytes on {device} (read + write)"
+    return _measurement(what, moved, "bytes/s", times_s, device, "uint8")
+
+
+def time_calls_s(
+    call: Callable[[], object],
+    repeats: int,
+    warmup: int = 1,
+    synchronize: Callable[[], object] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[float, ...]:
+    """Wall time in seconds of each of ``repeats`` calls of ``call``, after ``warmup`` untimed calls.
+
+    ``synchronize`` (e.g. ``torch.cuda.synchronize``) runs before starting and before stopping the
+    clock, so that an asynchronous GPU call is timed to completion rather than to its launch.
+    """
+    _check_positive_int("repeats", repeats)
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+        raise ValueError(f"warmup must be an int >= 0, got {warmup!r}")
+    if not callable(call):
+        raise ValueError(f"call must be callable, got {call!r}")
+    sync = synchronize if synchronize is not None else (lambda: None)
+    for _ in range(warmup):
+        call()
+    sync()
+    times_s = []
+    for _ in range(repeats):
+        start = clock()
+        call()
+        sync()
+        times_s.append(clock() - start)
+    return tuple(times_s)
+
+
+def _measurement(what: str, work: float, unit: str, times_s, device: str, dtype: str) -> Measurement:
+    # A clock with coarse resolution can report 0 s for a tiny call; floor it at 1 ns to keep rates finite.
+    samples = tuple(work / max(t, 1e-9) for t in times_s)
+    return Measurement(
+        what=what,
+        value=float(statistics.median(samples)),
+        unit=unit,
+        samples=samples,
+        times_s=tuple(times_s),
+        work=float(work),
+        device=device,
+        dtype=dtype,
+    )
+
+
+def _check_positive_int(name: str, value) -> None:
+    # bool is an int in Python; True as a size is almost certainly a mistake.
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+def _short_dtype(dtype: str) -> str:
+    if dtype not in DTYPE_ALIASES:
+        raise ValueError(f"dtype must be one of {sorted(DTYPE_ALIASES)}, got {dtype!r}")
+    return DTYPE_ALIASES[dtype]
+
+
+def _check_device(device: str) -> str:
+    if device == "cpu":
+        return "cpu"
+    if device == "cuda":
+        from gpuperf.recorded import cuda_available
+
+        if not cuda_available():
+            raise ValueError("device 'cuda' was asked for but torch sees no CUDA GPU; use device='cpu'")
+        return "cuda"
+    raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")

@@ -1,0 +1,189 @@
+"""Tests of gpuperf.measure: the counting (against closed forms), the timing harness (with a fake clock),
+the structure of a Measurement, and input validation. Speeds are never asserted: they depend on the machine.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import numpy as np
+import pytest
+
+from gpuperf import measure
+from gpuperf.measure import (
+    Measurement,
+    copy_bytes_moved,
+    measure_copy_bytes_per_s,
+    measure_matmul_flop_per_s,
+    square_matmul_flop,
+    time_calls_s,
+)
+
+
+# --- counting -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 97, 1023])
+def test_square_matmul_flop_is_2n_cubed(n):
+    assert square_matmul_flop(n) == 2 * n**3
+
+
+@pytest.mark.parametrize("n", [1, 3, 5, 13])
+def test_square_matmul_flop_matches_a_count_of_multiply_adds(n):
+    # Independent reference: walk the triple loop of C = A B and count one multiply and one add per term.
+    counted = 0
+    for _i in range(n):
+        for _j in range(n):
+            for _k in range(n):
+                counted += 2
+    assert square_matmul_flop(n) == counted
+
+
+@pytest.mark.parametrize("n_bytes", [1, 3, 4096, 1_000_003])
+def test_copy_counts_read_plus_write(n_bytes):
+    src = np.arange(n_bytes, dtype=np.uint64).astype(np.uint8)
+    dst = np.zeros_like(src)
+    np.copyto(dst, src)
+    # Independent reference: the bytes of the source array (read) plus those of the destination (written).
+    assert copy_bytes_moved(n_bytes) == src.nbytes + dst.nbytes == 2 * n_bytes
+    assert np.array_equal(dst, src)
+
+
+# --- the timing harness, with a fake clock ---------------------------------------------------------------
+
+class FakeClock:
+    """Advances by the next duration each time it is read twice (start, stop)."""
+
+    def __init__(self, durations_s):
+        self.durations_s = list(durations_s)
+        self.now = 0.0
+        self.reads = 0
+
+    def __call__(self):
+        if self.reads % 2 == 1:
+            self.now += self.durations_s[self.reads // 2]
+        self.reads += 1
+        return self.now
+
+
+def test_time_calls_s_returns_each_duration_and_runs_warmup_untimed():
+    calls, syncs = [], []
+    clock = FakeClock([0.5, 0.25, 2.0])
+    times = time_calls_s(lambda: calls.append(1), repeats=3, warmup=2,
+                         synchronize=lambda: syncs.append(1), clock=clock)
+    assert times == (0.5, 0.25, 2.0)
+    assert len(calls) == 2 + 3
+    # One sync after the warm-up, one after each timed call.
+    assert len(syncs) == 1 + 3
+
+
+def test_measurement_value_is_median_of_rates(monkeypatch):
+    # Replace the timer so the rates are known: work / time for each call.
+    fake_times = (4.0, 1.0, 2.0, 8.0, 0.5)
+    monkeypatch.setattr(measure, "time_calls_s", lambda *a, **k: fake_times)
+    m = measure_matmul_flop_per_s(n=3, repeats=5)
+    flop = 2 * 3**3
+    assert m.work == flop
+    assert m.times_s == fake_times
+    assert m.samples == tuple(flop / t for t in fake_times)
+    assert m.value == flop / 2.0  # the median time gives the median rate for an odd count
+    assert m.value == statistics.median(m.samples)
+
+
+# --- real measurements: structure and positivity, never speed ----------------------------------------------
+
+@pytest.mark.parametrize("dtype, short", [("float32", "fp32"), ("fp64", "fp64"), ("float16", "fp16")])
+def test_matmul_measurement_structure(dtype, short):
+    m = measure_matmul_flop_per_s(n=37, dtype=dtype, repeats=3)
+    assert isinstance(m, Measurement)
+    assert m.unit == "FLOP/s"
+    assert m.dtype == short and m.device == "cpu"
+    assert m.work == 2 * 37**3
+    assert len(m.samples) == len(m.times_s) == 3
+    assert all(s > 0 and np.isfinite(s) for s in m.samples)
+    assert all(t >= 0 for t in m.times_s)
+    assert min(m.samples) <= m.value <= max(m.samples)
+    assert "37x37x37" in m.what and short in m.what
+    assert "FLOP/s" in m.summary and "median of 3" in m.summary
+
+
+def test_copy_measurement_structure():
+    m = measure_copy_bytes_per_s(n_bytes=100_003, repeats=4)
+    assert m.unit == "bytes/s"
+    assert m.work == 2 * 100_003
+    assert len(m.samples) == 4
+    assert all(s > 0 and np.isfinite(s) for s in m.samples)
+    assert m.value == statistics.median(m.samples)
+    assert "B/s" in m.summary
+
+
+def test_measurement_is_frozen():
+    m = measure_copy_bytes_per_s(n_bytes=1000, repeats=1)
+    with pytest.raises(AttributeError):
+        m.value = 1.0
+
+
+# --- validation -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad", [0, -4, 2.0, "8", True, None])
+def test_bad_sizes_raise_naming_the_argument(bad):
+    with pytest.raises(ValueError, match="n must be") as err:
+        measure_matmul_flop_per_s(n=bad)
+    assert repr(bad) in str(err.value)
+    with pytest.raises(ValueError, match="n_bytes must be"):
+        measure_copy_bytes_per_s(n_bytes=bad)
+    with pytest.raises(ValueError, match="repeats must be"):
+        measure_matmul_flop_per_s(n=4, repeats=bad)
+    with pytest.raises(ValueError, match="repeats must be"):
+        measure_copy_bytes_per_s(n_bytes=4, repeats=bad)
+    with pytest.raises(ValueError, match="n must be"):
+        square_matmul_flop(bad)
+    with pytest.raises(ValueError, match="n_bytes must be"):
+        copy_bytes_moved(bad)
+
+
+@pytest.mark.parametrize("bad", ["int4", "float8", "FP32", ""])
+def test_unknown_dtype_raises(bad):
+    with pytest.raises(ValueError, match="dtype must be one of") as err:
+        measure_matmul_flop_per_s(n=4, dtype=bad)
+    assert repr(bad) in str(err.value)
+
+
+def test_bfloat16_on_cpu_raises_naming_dtype():
+    with pytest.raises(ValueError, match="dtype 'bfloat16'"):
+        measure_matmul_flop_per_s(n=4, dtype="bfloat16", device="cpu")
+
+
+@pytest.mark.parametrize("bad", ["gpu", "cuda:0", "", None])
+def test_unknown_device_raises(bad):
+    with pytest.raises(ValueError, match="device must be"):
+        measure_matmul_flop_per_s(n=4, device=bad)
+    with pytest.raises(ValueError, match="device must be"):
+        measure_copy_bytes_per_s(n_bytes=4, device=bad)
+
+
+def test_cuda_without_a_gpu_raises(monkeypatch):
+    import gpuperf.recorded
+
+    monkeypatch.setattr(gpuperf.recorded, "cuda_available", lambda: False)
+    with pytest.raises(ValueError, match="device 'cuda'"):
+        measure_copy_bytes_per_s(n_bytes=4, device="cuda")
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True])
+def test_time_calls_s_rejects_bad_warmup(bad):
+    with pytest.raises(ValueError, match="warmup must be"):
+        time_calls_s(lambda: None, repeats=1, warmup=bad)
+
+
+def test_time_calls_s_rejects_non_callable():
+    with pytest.raises(ValueError, match="call must be callable"):
+        time_calls_s(42, repeats=1)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__("gpuperf.recorded").recorded.cuda_available(), reason="needs a CUDA GPU")
+def test_cuda_measurements_structure():
+    m = measure_matmul_flop_per_s(n=256, dtype="bf16", repeats=3, device="cuda")
+    assert m.device == "cuda" and m.dtype == "bf16" and m.value > 0
+    c = measure_copy_bytes_per_s(n_bytes=2**20, repeats=3, device="cuda")
+    assert c.work == 2**21 and c.value > 0
