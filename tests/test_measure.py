@@ -187,3 +187,37 @@ def test_cuda_measurements_structure():
     assert m.device == "cuda" and m.dtype == "bf16" and m.value > 0
     c = measure_copy_bytes_per_s(n_bytes=2**20, repeats=3, device="cuda")
     assert c.work == 2**21 and c.value > 0
+
+
+# --- the measured machine as an Accelerator ----------------------------------------------------------------
+
+def _fake(unit, value, device="cpu", dtype="fp32"):
+    return Measurement(what="fake", value=value, unit=unit, samples=(value,), times_s=(1.0,),
+                       work=value, device=device, dtype=dtype)
+
+
+def test_measured_accelerator_carries_the_two_numbers():
+    from gpuperf.measure import measured_accelerator
+
+    acc = measured_accelerator(_fake("FLOP/s", 3e11), _fake("bytes/s", 4e10), name="my laptop")
+    assert acc.name == "my laptop"
+    assert acc.peak_flop_per_s("fp32") == 3e11
+    assert acc.hbm_bytes_per_s == 4e10
+    # Ridge point = peak / bandwidth, the closed form.
+    assert acc.ridge_point_flop_per_byte("fp32") == pytest.approx(3e11 / 4e10)
+    with pytest.raises(ValueError):
+        acc.peak_flop_per_s("fp32", unit="vector")  # nothing measured there
+
+
+def test_measured_accelerator_validates():
+    from gpuperf.measure import measured_accelerator
+
+    flops, bw = _fake("FLOP/s", 1e9), _fake("bytes/s", 1e9)
+    with pytest.raises(ValueError, match="matmul must be"):
+        measured_accelerator(bw, bw)
+    with pytest.raises(ValueError, match="copy must be"):
+        measured_accelerator(flops, flops)
+    with pytest.raises(ValueError, match="different devices"):
+        measured_accelerator(flops, _fake("bytes/s", 1e9, device="cuda"))
+    with pytest.raises(ValueError, match="name must be"):
+        measured_accelerator(flops, bw, name="")

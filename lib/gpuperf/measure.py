@@ -164,6 +164,47 @@ def measure_copy_bytes_per_s(n_bytes: int = 2**26, repeats: int = 7, device: str
     return _measurement(what, moved, "bytes/s", times_s, device, "uint8")
 
 
+def measured_accelerator(matmul: Measurement, copy: Measurement, name: str = "this machine (measured)"):
+    """An :class:`~gpuperf.hardware.Accelerator` whose two roofline numbers are the measured ones.
+
+    The matrix-unit peak for ``matmul.dtype`` is ``matmul.value`` and the memory bandwidth
+    (``hbm_bytes_per_s``, the slow memory whatever it is called) is ``copy.value``, so every roofline
+    function and plot that takes an accelerator can draw the reader's own machine. Figures that were not
+    measured are ``None`` (or NaN where the field must be a number) and say so in ``sources``.
+    """
+    from gpuperf.hardware import Accelerator
+
+    if not isinstance(matmul, Measurement) or matmul.unit != "FLOP/s":
+        raise ValueError(f"matmul must be a FLOP/s Measurement, got {matmul!r}")
+    if not isinstance(copy, Measurement) or copy.unit != "bytes/s":
+        raise ValueError(f"copy must be a bytes/s Measurement, got {copy!r}")
+    if matmul.device != copy.device:
+        raise ValueError(f"matmul and copy were measured on different devices: {matmul.device!r}, {copy.device!r}")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty str, got {name!r}")
+    nan = float("nan")
+    return Accelerator(
+        name=name,
+        vendor="measured",
+        kind=matmul.device,
+        matrix_flop_per_s={matmul.dtype: matmul.value},
+        vector_flop_per_s={},
+        hbm_bytes_per_s=copy.value,
+        hbm_capacity_bytes=nan,
+        sm_count=0,
+        registers_per_sm_bytes=None,
+        shared_memory_per_sm_bytes=None,
+        shared_memory_bytes_per_clock_per_sm=None,
+        l2_bytes=None,
+        boost_clock_hz=nan,
+        sources={
+            "matrix_flop_per_s": f"measured: {matmul.summary}",
+            "hbm_bytes_per_s": f"measured: {copy.summary}",
+            "other fields": "not measured (NaN, 0 or None)",
+        },
+    )
+
+
 def time_calls_s(
     call: Callable[[], object],
     repeats: int,
