@@ -1,0 +1,182 @@
+"""Roofline figures: one device's roofline (optionally with every compute and memory ceiling) and the ridge
+points of several devices.
+
+The model is Williams, Waterman and Patterson, "Roofline: an insightful visual performance model for
+multicore architectures", CACM 52(4), 2009; the numbers come from :mod:`gpuperf.roofline`.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from matplotlib.ticker import EngFormatter, NullFormatter
+
+from gpuperf.hardware import Accelerator
+from gpuperf.plotting.style import PALETTE
+from gpuperf.roofline import (
+    BYTES_PER_ELEMENT,
+    RooflineAnalysis,
+    as_accelerator,
+    attainable_flop_per_s,
+    compute_roofs,
+    memory_roofs,
+    ridge_point,
+)
+
+XLABEL = "Arithmetic intensity (FLOP/byte)"
+YLABEL = "Attainable (FLOP/s)"
+_UNIT_LABEL = {"matrix": "matrix unit", "vector": "vector unit"}
+
+
+def point_for(analysis: RooflineAnalysis, label: str | None = None) -> tuple[str, float, float]:
+    """A ``points`` entry for :func:`plot_roofline`: the op at its intensity and attainable FLOP/s."""
+    return (
+        analysis.op.name if label is None else label,
+        analysis.intensity_flop_per_byte,
+        analysis.attainable_flop_per_s,
+    )
+
+
+def _check_range(intensity_range) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in intensity_range)
+    except (TypeError, ValueError):
+        raise ValueError(f"intensity_range must be (low, high), got {intensity_range!r}") from None
+    if not (0 < lo < hi < np.inf):
+        raise ValueError(f"intensity_range must satisfy 0 < low < high, got {intensity_range!r}")
+    return lo, hi
+
+
+def _check_points(points) -> list[tuple[str, float, float]]:
+    checked = []
+    for point in points:
+        try:
+            name, intensity, rate = point
+            intensity, rate = float(intensity), float(rate)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"points must hold (label, intensity_flop_per_byte, flop_per_s) tuples, got {point!r}"
+            ) from None
+        if not (intensity > 0 and rate > 0 and np.isfinite(intensity) and np.isfinite(rate)):
+            raise ValueError(f"points need positive, finite intensity and FLOP/s (log axes), got {point!r}")
+        checked.append((str(name), intensity, rate))
+    return checked
+
+
+def _format_axes(ax, lo: float, hi: float, y_lo: float, y_hi: float) -> None:
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(y_lo, y_hi)
+    ax.set_xlabel(XLABEL)
+    ax.set_ylabel(YLABEL)
+    ax.yaxis.set_major_formatter(EngFormatter(places=0, sep=" "))  # 1 T, 10 T, 100 T ...
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def plot_roofline(
+    ax,
+    accelerator: str | Accelerator,
+    dtype: str = "bf16",
+    unit: str = "matrix",
+    *,
+    points: Sequence[tuple[str, float, float]] = (),
+    intensity_range: tuple[float, float] = (1e-2, 1e4),
+    hierarchical: bool = False,
+    label: str | None = None,
+):
+    """Draw the roofline of ``accelerator`` for ``dtype`` on ``unit`` into ``ax`` (log-log) and return ``ax``.
+
+    ``points`` are ``(label, intensity_flop_per_byte, flop_per_s)`` tuples, drawn as labelled markers (see
+    :func:`point_for`). The ridge point (the chosen peak over HBM bandwidth) is marked with a dotted vertical
+    line. With ``hierarchical=True`` every compute ceiling of the dtype (matrix and vector unit) is drawn as a
+    horizontal line and every memory ceiling (HBM, L2, shared memory, where known) as a diagonal, instead of
+    the single roof. Artists carry gids: ``"roof"``, ``"ridge"``, ``"point"``, ``"compute-roof"``,
+    ``"memory-roof"``.
+    """
+    acc = as_accelerator(accelerator)
+    peak = acc.peak_flop_per_s(dtype, unit)  # ValueError for an unknown unit or a missing dtype
+    hbm = acc.hbm_bytes_per_s
+    ridge = ridge_point(peak, hbm)
+    lo, hi = _check_range(intensity_range)
+    checked = _check_points(points)
+    base = label if label is not None else f"{acc.name}, {dtype} {_UNIT_LABEL[unit]}"
+
+    rates = [attainable_flop_per_s(lo, peak, hbm), peak]
+    if not hierarchical:
+        # The roof is straight on log-log axes on either side of the ridge: three points draw it exactly.
+        x = np.unique(np.clip([lo, ridge, hi], lo, hi))
+        ax.plot(x, attainable_flop_per_s(x, peak, hbm), color=PALETTE[0], label=base, gid="roof")
+    else:
+        croofs = compute_roofs(acc, dtype)
+        mroofs = memory_roofs(acc)
+        top = max(r.value for r in croofs)
+        fastest = max(r.value for r in mroofs)
+        colors = iter(PALETTE[1:] * 2)
+        for roof in mroofs:
+            x_end = min(hi, max(lo, top / roof.value))
+            x = np.array([lo, x_end])
+            ax.plot(x, x * roof.value, color=next(colors), label=f"{roof.name} {roof.value / 1e12:.3g} TB/s",
+                    gid="memory-roof")
+            rates.append(lo * roof.value)
+        for roof in croofs:
+            x_start = min(hi, max(lo, roof.value / fastest))
+            ax.plot([x_start, hi], [roof.value, roof.value], color=next(colors), linestyle="--",
+                    label=f"{roof.name} {roof.value / 1e12:.3g} TFLOP/s", gid="compute-roof")
+            rates.append(roof.value)
+        ax.set_title(base, fontsize=10)
+
+    if lo <= ridge <= hi:
+        ax.axvline(ridge, color="0.4", linestyle=":", linewidth=1.2, gid="ridge",
+                   label=f"ridge {ridge:.3g} FLOP/byte")
+
+    for i, (name, intensity, rate) in enumerate(checked):
+        color = PALETTE[(i + 1) % len(PALETTE)] if not hierarchical else "black"
+        ax.plot([intensity], [rate], marker="o", linestyle="none", color=color, gid="point",
+                label="_nolegend_", zorder=3)
+        # labels of points in the right part of the plot go to their left, to stay inside the axes
+        right = np.log(intensity / lo) > 0.6 * np.log(hi / lo)
+        ax.annotate(name, (intensity, rate), textcoords="offset points", xytext=(-5 if right else 5, -11),
+                    ha="right" if right else "left", fontsize=8)
+        rates.append(rate)
+
+    _format_axes(ax, lo, hi, min(rates) / 3, max(rates) * 3)
+    if hierarchical:  # many ceilings: keep the legend off the plot area
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
+    else:
+        ax.legend(loc="lower right", fontsize=8)
+    return ax
+
+
+def plot_ridge_points(
+    ax, accelerators: Sequence[str | Accelerator], dtype: str = "bf16", *, unit: str = "matrix"
+):
+    """Horizontal bars of each device's ridge point (peak FLOP/s of ``unit`` in ``dtype`` over HBM bytes/s).
+
+    Devices without that peak are left out; raises ``ValueError`` if none has it. Returns ``ax``.
+    """
+    if unit not in _UNIT_LABEL:
+        raise ValueError(f"unit must be one of {tuple(_UNIT_LABEL)}, got {unit!r}")
+    if dtype not in BYTES_PER_ELEMENT:
+        raise ValueError(f"dtype must be one of {tuple(BYTES_PER_ELEMENT)}, got {dtype!r}")
+    names, ridges = [], []
+    for item in accelerators:
+        acc = as_accelerator(item)
+        table = acc.matrix_flop_per_s if unit == "matrix" else acc.vector_flop_per_s
+        if dtype in table:
+            names.append(acc.name)
+            ridges.append(acc.ridge_point_flop_per_byte(dtype, unit))
+    if not names:
+        raise ValueError(f"no accelerator in accelerators has a {unit}-unit peak for dtype {dtype!r}")
+    y = np.arange(len(names))
+    ax.barh(y, ridges, height=0.6, color=PALETTE[0], gid="ridge-bar")
+    for yi, value in zip(y, ridges):
+        ax.annotate(f"{value:.0f}", (value, yi), textcoords="offset points", xytext=(4, 0), va="center",
+                    fontsize=8)
+    ax.set_yticks(y, names)
+    ax.invert_yaxis()  # first device on top
+    ax.set_xlim(0, max(ridges) * 1.15)  # ridge points of current devices span well under a decade
+    ax.set_xlabel(f"Ridge point, {dtype} {_UNIT_LABEL[unit]} (FLOP/byte)")
+    ax.grid(axis="y", visible=False)
+    return ax

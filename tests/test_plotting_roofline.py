@@ -1,0 +1,160 @@
+"""Tests for gpuperf.plotting.roofline: the figures build headless, with log axes and the right artists."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from gpuperf import hardware, roofline  # noqa: E402
+from gpuperf.hardware import Accelerator  # noqa: E402
+from gpuperf.plotting import roofline as plot  # noqa: E402
+from gpuperf.plotting.style import new_figure  # noqa: E402
+
+
+def make_acc(name="Test GPU", kind="gpu", matrix=None, vector=None, hbm=4e12, smem_per_clock=128.0,
+             l2_bytes_per_s=12e12):
+    """A made-up device (round figures, not a real part)."""
+    return Accelerator(
+        name=name, vendor="test", kind=kind,
+        matrix_flop_per_s=matrix if matrix is not None else {"bf16": 800e12, "fp8": 1600e12},
+        vector_flop_per_s=vector if vector is not None else {"fp32": 100e12, "bf16": 200e12},
+        hbm_bytes_per_s=hbm, hbm_capacity_bytes=80e9, sm_count=100, registers_per_sm_bytes=None,
+        shared_memory_per_sm_bytes=None, shared_memory_bytes_per_clock_per_sm=smem_per_clock,
+        l2_bytes=None, boost_clock_hz=2e9, sources={}, l2_bytes_per_s=l2_bytes_per_s,
+    )
+
+
+GPU = make_acc()
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def lines(ax, gid):
+    return [line for line in ax.get_lines() if line.get_gid() == gid]
+
+
+def test_plain_roofline():
+    fig, ax = new_figure()
+    points = [("relu", 0.25, 1e12), ("matmul", 1365.0, 800e12)]
+    out = plot.plot_roofline(ax, GPU, points=points)
+    assert out is ax
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert ax.get_xlabel() == "Arithmetic intensity (FLOP/byte)" and ax.get_ylabel() == "Attainable (FLOP/s)"
+    (roof,) = lines(ax, "roof")
+    (ridge,) = lines(ax, "ridge")
+    assert len(lines(ax, "point")) == 2
+    assert not lines(ax, "memory-roof") and not lines(ax, "compute-roof")
+    # the drawn roof is the model, with its corner exactly at the ridge (200 FLOP/byte)
+    x, y = roof.get_data()
+    np.testing.assert_allclose(x, [1e-2, 200.0, 1e4])
+    np.testing.assert_allclose(y, roofline.attainable_flop_per_s(np.asarray(x), 800e12, 4e12))
+    assert ridge.get_xdata()[0] == pytest.approx(200.0)
+    assert [t.get_text() for t in ax.texts] == ["relu", "matmul"]
+    assert ax.get_xlim() == pytest.approx((1e-2, 1e4))
+    fig.canvas.draw()  # renders without error on Agg
+
+
+def test_roofline_of_another_unit_and_label():
+    fig, ax = new_figure()
+    plot.plot_roofline(ax, GPU, "bf16", "vector", intensity_range=(0.1, 1000), label="my roof")
+    (roof,) = lines(ax, "roof")
+    assert roof.get_label() == "my roof"
+    assert max(roof.get_ydata()) == 200e12
+    assert lines(ax, "ridge")[0].get_xdata()[0] == pytest.approx(50.0)
+
+
+def test_ridge_outside_the_range_is_not_drawn():
+    fig, ax = new_figure()
+    plot.plot_roofline(ax, GPU, intensity_range=(1000, 1e5))
+    assert not lines(ax, "ridge") and len(lines(ax, "roof")) == 1
+
+
+def test_hierarchical_roofline_draws_every_roof():
+    fig, ax = new_figure()
+    plot.plot_roofline(ax, GPU, "bf16", hierarchical=True, points=[("op", 3.0, 1e13)])
+    assert len(lines(ax, "compute-roof")) == 2  # matrix and vector bf16
+    assert len(lines(ax, "memory-roof")) == 3  # HBM, L2, shared memory
+    assert len(lines(ax, "point")) == 1 and len(lines(ax, "ridge")) == 1
+    heights = sorted(line.get_ydata()[0] for line in lines(ax, "compute-roof"))
+    assert heights == [200e12, 800e12]
+    # every memory roof stops at the highest compute roof
+    for line in lines(ax, "memory-roof"):
+        assert line.get_ydata()[-1] == pytest.approx(800e12)
+    fig.canvas.draw()
+
+
+def test_hierarchical_counts_follow_the_device():
+    bare = make_acc(matrix={"bf16": 100e12}, vector={}, smem_per_clock=None, l2_bytes_per_s=None)
+    fig, ax = new_figure()
+    plot.plot_roofline(ax, bare, hierarchical=True)
+    assert len(lines(ax, "compute-roof")) == 1 and len(lines(ax, "memory-roof")) == 1
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(dtype="fp4"), "fp4"),
+        (dict(unit="tensor"), "unit"),
+        (dict(intensity_range=(10, 1)), "intensity_range"),
+        (dict(intensity_range=(0, 1)), "intensity_range"),
+        (dict(intensity_range=5), "intensity_range"),
+        (dict(points=[("bad", -1.0, 1e12)]), "points"),
+        (dict(points=[("short", 1.0)]), "points"),
+    ],
+)
+def test_plot_roofline_rejects_bad_arguments(kwargs, name):
+    fig, ax = new_figure()
+    with pytest.raises(ValueError, match=name):
+        plot.plot_roofline(ax, GPU, **kwargs)
+
+
+def test_point_for_an_analysis():
+    analysis = roofline.analyze(roofline.relu(10**6), GPU)
+    name, intensity, rate = plot.point_for(analysis)
+    assert name == analysis.op.name and intensity == 0.25 and rate == pytest.approx(1e12)
+    assert plot.point_for(analysis, "ReLU")[0] == "ReLU"
+
+
+def test_ridge_points_bars():
+    devices = [
+        GPU,
+        make_acc("Slow memory", hbm=1e12),
+        make_acc("No bf16", matrix={"fp8": 1e15}, vector={"fp32": 1e13}),
+    ]
+    fig, ax = new_figure()
+    out = plot.plot_ridge_points(ax, devices, "bf16")
+    assert out is ax and ax.get_xlim()[0] == 0
+    assert len(ax.patches) == 2  # the device without bf16 is left out
+    assert sorted(p.get_width() for p in ax.patches) == pytest.approx([200.0, 800.0])
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["Test GPU", "Slow memory"]
+    assert "FLOP/byte" in ax.get_xlabel()
+    fig.canvas.draw()
+
+
+def test_ridge_points_rejects_bad_arguments():
+    fig, ax = new_figure()
+    with pytest.raises(ValueError, match="dtype"):
+        plot.plot_ridge_points(ax, [GPU], "fp64")
+    with pytest.raises(ValueError, match="dtype"):
+        plot.plot_ridge_points(ax, [GPU], "half")
+    with pytest.raises(ValueError, match="unit"):
+        plot.plot_ridge_points(ax, [GPU], unit="simd")
+
+
+@pytest.mark.skipif(not hasattr(hardware, "ACCELERATORS"), reason="no device table yet")
+def test_figures_for_the_real_table():
+    fig, (left, right) = new_figure(ncols=2)
+    plot.plot_roofline(left, "H200", hierarchical=True)
+    plot.plot_ridge_points(right, hardware.ACCELERATORS, "bf16")
+    bf16 = [a for a in hardware.ACCELERATORS if "bf16" in a.matrix_flop_per_s]
+    assert len(right.patches) == len(bf16)
+    fig.canvas.draw()
