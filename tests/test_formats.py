@@ -124,7 +124,7 @@ def float32_mixture(fmt: FloatFormat, n: int, seed: int) -> np.ndarray:
 )
 def test_closed_forms(name, max_value, min_normal, min_subnormal, epsilon, bits):
     fmt = get_format(name)
-    assert fmt.max_value == max_value
+    assert fmt.max_value == max_value == fmt.max_finite
     assert fmt.min_normal == min_normal
     assert fmt.min_subnormal == min_subnormal
     assert fmt.machine_epsilon == epsilon

@@ -137,6 +137,11 @@ class FloatFormat:
         return math.ldexp(significand, self.max_exponent - self.mantissa_bits)
 
     @property
+    def max_finite(self) -> float:
+        """Alias of :attr:`max_value`."""
+        return self.max_value
+
+    @property
     def min_normal(self) -> float:
         """Smallest positive normal value, ``2^emin``."""
         return math.ldexp(1.0, self.min_exponent)
