@@ -1,0 +1,241 @@
+"""Elementwise kernels: a vector add and a fused chain of k elementwise operations.
+
+What this module shows: an elementwise kernel does almost no arithmetic per byte, so its time is the time to
+move its bytes through HBM; fusing k operations into one kernel moves the tensor once instead of k times.
+
+Each kernel sits beside its plain torch reference and a count of the HBM bytes it must move (b = bytes per
+element, n = number of elements):
+
+=====================  =====================================  ==============  =============
+kernel                 what it does                           HBM bytes       FLOP
+=====================  =====================================  ==============  =============
+``vector_add``         out = x + y                            3 n b           n
+``fused_chain``        k ops in registers, one read, one      2 n b           k n
+                       write
+unfused chain (torch)  k eager ops, each reads and writes     2 k n b         k n
+=====================  =====================================  ==============  =============
+
+**The chain.** Operation j (j = 0, 1, ..., k-1) is ``y = y * scale`` for even j and ``y = y + shift`` for odd
+j, starting from y = x. Counting convention: **1 FLOP per element per operation** (a multiply and an add are
+one FLOP each), so the chain does k FLOP per element. With the defaults ``scale = 15/16`` and
+``shift = 1/16`` every pair of steps is the contraction y -> (15/16) y + 1/16, whose fixed point is 1, so the
+values stay bounded (|y| <= max(|x|, 1)) for any k; both constants are exact in fp32, fp16 and bf16.
+
+**Precision.** The Triton kernels load in the storage dtype, convert to fp32 at once (Triton's interpreter
+cannot do bf16 arithmetic; on a GPU it costs nothing here), compute in fp32 registers and round once, when
+they store in the input dtype. The eager torch chain rounds to the storage dtype after every operation, so
+in fp16 and bf16 it is the less accurate of the two. :func:`chain_reference_fp64` is the accuracy reference.
+
+**Where they run.** On a machine without a CUDA GPU, ``gpuperf.kernels`` switches on Triton's interpreter
+before this module defines its kernels, and the wrappers then take CPU tensors in fp32 or fp16 (bf16 is
+refused there: the interpreter truncates when it stores bf16 instead of rounding to nearest); with a GPU
+they take CUDA tensors of all three dtypes and run compiled kernels.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import torch
+import triton
+import triton.language as tl
+
+from gpuperf.kernels import interpreter_enabled
+
+#: Elements handled by one program instance. 1024 fills 4 warps with 8 elements per thread (two 16-byte
+#: vector loads in fp32), enough bytes in flight per SM for a memory-bound kernel on current GPUs.
+BLOCK_SIZE = 1024
+
+#: Largest k accepted by :func:`fused_chain`; the loop is unrolled at compile time, one kernel per k.
+MAX_K_OPS = 256
+
+#: Default constants of the chain (exact in every supported dtype; see the module docstring).
+CHAIN_SCALE = 0.9375
+CHAIN_SHIFT = 0.0625
+
+#: Storage dtypes the kernels accept, with the short names used in recorded results.
+DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
+
+
+# --------------------------------------------------------------------------------------------------------
+# Vector add.  HBM bytes: read x (n b) + read y (n b) + write out (n b) = 3 n b.  FLOP: n.
+# --------------------------------------------------------------------------------------------------------
+
+
+def add_reference(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The torch reference: one eager ``torch.add`` (3 n b bytes of HBM traffic, like the kernel)."""
+    return torch.add(x, y)
+
+
+@triton.jit
+def _add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    # 64-bit offsets: a tensor may hold more than 2**31 elements on a 141 GB GPU.
+    start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE
+    offsets = start + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements  # the last block is partial unless BLOCK_SIZE divides n
+    x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
+    y = tl.load(y_ptr + offsets, mask=mask).to(tl.float32)
+    tl.store(out_ptr + offsets, (x + y).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def vector_add(x: torch.Tensor, y: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """``x + y`` elementwise by a Triton kernel; returns ``out`` (allocated when not given).
+
+    ``x``, ``y`` and ``out`` must be contiguous tensors of one shape, one dtype (fp32, fp16, or bf16 on a
+    GPU) and one device (CUDA, or the CPU when the Triton interpreter is on). The sum is formed in fp32 and rounded
+    once to the storage dtype, so it equals ``torch.add`` bit for bit. Raises ``ValueError`` naming the
+    offending argument.
+    """
+    _check_tensor("x", x)
+    _check_tensor("y", y, like=("x", x))
+    if out is None:
+        out = torch.empty_like(x)
+    else:
+        _check_tensor("out", out, like=("x", x))
+    n_elements = x.numel()
+    if n_elements == 0:
+        return out
+    grid = (triton.cdiv(n_elements, BLOCK_SIZE),)
+    _add_kernel[grid](x, y, out, n_elements, BLOCK_SIZE=BLOCK_SIZE)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------
+# Chain of k elementwise ops.
+#   fused (Triton):   read x (n b) + write out (n b) = 2 n b, whatever k.   FLOP: k n.
+#   unfused (torch):  each of the k ops reads and writes the tensor = 2 k n b.   FLOP: k n.
+# --------------------------------------------------------------------------------------------------------
+
+
+def chain_reference_unfused(
+    x: torch.Tensor, k_ops: int, scale: float = CHAIN_SCALE, shift: float = CHAIN_SHIFT
+) -> torch.Tensor:
+    """The unfused baseline: the chain as k separate eager torch ops, each a kernel launch that reads and
+    writes the whole tensor in the storage dtype (2 k n b bytes of HBM traffic)."""
+    k_ops = _check_k_ops(k_ops)
+    y = x
+    for j in range(k_ops):
+        y = y * scale if j % 2 == 0 else y + shift
+    return y
+
+
+def chain_reference_fp64(
+    x: torch.Tensor, k_ops: int, scale: float = CHAIN_SCALE, shift: float = CHAIN_SHIFT
+) -> torch.Tensor:
+    """The accuracy reference: the same k ops in float64 on the CPU; returns a float64 CPU tensor."""
+    k_ops = _check_k_ops(k_ops)
+    y = x.detach().to(device="cpu", dtype=torch.float64)
+    for j in range(k_ops):
+        y = y * scale if j % 2 == 0 else y + shift
+    return y
+
+
+@triton.jit
+def _chain_kernel(x_ptr, out_ptr, n_elements, scale, shift, K_OPS: tl.constexpr, BLOCK_SIZE: tl.constexpr):
+    start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE
+    offsets = start + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    y = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
+    # Unrolled at compile time: k ops on values held in registers, no HBM traffic between them.
+    for j in tl.static_range(K_OPS):
+        if j % 2 == 0:
+            y = y * scale
+        else:
+            y = y + shift
+    tl.store(out_ptr + offsets, y.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def fused_chain(
+    x: torch.Tensor,
+    k_ops: int,
+    out: torch.Tensor | None = None,
+    scale: float = CHAIN_SCALE,
+    shift: float = CHAIN_SHIFT,
+) -> torch.Tensor:
+    """The chain of ``k_ops`` elementwise ops (module docstring) fused into one Triton kernel.
+
+    Reads ``x`` once and writes ``out`` once (2 n b bytes) and does ``k_ops`` FLOP per element in fp32.
+    ``x`` and ``out`` must be contiguous, of one shape, dtype (fp32, fp16, or bf16 on a GPU) and device;
+    ``1 <= k_ops <= MAX_K_OPS``; ``scale`` and ``shift`` finite. Raises ``ValueError`` naming the argument.
+    Each distinct ``k_ops`` compiles its own kernel (the loop is unrolled).
+    """
+    k_ops = _check_k_ops(k_ops)
+    scale = _check_finite("scale", scale)
+    shift = _check_finite("shift", shift)
+    _check_tensor("x", x)
+    if out is None:
+        out = torch.empty_like(x)
+    else:
+        _check_tensor("out", out, like=("x", x))
+    n_elements = x.numel()
+    if n_elements == 0:
+        return out
+    grid = (triton.cdiv(n_elements, BLOCK_SIZE),)
+    _chain_kernel[grid](x, out, n_elements, scale, shift, K_OPS=k_ops, BLOCK_SIZE=BLOCK_SIZE)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------
+# Checks shared by the wrappers.
+# --------------------------------------------------------------------------------------------------------
+
+
+def _check_tensor(name: str, t: object, like: tuple[str, torch.Tensor] | None = None) -> None:
+    if not isinstance(t, torch.Tensor):
+        raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if t.dtype not in DTYPE_NAMES:
+        raise ValueError(f"{name}.dtype must be one of {list(DTYPE_NAMES)}, got {t.dtype}")
+    if interpreter_enabled():
+        if t.device.type != "cpu":
+            raise ValueError(
+                f"{name} must be on the CPU while the Triton interpreter runs the kernels "
+                f"(TRITON_INTERPRET=1), got device {t.device}"
+            )
+        if t.dtype == torch.bfloat16:
+            # Measured with triton 3.9: the interpreter truncates fp32 -> bf16 instead of rounding to nearest.
+            raise ValueError(
+                f"{name}.dtype torch.bfloat16 is not supported by the Triton interpreter (it rounds bf16 "
+                f"wrongly); use fp32 or fp16 on the CPU, bf16 on a GPU; got {t.dtype}"
+            )
+    elif t.device.type != "cuda":
+        raise ValueError(f"{name} must be on a CUDA device (the kernels are compiled for it), got device {t.device}")
+    if not t.is_contiguous():
+        raise ValueError(
+            f"{name} must be contiguous, got shape {tuple(t.shape)} with strides {tuple(t.stride())} "
+            f"(call .contiguous() first)"
+        )
+    if like is not None:
+        other_name, other = like
+        if t.shape != other.shape:
+            raise ValueError(f"{name}.shape must equal {other_name}.shape {tuple(other.shape)}, got {tuple(t.shape)}")
+        if t.dtype != other.dtype:
+            raise ValueError(f"{name}.dtype must equal {other_name}.dtype {other.dtype}, got {t.dtype}")
+        if t.device != other.device:
+            raise ValueError(f"{name}.device must equal {other_name}.device {other.device}, got {t.device}")
+
+
+def _check_k_ops(k_ops: object) -> int:
+    if isinstance(k_ops, bool) or not isinstance(k_ops, numbers.Integral) or not 1 <= k_ops <= MAX_K_OPS:
+        raise ValueError(f"k_ops must be an integer in [1, {MAX_K_OPS}], got {k_ops!r}")
+    return int(k_ops)
+
+
+def _check_finite(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite real number, got {value!r}")
+    return float(value)
+
+
+__all__ = [
+    "BLOCK_SIZE",
+    "CHAIN_SCALE",
+    "CHAIN_SHIFT",
+    "DTYPE_NAMES",
+    "MAX_K_OPS",
+    "add_reference",
+    "chain_reference_fp64",
+    "chain_reference_unfused",
+    "fused_chain",
+    "vector_add",
+]

@@ -1,0 +1,278 @@
+"""Benchmark of the elementwise kernels against a device-to-device copy, measured in the same run (GPU only).
+
+The copy (``dst.copy_(src)``: read n b bytes, write n b bytes) is the practical ceiling for any kernel that
+streams a tensor through HBM, so every case is reported beside it. One row per case, as recorded in
+``book/data/elementwise_<device>.json`` by ``make bench``:
+
+``kernel``       "copy", "torch_add", "triton_add", "torch_chain_unfused" or "triton_chain_fused"
+``dtype``        "fp32", "fp16" or "bf16"
+``n_elements``   elements per tensor
+``k_ops``        operations in the chain (1 for copy and add)
+``flop``         1 per element per operation: 0 for copy, n for add, k n for a chain
+``bytes_moved``  HBM bytes the kernel must move: copy 2 n b, add 3 n b, fused chain 2 n b,
+                 unfused chain 2 k n b (b = bytes per element)
+``time_s``       median time of one call (``triton.testing.do_bench``, CUDA events)
+``bytes_per_s``  ``bytes_moved / time_s``
+``flop_per_s``   ``flop / time_s``
+
+The counting functions and :func:`with_ratio_to_copy` are pure and run anywhere; only
+:func:`run_elementwise_benchmark` needs a CUDA GPU.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Callable, Iterable, Sequence
+
+#: The kernels measured, in the order rows are produced for each dtype.
+KERNELS = ("copy", "torch_add", "triton_add", "torch_chain_unfused", "triton_chain_fused")
+
+#: Bytes per element of each dtype name.
+ELEMENT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
+
+#: Unit roundoff (half the spacing of numbers just above 1) of each storage dtype.
+UNIT_ROUNDOFF = {"fp32": 2.0**-24, "fp16": 2.0**-11, "bf16": 2.0**-8}
+
+ROW_KEYS = ("kernel", "dtype", "n_elements", "k_ops", "flop", "bytes_moved", "time_s", "bytes_per_s", "flop_per_s")
+
+
+def _check_kernel(kernel: str) -> None:
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+
+
+def _check_positive_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _check_dtype_name(name: str, value: object) -> str:
+    if value not in ELEMENT_BYTES:
+        raise ValueError(f"{name} must be one of {tuple(ELEMENT_BYTES)}, got {value!r}")
+    return str(value)
+
+
+def bytes_moved(kernel: str, n_elements: int, element_bytes: int, k_ops: int = 1) -> float:
+    """HBM bytes ``kernel`` must move for tensors of ``n_elements`` elements of ``element_bytes`` bytes.
+
+    copy 2 n b (read + write), add 3 n b (two reads + a write), fused chain 2 n b (one read, one write,
+    whatever k), unfused chain 2 k n b (every op reads and writes the tensor).
+    """
+    _check_kernel(kernel)
+    n = _check_positive_int("n_elements", n_elements)
+    b = _check_positive_int("element_bytes", element_bytes)
+    k = _check_positive_int("k_ops", k_ops)
+    passes = {"copy": 2, "torch_add": 3, "triton_add": 3, "triton_chain_fused": 2, "torch_chain_unfused": 2 * k}
+    return float(passes[kernel] * n * b)
+
+
+def flop_count(kernel: str, n_elements: int, k_ops: int = 1) -> float:
+    """FLOP of ``kernel``, counting 1 per element per elementwise operation (0 for a copy)."""
+    _check_kernel(kernel)
+    n = _check_positive_int("n_elements", n_elements)
+    k = _check_positive_int("k_ops", k_ops)
+    ops = {"copy": 0, "torch_add": 1, "triton_add": 1, "triton_chain_fused": k, "torch_chain_unfused": k}
+    return float(ops[kernel] * n)
+
+
+def make_row(kernel: str, dtype: str, n_elements: int, k_ops: int, time_s: float) -> dict[str, Any]:
+    """One result row (keys :data:`ROW_KEYS`) from a measured median ``time_s`` in seconds."""
+    _check_kernel(kernel)
+    dtype = _check_dtype_name("dtype", dtype)
+    if kernel in ("copy", "torch_add", "triton_add") and k_ops != 1:
+        raise ValueError(f"k_ops must be 1 for kernel {kernel!r}, got {k_ops!r}")
+    if isinstance(time_s, bool) or not isinstance(time_s, numbers.Real) or not (math.isfinite(time_s) and time_s > 0):
+        raise ValueError(f"time_s must be a finite positive number of seconds, got {time_s!r}")
+    moved = bytes_moved(kernel, n_elements, ELEMENT_BYTES[dtype], k_ops)
+    flop = flop_count(kernel, n_elements, k_ops)
+    return {
+        "kernel": kernel,
+        "dtype": dtype,
+        "n_elements": int(n_elements),
+        "k_ops": int(k_ops),
+        "flop": flop,
+        "bytes_moved": moved,
+        "time_s": float(time_s),
+        "bytes_per_s": moved / time_s,
+        "flop_per_s": flop / time_s,
+    }
+
+
+def with_ratio_to_copy(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Copies of ``rows`` with ``ratio_to_copy``: bytes_per_s over the copy's, same dtype and n_elements.
+
+    Raises ``ValueError`` if a row has no copy row to compare with.
+    """
+    copy_rate = {(r["dtype"], r["n_elements"]): r["bytes_per_s"] for r in rows if r["kernel"] == "copy"}
+    out = []
+    for r in rows:
+        key = (r["dtype"], r["n_elements"])
+        if key not in copy_rate:
+            raise ValueError(f"rows has no 'copy' row for dtype {key[0]!r} and n_elements {key[1]!r}")
+        out.append({**r, "ratio_to_copy": r["bytes_per_s"] / copy_rate[key]})
+    return out
+
+
+def report_elementwise(rows: Sequence[dict[str, Any]]) -> None:
+    """Print the rows as a table: time, TB/s (SI), GFLOP/s and the ratio to the copy of the same dtype."""
+    print(f"{'kernel':<20} {'dtype':<5} {'k':>3} {'n_elements':>11} {'time ms':>9} {'TB/s':>6} "
+          f"{'GFLOP/s':>8} {'x copy':>6}")
+    for r in with_ratio_to_copy(rows):
+        print(f"{r['kernel']:<20} {r['dtype']:<5} {r['k_ops']:>3} {r['n_elements']:>11} "
+              f"{r['time_s'] * 1e3:>9.4f} {r['bytes_per_s'] / 1e12:>6.3f} {r['flop_per_s'] / 1e9:>8.1f} "
+              f"{r['ratio_to_copy']:>6.3f}")
+
+
+def _progress(iterable: Iterable, enabled: bool, total: int) -> Iterable:
+    if not enabled:
+        return iterable
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # tqdm is optional: fall back to no bar
+        return iterable
+    return tqdm(iterable, total=total, desc="elementwise benchmark", unit="case")
+
+
+def _check_written_and_close(name: str, out, ref64, bound) -> None:
+    """Raise RuntimeError unless every element of ``out`` was written and |out - ref64| <= bound."""
+    import torch
+
+    if torch.isnan(out).any():
+        raise RuntimeError(f"{name}: {int(torch.isnan(out).sum())} output elements were never written (NaN)")
+    err = (out.double() - ref64).abs()
+    bad = err > bound
+    if bad.any():
+        i = int(bad.nonzero()[0, 0])
+        raise RuntimeError(
+            f"{name}: element {i} is {float(out[i])}, expected {float(ref64[i])} "
+            f"(error {float(err[i]):.3g} > bound {float(bound[i]):.3g}; largest error {float(err.max()):.3g})"
+        )
+
+
+def run_elementwise_benchmark(
+    n_elements: int = 2**28,
+    dtypes: Sequence[str] = ("fp32", "fp16", "bf16"),
+    k_values: Sequence[int] = (1, 2, 4, 8, 16),
+    progress: bool = True,
+    kernels: Sequence[str] = KERNELS,
+    warmup_ms: float = 25.0,
+    rep_ms: float = 100.0,
+    check_elements: int = 2**20,
+) -> list[dict[str, Any]]:
+    """Measure ``kernels`` on tensors of ``n_elements`` random values, for each dtype and each k.
+
+    Before a case is timed it is run once on a NaN-poisoned output and checked (that run also compiles
+    it): every element written, ``triton_add`` equal to ``torch.add`` bit for bit, the chains within a
+    rounding bound of a float64 reference on the first and last ``check_elements`` elements. Times are
+    medians of ``triton.testing.do_bench`` (``warmup_ms``/``rep_ms`` in milliseconds). Returns one row
+    per case (see the module docstring). Needs a CUDA GPU (raises ``RuntimeError`` otherwise).
+    """
+    n = _check_positive_int("n_elements", n_elements)
+    dtypes = tuple(dtypes)
+    for d in dtypes:
+        _check_dtype_name("dtypes", d)
+    k_values = tuple(k_values)
+    kernels = tuple(kernels)
+    for kernel in kernels:
+        _check_kernel(kernel)
+    from gpuperf.kernels.elementwise import MAX_K_OPS
+
+    for k in k_values:
+        if _check_positive_int("k_values", k) > MAX_K_OPS:
+            raise ValueError(f"k_values must be at most {MAX_K_OPS}, got {k!r}")
+    m = _check_positive_int("check_elements", check_elements)
+    if not (warmup_ms > 0 and rep_ms > 0):
+        raise ValueError(f"warmup_ms and rep_ms must be > 0, got {warmup_ms!r} and {rep_ms!r}")
+
+    import torch
+
+    if not torch.cuda.is_available():
+        raise RuntimeError("run_elementwise_benchmark needs a CUDA GPU; load the recorded run instead "
+                           "(gpuperf.recorded.load_run('elementwise_h200'))")
+    import triton.testing
+
+    from gpuperf.kernels.elementwise import (
+        chain_reference_fp64,
+        chain_reference_unfused,
+        fused_chain,
+        vector_add,
+    )
+
+    torch_dtypes = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+    chains = tuple(kn for kn in kernels if kn in ("torch_chain_unfused", "triton_chain_fused"))
+    singles = tuple(kn for kn in kernels if kn not in chains)
+    cases = [(d, kn, 1) for d in dtypes for kn in singles] + [(d, kn, k) for d in dtypes for k in k_values for kn in chains]
+    cases.sort(key=lambda c: dtypes.index(c[0]))  # one dtype's tensors at a time
+
+    def head_and_tail(t):
+        return torch.cat([t[:m], t[-m:]]) if t.numel() > 2 * m else t
+
+    def timed(fn: Callable[[], object]) -> float:
+        return triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median") * 1e-3
+
+    rows: list[dict[str, Any]] = []
+    tensors: dict[str, Any] = {}
+    for dtype, kernel, k in _progress(cases, progress, len(cases)):
+        if tensors.get("dtype") != dtype:
+            tensors.clear()
+            torch.cuda.empty_cache()
+            gen = torch.Generator(device="cuda").manual_seed(1 + len(rows))
+            td = torch_dtypes[dtype]
+            x = torch.randn(n, device="cuda", dtype=td, generator=gen)
+            y = torch.randn(n, device="cuda", dtype=td, generator=gen)
+            tensors = {"dtype": dtype, "x": x, "y": y, "out": torch.empty_like(x)}
+        x, y, out = tensors["x"], tensors["y"], tensors["out"]
+        u = UNIT_ROUNDOFF[dtype]
+        x_checked = head_and_tail(x)
+        magnitude = x_checked.double().abs().clamp(min=1.0).cpu()
+        out.fill_(float("nan"))
+        if kernel == "copy":
+            out.copy_(x)
+            if not torch.equal(out, x):
+                raise RuntimeError("copy: dst differs from src")
+            fn = lambda: out.copy_(x)  # noqa: E731
+        elif kernel == "torch_add":
+            torch.add(x, y, out=out)
+            ref = (x_checked.double() + head_and_tail(y).double()).cpu()
+            # round to nearest: |error| <= u |exact sum|
+            _check_written_and_close(f"{kernel} {dtype}", head_and_tail(out).cpu(), ref, u * ref.abs())
+            fn = lambda: torch.add(x, y, out=out)  # noqa: E731
+        elif kernel == "triton_add":
+            vector_add(x, y, out=out)
+            if not torch.equal(out, torch.add(x, y)):
+                raise RuntimeError(f"triton_add ({dtype}) differs from torch.add")
+            fn = lambda: vector_add(x, y, out=out)  # noqa: E731
+        elif kernel == "triton_chain_fused":
+            fused_chain(x, k, out=out)
+            ref = chain_reference_fp64(x_checked, k)
+            _check_written_and_close(f"{kernel} {dtype} k={k}", head_and_tail(out).cpu(), ref,
+                                     2 * u * ref.abs() + 4 * k * UNIT_ROUNDOFF["fp32"] * magnitude)
+            fn = lambda: fused_chain(x, k, out=out)  # noqa: E731
+        else:  # torch_chain_unfused
+            result = chain_reference_unfused(x, k)
+            ref = chain_reference_fp64(x_checked, k)
+            _check_written_and_close(f"{kernel} {dtype} k={k}", head_and_tail(result).cpu(), ref,
+                                     2 * (k + 1) * u * magnitude)
+            del result
+            fn = lambda: chain_reference_unfused(x, k)  # noqa: E731
+        torch.cuda.synchronize()
+        rows.append(make_row(kernel, dtype, n, k, timed(fn)))
+    tensors.clear()
+    torch.cuda.empty_cache()
+    return rows
+
+
+__all__ = [
+    "ELEMENT_BYTES",
+    "KERNELS",
+    "ROW_KEYS",
+    "UNIT_ROUNDOFF",
+    "bytes_moved",
+    "flop_count",
+    "make_row",
+    "report_elementwise",
+    "run_elementwise_benchmark",
+    "with_ratio_to_copy",
+]
