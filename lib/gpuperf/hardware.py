@@ -5,15 +5,22 @@ capacity, SM count, registers and shared memory per SM, L2, clock) lives here an
 
 Conventions
 -----------
-* Peak FLOP/s are **dense** (no 2:4 sparsity), counting a fused multiply-add as 2 FLOP.
+* Peak FLOP/s are **dense** (no 2:4 sparsity), counting a fused multiply-add as 2 FLOP. Vendors often print
+  the sparse figure, twice the dense one, with a footnote; where they do, the source says "sparse / 2".
+  For int8 the figure is integer operations per second (TOP/s), stored under the same dict.
 * ``matrix_flop_per_s`` is the matrix unit (NVIDIA Tensor Cores, TPU MXU); ``vector_flop_per_s`` the
-  general-purpose unit (CUDA cores, TPU VPU). Keys are dtype names from :data:`DTYPES`.
+  general-purpose unit (CUDA cores, TPU VPU). Keys are dtype names from :data:`DTYPES`. A dtype that is
+  missing has no such unit or no published figure; :meth:`Accelerator.peak_flop_per_s` raises for it.
 * Bytes and bytes/s are SI decimal (1 GB = 1e9 B), as vendors quote them; ``*_bytes`` fields that vendors
   quote in binary units (KiB of shared memory, MiB of L2) are converted exactly and say so in the source.
+* ``hbm_*`` is the device's off-chip DRAM whatever its technology (``memory_type`` names it: the L4 and T4
+  use GDDR6, not HBM).
+* ``None`` means "not published"; the source says so. Nothing here is estimated.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
@@ -26,6 +33,22 @@ UNITS = ("matrix", "vector")
 
 KiB = 1024
 MiB = 1024 * 1024
+GiB = 1024 * 1024 * 1024
+
+#: The fields of :class:`Accelerator` that carry a published figure; each needs an entry in ``sources``.
+FIGURE_FIELDS = (
+    "matrix_flop_per_s",
+    "vector_flop_per_s",
+    "hbm_bytes_per_s",
+    "hbm_capacity_bytes",
+    "sm_count",
+    "registers_per_sm_bytes",
+    "shared_memory_per_sm_bytes",
+    "shared_memory_bytes_per_clock_per_sm",
+    "l2_bytes",
+    "l2_bytes_per_s",
+    "boost_clock_hz",
+)
 
 
 def _frozen(mapping: Mapping) -> Mapping:
@@ -37,7 +60,7 @@ class Accelerator:
     """Published figures of one accelerator (one GPU, or one TPU chip).
 
     Attributes are in base SI units: FLOP/s, bytes, bytes/s, Hz. ``sources`` maps each attribute name to
-    where its figure comes from (document, table, page).
+    where its figure comes from (document, table, page). ``None`` marks a figure the vendor does not publish.
     """
 
     name: str
@@ -47,20 +70,22 @@ class Accelerator:
     vector_flop_per_s: Mapping[str, float]
     hbm_bytes_per_s: float
     hbm_capacity_bytes: float
-    sm_count: int  # streaming multiprocessors (GPU) or TensorCores (TPU)
+    sm_count: int | None  # streaming multiprocessors (GPU) or TensorCores (TPU); None if unpublished
     registers_per_sm_bytes: float | None  # None where the vendor publishes no figure (TPU)
     shared_memory_per_sm_bytes: float | None  # GPU shared memory (max carve-out) per SM; None for TPU
     shared_memory_bytes_per_clock_per_sm: float | None  # e.g. 32 banks x 4 B = 128 on NVIDIA GPUs
     l2_bytes: float | None  # last-level on-chip cache (TPU: CMEM where it exists)
-    boost_clock_hz: float
+    boost_clock_hz: float | None  # None where the vendor publishes no clock
     sources: Mapping[str, str]
     aliases: tuple[str, ...] = field(default=())
     l2_bytes_per_s: float | None = None  # only where a published measurement exists (see sources)
+    memory_type: str | None = None  # "HBM2", "HBM3e", "GDDR6", ...
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "matrix_flop_per_s", _frozen(self.matrix_flop_per_s))
         object.__setattr__(self, "vector_flop_per_s", _frozen(self.vector_flop_per_s))
         object.__setattr__(self, "sources", _frozen(self.sources))
+        object.__setattr__(self, "aliases", tuple(self.aliases))
         for table in (self.matrix_flop_per_s, self.vector_flop_per_s):
             for dtype, rate in table.items():
                 if dtype not in DTYPES:
@@ -87,3 +112,628 @@ class Accelerator:
     def ridge_point_flop_per_byte(self, dtype: str, unit: str = "matrix") -> float:
         """Arithmetic intensity (FLOP per HBM byte) at which this device's roofline bends."""
         return self.peak_flop_per_s(dtype, unit) / self.hbm_bytes_per_s
+
+
+# --------------------------------------------------------------------------------------------------
+# Sources shared by several devices
+# --------------------------------------------------------------------------------------------------
+
+_CUDA_GUIDE = "NVIDIA CUDA C++ Programming Guide, 'Compute Capabilities' appendix"
+_BANKS = (
+    f"{_CUDA_GUIDE}, shared memory of compute capability 5.x and later: 32 banks, successive 32-bit "
+    "words in successive banks, each bank delivering 32 bits per clock: 32 x 4 B = 128 B per clock per SM"
+)
+_REGISTERS = (
+    f"{_CUDA_GUIDE}, 'Technical Specifications per Compute Capability': 64 K 32-bit registers per SM "
+    "= 256 KiB"
+)
+_NO_L2_MEASUREMENT = "no published L2 bandwidth measurement cited here (left None)"
+
+_V100 = "NVIDIA Tesla V100 GPU Architecture whitepaper (2017), Table 1 'Comparison of NVIDIA Tesla GPUs'"
+_A100_WP = "NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020)"
+_A100_DS = "NVIDIA A100 Tensor Core GPU datasheet (2021)"
+_H100_WP = (
+    "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022), Table 3 "
+    "'Comparison of NVIDIA A100 and H100 Data Center GPUs'"
+)
+_H100_DS = "NVIDIA H100 Tensor Core GPU datasheet (2022)"
+_H200_DS = "NVIDIA H200 Tensor Core GPU datasheet (2024)"
+_H200_MEASURED = (
+    "read with cudaGetDeviceProperties on an H200 SXM in this project on 2026-11-30 "
+    "(driver 580.159.04, torch 2.11.0+cu130)"
+)
+_HGX_B200 = (
+    "NVIDIA HGX B200 specifications (8-GPU baseboard totals; the FP4-to-TF32 Tensor Core figures are "
+    "sparse), divided by 8 GPUs and, where sparse, by 2"
+)
+_DGX_B200 = "NVIDIA DGX B200 datasheet (2024): 1,440 GB of HBM3e and 64 TB/s in total over 8 GPUs"
+_L4 = "NVIDIA L4 Tensor Core GPU datasheet (2023)"
+_T4 = "NVIDIA T4 Tensor Core GPU datasheet (2019)"
+_TPU_V4_DOCS = "Google Cloud TPU documentation, 'TPU v4' page, system architecture table"
+_TPU_V4_PAPER = (
+    "Jouppi et al., 'TPU v4: An Optically Reconfigurable Supercomputer for Machine Learning with Hardware "
+    "Support for Embeddings', ISCA 2023"
+)
+_TPU_V5E_DOCS = "Google Cloud TPU documentation, 'TPU v5e' page, key chip specifications table"
+_TPU_NOT_PUBLISHED = (
+    "not published: Google gives no per-SM-like register, shared-memory or bank figures for TPU "
+    "TensorCores (their scratchpad, VMEM, is compiler-managed)"
+)
+
+
+# --------------------------------------------------------------------------------------------------
+# The table
+# --------------------------------------------------------------------------------------------------
+
+_V100_SXM2 = Accelerator(
+    name="V100 SXM2",
+    vendor="NVIDIA",
+    kind="gpu",
+    matrix_flop_per_s={"fp16": 125e12},
+    vector_flop_per_s={"fp64": 7.8e12, "fp32": 15.7e12, "fp16": 31.4e12},
+    hbm_bytes_per_s=900e9,
+    hbm_capacity_bytes=16e9,
+    sm_count=80,
+    registers_per_sm_bytes=256 * KiB,
+    shared_memory_per_sm_bytes=96 * KiB,
+    shared_memory_bytes_per_clock_per_sm=128,
+    l2_bytes=6144 * KiB,
+    boost_clock_hz=1.530e9,
+    memory_type="HBM2",
+    aliases=("V100", "V100 SXM2 16GB", "Tesla V100-SXM2-16GB"),
+    sources={
+        "matrix_flop_per_s": (
+            f"{_V100}: Peak Tensor TFLOPS 125 (fp16 inputs, fp32 accumulate; dense: Volta has no "
+            "sparsity). Volta Tensor Cores have no bf16, tf32, fp64 or int8 modes"
+        ),
+        "vector_flop_per_s": (
+            f"{_V100}: Peak FP64 7.8, Peak FP32 15.7 TFLOPS; fp16 31.4 TFLOPS (non-Tensor) from "
+            f"{_A100_WP}, 'Comparison of NVIDIA Data Center GPUs' table, V100 column"
+        ),
+        "hbm_bytes_per_s": f"{_V100}: Memory Bandwidth 900 GB/s (HBM2)",
+        "hbm_capacity_bytes": f"{_V100}: Memory Size 16 GB (a 32 GB V100 SXM2 was sold later)",
+        "sm_count": f"{_V100}: SMs 80",
+        "registers_per_sm_bytes": f"{_V100}: Register File Size / SM 256 KB (KiB); {_REGISTERS}",
+        "shared_memory_per_sm_bytes": f"{_V100}: Shared Memory Size / SM configurable up to 96 KB (KiB)",
+        "shared_memory_bytes_per_clock_per_sm": _BANKS,
+        "l2_bytes": f"{_V100}: L2 Cache Size 6144 KB (KiB)",
+        "l2_bytes_per_s": _NO_L2_MEASUREMENT,
+        "boost_clock_hz": f"{_V100}: GPU Boost Clock 1530 MHz",
+    },
+)
+
+
+def _a100(capacity_gb: int, hbm_bytes_per_s: float, memory_type: str, aliases: tuple[str, ...]):
+    column = f"A100 {capacity_gb}GB SXM column"
+    return Accelerator(
+        name=f"A100 {capacity_gb}GB SXM",
+        vendor="NVIDIA",
+        kind="gpu",
+        matrix_flop_per_s={
+            "fp64": 19.5e12,
+            "tf32": 156e12,
+            "bf16": 312e12,
+            "fp16": 312e12,
+            "int8": 624e12,
+        },
+        vector_flop_per_s={"fp64": 9.7e12, "fp32": 19.5e12, "fp16": 78e12, "bf16": 39e12},
+        hbm_bytes_per_s=hbm_bytes_per_s,
+        hbm_capacity_bytes=capacity_gb * 1e9,
+        sm_count=108,
+        registers_per_sm_bytes=256 * KiB,
+        shared_memory_per_sm_bytes=164 * KiB,
+        shared_memory_bytes_per_clock_per_sm=128,
+        l2_bytes=40 * MiB,
+        boost_clock_hz=1.410e9,
+        memory_type=memory_type,
+        aliases=aliases,
+        sources={
+            "matrix_flop_per_s": (
+                f"{_A100_WP}, Table 1 (A100 performance specs) and {_A100_DS}: FP64 Tensor Core 19.5, "
+                "TF32 156, BF16 312, FP16 312 TFLOPS, INT8 624 TOPS, dense (the sheets print "
+                "312 | 624 etc.; the second number is with 2:4 sparsity)"
+            ),
+            "vector_flop_per_s": (
+                f"{_A100_WP}, Table 1: Peak FP64 9.7, FP32 19.5, FP16 78, BF16 39 TFLOPS (non-Tensor)"
+            ),
+            "hbm_bytes_per_s": f"{_A100_DS}, {column}: GPU memory bandwidth "
+            f"{hbm_bytes_per_s / 1e9:,.0f} GB/s ({memory_type})",
+            "hbm_capacity_bytes": f"{_A100_DS}, {column}: GPU memory {capacity_gb} GB",
+            "sm_count": f"{_A100_WP}, 'Comparison of NVIDIA Data Center GPUs' table: SMs 108",
+            "registers_per_sm_bytes": f"{_A100_WP}, same table: Register File Size / SM 256 KB (KiB); "
+            f"{_REGISTERS}",
+            "shared_memory_per_sm_bytes": f"{_A100_WP}, same table: Shared Memory Size / SM configurable "
+            "up to 164 KB (KiB)",
+            "shared_memory_bytes_per_clock_per_sm": _BANKS,
+            "l2_bytes": f"{_A100_WP}, same table: L2 Cache Size 40960 KB (KiB) = 40 MiB",
+            "l2_bytes_per_s": _NO_L2_MEASUREMENT,
+            "boost_clock_hz": f"{_A100_WP}, same table: GPU Boost Clock 1410 MHz",
+        },
+    )
+
+
+_A100_40GB_SXM = _a100(40, 1.555e12, "HBM2", ("A100 40GB", "A100 SXM4 40GB", "NVIDIA A100-SXM4-40GB"))
+_A100_80GB_SXM = _a100(80, 2.039e12, "HBM2e", ("A100 80GB", "A100 SXM4 80GB", "NVIDIA A100-SXM4-80GB"))
+
+# H100 SXM5 and H200 SXM share one compute configuration (GH100, 132 SMs).
+_H100_SXM_MATRIX = {
+    "fp64": 66.9e12,
+    "tf32": 494.7e12,
+    "bf16": 989.4e12,
+    "fp16": 989.4e12,
+    "fp8": 1978.9e12,
+    "int8": 1978.9e12,
+}
+_H100_SXM_VECTOR = {"fp64": 33.5e12, "fp32": 66.9e12, "fp16": 133.8e12, "bf16": 133.8e12}
+_H100_SXM_MATRIX_SOURCE = (
+    f"{_H100_WP}, H100 SXM5 column: FP64 Tensor Core 66.9, TF32 494.7, BF16 989.4, FP16 989.4, "
+    "FP8 1978.9 TFLOPS, INT8 1978.9 TOPS, dense (the whitepaper prints dense/sparse pairs; "
+    f"{_H100_DS} prints only the sparse 989 / 1,979 / 3,958 with an asterisk). The Tensor Core peaks "
+    "assume 1830 MHz: 132 SMs x 4096 FLOP/clock x 1.83 GHz = 989.4 TFLOP/s"
+)
+_H100_SXM_VECTOR_SOURCE = (
+    f"{_H100_WP}, H100 SXM5 column: Peak FP64 33.5, FP32 66.9, FP16 133.8, BF16 133.8 TFLOPS (non-Tensor)"
+)
+
+_H100_SXM = Accelerator(
+    name="H100 SXM",
+    vendor="NVIDIA",
+    kind="gpu",
+    matrix_flop_per_s=_H100_SXM_MATRIX,
+    vector_flop_per_s=_H100_SXM_VECTOR,
+    hbm_bytes_per_s=3.35e12,
+    hbm_capacity_bytes=80e9,
+    sm_count=132,
+    registers_per_sm_bytes=256 * KiB,
+    shared_memory_per_sm_bytes=228 * KiB,
+    shared_memory_bytes_per_clock_per_sm=128,
+    l2_bytes=50 * MiB,
+    boost_clock_hz=1.980e9,
+    memory_type="HBM3",
+    aliases=("H100 SXM5", "H100 SXM 80GB", "NVIDIA H100 80GB HBM3"),
+    sources={
+        "matrix_flop_per_s": _H100_SXM_MATRIX_SOURCE,
+        "vector_flop_per_s": _H100_SXM_VECTOR_SOURCE,
+        "hbm_bytes_per_s": f"{_H100_DS}, H100 SXM column: GPU memory bandwidth 3.35 TB/s (HBM3)",
+        "hbm_capacity_bytes": f"{_H100_DS}, H100 SXM column: GPU memory 80 GB",
+        "sm_count": f"{_H100_WP}: SMs 132 (H100 SXM5)",
+        "registers_per_sm_bytes": f"{_H100_WP}: Register File Size / SM 256 KB (KiB); {_REGISTERS}",
+        "shared_memory_per_sm_bytes": f"{_H100_WP}: Shared Memory Size / SM configurable up to 228 KB (KiB)",
+        "shared_memory_bytes_per_clock_per_sm": _BANKS,
+        "l2_bytes": f"{_H100_WP}: L2 Cache Size 50 MB (MiB) for H100 SXM5",
+        "l2_bytes_per_s": _NO_L2_MEASUREMENT,
+        "boost_clock_hz": (
+            f"{_H100_WP}: maximum boost clock 1980 MHz, at which its non-Tensor peaks are computed "
+            "(132 SMs x 128 FP32 lanes x 2 FLOP x 1.98 GHz = 66.9 TFLOP/s); its Tensor Core peaks assume "
+            "1830 MHz"
+        ),
+    },
+)
+
+_H100_PCIE = Accelerator(
+    name="H100 PCIe",
+    vendor="NVIDIA",
+    kind="gpu",
+    matrix_flop_per_s={
+        "fp64": 51.2e12,
+        "tf32": 378e12,
+        "bf16": 756e12,
+        "fp16": 756e12,
+        "fp8": 1513e12,
+        "int8": 1513e12,
+    },
+    vector_flop_per_s={"fp64": 25.6e12, "fp32": 51.2e12, "fp16": 102.4e12, "bf16": 102.4e12},
+    hbm_bytes_per_s=2.0e12,
+    hbm_capacity_bytes=80e9,
+    sm_count=114,
+    registers_per_sm_bytes=256 * KiB,
+    shared_memory_per_sm_bytes=228 * KiB,
+    shared_memory_bytes_per_clock_per_sm=128,
+    l2_bytes=50 * MiB,
+    boost_clock_hz=1.755e9,
+    memory_type="HBM2e",
+    aliases=("H100 PCIe 80GB", "NVIDIA H100 PCIe"),
+    sources={
+        "matrix_flop_per_s": (
+            f"{_H100_WP}, H100 PCIe column: FP64 Tensor Core 51.2, TF32 378, BF16 756, FP16 756, FP8 1513 "
+            "TFLOPS, INT8 1513 TOPS, dense (dense/sparse pairs in the whitepaper; the datasheet prints the "
+            "sparse 756 / 1,513 / 3,026). The Tensor Core peaks assume 1620 MHz"
+        ),
+        "vector_flop_per_s": (
+            f"{_H100_WP}, H100 PCIe column: Peak FP64 25.6, FP32 51.2, FP16 102.4, BF16 102.4 TFLOPS"
+        ),
+        "hbm_bytes_per_s": f"{_H100_DS}, H100 PCIe column: GPU memory bandwidth 2 TB/s (HBM2e)",
+        "hbm_capacity_bytes": f"{_H100_DS}, H100 PCIe column: GPU memory 80 GB",
+        "sm_count": f"{_H100_WP}: SMs 114 (H100 PCIe)",
+        "registers_per_sm_bytes": f"{_H100_WP}: Register File Size / SM 256 KB (KiB); {_REGISTERS}",
+        "shared_memory_per_sm_bytes": f"{_H100_WP}: Shared Memory Size / SM configurable up to 228 KB (KiB)",
+        "shared_memory_bytes_per_clock_per_sm": _BANKS,
+        "l2_bytes": f"{_H100_WP}: L2 Cache Size 50 MB (MiB) for H100 PCIe",
+        "l2_bytes_per_s": _NO_L2_MEASUREMENT,
+        "boost_clock_hz": (
+            f"{_H100_WP}: maximum boost clock 1755 MHz (114 x 128 x 2 x 1.755 GHz = 51.2 TFLOP/s FP32)"
+        ),
+    },
+)
+
+_H200_SXM = Accelerator(
+    name="H200 SXM",
+    vendor="NVIDIA",
+    kind="gpu",
+    matrix_flop_per_s=_H100_SXM_MATRIX,
+    vector_flop_per_s=_H100_SXM_VECTOR,
+    hbm_bytes_per_s=4.8e12,
+    hbm_capacity_bytes=141e9,
+    sm_count=132,
+    registers_per_sm_bytes=256 * KiB,
+    shared_memory_per_sm_bytes=228 * KiB,
+    shared_memory_bytes_per_clock_per_sm=128,
+    l2_bytes=60 * MiB,
+    boost_clock_hz=1.980e9,
+    memory_type="HBM3e",
+    aliases=("H200", "H200 SXM 141GB", "NVIDIA H200"),
+    sources={
+        "matrix_flop_per_s": (
+            f"{_H200_DS}, H200 SXM column: the same Tensor Core figures as the H100 SXM (989 TFLOPS BF16 "
+            "dense, printed as 1,979 with sparsity); unrounded dense values from " + _H100_SXM_MATRIX_SOURCE
+        ),
+        "vector_flop_per_s": f"{_H200_DS}, H200 SXM column: FP64 34, FP32 67 TFLOPS, as the H100 SXM; "
+        + _H100_SXM_VECTOR_SOURCE,
+        "hbm_bytes_per_s": f"{_H200_DS}, H200 SXM column: GPU memory bandwidth 4.8 TB/s (HBM3e)",
+        "hbm_capacity_bytes": f"{_H200_DS}, H200 SXM column: GPU memory 141 GB",
+        "sm_count": (
+            f"not in {_H200_DS}; the H100 SXM5 configuration ({_H100_WP}: 132 SMs); "
+            f"multiProcessorCount = 132 {_H200_MEASURED}"
+        ),
+        "registers_per_sm_bytes": f"{_REGISTERS} (compute capability 9.0); regsPerMultiprocessor = 65536 "
+        f"{_H200_MEASURED}",
+        "shared_memory_per_sm_bytes": (
+            f"{_CUDA_GUIDE}: compute capability 9.0, up to 228 KB (KiB) of shared memory per SM; "
+            f"sharedMemPerMultiprocessor = 233472 B {_H200_MEASURED}"
+        ),
+        "shared_memory_bytes_per_clock_per_sm": _BANKS,
+        "l2_bytes": (
+            f"not in {_H200_DS}; l2CacheSize = 62914560 B (60 MiB) {_H200_MEASURED} (the H100 SXM5 has "
+            "50 MB enabled)"
+        ),
+        "l2_bytes_per_s": _NO_L2_MEASUREMENT,
+        "boost_clock_hz": (
+            f"not in {_H200_DS}; the H100 SXM5 maximum boost clock ({_H100_WP}: 1980 MHz); nvidia-smi "
+            f"clocks.max.sm = 1980 MHz, {_H200_MEASURED}"
+        ),
+    },
+)
+
+_B200 = Accelerator(
+    name="B200",
+    vendor="NVIDIA",
+    kind="gpu",
+    matrix_flop_per_s={
+        "fp64": 37e12,
+        "tf32": 1.125e15,
+        "bf16": 2.25e15,
+        "fp16": 2.25e15,
+        "fp8": 4.5e15,
+        "fp6": 4.5e15,
+        "fp4": 9e15,
+        "int8": 4.5e15,
+    },
+    vector_flop_per_s={"fp64": 37e12, "fp32": 75e12},
+    hbm_bytes_per_s=8e12,
+    hbm_capacity_bytes=180e9,
+    sm_count=None,
+    registers_per_sm_bytes=256 * KiB,
+    shared_memory_per_sm_bytes=228 * KiB,
+    shared_memory_bytes_per_clock_per_sm=128,
+    l2_bytes=None,
+    boost_clock_hz=None,
+    memory_type="HBM3e",
+    aliases=("B200 SXM", "HGX B200", "NVIDIA B200"),
+    sources={
+        "matrix_flop_per_s": (
+            f"{_HGX_B200}: FP4 144, FP8/FP6 72, INT8 72 (POPS), FP16/BF16 36, TF32 18 PFLOPS sparse per "
+            "baseboard -> 9, 4.5, 4.5, 2.25, 1.125 PFLOP/s dense per GPU; FP64/FP64 Tensor Core 296 TFLOPS "
+            "-> 37 TFLOP/s. Blackwell parts differ by power limit (GB200 runs faster); these are the "
+            "HGX B200 figures"
+        ),
+        "vector_flop_per_s": f"{_HGX_B200}: FP32 600 TFLOPS -> 75; FP64 296 TFLOPS -> 37 TFLOP/s per GPU",
+        "hbm_bytes_per_s": f"{_DGX_B200} -> 8 TB/s per GPU",
+        "hbm_capacity_bytes": f"{_DGX_B200} -> 180 GB per GPU",
+        "sm_count": "not published in NVIDIA's B200 documents (device queries report 148; not used here)",
+        "registers_per_sm_bytes": f"{_REGISTERS} (compute capability 10.0)",
+        "shared_memory_per_sm_bytes": (
+            f"{_CUDA_GUIDE}: compute capability 10.0, up to 228 KB (KiB) of shared memory per SM"
+        ),
+        "shared_memory_bytes_per_clock_per_sm": _BANKS,
+        "l2_bytes": "not published in NVIDIA's B200 documents",
+        "l2_bytes_per_s": _NO_L2_MEASUREMENT,
+        "boost_clock_hz": "not published in NVIDIA's B200 documents",
+    },
+)
+
+_L4 = Accelerator(
+    name="L4",
+    vendor="NVIDIA",
+    kind="gpu",
+    matrix_flop_per_s={
+        "tf32": 60e12,
+        "bf16": 121e12,
+        "fp16": 121e12,
+        "fp8": 242.5e12,
+        "int8": 242.5e12,
+    },
+    vector_flop_per_s={"fp32": 30.3e12},
+    hbm_bytes_per_s=300e9,
+    hbm_capacity_bytes=24e9,
+    sm_count=58,
+    registers_per_sm_bytes=256 * KiB,
+    shared_memory_per_sm_bytes=100 * KiB,
+    shared_memory_bytes_per_clock_per_sm=128,
+    l2_bytes=None,
+    boost_clock_hz=2.040e9,
+    memory_type="GDDR6",
+    aliases=("NVIDIA L4", "L4 24GB"),
+    sources={
+        "matrix_flop_per_s": (
+            f"{_L4}: TF32 120, BF16 242, FP16 242, FP8 485 TFLOPS, INT8 485 TOPS, all 'with sparsity' "
+            "-> halved to dense. The L4 has no FP64 Tensor Core mode"
+        ),
+        "vector_flop_per_s": f"{_L4}: FP32 30.3 TFLOPS (no other non-Tensor figure is published)",
+        "hbm_bytes_per_s": f"{_L4}: GPU memory bandwidth 300 GB/s (GDDR6, not HBM)",
+        "hbm_capacity_bytes": f"{_L4}: GPU memory 24 GB",
+        "sm_count": (
+            f"not stated in {_L4}; 58 SMs (7,424 CUDA cores at 128 per Ada SM) is what the board reports, "
+            "and it reproduces the datasheet's FP32 peak: 58 x 128 x 2 FLOP x 2.04 GHz = 30.3 TFLOP/s"
+        ),
+        "registers_per_sm_bytes": f"{_REGISTERS} (compute capability 8.9)",
+        "shared_memory_per_sm_bytes": (
+            f"{_CUDA_GUIDE}: compute capability 8.9, up to 100 KB (KiB) of shared memory per SM"
+        ),
+        "shared_memory_bytes_per_clock_per_sm": _BANKS,
+        "l2_bytes": f"not published in {_L4}",
+        "l2_bytes_per_s": _NO_L2_MEASUREMENT,
+        "boost_clock_hz": (
+            "NVIDIA L4 product brief: maximum boost clock 2040 MHz (consistent with the datasheet's "
+            "FP32 peak, see sm_count)"
+        ),
+    },
+)
+
+_T4 = Accelerator(
+    name="T4",
+    vendor="NVIDIA",
+    kind="gpu",
+    matrix_flop_per_s={"fp16": 65e12, "int8": 130e12},
+    vector_flop_per_s={"fp32": 8.1e12},
+    hbm_bytes_per_s=320e9,
+    hbm_capacity_bytes=16e9,
+    sm_count=40,
+    registers_per_sm_bytes=256 * KiB,
+    shared_memory_per_sm_bytes=64 * KiB,
+    shared_memory_bytes_per_clock_per_sm=128,
+    l2_bytes=4 * MiB,
+    boost_clock_hz=1.590e9,
+    memory_type="GDDR6",
+    aliases=("Tesla T4", "NVIDIA T4", "T4 16GB"),
+    sources={
+        "matrix_flop_per_s": (
+            f"{_T4}: Mixed-precision (FP16/FP32) 65 TFLOPS, INT8 130 TOPS (dense: Turing has no sparsity). "
+            "Turing Tensor Cores have no bf16, tf32 or fp8 modes"
+        ),
+        "vector_flop_per_s": f"{_T4}: Single-precision 8.1 TFLOPS (no other non-Tensor figure is published)",
+        "hbm_bytes_per_s": f"{_T4}: GPU memory bandwidth 320+ GB/s (GDDR6, not HBM)",
+        "hbm_capacity_bytes": f"{_T4}: GPU memory 16 GB",
+        "sm_count": (
+            f"{_T4}: 2,560 CUDA cores and 320 Tensor Cores; a Turing SM has 64 CUDA cores and 8 Tensor "
+            "Cores (NVIDIA Turing GPU Architecture whitepaper), so 40 SMs"
+        ),
+        "registers_per_sm_bytes": f"{_REGISTERS} (compute capability 7.5)",
+        "shared_memory_per_sm_bytes": (
+            f"{_CUDA_GUIDE}: compute capability 7.5, up to 64 KB (KiB) of shared memory per SM"
+        ),
+        "shared_memory_bytes_per_clock_per_sm": _BANKS,
+        "l2_bytes": "NVIDIA Turing GPU Architecture whitepaper: TU104 (the T4's GPU) has 4096 KB (KiB) of L2",
+        "l2_bytes_per_s": _NO_L2_MEASUREMENT,
+        "boost_clock_hz": (
+            "NVIDIA T4 product brief: boost clock 1590 MHz (40 SMs x 64 x 2 FLOP x 1.59 GHz = 8.1 TFLOP/s FP32)"
+        ),
+    },
+)
+
+_TPU_V4 = Accelerator(
+    name="TPU v4",
+    vendor="Google",
+    kind="tpu",
+    matrix_flop_per_s={"bf16": 275e12, "int8": 275e12},
+    vector_flop_per_s={},
+    hbm_bytes_per_s=1200e9,
+    hbm_capacity_bytes=32 * GiB,
+    sm_count=2,
+    registers_per_sm_bytes=None,
+    shared_memory_per_sm_bytes=None,
+    shared_memory_bytes_per_clock_per_sm=None,
+    l2_bytes=128 * MiB,
+    boost_clock_hz=1.050e9,
+    memory_type="HBM2",
+    aliases=("v4", "TPU v4 chip", "Cloud TPU v4"),
+    sources={
+        "matrix_flop_per_s": (
+            f"{_TPU_V4_DOCS}: peak compute per chip 275 teraflops (bf16 or int8); TPUs have no sparsity "
+            "mode, so this is dense. Check: 2 TensorCores x 4 MXUs x 128 x 128 MACs x 2 FLOP x 1.05 GHz "
+            "= 275 TFLOP/s"
+        ),
+        "vector_flop_per_s": "not published: Google gives no vector-unit (VPU) peak for TPU v4",
+        "hbm_bytes_per_s": f"{_TPU_V4_DOCS}: HBM2 bandwidth 1200 GBps",
+        "hbm_capacity_bytes": f"{_TPU_V4_DOCS}: HBM2 capacity 32 GiB",
+        "sm_count": f"{_TPU_V4_DOCS}: each chip contains two TensorCores (counted here in place of SMs)",
+        "registers_per_sm_bytes": _TPU_NOT_PUBLISHED,
+        "shared_memory_per_sm_bytes": _TPU_NOT_PUBLISHED,
+        "shared_memory_bytes_per_clock_per_sm": _TPU_NOT_PUBLISHED,
+        "l2_bytes": f"{_TPU_V4_PAPER}: 128 MiB of CMEM, an on-chip memory shared by the two TensorCores",
+        "l2_bytes_per_s": _NO_L2_MEASUREMENT,
+        "boost_clock_hz": f"{_TPU_V4_PAPER}: clock rate 1050 MHz",
+    },
+)
+
+_TPU_V5E = Accelerator(
+    name="TPU v5e",
+    vendor="Google",
+    kind="tpu",
+    matrix_flop_per_s={"bf16": 197e12, "int8": 393e12},
+    vector_flop_per_s={},
+    hbm_bytes_per_s=819e9,
+    hbm_capacity_bytes=16e9,
+    sm_count=1,
+    registers_per_sm_bytes=None,
+    shared_memory_per_sm_bytes=None,
+    shared_memory_bytes_per_clock_per_sm=None,
+    l2_bytes=None,
+    boost_clock_hz=None,
+    memory_type="HBM2",
+    aliases=("v5e", "TPU v5 lite", "Cloud TPU v5e"),
+    sources={
+        "matrix_flop_per_s": (
+            f"{_TPU_V5E_DOCS}: peak compute per chip 197 TFLOPs (bf16) and 393 TOPs (int8); dense (no "
+            "sparsity mode)"
+        ),
+        "vector_flop_per_s": "not published: Google gives no vector-unit (VPU) peak for TPU v5e",
+        "hbm_bytes_per_s": f"{_TPU_V5E_DOCS}: HBM2 capacity and bandwidth 16 GB, 819 GBps",
+        "hbm_capacity_bytes": f"{_TPU_V5E_DOCS}: HBM2 capacity 16 GB",
+        "sm_count": f"{_TPU_V5E_DOCS}: each v5e chip contains one TensorCore (with four MXUs)",
+        "registers_per_sm_bytes": _TPU_NOT_PUBLISHED,
+        "shared_memory_per_sm_bytes": _TPU_NOT_PUBLISHED,
+        "shared_memory_bytes_per_clock_per_sm": _TPU_NOT_PUBLISHED,
+        "l2_bytes": "not published: Google documents no CMEM or other on-chip cache size for v5e",
+        "l2_bytes_per_s": _NO_L2_MEASUREMENT,
+        "boost_clock_hz": "not published: Google gives no clock rate for TPU v5e",
+    },
+)
+
+#: Every accelerator in the course, oldest NVIDIA part first, then the TPUs.
+ACCELERATORS: tuple[Accelerator, ...] = (
+    _V100_SXM2,
+    _A100_40GB_SXM,
+    _A100_80GB_SXM,
+    _H100_SXM,
+    _H100_PCIE,
+    _H200_SXM,
+    _B200,
+    _L4,
+    _T4,
+    _TPU_V4,
+    _TPU_V5E,
+)
+
+# Bare family names that fit several parts: refuse them and say which parts they could mean.
+_AMBIGUOUS = {
+    "a100": ("A100 40GB SXM", "A100 80GB SXM"),
+    "h100": ("H100 SXM", "H100 PCIe"),
+}
+
+_VENDOR_PREFIX = re.compile(r"^(nvidia|tesla|google|cloud)+")
+
+
+def _normalize(name: str) -> str:
+    """Case-, space-, dash- and underscore-insensitive key; a leading vendor word is dropped."""
+    key = re.sub(r"[\s\-_]+", "", name.lower())
+    stripped = _VENDOR_PREFIX.sub("", key)
+    return stripped or key
+
+
+def _build_index() -> Mapping[str, Accelerator]:
+    index: dict[str, Accelerator] = {}
+    for acc in ACCELERATORS:
+        for spelling in (acc.name, *acc.aliases):
+            key = _normalize(spelling)
+            other = index.get(key)
+            if other is not None and other is not acc:
+                raise ValueError(f"name {spelling!r} would mean both {other.name!r} and {acc.name!r}")
+            if key in _AMBIGUOUS:
+                raise ValueError(f"name {spelling!r} is reserved as ambiguous")
+            index[key] = acc
+    return MappingProxyType(index)
+
+
+_INDEX = _build_index()
+
+
+def accelerator_names() -> tuple[str, ...]:
+    """The canonical names of every accelerator in :data:`ACCELERATORS`, in table order."""
+    return tuple(acc.name for acc in ACCELERATORS)
+
+
+def get_accelerator(name: str) -> Accelerator:
+    """Look an accelerator up by its canonical name or an alias.
+
+    Matching ignores case, spaces, dashes and underscores, and a leading vendor word ("NVIDIA", "Tesla",
+    "Google"), so ``"h200-sxm"``, ``"A100-80GB"`` and ``torch.cuda.get_device_name()`` strings such as
+    ``"NVIDIA H200"`` all work. A bare family name that fits several parts (``"A100"``, ``"H100"``) raises
+    ``ValueError`` naming the candidates, as does an unknown name (listing every canonical name).
+    """
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a str, got {name!r}")
+    key = _normalize(name)
+    if key in _INDEX:
+        return _INDEX[key]
+    if key in _AMBIGUOUS:
+        raise ValueError(
+            f"name {name!r} is ambiguous: it could be {' or '.join(map(repr, _AMBIGUOUS[key]))}; "
+            "name the exact part"
+        )
+    raise ValueError(f"name {name!r} is not a known accelerator; known: {', '.join(accelerator_names())}")
+
+
+def ridge_points_flop_per_byte(dtype: str = "bf16", unit: str = "matrix") -> dict[str, float]:
+    """Ridge point (peak FLOP/s over HBM bytes/s) of every device that has a ``unit`` peak in ``dtype``.
+
+    Returns ``{canonical name: FLOP per byte}`` in table order; devices without that peak are left out.
+    """
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
+    table = "matrix_flop_per_s" if unit == "matrix" else "vector_flop_per_s"
+    return {
+        acc.name: acc.ridge_point_flop_per_byte(dtype, unit)
+        for acc in ACCELERATORS
+        if dtype in getattr(acc, table)
+    }
+
+
+def hardware_table_rows() -> list[dict]:
+    """One plain dict per accelerator, for rendering: numbers in SI base units, ``None`` where unpublished.
+
+    Keys: ``name``, ``vendor``, ``kind``, ``memory_type``; ``matrix_<dtype>_flop_per_s`` and
+    ``vector_<dtype>_flop_per_s`` for every dtype in :data:`DTYPES`; ``hbm_bytes_per_s``,
+    ``hbm_capacity_bytes``, ``ridge_bf16_flop_per_byte`` (matrix unit); ``sm_count``,
+    ``registers_per_sm_bytes``, ``shared_memory_per_sm_bytes``, ``shared_memory_bytes_per_clock_per_sm``,
+    ``l2_bytes``, ``l2_bytes_per_s``, ``boost_clock_hz``.
+    """
+    rows = []
+    for acc in ACCELERATORS:
+        row: dict = {
+            "name": acc.name,
+            "vendor": acc.vendor,
+            "kind": acc.kind,
+            "memory_type": acc.memory_type,
+        }
+        for unit, table in (("matrix", acc.matrix_flop_per_s), ("vector", acc.vector_flop_per_s)):
+            for dtype in DTYPES:
+                row[f"{unit}_{dtype}_flop_per_s"] = table.get(dtype)
+        row["hbm_bytes_per_s"] = acc.hbm_bytes_per_s
+        row["hbm_capacity_bytes"] = acc.hbm_capacity_bytes
+        row["ridge_bf16_flop_per_byte"] = (
+            acc.ridge_point_flop_per_byte("bf16") if "bf16" in acc.matrix_flop_per_s else None
+        )
+        for name in (
+            "sm_count",
+            "registers_per_sm_bytes",
+            "shared_memory_per_sm_bytes",
+            "shared_memory_bytes_per_clock_per_sm",
+            "l2_bytes",
+            "l2_bytes_per_s",
+            "boost_clock_hz",
+        ):
+            row[name] = getattr(acc, name)
+        rows.append(row)
+    return rows

@@ -1,0 +1,158 @@
+"""Render rows of plain data (numbers in SI base units) as HTML tables in human units.
+
+The hardware appendix uses it to show :func:`gpuperf.hardware.hardware_table_rows`: FLOP/s become TFLOP/s,
+bytes/s TB/s, bytes GB, KiB or MiB, Hz GHz, and a missing figure (``None`` or NaN) becomes a dash. The
+functions return strings; a notebook shows them with ``IPython.display.HTML``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+#: What a cell shows where the figure is not published.
+DASH = "\u2014"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One table column: ``key`` of the row dict, ``header`` text, and how to print its value.
+
+    A number is divided by ``scale`` (e.g. 1e12 to show FLOP/s as TFLOP/s) and printed with at most
+    ``digits`` decimals, trailing zeros dropped. ``scale=None`` prints the value as text.
+    """
+
+    key: str
+    header: str
+    scale: float | None = None
+    digits: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.key, str) or not self.key:
+            raise ValueError(f"key must be a non-empty str, got {self.key!r}")
+        if self.scale is not None and not (isinstance(self.scale, numbers.Real) and self.scale > 0):
+            raise ValueError(f"scale must be a positive number or None, got {self.scale!r}")
+        if not isinstance(self.digits, int) or isinstance(self.digits, bool) or self.digits < 0:
+            raise ValueError(f"digits must be an int >= 0, got {self.digits!r}")
+
+
+def format_number(value: float | None, scale: float = 1.0, digits: int = 1) -> str:
+    """``value / scale`` with thousands separators and at most ``digits`` decimals (trailing zeros dropped).
+
+    ``None`` and NaN give :data:`DASH`. Example: ``format_number(1234.5e12, 1e12)`` is ``"1,234.5"``.
+    """
+    if not (isinstance(scale, numbers.Real) and scale > 0):
+        raise ValueError(f"scale must be a positive number, got {scale!r}")
+    if not isinstance(digits, int) or isinstance(digits, bool) or digits < 0:
+        raise ValueError(f"digits must be an int >= 0, got {digits!r}")
+    if value is None:
+        return DASH
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"value must be a real number or None, got {value!r}")
+    if math.isnan(value):
+        return DASH
+    text = f"{value / scale:,.{digits}f}"
+    if digits > 0:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def format_cell(value, column: Column) -> str:
+    """The text of one cell (not yet HTML-escaped)."""
+    if column.scale is None:
+        return DASH if value is None else str(value)
+    return format_number(value, column.scale, column.digits)
+
+
+def format_table_html(rows: Sequence[Mapping], columns: Sequence[Column], caption: str | None = None) -> str:
+    """An HTML ``<table>`` with one row per dict in ``rows`` and one column per :class:`Column`.
+
+    Every row must hold every column's key. Text is HTML-escaped; numbers are right-aligned.
+    """
+    if not columns or not all(isinstance(c, Column) for c in columns):
+        raise ValueError(f"columns must be a non-empty sequence of Column, got {columns!r}")
+    if isinstance(rows, Mapping) or not all(isinstance(r, Mapping) for r in rows):
+        raise ValueError(f"rows must be a sequence of dicts, got {type(rows).__name__}")
+    for i, row in enumerate(rows):
+        missing = [c.key for c in columns if c.key not in row]
+        if missing:
+            raise ValueError(f"rows[{i}] has no key {missing[0]!r} (columns need {[c.key for c in columns]})")
+    out = ['<table class="gpuperf-table">']
+    if caption:
+        out.append(f"<caption>{html.escape(caption)}</caption>")
+    out.append("<thead><tr>" + "".join(f"<th>{html.escape(c.header)}</th>" for c in columns) + "</tr></thead>")
+    out.append("<tbody>")
+    for row in rows:
+        cells = []
+        for c in columns:
+            align = "left" if c.scale is None else "right"
+            cells.append(f'<td style="text-align:{align}">{html.escape(format_cell(row[c.key], c))}</td>')
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+_T = 1e12
+
+#: Dense matrix-unit peaks (Tensor Cores, MXU).
+MATRIX_COLUMNS: tuple[Column, ...] = (
+    Column("name", "Device"),
+    Column("matrix_fp64_flop_per_s", "FP64 (TFLOP/s)", _T),
+    Column("matrix_tf32_flop_per_s", "TF32 (TFLOP/s)", _T),
+    Column("matrix_bf16_flop_per_s", "BF16 (TFLOP/s)", _T),
+    Column("matrix_fp16_flop_per_s", "FP16 (TFLOP/s)", _T),
+    Column("matrix_fp8_flop_per_s", "FP8 (TFLOP/s)", _T),
+    Column("matrix_fp6_flop_per_s", "FP6 (TFLOP/s)", _T),
+    Column("matrix_fp4_flop_per_s", "FP4 (TFLOP/s)", _T),
+    Column("matrix_int8_flop_per_s", "INT8 (TOP/s)", _T),
+)
+
+#: Vector-unit peaks, memory, and the BF16 ridge point.
+VECTOR_MEMORY_COLUMNS: tuple[Column, ...] = (
+    Column("name", "Device"),
+    Column("vector_fp64_flop_per_s", "Vector FP64 (TFLOP/s)", _T),
+    Column("vector_fp32_flop_per_s", "Vector FP32 (TFLOP/s)", _T),
+    Column("vector_fp16_flop_per_s", "Vector FP16 (TFLOP/s)", _T),
+    Column("vector_bf16_flop_per_s", "Vector BF16 (TFLOP/s)", _T),
+    Column("memory_type", "Memory"),
+    Column("hbm_bytes_per_s", "Bandwidth (TB/s)", 1e12, 3),
+    Column("hbm_capacity_bytes", "Capacity (GB)", 1e9, 1),
+    Column("ridge_bf16_flop_per_byte", "BF16 ridge (FLOP/byte)", 1.0, 1),
+)
+
+#: Parallelism and on-chip memory.
+ON_CHIP_COLUMNS: tuple[Column, ...] = (
+    Column("name", "Device"),
+    Column("sm_count", "SMs (TPU: TensorCores)", 1.0, 0),
+    Column("boost_clock_hz", "Boost clock (GHz)", 1e9, 3),
+    Column("registers_per_sm_bytes", "Registers / SM (KiB)", 1024.0, 0),
+    Column("shared_memory_per_sm_bytes", "Shared memory / SM (KiB)", 1024.0, 0),
+    Column("shared_memory_bytes_per_clock_per_sm", "Shared memory (B / clock / SM)", 1.0, 0),
+    Column("l2_bytes", "L2 (MiB)", 1024.0**2, 0),
+)
+
+
+def format_hardware_table_html(
+    rows: Sequence[Mapping], columns: Sequence[Column] = MATRIX_COLUMNS, caption: str | None = None
+) -> str:
+    """The hardware table (rows from :func:`gpuperf.hardware.hardware_table_rows`) as HTML in human units."""
+    return format_table_html(rows, columns, caption)
+
+
+def format_sources_html(accelerators: Iterable) -> str:
+    """A nested HTML list: for each accelerator, each figure-bearing field and the source of its figure."""
+    out = ['<ul class="gpuperf-sources">']
+    for acc in accelerators:
+        sources = getattr(acc, "sources", None)
+        name = getattr(acc, "name", None)
+        if not isinstance(sources, Mapping) or not isinstance(name, str):
+            raise ValueError(f"accelerators must hold Accelerator objects, got {acc!r}")
+        out.append(f"<li><b>{html.escape(name)}</b><ul>")
+        for field_name, text in sources.items():
+            out.append(f"<li><code>{html.escape(field_name)}</code>: {html.escape(text)}</li>")
+        out.append("</ul></li>")
+    out.append("</ul>")
+    return "\n".join(out)
