@@ -64,7 +64,7 @@ def assert_bitwise_equal(ours, theirs, inputs, what: str) -> None:
 
 
 def torch_e4m3_overflow_mode() -> str:
-    """PyTorch >= 2.12 saturates float8_e4m3fn casts (pytorch#178817); earlier versions give NaN."""
+    """PyTorch 2.13 saturates float8_e4m3fn casts (pytorch#178817, April 2026); earlier versions give NaN."""
     probe = torch.tensor([1e6], dtype=torch.float32).to(torch.float8_e4m3fn).float().item()
     return "saturate" if probe == 448.0 else "nan"
 

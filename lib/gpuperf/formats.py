@@ -261,7 +261,7 @@ def round_to_format(x, fmt, overflow: str = "default") -> np.ndarray:
       conversions do), NaN stays NaN;
     * ``"inf"``: ``+-inf`` (formats with infinity only);
     * ``"nan"``: NaN, also for infinite ``x`` (formats with NaN only; the OCP OFP8 non-saturating
-      mode of E4M3, and PyTorch's ``float8_e4m3fn`` cast before version 2.12).
+      mode of E4M3, and PyTorch's ``float8_e4m3fn`` cast before pytorch#178817, April 2026).
 
     Formats without a sign (E8M0) give NaN for negative ``x``; formats without a zero (E8M0) give
     their smallest value for ``x`` near zero. With no mantissa bit to be even, E8M0 ties
