@@ -129,7 +129,8 @@ _REGISTERS = (
 )
 _NO_L2_MEASUREMENT = "no published L2 bandwidth measurement cited here (left None)"
 
-_V100 = "NVIDIA Tesla V100 GPU Architecture whitepaper (2017), Table 1 'Comparison of NVIDIA Tesla GPUs'"
+_V100_WP = "NVIDIA Tesla V100 GPU Architecture whitepaper (2017)"
+_V100 = f"{_V100_WP}, Table 1 'Comparison of NVIDIA Tesla GPUs'"
 _A100_WP = "NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020)"
 _A100_DS = "NVIDIA A100 Tensor Core GPU datasheet (2021)"
 _H100_WP = (
@@ -190,7 +191,7 @@ _V100_SXM2 = Accelerator(
             f"{_V100}: Peak FP64 7.8, Peak FP32 15.7 TFLOPS; fp16 31.4 TFLOPS (non-Tensor) from "
             f"{_A100_WP}, 'Comparison of NVIDIA Data Center GPUs' table, V100 column"
         ),
-        "hbm_bytes_per_s": f"{_V100}: Memory Bandwidth 900 GB/s (HBM2)",
+        "hbm_bytes_per_s": f"{_V100_WP}: 900 GB/s peak HBM2 memory bandwidth",
         "hbm_capacity_bytes": f"{_V100}: Memory Size 16 GB (a 32 GB V100 SXM2 was sold later)",
         "sm_count": f"{_V100}: SMs 80",
         "registers_per_sm_bytes": f"{_V100}: Register File Size / SM 256 KB (KiB); {_REGISTERS}",
@@ -269,7 +270,7 @@ _H100_SXM_MATRIX_SOURCE = (
     f"{_H100_WP}, H100 SXM5 column: FP64 Tensor Core 66.9, TF32 494.7, BF16 989.4, FP16 989.4, "
     "FP8 1978.9 TFLOPS, INT8 1978.9 TOPS, dense (the whitepaper prints dense/sparse pairs; "
     f"{_H100_DS} prints only the sparse 989 / 1,979 / 3,958 with an asterisk). The Tensor Core peaks "
-    "assume 1830 MHz: 132 SMs x 4096 FLOP/clock x 1.83 GHz = 989.4 TFLOP/s"
+    "correspond to 1830 MHz: 132 SMs x 4096 FLOP/clock x 1.83 GHz = 989.4 TFLOP/s"
 )
 _H100_SXM_VECTOR_SOURCE = (
     f"{_H100_WP}, H100 SXM5 column: Peak FP64 33.5, FP32 66.9, FP16 133.8, BF16 133.8 TFLOPS (non-Tensor)"
@@ -303,9 +304,10 @@ _H100_SXM = Accelerator(
         "l2_bytes": f"{_H100_WP}: L2 Cache Size 50 MB (MiB) for H100 SXM5",
         "l2_bytes_per_s": _NO_L2_MEASUREMENT,
         "boost_clock_hz": (
-            f"{_H100_WP}: maximum boost clock 1980 MHz, at which its non-Tensor peaks are computed "
-            "(132 SMs x 128 FP32 lanes x 2 FLOP x 1.98 GHz = 66.9 TFLOP/s); its Tensor Core peaks assume "
-            "1830 MHz"
+            "maximum boost clock 1980 MHz, the clock the non-Tensor peaks of "
+            f"{_H100_WP} correspond to (132 SMs x 128 FP32 lanes x 2 FLOP x 1.98 GHz = 66.9 TFLOP/s; its "
+            "Tensor Core peaks correspond to 1830 MHz); nvidia-smi clocks.max.sm reads 1980 MHz on the same "
+            f"GH100 SXM configuration (H200), {_H200_MEASURED}"
         ),
     },
 )
@@ -337,7 +339,7 @@ _H100_PCIE = Accelerator(
         "matrix_flop_per_s": (
             f"{_H100_WP}, H100 PCIe column: FP64 Tensor Core 51.2, TF32 378, BF16 756, FP16 756, FP8 1513 "
             "TFLOPS, INT8 1513 TOPS, dense (dense/sparse pairs in the whitepaper; the datasheet prints the "
-            "sparse 756 / 1,513 / 3,026). The Tensor Core peaks assume 1620 MHz"
+            "sparse 756 / 1,513 / 3,026). The Tensor Core peaks correspond to 1620 MHz"
         ),
         "vector_flop_per_s": (
             f"{_H100_WP}, H100 PCIe column: Peak FP64 25.6, FP32 51.2, FP16 102.4, BF16 102.4 TFLOPS"
@@ -351,7 +353,8 @@ _H100_PCIE = Accelerator(
         "l2_bytes": f"{_H100_WP}: L2 Cache Size 50 MB (MiB) for H100 PCIe",
         "l2_bytes_per_s": _NO_L2_MEASUREMENT,
         "boost_clock_hz": (
-            f"{_H100_WP}: maximum boost clock 1755 MHz (114 x 128 x 2 x 1.755 GHz = 51.2 TFLOP/s FP32)"
+            "NVIDIA H100 PCIe product brief (PB-11133): maximum boost clock 1755 MHz, the clock the "
+            f"non-Tensor peaks of {_H100_WP} correspond to (114 x 128 x 2 x 1.755 GHz = 51.2 TFLOP/s FP32)"
         ),
     },
 )
