@@ -87,6 +87,7 @@ def test_measurement_value_is_median_of_rates(monkeypatch):
     assert m.samples == tuple(flop / t for t in fake_times)
     assert m.value == flop / 2.0  # the median time gives the median rate for an odd count
     assert m.value == statistics.median(m.samples)
+    assert m.best == flop / 0.5  # the fastest call
 
 
 # --- real measurements: structure and positivity, never speed ----------------------------------------------
@@ -191,8 +192,9 @@ def test_cuda_measurements_structure():
 
 # --- the measured machine as an Accelerator ----------------------------------------------------------------
 
-def _fake(unit, value, device="cpu", dtype="fp32"):
-    return Measurement(what="fake", value=value, unit=unit, samples=(value,), times_s=(1.0,),
+def _fake(unit, value, device="cpu", dtype="fp32", samples=None):
+    samples = (value,) if samples is None else samples
+    return Measurement(what="fake", value=value, unit=unit, samples=samples, times_s=(1.0,) * len(samples),
                        work=value, device=device, dtype=dtype)
 
 
@@ -221,3 +223,16 @@ def test_measured_accelerator_validates():
         measured_accelerator(flops, _fake("bytes/s", 1e9, device="cuda"))
     with pytest.raises(ValueError, match="name must be"):
         measured_accelerator(flops, bw, name="")
+    with pytest.raises(ValueError, match="statistic must be"):
+        measured_accelerator(flops, bw, statistic="mean")
+
+
+def test_measured_accelerator_best_takes_the_fastest_samples():
+    from gpuperf.measure import measured_accelerator
+
+    matmul = _fake("FLOP/s", 2e11, samples=(1e11, 2e11, 5e11))
+    copy = _fake("bytes/s", 3e10, samples=(3e10, 1e10, 4e10))
+    median = measured_accelerator(matmul, copy)
+    best = measured_accelerator(matmul, copy, statistic="best")
+    assert median.peak_flop_per_s("fp32") == 2e11 and median.hbm_bytes_per_s == 3e10
+    assert best.peak_flop_per_s("fp32") == 5e11 and best.hbm_bytes_per_s == 4e10
