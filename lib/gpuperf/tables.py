@@ -80,7 +80,8 @@ def format_table_html(rows: Sequence[Mapping], columns: Sequence[Column], captio
         missing = [c.key for c in columns if c.key not in row]
         if missing:
             raise ValueError(f"rows[{i}] has no key {missing[0]!r} (columns need {[c.key for c in columns]})")
-    out = ['<table class="gpuperf-table">']
+    # "dataframe" opts into the site theme's table colours, which follow its light and dark modes.
+    out = ['<table class="gpuperf-table dataframe">']
     if caption:
         out.append(f"<caption>{html.escape(caption)}</caption>")
     out.append("<thead><tr>" + "".join(f"<th>{html.escape(c.header)}</th>" for c in columns) + "</tr></thead>")
