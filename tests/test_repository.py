@@ -148,3 +148,16 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert "make test" in readme and "make book" in readme
     commands = [l.strip() for l in ci.splitlines() if l.strip() and not l.lstrip().startswith(("#", "set ", "cd "))]
     assert commands == ["make test"], f".ci/run must run only `make test`, runs {commands}"
+
+
+def test_book_config():
+    assert CONFIG["title"] == "GPU Performance from First Principles"
+    assert CONFIG["only_build_toc_files"] is True
+    execute = CONFIG["execute"]
+    assert execute["execute_notebooks"] == "cache" and execute["raise_on_error"] is True
+    assert CONFIG["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
+    assert CONFIG["repository"]["branch"] == "main"
+    # Setting html_theme_options under sphinx.config replaces the options Jupyter Book derives from this
+    # file, and the Colab and repository buttons silently disappear.
+    assert "html_theme_options" not in CONFIG.get("sphinx", {}).get("config", {})
+    assert "book/references.bib" in CONFIG["bibtex_bibfiles"]
