@@ -188,6 +188,8 @@ def test_cuda_measurements_structure():
     assert m.device == "cuda" and m.dtype == "bf16" and m.value > 0
     c = measure_copy_bytes_per_s(n_bytes=2**20, repeats=3, device="cuda")
     assert c.work == 2**21 and c.value > 0
+    a = measure.measure_add_flop_per_s(n_elements=2**20 + 3, repeats=3, device="cuda", dtype="bf16")
+    assert a.device == "cuda" and a.dtype == "bf16" and a.work == 2**20 + 3 and a.value > 0
 
 
 # --- the measured machine as an Accelerator ----------------------------------------------------------------
@@ -236,3 +238,93 @@ def test_measured_accelerator_best_takes_the_fastest_samples():
     best = measured_accelerator(matmul, copy, statistic="best")
     assert median.peak_flop_per_s("fp32") == 2e11 and median.hbm_bytes_per_s == 3e10
     assert best.peak_flop_per_s("fp32") == 5e11 and best.hbm_bytes_per_s == 4e10
+
+
+# --- the elementwise add: a point under the roofs ---------------------------------------------------------
+
+@pytest.mark.parametrize("n_elements", [1, 3, 1000, 1_000_003])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+def test_add_counts_match_the_arrays_it_touches(n_elements, dtype):
+    from gpuperf.measure import add_bytes_moved, add_flop
+
+    x = np.ones(n_elements, dtype=dtype)
+    y = np.full(n_elements, 2, dtype=dtype)
+    z = np.empty_like(x)
+    np.add(x, y, out=z)
+    # Independent reference: one add per output element; bytes of both inputs (read) plus the output (written).
+    assert add_flop(n_elements) == z.size
+    assert add_bytes_moved(n_elements, dtype) == x.nbytes + y.nbytes + z.nbytes
+    assert np.all(z == 3)
+
+
+@pytest.mark.parametrize("dtype, b", [("float32", 4), ("fp32", 4), ("float64", 8), ("fp16", 2), ("bf16", 2)])
+def test_add_bytes_moved_is_3nb_and_intensity_1_over_3b(dtype, b):
+    from gpuperf.measure import add_bytes_moved, add_flop
+    from gpuperf.roofline import arithmetic_intensity
+
+    n = 2**23 + 5
+    assert add_bytes_moved(n, dtype) == 3 * n * b
+    assert arithmetic_intensity(add_flop(n), add_bytes_moved(n, dtype)) == pytest.approx(1 / (3 * b), rel=1e-15)
+    assert add_bytes_moved(7) == 84  # the default is fp32: 3 x 7 x 4
+
+
+def test_add_measurement_rates_are_elements_over_time(monkeypatch):
+    fake_times = (0.002, 0.004, 0.001)
+    monkeypatch.setattr(measure, "time_calls_s", lambda *a, **k: fake_times)
+    m = measure.measure_add_flop_per_s(n_elements=1001, repeats=3)
+    assert m.unit == "FLOP/s" and m.work == 1001
+    assert m.samples == tuple(1001 / t for t in fake_times)
+    assert m.value == 1001 / 0.002 and m.best == 1001 / 0.001
+
+
+def test_add_measurement_times_the_add_it_describes(monkeypatch):
+    # Run the timed call once ourselves and check it wrote x + y into an output array of the right size.
+    seen = {}
+
+    def fake_time_calls_s(call, repeats, **kwargs):
+        seen["result"] = call()
+        return (1.0,) * repeats
+
+    monkeypatch.setattr(measure, "time_calls_s", fake_time_calls_s)
+    m = measure.measure_add_flop_per_s(n_elements=37, repeats=2, dtype="float16")
+    result = seen["result"]
+    assert result.shape == (37,) and result.dtype == np.float16 and np.all(result == 2)
+    assert m.dtype == "fp16" and m.samples == (37.0, 37.0)
+
+
+def test_add_measurement_structure():
+    m = measure.measure_add_flop_per_s(n_elements=100_003, repeats=3)
+    assert isinstance(m, Measurement)
+    assert m.unit == "FLOP/s" and m.device == "cpu" and m.dtype == "fp32"
+    assert m.work == 100_003
+    assert len(m.samples) == len(m.times_s) == 3
+    assert all(s > 0 and np.isfinite(s) for s in m.samples)
+    assert m.value == statistics.median(m.samples) and m.best == max(m.samples)
+    assert "100003" in m.what and "fp32" in m.what
+
+
+@pytest.mark.parametrize("bad", [0, -4, 2.0, "8", True, None])
+def test_add_rejects_bad_sizes_naming_the_argument(bad):
+    from gpuperf.measure import add_bytes_moved, add_flop
+
+    with pytest.raises(ValueError, match="n_elements must be") as err:
+        measure.measure_add_flop_per_s(n_elements=bad)
+    assert repr(bad) in str(err.value)
+    with pytest.raises(ValueError, match="repeats must be"):
+        measure.measure_add_flop_per_s(n_elements=4, repeats=bad)
+    with pytest.raises(ValueError, match="n_elements must be"):
+        add_flop(bad)
+    with pytest.raises(ValueError, match="n_elements must be"):
+        add_bytes_moved(bad)
+
+
+def test_add_rejects_bad_dtype_and_device():
+    with pytest.raises(ValueError, match="dtype must be one of") as err:
+        measure.measure_add_flop_per_s(n_elements=4, dtype="int8")
+    assert "'int8'" in str(err.value)
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        measure.add_bytes_moved(4, dtype="float8")
+    with pytest.raises(ValueError, match="dtype 'bfloat16'"):
+        measure.measure_add_flop_per_s(n_elements=4, dtype="bfloat16", device="cpu")
+    with pytest.raises(ValueError, match="device must be"):
+        measure.measure_add_flop_per_s(n_elements=4, device="gpu")

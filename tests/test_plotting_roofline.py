@@ -158,3 +158,82 @@ def test_figures_for_the_real_table():
     bf16 = [a for a in hardware.ACCELERATORS if "bf16" in a.matrix_flop_per_s]
     assert len(right.patches) == len(bf16)
     fig.canvas.draw()
+
+
+# --- plot_points: many nearby points, named in a legend ---------------------------------------------------
+
+def test_plot_points_gives_each_point_its_own_marker_and_a_legend_beside_the_axes():
+    fig, ax = new_figure()
+    plot.plot_roofline(ax, GPU, intensity_range=(1e-2, 1e2))
+    # Twelve awkwardly spaced points, several within a factor 1.01 of each other (the case labels in place fail).
+    points = [(f"p{i}", 0.3 * 1.01**i, 1.2e12 * 1.01**i) for i in range(12)]
+    out = plot.plot_points(ax, points)
+    assert out is ax
+    marked = lines(ax, "marked-point")
+    assert len(marked) == 12
+    assert len({line.get_marker() for line in marked}) == 12  # every shape distinct
+    assert [line.get_label() for line in marked] == [name for name, _, _ in points]
+    for line, (_, intensity, rate) in zip(marked, points):
+        assert line.get_xdata()[0] == intensity and line.get_ydata()[0] == rate
+    # no colour of a point is the roof's
+    assert all(line.get_color() != lines(ax, "roof")[0].get_color() for line in marked)
+    legend = ax.get_legend()
+    texts = [t.get_text() for t in legend.get_texts()]
+    # the roof, then the points (the ridge, at 200 FLOP/byte, lies outside this intensity range)
+    assert texts == ["Test GPU, bf16 matrix unit"] + [name for name, _, _ in points]
+    fig.canvas.draw()
+    # Beside the axes: the legend's box starts right of the axes' box.
+    renderer = fig.canvas.get_renderer()
+    assert legend.get_window_extent(renderer).x0 > ax.get_window_extent(renderer).x1
+    # the scales and x limits of the roofline are kept
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert ax.get_xlim() == pytest.approx((1e-2, 1e2))
+
+
+def test_plot_points_legend_inside_on_request():
+    fig, ax = new_figure()
+    plot.plot_roofline(ax, GPU)
+    plot.plot_points(ax, [("a", 1.0, 1e12), ("b", 2.0, 3e12)], legend_outside=False)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legend_box, axes_box = ax.get_legend().get_window_extent(renderer), ax.get_window_extent(renderer)
+    assert axes_box.x0 <= legend_box.x0 and legend_box.x1 <= axes_box.x1
+
+
+def test_plot_points_markers_cycle_after_the_last_shape():
+    fig, ax = new_figure()
+    plot.plot_roofline(ax, GPU)
+    n = len(plot.POINT_MARKERS) + 1
+    plot.plot_points(ax, [(f"p{i}", 1.0 + i, 1e12) for i in range(n)])
+    marked = lines(ax, "marked-point")
+    assert marked[-1].get_marker() == marked[0].get_marker() == plot.POINT_MARKERS[0]
+
+
+def test_plot_points_widens_the_y_limits_to_show_a_point_below_the_roof():
+    fig, ax = new_figure()
+    plot.plot_roofline(ax, GPU, intensity_range=(1.0, 1e3))
+    y_lo, y_hi = ax.get_ylim()
+    low = y_lo / 100  # a slow kernel far below the lowest part of the roof
+    plot.plot_points(ax, [("slow", 2.0, low)])
+    assert ax.get_ylim()[0] <= low and ax.get_ylim()[1] == pytest.approx(y_hi)
+    plot.plot_points(ax, [("fast", 2.0, y_hi * 10)])
+    assert ax.get_ylim()[1] >= y_hi * 10
+
+
+@pytest.mark.parametrize(
+    "points, kwargs, name",
+    [
+        ([], {}, "points"),
+        (5, {}, "points"),
+        ("abc", {}, "points"),
+        ([("zero", 0.0, 1e12)], {}, "points"),
+        ([("nan", 1.0, float("nan"))], {}, "points"),
+        ([("two", 1.0)], {}, "points"),
+        ([("ok", 1.0, 1e12)], {"legend_outside": "yes"}, "legend_outside"),
+    ],
+)
+def test_plot_points_rejects_bad_arguments(points, kwargs, name):
+    fig, ax = new_figure()
+    plot.plot_roofline(ax, GPU)
+    with pytest.raises(ValueError, match=name):
+        plot.plot_points(ax, points, **kwargs)

@@ -10,7 +10,12 @@ to finish in about a second on a 2-core CPU:
   :func:`copy_bytes_moved` = ``2 n_bytes`` (every byte is read once and written once), the convention of
   the STREAM benchmark (McCalpin, 1995).
 
-Both run numpy on the CPU by default, or torch on a CUDA GPU when ``device="cuda"`` (torch is imported
+A third measurement is a point to place under those roofs rather than a roof:
+:func:`measure_add_flop_per_s` times ``z = x + y`` over ``n_elements`` values, which does
+:func:`add_flop` = ``n`` FLOP and moves :func:`add_bytes_moved` = ``3 n b`` bytes (read x and y, write z;
+``b`` bytes per element), intensity ``1 / (3 b)`` FLOP/byte.
+
+All three run numpy on the CPU by default, or torch on a CUDA GPU when ``device="cuda"`` (torch is imported
 only then). Each times one warm-up call that is discarded, then ``repeats`` calls, and reports the
 median rate, which a single slow call (a page fault, another process) does not move, and the best (fastest)
 call, which is the better estimate of the hardware's own limit on a machine busy with other work.
@@ -35,6 +40,9 @@ DTYPE_ALIASES = {
 
 #: Short dtype names numpy can multiply on the CPU (numpy has no bfloat16).
 _NUMPY_DTYPES = {"fp64": "float64", "fp32": "float32", "fp16": "float16"}
+
+#: Bytes per element of each short dtype name.
+_ELEMENT_BYTES = {"fp64": 8, "fp32": 4, "fp16": 2, "bf16": 2}
 
 #: Short dtype names torch can multiply on a GPU.
 _TORCH_DTYPES = {"fp64": "float64", "fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
@@ -99,6 +107,21 @@ def copy_bytes_moved(n_bytes: int) -> int:
     """Bytes a copy of ``n_bytes`` moves through memory: read once plus written once, ``2 n_bytes``."""
     _check_positive_int("n_bytes", n_bytes)
     return 2 * n_bytes
+
+
+def add_flop(n_elements: int) -> int:
+    """FLOP of an elementwise add ``z = x + y`` of ``n_elements`` values: one add per element, ``n``."""
+    _check_positive_int("n_elements", n_elements)
+    return n_elements
+
+
+def add_bytes_moved(n_elements: int, dtype: str = "float32") -> int:
+    """Bytes an elementwise add ``z = x + y`` must move: read ``x`` and ``y``, write ``z``, ``3 n b``.
+
+    ``b`` is the size of one element of ``dtype`` in bytes (4 for the default float32, so ``12 n``).
+    """
+    _check_positive_int("n_elements", n_elements)
+    return 3 * n_elements * _ELEMENT_BYTES[_short_dtype(dtype)]
 
 
 def measure_matmul_flop_per_s(
@@ -169,6 +192,50 @@ def measure_copy_bytes_per_s(n_bytes: int = 2**26, repeats: int = 7, device: str
     times_s = time_calls_s(call, repeats=repeats, synchronize=sync)
     what = f"copy of {n_bytes} bytes on {device} (read + write)"
     return _measurement(what, moved, "bytes/s", times_s, device, "uint8")
+
+
+def measure_add_flop_per_s(
+    n_elements: int = 2**23, repeats: int = 7, device: str = "cpu", dtype: str = "float32"
+) -> Measurement:
+    """FLOP/s of the elementwise add ``z = x + y`` over ``n_elements`` values of ``dtype``.
+
+    The work is :func:`add_flop` (1 FLOP per element); the bytes it moves are
+    ``add_bytes_moved(n_elements, dtype)`` (``3 n b``), so its arithmetic intensity is
+    ``gpuperf.roofline.arithmetic_intensity(m.work, add_bytes_moved(n_elements, dtype))``, ``1/12``
+    FLOP/byte in fp32. An add is memory-bound on every processor, so its FLOP/s are its bandwidth times
+    that intensity: a point on the slope of the roofline. The default, ``2**23`` fp32 values (32 MiB per
+    array, 96 MiB moved), streams from main memory rather than from cache and takes a few milliseconds per
+    call on a CPU. On ``"cpu"`` numpy adds (float64, float32 or float16); on ``"cuda"`` torch does (bf16
+    too). ``z`` is allocated once, outside the timed calls.
+    """
+    _check_positive_int("n_elements", n_elements)
+    _check_positive_int("repeats", repeats)
+    device = _check_device(device)
+    short = _short_dtype(dtype)
+    flop = add_flop(n_elements)
+    if device == "cpu":
+        if short not in _NUMPY_DTYPES:
+            raise ValueError(
+                f"dtype {dtype!r} is not available for a numpy add on the cpu; "
+                f"use one of {sorted(_NUMPY_DTYPES.values())}"
+            )
+        x = np.ones(n_elements, dtype=_NUMPY_DTYPES[short])
+        y = np.ones(n_elements, dtype=_NUMPY_DTYPES[short])
+        z = np.empty_like(x)
+        call = lambda: np.add(x, y, out=z)  # noqa: E731 - out= avoids timing an allocation
+        sync = None
+    else:
+        import torch
+
+        torch_dtype = getattr(torch, _TORCH_DTYPES[short])
+        x = torch.ones(n_elements, device="cuda", dtype=torch_dtype)
+        y = torch.ones(n_elements, device="cuda", dtype=torch_dtype)
+        z = torch.empty_like(x)
+        call = lambda: torch.add(x, y, out=z)  # noqa: E731
+        sync = torch.cuda.synchronize
+    times_s = time_calls_s(call, repeats=repeats, synchronize=sync)
+    what = f"add of {n_elements} {short} elements on {device} (z = x + y)"
+    return _measurement(what, flop, "FLOP/s", times_s, device, short)
 
 
 def measured_accelerator(

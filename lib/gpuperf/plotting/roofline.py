@@ -1,5 +1,5 @@
-"""Roofline figures: one device's roofline (optionally with every compute and memory ceiling) and the ridge
-points of several devices.
+"""Roofline figures: one device's roofline (optionally with every compute and memory ceiling), measured or
+modelled points marked on it, and the ridge points of several devices.
 
 The model is Williams, Waterman and Patterson, "Roofline: an insightful visual performance model for
 multicore architectures", CACM 52(4), 2009; the numbers come from :mod:`gpuperf.roofline`.
@@ -25,6 +25,8 @@ from gpuperf.roofline import (
 )
 
 XLABEL = "Arithmetic intensity (FLOP/byte)"
+#: Marker shapes for :func:`plot_points`, in drawing order (all distinct; a 13th point reuses the first).
+POINT_MARKERS = "osD^vP*Xhp<>"
 YLABEL = "Attainable (FLOP/s)"
 _UNIT_LABEL = {"matrix": "matrix unit", "vector": "vector unit"}
 
@@ -49,6 +51,8 @@ def _check_range(intensity_range) -> tuple[float, float]:
 
 
 def _check_points(points) -> list[tuple[str, float, float]]:
+    if isinstance(points, (str, bytes)) or not hasattr(points, "__iter__"):
+        raise ValueError(f"points must be a sequence of (label, intensity_flop_per_byte, flop_per_s), got {points!r}")
     checked = []
     for point in points:
         try:
@@ -146,6 +150,41 @@ def plot_roofline(
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
     else:
         ax.legend(loc="lower right", fontsize=8)
+    return ax
+
+
+def plot_points(ax, points: Sequence[tuple[str, float, float]], *, legend_outside: bool = True):
+    """Mark ``(label, intensity_flop_per_byte, flop_per_s)`` points on ``ax`` and name them in a legend.
+
+    For figures with too many nearby points to label each in place (as :func:`plot_roofline` does): each
+    point gets its own marker shape (:data:`POINT_MARKERS`) and colour, and the legend lists them with the
+    lines already on the axes. With ``legend_outside=True`` the legend sits beside the axes, to the right,
+    where it cannot hide a point; otherwise matplotlib places it inside. Artists carry the gid
+    ``"marked-point"``. Returns ``ax``.
+
+    Draw the roofline first: this function keeps the axes' scales and x limits (the roofline's
+    ``intensity_range``), and only widens the y limits, when the axes already have data, so that a point
+    below or above them still shows.
+    """
+    checked = _check_points(points)
+    if not checked:
+        raise ValueError(f"points must hold at least one (label, intensity, FLOP/s) tuple, got {points!r}")
+    if not isinstance(legend_outside, bool):
+        raise ValueError(f"legend_outside must be True or False, got {legend_outside!r}")
+    # PALETTE[0] draws the roof and the last entry (yellow) is hard to see on white: use the ones between.
+    colors = PALETTE[1:-1]
+    had_data = bool(ax.get_lines())
+    for i, (name, intensity, rate) in enumerate(checked):
+        ax.plot([intensity], [rate], marker=POINT_MARKERS[i % len(POINT_MARKERS)], markersize=7,
+                linestyle="none", color=colors[i % len(colors)], label=name, gid="marked-point", zorder=3)
+    if had_data:
+        y_lo, y_hi = ax.get_ylim()
+        rates = [rate for _, _, rate in checked]
+        ax.set_ylim(min(y_lo, min(rates) / 2), max(y_hi, max(rates) * 2))
+    if legend_outside:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
+    else:
+        ax.legend(loc="best", fontsize=8)
     return ax
 
 

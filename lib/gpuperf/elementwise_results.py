@@ -1,0 +1,289 @@
+"""Reading an elementwise benchmark against the roofline: which rows to compare, where they sit, what they show.
+
+The benchmark (:func:`gpuperf.kernels.elementwise_bench.run_elementwise_benchmark`, recorded by
+``make bench`` in ``book/data/elementwise_<device>.json``) times a device-to-device copy, a vector add in
+torch and in Triton, and a chain of ``k`` elementwise operations run unfused (``k`` torch operations) and
+fused (one Triton kernel). Each result is one row, a dict with the keys :data:`ROW_KEYS`:
+
+``kernel``       "copy", "torch_add", "triton_add", "torch_chain_unfused" or "triton_chain_fused"
+``dtype``        "fp32", "fp16" or "bf16"
+``n_elements``   elements per tensor
+``k_ops``        operations in the chain (1 for copy and add)
+``flop``         1 per element per operation: 0 for copy, n for add, k n for a chain
+``bytes_moved``  HBM bytes the kernel must move: copy 2 n b, add 3 n b, fused chain 2 n b, unfused 2 k n b
+``time_s``       median time of one call, in seconds
+``bytes_per_s``  ``bytes_moved / time_s``
+``flop_per_s``   ``flop / time_s``
+
+This module only reads rows, so it runs anywhere: it imports neither torch nor the benchmark module (whose
+package switches on the Triton interpreter and imports torch). The copy measured in the same run is the
+reference for "as fast as memory allows": every other kernel is compared with it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from gpuperf.hardware import Accelerator
+from gpuperf.roofline import arithmetic_intensity, as_accelerator
+
+#: Keys of one result row (the same as ``gpuperf.kernels.elementwise_bench.ROW_KEYS``).
+ROW_KEYS = ("kernel", "dtype", "n_elements", "k_ops", "flop", "bytes_moved", "time_s", "bytes_per_s", "flop_per_s")
+
+#: The kernels a benchmark measures; all but the copy stream a tensor while doing arithmetic on it.
+KERNELS = ("copy", "torch_add", "triton_add", "torch_chain_unfused", "triton_chain_fused")
+STREAMING_KERNELS = KERNELS[1:]
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ElementwiseSummary:
+    """What one dtype's rows of an elementwise benchmark show (see :func:`summarize`).
+
+    Attributes
+    ----------
+    dtype, n_elements: the case the rows describe.
+    copy_bytes_per_s: bandwidth of the copy in the same run, bytes read + written per second.
+    min_ratio_to_copy, max_ratio_to_copy: the slowest and fastest streaming kernel's bytes/s over the copy's.
+    k_max: the longest chain measured (operations fused into one kernel).
+    unfused_time_s, fused_time_s: the chain of ``k_max`` operations, unfused and fused, in seconds.
+    fusion_speedup: ``unfused_time_s / fused_time_s``.
+    copy_fraction_of_datasheet: ``copy_bytes_per_s`` over the datasheet HBM bandwidth it was given.
+    """
+
+    dtype: str
+    n_elements: int
+    copy_bytes_per_s: float
+    min_ratio_to_copy: float
+    max_ratio_to_copy: float
+    k_max: int
+    unfused_time_s: float
+    fused_time_s: float
+    fusion_speedup: float
+    copy_fraction_of_datasheet: float
+
+
+# --------------------------------------------------------------------------------------------------
+# Checks (ValueError naming the argument and the value it got)
+# --------------------------------------------------------------------------------------------------
+
+
+def _check_row(row: object, name: str = "rows") -> Row:
+    if not isinstance(row, Mapping):
+        raise ValueError(f"{name} must hold result rows (dicts with keys {ROW_KEYS}), got {row!r}")
+    missing = [key for key in ROW_KEYS if key not in row]
+    if missing:
+        raise ValueError(f"{name} holds a row without the keys {missing}: {dict(row)!r}")
+    if row["kernel"] not in KERNELS:
+        raise ValueError(f"{name} holds a row of an unknown kernel {row['kernel']!r} (known: {KERNELS})")
+    time_s = row["time_s"]
+    if not isinstance(time_s, numbers.Real) or isinstance(time_s, bool) or not (math.isfinite(time_s) and time_s > 0):
+        raise ValueError(f"{name} holds a row whose time_s is not a positive number of seconds: {dict(row)!r}")
+    return dict(row)
+
+
+def _check_rows(rows: object) -> list[Row]:
+    """Rows of one case: a non-empty sequence of result rows, all of one dtype and one n_elements."""
+    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Sequence):
+        raise ValueError(f"rows must be a list of result rows (dicts), got {rows!r}")
+    checked = [_check_row(row) for row in rows]
+    if not checked:
+        raise ValueError("rows must hold at least one result row, got []")
+    cases = sorted({(r["dtype"], r["n_elements"]) for r in checked})
+    if len(cases) > 1:
+        raise ValueError(
+            f"rows must all share one dtype and n_elements (select them with rows_for_dtype), got the cases {cases}"
+        )
+    return checked
+
+
+def _check_k(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+# --------------------------------------------------------------------------------------------------
+# Selecting rows
+# --------------------------------------------------------------------------------------------------
+
+
+def rows_for_dtype(run: Mapping[str, Any] | Sequence[Row], dtype: str) -> list[Row]:
+    """The rows of ``run`` in ``dtype`` at the largest ``n_elements`` measured in that dtype.
+
+    ``run`` is a recorded run (a dict whose ``"results"`` are rows, as
+    :func:`gpuperf.recorded.load_run` returns it) or a plain list of rows. The largest size is the one that
+    streams from HBM rather than from cache, so it is the one to read against the roofline. Returns copies,
+    in the run's order. Raises ``ValueError`` naming ``dtype`` if the run has no row in it.
+    """
+    if isinstance(run, Mapping):
+        if "results" not in run:
+            raise ValueError(f"run must be a recorded run with 'results' or a list of rows, got keys {sorted(run)}")
+        results = run["results"]
+    else:
+        results = run
+    if isinstance(results, (str, bytes)) or not isinstance(results, Sequence):
+        raise ValueError(f"run must be a recorded run with 'results' or a list of rows, got {run!r}")
+    rows = [_check_row(row, "run") for row in results]
+    in_dtype = [r for r in rows if r["dtype"] == dtype]
+    if not in_dtype:
+        recorded = sorted({r["dtype"] for r in rows})
+        raise ValueError(f"dtype {dtype!r} has no rows in run; its dtypes are {recorded}")
+    largest = max(r["n_elements"] for r in in_dtype)
+    return [r for r in in_dtype if r["n_elements"] == largest]
+
+
+def find_row(rows: Sequence[Row], kernel: str, k_ops: int = 1) -> Row:
+    """The one row of ``kernel`` with ``k_ops`` operations (1 for copy and add) among one case's ``rows``.
+
+    Raises ``ValueError`` naming ``kernel`` and ``k_ops`` when there is no such row (listing those there
+    are), and naming ``rows`` when there are several.
+    """
+    checked = _check_rows(rows)
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+    k_ops = _check_k("k_ops", k_ops)
+    found = [r for r in checked if r["kernel"] == kernel and r["k_ops"] == k_ops]
+    if not found:
+        present = sorted((r["kernel"], r["k_ops"]) for r in checked)
+        raise ValueError(f"kernel {kernel!r} with k_ops {k_ops} is not in rows; (kernel, k_ops) there: {present}")
+    if len(found) > 1:
+        raise ValueError(f"rows holds {len(found)} rows for kernel {kernel!r} with k_ops {k_ops}; expected one")
+    return found[0]
+
+
+def chain_k_values(rows: Sequence[Row], kernel: str = "triton_chain_fused") -> tuple[int, ...]:
+    """The chain lengths ``k`` measured for ``kernel`` (a chain kernel), in increasing order."""
+    checked = _check_rows(rows)
+    if kernel not in ("torch_chain_unfused", "triton_chain_fused"):
+        raise ValueError(f"kernel must be 'torch_chain_unfused' or 'triton_chain_fused', got {kernel!r}")
+    ks = tuple(sorted({r["k_ops"] for r in checked if r["kernel"] == kernel}))
+    if not ks:
+        raise ValueError(f"kernel {kernel!r} has no rows in rows")
+    return ks
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading them
+# --------------------------------------------------------------------------------------------------
+
+
+def ratios_to_copy(rows: Sequence[Row]) -> dict[tuple[str, int], float]:
+    """Each streaming kernel's bytes/s over the copy's in the same rows, keyed by ``(kernel, k_ops)``.
+
+    A ratio of 1 means the kernel moves its bytes exactly as fast as a plain copy; elementwise kernels,
+    being memory-bound, should all sit near 1.
+    """
+    checked = _check_rows(rows)
+    copy_bytes_per_s = find_row(checked, "copy")["bytes_per_s"]
+    return {
+        (r["kernel"], r["k_ops"]): r["bytes_per_s"] / copy_bytes_per_s
+        for r in checked
+        if r["kernel"] in STREAMING_KERNELS
+    }
+
+
+def roofline_points(rows: Sequence[Row]) -> list[tuple[str, float, float]]:
+    """``(label, intensity_flop_per_byte, flop_per_s)`` points of one case's rows, for a roofline figure.
+
+    Intensity is the row's FLOP over its bytes (:func:`gpuperf.roofline.arithmetic_intensity`); the rate
+    is its measured FLOP/s. Points that would coincide are drawn once: the torch and Triton adds have the
+    same intensity (``1 / (3 b)``), and so does the unfused chain at every ``k`` (``k`` FLOP for ``k``
+    round trips, ``1 / (2 b)``), which also equals the fused chain at ``k = 1``. So the points are: the add
+    (torch's row), the unfused chain at its longest ``k``, and the fused chain at each ``k > 1``
+    (intensity ``k / (2 b)``). Raises ``ValueError`` naming the kernel when a needed row is missing.
+    """
+    checked = _check_rows(rows)
+
+    def point(label: str, row: Row) -> tuple[str, float, float]:
+        return (label, arithmetic_intensity(row["flop"], row["bytes_moved"]), float(row["flop_per_s"]))
+
+    unfused_ks = chain_k_values(checked, "torch_chain_unfused")
+    fused_ks = chain_k_values(checked, "triton_chain_fused")
+    unfused_label = (f"chain, unfused (k = {unfused_ks[0]} to {unfused_ks[-1]})" if len(unfused_ks) > 1
+                     else f"chain, unfused (k = {unfused_ks[0]})")
+    points = [
+        point("add (torch and Triton)", find_row(checked, "torch_add")),
+        point(unfused_label, find_row(checked, "torch_chain_unfused", unfused_ks[-1])),
+    ]
+    points += [point(f"chain, fused, k = {k}", find_row(checked, "triton_chain_fused", k)) for k in fused_ks if k > 1]
+    return points
+
+
+def summarize(rows: Sequence[Row], hbm_bytes_per_s: float) -> ElementwiseSummary:
+    """What one case's rows show, against the datasheet HBM bandwidth ``hbm_bytes_per_s`` (bytes/s).
+
+    The streaming kernels' range of bandwidths relative to the copy, the copy's fraction of the datasheet
+    bandwidth, and the speed-up of fusing the longest chain measured (the unfused chain's time over the
+    fused one's at the largest ``k`` of the fused kernel; both rows must be there).
+    """
+    checked = _check_rows(rows)
+    if (not isinstance(hbm_bytes_per_s, numbers.Real) or isinstance(hbm_bytes_per_s, bool)
+            or not (math.isfinite(hbm_bytes_per_s) and hbm_bytes_per_s > 0)):
+        raise ValueError(f"hbm_bytes_per_s must be a finite number > 0, got {hbm_bytes_per_s!r}")
+    copy_bytes_per_s = float(find_row(checked, "copy")["bytes_per_s"])
+    ratios = ratios_to_copy(checked)
+    if not ratios:
+        raise ValueError("rows hold only the copy; a summary needs the streaming kernels too")
+    k_max = chain_k_values(checked, "triton_chain_fused")[-1]
+    fused = find_row(checked, "triton_chain_fused", k_max)
+    unfused = find_row(checked, "torch_chain_unfused", k_max)
+    return ElementwiseSummary(
+        dtype=checked[0]["dtype"],
+        n_elements=int(checked[0]["n_elements"]),
+        copy_bytes_per_s=copy_bytes_per_s,
+        min_ratio_to_copy=min(ratios.values()),
+        max_ratio_to_copy=max(ratios.values()),
+        k_max=k_max,
+        unfused_time_s=float(unfused["time_s"]),
+        fused_time_s=float(fused["time_s"]),
+        fusion_speedup=unfused["time_s"] / fused["time_s"],
+        copy_fraction_of_datasheet=copy_bytes_per_s / hbm_bytes_per_s,
+    )
+
+
+def vector_roof_dtype(accelerator: str | Accelerator, dtype: str) -> str:
+    """The dtype whose vector-unit (CUDA core) peak bounds an elementwise kernel in ``dtype``.
+
+    ``dtype`` itself when the device lists a vector peak for it, else ``"fp32"`` (elementwise kernels on
+    16-bit data often compute in fp32). Raises ``ValueError`` if the device has neither.
+    """
+    acc = as_accelerator(accelerator)
+    if dtype in acc.vector_flop_per_s:
+        return dtype
+    if "fp32" in acc.vector_flop_per_s:
+        return "fp32"
+    raise ValueError(f"accelerator {acc.name!r} lists no vector peak for dtype {dtype!r} nor for fp32")
+
+
+def report_rows(rows: Sequence[Row]) -> None:
+    """Print one case's rows as a table: time, TB/s, fraction of the copy's bandwidth and GFLOP/s."""
+    checked = _check_rows(rows)
+    copy_bytes_per_s = find_row(checked, "copy")["bytes_per_s"]
+    first = checked[0]
+    print(f"n = {first['n_elements']} {first['dtype']} elements; "
+          f"copy: {copy_bytes_per_s / 1e12:.2f} TB/s (bytes read + written)")
+    print(f"{'kernel':>20s} {'k':>3s} {'time':>10s} {'TB/s':>6s} {'of copy':>8s} {'GFLOP/s':>8s}")
+    for r in sorted(checked, key=lambda r: (r["kernel"], r["k_ops"])):
+        print(f"{r['kernel']:>20s} {r['k_ops']:3d} {r['time_s'] * 1e6:7.1f} µs {r['bytes_per_s'] / 1e12:6.2f} "
+              f"{r['bytes_per_s'] / copy_bytes_per_s:8.1%} {r['flop_per_s'] / 1e9:8.0f}")
+
+
+__all__ = [
+    "ElementwiseSummary",
+    "KERNELS",
+    "ROW_KEYS",
+    "STREAMING_KERNELS",
+    "chain_k_values",
+    "find_row",
+    "ratios_to_copy",
+    "report_rows",
+    "roofline_points",
+    "rows_for_dtype",
+    "summarize",
+    "vector_roof_dtype",
+]
