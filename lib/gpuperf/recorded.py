@@ -104,6 +104,6 @@ def describe_provenance(run: dict[str, Any]) -> str:
     """One sentence naming the device, driver, versions and date of a recorded run."""
     p = run["provenance"]
     return (
-        f"Measured on an {p['device']} (driver {p['driver']}, CUDA {p.get('cuda', '?')}), "
+        f"Measured on the {p['device']} (driver {p['driver']}, CUDA {p.get('cuda', '?')}), "
         f"torch {p['torch']}, triton {p['triton']}, on {p['date']}."
     )
