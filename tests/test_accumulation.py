@@ -51,6 +51,23 @@ def _torch_round(x, dtype):
 
 
 # ---------------------------------------------------------------------------------------------
+# Rounding: the numpy-cast fast paths agree with gpuperf.formats
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["fp32", "fp16"])
+def test_numpy_cast_rounding_agrees_with_formats_including_ties_and_subnormals(fmt):
+    rng = np.random.default_rng(5)
+    f = acc._formats.get_format(fmt)
+    x = rng.standard_normal(200_000) * np.exp2(rng.integers(f.min_exponent - f.mantissa_bits - 2, f.max_exponent + 2, 200_000))
+    # Exact ties: midpoints between neighbouring values of the format, across its range.
+    grid = acc._formats.round_to_format(x, fmt)
+    ties = grid + acc._formats.spacing(grid, fmt) / 2
+    values = np.concatenate([x, ties[np.isfinite(ties)], [0.0, -0.0, np.inf, -np.inf, f.max_value * 1.5]])
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(acc.round_to_accumulator(values, fmt), acc._formats.round_to_format(values, fmt))
+
+
+# ---------------------------------------------------------------------------------------------
 # Swamping
 # ---------------------------------------------------------------------------------------------
 
