@@ -35,10 +35,11 @@ book: $(ENV_DEP)
 	$(PYTHON) -c "import sys; from jupyter_book.cli.main import main; sys.argv[0] = 'jupyter-book'; sys.exit(main())" build -W -n --keep-going .
 	@echo "The site is at $(CURDIR)/_build/html/index.html"
 
-# One pytest run covers the package tests and every notebook (nbval), spread over $(JOBS) cores;
+# One pytest run covers the package tests and every notebook (nbval), spread over $(JOBS) cores
+# (--dist loadfile keeps all cells of one notebook on one worker, hence in one kernel);
 # the Triton kernels run through the interpreter. Then the strict site build.
 test: $(ENV_DEP)
-	TRITON_INTERPRET=1 MPLBACKEND=Agg $(PYTHON) -m pytest -n $(JOBS) --nbval-lax --nbval-current-env \
+	TRITON_INTERPRET=1 MPLBACKEND=Agg $(PYTHON) -m pytest -n $(JOBS) --dist loadfile --nbval-lax --nbval-current-env \
 		-p no:cacheprovider tests book labs
 	$(MAKE) --no-print-directory book PYTHON=$(PYTHON)
 

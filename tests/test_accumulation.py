@@ -133,7 +133,13 @@ def test_saturating_formats_stall_at_their_largest_value():
     run = acc.swamping(100.0, 8, "fp8_e4m3fn")
     np.testing.assert_array_equal(run.partial_sums, [0, 96, 192, 288, 384, 448, 448, 448, 448])
     assert acc.swamping_stall_value(100.0, "fp8_e4m3fn") == 448.0
-    assert torch.tensor(480.0).to(torch.float8_e4m3fn).float() == 448.0
+    cast = torch.tensor(480.0).to(torch.float8_e4m3fn).float().item()
+    # PyTorch 2.13 saturates like gpuperf's default; older releases (Colab's 2.11) give NaN instead.
+    torch_version = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+    if torch_version >= (2, 13):
+        assert cast == 448.0
+    else:
+        assert math.isnan(cast)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -70,6 +70,10 @@ def test_store_in_format_matches_torch_casts(x):
     for name, dtype in dtypes.items():
         ref = torch.tensor(x, dtype=torch.float64).to(dtype).double().item()
         row = rows[name]
+        if name == "fp8_e4m3fn" and math.isnan(ref) and abs(x) > 448:
+            # PyTorch before 2.13 (e.g. Colab's 2.11) casts out-of-range values to NaN; 2.13 saturates, as
+            # gpuperf.formats does by default for the OCP "FN" formats.
+            ref = math.copysign(448.0, x)
         if math.isnan(ref):
             assert math.isnan(row.stored)
         else:
