@@ -509,3 +509,18 @@ def test_absmax_of_zeros_and_bad_scales():
     with pytest.raises(ValueError, match="q"):
         dequantize_int([1.5], 1.0)
     assert math.isclose(dequantize_int(np.int8(-3), 0.5), -1.5)
+
+
+def test_pattern_counts_against_closed_forms():
+    from gpuperf import formats as F
+
+    e4m3 = F.pattern_counts("fp8_e4m3fn")
+    assert (e4m3.patterns, e4m3.nan_patterns, e4m3.inf_patterns, e4m3.finite_values, e4m3.max_value) == (256, 2, 0, 253, 448.0)
+    e5m2 = F.pattern_counts("fp8_e5m2")  # IEEE: 2 infinities, 2 * (2**2 - 1) NaNs
+    assert (e5m2.nan_patterns, e5m2.inf_patterns, e5m2.finite_values) == (6, 2, 256 - 8 - 1)
+    fp16 = F.pattern_counts("fp16")
+    assert (fp16.nan_patterns, fp16.inf_patterns, fp16.finite_values) == (2 * 1023, 2, 65536 - 2048 - 1)
+    fp4 = F.pattern_counts("fp4_e2m1")
+    assert (fp4.nan_patterns, fp4.inf_patterns, fp4.finite_values) == (0, 0, 15)
+    with pytest.raises(ValueError, match="fmt"):
+        F.pattern_counts("fp32")

@@ -139,3 +139,18 @@ def test_sources_list_names_every_device_and_field():
     assert out.count("<code>hbm_bytes_per_s</code>") == len(hardware.ACCELERATORS)
     with pytest.raises(ValueError, match="accelerators"):
         format_sources_html([{"name": "x"}])
+
+
+def test_formats_table_rows():
+    from gpuperf.tables import FORMAT_COLUMNS, formats_table_rows
+
+    rows = {r["name"]: r for r in formats_table_rows()}
+    assert rows["fp16"]["max"] == "6.55e+04" and rows["fp16"]["bias"] == "15" and rows["fp16"]["specials"] == "inf, NaN"
+    assert rows["fp8_e4m3fn"]["max"] == "448" and rows["fp8_e4m3fn"]["specials"] == "NaN only"
+    assert rows["fp4_e2m1"]["layout"] == "S1 E2 M1" and rows["fp4_e2m1"]["specials"] == "none"
+    assert rows["e8m0"]["layout"] == "E8 M0" and rows["e8m0"]["min_subnormal"] == "none"
+    assert rows["bf16"]["epsilon"] == "0.00781"
+    assert set(rows["fp32"]) == {c.key for c in FORMAT_COLUMNS}
+    assert [r["name"] for r in formats_table_rows(["bf16", "fp16"])] == ["bf16", "fp16"]
+    with pytest.raises(ValueError, match="fp7"):
+        formats_table_rows(["fp7"])

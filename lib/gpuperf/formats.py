@@ -474,6 +474,34 @@ def representable_values(fmt) -> np.ndarray:
     return np.unique(values[np.isfinite(values)]) + 0.0  # + 0.0 turns a -0.0 into 0.0
 
 
+@dataclass(frozen=True)
+class PatternCounts:
+    """How a format of at most 16 bits spends its bit patterns."""
+
+    fmt: str
+    patterns: int  # 2**total_bits
+    nan_patterns: int
+    inf_patterns: int
+    finite_values: int  # distinct finite values (+0 and -0 count once)
+    max_value: float
+
+
+def pattern_counts(fmt) -> PatternCounts:
+    """Count the NaN patterns, infinity patterns and distinct finite values of ``fmt`` (at most 16 bits)."""
+    fmt = _format(fmt)
+    if fmt.total_bits > 16:
+        raise ValueError(f"fmt must have at most 16 bits to count its patterns, got {fmt.name!r} ({fmt.total_bits} bits)")
+    decoded = decode(np.arange(1 << fmt.total_bits), fmt)
+    return PatternCounts(
+        fmt=fmt.name,
+        patterns=1 << fmt.total_bits,
+        nan_patterns=int(np.isnan(decoded).sum()),
+        inf_patterns=int(np.isinf(decoded).sum()),
+        finite_values=int(representable_values(fmt).size),
+        max_value=fmt.max_value,
+    )
+
+
 # ---- integers with a scale ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class IntFormat:

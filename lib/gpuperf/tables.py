@@ -157,3 +157,35 @@ def format_sources_html(accelerators: Iterable) -> str:
         out.append("</ul></li>")
     out.append("</ul>")
     return "\n".join(out)
+
+
+#: Columns for :func:`formats_table_rows`.
+FORMAT_COLUMNS = (
+    Column("name", "format"), Column("bits", "bits"), Column("layout", "layout"), Column("bias", "bias"),
+    Column("max", "largest"), Column("min_normal", "smallest normal"),
+    Column("min_subnormal", "smallest subnormal"), Column("epsilon", "machine epsilon"),
+    Column("specials", "inf / NaN"),
+)
+
+_SPECIALS_TEXT = {"ieee": "inf, NaN", "fn": "NaN only", "none": "none"}
+
+
+def formats_table_rows(names: Sequence[str] | None = None) -> list[dict[str, str]]:
+    """One row of display strings per floating-point format of :mod:`gpuperf.formats` (all by default)."""
+    from gpuperf import formats
+
+    rows = []
+    for name in (formats.FORMATS if names is None else names):
+        f = formats.get_format(name)
+        rows.append({
+            "name": f.name,
+            "bits": f"{f.total_bits}",
+            "layout": f"{'S1 ' if f.signed else ''}E{f.exponent_bits} M{f.mantissa_bits}",
+            "bias": f"{f.bias}",
+            "max": f"{f.max_value:.4g}",
+            "min_normal": f"{f.min_normal:.3g}",
+            "min_subnormal": f"{f.min_subnormal:.3g}" if f.has_subnormals else "none",
+            "epsilon": f"{f.machine_epsilon:.3g}",
+            "specials": _SPECIALS_TEXT[f.specials],
+        })
+    return rows
