@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -86,18 +87,55 @@ def test_vector_add_is_correctly_rounded_and_equals_torch(n, dtype, device, gen)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_vector_add_closed_forms(dtype, device, gen):
     x = torch.randn(4097, generator=gen, device=device).to(dtype)
-    assert torch.equal(ew.vector_add(x, -x), torch.zeros_like(x))  # x + (-x) = 0 exactly
-    assert torch.equal(ew.vector_add(x, x), 2 * x)  # doubling is exact
+    seed = f"seed={gen.initial_seed()}"
+    assert torch.equal(ew.vector_add(x, -x), torch.zeros_like(x)), seed  # x + (-x) = 0 exactly
+    assert torch.equal(ew.vector_add(x, x), 2 * x), seed  # doubling is exact
 
 
+@pytest.mark.parametrize("kernel", ["vector_add", "fused_chain"])
 @pytest.mark.parametrize("n", [1, 1025, 4097])
-def test_vector_add_writes_nothing_past_the_end(n, device, gen):
+def test_kernels_write_nothing_past_the_end(kernel, n, device, gen):
     x = torch.randn(n, generator=gen, device=device)
     y = torch.randn(n, generator=gen, device=device)
     buffer = torch.full((n + 2048,), float("nan"), device=device)
-    ew.vector_add(x, y, out=buffer[:n])
+    if kernel == "vector_add":
+        ew.vector_add(x, y, out=buffer[:n])
+    else:
+        ew.fused_chain(x, 3, out=buffer[:n])
     assert not torch.isnan(buffer[:n]).any()
-    assert torch.isnan(buffer[n:]).all(), "the kernel stored past n_elements (mask missing)"
+    assert torch.isnan(buffer[n:]).all(), f"{kernel} stored past n_elements (mask missing)"
+
+
+def test_in_place_is_allowed(device, gen):
+    """out may be an input itself: each element is read and then written by the same program."""
+    x = torch.randn(3001, generator=gen, device=device)
+    y = torch.randn(3001, generator=gen, device=device)
+    expected_sum, expected_chain = x + y, ew.fused_chain(y, 4)
+    assert ew.vector_add(x, y, out=x) is x
+    assert torch.equal(x, expected_sum), f"seed={gen.initial_seed()}"
+    assert ew.fused_chain(y, 4, out=y) is y
+    assert torch.equal(y, expected_chain), f"seed={gen.initial_seed()}"
+
+
+@pytest.mark.parametrize("shift_elements", [1, -1, 1000, -2999])
+def test_partly_overlapping_out_is_refused(shift_elements, device):
+    buffer = torch.zeros(9000, device=device)
+    x, y = buffer[3000:6000], torch.zeros(3000, device=device)
+    out = buffer[3000 + shift_elements: 6000 + shift_elements]
+    offset = re.escape(f"{4 * shift_elements:+d}")  # bytes: fp32
+    with pytest.raises(ValueError, match=rf"^out must be x itself or not overlap it, got out {offset} bytes from x"):
+        ew.vector_add(x, y, out=out)
+    with pytest.raises(ValueError, match=r"^out must be y itself or not overlap it"):
+        ew.vector_add(y, x, out=out)
+    with pytest.raises(ValueError, match=r"^out must be x itself or not overlap it"):
+        ew.fused_chain(x, 2, out=out)
+
+
+def test_adjacent_out_is_not_an_overlap(device, gen):
+    buffer = torch.full((2 * 1025,), float("nan"), device=device)
+    x, out = buffer[:1025], buffer[1025:]
+    x.copy_(torch.randn(1025, generator=gen, device=device))
+    assert torch.equal(ew.vector_add(x, x, out=out), 2 * x)
 
 
 def test_vector_add_keeps_shape_and_allocates(device, gen):
@@ -106,6 +144,18 @@ def test_vector_add_keeps_shape_and_allocates(device, gen):
     out = ew.vector_add(x, y)
     assert out.shape == (37, 29) and out.dtype == torch.float16 and out.device == x.device
     assert torch.equal(out, x + y)
+
+
+def test_zero_dimensional_tensors(device):
+    x = torch.tensor(1.5, device=device)
+    assert ew.vector_add(x, x).shape == () and ew.vector_add(x, x).item() == 3.0
+    assert ew.fused_chain(x, 2).item() == 1.5 * ew.CHAIN_SCALE + ew.CHAIN_SHIFT  # exact in fp32
+
+
+def test_numpy_integer_k_ops_is_accepted(device):
+    np = pytest.importorskip("numpy")
+    x = torch.full((5,), 2.0, device=device)
+    assert torch.equal(ew.fused_chain(x, np.int64(3)), ew.fused_chain(x, 3))
 
 
 def test_empty_tensors_are_returned_untouched(device):
@@ -162,7 +212,8 @@ def test_unfused_torch_chain_rounds_once_per_op(k_ops, dtype, device, gen):
     ref = chain_closed_form(x.cpu().double(), k_ops, ew.CHAIN_SCALE, ew.CHAIN_SHIFT)
     magnitude = x.cpu().double().abs().clamp(min=1.0)
     # each of the k eager ops rounds to the storage dtype (|error| <= u |value| <= u max(|x|, 1))
-    assert_within(unfused, ref, 2 * (k_ops + 1) * U[dtype] * magnitude, f"unfused k={k_ops} {dtype}")
+    assert_within(unfused, ref, 2 * (k_ops + 1) * U[dtype] * magnitude,
+                  f"unfused k={k_ops} {dtype} seed={gen.initial_seed()}")
 
 
 def test_fused_chain_rounds_once_so_it_beats_unfused_fp16(device, gen):
@@ -171,7 +222,7 @@ def test_fused_chain_rounds_once_so_it_beats_unfused_fp16(device, gen):
     ref = ew.chain_reference_fp64(x, 16)
     fused_err = (ew.fused_chain(x, 16).cpu().double() - ref).abs().max()
     unfused_err = (ew.chain_reference_unfused(x, 16).cpu().double() - ref).abs().max()
-    assert fused_err < unfused_err
+    assert fused_err < unfused_err, f"seed={gen.initial_seed()}"
 
 
 @pytest.mark.parametrize("scale, shift, k_ops", [(-1.5, 0.25, 5), (0.5, -3.0, 7), (1.0 / 3.0, 0.1, 4)])
@@ -182,7 +233,8 @@ def test_fused_chain_custom_constants(scale, shift, k_ops, device, gen):
     torch.testing.assert_close(ew.chain_reference_fp64(x, k_ops, scale, shift), ref, rtol=1e-13, atol=1e-13)
     # the constants themselves are rounded to fp32 (1/3, 0.1), so allow fp32-sized relative error
     magnitude = x.cpu().double().abs().clamp(min=1.0) * max(abs(scale), 1.0) ** k_ops * (1 + abs(shift))
-    assert_within(out, ref, 8 * k_ops * U_FP32 * magnitude, f"fused_chain scale={scale} shift={shift}")
+    assert_within(out, ref, 8 * k_ops * U_FP32 * magnitude,
+                  f"fused_chain scale={scale} shift={shift} seed={gen.initial_seed()}")
 
 
 @settings(max_examples=15, deadline=None)
@@ -272,12 +324,16 @@ def test_interpreter_refuses_bf16_it_would_round_wrongly():
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_python(code: str, env_interpret: str | None) -> str:
+def run_process(args: list[str], env_interpret: str | None) -> subprocess.CompletedProcess:
+    """Run ``python *args`` in the repository with TRITON_INTERPRET set to ``env_interpret`` (None: unset)."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     if env_interpret is not None:
         env["TRITON_INTERPRET"] = env_interpret
-    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run([sys.executable, *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
+
+
+def run_python(code: str, env_interpret: str | None) -> str:
+    done = run_process(["-c", code], env_interpret)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -302,6 +358,38 @@ def test_kernels_package_keeps_the_users_setting():
     assert run_python(code, "1") == "1 True"
 
 
+def test_interpreter_switch_reads_the_variable_as_triton_does():
+    """For spellings Triton accepts and ones it does not, interpreter_enabled() and INTERPRETED agree with the
+    kind of kernel Triton actually built (one process: the kernel module is imported afresh under each value)."""
+    code = (
+        "import importlib, os, sys\n"
+        "import gpuperf.kernels as k\n"
+        "for value in ['1', 'true', 'ON', 'yes', ' 1', '0', '']:\n"
+        "    os.environ['TRITON_INTERPRET'] = value\n"
+        "    sys.modules.pop('gpuperf.kernels.elementwise', None)\n"
+        "    ew = importlib.import_module('gpuperf.kernels.elementwise')\n"
+        "    built = type(ew._add_kernel).__name__ == 'InterpretedFunction'\n"
+        "    print(repr(value), built, k.interpreter_enabled(), ew.INTERPRETED)\n"
+    )
+    lines = run_python(code, "1").splitlines()
+    assert len(lines) == 7
+    for line in lines:
+        value, built, enabled, recorded = line.rsplit(" ", 3)
+        assert built == enabled == recorded, line
+        if value in ("'1'", "'true'", "'ON'", "'0'", "''"):  # the same in every Triton version
+            assert built == str(value in ("'1'", "'true'", "'ON'")), line
+
+
+@cpu_only
+def test_wrappers_follow_the_mode_the_kernels_were_defined_in(monkeypatch):
+    """Turning the variable off after import must not make the wrappers demand CUDA tensors: the kernels
+    were defined for the interpreter and stay so."""
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    x = torch.arange(1, 2000, dtype=torch.float32)
+    assert torch.equal(ew.vector_add(x, x), 2 * x)
+    assert ew.INTERPRETED
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
@@ -309,7 +397,7 @@ def test_compiled_path_on_gpu(dtype):
     """On a GPU the kernels are compiled (not interpreted) and load from global memory in PTX."""
     import triton
 
-    assert not interpreter_enabled()
+    assert not interpreter_enabled() and not ew.INTERPRETED
     n = 1 << 20
     x = torch.randn(n, device="cuda", dtype=dtype)
     out = poisoned(x)
@@ -319,6 +407,29 @@ def test_compiled_path_on_gpu(dtype):
     assert torch.equal(out, x + x)
     compiled = ew._chain_kernel[grid](x, out, n, ew.CHAIN_SCALE, ew.CHAIN_SHIFT, K_OPS=4, BLOCK_SIZE=ew.BLOCK_SIZE)
     assert "st.global" in compiled.asm["ptx"]
+
+
+@pytest.mark.slow
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
+def test_offsets_past_2_31_elements_on_gpu():
+    """Past 2**31 elements a 32-bit offset (program_id * BLOCK_SIZE) wraps around; the kernels use 64-bit ones.
+    Three fp16 tensors of 2**31 + 1500 elements (4.3 GB each); the tail is checked against the closed form."""
+    n = 2**31 + 1500
+    if torch.cuda.mem_get_info()[0] < 3 * 2 * n + 2**30:
+        pytest.skip("needs about 14 GB of free GPU memory")
+    tail = 4096
+    x = torch.zeros(n, dtype=torch.float16, device="cuda")
+    x[-tail:] = torch.arange(tail, device="cuda", dtype=torch.float16) / 8  # exact in fp16 (< 2048 / 4)
+    out = poisoned(x)
+    ew.vector_add(x, torch.ones_like(x), out=out)
+    assert not torch.isnan(out).any(), "vector_add left elements unwritten past 2**31"
+    assert torch.equal(out[-tail:], x[-tail:] + 1) and bool((out[:4096] == 1).all())
+    out.fill_(float("nan"))
+    ew.fused_chain(x, 2, out=out)
+    assert not torch.isnan(out).any(), "fused_chain left elements unwritten past 2**31"
+    expected = (x[-tail:].double() * ew.CHAIN_SCALE + ew.CHAIN_SHIFT).half()  # both ops exact in fp32
+    assert torch.equal(out[-tail:], expected)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -335,6 +446,22 @@ def test_bytes_and_flop_counts_follow_the_closed_forms():
     assert eb.flop_count("copy", n) == 0
     assert eb.flop_count("triton_add", n) == n
     assert eb.flop_count("triton_chain_fused", n, k) == eb.flop_count("torch_chain_unfused", n, k) == k * n
+
+
+def test_dtype_tables_follow_the_formats():
+    assert eb.ELEMENT_BYTES == {name: torch.empty(0, dtype=d).element_size() for d, name in ew.DTYPE_NAMES.items()}
+    assert eb.UNIT_ROUNDOFF == {name: U[d] for d, name in ew.DTYPE_NAMES.items()}
+
+
+@pytest.mark.parametrize("k", [1, 2, 7])
+@pytest.mark.parametrize("fused", [True, False])
+def test_chain_counts_agree_with_the_roofline_model(k, fused):
+    from gpuperf import roofline as rl
+
+    n, kernel = 1_000_003, "triton_chain_fused" if fused else "torch_chain_unfused"
+    model = rl.elementwise_chain(n, k, "fp16", fused=fused)
+    assert eb.bytes_moved(kernel, n, 2, k) == model.bytes_moved
+    assert eb.flop_count(kernel, n, k) == model.flop
 
 
 def test_make_row_and_ratio_to_copy():
@@ -366,6 +493,9 @@ def test_make_row_and_ratio_to_copy():
         (lambda: eb.run_elementwise_benchmark(k_values=(0,)), r"^k_values must be a positive integer"),
         (lambda: eb.run_elementwise_benchmark(k_values=(10**6,)), r"^k_values must be at most"),
         (lambda: eb.run_elementwise_benchmark(kernels=("cublas",)), r"^kernel must be one of"),
+        (lambda: eb.run_elementwise_benchmark(warmup_ms=0), r"^warmup_ms must be a finite number"),
+        (lambda: eb.run_elementwise_benchmark(rep_ms=math.nan), r"^rep_ms must be a finite number"),
+        (lambda: eb.run_elementwise_benchmark(rep_ms=True), r"^rep_ms must be a finite number"),
     ],
 )
 def test_benchmark_bookkeeping_refuses_bad_input(call, message):
@@ -377,6 +507,24 @@ def test_benchmark_bookkeeping_refuses_bad_input(call, message):
 def test_benchmark_needs_a_gpu():
     with pytest.raises(RuntimeError, match="needs a CUDA GPU"):
         eb.run_elementwise_benchmark(n_elements=1000, progress=False)
+
+
+@cpu_only
+def test_bench_script_fails_clearly_without_a_gpu(tmp_path):
+    done = run_process(["bench/elementwise.py", "--out-dir", str(tmp_path)], None)
+    assert done.returncode == 2 and "needs a CUDA GPU" in done.stderr, done.stderr
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
+def test_benchmark_refuses_interpreted_kernels_on_gpu(tmp_path):
+    done = run_process(["bench/elementwise.py", "--out-dir", str(tmp_path)], "1")
+    assert done.returncode == 2 and "TRITON_INTERPRET is on" in done.stderr, done.stderr
+    code = ("import gpuperf.kernels.elementwise_bench as eb\n"
+            "try:\n    eb.run_elementwise_benchmark(n_elements=1000, progress=False)\n"
+            "except RuntimeError as e:\n    print(e)\n")
+    assert "TRITON_INTERPRET was on" in run_python(code, "1")
 
 
 def test_bench_script_names_the_file_after_the_device():

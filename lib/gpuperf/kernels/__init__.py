@@ -9,8 +9,11 @@ interpreter on the CPU:
   tensors through the interpreter (slowly: about half a millisecond per program instance).
 
 The order matters: Triton reads the variable when an ``@triton.jit`` decorator runs, that is, when a kernel
-module is imported. Importing ``gpuperf.kernels.elementwise`` runs this file first, so the switch is always
-made in time. A kernel module imported earlier through another path would keep the mode it was defined in.
+module is imported, and a kernel keeps that mode for good. Importing ``gpuperf.kernels.elementwise`` runs this
+file first, so the switch is always made in time; each kernel module records the mode its kernels were
+defined in (``INTERPRETED``) and its wrappers validate tensors against that, not against the variable's
+value at call time. A notebook that defines its own ``@triton.jit`` kernels in a cell should
+``import gpuperf.kernels`` first, for the same switch.
 """
 
 from __future__ import annotations
@@ -33,8 +36,17 @@ _switch_on_interpreter_without_cuda()
 
 
 def interpreter_enabled() -> bool:
-    """True when kernels defined from now on run through the Triton interpreter (CPU tensors)."""
-    return os.environ.get(INTERPRET_ENV_VAR, "0").strip().lower() in ("1", "true", "on")  # as Triton reads it
+    """True when kernels defined from now on run through the Triton interpreter (CPU tensors).
+
+    Asks Triton itself (``triton.knobs.runtime.interpret``, Triton 3.4 and later): its spellings of "on"
+    changed between versions (3.9 accepts 1, true, on, yes and y in any case, with no surrounding spaces).
+    Older Triton, or none: "1", "true" or "on" in any case, the rule of its ``getBoolEnv``.
+    """
+    try:
+        from triton import knobs
+    except ImportError:
+        return os.environ.get(INTERPRET_ENV_VAR, "").lower() in ("1", "true", "on")
+    return bool(knobs.runtime.interpret)
 
 
 __all__ = ["INTERPRET_ENV_VAR", "interpreter_enabled"]

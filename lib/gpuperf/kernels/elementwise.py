@@ -43,6 +43,11 @@ import triton.language as tl
 
 from gpuperf.kernels import interpreter_enabled
 
+#: True when this module's kernels were defined for Triton's interpreter (fixed when the module is imported:
+#: the ``@triton.jit`` decorators below read ``TRITON_INTERPRET`` once, now). The wrappers check tensors
+#: against this mode, so changing the variable later cannot make them accept tensors the kernels cannot take.
+INTERPRETED = interpreter_enabled()
+
 #: Elements handled by one program instance. 1024 fills 4 warps with 8 elements per thread (two 16-byte
 #: vector loads in fp32), enough bytes in flight per SM for a memory-bound kernel on current GPUs.
 BLOCK_SIZE = 1024
@@ -83,21 +88,18 @@ def vector_add(x: torch.Tensor, y: torch.Tensor, out: torch.Tensor | None = None
     """``x + y`` elementwise by a Triton kernel; returns ``out`` (allocated when not given).
 
     ``x``, ``y`` and ``out`` must be contiguous tensors of one shape, one dtype (fp32, fp16, or bf16 on a
-    GPU) and one device (CUDA, or the CPU when the Triton interpreter is on). The sum is formed in fp32 and rounded
-    once to the storage dtype, so it equals ``torch.add`` bit for bit. Raises ``ValueError`` naming the
-    offending argument.
+    GPU) and one device (CUDA, or the CPU when the Triton interpreter is on); ``out`` may be ``x`` or ``y``
+    (in place) but must not partly overlap them. The sum is formed in fp32 and rounded to the storage dtype,
+    as ``torch.add`` does, so the two agree bit for bit; for fp16 and bf16 the two roundings equal one
+    correct rounding of the exact sum, since fp32's 24-bit significand has at least 2p + 2 bits for a p-bit
+    format (Figueroa, "When is double rounding innocuous?", SIGNUM Newsletter 30(3), 1995). Raises
+    ``ValueError`` naming the offending argument.
     """
     _check_tensor("x", x)
     _check_tensor("y", y, like=("x", x))
-    if out is None:
-        out = torch.empty_like(x)
-    else:
-        _check_tensor("out", out, like=("x", x))
-    n_elements = x.numel()
-    if n_elements == 0:
-        return out
-    grid = (triton.cdiv(n_elements, BLOCK_SIZE),)
-    _add_kernel[grid](x, y, out, n_elements, BLOCK_SIZE=BLOCK_SIZE)
+    out = _checked_output(out, x=x, y=y)
+    if x.numel() > 0:
+        _add_kernel[_grid(x)](x, y, out, x.numel(), BLOCK_SIZE=BLOCK_SIZE)
     return out
 
 
@@ -113,20 +115,18 @@ def chain_reference_unfused(
 ) -> torch.Tensor:
     """The unfused baseline: the chain as k separate eager torch ops, each a kernel launch that reads and
     writes the whole tensor in the storage dtype (2 k n b bytes of HBM traffic)."""
-    k_ops = _check_k_ops(k_ops)
-    y = x
-    for j in range(k_ops):
-        y = y * scale if j % 2 == 0 else y + shift
-    return y
+    return _apply_chain(x, _check_k_ops(k_ops), scale, shift)
 
 
 def chain_reference_fp64(
     x: torch.Tensor, k_ops: int, scale: float = CHAIN_SCALE, shift: float = CHAIN_SHIFT
 ) -> torch.Tensor:
     """The accuracy reference: the same k ops in float64 on the CPU; returns a float64 CPU tensor."""
-    k_ops = _check_k_ops(k_ops)
-    y = x.detach().to(device="cpu", dtype=torch.float64)
-    for j in range(k_ops):
+    return _apply_chain(x.detach().to(device="cpu", dtype=torch.float64), _check_k_ops(k_ops), scale, shift)
+
+
+def _apply_chain(y: torch.Tensor, k_ops: int, scale: float, shift: float) -> torch.Tensor:
+    for j in range(k_ops):  # one eager op (one kernel, one pass over the tensor) per step
         y = y * scale if j % 2 == 0 else y + shift
     return y
 
@@ -156,29 +156,46 @@ def fused_chain(
     """The chain of ``k_ops`` elementwise ops (module docstring) fused into one Triton kernel.
 
     Reads ``x`` once and writes ``out`` once (2 n b bytes) and does ``k_ops`` FLOP per element in fp32.
-    ``x`` and ``out`` must be contiguous, of one shape, dtype (fp32, fp16, or bf16 on a GPU) and device;
-    ``1 <= k_ops <= MAX_K_OPS``; ``scale`` and ``shift`` finite. Raises ``ValueError`` naming the argument.
+    ``x`` and ``out`` must be contiguous, of one shape, dtype (fp32, fp16, or bf16 on a GPU) and device, and
+    ``out`` may be ``x`` but must not partly overlap it; ``1 <= k_ops <= MAX_K_OPS``; ``scale`` and ``shift`` finite. Raises ``ValueError`` naming the argument.
     Each distinct ``k_ops`` compiles its own kernel (the loop is unrolled).
     """
     k_ops = _check_k_ops(k_ops)
     scale = _check_finite("scale", scale)
     shift = _check_finite("shift", shift)
     _check_tensor("x", x)
-    if out is None:
-        out = torch.empty_like(x)
-    else:
-        _check_tensor("out", out, like=("x", x))
-    n_elements = x.numel()
-    if n_elements == 0:
-        return out
-    grid = (triton.cdiv(n_elements, BLOCK_SIZE),)
-    _chain_kernel[grid](x, out, n_elements, scale, shift, K_OPS=k_ops, BLOCK_SIZE=BLOCK_SIZE)
+    out = _checked_output(out, x=x)
+    if x.numel() > 0:
+        _chain_kernel[_grid(x)](x, out, x.numel(), scale, shift, K_OPS=k_ops, BLOCK_SIZE=BLOCK_SIZE)
     return out
 
 
 # --------------------------------------------------------------------------------------------------------
-# Checks shared by the wrappers.
+# Launch helpers and checks shared by the wrappers.
 # --------------------------------------------------------------------------------------------------------
+
+
+def _grid(x: torch.Tensor) -> tuple[int]:
+    return (triton.cdiv(x.numel(), BLOCK_SIZE),)
+
+
+def _checked_output(out: object, **inputs: torch.Tensor) -> torch.Tensor:
+    """``out`` checked against the first of ``inputs`` (allocated like it when None). It may be one of the
+    inputs (in place: each element is read and then written by the same program) but must not partly
+    overlap one: a program could then read an element that another program has already overwritten."""
+    (like_name, like), *_ = inputs.items()
+    if out is None:
+        return torch.empty_like(like)
+    _check_tensor("out", out, like=(like_name, like))
+    size = out.numel() * out.element_size()
+    for name, t in inputs.items():
+        offset = out.data_ptr() - t.data_ptr()
+        if offset != 0 and -size < offset < size:
+            raise ValueError(
+                f"out must be {name} itself or not overlap it, got out {offset:+d} bytes from {name} "
+                f"(both {size} bytes long)"
+            )
+    return out
 
 
 def _check_tensor(name: str, t: object, like: tuple[str, torch.Tensor] | None = None) -> None:
@@ -186,11 +203,11 @@ def _check_tensor(name: str, t: object, like: tuple[str, torch.Tensor] | None = 
         raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
     if t.dtype not in DTYPE_NAMES:
         raise ValueError(f"{name}.dtype must be one of {list(DTYPE_NAMES)}, got {t.dtype}")
-    if interpreter_enabled():
+    if INTERPRETED:
         if t.device.type != "cpu":
             raise ValueError(
                 f"{name} must be on the CPU while the Triton interpreter runs the kernels "
-                f"(TRITON_INTERPRET=1), got device {t.device}"
+                f"(TRITON_INTERPRET was on when gpuperf.kernels.elementwise was imported), got device {t.device}"
             )
         if t.dtype == torch.bfloat16:
             # Measured with triton 3.9: the interpreter truncates fp32 -> bf16 instead of rounding to nearest.
@@ -199,7 +216,10 @@ def _check_tensor(name: str, t: object, like: tuple[str, torch.Tensor] | None = 
                 f"wrongly); use fp32 or fp16 on the CPU, bf16 on a GPU; got {t.dtype}"
             )
     elif t.device.type != "cuda":
-        raise ValueError(f"{name} must be on a CUDA device (the kernels are compiled for it), got device {t.device}")
+        raise ValueError(
+            f"{name} must be on a CUDA device (the kernels are compiled for it: TRITON_INTERPRET was off when "
+            f"gpuperf.kernels.elementwise was imported), got device {t.device}"
+        )
     if not t.is_contiguous():
         raise ValueError(
             f"{name} must be contiguous, got shape {tuple(t.shape)} with strides {tuple(t.stride())} "
@@ -232,6 +252,7 @@ __all__ = [
     "CHAIN_SCALE",
     "CHAIN_SHIFT",
     "DTYPE_NAMES",
+    "INTERPRETED",
     "MAX_K_OPS",
     "add_reference",
     "chain_reference_fp64",

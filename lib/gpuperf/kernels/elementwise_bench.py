@@ -1,22 +1,16 @@
 """Benchmark of the elementwise kernels against a device-to-device copy, measured in the same run (GPU only).
 
-The copy (``dst.copy_(src)``: read n b bytes, write n b bytes) is the practical ceiling for any kernel that
-streams a tensor through HBM, so every case is reported beside it. One row per case, as recorded in
-``book/data/elementwise_<device>.json`` by ``make bench``:
+The copy (``dst.copy_(src)``: read n b bytes, write n b bytes) is the reference for "as fast as HBM allows",
+so every case is reported beside it. It is not a hard ceiling: on an H200 the add, which reads two bytes for
+every one it writes, streams 3-5 % faster than the one-to-one copy (``bench/NOTES.md``).
 
-``kernel``       "copy", "torch_add", "triton_add", "torch_chain_unfused" or "triton_chain_fused"
-``dtype``        "fp32", "fp16" or "bf16"
-``n_elements``   elements per tensor
-``k_ops``        operations in the chain (1 for copy and add)
-``flop``         1 per element per operation: 0 for copy, n for add, k n for a chain
-``bytes_moved``  HBM bytes the kernel must move: copy 2 n b, add 3 n b, fused chain 2 n b,
-                 unfused chain 2 k n b (b = bytes per element)
-``time_s``       median time of one call (``triton.testing.do_bench``, CUDA events)
-``bytes_per_s``  ``bytes_moved / time_s``
-``flop_per_s``   ``flop / time_s``
+One row per case, as recorded in ``book/data/elementwise_<device>.json`` by ``make bench``; the keys
+(:data:`ROW_KEYS`) and their meaning are documented in :mod:`gpuperf.elementwise_results`, which reads the
+rows. Bytes are the HBM bytes a kernel must move (:func:`bytes_moved`), FLOP count 1 per element per
+operation (:func:`flop_count`), ``time_s`` is the median of ``triton.testing.do_bench`` (CUDA events).
 
-The counting functions and :func:`with_ratio_to_copy` are pure and run anywhere; only
-:func:`run_elementwise_benchmark` needs a CUDA GPU.
+The counting functions and :func:`with_ratio_to_copy` need no GPU; only :func:`run_elementwise_benchmark`
+does. Like every module of :mod:`gpuperf.kernels`, this one imports torch.
 """
 
 from __future__ import annotations
@@ -25,16 +19,17 @@ import math
 import numbers
 from typing import Any, Callable, Iterable, Sequence
 
-#: The kernels measured, in the order rows are produced for each dtype.
-KERNELS = ("copy", "torch_add", "triton_add", "torch_chain_unfused", "triton_chain_fused")
+from gpuperf.accumulation import unit_roundoff
+from gpuperf.elementwise_results import KERNELS, ROW_KEYS  # the rows' schema lives with their reader
+from gpuperf.roofline import bytes_per_element
 
-#: Bytes per element of each dtype name.
-ELEMENT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
+# KERNELS (imported above) is also the order in which rows are produced for each dtype.
 
-#: Unit roundoff (half the spacing of numbers just above 1) of each storage dtype.
-UNIT_ROUNDOFF = {"fp32": 2.0**-24, "fp16": 2.0**-11, "bf16": 2.0**-8}
+#: Storage dtypes benchmarked, with their bytes per element (from :mod:`gpuperf.roofline`).
+ELEMENT_BYTES = {dtype: int(bytes_per_element(dtype)) for dtype in ("fp32", "fp16", "bf16")}
 
-ROW_KEYS = ("kernel", "dtype", "n_elements", "k_ops", "flop", "bytes_moved", "time_s", "bytes_per_s", "flop_per_s")
+#: Unit roundoff u = 2**-(mantissa bits + 1) of each storage dtype (from :mod:`gpuperf.accumulation`).
+UNIT_ROUNDOFF = {dtype: unit_roundoff(dtype) for dtype in ELEMENT_BYTES}
 
 
 def _check_kernel(kernel: str) -> None:
@@ -135,12 +130,19 @@ def _progress(iterable: Iterable, enabled: bool, total: int) -> Iterable:
     return tqdm(iterable, total=total, desc="elementwise benchmark", unit="case")
 
 
-def _check_written_and_close(name: str, out, ref64, bound) -> None:
-    """Raise RuntimeError unless every element of ``out`` was written and |out - ref64| <= bound."""
+def _check_all_written(name: str, out) -> None:
+    """Raise RuntimeError if any element of ``out`` (poisoned with NaN before the run) is still NaN."""
     import torch
 
-    if torch.isnan(out).any():
-        raise RuntimeError(f"{name}: {int(torch.isnan(out).sum())} output elements were never written (NaN)")
+    unwritten = torch.isnan(out)
+    if unwritten.any():
+        first = int(unwritten.flatten().nonzero()[0, 0])
+        raise RuntimeError(f"{name}: {int(unwritten.sum())} output elements were never written (NaN), "
+                           f"the first at index {first}")
+
+
+def _check_close(name: str, out, ref64, bound) -> None:
+    """Raise RuntimeError unless |out - ref64| <= bound elementwise (CPU tensors; ref64 and bound float64)."""
     err = (out.double() - ref64).abs()
     bad = err > bound
     if bad.any():
@@ -164,10 +166,11 @@ def run_elementwise_benchmark(
     """Measure ``kernels`` on tensors of ``n_elements`` random values, for each dtype and each k.
 
     Before a case is timed it is run once on a NaN-poisoned output and checked (that run also compiles
-    it): every element written, ``triton_add`` equal to ``torch.add`` bit for bit, the chains within a
-    rounding bound of a float64 reference on the first and last ``check_elements`` elements. Times are
-    medians of ``triton.testing.do_bench`` (``warmup_ms``/``rep_ms`` in milliseconds). Returns one row
-    per case (see the module docstring). Needs a CUDA GPU (raises ``RuntimeError`` otherwise).
+    it): every element written, ``triton_add`` equal to ``torch.add`` bit for bit, ``torch_add`` and the
+    chains within a rounding bound of a float64 reference on the first and last ``check_elements``
+    elements. Times are medians of ``triton.testing.do_bench`` (``warmup_ms``/``rep_ms`` in milliseconds).
+    Returns one row per case (see the module docstring). Needs a CUDA GPU and compiled kernels: raises
+    ``RuntimeError`` without a GPU or when ``TRITON_INTERPRET`` made the kernels interpreted.
     """
     n = _check_positive_int("n_elements", n_elements)
     dtypes = tuple(dtypes)
@@ -183,8 +186,9 @@ def run_elementwise_benchmark(
         if _check_positive_int("k_values", k) > MAX_K_OPS:
             raise ValueError(f"k_values must be at most {MAX_K_OPS}, got {k!r}")
     m = _check_positive_int("check_elements", check_elements)
-    if not (warmup_ms > 0 and rep_ms > 0):
-        raise ValueError(f"warmup_ms and rep_ms must be > 0, got {warmup_ms!r} and {rep_ms!r}")
+    for name, value in (("warmup_ms", warmup_ms), ("rep_ms", rep_ms)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a finite number of milliseconds > 0, got {value!r}")
 
     import torch
 
@@ -194,12 +198,16 @@ def run_elementwise_benchmark(
     import triton.testing
 
     from gpuperf.kernels.elementwise import (
+        INTERPRETED,
         chain_reference_fp64,
         chain_reference_unfused,
         fused_chain,
         vector_add,
     )
 
+    if INTERPRETED:
+        raise RuntimeError("run_elementwise_benchmark times compiled kernels, but TRITON_INTERPRET was on when "
+                           "gpuperf.kernels.elementwise was imported; unset it and start a new process")
     torch_dtypes = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
     chains = tuple(kn for kn in kernels if kn in ("torch_chain_unfused", "triton_chain_fused"))
     singles = tuple(kn for kn in kernels if kn not in chains)
@@ -228,6 +236,7 @@ def run_elementwise_benchmark(
         x_checked = head_and_tail(x)
         magnitude = x_checked.double().abs().clamp(min=1.0).cpu()
         out.fill_(float("nan"))
+        case = f"{kernel} {dtype} k={k}"
         if kernel == "copy":
             out.copy_(x)
             if not torch.equal(out, x):
@@ -235,26 +244,29 @@ def run_elementwise_benchmark(
             fn = lambda: out.copy_(x)  # noqa: E731
         elif kernel == "torch_add":
             torch.add(x, y, out=out)
+            _check_all_written(case, out)
             ref = (x_checked.double() + head_and_tail(y).double()).cpu()
             # round to nearest: |error| <= u |exact sum|
-            _check_written_and_close(f"{kernel} {dtype}", head_and_tail(out).cpu(), ref, u * ref.abs())
+            _check_close(case, head_and_tail(out).cpu(), ref, u * ref.abs())
             fn = lambda: torch.add(x, y, out=out)  # noqa: E731
         elif kernel == "triton_add":
             vector_add(x, y, out=out)
-            if not torch.equal(out, torch.add(x, y)):
+            if not torch.equal(out, torch.add(x, y)):  # NaN (never written) is equal to nothing
                 raise RuntimeError(f"triton_add ({dtype}) differs from torch.add")
             fn = lambda: vector_add(x, y, out=out)  # noqa: E731
         elif kernel == "triton_chain_fused":
             fused_chain(x, k, out=out)
+            _check_all_written(case, out)
             ref = chain_reference_fp64(x_checked, k)
-            _check_written_and_close(f"{kernel} {dtype} k={k}", head_and_tail(out).cpu(), ref,
-                                     2 * u * ref.abs() + 4 * k * UNIT_ROUNDOFF["fp32"] * magnitude)
+            # k fp32 roundings of values <= max(|x|, 1), then one rounding to the storage dtype
+            _check_close(case, head_and_tail(out).cpu(), ref,
+                         2 * u * ref.abs() + 4 * k * UNIT_ROUNDOFF["fp32"] * magnitude)
             fn = lambda: fused_chain(x, k, out=out)  # noqa: E731
         else:  # torch_chain_unfused
             result = chain_reference_unfused(x, k)
             ref = chain_reference_fp64(x_checked, k)
-            _check_written_and_close(f"{kernel} {dtype} k={k}", head_and_tail(result).cpu(), ref,
-                                     2 * (k + 1) * u * magnitude)
+            # one rounding to the storage dtype per op, of values <= max(|x|, 1): k u max(|x|, 1), doubled for headroom
+            _check_close(case, head_and_tail(result).cpu(), ref, 2 * (k + 1) * u * magnitude)
             del result
             fn = lambda: chain_reference_unfused(x, k)  # noqa: E731
         torch.cuda.synchronize()
