@@ -3,6 +3,7 @@
 #   make test   unit/property tests, every notebook under nbval, the strict site build, hygiene checks
 # and, on a machine with an NVIDIA GPU:
 #   make bench  measure the kernels against a device-to-device copy; writes book/data/*.json
+#               (options after BENCH_ARGS, e.g. make bench BENCH_ARGS="--n-elements 1048576 --dtypes fp16")
 #
 # Each target installs what it needs into .venv (about a minute the first time). To use another
 # interpreter that already has the requirements (e.g. a GPU box without network), pass PYTHON=python3.
@@ -12,6 +13,7 @@ VENV  := .venv
 PYTHON ?= $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 JOBS  ?= 2
+BENCH_ARGS ?=
 
 .PHONY: book test bench env clean
 
@@ -36,15 +38,17 @@ book: $(ENV_DEP)
 	@echo "The site is at $(CURDIR)/_build/html/index.html"
 
 # One pytest run covers the package tests and every notebook (nbval), spread over $(JOBS) cores
-# (--dist loadfile keeps all cells of one notebook on one worker, hence in one kernel);
-# the Triton kernels run through the interpreter. Then the strict site build.
+# (--dist loadfile keeps all cells of one notebook on one worker, hence in one kernel). Without a CUDA GPU
+# gpuperf.kernels switches the Triton interpreter on by itself; TRITON_INTERPRET is not forced here, so on
+# a GPU machine the kernels and the GPU-only tests run compiled. Then the strict site build.
 test: $(ENV_DEP)
-	TRITON_INTERPRET=1 MPLBACKEND=Agg $(PYTHON) -m pytest -n $(JOBS) --dist loadfile --nbval-lax --nbval-current-env \
+	MPLBACKEND=Agg $(PYTHON) -m pytest -n $(JOBS) --dist loadfile --nbval-lax --nbval-current-env \
 		-p no:cacheprovider tests book labs
 	$(MAKE) --no-print-directory book PYTHON=$(PYTHON)
 
+# Fails with a message (exit 2) without torch, triton or a CUDA GPU, or with TRITON_INTERPRET on.
 bench: $(ENV_DEP)
-	$(PYTHON) bench/elementwise.py
+	$(PYTHON) bench/elementwise.py $(BENCH_ARGS)
 
 clean:
 	rm -rf _build

@@ -5,6 +5,7 @@ Usage (from the repository root)::
     python bench/elementwise.py                     # writes book/data/elementwise_<device>.json
     python bench/elementwise.py --out-dir /tmp/x    # elsewhere
     python bench/elementwise.py --n-elements 1048576 --dtypes fp16 --k 1 4
+    make bench PYTHON=python3 BENCH_ARGS="--n-elements 1048576"   # through make, without the venv
 
 Every case is checked against a reference before it is timed (see
 ``gpuperf.kernels.elementwise_bench.run_elementwise_benchmark``). After the full sweep the copy and the
@@ -28,7 +29,8 @@ if importlib.util.find_spec("gpuperf") is None:  # a machine without `pip instal
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-elements", type=int, default=2**28, help="elements per tensor (default 2**28)")
-    parser.add_argument("--dtypes", nargs="+", default=["fp32", "fp16", "bf16"], help="fp32 fp16 bf16")
+    parser.add_argument("--dtypes", nargs="+", default=["fp32", "fp16", "bf16"], choices=["fp32", "fp16", "bf16"],
+                        help="storage dtypes (default: all three)")
     parser.add_argument("--k", nargs="+", type=int, default=[1, 2, 4, 8, 16], help="chain lengths k")
     parser.add_argument("--out-dir", type=Path, default=None, help="folder for the JSON (default book/data)")
     parser.add_argument("--name", default=None, help="file stem (default elementwise_<device>, e.g. elementwise_h200)")
@@ -44,11 +46,22 @@ def device_slug(device_name: str) -> str:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    import torch
-
+    try:
+        import torch
+        import triton  # noqa: F401
+    except ImportError as exc:
+        print(f"make bench needs torch and triton with a CUDA GPU ({exc}); install them or pass a PYTHON that "
+              f"has them (make bench PYTHON=python3).", file=sys.stderr)
+        return 2
     if not torch.cuda.is_available():
-        print("make bench needs a CUDA GPU; without one the book reads the recorded runs in book/data/.",
-              file=sys.stderr)
+        print(f"make bench needs a CUDA GPU, and torch {torch.__version__} sees none; without one the book "
+              f"reads the recorded runs in book/data/.", file=sys.stderr)
+        return 2
+    from gpuperf.kernels import interpreter_enabled
+
+    if interpreter_enabled():
+        print("make bench times compiled kernels, but TRITON_INTERPRET is on in this environment; unset it "
+              "(env -u TRITON_INTERPRET make bench).", file=sys.stderr)
         return 2
 
     from gpuperf.kernels.elementwise_bench import report_elementwise, run_elementwise_benchmark, with_ratio_to_copy
