@@ -19,6 +19,7 @@ from gpuperf.formats import (
     fields,
     get_format,
     get_int_format,
+    overflows,
     quantize_int,
     representable_values,
     round_to_format,
@@ -311,7 +312,6 @@ def test_fp32_from_float64_matches_numpy_cast():
 
 
 def test_tf32_matches_integer_round_to_nearest_even_on_float32_bits():
-    rng = np.random.default_rng(4)
     x32 = float32_mixture(get_format("tf32"), 300_000, seed=4)
     bits = x32.view(np.uint32).astype(np.uint64)
     dropped = 23 - 10
@@ -321,7 +321,55 @@ def test_tf32_matches_integer_round_to_nearest_even_on_float32_bits():
         reference = rounded_bits.astype(np.uint32).view(np.float32).astype(np.float64)
     reference[np.isnan(x32)] = np.nan  # the bit trick would turn some NaN payloads into inf
     assert_bitwise_equal(round_to_format(x32, "tf32"), reference, x32, "float32 -> tf32")
-    assert rng is not None
+
+
+# ---- where overflow starts ------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["fp16", "bf16", "fp8_e5m2"])
+def test_overflows_where_torch_gives_inf(name):
+    """For IEEE formats the overflow test is exactly where PyTorch's cast returns inf."""
+    fmt = get_format(name)
+    top, half_ulp = fmt.max_value, float(spacing(fmt.max_value, fmt)) / 2
+    with np.errstate(over="ignore", invalid="ignore"):  # bf16's 1.2 x max is past float32's range: inf
+        x = np.concatenate([
+            np.float32([top, top + half_ulp, np.inf, -np.inf, np.nan, 0.0]),
+            np.nextafter(np.float32(top + half_ulp), np.float32([0, np.inf])),
+            np.float32(np.random.default_rng(9).uniform(0.9, 1.2, 5000) * top),
+        ])
+        x = np.concatenate([x, -x])
+        theirs = np.isinf(torch_round(x, TORCH_DTYPES[name]))
+    assert np.array_equal(overflows(x, fmt), theirs)
+    assert overflows(top + half_ulp, fmt) and not overflows(np.nextafter(top + half_ulp, 0), fmt)
+
+
+@pytest.mark.parametrize("name, last_safe, first_over", [
+    ("fp8_e4m3fn", 464.0, np.nextafter(464.0, np.inf)),  # 448 = 1.110 x 2^8 is even: the tie 464 stays
+    ("fp4_e2m1", np.nextafter(7.0, 0), 7.0),  # 6 = 1.1 x 2^2 is odd: the tie 7 overflows
+    ("fp6_e3m2", np.nextafter(30.0, 0), 30.0),  # 28 = 1.11 x 2^4
+    ("fp6_e2m3", np.nextafter(7.75, 0), 7.75),  # 7.5 = 1.111 x 2^2
+    ("e8m0", np.nextafter(1.5 * 2.0**127, 0), 1.5 * 2.0**127),  # E8M0 ties round up
+])
+def test_overflow_boundary_of_formats_without_infinity(name, last_safe, first_over):
+    assert not overflows(last_safe, name) and overflows(first_over, name)
+    fmt = get_format(name)
+    assert round_to_format(last_safe, fmt) == fmt.max_value
+    if fmt.has_nan:  # the non-saturating mode turns exactly the overflowing values into NaN
+        assert np.isnan(round_to_format(first_over, fmt, overflow="nan"))
+        assert round_to_format(last_safe, fmt, overflow="nan") == fmt.max_value
+
+
+@pytest.mark.parametrize("name", SMALL_FORMATS)
+def test_overflows_agrees_with_every_overflow_mode(name):
+    fmt = get_format(name)
+    rng = np.random.default_rng(10)
+    x = np.concatenate([rng.uniform(0, 1.5, 20_000) * fmt.max_value, [np.inf, np.nan, fmt.max_value]])
+    over = overflows(x, fmt)
+    assert over.shape == x.shape and over.dtype == bool and not over[-2] and over[-3]
+    for mode in ("inf", "nan"):
+        if (mode == "inf" and fmt.has_inf) or (mode == "nan" and fmt.has_nan):
+            changed = ~np.isfinite(round_to_format(x, fmt, overflow=mode)) & ~np.isnan(x)
+            assert np.array_equal(changed, over)
+    inside = ~over & np.isfinite(x)
+    assert np.array_equal(round_to_format(x[inside], fmt, "saturate"), round_to_format(x[inside], fmt))
 
 
 def test_single_rounding_from_float64():
@@ -438,6 +486,14 @@ def test_bad_input_raises_value_error_naming_the_argument():
         FloatFormat("x", 4, 0, 7, "ieee")
     with pytest.raises(ValueError, match=r"exponent_bits.*0"):
         FloatFormat("x", 0, 3, 7, "none")
+    with pytest.raises(ValueError, match=r"exponent_bits >= 2.*1"):
+        FloatFormat("x", 1, 3, 0, "ieee")
+    with pytest.raises(ValueError, match=r"bias.*float64.*bias=1023"):
+        FloatFormat("x", 11, 20, 1023, "none")  # top value 2^1024 is not a float64
+    with pytest.raises(ValueError, match=r"bias.*float64.*bias=1100"):
+        FloatFormat("x", 8, 3, 1100, "ieee")  # smallest value 2^-1102 underflows float64
+    with pytest.raises(ValueError, match=r"fmt.*'fp7'"):
+        overflows(1.0, "fp7")
 
 
 def test_aliases_and_formats_pass_through():

@@ -72,6 +72,11 @@ class FloatFormat:
             raise ValueError(f"specials must be one of {SPECIALS}, got {self.specials!r}")
         if self.specials == "ieee" and self.mantissa_bits == 0:
             raise ValueError("specials='ieee' needs mantissa_bits >= 1 to tell NaN from inf, got mantissa_bits=0")
+        if self.specials == "ieee" and self.exponent_bits < 2:
+            raise ValueError(
+                "specials='ieee' needs exponent_bits >= 2 (field 0 is subnormal, the top field special), "
+                f"got exponent_bits={self.exponent_bits}"
+            )
         if self.total_bits > 32:
             raise ValueError(f"total_bits must be <= 32, got {self.total_bits} for format {self.name!r}")
         mode = self.default_overflow or _DEFAULT_OVERFLOW[self.specials]
@@ -79,6 +84,13 @@ class FloatFormat:
             raise ValueError(f"default_overflow must be one of {OVERFLOW_MODES[1:]}, got {mode!r}")
         object.__setattr__(self, "default_overflow", mode)
         _check_overflow_possible(self, mode, "default_overflow")
+        # Exactness (module docstring) needs every value, and the power of two above the largest, in float64.
+        if self.max_exponent > 1022 or self.min_exponent - self.mantissa_bits < -1074:
+            raise ValueError(
+                f"bias must keep the values of format {self.name!r} inside float64's range "
+                f"(2^-1074 .. 2^1023), got bias={self.bias} (exponents {self.min_exponent - self.mantissa_bits} "
+                f"to {self.max_exponent})"
+            )
 
     # ---- layout -------------------------------------------------------------------------------
     @property
@@ -246,14 +258,46 @@ def _scalar_or_array(result: np.ndarray, like) -> np.ndarray:
 
 
 # ---- rounding ---------------------------------------------------------------------------------------
+def _round_magnitude_unbounded(values: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+    """``|values|`` rounded to nearest-even on ``fmt``'s grid, the exponent range unbounded above (non-finite
+    entries give 0). Exact: scaling by powers of two and ``numpy.rint`` make one correct rounding."""
+    finite = np.isfinite(values)
+    safe = np.where(finite, np.abs(values), 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        _, frexp_exponent = np.frexp(safe)  # safe = f * 2^k with f in [0.5, 1)
+        exponent = np.maximum(frexp_exponent - 1, fmt.min_exponent)
+        quantum_exponent = exponent - fmt.mantissa_bits  # the ulp of |x|'s binade is 2^quantum_exponent
+        return np.ldexp(np.rint(np.ldexp(safe, -quantum_exponent)), quantum_exponent)
+
+
+def _overflowed(values: np.ndarray, rounded: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+    return (~np.isfinite(values) | (rounded > fmt.max_value)) & ~np.isnan(values)
+
+
+def overflows(x, fmt) -> np.ndarray:
+    """True where rounding ``x`` to ``fmt`` overflows: ``|x|`` rounds (nearest, ties to even, exponent range
+    unbounded) to more than ``fmt.max_value``, or ``x`` is infinite; False for NaN.
+
+    This is the test that decides whether :func:`round_to_format`'s ``overflow`` mode applies. The boundary
+    is the midpoint ``max_value + ulp / 2``, and a tie there overflows only when ``max_value`` has an odd
+    mantissa: FP16's 65,520 overflows (65,504 is ``1.1111111111 x 2^15``), while E4M3FN's 464 rounds
+    to 448 (``1.110 x 2^8``, even: the odd neighbour 480 would be the NaN pattern). Returns a bool array
+    of ``x``'s shape (a NumPy bool for a scalar).
+    """
+    fmt = _format(fmt)
+    values = _as_float64(x)
+    return _scalar_or_array(_overflowed(values, _round_magnitude_unbounded(values, fmt), fmt), x)
+
+
 def round_to_format(x, fmt, overflow: str = "default") -> np.ndarray:
     """Round ``x`` to the nearest value of ``fmt`` (ties to even), returned as float64.
 
     ``x``: scalar or array of real numbers (float32 and float64 are converted exactly). Subnormals are
     produced where the format has them; a result that rounds to zero keeps the sign of ``x``; NaN gives
     NaN. The rounding is done as if the exponent range were unbounded above; a result whose magnitude
-    then exceeds ``fmt.max_value`` (so every ``|x| >= max_value + ulp(max_value) / 2`` in a format with a
-    mantissa, IEEE 754-2019 section 7.4) overflows according to ``overflow``:
+    then exceeds ``fmt.max_value`` (IEEE 754-2019 section 7.4; :func:`overflows` gives the boundary: from
+    ``max_value + ulp / 2`` up, the tie itself only where ``max_value``'s mantissa is odd) overflows
+    according to ``overflow``:
 
     * ``"default"``: ``fmt.default_overflow`` (inf for "ieee" formats, saturation for E4M3FN and the
       sub-byte formats, NaN for E8M0);
@@ -272,17 +316,8 @@ def round_to_format(x, fmt, overflow: str = "default") -> np.ndarray:
     fmt = _format(fmt)
     mode = _resolve_overflow(fmt, overflow)
     values = _as_float64(x)
-    magnitude = np.abs(values)
-    finite = np.isfinite(values)
-    safe = np.where(finite, magnitude, 0.0)
-    with np.errstate(over="ignore", invalid="ignore"):
-        _, frexp_exponent = np.frexp(safe)  # safe = f * 2^k with f in [0.5, 1)
-        exponent = np.maximum(frexp_exponent - 1, fmt.min_exponent)
-        quantum_exponent = exponent - fmt.mantissa_bits  # the ulp of |x|'s binade is 2^quantum_exponent
-        rounded = np.ldexp(np.rint(np.ldexp(safe, -quantum_exponent)), quantum_exponent)
-
-    overflowed = ~finite | (rounded > fmt.max_value)
-    overflowed &= ~np.isnan(values)
+    rounded = _round_magnitude_unbounded(values, fmt)
+    overflowed = _overflowed(values, rounded, fmt)
     if mode == "saturate":
         replacement = fmt.max_value
     elif mode == "inf":
