@@ -135,3 +135,21 @@ def test_default_explorer_on_the_real_table():
     ex = explorer.roofline_explorer()
     assert ex.analysis.accelerator_name == "H200 SXM" and ex.analysis.op.dtype == "bf16"
     assert len(ex.device_dropdown.options) == len(hardware.ACCELERATORS)
+
+
+def test_a_state_without_a_peak_hides_the_stale_figure(ex):
+    assert ex.image.layout.display in (None, "")
+    ex.unit_dropdown.value = "vector"
+    ex.dtype_dropdown.value = "fp8"  # no vector fp8 on Big GPU: no analysis, and the bf16 figure must go
+    assert ex.analysis is None and ex.image.layout.display == "none"
+    ex.unit_dropdown.value = "matrix"
+    assert ex.analysis is not None and ex.image.layout.display in (None, "")
+    assert bytes(ex.image.value).startswith(PNG_MAGIC)
+
+
+def test_text_gives_the_time_bound_in_its_unit(ex):
+    ex.op_dropdown.value = "gemv"  # 4096 x 4096 bf16 on Big GPU: (4096^2 + 2 * 4096) * 2 B / 4e12 B/s
+    assert ex.analysis.time_s == pytest.approx((4096**2 + 2 * 4096) * 2 / 4e12)
+    assert "time &ge; 8.39 µs" in ex.text.value
+    assert roofline.format_duration(ex.analysis.time_s) == "8.39 µs"  # one formatter for summary and explorer
+    assert ">= 8.39 µs" in ex.analysis.summary()

@@ -619,3 +619,91 @@ def test_every_device_in_the_table_has_roofs():
             assert max(r.value for r in roofs) == max(
                 acc.matrix_flop_per_s.get(dtype, 0), acc.vector_flop_per_s.get(dtype, 0)
             )
+
+
+# --------------------------------------------------------------------------------------------------
+# Formatting, argument types and the order of the roofs
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "time_s, text",
+    [
+        (0.0, "0 ns"),
+        (3.7e-10, "0.37 ns"),
+        (5e-9, "5 ns"),
+        (999.4e-9, "999 ns"),
+        (999.6e-9, "1 µs"),  # rounded first, then the unit: not "1e+03 ns"
+        (1.389e-4, "139 µs"),
+        (0.99951e-3, "1 ms"),
+        (2.054e-3, "2.05 ms"),
+        (0.99951, "1 s"),
+        (59.96, "60 s"),
+        (1234.5, "1230 s"),
+    ],
+)
+def test_format_duration(time_s, text):
+    assert rl.format_duration(time_s) == text
+
+
+@pytest.mark.parametrize("bad", [-1e-9, float("nan"), float("inf"), "1 ms", None, True])
+def test_format_duration_rejects_bad_times(bad):
+    with pytest.raises(ValueError, match="time_s") as err:
+        rl.format_duration(bad)
+    assert repr(bad) in str(err.value)
+
+
+def test_summary_states_the_time_in_its_unit():
+    a = rl.analyze(rl.gemv(4096, 4096), make_gpu())  # (4096^2 + 2 * 4096) * 2 B / 4e12 B/s = 8.39 us
+    assert a.time_s == pytest.approx((4096**2 + 2 * 4096) * 2 / 4e12)
+    assert ">= 8.39 µs" in a.summary()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda fused: rl.elementwise_chain(10, 3, fused=fused),
+        lambda fused: rl.layernorm(3, 7, fused=fused),
+        lambda fused: rl.softmax(3, 7, fused=fused),
+    ],
+)
+@pytest.mark.parametrize("bad", ["no", 0, None, 1.0])
+def test_fused_must_be_a_bool(call, bad):
+    with pytest.raises(ValueError, match=r"fused must be True or False") as err:
+        call(bad)
+    assert repr(bad) in str(err.value)
+    # numpy booleans (from an array comparison, say) are fine
+    assert call(np.bool_(False)) == call(False) and call(np.bool_(True)) == call(True)
+
+
+@pytest.mark.parametrize("bad", [["bf16"], {"bf16": 2}])
+def test_unhashable_dtype_or_unit_is_a_value_error(bad):
+    with pytest.raises(ValueError, match="dtype"):
+        rl.bytes_per_element(bad)
+    with pytest.raises(ValueError, match="unit"):
+        rl.analyze(rl.relu(5), GPU, unit=bad)
+
+
+def test_memory_roofs_are_sorted_even_when_l2_is_the_fastest():
+    # a made-up device whose (measured) L2 outruns its shared memory: 30 TB/s against 25.6 TB/s
+    acc = make_gpu(l2_bytes_per_s=30e12)
+    roofs = rl.memory_roofs(acc)
+    assert [r.name for r in roofs] == ["HBM", "shared memory", "L2"]
+    assert [r.value for r in roofs] == [4e12, 25.6e12, 30e12]
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 10**7), d=st.integers(1, 512), dtype=st.sampled_from(["fp32", "bf16", "fp8"]))
+def test_attention_scores_intensity_stays_below_2d_over_b(n, d, dtype):
+    b = rl.bytes_per_element(dtype)
+    intensity = rl.attention_scores(n, d, dtype).intensity_flop_per_byte
+    assert intensity < 2 * d / b
+    assert intensity == pytest.approx(2 * d / b * n / (n + 2 * d), rel=1e-12)
+
+
+def test_h200_shared_memory_roof_is_an_upper_bound_at_the_boost_clock():
+    h200 = hardware.get_accelerator("H200 SXM")
+    smem = [r for r in rl.memory_roofs(h200) if r.name == "shared memory"]
+    assert len(smem) == 1
+    assert smem[0].value == pytest.approx(128 * 132 * 1.98e9)  # 33.5 TB/s, about 7x HBM
+    assert round(smem[0].value / h200.hbm_bytes_per_s) == 7

@@ -24,9 +24,10 @@ Counting conventions used by the op catalog
   ``exp``, ``rsqrt``) is 1 FLOP, although a GPU spends several instructions on ``exp`` and ``rsqrt``.
 * A reduction of ``c`` values (sum, max) is ``c - 1`` FLOP.
 * ``bytes_moved`` is the minimum traffic to and from HBM: each input read once and each output written once.
-  The ``fused=False`` variants instead count one HBM round trip per primitive operation, as PyTorch eager
-  mode runs them, reading each input tensor of an operation once (a tensor used twice by one operation,
-  like ``xc * xc``, is read once).
+  The ``fused=False`` variants instead count one HBM round trip per primitive operation: the operation
+  written out of elementwise ops and reductions and run one op per kernel, as PyTorch eager mode runs such
+  code, reading each input tensor of an op once (a tensor used twice by one op, like ``xc * xc``, is read
+  once). PyTorch's own ``layer_norm`` and ``softmax`` are single fused kernels, even in eager mode.
 """
 
 from __future__ import annotations
@@ -89,15 +90,21 @@ def _check_size(name: str, value) -> int:
 
 
 def _check_dtype(dtype) -> str:
-    if dtype not in BYTES_PER_ELEMENT:
+    if not isinstance(dtype, str) or dtype not in BYTES_PER_ELEMENT:
         raise ValueError(f"dtype must be one of {tuple(BYTES_PER_ELEMENT)}, got {dtype!r}")
     return dtype
 
 
 def _check_unit(unit) -> str:
-    if unit not in UNITS:
+    if not isinstance(unit, str) or unit not in UNITS:
         raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
     return unit
+
+
+def _check_fused(fused) -> bool:
+    if not isinstance(fused, (bool, np.bool_)):
+        raise ValueError(f"fused must be True or False, got {fused!r}")
+    return bool(fused)
 
 
 def bytes_per_element(dtype: str) -> float:
@@ -120,7 +127,11 @@ def as_accelerator(accelerator: str | Accelerator) -> Accelerator:
 
 
 def arithmetic_intensity(flop: float, bytes_moved: float) -> float:
-    """FLOP per byte of slow-memory traffic: ``flop / bytes_moved`` (Williams et al. 2009, section 2)."""
+    """FLOP per byte of slow-memory traffic: ``flop / bytes_moved``.
+
+    Williams et al. (2009) call this ratio *operational intensity*, to stress that the bytes are the DRAM
+    traffic left after the caches have filtered the accesses; "arithmetic intensity" is the more common name.
+    """
     flop = _check_nonnegative("flop", flop)
     bytes_moved = _check_positive("bytes_moved", bytes_moved)
     return flop / bytes_moved
@@ -228,15 +239,27 @@ class RooflineAnalysis:
             f"{self.op.flop:.3g} FLOP, {self.op.bytes_moved:.3g} bytes, "
             f"intensity {self.intensity_flop_per_byte:.3g} FLOP/byte "
             f"(ridge {self.ridge_flop_per_byte:.3g}), {self.bound}-bound, "
-            f">= {_format_time(self.time_s)}, at most {self.fraction_of_peak:.1%} of peak"
+            f">= {format_duration(self.time_s)}, at most {self.fraction_of_peak:.1%} of peak"
         )
 
 
-def _format_time(time_s: float) -> str:
-    for scale, suffix in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")):
-        if time_s >= scale:
-            return f"{time_s / scale:.3g} {suffix}"
-    return f"{time_s / 1e-9:.3g} ns"
+_TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+
+
+def format_duration(time_s: float) -> str:
+    """``time_s`` seconds as text with 3 significant digits in s, ms, µs or ns: ``"139 µs"``, ``"2.05 ms"``.
+
+    The value is rounded before its unit is chosen, so 0.9996 s reads ``"1 s"``, not ``"1e+03 ms"``.
+    Raises ``ValueError`` naming ``time_s`` unless it is a finite number >= 0.
+    """
+    time_s = _check_nonnegative("time_s", time_s)
+    rounded = float(f"{time_s:.3g}")
+    if rounded >= 1000:
+        return f"{rounded:.0f} s"  # no exponent: "1230 s"
+    for scale, suffix in _TIME_UNITS:
+        if rounded >= scale:
+            return f"{rounded / scale:.3g} {suffix}"
+    return f"{rounded / 1e-9:.3g} ns"
 
 
 def analyze(
@@ -309,6 +332,7 @@ def elementwise_chain(n_elements: int, k_ops: int, dtype: str = "bf16", fused: b
     """
     n_elements, k_ops = _check_size("n_elements", n_elements), _check_size("k_ops", k_ops)
     b = bytes_per_element(dtype)
+    fused = _check_fused(fused)
     round_trips = 1 if fused else k_ops
     label = "fused" if fused else "unfused"
     return OpCost(
@@ -337,7 +361,8 @@ class KernelPass:
 
 
 def layernorm_passes(rows: int, cols: int) -> tuple[KernelPass, ...]:
-    """The primitive operations of LayerNorm over the last dim of a ``rows`` x ``cols`` tensor, run eagerly.
+    """The primitive operations of LayerNorm over the last dim of a ``rows`` x ``cols`` tensor, written out of
+    elementwise ops and reductions and run one kernel per op (PyTorch's ``layer_norm`` is one fused kernel).
 
     ``r = rows``, ``c = cols``; ``gamma`` and ``beta`` have ``c`` elements; ``mean``, ``var``, ``rstd`` have
     ``r``. A reduction of ``c`` values costs ``c - 1`` FLOP, and dividing the sum by ``c`` one more.
@@ -358,7 +383,8 @@ def layernorm_passes(rows: int, cols: int) -> tuple[KernelPass, ...]:
 
 
 def softmax_passes(rows: int, cols: int) -> tuple[KernelPass, ...]:
-    """The primitive operations of a numerically safe softmax over the last dim, run eagerly.
+    """The primitive operations of a numerically safe softmax over the last dim, written out of elementwise ops
+    and reductions and run one kernel per op (PyTorch's ``softmax`` is one fused kernel).
 
     ``m`` and ``s`` have ``rows`` elements. Each max or sum over ``c`` values costs ``c - 1`` FLOP.
     """
@@ -373,11 +399,18 @@ def softmax_passes(rows: int, cols: int) -> tuple[KernelPass, ...]:
     )
 
 
-def _passes_cost(name: str, passes: Sequence[KernelPass], dtype: str) -> OpCost:
+def _fused_or_unfused_cost(
+    name: str, passes: Sequence[KernelPass], fused, fused_elements: int, dtype: str
+) -> OpCost:
+    """The cost of ``passes`` run as one fused kernel moving ``fused_elements`` elements, or one kernel per pass.
+
+    Fusion changes the traffic, not the arithmetic: the FLOP are those of the passes either way.
+    """
+    fused = _check_fused(fused)
     b = bytes_per_element(dtype)
     flop = sum(p.flop for p in passes)
-    elements = sum(p.read_elements + p.write_elements for p in passes)
-    return OpCost(name, float(flop), float(elements) * b, dtype)
+    elements = fused_elements if fused else sum(p.read_elements + p.write_elements for p in passes)
+    return OpCost(f"{name} ({'fused' if fused else 'unfused'})", float(flop), float(elements) * b, dtype)
 
 
 def layernorm(rows: int, cols: int, dtype: str = "bf16", fused: bool = True) -> OpCost:
@@ -387,20 +420,14 @@ def layernorm(rows: int, cols: int, dtype: str = "bf16", fused: bool = True) -> 
     ``c``; squaring ``c``; the variance's mean ``c``; ``+ eps`` and ``rsqrt`` 2; ``* rstd`` ``c``;
     ``* gamma`` ``c``; ``+ beta`` ``c``. Total ``rows (7 cols + 2)``: about 7 FLOP per element.
 
-    Bytes, fused (one kernel): read x, write y, read gamma and beta:
-    ``(2 rows cols + 2 cols) b``. Unfused, the nine eager passes of :func:`layernorm_passes`
-    (mean, subtract, square, mean, add eps, rsqrt, multiply, scale, shift) read ``7 rows cols + 4 rows
+    Bytes, fused (one kernel, as PyTorch's ``layer_norm``): read x, write y, read gamma and beta:
+    ``(2 rows cols + 2 cols) b``. Unfused, the nine passes of :func:`layernorm_passes` (mean, subtract,
+    square, mean, add eps, rsqrt, multiply, scale, shift), one kernel each, read ``7 rows cols + 4 rows
     + 2 cols`` elements and write ``5 rows cols + 4 rows``: about 12 element round trips instead of 2.
     """
     passes = layernorm_passes(rows, cols)
     rows, cols = int(rows), int(cols)
-    label = "fused" if fused else "unfused"
-    name = f"layernorm {rows}x{cols} ({label})"
-    if not fused:
-        return _passes_cost(name, passes, dtype)
-    b = bytes_per_element(dtype)
-    flop = sum(p.flop for p in passes)  # fusion changes the traffic, not the arithmetic
-    return OpCost(name, float(flop), float(2 * rows * cols + 2 * cols) * b, dtype)
+    return _fused_or_unfused_cost(f"layernorm {rows}x{cols}", passes, fused, 2 * rows * cols + 2 * cols, dtype)
 
 
 def softmax(rows: int, cols: int, dtype: str = "bf16", fused: bool = True) -> OpCost:
@@ -410,26 +437,22 @@ def softmax(rows: int, cols: int, dtype: str = "bf16", fused: bool = True) -> Op
     (counted as 1 FLOP each); the sum ``c - 1``; the division ``c``. Total ``rows (5 cols - 2)``: about 5 FLOP
     per element.
 
-    Bytes, fused (one kernel, a row at a time on chip): read x, write y: ``2 rows cols b``. Unfused, the five
-    eager passes of :func:`softmax_passes` (max, subtract, exp, sum, divide) read ``5 rows cols + 2 rows``
-    elements and write ``3 rows cols + 2 rows``: about 8 element round trips instead of 2.
+    Bytes, fused (one kernel holding a row on chip, as PyTorch's ``softmax``): read x, write y:
+    ``2 rows cols b``. Unfused, the five passes of :func:`softmax_passes` (max, subtract, exp, sum, divide),
+    one kernel each, read ``5 rows cols + 2 rows`` elements and write ``3 rows cols + 2 rows``: about 8
+    element round trips instead of 2.
     """
     passes = softmax_passes(rows, cols)
     rows, cols = int(rows), int(cols)
-    label = "fused" if fused else "unfused"
-    name = f"softmax {rows}x{cols} ({label})"
-    if not fused:
-        return _passes_cost(name, passes, dtype)
-    b = bytes_per_element(dtype)
-    flop = sum(p.flop for p in passes)
-    return OpCost(name, float(flop), float(2 * rows * cols) * b, dtype)
+    return _fused_or_unfused_cost(f"softmax {rows}x{cols}", passes, fused, 2 * rows * cols, dtype)
 
 
 def attention_scores(seq_len: int, head_dim: int, dtype: str = "bf16") -> OpCost:
     """One head's attention scores ``S = Q K^T``, with Q and K ``seq_len`` x ``head_dim``.
 
-    FLOP: ``2 N^2 d``. Bytes: ``(2 N d + N^2) b`` (read Q and K, write the N x N matrix S). For ``N >> d``
-    writing S dominates and the intensity tends to ``2 d / b``.
+    FLOP: ``2 N^2 d``. Bytes: ``(2 N d + N^2) b`` (read Q and K, write the N x N matrix S). The intensity
+    ``2 d / b * N / (N + 2 d)`` stays below ``2 d / b`` for every ``N`` and tends to it when writing S
+    dominates (``N >> d``).
     """
     n, d = _check_size("seq_len", seq_len), _check_size("head_dim", head_dim)
     b = bytes_per_element(dtype)
@@ -507,7 +530,8 @@ def compute_roofs(accelerator: str | Accelerator, dtype: str) -> list[Roof]:
 
 def memory_roofs(accelerator: str | Accelerator) -> list[Roof]:
     """The memory ceilings of ``accelerator``, slowest first: HBM; L2 where a measured figure exists; shared
-    memory (``bytes per clock per SM * SMs * boost clock``) where those figures exist."""
+    memory (``bytes per clock per SM * SMs * boost clock``, an upper bound: the clock is the maximum boost
+    clock) where those figures exist."""
     acc = as_accelerator(accelerator)
     sources = acc.sources
     roofs = [Roof("HBM", "memory", acc.hbm_bytes_per_s, sources.get("hbm_bytes_per_s", ""))]
@@ -518,4 +542,4 @@ def memory_roofs(accelerator: str | Accelerator) -> list[Roof]:
         parts = ("shared_memory_bytes_per_clock_per_sm", "sm_count", "boost_clock_hz")
         source = "; ".join(f"{p}: {sources[p]}" for p in parts if sources.get(p))
         roofs.append(Roof("shared memory", "memory", value, source))
-    return roofs
+    return sorted(roofs, key=lambda roof: roof.value)

@@ -67,13 +67,6 @@ OPS: dict[str, OpSpec] = {
 }
 
 
-def _format_time(time_s: float) -> str:
-    for scale, suffix in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
-        if time_s >= scale:
-            return f"{time_s / scale:.3g} {suffix}"
-    return f"{time_s / 1e-9:.3g} ns"
-
-
 def describe(analysis: rl.RooflineAnalysis) -> str:
     """The explorer's text line (HTML): FLOP, bytes, intensity, bound and time lower bound."""
     return (
@@ -81,7 +74,7 @@ def describe(analysis: rl.RooflineAnalysis) -> str:
         f"{analysis.op.flop:.3g} FLOP, {analysis.op.bytes_moved:.3g} bytes, "
         f"intensity {analysis.intensity_flop_per_byte:.3g} FLOP/byte "
         f"(ridge {analysis.ridge_flop_per_byte:.3g}) &rarr; <b>{analysis.bound}-bound</b>, "
-        f"time &ge; {_format_time(analysis.time_s)}, "
+        f"time &ge; {rl.format_duration(analysis.time_s)}, "
         f"at most {analysis.fraction_of_peak:.1%} of the {analysis.peak_flop_per_s / 1e12:.4g} TFLOP/s peak"
     )
 
@@ -221,10 +214,12 @@ class RooflineExplorer(widgets.VBox):
                 f"{acc.name} has no {self.unit_dropdown.value}-unit peak for {op.dtype}; "
                 f"try the other unit or another dtype."
             )
+            self.image.layout.display = "none"  # the last figure belongs to another state: hide it
             return None
         self.analysis = analysis
         self.text.value = describe(analysis)
         self.image.value = self._render(analysis)
+        self.image.layout.display = None
         return analysis
 
     def _render(self, analysis: rl.RooflineAnalysis) -> bytes:
