@@ -328,3 +328,45 @@ def test_add_rejects_bad_dtype_and_device():
         measure.measure_add_flop_per_s(n_elements=4, dtype="bfloat16", device="cpu")
     with pytest.raises(ValueError, match="device must be"):
         measure.measure_add_flop_per_s(n_elements=4, device="gpu")
+
+
+# --- sizes given as numpy integers, and what a measured machine leaves unmeasured -------------------------
+
+def test_numpy_integer_sizes_are_accepted_and_counted_exactly():
+    # A size read from an array (np.int64) is a size; the counts come back as Python ints, which cannot
+    # overflow: 2 n^3 for n = 2**21 is 2**64, past int64.
+    assert square_matmul_flop(np.int64(2**21)) == 2**64
+    assert type(square_matmul_flop(np.int32(3))) is int
+    assert copy_bytes_moved(np.int64(5)) == 10
+    assert measure.add_flop(np.uint16(7)) == 7
+    assert measure.add_bytes_moved(np.int64(7), "fp16") == 42
+    m = measure_copy_bytes_per_s(n_bytes=np.int64(1000), repeats=np.int64(2))
+    assert m.work == 2000 and len(m.samples) == 2
+
+
+def test_measured_accelerator_marks_unmeasured_figures_as_none():
+    from gpuperf import roofline
+    from gpuperf.measure import measured_accelerator
+
+    acc = measured_accelerator(_fake("FLOP/s", 3e11), _fake("bytes/s", 4e10))
+    assert acc.sm_count is None and acc.boost_clock_hz is None and acc.l2_bytes is None
+    assert acc.shared_memory_bytes_per_clock_per_sm is None and acc.vector_flop_per_s == {}
+    # so its hierarchy has one memory roof and one compute roof, the two measured numbers
+    assert [(r.name, r.value) for r in roofline.memory_roofs(acc)] == [("HBM", 4e10)]
+    assert [r.value for r in roofline.compute_roofs(acc, "fp32")] == [3e11]
+    # and the smallest compute-bound fp32 square matmul follows from I = N / 6 >= 7.5
+    assert roofline.min_square_matmul_for_compute_bound(acc, "fp32") == 45
+
+
+def test_matmul_on_the_cpu_computes_the_product_it_times(monkeypatch):
+    seen = {}
+
+    def fake_time_calls_s(call, repeats, **kwargs):
+        seen["result"] = call()
+        return (1.0,) * repeats
+
+    monkeypatch.setattr(measure, "time_calls_s", fake_time_calls_s)
+    measure_matmul_flop_per_s(n=5, repeats=1, dtype="float64")
+    rng = np.random.default_rng(0)  # the same inputs, drawn independently
+    a, b = rng.standard_normal((5, 5)), rng.standard_normal((5, 5))
+    np.testing.assert_allclose(seen["result"], a @ b, rtol=1e-12)

@@ -8,7 +8,9 @@ to finish in about a second on a 2-core CPU:
   :func:`square_matmul_flop` = ``2 n^3`` FLOP (one multiply and one add per term of each dot product).
 * :func:`measure_copy_bytes_per_s` times ``dst[:] = src`` over ``n_bytes`` bytes and counts
   :func:`copy_bytes_moved` = ``2 n_bytes`` (every byte is read once and written once), the convention of
-  the STREAM benchmark (McCalpin, 1995).
+  the STREAM benchmark (McCalpin, 1995). A CPU whose stores allocate cache lines also reads ``dst`` before
+  writing it, 3 bytes of bus traffic per byte copied; the convention does not count that read, and large
+  copies usually avoid it with non-temporal stores.
 
 A third measurement is a point to place under those roofs rather than a roof:
 :func:`measure_add_flop_per_s` times ``z = x + y`` over ``n_elements`` values, which does
@@ -23,12 +25,15 @@ call, which is the better estimate of the hardware's own limit on a machine busy
 
 from __future__ import annotations
 
+import numbers
 import statistics
 import time
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+
+from gpuperf.roofline import bytes_per_element
 
 #: Accepted dtype spellings, mapped to the course's short names (those of :mod:`gpuperf.hardware`).
 DTYPE_ALIASES = {
@@ -40,9 +45,6 @@ DTYPE_ALIASES = {
 
 #: Short dtype names numpy can multiply on the CPU (numpy has no bfloat16).
 _NUMPY_DTYPES = {"fp64": "float64", "fp32": "float32", "fp16": "float16"}
-
-#: Bytes per element of each short dtype name.
-_ELEMENT_BYTES = {"fp64": 8, "fp32": 4, "fp16": 2, "bf16": 2}
 
 #: Short dtype names torch can multiply on a GPU.
 _TORCH_DTYPES = {"fp64": "float64", "fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
@@ -99,20 +101,18 @@ def square_matmul_flop(n: int) -> int:
     Each of the ``n^2`` outputs is a dot product of length ``n``: ``n`` multiplies and ``n`` adds (the
     first add, into zero, is counted too, as every vendor peak does: a fused multiply-add is 2 FLOP).
     """
-    _check_positive_int("n", n)
+    n = _check_positive_int("n", n)
     return 2 * n**3
 
 
 def copy_bytes_moved(n_bytes: int) -> int:
     """Bytes a copy of ``n_bytes`` moves through memory: read once plus written once, ``2 n_bytes``."""
-    _check_positive_int("n_bytes", n_bytes)
-    return 2 * n_bytes
+    return 2 * _check_positive_int("n_bytes", n_bytes)
 
 
 def add_flop(n_elements: int) -> int:
     """FLOP of an elementwise add ``z = x + y`` of ``n_elements`` values: one add per element, ``n``."""
-    _check_positive_int("n_elements", n_elements)
-    return n_elements
+    return _check_positive_int("n_elements", n_elements)
 
 
 def add_bytes_moved(n_elements: int, dtype: str = "float32") -> int:
@@ -120,35 +120,32 @@ def add_bytes_moved(n_elements: int, dtype: str = "float32") -> int:
 
     ``b`` is the size of one element of ``dtype`` in bytes (4 for the default float32, so ``12 n``).
     """
-    _check_positive_int("n_elements", n_elements)
-    return 3 * n_elements * _ELEMENT_BYTES[_short_dtype(dtype)]
+    n_elements = _check_positive_int("n_elements", n_elements)
+    return 3 * n_elements * int(bytes_per_element(_short_dtype(dtype)))
 
 
 def measure_matmul_flop_per_s(
     n: int = 512, dtype: str = "float32", repeats: int = 7, device: str = "cpu"
 ) -> Measurement:
-    """Median FLOP/s of an ``n x n`` by ``n x n`` matrix product in ``dtype``.
+    """FLOP/s of an ``n x n`` by ``n x n`` matrix product in ``dtype`` (median in ``value``, fastest in ``best``).
 
-    On ``"cpu"`` it uses numpy (whose BLAS uses every core); ``dtype`` is one of float64, float32,
-    float16 (or fp64/fp32/fp16). numpy has no bfloat16, so bf16 is accepted only on ``"cuda"``, where
-    torch runs the product (on Tensor Cores for fp16/bf16) and the GPU is synchronised around each call.
-    The default ``n = 512`` takes about a millisecond per call on a 2-core CPU; n = 1024 or more is
-    closer to the peak but takes longer.
+    On ``"cpu"`` it uses numpy, whose BLAS runs as many threads as it was started with (every core unless
+    ``OPENBLAS_NUM_THREADS`` or the like was set before numpy was imported); ``dtype`` is one of float64,
+    float32, float16 (or fp64/fp32/fp16; numpy's float16 matmul does not use BLAS and is far slower). numpy
+    has no bfloat16, so bf16 is accepted only on ``"cuda"``, where torch runs the product (on Tensor Cores
+    for fp16/bf16) and the GPU is synchronised around each call. The default ``n = 512`` (268 MFLOP) takes
+    one to a few milliseconds per call on a CPU; n = 1024 or more is closer to the peak but takes longer.
     """
-    _check_positive_int("n", n)
+    n = _check_positive_int("n", n)
     _check_positive_int("repeats", repeats)
     device = _check_device(device)
     short = _short_dtype(dtype)
     flop = square_matmul_flop(n)
     if device == "cpu":
-        if short not in _NUMPY_DTYPES:
-            raise ValueError(
-                f"dtype {dtype!r} is not available for a numpy matmul on the cpu; "
-                f"use one of {sorted(_NUMPY_DTYPES.values())}"
-            )
+        numpy_dtype = _numpy_dtype(dtype, short, "matmul")
         rng = np.random.default_rng(0)
-        a = rng.standard_normal((n, n)).astype(_NUMPY_DTYPES[short])
-        b = rng.standard_normal((n, n)).astype(_NUMPY_DTYPES[short])
+        a = rng.standard_normal((n, n)).astype(numpy_dtype)
+        b = rng.standard_normal((n, n)).astype(numpy_dtype)
         out = np.empty((n, n), dtype=a.dtype)
         call = lambda: np.matmul(a, b, out=out)  # noqa: E731 - out= avoids timing an allocation
         sync = None
@@ -167,13 +164,13 @@ def measure_matmul_flop_per_s(
 
 
 def measure_copy_bytes_per_s(n_bytes: int = 2**26, repeats: int = 7, device: str = "cpu") -> Measurement:
-    """Median bandwidth of copying ``n_bytes`` bytes, counting bytes read plus bytes written.
+    """Bandwidth of copying ``n_bytes`` bytes, counting bytes read plus bytes written (median and ``best``).
 
     The default, 64 MiB, is larger than the last-level cache of most CPUs, so the copy streams from main
     memory rather than from cache; it takes a few milliseconds per call. On ``"cuda"`` the copy is
     ``dst.copy_(src)`` between two buffers in GPU memory.
     """
-    _check_positive_int("n_bytes", n_bytes)
+    n_bytes = _check_positive_int("n_bytes", n_bytes)
     _check_positive_int("repeats", repeats)
     device = _check_device(device)
     moved = copy_bytes_moved(n_bytes)
@@ -208,19 +205,15 @@ def measure_add_flop_per_s(
     call on a CPU. On ``"cpu"`` numpy adds (float64, float32 or float16); on ``"cuda"`` torch does (bf16
     too). ``z`` is allocated once, outside the timed calls.
     """
-    _check_positive_int("n_elements", n_elements)
+    n_elements = _check_positive_int("n_elements", n_elements)
     _check_positive_int("repeats", repeats)
     device = _check_device(device)
     short = _short_dtype(dtype)
     flop = add_flop(n_elements)
     if device == "cpu":
-        if short not in _NUMPY_DTYPES:
-            raise ValueError(
-                f"dtype {dtype!r} is not available for a numpy add on the cpu; "
-                f"use one of {sorted(_NUMPY_DTYPES.values())}"
-            )
-        x = np.ones(n_elements, dtype=_NUMPY_DTYPES[short])
-        y = np.ones(n_elements, dtype=_NUMPY_DTYPES[short])
+        numpy_dtype = _numpy_dtype(dtype, short, "add")
+        x = np.ones(n_elements, dtype=numpy_dtype)
+        y = np.ones(n_elements, dtype=numpy_dtype)
         z = np.empty_like(x)
         call = lambda: np.add(x, y, out=z)  # noqa: E731 - out= avoids timing an allocation
         sync = None
@@ -247,7 +240,7 @@ def measured_accelerator(
     (``hbm_bytes_per_s``, the slow memory whatever it is called) the copy's, each taken as ``statistic``:
     ``"median"`` (:attr:`Measurement.value`) or ``"best"`` (:attr:`Measurement.best`). Every roofline
     function and plot that takes an accelerator can draw the reader's own machine. Figures that were not
-    measured are ``None`` (or NaN where the field must be a number) and say so in ``sources``.
+    measured are ``None`` (NaN for the capacity, which must be a number) and say so in ``sources``.
     """
     from gpuperf.hardware import Accelerator
 
@@ -272,16 +265,16 @@ def measured_accelerator(
         vector_flop_per_s={},
         hbm_bytes_per_s=bandwidth,
         hbm_capacity_bytes=nan,
-        sm_count=0,
+        sm_count=None,
         registers_per_sm_bytes=None,
         shared_memory_per_sm_bytes=None,
         shared_memory_bytes_per_clock_per_sm=None,
         l2_bytes=None,
-        boost_clock_hz=nan,
+        boost_clock_hz=None,
         sources={
             "matrix_flop_per_s": f"measured ({statistic} of {len(matmul.samples)}): {matmul.what}",
             "hbm_bytes_per_s": f"measured ({statistic} of {len(copy.samples)}): {copy.what}",
-            "other fields": "not measured (NaN, 0 or None)",
+            "other fields": "not measured (None, or NaN for hbm_capacity_bytes)",
         },
     )
 
@@ -299,7 +292,7 @@ def time_calls_s(
     clock, so that an asynchronous GPU call is timed to completion rather than to its launch.
     """
     _check_positive_int("repeats", repeats)
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+    if isinstance(warmup, bool) or not isinstance(warmup, numbers.Integral) or warmup < 0:
         raise ValueError(f"warmup must be an int >= 0, got {warmup!r}")
     if not callable(call):
         raise ValueError(f"call must be callable, got {call!r}")
@@ -331,14 +324,25 @@ def _measurement(what: str, work: float, unit: str, times_s, device: str, dtype:
     )
 
 
-def _check_positive_int(name: str, value) -> None:
-    # bool is an int in Python; True as a size is almost certainly a mistake.
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+def _check_positive_int(name: str, value) -> int:
+    # bool is an int in Python; True as a size is almost certainly a mistake. numpy integers are fine.
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return int(value)
+
+
+def _numpy_dtype(dtype: str, short: str, operation: str) -> str:
+    """The numpy dtype name for ``short``; ``ValueError`` naming ``dtype`` when numpy cannot run it."""
+    if short not in _NUMPY_DTYPES:
+        raise ValueError(
+            f"dtype {dtype!r} is not available for a numpy {operation} on the cpu; "
+            f"use one of {sorted(_NUMPY_DTYPES.values())}"
+        )
+    return _NUMPY_DTYPES[short]
 
 
 def _short_dtype(dtype: str) -> str:
-    if dtype not in DTYPE_ALIASES:
+    if not isinstance(dtype, str) or dtype not in DTYPE_ALIASES:
         raise ValueError(f"dtype must be one of {sorted(DTYPE_ALIASES)}, got {dtype!r}")
     return DTYPE_ALIASES[dtype]
 
