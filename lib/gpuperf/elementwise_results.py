@@ -30,7 +30,7 @@ from typing import Any, Mapping, Sequence
 from gpuperf.hardware import Accelerator
 from gpuperf.roofline import arithmetic_intensity, as_accelerator
 
-#: Keys of one result row (the same as ``gpuperf.kernels.elementwise_bench.ROW_KEYS``).
+#: Keys of one result row (``gpuperf.kernels.elementwise_bench`` imports them from here).
 ROW_KEYS = ("kernel", "dtype", "n_elements", "k_ops", "flop", "bytes_moved", "time_s", "bytes_per_s", "flop_per_s")
 
 #: The kernels a benchmark measures; all but the copy stream a tensor while doing arithmetic on it.
@@ -247,17 +247,23 @@ def summarize(rows: Sequence[Row], hbm_bytes_per_s: float) -> ElementwiseSummary
 
 
 def vector_roof_dtype(accelerator: str | Accelerator, dtype: str) -> str:
-    """The dtype whose vector-unit (CUDA core) peak bounds an elementwise kernel in ``dtype``.
+    """The dtype whose vector-unit (CUDA core) peak bounds the benchmark's kernels on ``dtype`` data.
 
-    ``dtype`` itself when the device lists a vector peak for it, else ``"fp32"`` (elementwise kernels on
-    16-bit data often compute in fp32). Raises ``ValueError`` if the device has neither.
+    The kernels compute in fp32 whatever they store: the Triton kernels convert after loading
+    (:mod:`gpuperf.kernels.elementwise`), and PyTorch's eager elementwise ops compute fp16 and bf16 in fp32
+    (``at::opmath_type``, ``aten/src/ATen/OpMathType.h``). So the roof is the fp32 one for fp32, fp16 and bf16
+    data (on an H200 half the bf16 vector peak, which needs paired bf16 arithmetic), and fp64 for fp64 data.
+    Raises ``ValueError`` naming ``dtype`` if it is not one of those, and the device if it lists no such peak.
     """
     acc = as_accelerator(accelerator)
-    if dtype in acc.vector_flop_per_s:
-        return dtype
-    if "fp32" in acc.vector_flop_per_s:
-        return "fp32"
-    raise ValueError(f"accelerator {acc.name!r} lists no vector peak for dtype {dtype!r} nor for fp32")
+    compute = {"fp64": "fp64", "fp32": "fp32", "fp16": "fp32", "bf16": "fp32"}
+    if not isinstance(dtype, str) or dtype not in compute:
+        raise ValueError(f"dtype must be one of {tuple(compute)}, got {dtype!r}")
+    if compute[dtype] not in acc.vector_flop_per_s:
+        raise ValueError(
+            f"accelerator {acc.name!r} lists no vector peak for {compute[dtype]}, the arithmetic of dtype {dtype!r}"
+        )
+    return compute[dtype]
 
 
 def report_rows(rows: Sequence[Row]) -> None:
