@@ -39,3 +39,52 @@ def test_provenance_is_required(tmp_path):
 def test_name_must_be_plain(tmp_path):
     with pytest.raises(ValueError, match="name"):
         save_run("a/b", [], PROV, data_dir=tmp_path)
+
+
+@pytest.mark.parametrize("bad", ["", "../elementwise_h200", "a\\b", ".hidden", None, 3])
+def test_names_that_are_not_plain_stems_are_refused(tmp_path, bad):
+    with pytest.raises(ValueError, match="name must be a plain file stem") as err:
+        load_run(bad, data_dir=tmp_path)
+    assert repr(bad) in str(err.value)
+    with pytest.raises(ValueError, match="name must be"):
+        save_run(bad, [], PROV, data_dir=tmp_path)
+
+
+def test_save_run_checks_results_and_prov(tmp_path):
+    with pytest.raises(ValueError, match="results must be a list"):
+        save_run("x", {"kernel": "copy"}, PROV, data_dir=tmp_path)
+    with pytest.raises(ValueError, match="prov must be"):
+        save_run("x", [], "NVIDIA H200", data_dir=tmp_path)
+
+
+def test_load_run_falls_back_to_the_package_data(tmp_path, monkeypatch):
+    # An install without the repository (pip from git, on Colab) has no book/data; the package's data folder
+    # is looked in next, and the error names both folders when neither has the run.
+    import gpuperf.recorded as recorded
+
+    repo, package = tmp_path / "repo", tmp_path / "package"
+    save_run("shipped", [{"kernel": "copy", "time_s": 2e-3}], PROV, data_dir=package)
+    monkeypatch.setattr(recorded, "DATA_DIR", repo)  # does not exist
+    monkeypatch.setattr(recorded, "PACKAGE_DATA_DIR", package)
+    assert recorded.load_run("shipped")["results"] == [{"kernel": "copy", "time_s": 2e-3}]
+    save_run("shipped", [{"kernel": "copy", "time_s": 1e-3}], PROV, data_dir=repo)
+    assert recorded.load_run("shipped")["results"][0]["time_s"] == 1e-3  # the repository's copy wins
+    with pytest.raises(ValueError, match=r"'absent'.*\['shipped'\].*repo.*package"):
+        recorded.load_run("absent")
+
+
+def test_describe_provenance_names_a_run_without_provenance():
+    with pytest.raises(ValueError, match="run must be a run whose provenance has"):
+        describe_provenance({"results": []})
+    with pytest.raises(ValueError, match=r"missing \['driver'\]"):
+        describe_provenance({"provenance": {k: v for k, v in PROV.items() if k != "driver"}})
+    text = describe_provenance({"provenance": {k: v for k, v in PROV.items() if k != "cuda"}})
+    assert "CUDA ?" in text  # optional fields may be absent
+
+
+def test_the_repository_run_loads_with_its_provenance():
+    from gpuperf.recorded import DATA_DIR
+
+    run = load_run("elementwise_h200")
+    assert (DATA_DIR / "elementwise_h200.json").is_file()
+    assert describe_provenance(run).startswith("Measured on the NVIDIA H200 (driver ")

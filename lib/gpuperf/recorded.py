@@ -9,6 +9,10 @@ A benchmark run on a GPU (``make bench``) writes one JSON file to ``book/data/``
 
 Notebooks plot ``results`` when no GPU is present and say where they came from with
 :func:`describe_provenance`. This module never imports torch at import time.
+
+Where runs are looked for: ``book/data`` of the repository this package sits in (an editable install, as
+``make`` makes), then a ``data`` folder inside the installed package. A ``pip install`` from git copies
+only the package, so a notebook opened on Colab finds recorded runs only if they ship in that folder.
 """
 
 from __future__ import annotations
@@ -17,10 +21,13 @@ import datetime as _dt
 import json
 import platform
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
-#: Folder of the recorded runs (``book/data`` in the repository).
+#: Folder of the recorded runs (``book/data`` in the repository), where :func:`save_run` writes.
 DATA_DIR = Path(__file__).resolve().parents[2] / "book" / "data"
+
+#: Folder of recorded runs shipped inside the package (for installs that do not include the repository).
+PACKAGE_DATA_DIR = Path(__file__).resolve().parent / "data"
 
 REQUIRED_PROVENANCE = ("device", "driver", "torch", "triton", "date")
 
@@ -72,37 +79,62 @@ def _nvidia_driver_version() -> str:
     return out.stdout.strip().splitlines()[0] if out.stdout.strip() else "unknown"
 
 
+def _check_name(name: object) -> str:
+    if (not isinstance(name, str) or not name or name.startswith(".")
+            or any(sep in name for sep in ("/", "\\", "\0"))):
+        raise ValueError(f"name must be a plain file stem (no folders, no leading dot), got {name!r}")
+    return name
+
+
 def save_run(name: str, results: list[dict[str, Any]], prov: dict[str, str], data_dir: Path | None = None) -> Path:
-    """Write a recorded run to ``data_dir/name.json`` and return the path."""
-    if not name or "/" in name:
-        raise ValueError(f"name must be a plain file stem, got {name!r}")
+    """Write a recorded run to ``data_dir/name.json`` (default :data:`DATA_DIR`) and return the path."""
+    name = _check_name(name)
+    if not isinstance(results, list):
+        raise ValueError(f"results must be a list of result rows, got {type(results).__name__}")
+    if not isinstance(prov, Mapping):
+        raise ValueError(f"prov must be a dict of provenance fields, got {prov!r}")
     missing = [k for k in REQUIRED_PROVENANCE if not prov.get(k)]
     if missing:
         raise ValueError(f"prov is missing {missing}")
     folder = Path(data_dir) if data_dir is not None else DATA_DIR
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.json"
-    path.write_text(json.dumps({"name": name, "provenance": prov, "results": results}, indent=1) + "\n")
+    path.write_text(json.dumps({"name": name, "provenance": dict(prov), "results": results}, indent=1) + "\n")
     return path
 
 
 def load_run(name: str, data_dir: Path | None = None) -> dict[str, Any]:
-    """Read ``book/data/<name>.json``; raise ``ValueError`` listing the recorded runs if it is absent."""
-    folder = Path(data_dir) if data_dir is not None else DATA_DIR
-    path = folder / f"{name}.json"
-    if not path.is_file():
-        known = sorted(p.stem for p in folder.glob("*.json"))
-        raise ValueError(f"name {name!r} is not a recorded run; recorded runs: {known}")
+    """Read the recorded run ``<name>.json`` from ``data_dir``, or else from the first folder that has it of
+    :data:`DATA_DIR` and :data:`PACKAGE_DATA_DIR`.
+
+    Raises ``ValueError`` naming ``name`` (and listing the runs and folders there are) if no folder has it,
+    and naming the run if it lacks a provenance field of :data:`REQUIRED_PROVENANCE`.
+    """
+    name = _check_name(name)
+    folders = [Path(data_dir)] if data_dir is not None else [DATA_DIR, PACKAGE_DATA_DIR]
+    path = next((f / f"{name}.json" for f in folders if (f / f"{name}.json").is_file()), None)
+    if path is None:
+        known = sorted({p.stem for f in folders if f.is_dir() for p in f.glob("*.json")})
+        raise ValueError(
+            f"name {name!r} is not a recorded run; recorded runs: {known} "
+            f"(looked in {', '.join(str(f) for f in folders)})"
+        )
     run = json.loads(path.read_text())
-    missing = [k for k in REQUIRED_PROVENANCE if not run.get("provenance", {}).get(k)]
+    provenance = run.get("provenance") if isinstance(run, dict) else None
+    if not isinstance(provenance, dict):
+        raise ValueError(f"recorded run {name!r} ({path}) has no provenance")
+    missing = [k for k in REQUIRED_PROVENANCE if not provenance.get(k)]
     if missing:
         raise ValueError(f"recorded run {name!r} lacks provenance fields {missing}")
     return run
 
 
-def describe_provenance(run: dict[str, Any]) -> str:
-    """One sentence naming the device, driver, versions and date of a recorded run."""
-    p = run["provenance"]
+def describe_provenance(run: Mapping[str, Any]) -> str:
+    """One sentence naming the device, driver, versions and date of a recorded or live run."""
+    p = run.get("provenance") if isinstance(run, Mapping) else None
+    missing = REQUIRED_PROVENANCE if not isinstance(p, Mapping) else [k for k in REQUIRED_PROVENANCE if k not in p]
+    if missing:
+        raise ValueError(f"run must be a run whose provenance has {list(REQUIRED_PROVENANCE)}; missing {list(missing)}")
     return (
         f"Measured on the {p['device']} (driver {p['driver']}, CUDA {p.get('cuda', '?')}), "
         f"torch {p['torch']}, triton {p['triton']}, on {p['date']}."
