@@ -237,3 +237,14 @@ def test_plot_points_rejects_bad_arguments(points, kwargs, name):
     plot.plot_roofline(ax, GPU)
     with pytest.raises(ValueError, match=name):
         plot.plot_points(ax, points, **kwargs)
+
+
+def test_labelled_points_never_take_the_roof_colour_or_yellow():
+    fig, ax = new_figure()
+    points = [(f"p{i}", 0.1 * 2**i, 1e11 * 2**i) for i in range(9)]  # more points than the palette has colours
+    plot.plot_roofline(ax, GPU, points=points)
+    roof_colour = lines(ax, "roof")[0].get_color()
+    colours = [line.get_color() for line in lines(ax, "point")]
+    assert len(colours) == 9
+    assert roof_colour not in colours and "#F0E442" not in colours
+    assert len(set(colours[:6])) == 6  # the first six are all different

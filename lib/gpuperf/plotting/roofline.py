@@ -29,6 +29,8 @@ XLABEL = "Arithmetic intensity (FLOP/byte)"
 POINT_MARKERS = "osD^vP*Xhp<>"
 YLABEL = "Attainable (FLOP/s)"
 _UNIT_LABEL = {"matrix": "matrix unit", "vector": "vector unit"}
+#: Colours of marked points: PALETTE[0] draws the roof and the last entry (yellow) is hard to see on white.
+_POINT_COLORS = PALETTE[1:-1]
 
 
 def point_for(analysis: RooflineAnalysis, label: str | None = None) -> tuple[str, float, float]:
@@ -136,7 +138,7 @@ def plot_roofline(
                    label=f"ridge {ridge:.3g} FLOP/byte")
 
     for i, (name, intensity, rate) in enumerate(checked):
-        color = PALETTE[(i + 1) % len(PALETTE)] if not hierarchical else "black"
+        color = _POINT_COLORS[i % len(_POINT_COLORS)] if not hierarchical else "black"
         ax.plot([intensity], [rate], marker="o", linestyle="none", color=color, gid="point",
                 label="_nolegend_", zorder=3)
         # labels of points in the right part of the plot go to their left, to stay inside the axes
@@ -171,8 +173,7 @@ def plot_points(ax, points: Sequence[tuple[str, float, float]], *, legend_outsid
         raise ValueError(f"points must hold at least one (label, intensity, FLOP/s) tuple, got {points!r}")
     if not isinstance(legend_outside, bool):
         raise ValueError(f"legend_outside must be True or False, got {legend_outside!r}")
-    # PALETTE[0] draws the roof and the last entry (yellow) is hard to see on white: use the ones between.
-    colors = PALETTE[1:-1]
+    colors = _POINT_COLORS
     had_data = bool(ax.get_lines())
     for i, (name, intensity, rate) in enumerate(checked):
         ax.plot([intensity], [rate], marker=POINT_MARKERS[i % len(POINT_MARKERS)], markersize=7,

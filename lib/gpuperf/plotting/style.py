@@ -6,10 +6,14 @@ themes (a transparent figure puts black axis labels on a dark page).
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 
-#: A colour-blind-safe palette (Okabe and Ito, 2008), in the order series are drawn.
+#: A colour-blind-safe palette, in the order series are drawn: M. Okabe and K. Ito, "Color Universal Design
+#: (CUD): how to make figures and presentations that are friendly to colorblind people", J*Fly, 2008.
 PALETTE = (
     "#0072B2",  # blue
     "#D55E00",  # vermillion
@@ -52,10 +56,16 @@ def use_book_style() -> None:
 def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None, height: float | None = None):
     """Return ``(fig, axes)`` in the book style, sized for the page.
 
-    ``width`` and ``height`` are in inches; by default each panel is about 4.6 x 3.6 inches.
+    ``width`` and ``height`` are in inches; by default each panel is about 4.6 x 3.6 inches (the width is
+    capped at 11 inches). Raises ``ValueError`` naming a bad argument.
     """
-    if ncols < 1 or nrows < 1:
-        raise ValueError(f"ncols and nrows must be >= 1, got ncols={ncols}, nrows={nrows}")
+    for name, value in (("ncols", ncols), ("nrows", nrows)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    for name, value in (("width", width), ("height", height)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)
+                                  or not math.isfinite(value) or value <= 0):
+            raise ValueError(f"{name} must be a positive number of inches or None, got {value!r}")
     use_book_style()
     w = width if width is not None else min(11.0, 4.6 * ncols + 0.4)
     h = height if height is not None else 3.6 * nrows + 0.4
