@@ -235,6 +235,37 @@ def test_dot_in_fp32_matches_float32_arithmetic_and_fsum():
     assert result.n == 1531
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.floats(min_value=-1e2, max_value=1e2, allow_nan=False), min_size=1, max_size=200),
+       st.sampled_from(["fp32", "bf16", "fp16", "fp8_e4m3fn"]), st.sampled_from(acc.ORDERS),
+       st.sampled_from(["bf16", "fp16", "fp32"]))
+def test_dot_error_never_exceeds_its_bound(values, accumulator, order, input_format):
+    x = np.asarray(values)
+    y = np.cos(np.arange(x.size) * 0.7) * 3  # a fixed second vector of mixed signs
+    result = acc.dot(x, y, accumulator, order, input_format)
+    products = np.abs(acc.dot_products(x, y, input_format))
+    tiny = acc._formats.get_format(accumulator).min_normal
+    no_underflow = not np.any((products > 0) & (products < tiny))  # a subnormal product errs absolutely
+    if no_underflow and math.isfinite(result.value) and abs(result.value) < acc.max_finite(accumulator):
+        assert result.abs_error <= result.error_bound
+
+
+def test_dot_bound_counts_the_rounding_of_each_product():
+    # One product, rounded to bf16: the bound must allow that single rounding (gamma_1 |p|).
+    x, y = np.array([0.6796875]), np.array([0.68359375])  # bf16 values; the product needs 16 bits
+    result = acc.dot(x, y, "bf16", input_format="bf16")
+    u = 2.0 ** -8
+    assert result.value != result.exact and result.abs_error <= u * result.magnitude
+    assert result.error_bound == pytest.approx(u / (1 - u) * result.magnitude, rel=1e-15)
+    # bf16 products are exact in fp32: no extra rounding, the summation bound alone.
+    x, y = acc.random_dot_inputs(257, seed=4)
+    fp32 = acc.dot(x, y, "fp32", "pairwise")
+    assert fp32.error_bound == acc.summation_error_bound(x * y, "fp32", "pairwise")
+    bf16 = acc.dot(x, y, "bf16", "pairwise")
+    k = 9 + 1  # ceil(log2 257) additions and the product's rounding
+    assert bf16.error_bound == pytest.approx(k * u / (1 - k * u) * bf16.magnitude, rel=1e-15)
+
+
 def test_dot_rounds_inputs_to_the_input_format():
     x, y = np.array([1 + 2.0 ** -9, 3.0]), np.array([1.0, 1 / 3])
     result = acc.dot(x, y, "fp64", input_format="bf16")
@@ -317,6 +348,43 @@ def test_rmsnorm_of_a_constant_row_is_plus_minus_one():
         np.testing.assert_array_equal(acc.rms_norm(x, "bf16", compute, eps=0.0).y, np.sign(x))
 
 
+@pytest.mark.parametrize("fmt, dtype", [("fp32", np.float32), ("fp16", np.float16)])
+def test_rms_norm_matches_step_by_step_ieee_arithmetic(fmt, dtype):
+    """Multiplication, division by n and square root emulated in float64 then rounded (double rounding)
+    agree with numpy's own float32 / float16 operations, on an awkward length with tiny and large values."""
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal(1237) * np.exp2(rng.integers(-12, 4, 1237))
+    x[5] = 1e-7  # subnormal in fp16
+    result = acc.rms_norm(x, fmt, fmt, eps=1e-5)
+    xs = x.astype(dtype)
+    total = dtype(0)
+    for v in xs:
+        total = dtype(total + dtype(v * v))
+    rms = np.sqrt(dtype(total / dtype(xs.size)) + dtype(1e-5))
+    assert result.sum_of_squares == float(total) and result.rms == float(rms)
+    np.testing.assert_array_equal(result.y, (xs / rms).astype(np.float64))
+
+
+def test_rms_norm_converts_the_row_to_the_compute_format():
+    """bf16 storage, fp16 compute: a bf16 value below fp16's normal range is rounded when it is loaded."""
+    x = np.array([3.0, 2.0 ** -24 * 1.4453125, -4.0])  # a bf16 value with 8 significant bits
+    result = acc.rms_norm(x, "bf16", "fp16", eps=0.0)
+    loaded = x.astype(np.float16)  # 1.445 x 2^-24 is below fp16's smallest subnormal but one: it loads as 2^-24
+    assert loaded[1] == 2.0 ** -24
+    # 2^-24 / 2.887 rounds to 0 in fp16; dividing the unconverted 1.445 x 2^-24 would have given 2^-24.
+    assert result.y[1] == 0.0
+    rms = np.sqrt(np.float16(np.float16(np.float16(9.0) + loaded[1] * loaded[1]) + np.float16(16.0)) / np.float16(3))
+    expected = _torch_round((loaded / rms).astype(np.float64), torch.bfloat16)
+    np.testing.assert_array_equal(result.y, expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False, width=32), st.integers(1, 2 ** 24))
+def test_division_by_a_count_is_correctly_rounded_in_fp32(s, n):
+    # the model's s / n: float64 quotient rounded to fp32 equals IEEE float32 division (n exact in fp32)
+    assert acc.round_to_accumulator(s / n, "fp32") == np.float32(s) / np.float32(n)
+
+
 def test_largest_finite_square_input():
     assert acc.largest_finite_square_input("fp16") == 255.875
     assert np.isfinite(np.float16(255.875) * np.float16(255.875))
@@ -327,6 +395,12 @@ def test_largest_finite_square_input():
     assert float(t) == x and torch.isfinite(t * t)
     nxt = t + torch.tensor(2.0 ** (math.frexp(x)[1] - 8), dtype=torch.bfloat16)  # one bf16 spacing up
     assert float(nxt) > x and torch.isinf(nxt * nxt)
+    e5m2 = torch.tensor([224.0, 256.0], dtype=torch.float8_e5m2).float()
+    assert acc.largest_finite_square_input("fp8_e5m2") == 224.0
+    assert torch.isfinite((e5m2[0] ** 2).to(torch.float8_e5m2).float()) and torch.isinf((e5m2[1] ** 2).to(torch.float8_e5m2).float())
+    # Saturating formats: E4M3's 22**2 = 484 is past 464 (the tie above 448, which stays at 448); 20**2 = 400.
+    assert acc.largest_finite_square_input("fp8_e4m3fn") == 20.0
+    assert acc.largest_finite_square_input("fp4_e2m1") == 2.0  # 3**2 = 9 > 7, the odd tie above 6
 
 
 # ---------------------------------------------------------------------------------------------

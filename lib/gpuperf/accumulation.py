@@ -5,23 +5,41 @@ The model
 An accumulator of format ``F`` (``"fp32"``, ``"bf16"``, ``"fp16"``, ... any name in
 :data:`gpuperf.formats.FORMATS` except the scale-only ``"e8m0"``, or ``"fp64"``) only ever holds values of
 ``F``. Every operation computes its exact result and rounds it to ``F`` with round-to-nearest-even, as
-IEEE 754-2019 §4.3.1 prescribes for ``+`` and ``*``. We emulate one such operation by computing it in
-float64 and rounding the float64 result to ``F``. This double rounding is *innocuous* -- it gives the
-correctly rounded result -- whenever float64's 53-bit significand has at least ``2p + 2`` bits for a format
-of ``p`` significand bits (S. A. Figueroa, "When is double rounding innocuous?", ACM SIGNUM Newsletter
-30(3), 1995): true for fp32 (p = 24) and everything narrower, so the emulation is exact.
+IEEE 754-2019 §4.3.1 prescribes for ``+``, ``*``, ``/`` and ``sqrt``. We emulate one such operation by
+computing it in float64 and rounding the float64 result to ``F``. That is two roundings, and double
+rounding is not harmless in general (``1 + 2**-11 + 2**-40`` goes to 1 in FP16 through float32, to
+``1 + 2**-10`` directly). It gives the correctly rounded result here because of three facts:
 
-* **Terms.** Values to be summed are first rounded to ``F`` (a value is converted when it is loaded into
-  the accumulator's registers).
-* **Products.** In a dot product the inputs are first rounded to ``input_format``; a product of two inputs
-  with at most 26 significand bits is exact in float64. It is then rounded to ``F`` and added, with a
-  second rounding: a separate multiply and add, not a fused multiply-add. With an fp32 accumulator and
-  inputs of at most 12 significand bits (bf16, fp16, fp8, ...) the product is already exact in fp32, so the
-  separate and the fused models agree, which is the case of GPU matrix units.
+* **Operands in F, p <= 24.** For ``+ - * / sqrt`` of operands that are values of a format with ``p``
+  significand bits, rounding first to a format with at least ``2p + 2`` bits is innocuous (S. A.
+  Figueroa, "When is double rounding innocuous?", ACM SIGNUM Newsletter 30(3), 1995; with underflow
+  included, P. Roux, J. Formalized Reasoning 7(1), 2014). float64 has 53 >= 2 * 24 + 2 bits, which covers
+  fp32 and everything narrower. So every operand is first rounded to ``F``: the terms of a sum, the
+  inputs of RMSNorm (a value is converted when it is loaded into the compute format's registers).
+* **Products are exact.** A product of two values with at most 26 significand bits is exact in float64
+  (and never underflows there), so rounding it to ``F`` is a single rounding, whatever the operands' format.
+* **Dividing by a count.** ``s / n`` for ``s`` in ``F`` and an integer ``n < 2**(53 - p)`` is innocuous too:
+  double rounding can only fail when the float64 quotient lands on a midpoint ``m`` of ``F`` that the exact
+  quotient misses, but ``s - m n`` is a non-zero multiple of half an ulp of ``F`` at ``m``, so the quotient
+  misses ``m`` by more than half a float64 ulp.
+
+For ``fp64`` the float64 operation is itself the correctly rounded one. What is rounded where:
+
+* **Terms.** Values to be summed are first rounded to ``F``.
+* **Products.** In a dot product the inputs are first rounded to ``input_format``; each exact product is
+  then rounded to ``F`` and added, with a second rounding: a separate multiply and add, not a fused
+  multiply-add. With an fp32 accumulator and inputs of at most 12 significand bits (bf16, fp16, fp8, ...)
+  the product is already exact in fp32 unless it leaves fp32's range (bf16 products can), so the separate
+  and the fused models agree.
 * **Orders.** ``"sequential"``: ``acc = round(acc + t_i)`` left to right, from ``acc = 0``. ``"pairwise"``: a
   balanced binary tree: neighbours ``(t_0 + t_1), (t_2 + t_3), ...`` are added and rounded, level by level,
   an odd element at the end of a level passing up unchanged. Every term then passes through at most
   ``ceil(log2 n)`` roundings instead of up to ``n - 1``.
+
+This is the IEEE reference a kernel's arithmetic is measured against, not a bit-exact model of a GPU's
+matrix units: those add several products at once, with their own alignment, truncation and
+normalisation of partial sums (M. Fasi, N. J. Higham, M. Mikaitis, S. Pranesh, "Numerical behavior of
+NVIDIA tensor cores", PeerJ Computer Science 7:e330, 2021).
 
 fp64 and fp32 round with numpy casts (correctly rounded), fp16 with numpy's ``float16`` cast (also correctly
 rounded), every other format with :func:`gpuperf.formats.round_to_format`. Results are plain float64 numbers
@@ -199,8 +217,18 @@ def summation_error_bound(values, accumulator: str = "fp32", order: str = "seque
     terms = round_to_accumulator(_as_terms(values), accumulator)
     if terms.ndim != 1:
         raise ValueError(f"values must be 1-D, got shape {terms.shape}")
-    n = terms.size
-    k = max(n - 1, 0) if order == "sequential" else (math.ceil(math.log2(n)) if n > 1 else 0)
+    return _gamma_bound(_roundings_per_term(terms.size, order), accumulator, terms)
+
+
+def _roundings_per_term(n: int, order: str) -> int:
+    """Most roundings any term goes through in a sum of ``n`` terms."""
+    if order == "sequential":
+        return max(n - 1, 0)
+    return math.ceil(math.log2(n)) if n > 1 else 0
+
+
+def _gamma_bound(k: int, accumulator: str, terms: np.ndarray) -> float:
+    """``gamma_k * sum |terms|`` with ``gamma_k = k u / (1 - k u)`` (Higham 2002, Lemma 3.1); ``inf`` if ``k u >= 1``."""
     ku = k * unit_roundoff(accumulator)
     if ku >= 1:
         return math.inf
@@ -262,7 +290,7 @@ def swamping(increment: float = 0.01, n_additions: int = 10_000, accumulator: st
         raise ValueError(f"increment must be a finite positive number, got {increment!r}")
     sums = running_sum(np.full(int(n_additions), float(increment)), accumulator)
     stored = float(round_to_accumulator(increment, accumulator))
-    exact = float(n_additions * math.fsum([increment]))
+    exact = float(n_additions) * float(increment)  # one rounding of the exact product (n_additions < 2**53)
     return SwampingRun(accumulator, float(increment), stored, int(n_additions), sums, exact)
 
 
@@ -301,7 +329,11 @@ class DotResult:
     """One dot product computed in a low-precision accumulator, next to the exact value.
 
     ``exact`` is the exact dot product of the rounded inputs, correctly rounded to float64;
-    ``magnitude`` is ``sum |x_i y_i|``, the scale the error bounds are stated against.
+    ``magnitude`` is ``sum |x_i y_i|``, the scale the error bounds are stated against. ``error_bound``
+    bounds ``|value - exact|``: ``gamma_k * magnitude`` with ``k`` the roundings a product goes through,
+    ``n - 1`` additions (sequential) or ``ceil(log2 n)`` (pairwise), plus one when the products are not
+    exact in the accumulator and are rounded to it first (Higham 2002, §3.1 and §4.3). Valid when
+    nothing overflows or underflows.
     """
 
     n: int
@@ -351,6 +383,9 @@ def dot(x, y, accumulator: str = "fp32", order: str = "sequential", input_format
     if products.ndim != 1:
         raise ValueError(f"x and y must be 1-D, got shape {products.shape}")
     value = sum_values(products, accumulator, order)
+    k = _roundings_per_term(products.size, order)
+    if not np.array_equal(round_to_accumulator(products, accumulator), products):
+        k += 1  # each product is rounded to the accumulator before it is added
     return DotResult(
         n=int(products.size),
         input_format=input_format,
@@ -359,7 +394,7 @@ def dot(x, y, accumulator: str = "fp32", order: str = "sequential", input_format
         value=float(value),
         exact=math.fsum(products.tolist()),
         magnitude=math.fsum(np.abs(products).tolist()),
-        error_bound=summation_error_bound(products, accumulator, order),
+        error_bound=_gamma_bound(k, accumulator, products),
     )
 
 
@@ -513,10 +548,12 @@ class RMSNormResult:
 def rms_norm(x, storage_format: str = "bf16", compute_format: str = "fp32", eps: float = 1e-6) -> RMSNormResult:
     """``y = x / sqrt(mean(x**2) + eps)`` for a 1-D row (no learned gain), emulating the formats.
 
-    ``x`` is rounded to ``storage_format``. In ``compute_format``: each square is rounded, the squares are
-    summed sequentially, divided by ``n``, ``eps`` added, the square root taken and ``x`` divided by it,
-    each step rounded. ``y`` is rounded back to ``storage_format``. With fp16 compute a value of 256 or more
-    squares to ``inf``, and so does a sum of squares above 65,504: the row normalises to zeros.
+    ``x`` is rounded to ``storage_format``, then converted to ``compute_format`` (as a kernel loads it).
+    In ``compute_format``: each square is rounded, the squares are summed sequentially, divided by ``n``,
+    ``eps`` (rounded to the format) added, the square root taken and ``x`` divided by it, each step rounded
+    (exactly as the hardware would: module docstring). ``y`` is rounded back to ``storage_format``. With
+    fp16 compute a value of 256 or more squares to ``inf``, and so does a running sum that reaches 65,520
+    (the midpoint above 65,504): the row normalises to zeros.
     """
     _check_accumulator(storage_format, "storage_format")
     _check_accumulator(compute_format, "compute_format")
@@ -527,11 +564,12 @@ def rms_norm(x, storage_format: str = "bf16", compute_format: str = "fp32", eps:
         raise ValueError(f"x must be a non-empty 1-D row, got shape {xs.shape}")
     rnd = _rounder(compute_format)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        squares = rnd(xs * xs)
+        xc = rnd(xs)  # loaded into the compute format
+        squares = rnd(xc * xc)
         total = float(_sequential(squares, rnd))
         mean_square = float(rnd(total / xs.size))
         rms = float(rnd(np.sqrt(rnd(mean_square + float(rnd(eps))))))
-        y = round_to_accumulator(rnd(xs / rms), storage_format)
+        y = round_to_accumulator(rnd(xc / rms), storage_format)
     ref_rms = math.sqrt(math.fsum((xs * xs).tolist()) / xs.size + eps)
     return RMSNormResult(storage_format, compute_format, total, mean_square, rms, y, xs / ref_rms)
 
@@ -539,30 +577,20 @@ def rms_norm(x, storage_format: str = "bf16", compute_format: str = "fp32", eps:
 def largest_finite_square_input(fmt: str) -> float:
     """The largest value ``x`` of ``fmt`` whose square, rounded to ``fmt``, does not overflow.
 
-    ``x * x`` overflows when it reaches ``max + spacing(max) / 2`` (the tie goes away from the odd
-    ``max``), so ``x`` is the largest value of ``fmt`` below ``sqrt(max + spacing(max) / 2)``: 255.875 in
-    fp16, where ``256**2 = 65,536`` is already past 65,504.
+    ``x * x`` overflows when it rounds past the largest value (:func:`gpuperf.formats.overflows`: from
+    ``max + spacing(max) / 2`` up, the tie itself only when ``max`` has an odd mantissa). 255.875 in fp16,
+    where ``256**2 = 65,536`` is already past 65,504; 20 in E4M3, whose squares past 464 saturate.
     """
     if fmt == "fp64" or fmt not in ACCUMULATORS:
         raise ValueError(f"fmt must be one of {ACCUMULATORS[1:]}, got {fmt!r}")
     top = max_finite(fmt)
-    threshold = top + _spacing_at(top, fmt) / 2
-    x = float(round_to_accumulator(math.sqrt(threshold), fmt))
-    while x * x >= threshold:  # exact in float64 for formats of at most 26 significand bits
-        x = _prev(x, fmt)
+    x = float(round_to_accumulator(math.sqrt(top), fmt))
+    # x * x is exact in float64 for formats of at most 26 significand bits.
+    while not _formats.overflows(x * x, fmt):
+        x += float(_formats.spacing(x, fmt))  # the next value of fmt up
+    while _formats.overflows(x * x, fmt):
+        x -= float(_formats.spacing(np.nextafter(x, 0.0), fmt))  # the next value down (a smaller gap at 2**e)
     return x
-
-
-def _spacing_at(x: float, fmt: str) -> float:
-    """Spacing of ``fmt``'s values in the binade of a normal ``x``: ``2**(e - m)`` for ``2**e <= |x| < 2**(e+1)``."""
-    return math.ldexp(1.0, math.frexp(abs(x))[1] - 1 - mantissa_bits(fmt))
-
-
-def _prev(x: float, fmt: str) -> float:
-    """The value of ``fmt`` just below a positive normal ``x`` of ``fmt``."""
-    mant, e = math.frexp(x)
-    # At a power of two the spacing below is half the spacing above.
-    return x - (_spacing_at(x, fmt) / 2 if mant == 0.5 else _spacing_at(x, fmt))
 
 
 # --------------------------------------------------------------------------------------------------
