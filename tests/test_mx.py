@@ -195,6 +195,21 @@ def test_bad_input_raises_value_error_naming_the_argument():
         mx_dequantize(np.ones(3))
     with pytest.raises(ValueError, match=r"x.*2-D"):
         compare_transposed_quantization(np.ones(32), "mxfp8_e4m3")
+    with pytest.raises(ValueError, match=r"x holds values too large.*128 > 127"):
+        mx_quantize(np.full(32, 2.0**130), "mxfp4_e2m1")  # floor(log2) 130 - emax 2 = 128
+    with pytest.raises(ValueError, match=r"x must hold real numbers"):
+        mx_quantize(np.ones(32, dtype=bool), "mxfp8_e4m3")
+    with pytest.raises(ValueError, match=r"pad=True"):
+        mx_quantize(np.ones((31, 4)), "mxfp8_e4m3", axis=0)
+
+
+def test_largest_float32_still_gets_a_scale():
+    """Every float32 block fits: max float32 is below 2^128, so s <= 127 - emax_elem."""
+    x = np.full(32, np.finfo(np.float32).max, dtype=np.float32)
+    for name, fmt in MX_FORMATS.items():
+        q = mx_quantize(x, fmt)
+        assert q.scale_exponents.tolist() == [127 - fmt.element_max_exponent], name
+        assert mx_dequantize(q)[0] == fmt.element.max_value * 2.0 ** (127 - fmt.element_max_exponent)
 
 
 # ---- MX vs one scale per tensor ------------------------------------------------------------------------------

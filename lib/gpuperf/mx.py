@@ -2,8 +2,11 @@
 
 An MX block holds ``block_size`` (32 in the spec) elements of a narrow float format (FP8 E4M3 or E5M2,
 FP6 E3M2 or E2M3, FP4 E2M1) and one 8-bit E8M0 scale ``X = 2^s``; element ``i`` stands for ``X * P_i``.
-Conversion follows OCP Microscaling Formats (MX) Specification v1.0 (2023), section 6.3
-(Rouhani et al., 2023, "Microscaling Data Formats for Deep Learning"):
+Conversion follows OCP Microscaling Formats (MX) Specification v1.0 (2023), section 6.3, which says it in
+words: ``X`` is the largest power of two not above ``max_i |V_i|``, divided by the largest power of two the
+element format holds; ``V_i / X`` is quantized to the element format, values past its largest normal
+clamped to it with their sign; round-to-nearest-even must be supported. Algorithm 1 of Rouhani et al.
+(2023, "Microscaling Data Formats for Deep Learning") writes the same rule as
 
     s   = floor(log2(max_i |V_i|)) - emax_elem      (emax_elem: exponent of the element format's max)
     P_i = V_i / 2^s rounded to the element format (nearest, ties to even), saturating at +-max
@@ -18,8 +21,8 @@ Choices where the spec leaves room (documented here, tested in ``tests/test_mx.p
   gives the biased E8M0 codes (``s + 127``).
 * An all-zero block gets the smallest scale, ``s = -127``, and zero elements. Shared exponents below
   -127 are clamped to -127 (the block's elements then fall into the element format's subnormals).
-* Inputs must be finite (the spec turns a block holding Inf or NaN into a NaN scale; here that is a
-  ``ValueError`` naming ``x``).
+* Inputs must be finite: a block holding Inf or NaN is outside this model (a ``ValueError`` naming
+  ``x``), and so is a block whose shared exponent would exceed E8M0's 127 (possible for float64 input only).
 """
 
 from __future__ import annotations
@@ -176,7 +179,8 @@ def mx_quantize(x, mx_format, axis: int = -1, pad: bool = False) -> MXTensor:
     _, frexp_exponent = np.frexp(absmax)  # absmax = f * 2^k, f in [0.5, 1): floor(log2 absmax) = k - 1
     shared = np.where(absmax > 0, frexp_exponent - 1 - fmt.element_max_exponent, SCALE_MIN_EXPONENT)
     if np.any(shared > SCALE_MAX_EXPONENT):
-        raise ValueError(f"x holds values too large for an E8M0 scale (shared exponent {int(shared.max())} > 127)")
+        raise ValueError(f"x holds values too large for an E8M0 scale (shared exponent {int(shared.max())} > "
+                         f"{SCALE_MAX_EXPONENT}), largest |x| {float(absmax.max())!r}")
     shared = np.maximum(shared, SCALE_MIN_EXPONENT)
     elements = round_to_format(np.ldexp(blocks, -shared[..., None]), fmt.element, overflow="saturate")
     elements = np.moveaxis(np.asarray(elements).reshape(moved.shape), -1, ax)
