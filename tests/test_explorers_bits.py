@@ -87,6 +87,14 @@ def test_store_in_format_notes():
     assert B.store_in_format(0.1, "bf16").note == "rounded"
     assert B.store_in_format(70000.0, "fp16").note == "overflow to inf"
     assert B.store_in_format(1000.0, "fp8_e4m3fn").note == "saturated to the largest value"
+    # Rounding to the largest value is not saturation: 450 and the tie 464 round to 448 in any mode.
+    assert B.store_in_format(450.0, "fp8_e4m3fn").note == "rounded"
+    assert B.store_in_format(464.0, "fp8_e4m3fn").note == "rounded"
+    assert B.store_in_format(465.0, "fp8_e4m3fn").note == "saturated to the largest value"
+    assert B.store_in_format(7.0, "fp4_e2m1").note == "saturated to the largest value"  # the odd tie above 6
+    zero = B.store_in_format(0.0, "e8m0")  # E8M0 has no zero: its smallest value, 2^-127
+    assert zero.stored == 2.0**-127 and zero.note.startswith("no zero") and math.isnan(zero.relative_error)
+    assert B.store_in_format(0.0, "bf16").note == "exact" and B.store_in_format(0.0, "bf16").relative_error == 0
     assert B.store_in_format(1e-9, "fp16").note == "underflow to zero"
     assert B.store_in_format(1e-7, "fp16").note == "rounded (subnormal)"
     assert B.store_in_format(math.nan, "fp4_e2m1").note.startswith("not representable")
@@ -130,8 +138,10 @@ def test_typing_a_value_sets_the_bits_and_switching_format_keeps_the_value():
     w = B.bit_explorer("bf16", 1.0)
     w.value_text.value = "70000"
     assert w.pattern == 0x4789 and w.value == 70000.0
+    bf16_buttons = list(w.buttons)
     w.format_dropdown.value = "fp16"
     assert len(w.buttons) == 16 and w.pattern == 0x7C00  # 70000 overflows fp16 to inf
+    assert all(b.comm is None for b in bf16_buttons) and w.bit_box.children == tuple(w.buttons)
     w.format_dropdown.value = "fp4_e2m1"
     assert len(w.buttons) == 4 and float(formats.decode(w.pattern, "fp4_e2m1")) == 6.0
     w.value_text.value = "nan"

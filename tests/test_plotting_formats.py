@@ -153,6 +153,7 @@ def test_quantization_error_bars():
     (lambda ax: P.plot_value_grid(ax, {}), "grids"),
     (lambda ax: P.plot_value_grid(ax, {"a": [math.inf]}), "grids"),
     (lambda ax: P.plot_swamping(ax, []), "runs"),
+    (lambda ax: P.plot_swamping(ax, [acc.swamping(0.01, 10, "fp16"), acc.swamping(0.1, 10, "fp16")]), "runs"),
     (lambda ax: P.plot_dot_error(ax, None), "sweep"),
     (lambda ax: P.plot_quantization_errors(ax, {"a": {"x": 0.0}}), "errors"),
     (lambda ax: P.plot_quantization_errors(ax, {"a": {"x": 1.0}, "b": {"y": 1.0}}), "errors"),

@@ -139,8 +139,8 @@ class FormatRow:
     fmt: str
     stored: float
     bit_string: str
-    relative_error: float  # |stored - x| / |x| (0 for x = 0; NaN when either is not finite)
-    note: str  # "exact", "rounded", "overflow to inf", "saturated", "not representable", ...
+    relative_error: float  # |stored - x| / |x|: 0 for an exact x (0 too), inf on overflow to inf, else NaN if undefined
+    note: str  # "exact", "rounded", "overflow to inf", "saturated to the largest value", "underflow to zero", ...
 
 
 def store_in_format(x: float, fmt) -> FormatRow:
@@ -160,11 +160,13 @@ def store_in_format(x: float, fmt) -> FormatRow:
         note, rel = "overflow to inf", math.inf
     elif math.isinf(x):
         note, rel = ("inf" if math.isinf(stored) else "saturated to the largest value"), math.nan
+    elif x == 0 and stored != 0:  # E8M0 has no zero
+        note, rel = "no zero in this format: its smallest value", math.nan
     else:
         rel = 0.0 if x == 0 else abs(stored - x) / abs(x)
         if stored == x:
             note = "exact"
-        elif abs(stored) == f.max_value and abs(x) > f.max_value:
+        elif formats.overflows(x, f):  # not merely rounded down to max (E4M3 rounds 450 to 448)
             note = "saturated to the largest value"
         elif stored == 0:
             note = "underflow to zero"
@@ -228,9 +230,9 @@ class BitExplorer(widgets.VBox):
         self.value_text = widgets.Text(value=_number(self.value), description="value", continuous_update=False)
         self.message = widgets.HTML()
         self.bit_box = widgets.HBox(layout=widgets.Layout(flex_flow="row wrap"))
-        self.buttons: list[widgets.ToggleButton] = []
         self.explanation = widgets.HTML()
         self.table = widgets.HTML()
+        self.buttons = []
         super().__init__(children=[
             widgets.HBox([self.format_dropdown, self.value_text, self.message]),
             self.bit_box,
@@ -277,13 +279,16 @@ class BitExplorer(widgets.VBox):
     # -- events -----------------------------------------------------------------------------------
 
     def _build_buttons(self) -> None:
+        previous = self.buttons
         self.buttons = []
-        for i, field in enumerate(bit_layout(self.fmt)):
+        for field in bit_layout(self.fmt):
             button = widgets.ToggleButton(value=False, description="0", button_style=FIELD_STYLES[field],
                                           tooltip=f"{field} bit", layout=widgets.Layout(width="28px", padding="0"))
             button.observe(self._on_bit, names="value")
             self.buttons.append(button)
         self.bit_box.children = tuple(self.buttons)
+        for old in previous:  # the previous format's buttons are no longer shown: free their models
+            old.close()
 
     def _show_pattern(self) -> None:
         self._quiet = True

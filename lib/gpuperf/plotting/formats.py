@@ -188,6 +188,9 @@ def plot_swamping(ax, runs: Sequence[SwampingRun], *, mark_stalls: bool = True):
     sum (dashed) and, with ``mark_stalls``, each run's closed-form stall value (dotted). Log y axis."""
     if isinstance(runs, SwampingRun) or not len(runs) or not all(isinstance(r, SwampingRun) for r in runs):
         raise ValueError(f"runs must be a non-empty sequence of SwampingRun, got {runs!r}")
+    increments = sorted({r.increment for r in runs})
+    if len(increments) > 1:  # one "exact" line serves them all
+        raise ValueError(f"runs must all add the same increment, got {increments}")
     n = max(r.n_additions for r in runs)
     steps = np.arange(1, n + 1)
     exact_per_step = runs[0].exact / runs[0].n_additions
