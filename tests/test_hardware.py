@@ -150,12 +150,27 @@ def test_every_figure_field_has_a_source(device):
 
 
 @pytest.mark.parametrize("device", ACCELERATORS, ids=lambda a: a.name)
-def test_missing_figures_say_they_are_not_published(device):
+def test_missing_figures_say_why_they_are_missing(device):
     for name in FIGURE_FIELDS:
         value = getattr(device, name)
         if value is None or (isinstance(value, dict) or hasattr(value, "items")) and not value:
             text = device.sources[name].lower()
-            assert "not published" in text or "no published" in text, f"{device.name}.{name}: {text}"
+            reasons = ("not published", "no published", "not applicable")
+            assert any(reason in text for reason in reasons), f"{device.name}.{name}: {text}"
+
+
+def test_figures_read_from_a_device_say_where_they_were_read():
+    # Where no vendor document gives a figure, the source must name the reading and where it was published.
+    for name, fields in {
+        "H200 SXM": ("sm_count", "l2_bytes", "boost_clock_hz"),
+        "B200": ("sm_count", "l2_bytes"),
+        "L4": ("sm_count", "l2_bytes", "boost_clock_hz"),
+        "T4": ("boost_clock_hz",),
+    }.items():
+        for field in fields:
+            text = acc(name).sources[field]
+            assert "not in" in text, (name, field)
+            assert any(w in text for w in ("this project", "pytorch/ao", "github.com/")), (name, field)
 
 
 def test_figure_fields_are_the_dataclass_fields_that_carry_numbers():
@@ -238,7 +253,10 @@ def test_hopper_figures():
     assert h100.shared_memory_per_sm_bytes == 233472  # 228 KiB
     assert h100.l2_bytes == 52428800  # 50 MiB
     pcie = acc("H100 PCIe")
-    assert pcie.peak_flop_per_s("bf16") == 756e12 and pcie.hbm_bytes_per_s == 2.0e12 and pcie.sm_count == 114
+    # 2,039 GB/s in the whitepaper (5,120-bit HBM2e at 1,593 MHz); the datasheet's "2 TB/s" is that rounded
+    assert pcie.peak_flop_per_s("bf16") == 756e12 and pcie.hbm_bytes_per_s == 2.039e12 and pcie.sm_count == 114
+    assert (h100.boost_clock_hz, pcie.boost_clock_hz) == (1.98e9, 1.755e9)
+    assert h100.peak_flop_per_s("fp64") == 66.9e12 and h100.peak_flop_per_s("fp32", "vector") == 66.9e12
     h200 = acc("H200 SXM")
     assert h200.hbm_bytes_per_s == 4.8e12 and h200.hbm_capacity_bytes == 141e9
     assert dict(h200.matrix_flop_per_s) == dict(h100.matrix_flop_per_s)
@@ -253,9 +271,15 @@ def test_other_devices_literal_figures():
     b200 = acc("B200")
     assert b200.peak_flop_per_s("bf16") == 2.25e15 and b200.peak_flop_per_s("fp4") == 9e15
     assert b200.hbm_bytes_per_s == 8e12 and b200.hbm_capacity_bytes == 180e9
-    assert b200.sm_count is None and b200.boost_clock_hz is None and b200.l2_bytes is None
-    assert acc("L4").peak_flop_per_s("bf16") == 121e12 and acc("L4").hbm_bytes_per_s == 300e9
-    assert acc("T4").peak_flop_per_s("fp16") == 65e12 and acc("T4").hbm_bytes_per_s == 320e9
+    # SM count and L2 from a published device query (no NVIDIA document gives them); no clock anywhere
+    assert b200.sm_count == 148 and b200.l2_bytes == 132644864 and b200.boost_clock_hz is None
+    assert b200.peak_flop_per_s("tf32") == 1.125e15 and b200.peak_flop_per_s("fp32", "vector") == 75e12
+    l4 = acc("L4")
+    assert l4.peak_flop_per_s("bf16") == 121e12 and l4.hbm_bytes_per_s == 300e9
+    assert (l4.sm_count, l4.boost_clock_hz, l4.l2_bytes) == (58, 2.04e9, 50331648)
+    t4 = acc("T4")
+    assert t4.peak_flop_per_s("fp16") == 65e12 and t4.hbm_bytes_per_s == 320e9
+    assert (t4.sm_count, t4.boost_clock_hz, t4.l2_bytes) == (40, 1.59e9, 4194304)
     assert acc("TPU v4").peak_flop_per_s("bf16") == 275e12 and acc("TPU v4").hbm_bytes_per_s == 1.2e12
     assert acc("TPU v4").hbm_capacity_bytes == 32 * 2**30 and acc("TPU v4").l2_bytes == 128 * 2**20
     assert acc("TPU v5e").peak_flop_per_s("bf16") == 197e12 and acc("TPU v5e").hbm_bytes_per_s == 819e9
@@ -313,6 +337,10 @@ MATRIX_RECONSTRUCTION = [
     ("A100 40GB SXM", "bf16", 108, 4 * 256 * 2, 1.41e9),  # 4 Tensor Cores x 256 FMA per clock
     ("H100 SXM", "bf16", 132, 4096, 1.83e9),  # twice Ampere per SM, at the Tensor Core clock
     ("H100 PCIe", "bf16", 114, 4096, 1.62e9),
+    ("H100 SXM", "fp64", 132, 4 * 32 * 2, 1.98e9),  # FP64 Tensor Cores run at the higher boost clock
+    ("H100 PCIe", "fp64", 114, 4 * 32 * 2, 1.755e9),
+    ("L4", "bf16", 58, 4 * 128 * 2, 2.04e9),  # Ada: 4 Tensor Cores x 128 dense FMA per clock
+    ("L4", "fp8", 58, 4 * 256 * 2, 2.04e9),
     ("T4", "fp16", 40, 8 * 64 * 2, 1.59e9),
     ("TPU v4", "bf16", 2, 4 * 128 * 128 * 2, 1.05e9),  # 4 MXUs of 128 x 128 MACs per TensorCore
 ]
@@ -323,9 +351,42 @@ def test_matrix_peak_matches_units_times_rate_times_clock(name, dtype, units, fl
     assert acc(name).peak_flop_per_s(dtype) == pytest.approx(units * flop_per_clock * clock_hz, rel=5e-3)
 
 
+# (name, memory bus width in bits, memory clock in MHz): bandwidth = bus bytes x clock x 2 (double data
+# rate), independent of the vendor's rounded bandwidth figure. The B200 is tested separately below.
+MEMORY_RECONSTRUCTION = [
+    ("A100 40GB SXM", 5120, 1215),  # A100 whitepaper: 5120-bit HBM2, 1215 MHz DDR
+    ("A100 80GB SXM", 5120, 1593),  # HBM2e at the H100 PCIe's data rate (CUDA deviceQuery: 1593 MHz)
+    ("H100 SXM", 5120, 2619),  # H100 whitepaper Table 3
+    ("H100 PCIe", 5120, 1593),  # H100 whitepaper Table 3
+    ("H200 SXM", 6016, 3201),  # cudaGetDeviceProperties in this project
+    ("L4", 192, 6251),  # deviceQuery (source in hardware.py)
+    ("T4", 256, 5001),  # deviceQuery (source in hardware.py)
+]
+
+
+@pytest.mark.parametrize("name, bus_bits, clock_mhz", MEMORY_RECONSTRUCTION)
+def test_memory_bandwidth_matches_bus_width_times_data_rate(name, bus_bits, clock_mhz):
+    assert acc(name).hbm_bytes_per_s == pytest.approx(bus_bits / 8 * clock_mhz * 1e6 * 2, rel=5e-3)
+
+
+def test_b200_bandwidth_source_says_the_part_delivers_less():
+    # A device query gives 7,680 bits x 3,996 MHz x 2 = 7.67 TB/s; the stored figure must not hide that.
+    text = acc("B200").sources["hbm_bytes_per_s"]
+    assert "7.67 TB/s" in text and "7.7 TB/s" in text
+    assert acc("B200").hbm_bytes_per_s / (7680 / 8 * 3996e6 * 2) == pytest.approx(1.043, abs=1e-3)
+
+
 @pytest.mark.parametrize(
     "name, lanes_per_sm",
-    [("V100 SXM2", 64), ("A100 40GB SXM", 64), ("H100 SXM", 128), ("H100 PCIe", 128), ("L4", 128), ("T4", 64)],
+    [
+        ("V100 SXM2", 64),
+        ("A100 40GB SXM", 64),
+        ("H100 SXM", 128),
+        ("H100 PCIe", 128),
+        ("H200 SXM", 128),
+        ("L4", 128),
+        ("T4", 64),
+    ],
 )
 def test_fp32_vector_peak_matches_sms_lanes_and_boost_clock(name, lanes_per_sm):
     a = acc(name)
@@ -390,8 +451,15 @@ def test_bad_dtype_or_unit_raises_naming_the_argument(call, match):
 def test_constructing_with_an_unknown_dtype_raises():
     with pytest.raises(ValueError, match="unknown dtype 'fp12'"):
         dataclasses.replace(ACCELERATORS[0], matrix_flop_per_s={"fp12": 1e12})
-    with pytest.raises(ValueError, match="must be > 0"):
-        dataclasses.replace(ACCELERATORS[0], vector_flop_per_s={"fp32": 0.0})
+    for bad in (0.0, -1e12, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="'fp32' must be finite and > 0"):
+            dataclasses.replace(ACCELERATORS[0], vector_flop_per_s={"fp32": bad})
+
+
+@pytest.mark.parametrize("bad", [0.0, -900e9, float("nan"), float("inf")])
+def test_constructing_with_a_bandwidth_a_ridge_cannot_divide_by_raises(bad):
+    with pytest.raises(ValueError, match="hbm_bytes_per_s must be finite and > 0"):
+        dataclasses.replace(ACCELERATORS[0], hbm_bytes_per_s=bad)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -432,7 +500,7 @@ def test_no_device_figure_is_written_outside_this_module():
     import pathlib
 
     package = pathlib.Path(hardware.__file__).parent
-    pattern = re.compile(r"\b(312e12|989\.4e12|1\.555e12|2\.039e12|3\.35e12|4\.8e12)\b")
+    pattern = re.compile(r"\b(312e12|989\.4e12|989e12|1\.555e12|2\.039e12|3\.35e12|4\.8e12|2\.25e15)\b")
     offenders = [
         str(p.relative_to(package))
         for p in package.rglob("*.py")

@@ -62,6 +62,8 @@ def test_format_number_round_trips_to_the_stated_precision(value, digits):
         ({"value": 1.0, "digits": 1.5}, "digits"),
         ({"value": "3 TB/s"}, "value"),
         ({"value": True}, "value"),
+        ({"value": float("inf")}, "value must be finite"),
+        ({"value": float("-inf")}, "value must be finite"),
     ],
 )
 def test_format_number_rejects_bad_arguments(kwargs, match):
@@ -99,6 +101,17 @@ def test_table_rejects_rows_missing_a_column_and_bad_arguments():
         format_table_html([{"x": 1.0}], ())
     with pytest.raises(ValueError, match="rows"):
         format_table_html({"x": 1.0}, (Column("x", "X", 1.0),))
+    with pytest.raises(ValueError, match="rows"):
+        format_table_html("xy", (Column("x", "X", 1.0),))
+    with pytest.raises(ValueError, match=r"rows must be a sequence of dicts, got \['dict', 'int'\]"):
+        format_table_html([{"x": 1.0}, 7], (Column("x", "X", 1.0),))
+
+
+def test_table_accepts_any_iterable_of_rows_once():
+    # A generator is consumed by validation; the table must still hold its rows.
+    columns = (Column("x", "X", 1.0, 0),)
+    out = format_table_html(({"x": float(i)} for i in range(3)), columns)
+    assert _cells(out) == [["X"], ["0"], ["1"], ["2"]]
 
 
 @pytest.mark.parametrize("columns", [MATRIX_COLUMNS, VECTOR_MEMORY_COLUMNS, ON_CHIP_COLUMNS])
@@ -128,7 +141,10 @@ def test_hardware_table_shows_the_figures_a_reader_expects():
     header = chip["Device"]
     assert chip["H100 SXM"][header.index("Shared memory / SM (KiB)")] == "228"
     assert chip["H200 SXM"][header.index("L2 (MiB)")] == "60"
-    assert chip["B200"][header.index("SMs (TPU: TensorCores)")] == DASH
+    assert chip["B200"][header.index("SMs (TPU: TensorCores)")] == "148"
+    assert chip["B200"][header.index("L2 (MiB)")] == "126.5"
+    assert chip["B200"][header.index("Boost clock (GHz)")] == DASH
+    assert chip["T4"][header.index("L2 (MiB)")] == "4"
     assert chip["TPU v4"][header.index("Boost clock (GHz)")] == "1.05"
 
 

@@ -11,15 +11,23 @@ Conventions
 * ``matrix_flop_per_s`` is the matrix unit (NVIDIA Tensor Cores, TPU MXU); ``vector_flop_per_s`` the
   general-purpose unit (CUDA cores, TPU VPU). Keys are dtype names from :data:`DTYPES`. A dtype that is
   missing has no such unit or no published figure; :meth:`Accelerator.peak_flop_per_s` raises for it.
-* Bytes and bytes/s are SI decimal (1 GB = 1e9 B), as vendors quote them; ``*_bytes`` fields that vendors
-  quote in binary units (KiB of shared memory, MiB of L2) are converted exactly and say so in the source.
+* Bandwidths are SI decimal (1 TB/s = 1e12 B/s), as vendors quote them. On-chip sizes that vendors and the
+  CUDA documentation quote in binary units (KB meaning KiB of shared memory, MB meaning MiB of L2) are
+  converted exactly and the source says so.
+* ``hbm_capacity_bytes`` is the vendor's capacity figure read as decimal (80 GB -> 80e9 B). Memory vendors
+  count capacity in binary units, so the physical memory is larger: an H200 ("141 GB") reports
+  143,771 MiB = 150.8e9 B to ``nvidia-smi``. The decimal reading is a lower bound, good to about 7%.
 * ``hbm_*`` is the device's off-chip DRAM whatever its technology (``memory_type`` names it: the L4 and T4
   use GDDR6, not HBM).
-* ``None`` means "not published"; the source says so. Nothing here is estimated.
+* Most figures come from the vendor's documents. Where those give none, a figure read from the device
+  (``cudaGetDeviceProperties``, CUDA's ``deviceQuery``, ``nvidia-smi``) is used and the source says where
+  the reading was made or published. Nothing here is estimated.
+* ``None`` means "not published" or "not applicable"; the source says which.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -65,7 +73,7 @@ class Accelerator:
 
     name: str
     vendor: str
-    kind: str  # "gpu" or "tpu"
+    kind: str  # "gpu" or "tpu" in the table; gpuperf.measure builds one for the machine it measured
     matrix_flop_per_s: Mapping[str, float]
     vector_flop_per_s: Mapping[str, float]
     hbm_bytes_per_s: float
@@ -90,8 +98,11 @@ class Accelerator:
             for dtype, rate in table.items():
                 if dtype not in DTYPES:
                     raise ValueError(f"{self.name}: unknown dtype {dtype!r}; known: {DTYPES}")
-                if not rate > 0:
-                    raise ValueError(f"{self.name}: peak for {dtype!r} must be > 0, got {rate!r}")
+                if not (rate > 0 and math.isfinite(rate)):
+                    raise ValueError(f"{self.name}: peak for {dtype!r} must be finite and > 0, got {rate!r}")
+        # The ridge point divides by it.
+        if not (self.hbm_bytes_per_s > 0 and math.isfinite(self.hbm_bytes_per_s)):
+            raise ValueError(f"{self.name}: hbm_bytes_per_s must be finite and > 0, got {self.hbm_bytes_per_s!r}")
 
     def peak_flop_per_s(self, dtype: str, unit: str = "matrix") -> float:
         """Dense peak FLOP/s of ``unit`` ("matrix" or "vector") in ``dtype``.
@@ -134,31 +145,47 @@ _V100 = f"{_V100_WP}, Table 1 'Comparison of NVIDIA Tesla GPUs'"
 _A100_WP = "NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020)"
 _A100_DS = "NVIDIA A100 Tensor Core GPU datasheet (2021)"
 _H100_WP = (
-    "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022), Table 3 "
-    "'Comparison of NVIDIA A100 and H100 Data Center GPUs'"
+    "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022; revision v1.04, which gives final "
+    "clocks), Table 3 'Comparison of NVIDIA A100 and H100 Data Center GPUs'"
 )
 _H100_DS = "NVIDIA H100 Tensor Core GPU datasheet (2022)"
 _H200_DS = "NVIDIA H200 Tensor Core GPU datasheet (2024)"
 _H200_MEASURED = (
-    "read with cudaGetDeviceProperties on an H200 SXM in this project on 2026-11-30 "
+    "read with cudaGetDeviceProperties and nvidia-smi on an H200 SXM in this project on 2026-11-30 "
     "(driver 580.159.04, torch 2.11.0+cu130)"
 )
 _HGX_B200 = (
     "NVIDIA HGX B200 specifications (8-GPU baseboard totals; the FP4-to-TF32 Tensor Core figures are "
     "sparse), divided by 8 GPUs and, where sparse, by 2"
 )
+_BLACKWELL_DS = (
+    "NVIDIA Blackwell datasheet (GB200 NVL72 and HGX B200), 'Individual Blackwell GPU Specifications', "
+    "HGX B200 column"
+)
 _DGX_B200 = "NVIDIA DGX B200 datasheet (2024): 1,440 GB of HBM3e and 64 TB/s in total over 8 GPUs"
+_B200_QUERY = (
+    "cudaGetDeviceProperties on a B200, published in pytorch/ao pull request #4002 (2026-03-05; "
+    "'update b200 peak memory bandwidth')"
+)
 _L4 = "NVIDIA L4 Tensor Core GPU datasheet (2023)"
 _T4 = "NVIDIA T4 Tensor Core GPU datasheet (2019)"
+_L4_QUERY = (
+    "CUDA 11.8 deviceQuery on an L4, published in the README of github.com/Alawaji214/GPU-Median-Blurring"
+)
+_T4_QUERY = (
+    "CUDA deviceQuery on a Colab T4, published in the README of "
+    "github.com/sylvia-ymlin/cuda-kernels-from-scratch"
+)
 _TPU_V4_DOCS = "Google Cloud TPU documentation, 'TPU v4' page, system architecture table"
 _TPU_V4_PAPER = (
     "Jouppi et al., 'TPU v4: An Optically Reconfigurable Supercomputer for Machine Learning with Hardware "
     "Support for Embeddings', ISCA 2023"
 )
 _TPU_V5E_DOCS = "Google Cloud TPU documentation, 'TPU v5e' page, key chip specifications table"
-_TPU_NOT_PUBLISHED = (
-    "not published: Google gives no per-SM-like register, shared-memory or bank figures for TPU "
-    "TensorCores (their scratchpad, VMEM, is compiler-managed)"
+_TPU_NOT_APPLICABLE = (
+    "not applicable: a TPU TensorCore has no GPU-style register file, banked shared memory or carve-out; "
+    "its compiler-managed vector memory (VMEM, 16 MiB per TensorCore on v4 per Jouppi et al. 2023) "
+    "plays a different role, so no figure is stored here"
 )
 
 
@@ -269,8 +296,10 @@ _H100_SXM_VECTOR = {"fp64": 33.5e12, "fp32": 66.9e12, "fp16": 133.8e12, "bf16": 
 _H100_SXM_MATRIX_SOURCE = (
     f"{_H100_WP}, H100 SXM5 column: FP64 Tensor Core 66.9, TF32 494.7, BF16 989.4, FP16 989.4, "
     "FP8 1978.9 TFLOPS, INT8 1978.9 TOPS, dense (the whitepaper prints dense/sparse pairs; "
-    f"{_H100_DS} prints only the sparse 989 / 1,979 / 3,958 with an asterisk). The Tensor Core peaks "
-    "correspond to 1830 MHz: 132 SMs x 4096 FLOP/clock x 1.83 GHz = 989.4 TFLOP/s"
+    f"{_H100_DS} prints only the sparse 989 / 1,979 / 3,958 with an asterisk). The same table gives "
+    "two boost clocks: 1830 MHz for the TF32/BF16/FP16/FP8/INT8 Tensor Core peaks "
+    "(132 SMs x 4096 BF16 FLOP/clock x 1.83 GHz = 989.4 TFLOP/s) and 1980 MHz for the FP64 Tensor Core "
+    "peak (132 x 256 x 1.98 GHz = 66.9 TFLOP/s)"
 )
 _H100_SXM_VECTOR_SOURCE = (
     f"{_H100_WP}, H100 SXM5 column: Peak FP64 33.5, FP32 66.9, FP16 133.8, BF16 133.8 TFLOPS (non-Tensor)"
@@ -295,7 +324,10 @@ _H100_SXM = Accelerator(
     sources={
         "matrix_flop_per_s": _H100_SXM_MATRIX_SOURCE,
         "vector_flop_per_s": _H100_SXM_VECTOR_SOURCE,
-        "hbm_bytes_per_s": f"{_H100_DS}, H100 SXM column: GPU memory bandwidth 3.35 TB/s (HBM3)",
+        "hbm_bytes_per_s": (
+            f"{_H100_DS}, H100 SXM column: GPU memory bandwidth 3.35 TB/s (HBM3); {_H100_WP}: 3,352 GB/s "
+            "(5,120-bit HBM3 at 2,619 MHz DDR)"
+        ),
         "hbm_capacity_bytes": f"{_H100_DS}, H100 SXM column: GPU memory 80 GB",
         "sm_count": f"{_H100_WP}: SMs 132 (H100 SXM5)",
         "registers_per_sm_bytes": f"{_H100_WP}: Register File Size / SM 256 KB (KiB); {_REGISTERS}",
@@ -304,10 +336,9 @@ _H100_SXM = Accelerator(
         "l2_bytes": f"{_H100_WP}: L2 Cache Size 50 MB (MiB) for H100 SXM5",
         "l2_bytes_per_s": _NO_L2_MEASUREMENT,
         "boost_clock_hz": (
-            "maximum boost clock 1980 MHz, the clock the non-Tensor peaks of "
-            f"{_H100_WP} correspond to (132 SMs x 128 FP32 lanes x 2 FLOP x 1.98 GHz = 66.9 TFLOP/s; its "
-            "Tensor Core peaks correspond to 1830 MHz); nvidia-smi clocks.max.sm reads 1980 MHz on the same "
-            f"GH100 SXM configuration (H200), {_H200_MEASURED}"
+            f"{_H100_WP}: GPU boost clock 1980 MHz for the non-Tensor and FP64 Tensor Core peaks "
+            "(132 SMs x 128 FP32 lanes x 2 FLOP x 1.98 GHz = 66.9 TFLOP/s), 1830 MHz for the other Tensor "
+            "Core peaks; stored here is the maximum, 1980 MHz"
         ),
     },
 )
@@ -325,7 +356,7 @@ _H100_PCIE = Accelerator(
         "int8": 1513e12,
     },
     vector_flop_per_s={"fp64": 25.6e12, "fp32": 51.2e12, "fp16": 102.4e12, "bf16": 102.4e12},
-    hbm_bytes_per_s=2.0e12,
+    hbm_bytes_per_s=2.039e12,
     hbm_capacity_bytes=80e9,
     sm_count=114,
     registers_per_sm_bytes=256 * KiB,
@@ -339,12 +370,16 @@ _H100_PCIE = Accelerator(
         "matrix_flop_per_s": (
             f"{_H100_WP}, H100 PCIe column: FP64 Tensor Core 51.2, TF32 378, BF16 756, FP16 756, FP8 1513 "
             "TFLOPS, INT8 1513 TOPS, dense (dense/sparse pairs in the whitepaper; the datasheet prints the "
-            "sparse 756 / 1,513 / 3,026). The Tensor Core peaks correspond to 1620 MHz"
+            "sparse 756 / 1,513 / 3,026). The TF32-to-INT8 Tensor Core peaks correspond to the table's "
+            "1620 MHz boost clock (114 x 4096 x 1.62 GHz = 756.4 TFLOP/s BF16), the FP64 one to 1755 MHz"
         ),
         "vector_flop_per_s": (
             f"{_H100_WP}, H100 PCIe column: Peak FP64 25.6, FP32 51.2, FP16 102.4, BF16 102.4 TFLOPS"
         ),
-        "hbm_bytes_per_s": f"{_H100_DS}, H100 PCIe column: GPU memory bandwidth 2 TB/s (HBM2e)",
+        "hbm_bytes_per_s": (
+            f"{_H100_WP}, H100 PCIe column: 2,039 GB/s (5,120-bit HBM2e at 1,593 MHz DDR). {_H100_DS} rounds "
+            "it to 2 TB/s and the H100 PCIe product brief (PB-11133-001) to 'greater than 2,000 GBps'"
+        ),
         "hbm_capacity_bytes": f"{_H100_DS}, H100 PCIe column: GPU memory 80 GB",
         "sm_count": f"{_H100_WP}: SMs 114 (H100 PCIe)",
         "registers_per_sm_bytes": f"{_H100_WP}: Register File Size / SM 256 KB (KiB); {_REGISTERS}",
@@ -353,8 +388,9 @@ _H100_PCIE = Accelerator(
         "l2_bytes": f"{_H100_WP}: L2 Cache Size 50 MB (MiB) for H100 PCIe",
         "l2_bytes_per_s": _NO_L2_MEASUREMENT,
         "boost_clock_hz": (
-            "NVIDIA H100 PCIe product brief (PB-11133): maximum boost clock 1755 MHz, the clock the "
-            f"non-Tensor peaks of {_H100_WP} correspond to (114 x 128 x 2 x 1.755 GHz = 51.2 TFLOP/s FP32)"
+            f"{_H100_WP}, H100 PCIe column: GPU boost clock 1755 MHz for the non-Tensor peaks "
+            "(114 x 128 x 2 x 1.755 GHz = 51.2 TFLOP/s FP32), 1620 MHz for the Tensor Core peaks; stored "
+            "here is the maximum, 1755 MHz"
         ),
     },
 )
@@ -382,8 +418,14 @@ _H200_SXM = Accelerator(
         ),
         "vector_flop_per_s": f"{_H200_DS}, H200 SXM column: FP64 34, FP32 67 TFLOPS, as the H100 SXM; "
         + _H100_SXM_VECTOR_SOURCE,
-        "hbm_bytes_per_s": f"{_H200_DS}, H200 SXM column: GPU memory bandwidth 4.8 TB/s (HBM3e)",
-        "hbm_capacity_bytes": f"{_H200_DS}, H200 SXM column: GPU memory 141 GB",
+        "hbm_bytes_per_s": (
+            f"{_H200_DS}, H200 SXM column: GPU memory bandwidth 4.8 TB/s (HBM3e); memoryBusWidth = 6016 bits "
+            f"and memoryClockRate = 3201 MHz (DDR) {_H200_MEASURED}: 752 B x 6.402e9 /s = 4.81 TB/s"
+        ),
+        "hbm_capacity_bytes": (
+            f"{_H200_DS}, H200 SXM column: GPU memory 141 GB (binary: nvidia-smi reports 143,771 MiB = "
+            f"150.8e9 B, {_H200_MEASURED})"
+        ),
         "sm_count": (
             f"not in {_H200_DS}; the H100 SXM5 configuration ({_H100_WP}: 132 SMs); "
             f"multiProcessorCount = 132 {_H200_MEASURED}"
@@ -396,13 +438,13 @@ _H200_SXM = Accelerator(
         ),
         "shared_memory_bytes_per_clock_per_sm": _BANKS,
         "l2_bytes": (
-            f"not in {_H200_DS}; l2CacheSize = 62914560 B (60 MiB) {_H200_MEASURED} (the H100 SXM5 has "
-            "50 MB enabled)"
+            f"not in {_H200_DS}; l2CacheSize = 62914560 B (60 MiB) {_H200_MEASURED}: the full GH100's 60 MB "
+            f"({_H100_WP} text), of which the H100 SXM5 enables 50 MB"
         ),
         "l2_bytes_per_s": _NO_L2_MEASUREMENT,
         "boost_clock_hz": (
             f"not in {_H200_DS}; the H100 SXM5 maximum boost clock ({_H100_WP}: 1980 MHz); nvidia-smi "
-            f"clocks.max.sm = 1980 MHz, {_H200_MEASURED}"
+            f"clocks.max.sm = 1980 MHz and default applications clock 1980 MHz, {_H200_MEASURED}"
         ),
     },
 )
@@ -424,33 +466,54 @@ _B200 = Accelerator(
     vector_flop_per_s={"fp64": 37e12, "fp32": 75e12},
     hbm_bytes_per_s=8e12,
     hbm_capacity_bytes=180e9,
-    sm_count=None,
+    sm_count=148,
     registers_per_sm_bytes=256 * KiB,
     shared_memory_per_sm_bytes=228 * KiB,
     shared_memory_bytes_per_clock_per_sm=128,
-    l2_bytes=None,
+    l2_bytes=126.5 * MiB,
     boost_clock_hz=None,
     memory_type="HBM3e",
     aliases=("B200 SXM", "HGX B200", "NVIDIA B200"),
+    # The part is the B200 of an HGX B200 board (1,000 W). NVIDIA publishes the same per-GPU Tensor Core
+    # figures as baseboard totals (HGX page) and per GPU (Blackwell datasheet); the totals are used because
+    # the per-GPU column rounds TF32 (2.25 sparse printed as 2.2). GB200 runs faster (higher power limit).
     sources={
         "matrix_flop_per_s": (
             f"{_HGX_B200}: FP4 144, FP8/FP6 72, INT8 72 (POPS), FP16/BF16 36, TF32 18 PFLOPS sparse per "
             "baseboard -> 9, 4.5, 4.5, 2.25, 1.125 PFLOP/s dense per GPU; FP64/FP64 Tensor Core 296 TFLOPS "
-            "-> 37 TFLOP/s. Blackwell parts differ by power limit (GB200 runs faster); these are the "
-            "HGX B200 figures"
+            f"-> 37 TFLOP/s. {_BLACKWELL_DS} prints the same per GPU (FP4 18, FP8/FP6 9, INT8 9, FP16/BF16 "
+            "4.5, TF32 2.2 PFLOPS sparse; FP64 37 TFLOPS)"
         ),
-        "vector_flop_per_s": f"{_HGX_B200}: FP32 600 TFLOPS -> 75; FP64 296 TFLOPS -> 37 TFLOP/s per GPU",
-        "hbm_bytes_per_s": f"{_DGX_B200} -> 8 TB/s per GPU",
-        "hbm_capacity_bytes": f"{_DGX_B200} -> 180 GB per GPU",
-        "sm_count": "not published in NVIDIA's B200 documents (device queries report 148; not used here)",
-        "registers_per_sm_bytes": f"{_REGISTERS} (compute capability 10.0)",
+        "vector_flop_per_s": (
+            f"{_HGX_B200}: FP32 600 TFLOPS -> 75; FP64 296 TFLOPS -> 37 TFLOP/s per GPU; {_BLACKWELL_DS}: "
+            "FP32 75, FP64 37 TFLOPS"
+        ),
+        "hbm_bytes_per_s": (
+            f"{_DGX_B200} -> 8 TB/s per GPU. Other sources are lower: {_BLACKWELL_DS} gives 7.7 TB/s and the "
+            "HGX B200 page up to 62 TB/s per 8 GPUs, and memoryBusWidth = 7680 bits at 3996 MHz (DDR), "
+            f"{_B200_QUERY}, gives 960 B x 7.992e9 /s = 7.67 TB/s. The 8 TB/s figure is about 4% above the "
+            "peak the memory bus allows"
+        ),
+        "hbm_capacity_bytes": (
+            f"{_DGX_B200} -> 180 GB per GPU; {_BLACKWELL_DS}: 180 GB HBM3E (binary: torch reports "
+            "total_memory = 182,642 MiB)"
+        ),
+        "sm_count": (
+            f"not in NVIDIA's B200 documents; multiProcessorCount = 148, {_B200_QUERY}"
+        ),
+        "registers_per_sm_bytes": f"{_REGISTERS} (compute capability 10.0); regsPerMultiprocessor = 65536, "
+        f"{_B200_QUERY}",
         "shared_memory_per_sm_bytes": (
-            f"{_CUDA_GUIDE}: compute capability 10.0, up to 228 KB (KiB) of shared memory per SM"
+            f"{_CUDA_GUIDE}: compute capability 10.0, up to 228 KB (KiB) of shared memory per SM; "
+            f"sharedMemPerMultiprocessor = 228 KiB, {_B200_QUERY}"
         ),
         "shared_memory_bytes_per_clock_per_sm": _BANKS,
-        "l2_bytes": "not published in NVIDIA's B200 documents",
+        "l2_bytes": f"not in NVIDIA's B200 documents; l2CacheSize = 126.5 MiB, {_B200_QUERY}",
         "l2_bytes_per_s": _NO_L2_MEASUREMENT,
-        "boost_clock_hz": "not published in NVIDIA's B200 documents",
+        "boost_clock_hz": (
+            "not published: NVIDIA's B200 documents give no clock, and no device reading of the maximum SM "
+            "clock is cited here"
+        ),
     },
 )
 
@@ -472,7 +535,7 @@ _L4 = Accelerator(
     registers_per_sm_bytes=256 * KiB,
     shared_memory_per_sm_bytes=100 * KiB,
     shared_memory_bytes_per_clock_per_sm=128,
-    l2_bytes=None,
+    l2_bytes=48 * MiB,
     boost_clock_hz=2.040e9,
     memory_type="GDDR6",
     aliases=("NVIDIA L4", "L4 24GB"),
@@ -482,22 +545,26 @@ _L4 = Accelerator(
             "-> halved to dense. The L4 has no FP64 Tensor Core mode"
         ),
         "vector_flop_per_s": f"{_L4}: FP32 30.3 TFLOPS (no other non-Tensor figure is published)",
-        "hbm_bytes_per_s": f"{_L4}: GPU memory bandwidth 300 GB/s (GDDR6, not HBM)",
+        "hbm_bytes_per_s": (
+            f"{_L4}: GPU memory bandwidth 300 GB/s (GDDR6, not HBM); {_L4_QUERY}: 192-bit bus at 6251 MHz "
+            "(DDR) = 300.0 GB/s"
+        ),
         "hbm_capacity_bytes": f"{_L4}: GPU memory 24 GB",
         "sm_count": (
-            f"not stated in {_L4}; 58 SMs (7,424 CUDA cores at 128 per Ada SM) is what the board reports, "
-            "and it reproduces the datasheet's FP32 peak: 58 x 128 x 2 FLOP x 2.04 GHz = 30.3 TFLOP/s"
+            f"not in {_L4}; 58 multiprocessors, {_L4_QUERY}. It reproduces the datasheet's peaks: "
+            "58 x 128 x 2 FLOP x 2.04 GHz = 30.3 TFLOP/s FP32 and 58 x 1024 x 2.04 GHz = 121 TFLOP/s dense "
+            "BF16 (some spec sites print 60 SMs / 7,680 cores, which matches neither)"
         ),
         "registers_per_sm_bytes": f"{_REGISTERS} (compute capability 8.9)",
         "shared_memory_per_sm_bytes": (
             f"{_CUDA_GUIDE}: compute capability 8.9, up to 100 KB (KiB) of shared memory per SM"
         ),
         "shared_memory_bytes_per_clock_per_sm": _BANKS,
-        "l2_bytes": f"not published in {_L4}",
+        "l2_bytes": f"not in {_L4}; L2 cache size 50331648 B (48 MiB), {_L4_QUERY}",
         "l2_bytes_per_s": _NO_L2_MEASUREMENT,
         "boost_clock_hz": (
-            "NVIDIA L4 product brief: maximum boost clock 2040 MHz (consistent with the datasheet's "
-            "FP32 peak, see sm_count)"
+            f"not in {_L4}; GPU max clock rate 2040 MHz, {_L4_QUERY} (consistent with the datasheet's peaks, "
+            "see sm_count)"
         ),
     },
 )
@@ -524,21 +591,29 @@ _T4 = Accelerator(
             "Turing Tensor Cores have no bf16, tf32 or fp8 modes"
         ),
         "vector_flop_per_s": f"{_T4}: Single-precision 8.1 TFLOPS (no other non-Tensor figure is published)",
-        "hbm_bytes_per_s": f"{_T4}: GPU memory bandwidth 320+ GB/s (GDDR6, not HBM)",
+        "hbm_bytes_per_s": (
+            f"{_T4}: GPU memory bandwidth 320+ GB/s (GDDR6, not HBM); {_T4_QUERY}: 256-bit bus at 5001 MHz "
+            "(DDR) = 320.1 GB/s"
+        ),
         "hbm_capacity_bytes": f"{_T4}: GPU memory 16 GB",
         "sm_count": (
             f"{_T4}: 2,560 CUDA cores and 320 Tensor Cores; a Turing SM has 64 CUDA cores and 8 Tensor "
-            "Cores (NVIDIA Turing GPU Architecture whitepaper), so 40 SMs"
+            f"Cores (NVIDIA Turing GPU Architecture whitepaper), so 40 SMs; 40 multiprocessors, {_T4_QUERY}"
         ),
         "registers_per_sm_bytes": f"{_REGISTERS} (compute capability 7.5)",
         "shared_memory_per_sm_bytes": (
             f"{_CUDA_GUIDE}: compute capability 7.5, up to 64 KB (KiB) of shared memory per SM"
         ),
         "shared_memory_bytes_per_clock_per_sm": _BANKS,
-        "l2_bytes": "NVIDIA Turing GPU Architecture whitepaper: TU104 (the T4's GPU) has 4096 KB (KiB) of L2",
+        "l2_bytes": (
+            "NVIDIA Turing GPU Architecture whitepaper: TU104 (the T4's GPU) has 4096 KB (KiB) of L2; "
+            f"L2 cache size 4194304 B, {_T4_QUERY}"
+        ),
         "l2_bytes_per_s": _NO_L2_MEASUREMENT,
         "boost_clock_hz": (
-            "NVIDIA T4 product brief: boost clock 1590 MHz (40 SMs x 64 x 2 FLOP x 1.59 GHz = 8.1 TFLOP/s FP32)"
+            f"not in {_T4}; GPU max clock 1590 MHz, {_T4_QUERY}. It reproduces the datasheet's peaks: "
+            "40 SMs x 64 x 2 FLOP x 1.59 GHz = 8.1 TFLOP/s FP32, 40 x 8 Tensor Cores x 128 x 1.59 GHz = "
+            "65 TFLOP/s FP16"
         ),
     },
 )
@@ -567,14 +642,20 @@ _TPU_V4 = Accelerator(
         ),
         "vector_flop_per_s": "not published: Google gives no vector-unit (VPU) peak for TPU v4",
         "hbm_bytes_per_s": f"{_TPU_V4_DOCS}: HBM2 bandwidth 1200 GBps",
-        "hbm_capacity_bytes": f"{_TPU_V4_DOCS}: HBM2 capacity 32 GiB",
+        "hbm_capacity_bytes": f"{_TPU_V4_DOCS}: HBM2 capacity 32 GiB (Google quotes it in binary units)",
         "sm_count": f"{_TPU_V4_DOCS}: each chip contains two TensorCores (counted here in place of SMs)",
-        "registers_per_sm_bytes": _TPU_NOT_PUBLISHED,
-        "shared_memory_per_sm_bytes": _TPU_NOT_PUBLISHED,
-        "shared_memory_bytes_per_clock_per_sm": _TPU_NOT_PUBLISHED,
-        "l2_bytes": f"{_TPU_V4_PAPER}: 128 MiB of CMEM, an on-chip memory shared by the two TensorCores",
+        "registers_per_sm_bytes": _TPU_NOT_APPLICABLE,
+        "shared_memory_per_sm_bytes": _TPU_NOT_APPLICABLE,
+        "shared_memory_bytes_per_clock_per_sm": _TPU_NOT_APPLICABLE,
+        "l2_bytes": (
+            f"{_TPU_V4_PAPER}, Section 2 and Table 4: 128 MiB of CMEM, an on-chip memory shared by the two "
+            "TensorCores and the last on-chip level before HBM (each TensorCore also has 16 MiB of VMEM)"
+        ),
         "l2_bytes_per_s": _NO_L2_MEASUREMENT,
-        "boost_clock_hz": f"{_TPU_V4_PAPER}: clock rate 1050 MHz",
+        "boost_clock_hz": (
+            f"{_TPU_V4_PAPER}, Table 4: clock rate 1050 MHz (it reproduces the documented 275 TFLOP/s, see "
+            "matrix_flop_per_s)"
+        ),
     },
 )
 
@@ -600,12 +681,16 @@ _TPU_V5E = Accelerator(
             "sparsity mode)"
         ),
         "vector_flop_per_s": "not published: Google gives no vector-unit (VPU) peak for TPU v5e",
-        "hbm_bytes_per_s": f"{_TPU_V5E_DOCS}: HBM2 capacity and bandwidth 16 GB, 819 GBps",
+        "hbm_bytes_per_s": (
+            f"{_TPU_V5E_DOCS}: HBM2 capacity and bandwidth 16 GB, 819 GBps (a later revision of the page "
+            "prints 'HBM bandwidth per chip 800 GiBps', which is 859 GB/s and agrees with no other figure; "
+            "819 GB/s is kept)"
+        ),
         "hbm_capacity_bytes": f"{_TPU_V5E_DOCS}: HBM2 capacity 16 GB",
         "sm_count": f"{_TPU_V5E_DOCS}: each v5e chip contains one TensorCore (with four MXUs)",
-        "registers_per_sm_bytes": _TPU_NOT_PUBLISHED,
-        "shared_memory_per_sm_bytes": _TPU_NOT_PUBLISHED,
-        "shared_memory_bytes_per_clock_per_sm": _TPU_NOT_PUBLISHED,
+        "registers_per_sm_bytes": _TPU_NOT_APPLICABLE,
+        "shared_memory_per_sm_bytes": _TPU_NOT_APPLICABLE,
+        "shared_memory_bytes_per_clock_per_sm": _TPU_NOT_APPLICABLE,
         "l2_bytes": "not published: Google documents no CMEM or other on-chip cache size for v5e",
         "l2_bytes_per_s": _NO_L2_MEASUREMENT,
         "boost_clock_hz": "not published: Google gives no clock rate for TPU v5e",

@@ -42,7 +42,8 @@ class Column:
 def format_number(value: float | None, scale: float = 1.0, digits: int = 1) -> str:
     """``value / scale`` with thousands separators and at most ``digits`` decimals (trailing zeros dropped).
 
-    ``None`` and NaN give :data:`DASH`. Example: ``format_number(1234.5e12, 1e12)`` is ``"1,234.5"``.
+    ``None`` and NaN give :data:`DASH`; an infinite value raises ``ValueError``. Example:
+    ``format_number(1234.5e12, 1e12)`` is ``"1,234.5"``.
     """
     if not (isinstance(scale, numbers.Real) and scale > 0):
         raise ValueError(f"scale must be a positive number, got {scale!r}")
@@ -54,6 +55,8 @@ def format_number(value: float | None, scale: float = 1.0, digits: int = 1) -> s
         raise ValueError(f"value must be a real number or None, got {value!r}")
     if math.isnan(value):
         return DASH
+    if math.isinf(value):
+        raise ValueError(f"value must be finite, got {value!r}")
     text = f"{value / scale:,.{digits}f}"
     if digits > 0:
         text = text.rstrip("0").rstrip(".")
@@ -74,8 +77,11 @@ def format_table_html(rows: Sequence[Mapping], columns: Sequence[Column], captio
     """
     if not columns or not all(isinstance(c, Column) for c in columns):
         raise ValueError(f"columns must be a non-empty sequence of Column, got {columns!r}")
-    if isinstance(rows, Mapping) or not all(isinstance(r, Mapping) for r in rows):
+    if isinstance(rows, (Mapping, str)):
         raise ValueError(f"rows must be a sequence of dicts, got {type(rows).__name__}")
+    rows = list(rows)  # a generator would be used up by the checks below and print an empty table
+    if not all(isinstance(r, Mapping) for r in rows):
+        raise ValueError(f"rows must be a sequence of dicts, got {[type(r).__name__ for r in rows]}")
     for i, row in enumerate(rows):
         missing = [c.key for c in columns if c.key not in row]
         if missing:
@@ -132,7 +138,7 @@ ON_CHIP_COLUMNS: tuple[Column, ...] = (
     Column("registers_per_sm_bytes", "Registers / SM (KiB)", 1024.0, 0),
     Column("shared_memory_per_sm_bytes", "Shared memory / SM (KiB)", 1024.0, 0),
     Column("shared_memory_bytes_per_clock_per_sm", "Shared memory (B / clock / SM)", 1.0, 0),
-    Column("l2_bytes", "L2 (MiB)", 1024.0**2, 0),
+    Column("l2_bytes", "L2 (MiB)", 1024.0**2, 1),  # the B200's is 126.5 MiB
 )
 
 
