@@ -34,7 +34,9 @@ U = {torch.float32: 2.0**-24, torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8}
 U_FP32 = 2.0**-24
 
 DTYPES = [torch.float32, torch.float16, pytest.param(torch.bfloat16, marks=gpu_only, id="torch.bfloat16")]
-SIZES = [1, 97, 1000, 1025, 4097, 65537]  # around and across BLOCK_SIZE = 1024, never a multiple of it but 1
+# Around and across BLOCK_SIZE = 1024: full blocks take the unmasked path, the last partial block the masked
+# one; 2048 has no partial block, 2047 a partial block one element short.
+SIZES = [1, 97, 1000, 1025, 2047, 2048, 4097, 65537]
 K_VALUES = [1, 2, 3, 8, 16]
 
 
@@ -93,7 +95,7 @@ def test_vector_add_closed_forms(dtype, device, gen):
 
 
 @pytest.mark.parametrize("kernel", ["vector_add", "fused_chain"])
-@pytest.mark.parametrize("n", [1, 1025, 4097])
+@pytest.mark.parametrize("n", [1, 1023, 1025, 2047, 4097])
 def test_kernels_write_nothing_past_the_end(kernel, n, device, gen):
     x = torch.randn(n, generator=gen, device=device)
     y = torch.randn(n, generator=gen, device=device)
@@ -405,6 +407,10 @@ def test_compiled_path_on_gpu(dtype):
     compiled = ew._add_kernel[grid](x, x, out, n, BLOCK_SIZE=ew.BLOCK_SIZE)
     assert "ptx" in compiled.asm and "ld.global" in compiled.asm["ptx"]
     assert torch.equal(out, x + x)
+    # n not a multiple of 16: the full blocks still load and store 16 bytes at a time (unmasked path)
+    odd = n - 3
+    compiled = ew._add_kernel[grid](x, x, out, odd, BLOCK_SIZE=ew.BLOCK_SIZE)
+    assert "ld.global.v4" in compiled.asm["ptx"] and "st.global.v4" in compiled.asm["ptx"]
     compiled = ew._chain_kernel[grid](x, out, n, ew.CHAIN_SCALE, ew.CHAIN_SHIFT, K_OPS=4, BLOCK_SIZE=ew.BLOCK_SIZE)
     assert "st.global" in compiled.asm["ptx"]
 
