@@ -1,9 +1,13 @@
-"""Hygiene of the repository: notebooks, table of contents, install cells, import-time dependencies."""
+"""Hygiene of the repository: notebooks, table of contents, install cells, import-time dependencies, build config.
+
+Each test names what it protects. To check that a test can fail, break a copy of the repository (e.g. in a
+`git clone` under /tmp) the way its docstring or message describes and run this file there.
+"""
 
 from __future__ import annotations
 
 import json
-import pkgutil
+import os
 import re
 import subprocess
 import sys
@@ -57,6 +61,29 @@ def test_notebook_is_committed_without_outputs(path):
         if cell["cell_type"] == "code" and (cell.get("outputs") or cell.get("execution_count") is not None)
     ]
     assert not dirty, f"{path.name}: code cells {dirty} carry outputs or execution counts; clear them"
+    # Saved widget state (often megabytes) and per-cell execution timestamps are outputs too.
+    assert "widgets" not in nb.get("metadata", {}), f"{path.name}: notebook metadata holds saved widget state"
+    timed = [i for i, cell in enumerate(nb["cells"]) if "execution" in cell.get("metadata", {})]
+    assert not timed, f"{path.name}: cells {timed} carry execution timestamps in their metadata"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_notebook_is_valid_nbformat(path):
+    """A hand-edited notebook that nbformat rejects breaks nbval, Jupyter Book and Colab alike."""
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.read(str(path), as_version=4)
+    nbformat.validate(nb)
+
+
+def test_no_jupytext_twins():
+    """The .ipynb is the source: a paired .py/.md twin of a notebook (jupytext) must not be committed."""
+    twins = [
+        str(p.relative_to(ROOT))
+        for folder in ("book", "labs")
+        for p in sorted((ROOT / folder).glob("*"))
+        if p.suffix in (".py", ".md") and (p.with_suffix(".ipynb").exists() or "jupytext" in p.read_text()[:500])
+    ]
+    assert not twins, f"notebook twins committed beside the notebooks: {twins}"
 
 
 def test_every_toc_entry_exists():
@@ -82,6 +109,17 @@ def _install_url() -> str:
     return f"gpuperf @ git+{url}@{branch}"
 
 
+def _install_cell_source() -> str:
+    """The install cell every notebook opens with (CONTRIBUTING.md), for the repository in _config.yml."""
+    return (
+        "# Install the course package when it is missing (e.g. on Colab); a local `make book` already has it.\n"
+        "import importlib.util, subprocess, sys\n"
+        'if importlib.util.find_spec("gpuperf") is None:\n'
+        '    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",\n'
+        f'                           "{_install_url()}"])'
+    )
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_install_cell_matches_the_repository(path):
     nb = json.loads(path.read_text())
@@ -91,7 +129,10 @@ def test_install_cell_matches_the_repository(path):
     assert "remove-cell" in first.get("metadata", {}).get("tags", []), f"{path.name}: tag cell 1 remove-cell"
     urls = re.findall(r'"(gpuperf @ git\+[^"]+)"', source)
     assert urls == [_install_url()], f"{path.name}: install cell installs {urls}, expected [{_install_url()!r}]"
-    assert 'find_spec("gpuperf") is None' in source, f"{path.name}: install only when gpuperf is missing"
+    # Exactly the agreed cell, nothing more (it installs only when gpuperf is missing, and nothing else).
+    assert source.strip() == _install_cell_source(), (
+        f"{path.name}: cell 1 differs from the install cell in CONTRIBUTING.md:\n{source}"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
@@ -104,18 +145,28 @@ def test_notebook_follows_the_chapter_structure(path):
         f"{path.name}: cell 2 must be the title (a markdown cell starting with '# ')"
     )
     assert nb.get("metadata", {}).get("kernelspec", {}).get("name") == "python3", f"{path.name}: kernel"
+    third = nb["cells"][2]
+    assert third["cell_type"] == "code" and "use_book_style()" in "".join(third["source"]), (
+        f"{path.name}: cell 3 must be the imports, calling use_book_style()"
+    )
     if path.name.startswith("appendix"):
         return
     for heading in ("What you will learn", "Summary", "References", "Exercises"):
         assert re.search(rf"^#+ .*{heading}", markdown, re.M), f"{path.name}: missing section {heading!r}"
+    # Solutions stay collapsed on the site until the reader opens them.
+    solutions = [c for c in nb["cells"] if c["cell_type"] == "markdown" and "{admonition} Solution" in "".join(c["source"])]
+    open_ones = [i for i, c in enumerate(solutions, 1) if ":class: dropdown" not in "".join(c["source"])]
+    assert not open_ones, f"{path.name}: solutions {open_ones} are not dropdowns (add ':class: dropdown')"
 
 
 def _gpuperf_modules() -> list[str]:
-    import gpuperf
-
-    names = ["gpuperf"]
-    for info in pkgutil.walk_packages(gpuperf.__path__, prefix="gpuperf."):
-        names.append(info.name)
+    """Every module of the package, found from the files (pkgutil.walk_packages would import the
+    subpackages, gpuperf.kernels among them, and so torch, into this process while collecting)."""
+    package = ROOT / "lib" / "gpuperf"
+    names = []
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     return sorted(names)
 
 
@@ -129,16 +180,19 @@ def test_module_does_not_import_torch_or_triton_at_import_time(module):
         f"import sys, importlib; importlib.import_module({module!r}); "
         "heavy = sorted(m for m in ('torch', 'triton') if m in sys.modules); print(','.join(heavy))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    # The package of this checkout, even where the environment has another one installed (a clone).
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "lib"), os.environ.get("PYTHONPATH")]))}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "", f"importing {module} pulled in {out.stdout.strip()}"
 
 
 def test_recorded_runs_carry_provenance():
-    from gpuperf.recorded import DATA_DIR, load_run
+    from gpuperf.recorded import load_run
 
-    for path in sorted(DATA_DIR.glob("*.json")):
-        run = load_run(path.stem)
+    data_dir = ROOT / "book" / "data"
+    for path in sorted(data_dir.glob("*.json")):
+        run = load_run(path.stem, data_dir=data_dir)  # raises if a provenance field is missing
         assert run["results"], f"{path.name} has no results"
 
 
@@ -148,6 +202,47 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert "make test" in readme and "make book" in readme
     commands = [l.strip() for l in ci.splitlines() if l.strip() and not l.lstrip().startswith(("#", "set ", "cd "))]
     assert commands == ["make test"], f".ci/run must run only `make test`, runs {commands}"
+
+
+def test_device_figures_live_only_in_hardware_py():
+    """A literal equal to a peak FLOP/s or bandwidth of the hardware table (e.g. 989.4e12) in lib/ or bench/
+    outside gpuperf/hardware.py is a copy that will drift; use gpuperf.hardware. (Tests may state figures.)"""
+    import ast
+
+    from gpuperf.hardware import ACCELERATORS
+
+    figures = {
+        float(value)
+        for acc in ACCELERATORS
+        for value in (*acc.matrix_flop_per_s.values(), *acc.vector_flop_per_s.values(), acc.hbm_bytes_per_s)
+    }
+    found = []
+    for path in sorted([*(ROOT / "lib").rglob("*.py"), *(ROOT / "bench").rglob("*.py")]):
+        if path == ROOT / "lib" / "gpuperf" / "hardware.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            value = getattr(node, "value", None) if isinstance(node, ast.Constant) else None
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 1e11:
+                if any(abs(value - f) <= 1e-9 * f for f in figures):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {value!r}")
+    assert not found, f"device figures outside hardware.py: {found}"
+
+
+def test_every_module_is_found():
+    modules = _gpuperf_modules()
+    assert {"gpuperf", "gpuperf.roofline", "gpuperf.kernels", "gpuperf.kernels.elementwise"} <= set(modules)
+    assert not any("__" in m for m in modules), modules
+
+
+def test_make_test_keeps_each_notebook_on_one_worker():
+    """Under pytest-xdist, nbval needs --dist loadfile: with the default scheduling one notebook's cells
+    are spread over several workers (several kernels), and a cell then misses the variables of the ones
+    before it."""
+    recipe = re.search(r"^test:.*?(?=^\S)", (ROOT / "Makefile").read_text(), re.M | re.S)
+    assert recipe, "Makefile has no test target"
+    pytest_line = " ".join(recipe.group(0).split("\\\n"))
+    assert "--nbval-lax" in pytest_line and " -n " in pytest_line
+    assert "--dist loadfile" in pytest_line, "make test runs nbval under xdist without --dist loadfile"
 
 
 def test_book_config():
