@@ -228,6 +228,17 @@ def test_device_figures_live_only_in_hardware_py():
     assert not found, f"device figures outside hardware.py: {found}"
 
 
+def test_pyproject_lists_every_package_and_ships_the_recorded_runs():
+    """pyproject.toml lists the packages by hand (to map book/data to gpuperf.data); a subpackage missing
+    from the list would be missing from every `pip install` (Colab) while an editable install still works."""
+    tomllib = pytest.importorskip("tomllib")
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    on_disk = {".".join(p.parent.relative_to(ROOT / "lib").parts) for p in (ROOT / "lib" / "gpuperf").rglob("__init__.py")}
+    assert set(config["packages"]) == on_disk | {"gpuperf.data"}, f"pyproject packages {config['packages']} vs {on_disk}"
+    assert config["package-dir"] == {"": "lib", "gpuperf.data": "book/data"}
+    assert "*.json" in config["package-data"]["gpuperf.data"]
+
+
 def test_every_module_is_found():
     modules = _gpuperf_modules()
     assert {"gpuperf", "gpuperf.roofline", "gpuperf.kernels", "gpuperf.kernels.elementwise"} <= set(modules)
