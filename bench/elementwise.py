@@ -50,8 +50,8 @@ def main(argv: list[str]) -> int:
         import torch
         import triton  # noqa: F401
     except ImportError as exc:
-        print(f"make bench needs torch and triton with a CUDA GPU ({exc}); install them or pass a PYTHON that "
-              f"has them (make bench PYTHON=python3).", file=sys.stderr)
+        print(f"make bench needs torch and triton with a CUDA GPU ({exc}); install them or name an interpreter "
+              f"that has them (make bench PYTHON=/path/to/python).", file=sys.stderr)
         return 2
     if not torch.cuda.is_available():
         print(f"make bench needs a CUDA GPU, and torch {torch.__version__} sees none; without one the book "
