@@ -157,6 +157,17 @@ def test_notebook_follows_the_chapter_structure(path):
     solutions = [c for c in nb["cells"] if c["cell_type"] == "markdown" and "{admonition} Solution" in "".join(c["source"])]
     open_ones = [i for i, c in enumerate(solutions, 1) if ":class: dropdown" not in "".join(c["source"])]
     assert not open_ones, f"{path.name}: solutions {open_ones} are not dropdowns (add ':class: dropdown')"
+    # The code cell that computes a solution hides its output too, or the answer shows under the closed
+    # dropdown: `hide-cell`, not `hide-input`.
+    cells = nb["cells"]
+    leaking = [
+        i for i, c in enumerate(cells[:-1])
+        if c["cell_type"] == "markdown" and "{admonition} Solution" in "".join(c["source"])
+        and cells[i + 1]["cell_type"] == "code"
+        and "hide-cell" not in cells[i + 1].get("metadata", {}).get("tags", [])
+    ]
+    assert not leaking, f"{path.name}: the code cells after the solutions in cells {leaking} must be tagged hide-cell"
+    assert solutions, f"{path.name}: no exercise solutions"
 
 
 def _gpuperf_modules() -> list[str]:
