@@ -33,8 +33,14 @@ $(STAMP): requirements.txt pyproject.toml
 
 env: $(ENV_DEP)
 
+# The execution cache is keyed on the notebooks' code only, so a change in lib/ or book/data would leave
+# stale outputs on the site: drop the cache whenever their contents change.
+LIB_HASH = $(shell find lib book/data -type f \( -name '*.py' -o -name '*.json' \) | LC_ALL=C sort | xargs cat | sha1sum | cut -c1-40)
+
 book: $(ENV_DEP)
+	@mkdir -p _build; if [ "$$(cat _build/.lib-hash 2>/dev/null)" != "$(LIB_HASH)" ]; then rm -rf _build/.jupyter_cache; fi
 	$(PYTHON) -c "import sys; from jupyter_book.cli.main import main; sys.argv[0] = 'jupyter-book'; sys.exit(main())" build -W -n --keep-going .
+	@echo "$(LIB_HASH)" > _build/.lib-hash
 	@echo "The site is at $(CURDIR)/_build/html/index.html"
 
 # One pytest run covers the package tests and every notebook (nbval), spread over $(JOBS) cores
