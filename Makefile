@@ -15,7 +15,7 @@ STAMP := $(VENV)/.installed
 JOBS  ?= 2
 BENCH_ARGS ?=
 
-.PHONY: book test bench env clean
+.PHONY: book test bench env clean strip
 
 ifeq ($(PYTHON),$(VENV)/bin/python)
 ENV_DEP := $(STAMP)
@@ -55,6 +55,10 @@ test: $(ENV_DEP)
 # Fails with a message (exit 2) without torch, triton or a CUDA GPU, or with TRITON_INTERPRET on.
 bench: $(ENV_DEP)
 	$(PYTHON) bench/elementwise.py $(BENCH_ARGS)
+
+# Clear outputs, execution counts and widget state from every notebook before committing.
+strip: $(ENV_DEP)
+	$(PYTHON) tools/strip_notebooks.py
 
 clean:
 	rm -rf _build

@@ -278,3 +278,21 @@ def test_book_config():
     # file, and the Colab and repository buttons silently disappear.
     assert "html_theme_options" not in CONFIG.get("sphinx", {}).get("config", {})
     assert "book/references.bib" in CONFIG["bibtex_bibfiles"]
+
+
+def test_strip_tool_clears_outputs(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("print(1)", execution_count=3)
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    nb.cells = [cell, nbformat.v4.new_markdown_cell("# T")]
+    nb.metadata["widgets"] = {"state": {}}
+    path = tmp_path / "x.ipynb"
+    path.write_text(nbformat.writes(nb))
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "strip_notebooks.py"), str(path)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    stripped = nbformat.reads(path.read_text(), as_version=4)
+    assert stripped.cells[0].outputs == [] and stripped.cells[0].execution_count is None
+    assert "widgets" not in stripped.metadata and stripped.cells[0].source == "print(1)"
