@@ -219,15 +219,24 @@ ALIASES: Mapping[str, str] = MappingProxyType(
 )
 
 
+def lookup(value, cls: type, table: Mapping, arg: str, aliases: Mapping[str, str] | None = None):
+    """``value`` itself if it is a ``cls``, else ``table[name]`` for a (case-insensitive, aliased) name.
+
+    The one name lookup behind :func:`get_format`, :func:`get_int_format` and ``gpuperf.mx.get_mx_format``;
+    anything else raises ``ValueError`` naming ``arg`` and listing the known names.
+    """
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, str):
+        key = value.lower()
+        key = (aliases or {}).get(key, key)
+        if key in table:
+            return table[key]
+    raise ValueError(f"{arg} must be one of {list(table)} or an instance of {cls.__name__}, got {value!r}")
+
+
 def _format(fmt, arg: str = "fmt") -> FloatFormat:
-    if isinstance(fmt, FloatFormat):
-        return fmt
-    if isinstance(fmt, str):
-        key = fmt.lower()
-        key = ALIASES.get(key, key)
-        if key in FORMATS:
-            return FORMATS[key]
-    raise ValueError(f"{arg} must be a FloatFormat or one of {list(FORMATS)}, got {fmt!r}")
+    return lookup(fmt, FloatFormat, FORMATS, arg, ALIASES)
 
 
 def get_format(name_or_format) -> FloatFormat:
@@ -574,11 +583,7 @@ INT_FORMATS: Mapping[str, IntFormat] = MappingProxyType({"int8": IntFormat("int8
 
 
 def _int_format(fmt, arg: str = "fmt") -> IntFormat:
-    if isinstance(fmt, IntFormat):
-        return fmt
-    if isinstance(fmt, str) and fmt.lower() in INT_FORMATS:
-        return INT_FORMATS[fmt.lower()]
-    raise ValueError(f"{arg} must be an IntFormat or one of {list(INT_FORMATS)}, got {fmt!r}")
+    return lookup(fmt, IntFormat, INT_FORMATS, arg)
 
 
 def get_int_format(name_or_format) -> IntFormat:

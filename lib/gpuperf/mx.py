@@ -41,6 +41,7 @@ from gpuperf.formats import (
     _int_format,
     absmax_scale,
     dequantize_int,
+    lookup,
     quantize_int,
     round_to_format,
 )
@@ -92,11 +93,7 @@ MX_FORMATS: Mapping[str, MXFormat] = MappingProxyType(
 
 
 def _mx_format(fmt, arg: str = "mx_format") -> MXFormat:
-    if isinstance(fmt, MXFormat):
-        return fmt
-    if isinstance(fmt, str) and fmt.lower() in MX_FORMATS:
-        return MX_FORMATS[fmt.lower()]
-    raise ValueError(f"{arg} must be an MXFormat or one of {list(MX_FORMATS)}, got {fmt!r}")
+    return lookup(fmt, MXFormat, MX_FORMATS, arg)
 
 
 def get_mx_format(name_or_format) -> MXFormat:
