@@ -464,7 +464,7 @@ _B200 = Accelerator(
         "int8": 4.5e15,
     },
     vector_flop_per_s={"fp64": 37e12, "fp32": 75e12},
-    hbm_bytes_per_s=8e12,
+    hbm_bytes_per_s=7.7e12,
     hbm_capacity_bytes=180e9,
     sm_count=148,
     registers_per_sm_bytes=256 * KiB,
@@ -489,10 +489,11 @@ _B200 = Accelerator(
             "FP32 75, FP64 37 TFLOPS"
         ),
         "hbm_bytes_per_s": (
-            f"{_DGX_B200} -> 8 TB/s per GPU. Other sources are lower: {_BLACKWELL_DS} gives 7.7 TB/s and the "
-            "HGX B200 page up to 62 TB/s per 8 GPUs, and memoryBusWidth = 7680 bits at 3996 MHz (DDR), "
-            f"{_B200_QUERY}, gives 960 B x 7.992e9 /s = 7.67 TB/s. The 8 TB/s figure is about 4% above the "
-            "peak the memory bus allows"
+            f"{_BLACKWELL_DS}: GPU memory bandwidth 7.7 TB/s per GPU (HBM3e); the HGX B200 page gives up "
+            "to 62 TB/s per 8-GPU baseboard = 7.75 TB/s per GPU; memoryBusWidth = 7680 bits at 3996 MHz "
+            f"(DDR), {_B200_QUERY}, gives 960 B x 7.992e9 /s = 7.67 TB/s. The 8 TB/s often quoted is the "
+            f"{_DGX_B200} total divided by 8 (and the GB200 figure), about 4% above what this part's "
+            "memory bus allows"
         ),
         "hbm_capacity_bytes": (
             f"{_DGX_B200} -> 180 GB per GPU; {_BLACKWELL_DS}: 180 GB HBM3E (binary: torch reports "
