@@ -274,3 +274,124 @@ def test_requantizing_along_the_same_axis_is_idempotent():
     again = mx_requantize(q, axis=1)
     assert np.array_equal(again.elements, q.elements)
     assert np.array_equal(again.scale_exponents, q.scale_exponents)
+
+
+# ---- the scale rounded up (NVIDIA's MXFP8 recipe) and NVFP4 -----------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from gpuperf.mx import (  # noqa: E402
+    NVFP4_BITS_PER_ELEMENT,
+    SCALE_RULES,
+    nvfp4_dequantize,
+    nvfp4_quantize,
+    shared_exponents,
+)
+
+
+def reference_ceil_exponent(absmax: float, max_value: float) -> int:
+    """The smallest integer s with absmax / 2^s <= max_value, by search with Python floats."""
+    s = -200
+    while absmax / 2.0**s > max_value:
+        s += 1
+    return s
+
+
+@settings(max_examples=300, deadline=None)
+@given(absmax=st.floats(min_value=1e-30, max_value=1e30), name=st.sampled_from(sorted(MX_FORMATS)))
+def test_ceil_rule_matches_a_search_and_never_clamps(absmax, name):
+    fmt = get_mx_format(name)
+    s = int(shared_exponents(np.array([absmax]), fmt, "ceil")[0])
+    assert s == reference_ceil_exponent(absmax, fmt.element.max_value)
+    assert absmax / 2.0**s <= fmt.element.max_value < absmax / 2.0 ** (s - 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(absmax=st.floats(min_value=1e-30, max_value=1e30), name=st.sampled_from(sorted(MX_FORMATS)))
+def test_floor_rule_is_the_spec_formula_and_ceil_is_never_smaller(absmax, name):
+    fmt = get_mx_format(name)
+    floor_s = int(shared_exponents(np.array([absmax]), fmt, "floor")[0])
+    assert floor_s == math.floor(math.log2(absmax)) - fmt.element_max_exponent or (
+        2.0 ** (floor_s + fmt.element_max_exponent) <= absmax < 2.0 ** (floor_s + fmt.element_max_exponent + 1)
+    )
+    # floor(log2 a) - emax <= ceil(log2(a / max)) <= that + 1, since 2^emax <= max < 2^(emax + 1)
+    ceil_s = int(shared_exponents(np.array([absmax]), fmt, "ceil")[0])
+    assert floor_s <= ceil_s <= floor_s + 1
+
+
+def test_ceil_rule_stores_511_without_clamping():
+    x = np.zeros(32)
+    x[0] = 511.0
+    q = mx_quantize(x, "mxfp8_e4m3", scale_rule="ceil")
+    assert q.scale_exponents.tolist() == [1] and q.scale_rule == "ceil"
+    assert mx_dequantize(q)[0] == 512.0  # 255.5 rounds to 256 in E4M3 (spacing 16 there), times 2
+    assert mx_dequantize(mx_quantize(x, "mxfp8_e4m3"))[0] == 448.0  # the spec's rule clamps it
+    assert mx_requantize(q, axis=0).scale_rule == "ceil"
+
+
+@pytest.mark.parametrize("name", list(MX_FORMATS))
+def test_ceil_rule_error_bound_without_clamping(name):
+    """Under the ceil rule every entry is within half an element ulp of its scaled value, times 2^s."""
+    fmt = get_mx_format(name)
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal((40, 64)) * np.exp2(rng.uniform(-20, 20, (40, 1)))
+    q = mx_quantize(x, fmt, scale_rule="ceil")
+    scales = q.element_scales()
+    assert np.all(np.abs(x / scales) <= fmt.element.max_value)
+    half_ulp = spacing(np.abs(x / scales), fmt.element) / 2
+    assert np.all(np.abs(mx_dequantize(q) - x) <= half_ulp * scales * (1 + 1e-12))
+
+
+def test_scale_rule_must_be_known():
+    with pytest.raises(ValueError, match="scale_rule"):
+        mx_quantize(np.ones(32), "mxfp8_e4m3", scale_rule="round")
+    assert SCALE_RULES == ("floor", "ceil")
+
+
+def test_nvfp4_closed_forms_and_exact_values():
+    assert NVFP4_BITS_PER_ELEMENT == 4.5
+    grid = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6] * 2, dtype=float)
+    x = np.concatenate([grid, -grid])  # amax 6: s_enc = 448, every block scale 448 (exact in E4M3)
+    q = nvfp4_quantize(x)
+    assert q.tensor_scale == 448.0 and q.block_scales.tolist() == [448.0, 448.0]
+    assert np.array_equal(nvfp4_dequantize(q), x)
+    zero = nvfp4_quantize(np.zeros(32))
+    assert np.all(nvfp4_dequantize(zero) == 0) and np.all(zero.block_scales == 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), spread=st.floats(0, 12))
+def test_nvfp4_against_a_loop_reference(seed, spread):
+    """Each entry equals a per-block reference written with Python scalars, and the error per entry is at
+    most one E2M1 unit (half the spacing of 2 near the top, or the saturation from a rounded-down scale)
+    times the block's effective scale."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((3, 48)) * np.exp2(rng.uniform(-spread, spread, (3, 1)))
+    q = nvfp4_quantize(x)
+    e4m3, e2m1 = FORMATS["fp8_e4m3fn"], FORMATS["fp4_e2m1"]
+    s_enc = float(np.float32(448 * 6 / np.abs(x).max()))
+    grid = [float(v) for v in representable_values(e2m1) if v >= 0]
+    y = nvfp4_dequantize(q)
+    for r in range(3):
+        for b in range(3):
+            block = x[r, 16 * b:16 * (b + 1)]
+            scale = float(round_to_format(np.abs(block).max() / 6 * s_enc, e4m3, overflow="saturate"))
+            assert q.block_scales[r, b] == scale
+            if scale == 0:  # the block's scale underflowed E4M3 (a block far smaller than the tensor's max)
+                assert np.all(y[r, 16 * b:16 * (b + 1)] == 0)
+                assert np.abs(block).max() / 6 * s_enc < FORMATS["fp8_e4m3fn"].min_subnormal
+                continue
+            for j, v in enumerate(block):
+                a = min(abs(v) * s_enc / scale, 6.0)
+                best = min(grid, key=lambda g: (abs(a - g), grid.index(g) % 2))
+                assert y[r, 16 * b + j] == pytest.approx(math.copysign(best, v) * scale / s_enc, rel=1e-12, abs=0)
+                assert abs(y[r, 16 * b + j] - v) <= scale / s_enc * (1 + 1e-12)
+
+
+def test_nvfp4_bad_input():
+    with pytest.raises(ValueError, match="multiple of 16"):
+        nvfp4_quantize(np.ones(24))
+    with pytest.raises(ValueError, match="x must be finite"):
+        nvfp4_quantize(np.array([np.inf] * 16))
+    with pytest.raises(ValueError, match="q must be"):
+        nvfp4_dequantize(np.ones(16))

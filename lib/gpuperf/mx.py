@@ -15,6 +15,20 @@ so the block's largest magnitude lands in the element format's top binade. Becau
 hold values above ``max_value`` (up to ``2^(emax+1)``), the largest element may be clamped: that clamping
 is part of the spec's algorithm.
 
+**Two scale rules.** ``scale_rule="floor"`` (the default) is the spec's rule above. Because it puts the
+block maximum anywhere in the top binade, E4M3 blocks whose maximum lands in (448, 512) are clamped to 448.
+``scale_rule="ceil"`` rounds the scale *up* instead, ``s = ceil(log2(max_i |V_i| / max_value))``, so the
+block maximum never exceeds the element format's largest value and nothing is clamped; NVIDIA's MXFP8
+pre-training recipe uses it (Mishra et al. 2025, "Recipes for Pre-training LLMs with MXFP8",
+arXiv:2506.08027, section 3), and Blackwell's conversion instructions offer it as round-toward-+inf
+scaling. The price is that the block maximum may use only part of the top binade.
+
+**NVFP4** (:func:`nvfp4_quantize`) is NVIDIA's other 4-bit block format (NVIDIA, "Introducing NVFP4",
+2025; "Pretraining Large Language Models with NVFP4", arXiv:2509.25149, section 2): FP4 E2M1 elements in
+blocks of 16, each block with an FP8 **E4M3** scale (a real number with 3 mantissa bits, not a power of
+two), and one FP32 scale for the whole tensor that brings the block scales into E4M3's range. It costs
+4 + 8/16 = 4.5 bits per element (plus 32 bits per tensor).
+
 Choices where the spec leaves room (documented here, tested in ``tests/test_mx.py``):
 
 * ``scale_exponents`` are stored **unbiased** (``X = 2^scale_exponents``); :attr:`MXTensor.scale_bits`
@@ -117,6 +131,7 @@ class MXTensor:
     axis: int
     shape: tuple
     mx_format: MXFormat
+    scale_rule: str = "floor"
 
     @property
     def scale_bits(self) -> np.ndarray:
@@ -149,13 +164,49 @@ def _normalize_axis(axis, ndim: int) -> int:
     return int(axis) % ndim
 
 
-def mx_quantize(x, mx_format, axis: int = -1, pad: bool = False) -> MXTensor:
+#: The scale rules :func:`mx_quantize` offers (module docstring): the spec's, and rounding the scale up.
+SCALE_RULES = ("floor", "ceil")
+
+
+def _check_scale_rule(scale_rule) -> str:
+    if scale_rule not in SCALE_RULES:
+        raise ValueError(f"scale_rule must be one of {SCALE_RULES}, got {scale_rule!r}")
+    return scale_rule
+
+
+def shared_exponents(absmax, mx_format, scale_rule: str = "floor") -> np.ndarray:
+    """The unbiased shared exponent ``s`` of blocks whose largest magnitudes are ``absmax`` (int64 array).
+
+    ``"floor"`` (OCP MX v1.0, 6.3): ``floor(log2 absmax) - emax_elem``. ``"ceil"`` (Mishra et al. 2025):
+    ``ceil(log2(absmax / max_value))``, the smallest ``s`` with ``absmax / 2^s <= max_value``. Both are
+    computed exactly with ``frexp`` (no floating-point log). Zero blocks get -127; nothing is clamped here.
+    """
+    fmt = _mx_format(mx_format)
+    rule = _check_scale_rule(scale_rule)
+    absmax = np.asarray(absmax, dtype=np.float64)
+    if rule == "floor":
+        _, k = np.frexp(absmax)  # absmax = f * 2^k, f in [0.5, 1): floor(log2 absmax) = k - 1
+        shared = k.astype(np.int64) - 1 - fmt.element_max_exponent
+    else:
+        ratio = absmax / fmt.element.max_value  # exact up to one rounding; fixed below
+        f, k = np.frexp(ratio)  # ratio = f * 2^k: ceil(log2 ratio) = k - 1 if f == 0.5 else k
+        shared = np.where(f == 0.5, k - 1, k).astype(np.int64)
+        # Guard the division's rounding: step up while the scaled maximum still exceeds max_value.
+        too_big = np.ldexp(absmax, -shared) > fmt.element.max_value
+        shared = np.where(too_big, shared + 1, shared)
+    return np.where(absmax > 0, shared, SCALE_MIN_EXPONENT)
+
+
+def mx_quantize(x, mx_format, axis: int = -1, pad: bool = False, scale_rule: str = "floor") -> MXTensor:
     """Quantize ``x`` (at least 1-D, finite) to ``mx_format`` in blocks along ``axis`` (OCP MX v1.0, 6.3).
 
     The block size must divide ``x.shape[axis]`` unless ``pad=True``, which pads the axis with zeros
-    (zeros change no block's maximum). Raises ``ValueError`` naming the argument otherwise.
+    (zeros change no block's maximum). ``scale_rule``: ``"floor"`` (the spec's rule, default) or
+    ``"ceil"`` (the scale rounded up, as NVIDIA's MXFP8 recipe does; module docstring). Raises
+    ``ValueError`` naming the argument otherwise.
     """
     fmt = _mx_format(mx_format)
+    rule = _check_scale_rule(scale_rule)
     values = _finite_array(x)
     if values.ndim == 0:
         raise ValueError("x must have at least one dimension, got a scalar")
@@ -173,8 +224,7 @@ def mx_quantize(x, mx_format, axis: int = -1, pad: bool = False) -> MXTensor:
     blocks = moved.reshape(moved.shape[:-1] + (moved.shape[-1] // block, block))
 
     absmax = np.max(np.abs(blocks), axis=-1)
-    _, frexp_exponent = np.frexp(absmax)  # absmax = f * 2^k, f in [0.5, 1): floor(log2 absmax) = k - 1
-    shared = np.where(absmax > 0, frexp_exponent - 1 - fmt.element_max_exponent, SCALE_MIN_EXPONENT)
+    shared = shared_exponents(absmax, fmt, rule)
     if np.any(shared > SCALE_MAX_EXPONENT):
         raise ValueError(f"x holds values too large for an E8M0 scale (shared exponent {int(shared.max())} > "
                          f"{SCALE_MAX_EXPONENT}), largest |x| {float(absmax.max())!r}")
@@ -187,6 +237,7 @@ def mx_quantize(x, mx_format, axis: int = -1, pad: bool = False) -> MXTensor:
         axis=ax,
         shape=tuple(values.shape),
         mx_format=fmt,
+        scale_rule=rule,
     )
 
 
@@ -205,7 +256,7 @@ def mx_requantize(q: MXTensor, axis: int) -> MXTensor:
     blocks along the other (e.g. a weight quantized along its input dimension for the forward pass,
     used transposed in the backward pass): the scales of the old blocks cannot be reused.
     """
-    return mx_quantize(mx_dequantize(q), q.mx_format, axis=axis, pad=True)
+    return mx_quantize(mx_dequantize(q), q.mx_format, axis=axis, pad=True, scale_rule=q.scale_rule)
 
 
 @dataclass(frozen=True)
@@ -223,7 +274,9 @@ class TransposedQuantization:
     fraction_differing: float
 
 
-def compare_transposed_quantization(x, mx_format, pad: bool = False) -> TransposedQuantization:
+def compare_transposed_quantization(
+    x, mx_format, pad: bool = False, scale_rule: str = "floor"
+) -> TransposedQuantization:
     """Quantify the transposition wrinkle of MX for a 2-D ``x`` (rows: axis 1, columns: axis 0).
 
     Quantizing the row-quantized tensor again along columns compounds two roundings; quantizing the
@@ -232,15 +285,75 @@ def compare_transposed_quantization(x, mx_format, pad: bool = False) -> Transpos
     values = _finite_array(x)
     if values.ndim != 2:
         raise ValueError(f"x must be 2-D, got shape {values.shape}")
-    rows = mx_quantize(values, mx_format, axis=1, pad=pad)
-    column_direct = mx_dequantize(mx_quantize(values, mx_format, axis=0, pad=pad))
-    column_from_rows = mx_dequantize(mx_quantize(mx_dequantize(rows), mx_format, axis=0, pad=pad))
+    rows = mx_quantize(values, mx_format, axis=1, pad=pad, scale_rule=scale_rule)
+    column_direct = mx_dequantize(mx_quantize(values, mx_format, axis=0, pad=pad, scale_rule=scale_rule))
+    column_from_rows = mx_dequantize(
+        mx_quantize(mx_dequantize(rows), mx_format, axis=0, pad=pad, scale_rule=scale_rule)
+    )
     return TransposedQuantization(
         row_error=relative_error(values, mx_dequantize(rows)),
         column_direct_error=relative_error(values, column_direct),
         column_from_rows_error=relative_error(values, column_from_rows),
         fraction_differing=float(np.mean(column_direct != column_from_rows)),
     )
+
+
+#: NVFP4's block size and bits per element (4-bit elements plus an 8-bit scale per 16).
+NVFP4_BLOCK_SIZE = 16
+NVFP4_BITS_PER_ELEMENT = 4 + 8 / NVFP4_BLOCK_SIZE
+
+
+@dataclass(frozen=True, eq=False)
+class NVFP4Tensor:
+    """A tensor quantized to NVFP4 along its last axis (see :func:`nvfp4_quantize`).
+
+    ``elements``: float64 E2M1 values, shape ``(..., blocks, 16)``; ``block_scales``: float64 E4M3 values,
+    shape ``(..., blocks)``; ``tensor_scale``: the FP32 encode scale ``s_enc`` (stored values are
+    ``x * s_enc / block_scale``). ``shape``: the original shape.
+    """
+
+    elements: np.ndarray
+    block_scales: np.ndarray
+    tensor_scale: float
+    shape: tuple
+
+
+def nvfp4_quantize(x) -> NVFP4Tensor:
+    """Quantize ``x`` (at least 1-D, finite, last axis a multiple of 16) to NVFP4 along its last axis.
+
+    Two-level scaling (arXiv:2509.25149, section 2 and Appendix; NVIDIA's NVFP4 blog): an FP32 tensor
+    scale ``s_enc = (448 * 6) / max|x|`` maps the tensor's largest magnitude onto the largest value an
+    E4M3 block scale times an E2M1 element can reach; each block of 16 gets the E4M3 scale
+    ``fp8(max_b |x| / 6 * s_enc)`` (round to nearest, saturating); the elements are
+    ``fp4(x * s_enc / scale_b)`` (round to nearest even, saturating at 6). An all-zero tensor or block
+    gives zero scales and zero elements.
+    """
+    values = _finite_array(x)
+    if values.ndim == 0:
+        raise ValueError("x must have at least one dimension, got a scalar")
+    if values.shape[-1] % NVFP4_BLOCK_SIZE:
+        raise ValueError(f"x.shape[-1] must be a multiple of {NVFP4_BLOCK_SIZE}, got {values.shape[-1]}")
+    e4m3, e2m1 = FORMATS["fp8_e4m3fn"], FORMATS["fp4_e2m1"]
+    blocks = values.reshape(values.shape[:-1] + (-1, NVFP4_BLOCK_SIZE))
+    tensor_amax = float(np.max(np.abs(values))) if values.size else 0.0
+    if tensor_amax == 0.0:
+        zeros = np.zeros(blocks.shape[:-1])
+        return NVFP4Tensor(np.zeros_like(blocks), zeros, 1.0, tuple(values.shape))
+    tensor_scale = float(np.float32(e4m3.max_value * e2m1.max_value / tensor_amax))
+    block_amax = np.max(np.abs(blocks), axis=-1)
+    block_scales = np.asarray(round_to_format(block_amax / e2m1.max_value * tensor_scale, e4m3, overflow="saturate"))
+    safe = np.where(block_scales > 0, block_scales, 1.0)
+    scaled = blocks * tensor_scale / safe[..., None]
+    elements = np.asarray(round_to_format(scaled, e2m1, overflow="saturate"))
+    elements = np.where(block_scales[..., None] > 0, elements, 0.0)
+    return NVFP4Tensor(elements, block_scales, tensor_scale, tuple(values.shape))
+
+
+def nvfp4_dequantize(q: NVFP4Tensor) -> np.ndarray:
+    """The float64 tensor ``q`` stands for: ``elements * block_scale / tensor_scale``, original shape."""
+    if not isinstance(q, NVFP4Tensor):
+        raise ValueError(f"q must be an NVFP4Tensor, got {type(q).__name__}")
+    return (q.elements * q.block_scales[..., None] / q.tensor_scale).reshape(q.shape)
 
 
 def per_tensor_quantize(x, fmt) -> np.ndarray:
@@ -278,6 +391,13 @@ def relative_error(x, x_hat) -> float:
 
 
 __all__ = [
+    "NVFP4Tensor",
+    "NVFP4_BITS_PER_ELEMENT",
+    "NVFP4_BLOCK_SIZE",
+    "SCALE_RULES",
+    "nvfp4_dequantize",
+    "nvfp4_quantize",
+    "shared_exponents",
     "MXFormat",
     "MXTensor",
     "MX_FORMATS",
