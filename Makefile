@@ -54,7 +54,7 @@ test: $(ENV_DEP)
 
 # Fails with a message (exit 2) without torch, triton or a CUDA GPU, or with TRITON_INTERPRET on.
 bench: $(ENV_DEP)
-	$(PYTHON) bench/elementwise.py $(BENCH_ARGS)
+	$(PYTHON) bench/run.py $(BENCH_ARGS)
 
 # Clear outputs, execution counts and widget state from every notebook before committing.
 strip: $(ENV_DEP)

@@ -517,7 +517,7 @@ def test_benchmark_needs_a_gpu():
 
 @cpu_only
 def test_bench_script_fails_clearly_without_a_gpu(tmp_path):
-    done = run_process(["bench/elementwise.py", "--out-dir", str(tmp_path)], None)
+    done = run_process(["bench/run.py", "elementwise", "--out-dir", str(tmp_path)], None)
     assert done.returncode == 2 and "needs a CUDA GPU" in done.stderr, done.stderr
     assert not list(tmp_path.iterdir())
 
@@ -525,7 +525,7 @@ def test_bench_script_fails_clearly_without_a_gpu(tmp_path):
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 def test_benchmark_refuses_interpreted_kernels_on_gpu(tmp_path):
-    done = run_process(["bench/elementwise.py", "--out-dir", str(tmp_path)], "1")
+    done = run_process(["bench/run.py", "elementwise", "--out-dir", str(tmp_path)], "1")
     assert done.returncode == 2 and "TRITON_INTERPRET is on" in done.stderr, done.stderr
     code = ("import gpuperf.kernels.elementwise_bench as eb\n"
             "try:\n    eb.run_elementwise_benchmark(n_elements=1000, progress=False)\n"
@@ -533,15 +533,11 @@ def test_benchmark_refuses_interpreted_kernels_on_gpu(tmp_path):
     assert "TRITON_INTERPRET was on" in run_python(code, "1")
 
 
-def test_bench_script_names_the_file_after_the_device():
-    import importlib.util
+def test_elementwise_family_is_registered_with_the_harness():
+    from gpuperf import benchmark
 
-    spec = importlib.util.spec_from_file_location("bench_elementwise", REPO / "bench" / "elementwise.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    assert module.device_slug("NVIDIA H200") == "h200"
-    assert module.device_slug("NVIDIA A100-SXM4-80GB") == "a100-sxm4-80gb"
-    assert module.device_slug("Tesla T4") == "tesla-t4"
+    assert "elementwise" in benchmark.families()
+    assert callable(benchmark.load_family("elementwise").cases)
 
 
 @pytest.mark.gpu

@@ -120,16 +120,6 @@ def report_elementwise(rows: Sequence[dict[str, Any]]) -> None:
               f"{r['ratio_to_copy']:>6.3f}")
 
 
-def _progress(iterable: Iterable, enabled: bool, total: int) -> Iterable:
-    if not enabled:
-        return iterable
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # tqdm is optional: fall back to no bar
-        return iterable
-    return tqdm(iterable, total=total, desc="elementwise benchmark", unit="case")
-
-
 def _check_all_written(name: str, out) -> None:
     """Raise RuntimeError if any element of ``out`` (poisoned with NaN before the run) is still NaN."""
     import torch
@@ -153,25 +143,7 @@ def _check_close(name: str, out, ref64, bound) -> None:
         )
 
 
-def run_elementwise_benchmark(
-    n_elements: int = 2**28,
-    dtypes: Sequence[str] = ("fp32", "fp16", "bf16"),
-    k_values: Sequence[int] = (1, 2, 4, 8, 16),
-    progress: bool = True,
-    kernels: Sequence[str] = KERNELS,
-    warmup_ms: float = 25.0,
-    rep_ms: float = 100.0,
-    check_elements: int = 2**20,
-) -> list[dict[str, Any]]:
-    """Measure ``kernels`` on tensors of ``n_elements`` random values, for each dtype and each k.
-
-    Before a case is timed it is run once on a NaN-poisoned output and checked (that run also compiles
-    it): every element written, ``triton_add`` equal to ``torch.add`` bit for bit, ``torch_add`` and the
-    chains within a rounding bound of a float64 reference on the first and last ``check_elements``
-    elements. Times are medians of ``triton.testing.do_bench`` (``warmup_ms``/``rep_ms`` in milliseconds).
-    Returns one row per case (see the module docstring). Needs a CUDA GPU and compiled kernels: raises
-    ``RuntimeError`` without a GPU or when ``TRITON_INTERPRET`` made the kernels interpreted.
-    """
+def _validated(n_elements, dtypes, k_values, kernels, check_elements):
     n = _check_positive_int("n_elements", n_elements)
     dtypes = tuple(dtypes)
     for d in dtypes:
@@ -186,17 +158,32 @@ def run_elementwise_benchmark(
         if _check_positive_int("k_values", k) > MAX_K_OPS:
             raise ValueError(f"k_values must be at most {MAX_K_OPS}, got {k!r}")
     m = _check_positive_int("check_elements", check_elements)
-    for name, value in (("warmup_ms", warmup_ms), ("rep_ms", rep_ms)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value > 0):
-            raise ValueError(f"{name} must be a finite number of milliseconds > 0, got {value!r}")
+    return n, dtypes, k_values, kernels, m
 
+
+def elementwise_cases(
+    n_elements: int = 2**28,
+    dtypes: Sequence[str] = ("fp32", "fp16", "bf16"),
+    k_values: Sequence[int] = (1, 2, 4, 8, 16),
+    kernels: Sequence[str] = KERNELS,
+    check_elements: int = 2**20,
+    retime: Sequence[str] = ("copy", "triton_add"),
+):
+    """The elementwise cases for :func:`gpuperf.benchmark.run_cases`, one dtype's tensors at a time.
+
+    Each case's check runs it once on a NaN-poisoned output: every element written, ``triton_add`` equal to
+    ``torch.add`` bit for bit, ``torch_add`` and the chains within a rounding bound of a float64 reference on
+    the first and last ``check_elements`` elements. Every case is compared with the copy of its dtype
+    (``metric="bytes_per_s"``); the kernels named in ``retime`` are timed again at the end (spread).
+    Needs a CUDA GPU and compiled kernels (``RuntimeError`` otherwise).
+    """
+    n, dtypes, k_values, kernels, m = _validated(n_elements, dtypes, k_values, kernels, check_elements)
     import torch
 
     if not torch.cuda.is_available():
         raise RuntimeError("run_elementwise_benchmark needs a CUDA GPU; load the recorded run instead "
                            "(gpuperf.recorded.load_run('elementwise_h200'))")
-    import triton.testing
-
+    from gpuperf.benchmark import Case
     from gpuperf.kernels.elementwise import (
         INTERPRETED,
         chain_reference_fp64,
@@ -211,69 +198,101 @@ def run_elementwise_benchmark(
     torch_dtypes = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
     chains = tuple(kn for kn in kernels if kn in ("torch_chain_unfused", "triton_chain_fused"))
     singles = tuple(kn for kn in kernels if kn not in chains)
-    cases = [(d, kn, 1) for d in dtypes for kn in singles] + [(d, kn, k) for d in dtypes for k in k_values for kn in chains]
-    cases.sort(key=lambda c: dtypes.index(c[0]))  # one dtype's tensors at a time
 
     def head_and_tail(t):
         return torch.cat([t[:m], t[-m:]]) if t.numel() > 2 * m else t
 
-    def timed(fn: Callable[[], object]) -> float:
-        return triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median") * 1e-3
-
-    rows: list[dict[str, Any]] = []
-    tensors: dict[str, Any] = {}
-    for dtype, kernel, k in _progress(cases, progress, len(cases)):
-        if tensors.get("dtype") != dtype:
-            tensors.clear()
-            torch.cuda.empty_cache()
-            gen = torch.Generator(device="cuda").manual_seed(1 + len(rows))
-            td = torch_dtypes[dtype]
-            x = torch.randn(n, device="cuda", dtype=td, generator=gen)
-            y = torch.randn(n, device="cuda", dtype=td, generator=gen)
-            tensors = {"dtype": dtype, "x": x, "y": y, "out": torch.empty_like(x)}
-        x, y, out = tensors["x"], tensors["y"], tensors["out"]
+    for index, dtype in enumerate(dtypes):
+        torch.cuda.empty_cache()
+        gen = torch.Generator(device="cuda").manual_seed(1 + index)
+        td = torch_dtypes[dtype]
+        x = torch.randn(n, device="cuda", dtype=td, generator=gen)
+        y = torch.randn(n, device="cuda", dtype=td, generator=gen)
+        out = torch.empty_like(x)
         u = UNIT_ROUNDOFF[dtype]
         x_checked = head_and_tail(x)
         magnitude = x_checked.double().abs().clamp(min=1.0).cpu()
-        out.fill_(float("nan"))
-        case = f"{kernel} {dtype} k={k}"
-        if kernel == "copy":
-            out.copy_(x)
-            if not torch.equal(out, x):
-                raise RuntimeError("copy: dst differs from src")
-            fn = lambda: out.copy_(x)  # noqa: E731
-        elif kernel == "torch_add":
-            torch.add(x, y, out=out)
-            _check_all_written(case, out)
-            ref = (x_checked.double() + head_and_tail(y).double()).cpu()
-            # round to nearest: |error| <= u |exact sum|
-            _check_close(case, head_and_tail(out).cpu(), ref, u * ref.abs())
-            fn = lambda: torch.add(x, y, out=out)  # noqa: E731
-        elif kernel == "triton_add":
-            vector_add(x, y, out=out)
-            if not torch.equal(out, torch.add(x, y)):  # NaN (never written) is equal to nothing
-                raise RuntimeError(f"triton_add ({dtype}) differs from torch.add")
-            fn = lambda: vector_add(x, y, out=out)  # noqa: E731
-        elif kernel == "triton_chain_fused":
-            fused_chain(x, k, out=out)
-            _check_all_written(case, out)
-            ref = chain_reference_fp64(x_checked, k)
-            # k fp32 roundings of values <= max(|x|, 1), then one rounding to the storage dtype
-            _check_close(case, head_and_tail(out).cpu(), ref,
-                         2 * u * ref.abs() + 4 * k * UNIT_ROUNDOFF["fp32"] * magnitude)
-            fn = lambda: fused_chain(x, k, out=out)  # noqa: E731
-        else:  # torch_chain_unfused
-            result = chain_reference_unfused(x, k)
-            ref = chain_reference_fp64(x_checked, k)
-            # one rounding to the storage dtype per op, of values <= max(|x|, 1): k u max(|x|, 1), doubled for headroom
-            _check_close(case, head_and_tail(result).cpu(), ref, 2 * (k + 1) * u * magnitude)
-            del result
-            fn = lambda: chain_reference_unfused(x, k)  # noqa: E731
-        torch.cuda.synchronize()
-        rows.append(make_row(kernel, dtype, n, k, timed(fn)))
-    tensors.clear()
-    torch.cuda.empty_cache()
-    return rows
+        copy_label = f"copy {dtype} n={n}"
+        cases = [(kn, 1) for kn in singles] + [(kn, k) for k in k_values for kn in chains]
+        for kernel, k in cases:
+            label = copy_label if kernel == "copy" else f"{kernel} {dtype} k={k} n={n}"
+
+            def check(kernel=kernel, k=k, label=label):
+                out.fill_(float("nan"))
+                if kernel == "copy":
+                    out.copy_(x)
+                    if not torch.equal(out, x):
+                        raise RuntimeError(f"{label}: dst differs from src")
+                elif kernel == "torch_add":
+                    torch.add(x, y, out=out)
+                    _check_all_written(label, out)
+                    ref = (x_checked.double() + head_and_tail(y).double()).cpu()
+                    _check_close(label, head_and_tail(out).cpu(), ref, u * ref.abs())  # |error| <= u |sum|
+                elif kernel == "triton_add":
+                    vector_add(x, y, out=out)
+                    if not torch.equal(out, torch.add(x, y)):  # NaN (never written) equals nothing
+                        raise RuntimeError(f"{label}: differs from torch.add")
+                elif kernel == "triton_chain_fused":
+                    fused_chain(x, k, out=out)
+                    _check_all_written(label, out)
+                    ref = chain_reference_fp64(x_checked, k)
+                    # k fp32 roundings of values <= max(|x|, 1), then one rounding to the storage dtype
+                    _check_close(label, head_and_tail(out).cpu(), ref,
+                                 2 * u * ref.abs() + 4 * k * UNIT_ROUNDOFF["fp32"] * magnitude)
+                else:  # torch_chain_unfused: one rounding per op of values <= max(|x|, 1), doubled for headroom
+                    result = chain_reference_unfused(x, k)
+                    ref = chain_reference_fp64(x_checked, k)
+                    _check_close(label, head_and_tail(result).cpu(), ref, 2 * (k + 1) * u * magnitude)
+                torch.cuda.synchronize()
+
+            fn = {
+                "copy": lambda: out.copy_(x),
+                "torch_add": lambda: torch.add(x, y, out=out),
+                "triton_add": lambda: vector_add(x, y, out=out),
+                "triton_chain_fused": lambda k=k: fused_chain(x, k, out=out),
+                "torch_chain_unfused": lambda k=k: chain_reference_unfused(x, k),
+            }[kernel]
+            yield Case(
+                label=label,
+                fn=fn,
+                flop=flop_count(kernel, n, k),
+                bytes_moved=bytes_moved(kernel, n, ELEMENT_BYTES[dtype], k),
+                metric="bytes_per_s",
+                reference=None if kernel == "copy" else copy_label,
+                check=check,
+                params={"kernel": kernel, "dtype": dtype, "n_elements": n, "k_ops": k},
+                retime=kernel in retime,
+            )
+        del x, y, out
+
+
+def run_elementwise_benchmark(
+    n_elements: int = 2**28,
+    dtypes: Sequence[str] = ("fp32", "fp16", "bf16"),
+    k_values: Sequence[int] = (1, 2, 4, 8, 16),
+    progress: bool = True,
+    kernels: Sequence[str] = KERNELS,
+    warmup_ms: float = 25.0,
+    rep_ms: float = 100.0,
+    check_elements: int = 2**20,
+) -> list[dict[str, Any]]:
+    """Measure ``kernels`` on tensors of ``n_elements`` random values, for each dtype and each k, through the
+    course's one harness (:func:`gpuperf.benchmark.run_cases` over :func:`elementwise_cases`).
+
+    Returns one row per case with exactly the keys :data:`ROW_KEYS` (the schema of the recorded elementwise
+    runs). Times are medians of ``triton.testing.do_bench`` (``warmup_ms``/``rep_ms`` in milliseconds).
+    Needs a CUDA GPU and compiled kernels: raises ``RuntimeError`` without a GPU or when ``TRITON_INTERPRET``
+    made the kernels interpreted.
+    """
+    _validated(n_elements, dtypes, k_values, kernels, check_elements)
+    for name, value in (("warmup_ms", warmup_ms), ("rep_ms", rep_ms)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a finite number of milliseconds > 0, got {value!r}")
+    from gpuperf.benchmark import run_cases
+
+    cases = elementwise_cases(n_elements, dtypes, k_values, kernels, check_elements, retime=())
+    rows = run_cases("elementwise", cases, progress=progress, warmup_ms=warmup_ms, rep_ms=rep_ms)
+    return [make_row(r["kernel"], r["dtype"], r["n_elements"], r["k_ops"], r["time_s"]) for r in rows]
 
 
 __all__ = [
@@ -282,6 +301,7 @@ __all__ = [
     "ROW_KEYS",
     "UNIT_ROUNDOFF",
     "bytes_moved",
+    "elementwise_cases",
     "flop_count",
     "make_row",
     "report_elementwise",

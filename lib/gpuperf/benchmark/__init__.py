@@ -1,0 +1,288 @@
+"""One benchmark harness for every kernel family of the course (run by ``make bench``, GPU only).
+
+A *family* is a module of this subpackage (``gpuperf.benchmark.elementwise``, ``gpuperf.benchmark.matmul``,
+...) that defines
+
+* ``DESCRIPTION``: one line saying what it measures and against which same-run reference;
+* ``cases(quick=False, **options) -> Iterable[Case]``: the cases, built lazily (a generator), so that a case's
+  tensors exist only while it is checked and timed. ``quick=True`` gives a short sweep for a smoke run.
+
+Everything else is done here, once: every case is *checked* before it is timed (``Case.check`` runs the
+kernel on fresh random inputs against a reference and raises if it is wrong; that first run also compiles
+it), *timed* with :func:`time_callable` (the median of ``triton.testing.do_bench``, CUDA events, after
+warm-up), *counted* (FLOP and HBM bytes from the case), *compared* with the case it names as its same-run
+reference (:func:`with_ratios`), and its *spread* measured by timing the cases marked ``retime=True`` a
+second time at the end of the family's sweep. ``bench/run.py`` saves each family's rows with their
+provenance as ``book/data/<family>_<device>.json`` (:func:`gpuperf.recorded.save_run`); the book reads them
+back with :func:`gpuperf.recorded.load_run` and :func:`summarize_ratios`.
+
+A row (one dict per case) holds the case's ``params`` (kernel, dtype, shape, ... as the family chooses)
+followed by :data:`ROW_KEYS`. Importing this module does not import torch or triton.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import numbers
+import pkgutil
+import re
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+#: Keys every row ends with (after the family's own ``params``).
+ROW_KEYS = ("family", "label", "flop", "bytes_moved", "time_s", "flop_per_s", "bytes_per_s", "metric",
+            "reference", "ratio_to_reference", "time_s_repeat")
+
+#: The two rates a case can be compared on.
+METRICS = ("bytes_per_s", "flop_per_s")
+
+Row = dict[str, Any]
+
+
+@dataclass
+class Case:
+    """One thing to time.
+
+    Attributes
+    ----------
+    label: unique within the family, e.g. ``"triton fp16 32768x4096"``.
+    fn: the call that is timed (a closure over tensors prepared by the family).
+    flop: floating-point operations of one call (0 for a copy).
+    bytes_moved: the HBM bytes one call must move (each input read once, each output written once).
+    metric: ``"bytes_per_s"`` (memory-bound families) or ``"flop_per_s"``; the rate compared with the reference.
+    reference: the label of the same-run case this one is compared with (``None`` for a reference itself).
+    check: called once before timing; raises (``RuntimeError`` naming the case) when the result is wrong.
+    params: the row's leading columns (kernel, dtype, sizes, ...): plain JSON values.
+    retime: time this case again at the end of the family's sweep (for the run-to-run spread).
+    """
+
+    label: str
+    fn: Callable[[], object]
+    flop: float = 0.0
+    bytes_moved: float = 0.0
+    metric: str = "bytes_per_s"
+    reference: str | None = None
+    check: Callable[[], None] | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    retime: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.label, str) or not self.label:
+            raise ValueError(f"label must be a non-empty string, got {self.label!r}")
+        if not callable(self.fn):
+            raise ValueError(f"fn must be callable, got {self.fn!r}")
+        for name in ("flop", "bytes_moved"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        if self.metric not in METRICS:
+            raise ValueError(f"metric must be one of {METRICS}, got {self.metric!r}")
+        if self.reference is not None and not isinstance(self.reference, str):
+            raise ValueError(f"reference must be a case label or None, got {self.reference!r}")
+        if self.check is not None and not callable(self.check):
+            raise ValueError(f"check must be callable or None, got {self.check!r}")
+        if not isinstance(self.params, Mapping):
+            raise ValueError(f"params must be a mapping of column names to values, got {self.params!r}")
+        clash = [k for k in self.params if k in ROW_KEYS]
+        if clash:
+            raise ValueError(f"params must not use the harness's column names {clash}")
+
+
+def _check_ms(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number of milliseconds > 0, got {value!r}")
+    return float(value)
+
+
+def time_callable(fn: Callable[[], object], warmup_ms: float = 25.0, rep_ms: float = 100.0) -> float:
+    """Median time of one call of ``fn`` in seconds: ``triton.testing.do_bench`` (CUDA events, L2 cleared
+    between calls by do_bench's cache flush) after ``warmup_ms`` of warm-up, repeated for ``rep_ms``."""
+    warmup_ms = _check_ms("warmup_ms", warmup_ms)
+    rep_ms = _check_ms("rep_ms", rep_ms)
+    import triton.testing
+
+    return float(triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median")) * 1e-3
+
+
+def make_row(family: str, case: Case, time_s: float) -> Row:
+    """The row of a case timed at ``time_s`` seconds (ratios are filled in by :func:`with_ratios`)."""
+    if isinstance(time_s, bool) or not isinstance(time_s, numbers.Real) or not (math.isfinite(time_s) and time_s > 0):
+        raise ValueError(f"time_s must be a finite positive number of seconds, got {time_s!r}")
+    return {
+        **dict(case.params),
+        "family": family,
+        "label": case.label,
+        "flop": float(case.flop),
+        "bytes_moved": float(case.bytes_moved),
+        "time_s": float(time_s),
+        "flop_per_s": case.flop / time_s,
+        "bytes_per_s": case.bytes_moved / time_s,
+        "metric": case.metric,
+        "reference": case.reference,
+        "ratio_to_reference": None,
+        "time_s_repeat": None,
+    }
+
+
+def with_ratios(rows: Sequence[Row]) -> list[Row]:
+    """Copies of ``rows`` with ``ratio_to_reference`` = the row's ``metric`` over its reference row's rate in
+    the same metric (a speed ratio when both do the same work). Raises ``ValueError`` naming a reference
+    label that no row of the same family has."""
+    by_label = {(r["family"], r["label"]): r for r in rows}
+    out = []
+    for r in rows:
+        ratio = None
+        if r.get("reference") is not None:
+            ref = by_label.get((r["family"], r["reference"]))
+            if ref is None:
+                raise ValueError(f"rows: case {r['label']!r} names reference {r['reference']!r}, which is not in "
+                                 f"family {r['family']!r}")
+            denominator = ref[r["metric"]]
+            ratio = r[r["metric"]] / denominator if denominator > 0 else None
+        out.append({**r, "ratio_to_reference": ratio})
+    return out
+
+
+def _progress(iterable: Iterable, enabled: bool, description: str) -> Iterable:
+    if not enabled:
+        return iterable
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return iterable
+    return tqdm(iterable, desc=description, unit="case")
+
+
+def run_cases(family: str, cases: Iterable[Case], *, progress: bool = True, warmup_ms: float = 25.0,
+              rep_ms: float = 100.0, only: str | None = None) -> list[Row]:
+    """Check, time and count every case (in order), re-time the ``retime`` cases at the end, and return the
+    rows with their ratios. ``only`` keeps the cases whose label contains that text, and every
+    reference case (a case whose own ``reference`` is ``None``).
+
+    Needs a CUDA GPU (``RuntimeError`` otherwise). A failed check stops the run with the case's label.
+    """
+    if not isinstance(family, str) or not re.fullmatch(r"[a-z0-9_]+", family):
+        raise ValueError(f"family must be a lowercase name of letters, digits and _, got {family!r}")
+    warmup_ms = _check_ms("warmup_ms", warmup_ms)
+    rep_ms = _check_ms("rep_ms", rep_ms)
+    import torch
+
+    if not torch.cuda.is_available():
+        raise RuntimeError(f"benchmark {family!r} needs a CUDA GPU; without one, read the recorded run with "
+                           f"gpuperf.recorded.load_run")
+    rows: list[Row] = []
+    again: list[tuple[int, Case]] = []
+    seen: set[str] = set()
+    for case in _progress(cases, progress, family):
+        if case.label in seen:
+            raise ValueError(f"cases: label {case.label!r} appears twice in family {family!r}")
+        seen.add(case.label)
+        if only is not None and only not in case.label and case.reference is not None:
+            continue  # references (cases with no reference of their own) are always kept
+        if case.check is not None:
+            case.check()
+        case.fn()
+        torch.cuda.synchronize()
+        rows.append(make_row(family, case, time_callable(case.fn, warmup_ms, rep_ms)))
+        if case.retime:
+            again.append((len(rows) - 1, case))
+    for index, case in again:
+        rows[index]["time_s_repeat"] = time_callable(case.fn, warmup_ms, rep_ms)
+    again.clear()
+    torch.cuda.empty_cache()
+    return with_ratios(rows)
+
+
+def spread(rows: Sequence[Row]) -> list[tuple[str, float]]:
+    """(label, relative change of time in %) for every re-timed row: the run-to-run noise to read ratios by."""
+    return [(r["label"], 100.0 * (r["time_s_repeat"] / r["time_s"] - 1.0))
+            for r in rows if r.get("time_s_repeat")]
+
+
+def summarize_ratios(rows: Sequence[Row]) -> dict[str, float]:
+    """``{label: ratio_to_reference}`` for every row that has a reference (recomputed from the rows)."""
+    return {r["label"]: r["ratio_to_reference"] for r in with_ratios(rows) if r.get("reference") is not None}
+
+
+def report(rows: Sequence[Row]) -> None:
+    """Print the rows as a table: time, TB/s, TFLOP/s and the ratio to the same-run reference."""
+    print(f"{'case':<48} {'time ms':>10} {'TB/s':>7} {'TFLOP/s':>8} {'x ref':>7}  reference")
+    for r in with_ratios(rows):
+        ratio = "" if r["ratio_to_reference"] is None else f"{r['ratio_to_reference']:.3f}"
+        print(f"{r['label'][:48]:<48} {r['time_s'] * 1e3:>10.4f} {r['bytes_per_s'] / 1e12:>7.3f} "
+              f"{r['flop_per_s'] / 1e12:>8.2f} {ratio:>7}  {r['reference'] or '-'}")
+    for label, pct in spread(rows):
+        print(f"  repeat {label}: {pct:+.2f} % in time")
+
+
+def device_slug(device_name: str) -> str:
+    """'NVIDIA H200' -> 'h200'; 'NVIDIA A100-SXM4-80GB' -> 'a100-sxm4-80gb' (the recorded files' suffix)."""
+    if not isinstance(device_name, str):
+        raise ValueError(f"device_name must be a string, got {device_name!r}")
+    words = device_name.replace("NVIDIA", "").split()
+    return re.sub(r"[^a-z0-9-]+", "-", "-".join(words).lower()).strip("-") or "gpu"
+
+
+def families() -> list[str]:
+    """Names of the benchmark families (the modules of this subpackage), sorted."""
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+
+
+def load_family(name: str) -> ModuleType:
+    """The family module ``name``; ``ValueError`` listing the families if there is none by that name."""
+    known = families()
+    if name not in known:
+        raise ValueError(f"name must be one of the benchmark families {known}, got {name!r}")
+    module = importlib.import_module(f"{__name__}.{name}")
+    if not callable(getattr(module, "cases", None)):
+        raise ValueError(f"benchmark family {name!r} defines no cases() function")
+    return module
+
+
+# --------------------------------------------------------------------------------------------------
+# Helpers for families' checks (torch imported inside)
+# --------------------------------------------------------------------------------------------------
+
+
+def check_all_written(label: str, out) -> None:
+    """Raise ``RuntimeError`` if any element of ``out`` (poisoned with NaN before the run) is still NaN."""
+    import torch
+
+    unwritten = torch.isnan(out)
+    if bool(unwritten.any()):
+        first = int(unwritten.flatten().nonzero()[0, 0])
+        raise RuntimeError(f"{label}: {int(unwritten.sum())} output elements were never written (NaN), the first "
+                           f"at flat index {first}")
+
+
+def check_relative_error(label: str, out, reference, tolerance: float) -> float:
+    """Raise ``RuntimeError`` unless ||out - reference|| / ||reference|| <= tolerance (float64, Frobenius norm);
+    return the relative error. NaN never passes."""
+    import torch
+
+    ref = reference.double()
+    err = float(torch.linalg.vector_norm(out.double() - ref) / torch.linalg.vector_norm(ref).clamp_min(1e-300))
+    if not err <= tolerance:
+        raise RuntimeError(f"{label}: relative error {err:.3g} exceeds the tolerance {tolerance:.3g}")
+    return err
+
+
+__all__ = [
+    "Case",
+    "METRICS",
+    "ROW_KEYS",
+    "check_all_written",
+    "check_relative_error",
+    "device_slug",
+    "families",
+    "load_family",
+    "make_row",
+    "report",
+    "run_cases",
+    "spread",
+    "summarize_ratios",
+    "time_callable",
+    "with_ratios",
+]
