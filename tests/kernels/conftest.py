@@ -9,6 +9,11 @@ import secrets
 import pytest
 
 torch = pytest.importorskip("torch")
+# gpuperf.kernels must decide the interpreter switch before anything imports triton: Triton's own
+# @triton.jit helpers (tl.max, tl.sum, ...) read TRITON_INTERPRET when triton is imported, and a kernel that
+# calls them fails under the interpreter ("Cannot call @triton.jit'd outside of the scope of a kernel")
+# if triton was imported first with the variable unset.
+pytest.importorskip("gpuperf.kernels")
 pytest.importorskip("triton")
 
 
