@@ -512,3 +512,27 @@ def test_no_device_figure_is_written_outside_this_module():
         if p.name != "hardware.py" and pattern.search(p.read_text())
     ]
     assert not offenders, offenders
+
+
+def test_special_function_rate_matches_sfu_count_times_clock():
+    # GH100: 16 SFU results per clock per SM (4 per SM sub-partition), 132 SMs, 1830 MHz Tensor Core clock.
+    from gpuperf.hardware import SPECIAL_FUNCTION_SOURCES, special_function_ops_per_s
+
+    for name in ("H100 SXM", "H200 SXM", "NVIDIA H200"):
+        assert special_function_ops_per_s(name) == pytest.approx(132 * 16 * 1.83e9, rel=0.01)
+    assert "FlashAttention-3" in SPECIAL_FUNCTION_SOURCES["H200 SXM"]
+    assert acc("H200 SXM").peak_flop_per_s("bf16") / special_function_ops_per_s("H200 SXM") > 250
+    with pytest.raises(ValueError, match="name"):
+        special_function_ops_per_s("B200")
+
+
+def test_reported_memory_exceeds_the_decimal_capacity_by_the_binary_factor():
+    from gpuperf.hardware import REPORTED_MEMORY_SOURCES, reported_memory_bytes
+
+    for name in ("H200 SXM", "B200"):
+        ratio = reported_memory_bytes(name) / acc(name).hbm_capacity_bytes
+        assert 1.0 < ratio < 2**30 / 1e9 * 1.0001  # at most the GiB/GB factor
+        assert name in REPORTED_MEMORY_SOURCES
+    assert round(reported_memory_bytes("H200 SXM") / 1e9, 1) == 150.8
+    with pytest.raises(ValueError, match="name"):
+        reported_memory_bytes("T4")

@@ -707,3 +707,59 @@ def test_h200_shared_memory_roof_is_an_upper_bound_at_the_boost_clock():
     assert len(smem) == 1
     assert smem[0].value == pytest.approx(128 * 132 * 1.98e9)  # 33.5 TB/s, about 7x HBM
     assert round(smem[0].value / h200.hbm_bytes_per_s) == 7
+
+
+# ---- second edition: the no-overlap bracket, the general matmul intensity, residual + RMSNorm, ridge rows ----
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(flop=st.floats(0, 1e18), bytes_moved=st.floats(1, 1e15), peak=st.floats(1e9, 1e16), bw=st.floats(1e9, 1e14))
+def test_no_overlap_time_brackets_the_roofline_within_two(flop, bytes_moved, peak, bw):
+    lower = rl.time_lower_bound_s(flop, bytes_moved, peak, bw)
+    upper = rl.time_no_overlap_s(flop, bytes_moved, peak, bw)
+    assert lower <= upper <= 2 * lower * (1 + 1e-12)
+    assert upper == pytest.approx(flop / peak + bytes_moved / bw)
+
+
+def test_no_overlap_equals_twice_the_bound_exactly_at_the_ridge():
+    h200 = hardware.get_accelerator("H200 SXM")
+    ridge = h200.ridge_point_flop_per_byte("bf16")
+    a = rl.analyze(rl.OpCost("at the ridge", ridge * 1e9, 1e9, "bf16"), h200)
+    assert a.no_overlap_time_s == pytest.approx(2 * a.time_s)
+    with pytest.raises(ValueError, match="bytes_per_s"):
+        rl.time_no_overlap_s(1.0, 1.0, 1.0, 0.0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(m=st.integers(1, 10**5), k=st.integers(1, 10**5), n=st.integers(1, 10**5),
+       dtype=st.sampled_from(["fp32", "bf16", "fp8", "fp4"]))
+def test_matmul_intensity_closed_form_and_the_smallest_dimension(m, k, n, dtype):
+    closed = rl.matmul_intensity_flop_per_byte(m, k, n, dtype)
+    assert closed == pytest.approx(rl.matmul(m, k, n, dtype).intensity_flop_per_byte, rel=1e-12)
+    b = rl.bytes_per_element(dtype)
+    smallest = min(m, k, n)
+    assert 2 * smallest / (3 * b) * (1 - 1e-12) <= closed <= 2 * smallest / b * (1 + 1e-12)
+
+
+def test_residual_rmsnorm_counts():
+    t, d = 8192, 4096
+    fused, unfused = rl.residual_rmsnorm(t, d, fused=True), rl.residual_rmsnorm(t, d, fused=False)
+    assert fused.flop == unfused.flop == t * (5 * d + 2)
+    assert fused.bytes_moved == (4 * t * d + d) * 2 and unfused.bytes_moved == (5 * t * d + d) * 2
+    assert unfused.bytes_moved / fused.bytes_moved == pytest.approx(1.25, rel=1e-4)
+    with pytest.raises(ValueError, match="tokens"):
+        rl.residual_rmsnorm(0, d)
+    with pytest.raises(ValueError, match="fused"):
+        rl.residual_rmsnorm(1, d, fused="yes")
+
+
+def test_ridge_rows():
+    rows = rl.ridge_rows(["V100 SXM2", "B200"], dtypes=("fp16", "fp4"))
+    v100, b200 = rows
+    assert v100["ridge_fp4"] is None and v100["peak_fp4"] is None
+    assert v100["ridge_fp16"] == pytest.approx(125e12 / 900e9)
+    assert b200["ridge_fp4"] == pytest.approx(9e15 / 7.7e12) and b200["name"] == "B200"
+    with pytest.raises(ValueError, match="dtype"):
+        rl.ridge_rows(["B200"], dtypes=("fp12",))

@@ -179,6 +179,23 @@ def time_lower_bound_s(
     return max(flop / peak_flop_per_s, bytes_moved / bytes_per_s)
 
 
+def time_no_overlap_s(
+    flop: float, bytes_moved: float, peak_flop_per_s: float, bytes_per_s: float
+) -> float:
+    """Run time if computing and moving data did not overlap at all: ``flop / peak + bytes_moved / bandwidth``.
+
+    With both resources at full speed, a kernel's time lies between :func:`time_lower_bound_s` (perfect
+    overlap) and this sum (none), and since ``a + b <= 2 max(a, b)`` the two differ by at most 2x: the
+    roofline brackets such a kernel's time within a factor of two. (A kernel that does not run its units
+    at full speed is slower than both: the bracket does not bound launch overhead or poor occupancy.)
+    """
+    flop = _check_nonnegative("flop", flop)
+    bytes_moved = _check_nonnegative("bytes_moved", bytes_moved)
+    peak_flop_per_s = _check_positive("peak_flop_per_s", peak_flop_per_s)
+    bytes_per_s = _check_positive("bytes_per_s", bytes_per_s)
+    return flop / peak_flop_per_s + bytes_moved / bytes_per_s
+
+
 def binding_roof(flop: float, bytes_moved: float, peak_flop_per_s: float, bytes_per_s: float) -> str:
     """``"compute"`` if the compute time is at least the memory time (a tie counts as compute), else ``"memory"``."""
     flop = _check_nonnegative("flop", flop)
@@ -231,6 +248,11 @@ class RooflineAnalysis:
     def fraction_of_peak(self) -> float:
         """Attainable FLOP/s as a fraction of the peak (1.0 when compute-bound)."""
         return self.attainable_flop_per_s / self.peak_flop_per_s
+
+    @property
+    def no_overlap_time_s(self) -> float:
+        """``compute_time_s + memory_time_s``: the time with no overlap (:func:`time_no_overlap_s`)."""
+        return self.compute_time_s + self.memory_time_s
 
     def summary(self) -> str:
         """One line: FLOP, bytes, intensity, bound and time lower bound (for labels and explorers)."""
@@ -304,12 +326,20 @@ def matmul(m: int, k: int, n: int, dtype: str = "bf16") -> OpCost:
     """``C = A @ B`` with ``A`` m x k and ``B`` k x n.
 
     FLOP: ``2 m k n`` (each of the ``m n`` outputs needs ``k`` multiply-adds). Bytes: ``(m k + k n + m n) b``
-    (read A and B once, write C once), ``b`` = bytes per element. For ``m = k = n = N`` the intensity is
-    ``2 N^3 / (3 N^2 b) = 2 N / (3 b)``: it grows with ``N``.
+    (read A and B once, write C once), ``b`` = bytes per element. Dividing numerator and denominator by
+    ``m k n`` gives the intensity ``2 / (b (1/m + 1/k + 1/n))`` (:func:`matmul_intensity_flop_per_byte`):
+    the smallest dimension governs it, since it lies between ``2 min / (3 b)`` and ``2 min / b``. For
+    ``m = k = n = N`` it is ``2 N / (3 b)``: it grows with ``N``.
     """
     m, k, n = _check_size("m", m), _check_size("k", k), _check_size("n", n)
     b = bytes_per_element(dtype)
     return OpCost(f"matmul {m}x{k}x{n}", 2.0 * m * k * n, float(m * k + k * n + m * n) * b, dtype)
+
+
+def matmul_intensity_flop_per_byte(m: int, k: int, n: int, dtype: str = "bf16") -> float:
+    """The closed form ``2 / (b (1/m + 1/k + 1/n))`` of :func:`matmul`'s intensity (FLOP/byte)."""
+    m, k, n = _check_size("m", m), _check_size("k", k), _check_size("n", n)
+    return 2.0 / (bytes_per_element(dtype) * (1.0 / m + 1.0 / k + 1.0 / n))
 
 
 def gemv(m: int, k: int, dtype: str = "bf16") -> OpCost:
@@ -447,6 +477,28 @@ def softmax(rows: int, cols: int, dtype: str = "bf16", fused: bool = True) -> Op
     return _fused_or_unfused_cost(f"softmax {rows}x{cols}", passes, fused, 2 * rows * cols, dtype)
 
 
+def residual_rmsnorm(tokens: int, d_model: int, dtype: str = "bf16", fused: bool = True) -> OpCost:
+    """A residual add followed by RMSNorm, as between the sublayers of a pre-norm Transformer.
+
+    ``h = x + r`` (the new residual stream, kept for the next residual add) and
+    ``y = h / sqrt(mean(h^2) + eps) * w`` for ``tokens`` rows of ``d_model`` values.
+
+    FLOP per row of ``d = d_model`` values: the add ``d``; squares ``d``; their sum ``d - 1``; the mean, the
+    ``+ eps`` and the ``rsqrt`` 3; the scaling ``d``; the weight ``d``: ``5 d + 2``, about 5 per element.
+
+    Bytes, unfused (an add kernel, then a fused RMSNorm kernel): the add reads x and r and writes h
+    (3 elements per value), the norm reads h back and writes y (2) and reads w: ``(5 t d + d) b``.
+    Fused (one kernel): read x and r, write h and y: ``(4 t d + d) b``. Fusion saves the re-read of h,
+    one fifth of the traffic.
+    """
+    t, d = _check_size("tokens", tokens), _check_size("d_model", d_model)
+    fused = _check_fused(fused)
+    b = bytes_per_element(dtype)
+    elements = (4 if fused else 5) * t * d + d
+    label = "fused" if fused else "unfused"
+    return OpCost(f"residual add + rmsnorm {t}x{d} ({label})", float(t * (5 * d + 2)), float(elements) * b, dtype)
+
+
 def attention_scores(seq_len: int, head_dim: int, dtype: str = "bf16") -> OpCost:
     """One head's attention scores ``S = Q K^T``, with Q and K ``seq_len`` x ``head_dim``.
 
@@ -482,6 +534,25 @@ def min_square_matmul_for_compute_bound(
     while n > 1 and reaches(n - 1):
         n -= 1
     return n
+
+
+def ridge_rows(accelerators: Sequence[str | Accelerator], dtypes: Sequence[str] = ("fp16", "fp8", "fp4"),
+               unit: str = "matrix") -> list[dict[str, object]]:
+    """One dict per device: ``name``, ``hbm_bytes_per_s`` and, for each dtype, ``peak_<dtype>`` (FLOP/s) and
+    ``ridge_<dtype>`` (FLOP/byte), ``None`` where the device has no such unit (for :mod:`gpuperf.tables`)."""
+    _check_unit(unit)
+    for d in dtypes:
+        _check_dtype(d)
+    rows = []
+    for item in accelerators:
+        acc = as_accelerator(item)
+        table = acc.matrix_flop_per_s if unit == "matrix" else acc.vector_flop_per_s
+        row: dict[str, object] = {"name": acc.name, "hbm_bytes_per_s": acc.hbm_bytes_per_s}
+        for d in dtypes:
+            row[f"peak_{d}"] = table.get(d)
+            row[f"ridge_{d}"] = None if d not in table else table[d] / acc.hbm_bytes_per_s
+        rows.append(row)
+    return rows
 
 
 # --------------------------------------------------------------------------------------------------
