@@ -1,0 +1,430 @@
+"""The FlashAttention forward pass in Triton, beside a float64 reference and a plain tiled PyTorch version.
+
+Public names (stable: chapter 15's backward pass builds on them):
+
+* :func:`flash_attention_forward` ``(q, k, v, causal=False, softmax_scale=None, *, fp32_precision="ieee")
+  -> (o, lse)``: the Triton kernel. ``q`` is (B, H, N_q, d), ``k`` and ``v`` are (B, H, N_k, d), all
+  contiguous, of one dtype (fp16, bf16, fp32) and one device; ``o`` is like ``q``; ``lse`` is float32
+  (B, H, N_q), the natural-log log-sum-exp of each query row's scaled scores. ``causal`` masks top-left
+  aligned (query i sees keys j <= i), as ``scaled_dot_product_attention(is_causal=True)`` does; the scale
+  defaults to 1/sqrt(d). Head dims 16, 32, 64, 128.
+* :func:`attention_reference` ``(q, k, v, causal=False, softmax_scale=None) -> (o, lse)``: the same in
+  float64 on the CPU, materialising the N_q x N_k score matrix (the accuracy reference).
+* :func:`attention_tiled_torch` ``(q, k, v, causal=False, softmax_scale=None, block_rows=64,
+  block_cols=64) -> (o, lse)``: the algorithm of the kernel written with torch tensor operations on tiles
+  (FlashAttention-2 loop order: query blocks outside, key blocks inside), readable and fast on a CPU.
+
+**HBM traffic of the kernel** (b bytes per element, T_r = ceil(N_q / B_r) query blocks): each program
+reads its query block once and writes its output block and its B_r log-sum-exp values once, and streams
+every key and value block it needs: ``N_q d b`` (Q) + ``T_r * 2 N_k d b`` (K and V, once per query block)
++ ``N_q d b`` (O) + ``4 N_q`` (L), per head; causal masking skips the blocks above the diagonal, about half
+of the K/V traffic. The N_q x N_k matrices S and P never leave the chip. FLOP counted as ``4 N_q N_k d``
+per head (two matmuls), half of it causal (the convention of the FlashAttention papers).
+
+**Precision.** Scores and the running statistics are fp32; P is rounded to the input dtype before the
+P V product for fp16/bf16 (as every FlashAttention kernel does). For fp32 inputs ``fp32_precision`` says
+how ``tl.dot`` multiplies: ``"ieee"`` (true fp32 products, slow on tensor cores) or ``"tf32"`` (inputs
+rounded to 10-bit significands, Triton's silent default; ~1e-3 relative error). We make the default
+"ieee", so fp32 means fp32.
+
+**Two kernel variants.** ``_fwd_kernel`` loads tiles through pointer arithmetic: it runs under the Triton
+interpreter, on Ampere and on a T4. On Hopper (compute capability 9.x) ``_fwd_kernel_tma`` loads K and V
+through tensor descriptors (the TMA engine); the wrapper picks it when it is available, unless
+``use_tma=False``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import torch
+import triton
+import triton.language as tl
+
+from gpuperf.kernels import interpreter_enabled
+
+INTERPRETED = interpreter_enabled()
+
+#: Head dimensions the kernel is compiled for (a tile of d columns must be a power of two >= 16).
+SUPPORTED_HEAD_DIMS = (16, 32, 64, 128)
+
+DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
+
+FP32_PRECISIONS = ("ieee", "tf32")
+
+_LOG2E = 1.4426950408889634  # log2(e): the kernel uses exp2, so scores are scaled by log2(e) once
+_LN2 = 0.6931471805599453
+
+
+# --------------------------------------------------------------------------------------------------------
+# References.
+# --------------------------------------------------------------------------------------------------------
+
+
+def attention_reference(q, k, v, causal: bool = False, softmax_scale: float | None = None):
+    """Exact attention in float64 on the CPU; returns ``(o, lse)`` as float64 CPU tensors.
+
+    ``o = softmax(scale * q k^T [+ mask]) v`` and ``lse = logsumexp(scale * q k^T [+ mask])`` over the keys,
+    with the causal mask top-left aligned (query i sees keys j <= i). Materialises the N_q x N_k scores.
+    """
+    q, k, v = (t.detach().to(device="cpu", dtype=torch.float64) for t in (q, k, v))
+    scale = _default_scale(q.shape[-1], softmax_scale)
+    s = torch.matmul(q, k.transpose(-1, -2)) * scale
+    if causal:
+        n_q, n_k = s.shape[-2], s.shape[-1]
+        hidden = torch.ones(n_q, n_k, dtype=torch.bool).triu(diagonal=1)
+        s = s.masked_fill(hidden, float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.exp(s - lse[..., None])
+    return torch.matmul(p, v), lse
+
+
+def attention_tiled_torch(q, k, v, causal: bool = False, softmax_scale: float | None = None,
+                          block_rows: int = 64, block_cols: int = 64):
+    """FlashAttention's forward pass written with torch operations on tiles (any device, computes in fp32
+    for fp16/bf16 inputs, float64 for float64). Returns ``(o, lse)``: ``o`` in the input dtype, ``lse``
+    float32 (float64 for float64 inputs).
+
+    For each block of ``block_rows`` queries it streams the key/value blocks of ``block_cols`` keys, keeps a
+    running row maximum ``m``, a running sum ``l`` of exponentials and an unnormalised output, rescales
+    both by ``exp(m_old - m_new)`` when the maximum grows, and divides by ``l`` once at the end (the
+    FlashAttention-2 order). Blocks entirely above the causal diagonal are skipped.
+    """
+    _check_positive_int("block_rows", block_rows)
+    _check_positive_int("block_cols", block_cols)
+    compute = torch.float64 if q.dtype == torch.float64 else torch.float32
+    scale = _default_scale(q.shape[-1], softmax_scale)
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    o = torch.empty_like(q)
+    lse = torch.empty(q.shape[:-1], dtype=compute, device=q.device)
+    kc, vc = k.to(compute), v.to(compute)
+    for r0 in range(0, n_q, block_rows):
+        qi = q[..., r0:r0 + block_rows, :].to(compute) * scale
+        rows = torch.arange(r0, min(r0 + block_rows, n_q), device=q.device)
+        m = torch.full(qi.shape[:-1], float("-inf"), dtype=compute, device=q.device)
+        l = torch.zeros_like(m)
+        acc = torch.zeros(qi.shape, dtype=compute, device=q.device)
+        end = min(n_k, r0 + block_rows) if causal else n_k  # blocks right of the diagonal are skipped
+        for c0 in range(0, end, block_cols):
+            s = qi @ kc[..., c0:c0 + block_cols, :].transpose(-1, -2)
+            if causal:
+                cols = torch.arange(c0, min(c0 + block_cols, n_k), device=q.device)
+                s = s.masked_fill(cols[None, :] > rows[:, None], float("-inf"))
+            m_new = torch.maximum(m, s.amax(dim=-1))
+            alpha = torch.exp(m - m_new)  # exp(-inf) = 0 on the first block
+            p = torch.exp(s - m_new[..., None])
+            l = alpha * l + p.sum(dim=-1)
+            acc = alpha[..., None] * acc + p @ vc[..., c0:c0 + block_cols, :]
+            m = m_new
+        o[..., r0:r0 + block_rows, :] = (acc / l[..., None]).to(q.dtype)
+        lse[..., r0:r0 + block_rows] = m + torch.log(l)
+    return o, lse
+
+
+# --------------------------------------------------------------------------------------------------------
+# The Triton kernel (pointer loads: interpreter, Ampere, T4).
+# --------------------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _fwd_block(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, start_n, N_K,
+               qk_scale, BLOCK_N: tl.constexpr, MASKED: tl.constexpr, CAUSAL: tl.constexpr,
+               INPUT_PRECISION: tl.constexpr):
+    """One key/value block of the online softmax: update (acc, l_i, m_i)."""
+    offs_n = start_n + tl.arange(0, BLOCK_N)
+    k_ptrs = k_base + offs_n[None, :].to(tl.int64) * stride_kn + offs_d[:, None]
+    v_ptrs = v_base + offs_n[:, None].to(tl.int64) * stride_vn + offs_d[None, :]
+    if MASKED:
+        k = tl.load(k_ptrs, mask=offs_n[None, :] < N_K, other=0.0)
+        v = tl.load(v_ptrs, mask=offs_n[:, None] < N_K, other=0.0)
+    else:
+        k = tl.load(k_ptrs)
+        v = tl.load(v_ptrs)
+    qk = tl.dot(q, k, input_precision=INPUT_PRECISION)  # (BLOCK_M, BLOCK_N) fp32, stays on chip
+    if MASKED:
+        keep = offs_n[None, :] < N_K
+        if CAUSAL:
+            keep = keep & (offs_n[None, :] <= offs_m[:, None])
+        qk = tl.where(keep, qk, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+    p = tl.math.exp2(qk * qk_scale - m_new[:, None])
+    alpha = tl.math.exp2(m_i - m_new)  # rescales what was accumulated under the old maximum
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = acc * alpha[:, None]
+    acc = tl.dot(p.to(v.dtype), v, acc, input_precision=INPUT_PRECISION)
+    return acc, l_i, m_new
+
+
+@triton.jit
+def _fwd_kernel(Q, K, V, O, LSE,
+                stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn,
+                stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_om,
+                H, N_Q, N_K, qk_scale,
+                HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                CAUSAL: tl.constexpr, INPUT_PRECISION: tl.constexpr):
+    # HBM per program: its Q block and O block once, every K/V block it needs once (module docstring).
+    start_m = tl.program_id(0)
+    off_bh = tl.program_id(1).to(tl.int64)  # 64-bit: B * H * N * d may pass 2**31
+    off_b = off_bh // H
+    off_h = off_bh % H
+    q_base = Q + off_b * stride_qb + off_h * stride_qh
+    k_base = K + off_b * stride_kb + off_h * stride_kh
+    v_base = V + off_b * stride_vb + off_h * stride_vh
+    o_base = O + off_b * stride_ob + off_h * stride_oh
+
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(q_base + offs_m[:, None].to(tl.int64) * stride_qm + offs_d[None, :],
+                mask=offs_m[:, None] < N_Q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+
+    # Key blocks [0, full_end) need no mask: inside N_K and, if causal, left of every row's diagonal.
+    # Blocks [full_end, hi) are masked; blocks from hi on are skipped (all above the causal diagonal).
+    if CAUSAL:
+        hi = tl.minimum(N_K, (start_m + 1) * BLOCK_M)
+        full_end = (tl.minimum(N_K, start_m * BLOCK_M + 1) // BLOCK_N) * BLOCK_N
+    else:
+        hi = N_K
+        full_end = (N_K // BLOCK_N) * BLOCK_N
+    for start_n in range(0, full_end, BLOCK_N):
+        acc, l_i, m_i = _fwd_block(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d,
+                                   start_n, N_K, qk_scale, BLOCK_N, False, CAUSAL, INPUT_PRECISION)
+    for start_n in range(full_end, hi, BLOCK_N):
+        acc, l_i, m_i = _fwd_block(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d,
+                                   start_n, N_K, qk_scale, BLOCK_N, True, CAUSAL, INPUT_PRECISION)
+
+    # Every row sees key 0 (top-left causal), so l_i > 0 and m_i is finite for every row.
+    acc = acc / l_i[:, None]
+    lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453  # back from log2 to natural-log units
+    row_ok = offs_m < N_Q
+    tl.store(LSE + off_bh * N_Q + offs_m, lse, mask=row_ok)
+    tl.store(o_base + offs_m[:, None].to(tl.int64) * stride_om + offs_d[None, :],
+             acc.to(O.dtype.element_ty), mask=row_ok[:, None])
+
+
+# --------------------------------------------------------------------------------------------------------
+# The Hopper variant: K and V (and Q, O) through tensor descriptors, loaded by the TMA engine.
+# --------------------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _fwd_block_tma(acc, l_i, m_i, q, k_desc, v_desc, row0, offs_m, start_n, N_K, qk_scale,
+                   BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr,
+                   CAUSAL: tl.constexpr, INPUT_PRECISION: tl.constexpr):
+    k = k_desc.load([row0 + start_n, 0])  # (BLOCK_N, HEAD_DIM)
+    v = v_desc.load([row0 + start_n, 0])
+    qk = tl.dot(q, tl.trans(k), input_precision=INPUT_PRECISION)
+    if MASKED:
+        offs_n = start_n + tl.arange(0, BLOCK_N)
+        keep = offs_n[None, :] < N_K  # rows past N_K belong to the next head: mask them out
+        if CAUSAL:
+            keep = keep & (offs_n[None, :] <= offs_m[:, None])
+        qk = tl.where(keep, qk, float("-inf"))  # V rows past N_K were zero-filled by TMA
+    m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+    p = tl.math.exp2(qk * qk_scale - m_new[:, None])
+    alpha = tl.math.exp2(m_i - m_new)
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = acc * alpha[:, None]
+    acc = tl.dot(p.to(v.dtype), v, acc, input_precision=INPUT_PRECISION)
+    return acc, l_i, m_new
+
+
+@triton.jit
+def _fwd_kernel_tma(Q, K, V, O, LSE, H, N_Q, N_K, qk_scale,
+                    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                    CAUSAL: tl.constexpr, INPUT_PRECISION: tl.constexpr):
+    start_m = tl.program_id(0)
+    off_bh = tl.program_id(1)
+    # One 2-D descriptor per head: bounds (N, d), so TMA zero-fills rows past the end and clips stores.
+    q_desc = tl.make_tensor_descriptor(Q + off_bh.to(tl.int64) * N_Q * HEAD_DIM, shape=[N_Q, HEAD_DIM],
+                                       strides=[HEAD_DIM, 1], block_shape=[BLOCK_M, HEAD_DIM])
+    o_desc = tl.make_tensor_descriptor(O + off_bh.to(tl.int64) * N_Q * HEAD_DIM, shape=[N_Q, HEAD_DIM],
+                                       strides=[HEAD_DIM, 1], block_shape=[BLOCK_M, HEAD_DIM])
+    k_desc = tl.make_tensor_descriptor(K + off_bh.to(tl.int64) * N_K * HEAD_DIM, shape=[N_K, HEAD_DIM],
+                                       strides=[HEAD_DIM, 1], block_shape=[BLOCK_N, HEAD_DIM])
+    v_desc = tl.make_tensor_descriptor(V + off_bh.to(tl.int64) * N_K * HEAD_DIM, shape=[N_K, HEAD_DIM],
+                                       strides=[HEAD_DIM, 1], block_shape=[BLOCK_N, HEAD_DIM])
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    q = q_desc.load([start_m * BLOCK_M, 0])
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    if CAUSAL:
+        hi = tl.minimum(N_K, (start_m + 1) * BLOCK_M)
+        full_end = (tl.minimum(N_K, start_m * BLOCK_M + 1) // BLOCK_N) * BLOCK_N
+    else:
+        hi = N_K
+        full_end = (N_K // BLOCK_N) * BLOCK_N
+    for start_n in tl.range(0, full_end, BLOCK_N):
+        acc, l_i, m_i = _fwd_block_tma(acc, l_i, m_i, q, k_desc, v_desc, 0, offs_m, start_n, N_K,
+                                       qk_scale, BLOCK_N, HEAD_DIM, False, CAUSAL, INPUT_PRECISION)
+    for start_n in tl.range(full_end, hi, BLOCK_N):
+        acc, l_i, m_i = _fwd_block_tma(acc, l_i, m_i, q, k_desc, v_desc, 0, offs_m, start_n, N_K,
+                                       qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL, INPUT_PRECISION)
+    acc = acc / l_i[:, None]
+    lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453
+    tl.store(LSE + off_bh.to(tl.int64) * N_Q + offs_m, lse, mask=offs_m < N_Q)
+    o_desc.store([start_m * BLOCK_M, 0], acc.to(O.dtype.element_ty))
+
+
+# --------------------------------------------------------------------------------------------------------
+# Launch configuration.
+# --------------------------------------------------------------------------------------------------------
+
+#: (BLOCK_M, BLOCK_N, num_warps, num_stages) by head dim on a GPU. Chosen from the sweep that
+#: bench/attention.py records on the H200 (book/data/attention_h200.json, "config_sweep" rows).
+GPU_CONFIGS = {16: (128, 64, 4, 3), 32: (128, 64, 4, 3), 64: (128, 64, 4, 3), 128: (128, 64, 8, 3)}
+
+#: Blocks under the interpreter (launch options are ignored there; bigger tiles mean fewer programs).
+INTERPRETER_BLOCK = 32
+
+_ALLOCATOR_SET = False
+
+
+def _tma_available(device: torch.device) -> bool:
+    return (not INTERPRETED and device.type == "cuda" and torch.cuda.get_device_capability(device)[0] == 9
+            and hasattr(tl, "make_tensor_descriptor"))
+
+
+def _ensure_allocator() -> None:
+    """Device-side tensor descriptors need scratch global memory; Triton asks an allocator for it."""
+    global _ALLOCATOR_SET
+    if not _ALLOCATOR_SET:
+        def alloc_fn(size: int, alignment: int, stream):
+            return torch.empty(size, dtype=torch.int8, device="cuda")
+
+        triton.set_allocator(alloc_fn)
+        _ALLOCATOR_SET = True
+
+
+def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float | None = None, *,
+                            fp32_precision: str = "ieee", use_tma: bool | None = None,
+                            config: tuple[int, int, int, int] | None = None):
+    """FlashAttention forward pass; returns ``(o, lse)`` (module docstring for shapes and semantics).
+
+    ``use_tma``: None picks the tensor-descriptor kernel on compute capability 9.x; False forces the
+    pointer kernel. ``config``: ``(BLOCK_M, BLOCK_N, num_warps, num_stages)`` to override the table
+    :data:`GPU_CONFIGS` (for benchmarks and tests). Raises ``ValueError`` naming the argument.
+    """
+    _check_inputs(q, k, v)
+    if fp32_precision not in FP32_PRECISIONS:
+        raise ValueError(f"fp32_precision must be one of {FP32_PRECISIONS}, got {fp32_precision!r}")
+    if not isinstance(causal, bool):
+        raise ValueError(f"causal must be a bool, got {causal!r}")
+    b, h, n_q, d = q.shape
+    n_k = k.shape[2]
+    scale = _default_scale(d, softmax_scale)
+    o = torch.empty_like(q)
+    lse = torch.empty((b, h, n_q), dtype=torch.float32, device=q.device)
+    if n_q == 0 or b * h == 0:
+        return o, lse
+    precision = fp32_precision if q.dtype == torch.float32 else "ieee"  # only fp32 dots have a choice
+    if config is None:
+        config = (INTERPRETER_BLOCK, INTERPRETER_BLOCK, 4, 1) if INTERPRETED else GPU_CONFIGS[d]
+    block_m, block_n, num_warps, num_stages = config
+    grid = (triton.cdiv(n_q, block_m), b * h)
+    qk_scale = scale * _LOG2E
+    if use_tma is None:
+        use_tma = _tma_available(q.device)
+    elif use_tma and not _tma_available(q.device):
+        raise ValueError(f"use_tma=True needs a compute capability 9.x GPU, got device {q.device}")
+    if use_tma:
+        _ensure_allocator()
+        _fwd_kernel_tma[grid](q, k, v, o, lse, h, n_q, n_k, qk_scale, HEAD_DIM=d, BLOCK_M=block_m,
+                              BLOCK_N=block_n, CAUSAL=causal, INPUT_PRECISION=precision,
+                              num_warps=num_warps, num_stages=num_stages)
+    else:
+        _fwd_kernel[grid](q, k, v, o, lse, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3],
+                          *o.stride()[:3], h, n_q, n_k, qk_scale, HEAD_DIM=d, BLOCK_M=block_m,
+                          BLOCK_N=block_n, CAUSAL=causal, INPUT_PRECISION=precision,
+                          num_warps=num_warps, num_stages=num_stages)
+    return o, lse
+
+
+def attention_flop(batch: int, heads: int, n_q: int, n_k: int, head_dim: int, causal: bool) -> float:
+    """FLOP of the forward pass as the FlashAttention papers count it: 4 N_q N_k d per head, half causal."""
+    flop = 4.0 * batch * heads * n_q * n_k * head_dim
+    return flop / 2 if causal else flop
+
+
+def naive_attention(q, k, v, causal: bool = False, softmax_scale: float | None = None):
+    """Standard attention as three kernels (matmul, softmax, matmul) with S and P stored in HBM."""
+    scale = _default_scale(q.shape[-1], softmax_scale)
+    s = torch.matmul(q, k.transpose(-1, -2)) * scale
+    if causal:
+        hidden = torch.ones(s.shape[-2], s.shape[-1], dtype=torch.bool, device=q.device).triu(1)
+        s = s.masked_fill(hidden, float("-inf"))
+    p = torch.softmax(s.float(), dim=-1).to(q.dtype)
+    return torch.matmul(p, v)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Checks.
+# --------------------------------------------------------------------------------------------------------
+
+
+def _default_scale(head_dim: int, softmax_scale) -> float:
+    if softmax_scale is None:
+        return 1.0 / math.sqrt(head_dim)
+    if (isinstance(softmax_scale, bool) or not isinstance(softmax_scale, numbers.Real)
+            or not math.isfinite(softmax_scale) or softmax_scale <= 0):
+        raise ValueError(f"softmax_scale must be a positive finite number or None, got {softmax_scale!r}")
+    return float(softmax_scale)
+
+
+def _check_positive_int(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _check_inputs(q, k, v) -> None:
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dim() != 4:
+            raise ValueError(f"{name} must have 4 dims (batch, heads, seq, head_dim), got shape {tuple(t.shape)}")
+        if t.dtype not in DTYPE_NAMES:
+            raise ValueError(f"{name}.dtype must be one of {list(DTYPE_NAMES)}, got {t.dtype}")
+        if not t.is_contiguous():
+            raise ValueError(f"{name} must be contiguous, got strides {tuple(t.stride())} (call .contiguous())")
+        if INTERPRETED:
+            if t.device.type != "cpu":
+                raise ValueError(f"{name} must be on the CPU while the Triton interpreter runs the kernels, "
+                                 f"got device {t.device}")
+            if t.dtype == torch.bfloat16:
+                raise ValueError(f"{name}.dtype torch.bfloat16 is not supported by the Triton interpreter; "
+                                 f"use fp32 or fp16 on the CPU, bf16 on a GPU; got {t.dtype}")
+        elif t.device.type != "cuda":
+            raise ValueError(f"{name} must be on a CUDA device (kernels compiled for it), got device {t.device}")
+    d = q.shape[3]
+    if d not in SUPPORTED_HEAD_DIMS:
+        raise ValueError(f"q.shape[3] (head_dim) must be one of {SUPPORTED_HEAD_DIMS}, got {d}")
+    for name, t in (("k", k), ("v", v)):
+        if t.dtype != q.dtype:
+            raise ValueError(f"{name}.dtype must equal q.dtype {q.dtype}, got {t.dtype}")
+        if t.device != q.device:
+            raise ValueError(f"{name}.device must equal q.device {q.device}, got {t.device}")
+        if t.shape[:2] != q.shape[:2] or t.shape[3] != d:
+            raise ValueError(f"{name}.shape must be (B, H, N_k, d) = ({q.shape[0]}, {q.shape[1]}, N_k, {d}) "
+                             f"like q {tuple(q.shape)}, got {tuple(t.shape)}")
+    if v.shape != k.shape:
+        raise ValueError(f"v.shape must equal k.shape {tuple(k.shape)}, got {tuple(v.shape)}")
+    if k.shape[2] < 1:
+        raise ValueError(f"k.shape[2] (N_k) must be at least 1, got {k.shape[2]}")
+
+
+__all__ = [
+    "DTYPE_NAMES",
+    "FP32_PRECISIONS",
+    "GPU_CONFIGS",
+    "INTERPRETED",
+    "SUPPORTED_HEAD_DIMS",
+    "attention_flop",
+    "attention_reference",
+    "attention_tiled_torch",
+    "flash_attention_forward",
+    "naive_attention",
+]

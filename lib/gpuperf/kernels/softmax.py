@@ -1,0 +1,224 @@
+"""Row softmax in Triton: one fused pass, an online (streaming) variant for long rows, and three passes.
+
+``softmax(x, method=...)`` computes ``softmax`` over the last dimension of a contiguous 2-D tensor of
+``n_rows x n_cols`` values; every program owns one row and computes in fp32. With ``b`` bytes per element
+and ``n = n_rows * n_cols``, the HBM traffic of each method is:
+
+================  ==========================================================  ==================
+method            what one program does with its row                          HBM bytes
+================  ==========================================================  ==================
+``"fused"``       load the whole row into registers, max, exp, sum, divide,    ``2 n b``
+                  store (rows up to :data:`FUSED_MAX_COLS`)
+``"online"``      pass 1 streams blocks and keeps a running max ``m`` and a   ``3 n b``
+                  running sum ``l`` rescaled by ``exp(m_old - m_new)``;       (``2 n b`` when the
+                  pass 2 re-reads the row and writes ``exp(x - m) / l``       re-read hits L2)
+``"three_pass"``  safe softmax as written on paper: a pass for the max, one    ``4 n b``
+                  for the sum of exponentials, one to normalise and store
+================  ==========================================================  ==================
+
+``torch.softmax`` moves ``2 n b`` too; a copy (``2 n b``) is the same-run reference for "as fast as memory
+allows". ``"auto"`` takes ``"fused"`` up to :data:`AUTO_FUSED_MAX_COLS` columns and ``"online"`` beyond.
+
+:func:`softmax_reference` is the float64 reference. bf16 is refused under the Triton interpreter (it
+rounds bf16 wrongly there; see ``gpuperf.kernels``); kernels convert to fp32 right after loading.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import torch
+import triton
+import triton.language as tl
+
+from gpuperf.kernels import interpreter_enabled
+
+INTERPRETED = interpreter_enabled()
+
+DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
+
+METHODS = ("auto", "fused", "online", "three_pass")
+
+#: Longest row the fused kernel holds in registers (65536 fp32 values over 32 warps: 64 per thread).
+FUSED_MAX_COLS = 65536
+
+#: Longest row "auto" gives to the fused kernel; longer rows stream (set from the H200 run, bench/NOTES.md).
+AUTO_FUSED_MAX_COLS = 32768
+
+#: Columns per block of the streaming kernels on a GPU (under the interpreter: 1024).
+STREAM_BLOCK = 4096
+
+
+def softmax_reference(x: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dimension in float64 on the CPU (the accuracy reference)."""
+    return torch.softmax(x.detach().to(device="cpu", dtype=torch.float64), dim=-1)
+
+
+def _fused_num_warps(block: int) -> int:
+    return 4 if block <= 1024 else 8 if block <= 4096 else 16 if block <= 16384 else 32
+
+
+@triton.jit
+def _fused_kernel(X, Y, n_cols, stride_x, stride_y, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    # HBM: read the row once (n_cols b), write it once (n_cols b).
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    if EVEN:  # n_cols == BLOCK: no mask, so loads and stores stay 16-byte vectors
+        x = tl.load(X + row * stride_x + offs).to(tl.float32)
+    else:
+        x = tl.load(X + row * stride_x + offs, mask=offs < n_cols, other=float("-inf")).to(tl.float32)
+    e = tl.exp(x - tl.max(x, 0))
+    y = e / tl.sum(e, 0)
+    if EVEN:
+        tl.store(Y + row * stride_y + offs, y.to(Y.dtype.element_ty))
+    else:
+        tl.store(Y + row * stride_y + offs, y.to(Y.dtype.element_ty), mask=offs < n_cols)
+
+
+@triton.jit
+def _load_block(X, row_start, start, n_cols, BLOCK: tl.constexpr):
+    offs = start + tl.arange(0, BLOCK)
+    if start + BLOCK <= n_cols:  # mask only the last, partial block
+        x = tl.load(X + row_start + offs)
+    else:
+        x = tl.load(X + row_start + offs, mask=offs < n_cols, other=float("-inf"))
+    return x.to(tl.float32)
+
+
+@triton.jit
+def _store_block(Y, row_start, start, n_cols, y, BLOCK: tl.constexpr):
+    offs = start + tl.arange(0, BLOCK)
+    if start + BLOCK <= n_cols:
+        tl.store(Y + row_start + offs, y.to(Y.dtype.element_ty))
+    else:
+        tl.store(Y + row_start + offs, y.to(Y.dtype.element_ty), mask=offs < n_cols)
+
+
+@triton.jit
+def _online_kernel(X, Y, n_cols, stride_x, stride_y, BLOCK: tl.constexpr):
+    # HBM: pass 1 reads the row (n_cols b); pass 2 reads it again and writes it (2 n_cols b).
+    row = tl.program_id(0).to(tl.int64)
+    x_start = row * stride_x
+    # One running (max, sum) per lane; lanes are merged once at the end, so the loop has no reductions.
+    m = tl.full([BLOCK], float("-inf"), dtype=tl.float32)
+    l = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        x = _load_block(X, x_start, start, n_cols, BLOCK)
+        m_new = tl.maximum(m, x)
+        seen = m_new > float("-inf")  # a lane that has seen only padding keeps (m, l) = (-inf, 0)
+        l = tl.where(seen, l * tl.exp(m - m_new) + tl.exp(x - m_new), 0.0)
+        m = m_new
+    m_row = tl.max(m, 0)
+    l_row = tl.sum(tl.where(m > float("-inf"), l * tl.exp(m - m_row), 0.0), 0)
+    inv = 1.0 / l_row
+    y_start = row * stride_y
+    for start in range(0, n_cols, BLOCK):
+        x = _load_block(X, x_start, start, n_cols, BLOCK)
+        _store_block(Y, y_start, start, n_cols, tl.exp(x - m_row) * inv, BLOCK)
+
+
+@triton.jit
+def _three_pass_kernel(X, Y, n_cols, stride_x, stride_y, BLOCK: tl.constexpr):
+    # HBM: three reads of the row (max, sum, normalise) and one write: 4 n_cols b.
+    row = tl.program_id(0).to(tl.int64)
+    x_start = row * stride_x
+    m = tl.full([BLOCK], float("-inf"), dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        m = tl.maximum(m, _load_block(X, x_start, start, n_cols, BLOCK))
+    m_row = tl.max(m, 0)
+    l = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        l += tl.exp(_load_block(X, x_start, start, n_cols, BLOCK) - m_row)
+    inv = 1.0 / tl.sum(l, 0)
+    y_start = row * stride_y
+    for start in range(0, n_cols, BLOCK):
+        x = _load_block(X, x_start, start, n_cols, BLOCK)
+        _store_block(Y, y_start, start, n_cols, tl.exp(x - m_row) * inv, BLOCK)
+
+
+def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "auto", *,
+            block_cols: int | None = None, num_warps: int | None = None) -> torch.Tensor:
+    """Softmax over the last dimension of a contiguous 2-D tensor, by a Triton kernel; returns ``out``.
+
+    ``method`` is one of :data:`METHODS` (module docstring). ``block_cols`` (a power of two >= 16) sets
+    the block of the streaming methods; ``num_warps`` overrides the launch heuristic. ``out`` (allocated
+    when None) must match ``x`` and must not overlap it. Raises ``ValueError`` naming the argument.
+    """
+    _check_tensor("x", x)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    n_rows, n_cols = x.shape
+    if out is None:
+        out = torch.empty_like(x)
+    else:
+        _check_tensor("out", out)
+        if out.shape != x.shape or out.dtype != x.dtype or out.device != x.device:
+            raise ValueError(f"out must match x (shape {tuple(x.shape)}, {x.dtype}, {x.device}), got "
+                             f"shape {tuple(out.shape)}, {out.dtype}, {out.device}")
+        size = x.numel() * x.element_size()
+        if out.numel() and abs(out.data_ptr() - x.data_ptr()) < size:
+            raise ValueError("out must not overlap x (the streaming methods re-read x after writing)")
+    if num_warps is not None and num_warps not in (1, 2, 4, 8, 16, 32):
+        raise ValueError(f"num_warps must be a power of two from 1 to 32, got {num_warps!r}")
+    if n_rows == 0 or n_cols == 0:
+        return out
+    if method == "auto":
+        method = "fused" if n_cols <= AUTO_FUSED_MAX_COLS else "online"
+    if method == "fused":
+        if n_cols > FUSED_MAX_COLS:
+            raise ValueError(f"method 'fused' holds a row in registers: x.shape[1] must be at most "
+                             f"{FUSED_MAX_COLS}, got {n_cols} (use 'online')")
+        block = triton.next_power_of_2(n_cols)
+        _fused_kernel[(n_rows,)](x, out, n_cols, x.stride(0), out.stride(0), BLOCK=block,
+                                 EVEN=(block == n_cols), num_warps=num_warps or _fused_num_warps(block))
+        return out
+    if block_cols is None:
+        block_cols = 1024 if INTERPRETED else STREAM_BLOCK
+    if (isinstance(block_cols, bool) or not isinstance(block_cols, numbers.Integral) or block_cols < 16
+            or block_cols & (block_cols - 1)):
+        raise ValueError(f"block_cols must be a power of two >= 16, got {block_cols!r}")
+    kernel = _online_kernel if method == "online" else _three_pass_kernel
+    kernel[(n_rows,)](x, out, n_cols, x.stride(0), out.stride(0), BLOCK=block_cols,
+                      num_warps=num_warps or _fused_num_warps(block_cols))
+    return out
+
+
+def softmax_bytes_moved(n_rows: int, n_cols: int, bytes_per_element: int, method: str) -> int:
+    """HBM bytes of each method as the module docstring counts them (no L2 hits assumed)."""
+    passes = {"fused": 2, "torch": 2, "copy": 2, "online": 3, "three_pass": 4}
+    if method not in passes:
+        raise ValueError(f"method must be one of {list(passes)}, got {method!r}")
+    return passes[method] * n_rows * n_cols * bytes_per_element
+
+
+def _check_tensor(name: str, t) -> None:
+    if not isinstance(t, torch.Tensor):
+        raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if t.dim() != 2:
+        raise ValueError(f"{name} must be 2-D (rows, cols), got shape {tuple(t.shape)}")
+    if t.dtype not in DTYPE_NAMES:
+        raise ValueError(f"{name}.dtype must be one of {list(DTYPE_NAMES)}, got {t.dtype}")
+    if not t.is_contiguous():
+        raise ValueError(f"{name} must be contiguous, got strides {tuple(t.stride())}")
+    if INTERPRETED:
+        if t.device.type != "cpu":
+            raise ValueError(f"{name} must be on the CPU while the Triton interpreter runs the kernels, "
+                             f"got device {t.device}")
+        if t.dtype == torch.bfloat16:
+            raise ValueError(f"{name}.dtype torch.bfloat16 is not supported by the Triton interpreter; "
+                             f"use fp32 or fp16 on the CPU, bf16 on a GPU; got {t.dtype}")
+    elif t.device.type != "cuda":
+        raise ValueError(f"{name} must be on a CUDA device, got device {t.device}")
+
+
+__all__ = [
+    "AUTO_FUSED_MAX_COLS",
+    "DTYPE_NAMES",
+    "FUSED_MAX_COLS",
+    "INTERPRETED",
+    "METHODS",
+    "STREAM_BLOCK",
+    "softmax",
+    "softmax_bytes_moved",
+    "softmax_reference",
+]

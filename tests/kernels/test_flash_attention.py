@@ -1,0 +1,169 @@
+"""FlashAttention forward (Triton) and the tiled PyTorch version against float64 and SDPA."""
+
+import math
+
+import pytest
+import torch
+
+from gpuperf.kernels import flash_attention as fa
+
+GPU = torch.cuda.is_available()
+DTYPES = [torch.float32, torch.float16] + ([torch.bfloat16] if GPU else [])
+# Error bound on O relative to max |V|: the rounding of P (and of O) in the storage dtype dominates.
+TOL_O = {torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}  # about 4 u
+TOL_LSE = {torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 2e-2}
+
+
+def _inputs(gen, device, dtype, b, h, n_q, n_k, d):
+    mk = lambda n: torch.randn(b, h, n, d, generator=gen, device=device).to(dtype)  # noqa: E731
+    return mk(n_q), mk(n_k), mk(n_k)
+
+
+def _check(o, lse, q, k, v, causal, scale, seed, tol_scale=1.0):
+    ref_o, ref_lse = fa.attention_reference(q, k, v, causal, scale)
+    assert o.shape == q.shape and o.dtype == q.dtype
+    assert lse.shape == q.shape[:3] and lse.dtype == torch.float32
+    assert not torch.isnan(o).any() and not torch.isnan(lse).any(), f"NaN (seed {seed})"
+    err_o = (o.double().cpu() - ref_o).abs().max().item()
+    err_l = (lse.double().cpu() - ref_lse).abs().max().item()
+    tol_o = TOL_O[q.dtype] * tol_scale * max(1.0, v.abs().max().item())
+    assert err_o <= tol_o, f"O error {err_o} > {tol_o} (seed {seed})"
+    assert err_l <= TOL_LSE[q.dtype] * tol_scale * max(1.0, ref_lse.abs().max().item()), \
+        f"lse error {err_l} (seed {seed})"
+
+
+SHAPES_CPU = [(1, 1, 1, 1, 16), (2, 3, 97, 97, 64), (1, 2, 65, 130, 32), (1, 1, 130, 65, 128),
+              (1, 1, 64, 64, 64)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("shape", SHAPES_CPU)
+def test_forward_matches_float64(device, gen, dtype, causal, shape):
+    b, h, n_q, n_k, d = shape
+    q, k, v = _inputs(gen, device, dtype, b, h, n_q, n_k, d)
+    o, lse = fa.flash_attention_forward(q, k, v, causal)
+    _check(o, lse, q, k, v, causal, None, gen.initial_seed())
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_forward_matches_sdpa_and_scale(device, gen, causal):
+    q, k, v = _inputs(gen, device, torch.float32, 2, 2, 70, 70, 32)
+    o, _ = fa.flash_attention_forward(q, k, v, causal, softmax_scale=0.3)
+    ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=0.3)
+    assert torch.allclose(o, ref, atol=1e-5, rtol=1e-4), f"seed {gen.initial_seed()}"
+
+
+def test_forward_small_blocks_many_iterations(device, gen):
+    # 16 x 16 tiles: many unmasked and masked key blocks per program, N_q != N_k, both masks.
+    q, k, v = _inputs(gen, device, torch.float32, 1, 2, 50, 83, 16)
+    for causal in (False, True):
+        o, lse = fa.flash_attention_forward(q, k, v, causal, config=(16, 16, 4, 1))
+        _check(o, lse, q, k, v, causal, None, gen.initial_seed())
+
+
+def test_forward_large_scores_stay_finite(device):
+    # Scores of +-1e4 overflow exp() without the running max.
+    q = torch.zeros(1, 1, 40, 16, device=device)
+    q[..., 0] = 100.0
+    k = torch.randn(1, 1, 40, 16, device=device, generator=torch.Generator(device).manual_seed(1)) * 100
+    v = torch.randn_like(k)
+    o, lse = fa.flash_attention_forward(q, k, v, softmax_scale=1.0)
+    _check(o, lse, q, k, v, False, 1.0, 1)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("block", [(16, 16), (64, 32), (7, 5)])
+def test_tiled_torch_matches_float64(gen, causal, block):
+    q, k, v = _inputs(gen, "cpu", torch.float64, 2, 2, 97, 61, 24)
+    o, lse = fa.attention_tiled_torch(q, k, v, causal, block_rows=block[0], block_cols=block[1])
+    ref_o, ref_lse = fa.attention_reference(q, k, v, causal)
+    assert torch.allclose(o, ref_o, atol=1e-12) and torch.allclose(lse, ref_lse, atol=1e-12)
+
+
+def test_reference_agrees_with_sdpa():
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 2, 33, 8, generator=g, dtype=torch.float64) for _ in range(3))
+    for causal in (False, True):
+        o, lse = fa.attention_reference(q, k, v, causal)
+        assert torch.allclose(o, torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal))
+    # lse of one row by hand
+    s = (q[0, 0, 5] @ k[0, 0].T) / math.sqrt(8)
+    assert math.isclose(fa.attention_reference(q, k, v)[1][0, 0, 5].item(), torch.logsumexp(s, 0).item())
+
+
+def test_attention_flop():
+    assert fa.attention_flop(1, 1, 4096, 4096, 64, False) == 4 * 4096 * 4096 * 64
+    assert fa.attention_flop(2, 3, 10, 20, 16, True) == 2 * 2 * 3 * 10 * 20 * 16
+
+
+def test_validation(device):
+    q = torch.randn(1, 2, 8, 64, device=device)
+    with pytest.raises(ValueError, match="head_dim"):
+        fa.flash_attention_forward(q[..., :48].contiguous(), q[..., :48].contiguous(), q[..., :48].contiguous())
+    with pytest.raises(ValueError, match="k.dtype"):
+        fa.flash_attention_forward(q, q.half(), q)
+    with pytest.raises(ValueError, match="k.shape"):
+        fa.flash_attention_forward(q, torch.randn(1, 3, 8, 64, device=device), q)
+    with pytest.raises(ValueError, match="v.shape"):
+        fa.flash_attention_forward(q, q, torch.randn(1, 2, 9, 64, device=device))
+    with pytest.raises(ValueError, match="q must have 4 dims"):
+        fa.flash_attention_forward(q[0], q, q)
+    with pytest.raises(ValueError, match="contiguous"):
+        fa.flash_attention_forward(q.transpose(1, 2), q, q)
+    with pytest.raises(ValueError, match="q.dtype"):
+        fa.flash_attention_forward(q.double(), q.double(), q.double())
+    with pytest.raises(ValueError, match="fp32_precision"):
+        fa.flash_attention_forward(q, q, q, fp32_precision="tf16")
+    with pytest.raises(ValueError, match="softmax_scale"):
+        fa.flash_attention_forward(q, q, q, softmax_scale=-1.0)
+    with pytest.raises(ValueError, match="causal"):
+        fa.flash_attention_forward(q, q, q, causal=1)
+    with pytest.raises(ValueError, match="N_k"):
+        fa.flash_attention_forward(q, q[:, :, :0], q[:, :, :0])
+    with pytest.raises(ValueError, match="block_rows"):
+        fa.attention_tiled_torch(q, q, q, block_rows=0)
+    if fa.INTERPRETED:
+        with pytest.raises(ValueError, match="bfloat16"):
+            fa.flash_attention_forward(q.bfloat16(), q.bfloat16(), q.bfloat16())
+        with pytest.raises(ValueError, match="use_tma"):
+            fa.flash_attention_forward(q, q, q, use_tma=True)
+
+
+def test_empty_queries(device):
+    q = torch.randn(1, 2, 0, 32, device=device)
+    k = torch.randn(1, 2, 5, 32, device=device)
+    o, lse = fa.flash_attention_forward(q, k, k)
+    assert o.shape == (1, 2, 0, 32) and lse.shape == (1, 2, 0)
+
+
+# ---- GPU only: every dtype and head dim, awkward lengths, both kernel variants, TF32 vs IEEE ----
+
+gpu = pytest.mark.skipif(not GPU, reason="needs a CUDA GPU")
+
+
+@pytest.mark.gpu
+@gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("d", [16, 32, 64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("use_tma", [False, None])
+def test_forward_gpu_all(gen, dtype, d, causal, use_tma):
+    for b, h, n_q, n_k in ((2, 3, 1, 1), (1, 2, 97, 97), (2, 2, 1025, 1025), (1, 3, 128, 300),
+                           (1, 2, 300, 128), (1, 1, 2049, 2049)):
+        q, k, v = _inputs(gen, "cuda", dtype, b, h, n_q, n_k, d)
+        o, lse = fa.flash_attention_forward(q, k, v, causal, use_tma=use_tma)
+        _check(o, lse, q, k, v, causal, None, gen.initial_seed())
+        if dtype != torch.float32 and n_q == n_k:
+            ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            assert (o.float() - ref.float()).abs().max().item() <= 2 * TOL_O[dtype] * v.abs().max().item()
+
+
+@pytest.mark.gpu
+@gpu
+def test_fp32_precision_choice_gpu(gen):
+    q, k, v = _inputs(gen, "cuda", torch.float32, 1, 2, 512, 512, 64)
+    ref_o, _ = fa.attention_reference(q, k, v)
+    err = {p: (fa.flash_attention_forward(q, k, v, fp32_precision=p)[0].double().cpu() - ref_o).abs().max().item()
+           for p in fa.FP32_PRECISIONS}
+    assert err["ieee"] < 1e-5 < err["tf32"] < 1e-2, err
