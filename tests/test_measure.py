@@ -370,3 +370,48 @@ def test_matmul_on_the_cpu_computes_the_product_it_times(monkeypatch):
     rng = np.random.default_rng(0)  # the same inputs, drawn independently
     a, b = rng.standard_normal((5, 5)), rng.standard_normal((5, 5))
     np.testing.assert_allclose(seen["result"], a @ b, rtol=1e-12)
+
+
+# ---- the bandwidth roof as the best of copy and add; the BLAS thread request -------------------------------
+def _fake_run(unit, samples, work, device="cpu"):
+    from gpuperf.measure import Measurement
+
+    return Measurement("fake", sorted(samples)[len(samples) // 2], unit, tuple(samples),
+                       tuple(work / s for s in samples), work, device, "fp32")
+
+
+def test_as_bandwidth_scales_every_sample():
+    from gpuperf.measure import as_bandwidth
+
+    add = _fake_run("FLOP/s", [1e9, 2e9, 3e9], work=100.0)
+    bw = as_bandwidth(add, bytes_moved=1200.0)
+    assert bw.unit == "bytes/s" and bw.samples == (12e9, 24e9, 36e9) and bw.best == 36e9 and bw.value == 24e9
+    with pytest.raises(ValueError, match="run"):
+        as_bandwidth(bw, 1.0)
+    with pytest.raises(ValueError, match="bytes_moved"):
+        as_bandwidth(add, 0)
+
+
+def test_best_bandwidth_picks_the_fastest_call():
+    from gpuperf.measure import best_bandwidth
+
+    copy = _fake_run("bytes/s", [5e9, 6e9], work=1.0)
+    add = _fake_run("bytes/s", [4e9, 8e9], work=1.0)
+    assert best_bandwidth(copy, add) is add and best_bandwidth(copy) is copy
+    with pytest.raises(ValueError, match="runs"):
+        best_bandwidth()
+    with pytest.raises(ValueError, match="different devices"):
+        best_bandwidth(copy, _fake_run("bytes/s", [1e9], 1.0, device="cuda"))
+
+
+def test_request_single_blas_thread_in_a_fresh_process():
+    import subprocess
+    import sys
+
+    code = ("import os; [os.environ.pop(v, None) for v in ('OPENBLAS_NUM_THREADS','MKL_NUM_THREADS',"
+            "'OMP_NUM_THREADS','VECLIB_MAXIMUM_THREADS')]\n"
+            "from gpuperf.blas_threads import request_single_blas_thread as r\n"
+            "first = r(); import numpy; second = r()\n"
+            "print(first, second, os.environ['OPENBLAS_NUM_THREADS'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "False", "1"]

@@ -231,6 +231,37 @@ def measure_add_flop_per_s(
     return _measurement(what, flop, "FLOP/s", times_s, device, short)
 
 
+def as_bandwidth(run: Measurement, bytes_moved: float) -> Measurement:
+    """The bytes/s of a streaming kernel measured in FLOP/s (an add): every sample times ``bytes_moved``
+    per ``run.work`` FLOP. Use it to put the add beside the copy as a candidate bandwidth roof."""
+    if not isinstance(run, Measurement) or run.unit != "FLOP/s":
+        raise ValueError(f"run must be a FLOP/s Measurement, got {run!r}")
+    if isinstance(bytes_moved, bool) or not isinstance(bytes_moved, numbers.Real) or not bytes_moved > 0:
+        raise ValueError(f"bytes_moved must be a number > 0, got {bytes_moved!r}")
+    factor = bytes_moved / run.work
+    return Measurement(
+        what=f"{run.what}, as bytes/s ({bytes_moved:g} bytes per call)", value=run.value * factor,
+        unit="bytes/s", samples=tuple(x * factor for x in run.samples), times_s=run.times_s,
+        work=float(bytes_moved), device=run.device, dtype=run.dtype,
+    )
+
+
+def best_bandwidth(*runs: Measurement) -> Measurement:
+    """Of several bytes/s measurements of the same device (a copy, an add, ...), the one with the fastest call.
+
+    STREAM reports four kernels and the memory roof is the best of them (McCalpin 1995): a copy alone can
+    underestimate what the memory delivers to a read-heavy mix such as an add's two reads per write.
+    """
+    if not runs:
+        raise ValueError("runs must hold at least one Measurement, got none")
+    for run in runs:
+        if not isinstance(run, Measurement) or run.unit != "bytes/s":
+            raise ValueError(f"runs must be bytes/s Measurements, got {run!r}")
+    if len({run.device for run in runs}) != 1:
+        raise ValueError(f"runs were measured on different devices: {sorted({run.device for run in runs})}")
+    return max(runs, key=lambda run: run.best)
+
+
 def measured_accelerator(
     matmul: Measurement, copy: Measurement, name: str = "this machine (measured)", statistic: str = "median"
 ):
