@@ -1,0 +1,96 @@
+"""Benchmark family ``matmul``: the course's Triton matmul (:mod:`gpuperf.kernels.matmul`) against cuBLAS
+(``torch.matmul``) on the same inputs, in the same run.
+
+Three groups of shapes (m, n, k: A is m x k, B is k x n):
+
+* ``square``: m = n = k from 256 to 8192, fp16 and bf16 (the targets: >= 0.95x cuBLAS at 4096^3, >= 1.0x
+  at 8192^3);
+* ``transformer``: the projections of a Llama-3-8B-like layer over 8192 tokens and a decode-sized batch
+  (bf16);
+* ``wave``: m = 2304, k = 4096 and n in fine steps of 16 around NVIDIA's 2304 x 1536 example (fp16), the
+  probe of tile and wave quantization that chapter 08's model is drawn over.
+
+Each Triton case names the cuBLAS case of the same shape and dtype as its reference (``flop_per_s``), so its
+``ratio_to_reference`` is its speed over cuBLAS's. Every case is checked first: the first 64 rows against a
+float64 product (relative error within a bound for fp32 accumulation and the output rounding).
+FLOP = 2 m n k; bytes = b (m k + k n + m n), the minimum traffic.
+"""
+
+from __future__ import annotations
+
+DESCRIPTION = "Triton matmul (TMA/persistent on Hopper) vs same-run cuBLAS: squares, transformer shapes, wave probe"
+
+SQUARE_SIZES = (256, 512, 1024, 2048, 4096, 8192)
+
+#: (name, m, n, k): 8192 tokens through a Llama-3-8B-like layer (d_model 4096, MLP 14336), and decoding 16.
+TRANSFORMER_SHAPES = (
+    ("qkv", 8192, 6144, 4096),
+    ("mlp-up", 8192, 14336, 4096),
+    ("mlp-down", 8192, 4096, 14336),
+    ("decode-16", 16, 4096, 4096),
+)
+
+#: The wave probe: m = 2304, k = 4096, n from 1408 to 1792 in steps of 16.
+WAVE_M, WAVE_K = 2304, 4096
+WAVE_NS = tuple(range(1408, 1793, 16))
+
+CHECK_ROWS = 64
+
+
+def shapes(quick: bool = False, groups=("square", "transformer", "wave")) -> list[tuple[str, str, int, int, int]]:
+    """(group, dtype, m, n, k) of every case, in run order."""
+    out = []
+    if "square" in groups:
+        sizes = (1024, 4096) if quick else SQUARE_SIZES
+        out += [("square", dt, s, s, s) for dt in ("bf16", "fp16") for s in sizes]
+    if "transformer" in groups:
+        out += [("transformer", "bf16", m, n, k) for _, m, n, k in (TRANSFORMER_SHAPES[-1:] if quick
+                                                                     else TRANSFORMER_SHAPES)]
+    if "wave" in groups:
+        out += [("wave", "fp16", WAVE_M, n, WAVE_K) for n in (WAVE_NS[::8] if quick else WAVE_NS)]
+    return out
+
+
+def cases(quick: bool = False, groups=("square", "transformer", "wave"), backend: str = "auto"):
+    """cuBLAS then Triton for every shape of :func:`shapes`; ``backend`` as in :func:`gpuperf.kernels.matmul.matmul`."""
+    import torch
+
+    from gpuperf.benchmark import Case, check_relative_error
+    from gpuperf.kernels import matmul as mm
+
+    torch_dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16}
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    for group, dtype, m, n, k in shapes(quick, tuple(groups)):
+        a = torch.randn(m, k, device="cuda", generator=gen).to(torch_dtypes[dtype])
+        b = torch.randn(k, n, device="cuda", generator=gen).to(torch_dtypes[dtype])
+        out = torch.empty(m, n, device="cuda", dtype=a.dtype)
+        ref_rows = a[:CHECK_ROWS].double() @ b.double()
+        # fp32 accumulation of k terms plus one rounding to the output format, relative to ||C||:
+        tolerance = 2.0**-8 if dtype == "bf16" else 2.0**-10
+        shape = f"{m}x{n}x{k}"
+        params = {"group": group, "dtype": dtype, "m": m, "n": n, "k": k}
+        flop = mm.matmul_flop(m, n, k)
+        moved = mm.matmul_min_bytes_moved(m, n, k, a.element_size())
+        ref_label = f"cublas {dtype} {shape}"
+
+        def make_check(label, run):
+            def check():
+                from gpuperf.benchmark import check_all_written
+
+                out.fill_(float("nan"))
+                run()
+                torch.cuda.synchronize()
+                check_all_written(label, out)
+                check_relative_error(label, out[:CHECK_ROWS], ref_rows, tolerance)
+            return check
+
+        cublas = lambda a=a, b=b, out=out: torch.matmul(a, b, out=out)
+        triton_fn = lambda a=a, b=b, out=out: mm.matmul(a, b, out, backend=backend)
+        yield Case(ref_label, cublas, flop=flop, bytes_moved=moved, metric="flop_per_s",
+                   check=make_check(ref_label, cublas), params={**params, "kernel": "cublas"},
+                   retime=(group == "square" and m >= 4096))
+        label = f"triton {dtype} {shape}"
+        yield Case(label, triton_fn, flop=flop, bytes_moved=moved, metric="flop_per_s", reference=ref_label,
+                   check=make_check(label, triton_fn), params={**params, "kernel": f"triton-{backend}"},
+                   retime=(group == "square" and m >= 4096))
+        del a, b, out, ref_rows

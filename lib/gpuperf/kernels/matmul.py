@@ -1,0 +1,366 @@
+"""A tiled matrix multiply in Triton: C = A @ B with A of shape (m, k) and B of shape (k, n).
+
+What this module shows: each program computes one BLOCK_M x BLOCK_N tile of C, walking k in steps of BLOCK_K
+and keeping the partial sums in registers (fp32). A tile reads (BLOCK_M + BLOCK_N) * k elements and does
+2 * BLOCK_M * BLOCK_N * k FLOP, so its intensity grows with the tile (:mod:`gpuperf.tiling` counts it).
+
+HBM bytes, counted at the minimum (every element of A and B read once, C written once; b bytes per element):
+``b * (m k + k n + m n)``. The kernel itself reads A ``ceil(n / BLOCK_N)`` times and B ``ceil(m / BLOCK_M)``
+times from L2 or HBM; grouped ordering (below) makes most of those re-reads hit L2.
+
+Two implementations, one public function :func:`matmul`:
+
+* **portable** (``_matmul_kernel``): one program per output tile, launched in *grouped* order: GROUP_M tile
+  rows are walked column by column, so programs that run at the same time share rows of A and columns of B
+  in L2. Plain pointer loads; rows and columns beyond the edge are clamped to a valid index (their results
+  are discarded by the masked store), and only the last, partial k step is masked, so full steps keep
+  16-byte vector loads. Runs on any GPU Triton supports (Ampere, a T4 without tensor cores) and under the
+  interpreter.
+* **tma** (``_matmul_tma_kernel``, Hopper and later, fp16/bf16): tiles are loaded by the Tensor Memory
+  Accelerator through tensor descriptors (``tl.make_tensor_descriptor``: the hardware does the address
+  arithmetic and zero-fills out-of-bounds elements, so any m, n, k works), and the kernel is *persistent*:
+  it launches one program per SM, and each program loops over output tiles in grouped order, which removes
+  the launch of later waves and lets the loads of the next tile overlap the epilogue of this one.
+
+Precision: fp16 and bf16 inputs are multiplied on the tensor cores with fp32 accumulation and rounded once to
+the input dtype on store. fp32 inputs need an explicit ``input_precision``: ``"tf32"`` (tensor cores, inputs
+rounded to 10 explicit mantissa bits, about 8x faster on an H200) or ``"ieee"`` (full fp32 FMAs on the CUDA
+cores). Under the interpreter (CPU) the kernels take fp32 and fp16 only (bf16 arithmetic is unsupported there,
+FACTS) and ``tl.dot`` is exact, whatever ``input_precision`` says.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from gpuperf.kernels import interpreter_enabled
+
+#: True when this module's kernels were defined for Triton's interpreter (fixed at import, as in
+#: :mod:`gpuperf.kernels.elementwise`).
+INTERPRETED = interpreter_enabled()
+
+DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
+INPUT_PRECISIONS = ("tf32", "ieee")
+BACKENDS = ("auto", "portable", "tma", "tma_ws")
+
+#: The one tile used under the interpreter (small: every program instance costs ~0.6 ms there).
+INTERPRETER_CONFIG = {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 4}
+
+
+def matmul_flop(m: int, n: int, k: int) -> int:
+    """FLOP of an (m, k) x (k, n) product: 2 m n k (one multiply and one add per term)."""
+    return 2 * m * n * k
+
+
+def matmul_min_bytes_moved(m: int, n: int, k: int, bytes_per_element: int) -> int:
+    """The fewest HBM bytes: read A and B once, write C once: b (m k + k n + m n)."""
+    return bytes_per_element * (m * k + k * n + m * n)
+
+
+def matmul_reference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """The torch reference the benchmark compares with (cuBLAS on a GPU)."""
+    return torch.matmul(a, b)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Portable kernel: one program per output tile, grouped order, pointer loads.
+# --------------------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
+    # Tiles are numbered group by group; a group is GROUP_M tile rows, walked column by column, so
+    # consecutive programs reuse the same GROUP_M row blocks of A and the same column block of B.
+    tiles_per_group = GROUP_M * num_pid_n
+    group = tile_id // tiles_per_group
+    first_m = group * GROUP_M
+    group_rows = tl.minimum(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (tile_id % tiles_per_group) % group_rows
+    pid_n = (tile_id % tiles_per_group) // group_rows
+    return pid_m, pid_n
+
+
+@triton.jit
+def _matmul_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, K,
+    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
+):
+    num_pid_m = (M + BLOCK_M - 1) // BLOCK_M
+    num_pid_n = (N + BLOCK_N - 1) // BLOCK_N
+    pid_m, pid_n = _grouped_tile(tl.program_id(0), num_pid_m, num_pid_n, GROUP_M)
+    # 64-bit row and column indices: m * k may pass 2**31 elements.
+    rows = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+    # Clamp the edge tile's rows and columns to valid ones instead of masking every load: their results
+    # land outside C and the store below drops them.
+    rows_in = tl.where(rows < M, rows, 0)
+    cols_in = tl.where(cols < N, cols, 0)
+    ks = tl.arange(0, BLOCK_K).to(tl.int64)
+    a_ptrs = a_ptr + rows_in[:, None] * stride_am + ks[None, :] * stride_ak
+    b_ptrs = b_ptr + ks[:, None] * stride_bk + cols_in[None, :] * stride_bn
+    acc = tl.full((BLOCK_M, BLOCK_N), 0.0, tl.float32)  # not tl.zeros: see norm._add
+    full_steps = K // BLOCK_K
+    for _ in range(0, full_steps):  # full k steps: no mask
+        a = tl.load(a_ptrs)
+        b = tl.load(b_ptrs)
+        acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    if full_steps * BLOCK_K < K:  # the last, partial k step: masked, zeros beyond K add nothing
+        k_left = K - full_steps * BLOCK_K
+        a = tl.load(a_ptrs, mask=ks[None, :] < k_left, other=0.0)
+        b = tl.load(b_ptrs, mask=ks[:, None] < k_left, other=0.0)
+        acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+    c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+def _portable_configs() -> list:
+    # A small list (each config costs a compile and a timing per shape): large tiles for large products,
+    # smaller ones for small or skinny shapes, where large tiles leave SMs idle.
+    shapes = [
+        (128, 256, 64, 3, 8),
+        (128, 128, 64, 4, 8),
+        (128, 64, 64, 4, 4),
+        (64, 128, 64, 4, 4),
+        (64, 64, 64, 4, 4),
+    ]
+    return [
+        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8}, num_stages=s, num_warps=w)
+        for bm, bn, bk, s, w in shapes
+    ]
+
+
+# --------------------------------------------------------------------------------------------------------
+# Hopper kernel: TMA tensor descriptors, persistent over output tiles (fp16/bf16).
+# --------------------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _matmul_tma_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, K,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    NUM_PROGRAMS: tl.constexpr, SPLIT_EPILOGUE: tl.constexpr, WARP_SPECIALIZE: tl.constexpr,
+):
+    num_pid_m = (M + BLOCK_M - 1) // BLOCK_M
+    num_pid_n = (N + BLOCK_N - 1) // BLOCK_N
+    num_tiles = num_pid_m * num_pid_n
+    k_steps = (K + BLOCK_K - 1) // BLOCK_K
+    # The descriptors carry the true shapes: TMA zero-fills loads beyond them and clips stores.
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_M, BLOCK_K])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BLOCK_K, BLOCK_N])
+    C_BLOCK_N: tl.constexpr = BLOCK_N // 2 if SPLIT_EPILOGUE else BLOCK_N
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, C_BLOCK_N])
+    for tile_id in tl.range(tl.program_id(0), num_tiles, NUM_PROGRAMS, flatten=True,
+                            warp_specialize=WARP_SPECIALIZE):
+        pid_m, pid_n = _grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M)
+        off_m = pid_m * BLOCK_M
+        off_n = pid_n * BLOCK_N
+        acc = tl.full((BLOCK_M, BLOCK_N), 0.0, tl.float32)  # not tl.zeros: see norm._add
+        for ks in range(k_steps):
+            a = a_desc.load([off_m, ks * BLOCK_K])
+            b = b_desc.load([ks * BLOCK_K, off_n])
+            acc = tl.dot(a, b, acc)
+        if SPLIT_EPILOGUE:  # store two halves: less shared memory for the epilogue, more for the pipeline
+            halves = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
+            left, right = tl.split(halves)
+            c_desc.store([off_m, off_n], left.to(c_ptr.dtype.element_ty))
+            c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(c_ptr.dtype.element_ty))
+        else:
+            c_desc.store([off_m, off_n], acc.to(c_ptr.dtype.element_ty))
+
+
+def _tma_configs(warp_specialize: tuple[bool, ...] = (False,)) -> list:
+    shapes = [
+        (128, 256, 64, 3, 8, True),
+        (128, 256, 64, 4, 8, True),
+        (128, 128, 64, 4, 8, False),
+        (128, 128, 128, 3, 8, True),
+    ]
+    return [
+        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "SPLIT_EPILOGUE": split,
+                       "WARP_SPECIALIZE": ws}, num_stages=s, num_warps=w)
+        for bm, bn, bk, s, w, split in shapes for ws in warp_specialize
+    ]
+
+
+def _tuning_bench(fn, quantiles):
+    # Autotuning times every config once per new (m, n, k): shorter than do_bench's default 25 + 100 ms,
+    # which would cost over a second per shape with five configs.
+    return triton.testing.do_bench(fn, warmup=5, rep=25, quantiles=quantiles)
+
+
+_autotuned: dict = {}
+
+
+def _autotuned_kernel(kind: str):
+    """The autotuned launcher of ``kind`` ("portable", "tma", "tma_ws"), built on first use (GPU only)."""
+    if kind not in _autotuned:
+        if kind == "portable":
+            kernel, configs = _matmul_kernel, _portable_configs()
+        else:
+            kernel, configs = _matmul_tma_kernel, _tma_configs(warp_specialize=(kind == "tma_ws",))
+        _autotuned[kind] = triton.autotune(configs=configs, key=["M", "N", "K"], do_bench=_tuning_bench)(kernel)
+    return _autotuned[kind]
+
+_allocator_set = False
+
+
+def _set_tma_allocator() -> None:
+    # Device-side descriptors live in a small global-memory scratch buffer that Triton asks for.
+    global _allocator_set
+    if not _allocator_set:
+        triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
+        _allocator_set = True
+
+
+def tma_supported(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """True when the TMA kernel can take ``a @ b``: compiled mode, a Hopper-or-later GPU, fp16/bf16, and
+    16-byte aligned rows and bases (TMA's rule: k b and n b multiples of 16 bytes)."""
+    if INTERPRETED or a.device.type != "cuda" or a.dtype not in (torch.float16, torch.bfloat16):
+        return False
+    if torch.cuda.get_device_capability(a.device)[0] < 9:
+        return False
+    b_el = a.element_size()
+    return all(
+        (x % 16 == 0) for x in (a.shape[1] * b_el, b.shape[1] * b_el, a.data_ptr(), b.data_ptr())
+    )
+
+
+def matmul(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    out: torch.Tensor | None = None,
+    *,
+    input_precision: str | None = None,
+    backend: str = "auto",
+    config: dict | None = None,
+) -> torch.Tensor:
+    """``a @ b`` by a Triton kernel; returns ``out`` (allocated when not given).
+
+    ``a`` (m, k) and ``b`` (k, n): contiguous, one dtype (fp16, bf16, fp32; bf16 only on a GPU), one device
+    (CUDA, or the CPU under the interpreter). ``out`` (m, n) of the same dtype must not overlap them.
+    ``input_precision`` is required for fp32 inputs (``"tf32"`` or ``"ieee"``) and must be None otherwise.
+    ``backend``: ``"auto"`` (TMA kernel where :func:`tma_supported`, else the portable one), ``"portable"``,
+    ``"tma"``, or ``"tma_ws"`` (the TMA kernel with Triton's warp specialisation: producer warps issue the
+    loads while consumer warps multiply; where the Triton version supports it on the GPU). ``config`` fixes the portable kernel's tile (keys of :data:`INTERPRETER_CONFIG`) instead
+    of autotuning (always fixed under the interpreter). Raises ``ValueError`` naming the argument.
+    """
+    _check_operand("a", a)
+    _check_operand("b", b, like=("a", a))
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"b.shape[0] must equal a.shape[1] = {a.shape[1]} (the k dimension), got {b.shape[0]}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if a.dtype == torch.float32:
+        if input_precision not in INPUT_PRECISIONS:
+            raise ValueError(
+                f"input_precision must be one of {INPUT_PRECISIONS} for fp32 inputs (tf32: tensor cores, "
+                f"10-bit mantissas; ieee: full fp32), got {input_precision!r}"
+            )
+    elif input_precision is not None:
+        raise ValueError(f"input_precision applies to fp32 inputs only; got {input_precision!r} for {a.dtype}")
+    m, k = a.shape
+    n = b.shape[1]
+    out = _checked_out(out, (m, n), a, b)
+    if m == 0 or n == 0:
+        return out
+    if k == 0:
+        return out.zero_()
+    use_tma = backend in ("tma", "tma_ws") or (backend == "auto" and config is None and tma_supported(a, b))
+    if use_tma:
+        if not tma_supported(a, b):
+            raise ValueError(
+                f"backend {backend!r} needs a compiled Hopper-or-later GPU, fp16/bf16 inputs and 16-byte aligned "
+                f"rows (k and n multiples of 8); got {a.dtype}, k={k}, n={n}, device {a.device}"
+            )
+        _set_tma_allocator()
+        num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
+        grid = lambda meta: (min(num_sms, triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])),)
+        _autotuned_kernel("tma_ws" if backend == "tma_ws" else "tma")[grid](a, b, out, m, n, k, NUM_PROGRAMS=num_sms)
+        return out
+    precision = input_precision or "tf32"  # 16-bit inputs: the argument has no effect
+    args = (a, b, out, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1))
+    if INTERPRETED or config is not None:
+        cfg = dict(INTERPRETER_CONFIG if config is None else _check_config(config))
+        grid = (triton.cdiv(m, cfg["BLOCK_M"]) * triton.cdiv(n, cfg["BLOCK_N"]),)
+        _matmul_kernel[grid](*args, INPUT_PRECISION=precision, **cfg)
+    else:
+        grid = lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)
+        _autotuned_kernel("portable")[grid](*args, INPUT_PRECISION=precision)
+    return out
+
+
+def _check_config(config: object) -> dict:
+    if not isinstance(config, dict) or set(config) != set(INTERPRETER_CONFIG):
+        raise ValueError(f"config must be a dict with keys {sorted(INTERPRETER_CONFIG)}, got {config!r}")
+    for key, value in config.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1 or value & (value - 1):
+            raise ValueError(f"config[{key!r}] must be a power of two, got {value!r}")
+    if min(config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"]) < 16:
+        raise ValueError(f"config's BLOCK_M, BLOCK_N, BLOCK_K must be >= 16 (tl.dot's minimum), got {config!r}")
+    return config
+
+
+def _check_operand(name: str, t: object, like: tuple[str, torch.Tensor] | None = None) -> None:
+    if not isinstance(t, torch.Tensor):
+        raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if t.dim() != 2:
+        raise ValueError(f"{name} must be a 2-D matrix, got shape {tuple(t.shape)}")
+    if t.dtype not in DTYPE_NAMES:
+        raise ValueError(f"{name}.dtype must be one of {list(DTYPE_NAMES)}, got {t.dtype}")
+    if INTERPRETED:
+        if t.device.type != "cpu":
+            raise ValueError(
+                f"{name} must be on the CPU while the Triton interpreter runs the kernels, got device {t.device}"
+            )
+        if t.dtype == torch.bfloat16:
+            raise ValueError(
+                f"{name}.dtype torch.bfloat16 is not supported by the Triton interpreter (bf16 arithmetic is "
+                f"unsupported there); use fp32 or fp16 on the CPU, bf16 on a GPU; got {t.dtype}"
+            )
+    elif t.device.type != "cuda":
+        raise ValueError(f"{name} must be on a CUDA device (kernels compiled for it), got device {t.device}")
+    if not t.is_contiguous():
+        raise ValueError(
+            f"{name} must be contiguous, got shape {tuple(t.shape)} with strides {tuple(t.stride())} "
+            "(call .contiguous() first)"
+        )
+    if like is not None:
+        other_name, other = like
+        if t.dtype != other.dtype:
+            raise ValueError(f"{name}.dtype must equal {other_name}.dtype {other.dtype}, got {t.dtype}")
+        if t.device != other.device:
+            raise ValueError(f"{name}.device must equal {other_name}.device {other.device}, got {t.device}")
+
+
+def _checked_out(out, shape, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    if out is None:
+        return torch.empty(shape, dtype=a.dtype, device=a.device)
+    _check_operand("out", out, like=("a", a))
+    if tuple(out.shape) != tuple(shape):
+        raise ValueError(f"out.shape must be (m, n) = {tuple(shape)}, got {tuple(out.shape)}")
+    lo, hi = out.data_ptr(), out.data_ptr() + out.numel() * out.element_size()
+    for name, t in (("a", a), ("b", b)):
+        t_lo, t_hi = t.data_ptr(), t.data_ptr() + t.numel() * t.element_size()
+        if out.numel() and t.numel() and lo < t_hi and t_lo < hi:
+            raise ValueError(f"out must not overlap {name} (every tile reads all of a row block of it)")
+    return out
+
+
+__all__ = [
+    "BACKENDS",
+    "DTYPE_NAMES",
+    "INPUT_PRECISIONS",
+    "INTERPRETED",
+    "INTERPRETER_CONFIG",
+    "matmul",
+    "matmul_flop",
+    "matmul_min_bytes_moved",
+    "matmul_reference",
+    "tma_supported",
+]
