@@ -927,3 +927,216 @@ def reported_memory_bytes(name: str) -> float:
         raise ValueError(f"name {name!r}: no driver reading of the memory is cited for {acc.name}; "
                          f"known: {sorted(REPORTED_MEMORY_BYTES)}")
     return REPORTED_MEMORY_BYTES[acc.name]
+
+
+# --------------------------------------------------------------------------------------------------
+# Per-SM limits that decide occupancy (chapter 04), by compute capability
+# --------------------------------------------------------------------------------------------------
+
+_CC_TABLE = (
+    f"{_CUDA_GUIDE}, 'Technical Specifications per Compute Capability' table (columns 7.5, 8.0, 9.0)"
+)
+_OCC_HEADER = (
+    "cuda_occupancy.h, the occupancy calculator shipped in the CUDA Toolkit's include folder (the rules "
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessor applies)"
+)
+_RESERVED = (
+    f"{_CUDA_GUIDE}, compute capability 8.x and 9.0 sections: 1 KB of shared memory per thread block is "
+    "reserved for system use (cudaDevAttrReservedSharedMemoryPerBlock = 1024); none on 7.x"
+)
+
+
+@dataclass(frozen=True)
+class SMLimits:
+    """The per-SM resource limits of one compute capability, as the CUDA occupancy calculator uses them.
+
+    Registers are counted in 32-bit registers, shared memory in bytes (the CUDA documents' "KB" is KiB).
+    ``register_allocation_unit`` is the number of registers a warp's allocation is rounded up to;
+    ``register_sub_partitions`` the number of SM sub-partitions (schedulers) the register file is split
+    over, each holding whole warps. ``shared_memory_carveouts_bytes`` are the shared-memory sizes an SM can
+    be configured to (the rest of the unified L1/shared array is L1 cache).
+    """
+
+    compute_capability: str
+    warp_size: int
+    max_threads_per_sm: int
+    max_warps_per_sm: int
+    max_blocks_per_sm: int
+    max_threads_per_block: int
+    registers_per_sm: int
+    max_registers_per_block: int
+    max_registers_per_thread: int
+    register_allocation_unit: int
+    register_sub_partitions: int
+    shared_memory_per_sm_bytes: int
+    max_shared_memory_per_block_bytes: int  # with the opt-in attribute (cudaFuncSetAttribute)
+    default_shared_memory_per_block_bytes: int  # without it (48 KiB)
+    reserved_shared_memory_per_block_bytes: int
+    shared_memory_allocation_unit_bytes: int
+    shared_memory_carveouts_bytes: tuple[int, ...]
+    sources: Mapping[str, str]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sources", _frozen(self.sources))
+        object.__setattr__(self, "shared_memory_carveouts_bytes", tuple(self.shared_memory_carveouts_bytes))
+        if self.max_warps_per_sm * self.warp_size != self.max_threads_per_sm:
+            raise ValueError(f"compute capability {self.compute_capability}: warps x 32 != threads per SM")
+
+
+def _sm_limit_sources(threads: str, blocks: str, smem: str, per_block: str, carveouts: str, smem_unit: str):
+    return {
+        "warp_size": f"{_CC_TABLE}: warp size 32",
+        "max_threads_per_sm": f"{_CC_TABLE}: maximum number of resident threads per SM {threads}",
+        "max_warps_per_sm": f"{_CC_TABLE}: maximum number of resident warps per SM (threads / 32)",
+        "max_blocks_per_sm": f"{_CC_TABLE}: maximum number of resident blocks per SM {blocks}",
+        "max_threads_per_block": f"{_CC_TABLE}: maximum number of threads per block 1024",
+        "registers_per_sm": f"{_CC_TABLE}: number of 32-bit registers per SM 64 K",
+        "max_registers_per_block": f"{_CC_TABLE}: maximum number of 32-bit registers per thread block 64 K",
+        "max_registers_per_thread": f"{_CC_TABLE}: maximum number of 32-bit registers per thread 255",
+        "register_allocation_unit": f"{_OCC_HEADER}: cudaOccRegAllocationGranularity, 256 registers per warp",
+        "register_sub_partitions": f"{_OCC_HEADER}: cudaOccSubPartitionsPerMultiprocessor, 4",
+        "shared_memory_per_sm_bytes": f"{_CC_TABLE}: maximum amount of shared memory per SM {smem}",
+        "max_shared_memory_per_block_bytes": f"{_CC_TABLE}: maximum amount of shared memory per thread block {per_block}",
+        "default_shared_memory_per_block_bytes": (
+            f"{_CUDA_GUIDE}: allocations above 48 KB per block must opt in with cudaFuncSetAttribute"
+        ),
+        "reserved_shared_memory_per_block_bytes": _RESERVED,
+        "shared_memory_allocation_unit_bytes": f"{_OCC_HEADER}: cudaOccSMemAllocationGranularity, {smem_unit}",
+        "shared_memory_carveouts_bytes": carveouts,
+    }
+
+
+_SM_LIMITS = {
+    "7.5": SMLimits(
+        compute_capability="7.5", warp_size=32, max_threads_per_sm=1024, max_warps_per_sm=32,
+        max_blocks_per_sm=16, max_threads_per_block=1024, registers_per_sm=65536,
+        max_registers_per_block=65536, max_registers_per_thread=255, register_allocation_unit=256,
+        register_sub_partitions=4, shared_memory_per_sm_bytes=64 * KiB,
+        max_shared_memory_per_block_bytes=64 * KiB, default_shared_memory_per_block_bytes=48 * KiB,
+        reserved_shared_memory_per_block_bytes=0, shared_memory_allocation_unit_bytes=256,
+        shared_memory_carveouts_bytes=(32 * KiB, 64 * KiB),
+        sources=_sm_limit_sources(
+            "1024", "16", "64 KB", "64 KB",
+            f"{_OCC_HEADER}: cudaOccAlignUpShmemSizeVoltaPlus, Turing supports 32 KB and 64 KB",
+            "256 bytes on 7.x"),
+    ),
+    "8.0": SMLimits(
+        compute_capability="8.0", warp_size=32, max_threads_per_sm=2048, max_warps_per_sm=64,
+        max_blocks_per_sm=32, max_threads_per_block=1024, registers_per_sm=65536,
+        max_registers_per_block=65536, max_registers_per_thread=255, register_allocation_unit=256,
+        register_sub_partitions=4, shared_memory_per_sm_bytes=164 * KiB,
+        max_shared_memory_per_block_bytes=163 * KiB, default_shared_memory_per_block_bytes=48 * KiB,
+        reserved_shared_memory_per_block_bytes=1 * KiB, shared_memory_allocation_unit_bytes=128,
+        shared_memory_carveouts_bytes=tuple(k * KiB for k in (0, 8, 16, 32, 64, 100, 132, 164)),
+        sources=_sm_limit_sources(
+            "2048", "32", "164 KB", "163 KB",
+            f"{_CUDA_GUIDE}, compute capability 8.x: shared memory capacity 0, 8, 16, 32, 64, 100, 132 or "
+            "164 KB per SM (8.0)",
+            "128 bytes on 8.x and 9.0"),
+    ),
+    "9.0": SMLimits(
+        compute_capability="9.0", warp_size=32, max_threads_per_sm=2048, max_warps_per_sm=64,
+        max_blocks_per_sm=32, max_threads_per_block=1024, registers_per_sm=65536,
+        max_registers_per_block=65536, max_registers_per_thread=255, register_allocation_unit=256,
+        register_sub_partitions=4, shared_memory_per_sm_bytes=228 * KiB,
+        max_shared_memory_per_block_bytes=227 * KiB, default_shared_memory_per_block_bytes=48 * KiB,
+        reserved_shared_memory_per_block_bytes=1 * KiB, shared_memory_allocation_unit_bytes=128,
+        shared_memory_carveouts_bytes=tuple(k * KiB for k in (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)),
+        sources=_sm_limit_sources(
+            "2048", "32", "228 KB", "227 KB",
+            f"{_CUDA_GUIDE}, compute capability 9.0: shared memory capacity 0, 8, 16, 32, 64, 100, 132, "
+            "164, 196 or 228 KB per SM",
+            "128 bytes on 8.x and 9.0"),
+    ),
+}
+
+#: Compute capability of each NVIDIA part in the table (CUDA GPUs list, developer.nvidia.com/cuda-gpus).
+COMPUTE_CAPABILITY = {
+    "V100 SXM2": "7.0", "A100 40GB SXM": "8.0", "A100 80GB SXM": "8.0", "H100 SXM": "9.0",
+    "H100 PCIe": "9.0", "H200 SXM": "9.0", "B200": "10.0", "L4": "8.9", "T4": "7.5",
+}
+
+
+def get_sm_limits(name: str) -> SMLimits:
+    """Per-SM occupancy limits of an NVIDIA part (any spelling :func:`get_accelerator` accepts) or of a
+    compute capability given as a string such as ``"9.0"``.
+
+    Covered: compute capabilities 7.5 (T4), 8.0 (A100) and 9.0 (H100, H200). Raises ``ValueError`` naming
+    ``name`` otherwise.
+    """
+    if isinstance(name, str) and name in _SM_LIMITS:
+        return _SM_LIMITS[name]
+    acc = get_accelerator(name)
+    cc = COMPUTE_CAPABILITY.get(acc.name)
+    if cc not in _SM_LIMITS:
+        raise ValueError(
+            f"name {name!r}: per-SM limits are tabulated for compute capabilities {sorted(_SM_LIMITS)} "
+            f"(T4, A100, H100/H200), not for {acc.name} ({cc or 'no compute capability'})"
+        )
+    return _SM_LIMITS[cc]
+
+
+# --------------------------------------------------------------------------------------------------
+# TPU matrix units and on-chip memory (chapter 05)
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TPUCore:
+    """The matrix units and on-chip memory of one TPU chip. ``vmem_bytes_per_core`` is None where unpublished."""
+
+    name: str
+    tensorcores_per_chip: int
+    mxus_per_tensorcore: int
+    mxu_rows: int
+    mxu_cols: int
+    vmem_bytes_per_core: int | None
+    cmem_bytes: int | None
+    sources: Mapping[str, str]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sources", _frozen(self.sources))
+
+    @property
+    def macs_per_cycle(self) -> int:
+        """Multiply-accumulates per clock over the whole chip."""
+        return self.tensorcores_per_chip * self.mxus_per_tensorcore * self.mxu_rows * self.mxu_cols
+
+
+_TPU_ARCH = (
+    "Google Cloud TPU documentation, 'TPU architecture' page: each MXU is a 128 x 128 systolic array "
+    "(256 x 256 from v6e on)"
+)
+
+TPU_CORES = {
+    "TPU v4": TPUCore(
+        name="TPU v4", tensorcores_per_chip=2, mxus_per_tensorcore=4, mxu_rows=128, mxu_cols=128,
+        vmem_bytes_per_core=16 * MiB, cmem_bytes=128 * MiB,
+        sources={
+            "tensorcores_per_chip": f"{_TPU_V4_DOCS}: two TensorCores per chip",
+            "mxus_per_tensorcore": f"{_TPU_V4_DOCS}: each TensorCore has four MXUs; {_TPU_V4_PAPER}, Section 2",
+            "mxu_rows": _TPU_ARCH, "mxu_cols": _TPU_ARCH,
+            "vmem_bytes_per_core": f"{_TPU_V4_PAPER}, Section 2: 16 MiB of vector memory (VMEM) per TensorCore",
+            "cmem_bytes": f"{_TPU_V4_PAPER}, Section 2 and Table 4: 128 MiB of CMEM per chip",
+        },
+    ),
+    "TPU v5e": TPUCore(
+        name="TPU v5e", tensorcores_per_chip=1, mxus_per_tensorcore=4, mxu_rows=128, mxu_cols=128,
+        vmem_bytes_per_core=None, cmem_bytes=None,
+        sources={
+            "tensorcores_per_chip": f"{_TPU_V5E_DOCS}: one TensorCore per chip",
+            "mxus_per_tensorcore": f"{_TPU_V5E_DOCS}: each TensorCore has four MXUs, a vector unit and a scalar unit",
+            "mxu_rows": _TPU_ARCH, "mxu_cols": _TPU_ARCH,
+            "vmem_bytes_per_core": "not published: Google's v5e documents give no VMEM size",
+            "cmem_bytes": "not published: Google documents no CMEM for v5e",
+        },
+    ),
+}
+
+
+def get_tpu_core(name: str) -> TPUCore:
+    """MXU layout and on-chip memory of ``name`` (a spelling :func:`get_accelerator` accepts for a TPU)."""
+    acc = get_accelerator(name)
+    if acc.name not in TPU_CORES:
+        raise ValueError(f"name {name!r} is {acc.name}, not a TPU in {sorted(TPU_CORES)}")
+    return TPU_CORES[acc.name]
