@@ -183,26 +183,34 @@ def elementwise_cases(
     if not torch.cuda.is_available():
         raise RuntimeError("run_elementwise_benchmark needs a CUDA GPU; load the recorded run instead "
                            "(gpuperf.recorded.load_run('elementwise_h200'))")
+    import gpuperf.kernels.elementwise as kernels_module
     from gpuperf.benchmark import Case
-    from gpuperf.kernels.elementwise import (
-        INTERPRETED,
-        chain_reference_fp64,
-        chain_reference_unfused,
-        fused_chain,
-        vector_add,
-    )
 
-    if INTERPRETED:
+    if kernels_module.INTERPRETED:
         raise RuntimeError("run_elementwise_benchmark times compiled kernels, but TRITON_INTERPRET was on when "
                            "gpuperf.kernels.elementwise was imported; unset it and start a new process")
-    torch_dtypes = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
     chains = tuple(kn for kn in kernels if kn in ("torch_chain_unfused", "triton_chain_fused"))
     singles = tuple(kn for kn in kernels if kn not in chains)
+    _dtype_cases = _elementwise_dtype_cases(torch, Case, kernels_module, n, m, singles, chains, k_values,
+                                            tuple(retime))
+    for index, dtype in enumerate(dtypes):
+        # One function call per dtype, so that each case's closures keep that dtype's tensors (a case may be
+        # timed again after the next dtype's tensors exist: see ``retime``).
+        yield from _dtype_cases(index, dtype)
+
+
+def _elementwise_dtype_cases(torch, Case, kernels_module, n, m, singles, chains, k_values, retime):
+    """The cases of one dtype (see :func:`elementwise_cases`)."""
+    chain_reference_fp64 = kernels_module.chain_reference_fp64
+    chain_reference_unfused = kernels_module.chain_reference_unfused
+    fused_chain = kernels_module.fused_chain
+    vector_add = kernels_module.vector_add
+    torch_dtypes = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
     def head_and_tail(t):
         return torch.cat([t[:m], t[-m:]]) if t.numel() > 2 * m else t
 
-    for index, dtype in enumerate(dtypes):
+    def dtype_cases(index, dtype):
         torch.cuda.empty_cache()
         gen = torch.Generator(device="cuda").manual_seed(1 + index)
         td = torch_dtypes[dtype]
@@ -263,7 +271,8 @@ def elementwise_cases(
                 params={"kernel": kernel, "dtype": dtype, "n_elements": n, "k_ops": k},
                 retime=kernel in retime,
             )
-        del x, y, out
+
+    return dtype_cases
 
 
 def run_elementwise_benchmark(
