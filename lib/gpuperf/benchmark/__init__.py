@@ -12,7 +12,7 @@ kernel on fresh random inputs against a reference and raises if it is wrong; tha
 it), *timed* with :func:`time_callable` (the median of ``triton.testing.do_bench``, CUDA events, after
 warm-up), *counted* (FLOP and HBM bytes from the case), *compared* with the case it names as its same-run
 reference (:func:`with_ratios`), and its *spread* measured by timing the cases marked ``retime=True`` a
-second time at the end of the family's sweep. ``bench/run.py`` saves each family's rows with their
+second time (right after the first timing, with its own warm-up: the repeatability of one measurement). ``bench/run.py`` saves each family's rows with their
 provenance as ``book/data/<family>_<device>.json`` (:func:`gpuperf.recorded.save_run`); the book reads them
 back with :func:`gpuperf.recorded.load_run` and :func:`summarize_ratios`.
 
@@ -55,7 +55,7 @@ class Case:
     reference: the label of the same-run case this one is compared with (``None`` for a reference itself).
     check: called once before timing; raises (``RuntimeError`` naming the case) when the result is wrong.
     params: the row's leading columns (kernel, dtype, sizes, ...): plain JSON values.
-    retime: time this case again at the end of the family's sweep (for the run-to-run spread).
+    retime: time this case a second time, right after the first (the spread to read ratios against).
     """
 
     label: str
@@ -157,7 +157,7 @@ def _progress(iterable: Iterable, enabled: bool, description: str) -> Iterable:
 
 def run_cases(family: str, cases: Iterable[Case], *, progress: bool = True, warmup_ms: float = 25.0,
               rep_ms: float = 100.0, only: str | None = None) -> list[Row]:
-    """Check, time and count every case (in order), re-time the ``retime`` cases at the end, and return the
+    """Check, time and count every case (in order), time the ``retime`` cases twice, and return the
     rows with their ratios. ``only`` keeps the cases whose label contains that text, and every
     reference case (a case whose own ``reference`` is ``None``).
 
@@ -173,7 +173,6 @@ def run_cases(family: str, cases: Iterable[Case], *, progress: bool = True, warm
         raise RuntimeError(f"benchmark {family!r} needs a CUDA GPU; without one, read the recorded run with "
                            f"gpuperf.recorded.load_run")
     rows: list[Row] = []
-    again: list[tuple[int, Case]] = []
     seen: set[str] = set()
     for case in _progress(cases, progress, family):
         if case.label in seen:
@@ -186,11 +185,8 @@ def run_cases(family: str, cases: Iterable[Case], *, progress: bool = True, warm
         case.fn()
         torch.cuda.synchronize()
         rows.append(make_row(family, case, time_callable(case.fn, warmup_ms, rep_ms)))
-        if case.retime:
-            again.append((len(rows) - 1, case))
-    for index, case in again:
-        rows[index]["time_s_repeat"] = time_callable(case.fn, warmup_ms, rep_ms)
-    again.clear()
+        if case.retime:  # at once, while the family still holds this case's tensors
+            rows[-1]["time_s_repeat"] = time_callable(case.fn, warmup_ms, rep_ms)
     torch.cuda.empty_cache()
     return with_ratios(rows)
 
