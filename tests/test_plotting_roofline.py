@@ -248,3 +248,33 @@ def test_labelled_points_never_take_the_roof_colour_or_yellow():
     assert len(colours) == 9
     assert roof_colour not in colours and "#F0E442" not in colours
     assert len(set(colours[:6])) == 6  # the first six are all different
+
+
+# ---- second edition: fraction-of-peak bars and measured series --------------------------------------------
+def test_fraction_of_peak_bars_and_measured_series():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from gpuperf import roofline as rl
+    from gpuperf.plotting.roofline import plot_fraction_of_peak, plot_measured_series, plot_roofline
+
+    h200 = "H200 SXM"
+    analyses = {"matmul": rl.analyze(rl.matmul(4096, 4096, 4096), h200), "relu": rl.analyze(rl.relu(2**20), h200)}
+    fig, ax = plt.subplots()
+    plot_fraction_of_peak(ax, analyses)
+    bars = [p for p in ax.patches if p.get_gid() == "fraction-bar"]
+    assert [round(b.get_width(), 6) for b in bars] == [100.0, round(100 * analyses["relu"].fraction_of_peak, 6)]
+    assert bars[0].get_facecolor() != bars[1].get_facecolor()
+    with pytest.raises(ValueError, match="analyses"):
+        plot_fraction_of_peak(ax, {})
+    fig2, ax2 = plt.subplots()
+    plot_roofline(ax2, h200)
+    plot_measured_series(ax2, {"sweep": ([1.0, 10.0], [1e12, 1e13]), "one": ([100.0], [1e5])})
+    lines = [l for l in ax2.get_lines() if l.get_gid() == "measured-series"]
+    assert len(lines) == 2 and lines[0].get_linestyle() == "-" and lines[1].get_linestyle() == "None"
+    assert ax2.get_ylim()[0] <= 1e5 / 2
+    with pytest.raises(ValueError, match="series"):
+        plot_measured_series(ax2, {"bad": ([1.0], [-1.0])})
+    plt.close("all")

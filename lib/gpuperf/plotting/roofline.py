@@ -220,3 +220,66 @@ def plot_ridge_points(
     ax.set_xlabel(f"Ridge point, {dtype} {_UNIT_LABEL[unit]} (FLOP/byte)")
     ax.grid(axis="y", visible=False)
     return ax
+
+
+def plot_fraction_of_peak(ax, analyses, *, label_time: bool = True):
+    """Horizontal bars of the largest fraction of the peak each operation can reach (a linear axis, 0-100 %).
+
+    ``analyses``: ``{label: RooflineAnalysis}`` (e.g. from :func:`gpuperf.roofline.analyze`), drawn top to
+    bottom in order. Memory-bound bars and compute-bound bars get different colours; each bar is labelled
+    with its percentage and, with ``label_time``, the time no kernel can beat. Returns ``ax``.
+    """
+    items = list(dict(analyses).items()) if hasattr(analyses, "items") else None
+    if not items or not all(isinstance(a, RooflineAnalysis) for _, a in items):
+        raise ValueError(f"analyses must be a non-empty mapping of labels to RooflineAnalysis, got {analyses!r}")
+    from gpuperf.roofline import format_duration
+
+    y = np.arange(len(items))
+    fractions = [100 * a.fraction_of_peak for _, a in items]
+    colors = [PALETTE[0] if a.bound == "compute" else PALETTE[1] for _, a in items]
+    ax.barh(y, fractions, height=0.6, color=colors, gid="fraction-bar")
+    for yi, (_, a), pct in zip(y, items, fractions):
+        text = f"{pct:.3g} %" + (f"  (>= {format_duration(a.time_s)})" if label_time else "")
+        ax.annotate(text, (pct, yi), textcoords="offset points", xytext=(4, 0), va="center", fontsize=8)
+    ax.set_yticks(y, [label for label, _ in items])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 160 if label_time else 115)
+    ax.set_xticks([0, 25, 50, 75, 100])
+    ax.set_xlabel("Largest possible fraction of the peak (%)")
+    ax.grid(axis="y", visible=False)
+    from matplotlib.patches import Patch
+
+    ax.legend(handles=[Patch(color=PALETTE[0], label="compute-bound"), Patch(color=PALETTE[1], label="memory-bound")],
+              loc="lower right", fontsize=8)
+    return ax
+
+
+def plot_measured_series(ax, series, *, legend_outside: bool = True):
+    """Draw measured series on roofline axes drawn first by :func:`plot_roofline`.
+
+    ``series``: ``{name: (intensities_flop_per_byte, flop_per_s)}``; a series of several points is drawn as a
+    line with markers (e.g. one matmul shape swept over N, one kernel over k), a single point as a marker.
+    Keeps the roofline's x limits and widens the y limits to show every point. Artists carry the gid
+    ``"measured-series"``. Returns ``ax``.
+    """
+    if not hasattr(series, "items") or not series:
+        raise ValueError(f"series must be a non-empty mapping of name -> (intensities, rates), got {series!r}")
+    rates_all = []
+    for i, (name, pair) in enumerate(series.items()):
+        try:
+            x, yv = (np.asarray(v, dtype=float).ravel() for v in pair)
+        except (TypeError, ValueError):
+            raise ValueError(f"series[{name!r}] must be (intensities, rates), got {pair!r}") from None
+        if x.shape != yv.shape or x.size == 0 or not (np.all(x > 0) and np.all(yv > 0)):
+            raise ValueError(f"series[{name!r}] needs equal-length positive intensities and rates, got {pair!r}")
+        style = "-" if x.size > 1 else "none"
+        ax.plot(x, yv, marker=POINT_MARKERS[i % len(POINT_MARKERS)], markersize=6, linestyle=style, linewidth=1.4,
+                color=_POINT_COLORS[i % len(_POINT_COLORS)], label=str(name), gid="measured-series", zorder=3)
+        rates_all.extend(yv.tolist())
+    y_lo, y_hi = ax.get_ylim()
+    ax.set_ylim(min(y_lo, min(rates_all) / 2), max(y_hi, max(rates_all) * 2))
+    if legend_outside:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
+    else:
+        ax.legend(loc="lower right", fontsize=8)
+    return ax
