@@ -829,57 +829,6 @@ def hardware_table_rows() -> list[dict]:
 
 
 # --------------------------------------------------------------------------------------------------
-# Special-function units (chapter 10's third compute roof)
-# --------------------------------------------------------------------------------------------------
-
-#: 32-bit special-function results (exp2, rsqrt, reciprocal, log2, sin, cos) per clock per SM.
-_SFU_GUIDE = (
-    f"{_CUDA_GUIDE}, 'Throughput of Native Arithmetic Instructions' table: 16 results per clock per SM "
-    "for 32-bit reciprocal, reciprocal square root, base-2 logarithm, base-2 exponential, sine and cosine "
-    "on compute capability 7.x, 8.0 and 9.0"
-)
-_SFU_PER_CLOCK_PER_SM = 16
-
-#: Peak special-function rate (transcendental results per second) and its source, per accelerator name.
-#: Only the parts chapter 10 prices are listed; the others have no entry (not estimated).
-SPECIAL_FUNCTION_OPS_PER_S: Mapping[str, tuple[float, str]] = MappingProxyType({
-    "H100 SXM": (
-        _SFU_PER_CLOCK_PER_SM * 132 * 1.830e9,
-        f"{_SFU_GUIDE}; x 132 SMs x 1830 MHz (the Tensor Core boost clock of {_H100_WP}) = 3.87e12/s, "
-        "the '3.9 TFLOPS of special functions' that Shah et al. 2024 (FlashAttention-3, section 3) quote "
-        "against 989 TFLOPS of FP16 matmul",
-    ),
-    "H200 SXM": (
-        _SFU_PER_CLOCK_PER_SM * 132 * 1.830e9,
-        f"{_SFU_GUIDE}; the H100 SXM configuration (132 SMs, 1830 MHz): 3.87e12/s",
-    ),
-    "A100 80GB SXM": (
-        _SFU_PER_CLOCK_PER_SM * 108 * 1.410e9,
-        f"{_SFU_GUIDE}; x 108 SMs x 1410 MHz boost ({_A100_WP}) = 2.44e12/s",
-    ),
-    "A100 40GB SXM": (
-        _SFU_PER_CLOCK_PER_SM * 108 * 1.410e9,
-        f"{_SFU_GUIDE}; x 108 SMs x 1410 MHz boost ({_A100_WP}) = 2.44e12/s",
-    ),
-})
-
-
-def special_function_ops_per_s(accelerator: "str | Accelerator") -> float:
-    """Peak rate of the special-function units (exp, rsqrt, ...: results per second) of a GPU.
-
-    ``accelerator`` is an :class:`Accelerator` or a name for :func:`get_accelerator`. Raises ``ValueError``
-    naming the device when no figure is stored for it (see :data:`SPECIAL_FUNCTION_OPS_PER_S`).
-    """
-    acc = accelerator if isinstance(accelerator, Accelerator) else get_accelerator(accelerator)
-    if acc.name not in SPECIAL_FUNCTION_OPS_PER_S:
-        raise ValueError(
-            f"accelerator {acc.name!r} has no special-function figure; known: "
-            f"{sorted(SPECIAL_FUNCTION_OPS_PER_S)}"
-        )
-    return SPECIAL_FUNCTION_OPS_PER_S[acc.name][0]
-
-
-# --------------------------------------------------------------------------------------------------
 # Figures outside the Accelerator table: special-function throughput and memory as the driver reports it
 # --------------------------------------------------------------------------------------------------
 
@@ -889,13 +838,26 @@ _FA3 = (
     "only 3.9 TFLOPS of special functions'"
 )
 
+_SFU_A100 = (
+    f"{_CUDA_GUIDE}, 'Throughput of Native Arithmetic Instructions' table: 16 results per clock per SM for "
+    "32-bit reciprocal, reciprocal square root, base-2 logarithm and exponential, sine and cosine on compute "
+    f"capability 8.0; x 108 SMs x 1410 MHz boost ({_A100_WP}) = 2.44e12 per second"
+)
+
 #: Special-function unit (SFU) throughput, operations per second (one exp2, rsqrt, sin, ... per op), for the
 #: devices with a published figure. It is 132 SMs x 16 SFU results per clock x 1.83 GHz = 3.87e12 on GH100.
-SPECIAL_FUNCTION_OPS_PER_S: Mapping[str, float] = MappingProxyType({"H100 SXM": 3.9e12, "H200 SXM": 3.9e12})
+SPECIAL_FUNCTION_OPS_PER_S: Mapping[str, float] = MappingProxyType({
+    "H100 SXM": 3.9e12,
+    "H200 SXM": 3.9e12,
+    "A100 40GB SXM": 16 * 108 * 1.410e9,
+    "A100 80GB SXM": 16 * 108 * 1.410e9,
+})
 
 SPECIAL_FUNCTION_SOURCES: Mapping[str, str] = MappingProxyType({
     "H100 SXM": _FA3,
     "H200 SXM": f"{_FA3}; the H200 SXM has the H100 SXM's SMs and clocks ({_H200_DS}), so the same figure",
+    "A100 40GB SXM": _SFU_A100,
+    "A100 80GB SXM": _SFU_A100,
 })
 
 #: Device memory as the driver reports it (bytes): vendors' capacity "GB" count binary units, so a device
