@@ -84,7 +84,7 @@ def test_static_table_matches_the_view():
         calls.append(params)
         return _view(**params)
 
-    out = explorer(view, CONTROLS, mode="static", title="demo")
+    out = explorer(view, CONTROLS, mode="static", title="demo", workers=1)
     assert isinstance(out, core.StaticExplorer)
     assert len(calls) == 12 and out.n_states == 12
     data = _data(out._repr_html_())
@@ -145,3 +145,22 @@ def test_import_is_torch_free():
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_forked_workers_give_the_same_page():
+    def strip(h):
+        return re.sub(r"gx-[0-9a-f]{10}", "", h)
+
+    serial = explorer(_view, CONTROLS, mode="static", workers=1)
+    forked = explorer(_view, CONTROLS, mode="static", workers=2)
+    assert strip(serial.html) == strip(forked.html)
+    with pytest.raises(ValueError, match="workers"):
+        explorer(_view, CONTROLS, mode="static", workers=0)
+
+
+def test_workers_from_environment(monkeypatch):
+    monkeypatch.setenv(core.WORKERS_ENV, "3")
+    assert core.default_workers() == 3
+    monkeypatch.setenv(core.WORKERS_ENV, "zero")
+    with pytest.raises(ValueError, match=core.WORKERS_ENV):
+        core.default_workers()

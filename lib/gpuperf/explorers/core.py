@@ -274,6 +274,55 @@ _JS = """
 """
 
 
+#: Overrides the number of processes that render a static explorer's states (1: no subprocesses).
+WORKERS_ENV = "GPUPERF_EXPLORER_WORKERS"
+_JOB: tuple | None = None  # (view, controls, dpi) for the forked workers
+
+
+def default_workers() -> int:
+    """Processes for rendering states: ``GPUPERF_EXPLORER_WORKERS`` if set, else up to 4 of the CPUs
+    this process may use (1 where ``fork`` is unavailable)."""
+    value = os.environ.get(WORKERS_ENV, "").strip()
+    if value:
+        if not value.isdigit() or int(value) < 1:
+            raise ValueError(f"{WORKERS_ENV} must be a positive integer, got {value!r}")
+        return int(value)
+    try:
+        import multiprocessing
+
+        multiprocessing.get_context("fork")
+    except (ImportError, ValueError):  # pragma: no cover - no fork (Windows)
+        return 1
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(4, cpus))
+
+
+def _render_one(k: int) -> tuple[bytes | None, str]:
+    view, all_params, dpi = _JOB
+    v = _call(view, all_params[k])
+    return (figure_png(v.figure, dpi) if v.figure is not None else None), v.html
+
+
+def _render_all(view, controls, dpi: int, workers: int | None) -> list[tuple[bytes | None, str]]:
+    """``(png or None, html)`` for every state, in :func:`states` order; forked workers share the view
+    (closures included) without pickling it."""
+    global _JOB
+    n = state_count(controls)
+    workers = default_workers() if workers is None else workers
+    if not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive int, got {workers!r}")
+    _JOB = (view, list(states(controls)), dpi)
+    try:
+        if workers == 1 or n < 8:
+            return [_render_one(k) for k in range(n)]
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(min(workers, n)) as pool:
+            return pool.map(_render_one, range(n), chunksize=max(1, n // (4 * workers)))
+    finally:
+        _JOB = None
+
+
 def _json_for_script(obj) -> str:
     return json.dumps(obj, separators=(",", ":")).replace("</", "<\\/").replace("<!--", "<\\!--")
 
@@ -299,8 +348,10 @@ class StaticExplorer:
 
 def static_explorer(view: Callable[..., View], controls: Sequence[Control], *, title: str = "",
                     max_states: int = MAX_STATES, max_bytes: int = MAX_BYTES, dpi: int = FIGURE_DPI,
-                    alt: str = "") -> StaticExplorer:
-    """Run ``view`` on every state of ``controls`` and return the self-contained HTML block."""
+                    alt: str = "", workers: int | None = None) -> StaticExplorer:
+    """Run ``view`` on every state of ``controls`` and return the self-contained HTML block.
+
+    ``workers`` processes render the states (default: :func:`default_workers`)."""
     controls = _check_controls(controls)
     n = state_count(controls)
     if n > max_states:
@@ -310,18 +361,17 @@ def static_explorer(view: Callable[..., View], controls: Sequence[Control], *, t
     htmls: list[str] = []
     html_index: dict[str, int] = {}
     table = []
-    for params in states(controls):
-        v = _call(view, params)
+    for png, fragment in _render_all(view, controls, dpi, workers):  # noqa: B007
         fi = -1
-        if v.figure is not None:
-            uri = "data:image/png;base64," + base64.b64encode(figure_png(v.figure, dpi)).decode("ascii")
+        if png is not None:
+            uri = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
             key = hashlib.sha1(uri.encode()).hexdigest()
             fi = figure_index.setdefault(key, len(figures))
             if fi == len(figures):
                 figures.append(uri)
-        hi = html_index.setdefault(v.html, len(htmls))
+        hi = html_index.setdefault(fragment, len(htmls))
         if hi == len(htmls):
-            htmls.append(v.html)
+            htmls.append(fragment)
         table.append([fi, hi])
     data = {"sizes": [len(c.values) for c in controls], "labels": [list(c.labels) for c in controls],
             "names": [c.name for c in controls], "states": table, "figures": figures, "htmls": htmls}
@@ -420,11 +470,11 @@ def live_explorer(view: Callable[..., View], controls: Sequence[Control], *, tit
 
 def explorer(view: Callable[..., View], controls: Sequence[Control], *, title: str = "",
              mode: str | None = None, max_states: int = MAX_STATES, max_bytes: int = MAX_BYTES,
-             dpi: int = FIGURE_DPI, alt: str = ""):
+             dpi: int = FIGURE_DPI, alt: str = "", workers: int | None = None):
     """The explorer of ``view`` over ``controls``: the live widget, or in the book build (``mode`` or
     ``GPUPERF_EXPLORERS=static``) the precomputed static figure. See the module docstring."""
     controls = _check_controls(controls)
     if resolve_mode(mode) == "static":
         return static_explorer(view, controls, title=title, max_states=max_states, max_bytes=max_bytes,
-                               dpi=dpi, alt=alt)
+                               dpi=dpi, alt=alt, workers=workers)
     return live_explorer(view, controls, title=title, dpi=dpi)

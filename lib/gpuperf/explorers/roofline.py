@@ -1,76 +1,74 @@
-"""The roofline explorer: pick a device, a dtype, a unit and an operation, drag its sizes, and watch the
-operation's point move along the device's roofline (Williams, Waterman and Patterson, "Roofline", CACM 2009).
+"""The roofline explorer: pick a device and an operation, move its size, and watch the operation's point
+move along the device's roofline (Williams, Waterman and Patterson, "Roofline", CACM 2009).
 
-The figure is rendered to a PNG held by an ``ipywidgets.Image``, not drawn into an ``Output``: the widget
-therefore builds without a running kernel display, nothing leaks into the notebook's own output, and a
-static page (whose widget state is saved at build time) shows the first state. Only widgets that exist in
-both ipywidgets 7.7 (Colab) and 8 are used.
+Built on :mod:`gpuperf.explorers.core`: :func:`roofline_view` is the pure view (one state: the figure
+and the line of numbers), :func:`roofline_explorer` lists the controls. In Jupyter and Colab it is a live
+widget; on the book's static site every state is precomputed (devices x operations x sizes, about 120).
 """
 
 from __future__ import annotations
 
-import io
+import html
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from gpuperf import hardware
 from gpuperf import roofline as rl
-from gpuperf.hardware import DTYPES, UNITS, Accelerator
+from gpuperf.explorers.core import View, dropdown, explorer, slider
+from gpuperf.hardware import DTYPES, Accelerator
 from gpuperf.plotting.roofline import plot_roofline, point_for
 from gpuperf.plotting.style import use_book_style
 
 #: The intensity axis every state is drawn on (FLOP/byte); widened only if an op falls outside it.
 INTENSITY_RANGE = (1e-2, 1e5)
+#: The devices offered by default (the device asked for is added when it is not among them).
+DEFAULT_DEVICES = ("A100 80GB SXM", "H100 SXM", "H200 SXM")
+#: The values of the size slider ``n`` (each op says what ``n`` is).
+SIZES = (64, 256, 1024, 4096, 16384)
+#: Row length of the row-wise ops (LayerNorm, softmax) and head size of attention.
+ROW_LENGTH = 4096
+HEAD_DIM = 128
+#: Ops per element in the elementwise chain.
+CHAIN_OPS = 4
 
 
 @dataclass(frozen=True)
-class SizeSlider:
-    """One shape argument of an op. With ``log2`` the slider holds the exponent and the size is ``2**value``."""
-
-    name: str
-    minimum: int
-    maximum: int
-    default: int
-    log2: bool = True
-
-    def size(self, value: int) -> int:
-        return 2**value if self.log2 else value
-
-
-@dataclass(frozen=True)
-class OpSpec:
-    """An op of the catalog as the explorer offers it."""
+class OpChoice:
+    """An operation as the explorer offers it: its label (saying what ``n`` is), how to price it at size
+    ``n`` in a dtype, and the unit whose roof it meets."""
 
     label: str
-    build: Callable[..., rl.OpCost]
-    sizes: tuple[SizeSlider, ...]
-    has_fused: bool = False
+    build: Callable[[int, str], rl.OpCost]
+    unit: str
 
 
-OPS: dict[str, OpSpec] = {
-    "matmul": OpSpec("matmul (m x k) @ (k x n)", rl.matmul,
-                     (SizeSlider("m", 0, 16, 12), SizeSlider("k", 0, 16, 12), SizeSlider("n", 0, 16, 12))),
-    "gemv": OpSpec("gemv (m x k) @ k-vector", rl.gemv, (SizeSlider("m", 0, 16, 12), SizeSlider("k", 0, 16, 12))),
-    "elementwise_chain": OpSpec("chain of k elementwise ops", rl.elementwise_chain,
-                                (SizeSlider("n_elements", 10, 32, 24), SizeSlider("k_ops", 1, 16, 4, log2=False)),
-                                has_fused=True),
-    "relu": OpSpec("ReLU", rl.relu, (SizeSlider("n_elements", 10, 32, 24),)),
-    "layernorm": OpSpec("LayerNorm over rows", rl.layernorm,
-                        (SizeSlider("rows", 0, 17, 15), SizeSlider("cols", 4, 16, 12)), has_fused=True),
-    "softmax": OpSpec("softmax over rows", rl.softmax,
-                      (SizeSlider("rows", 0, 17, 15), SizeSlider("cols", 4, 16, 12)), has_fused=True),
-    "attention_scores": OpSpec("attention scores Q K^T (one head)", rl.attention_scores,
-                               (SizeSlider("seq_len", 6, 17, 12), SizeSlider("head_dim", 4, 8, 7))),
+OPS: dict[str, OpChoice] = {
+    "matmul": OpChoice("matmul n x n x n (matrix unit)", lambda n, d: rl.matmul(n, n, n, d), "matrix"),
+    "gemv": OpChoice("gemv (n x n) @ n-vector (matrix unit)", lambda n, d: rl.gemv(n, n, d), "matrix"),
+    "attention_scores": OpChoice(f"attention scores Q K^T, n tokens, head {HEAD_DIM} (matrix unit)",
+                                 lambda n, d: rl.attention_scores(n, HEAD_DIM, d), "matrix"),
+    "chain_fused": OpChoice(f"{CHAIN_OPS} elementwise ops on n x n values, fused (vector unit)",
+                            lambda n, d: rl.elementwise_chain(n * n, CHAIN_OPS, d, fused=True), "vector"),
+    "chain_eager": OpChoice(f"{CHAIN_OPS} elementwise ops on n x n values, eager (vector unit)",
+                            lambda n, d: rl.elementwise_chain(n * n, CHAIN_OPS, d, fused=False), "vector"),
+    "softmax_fused": OpChoice(f"softmax, n rows of {ROW_LENGTH}, fused (vector unit)",
+                              lambda n, d: rl.softmax(n, ROW_LENGTH, d, fused=True), "vector"),
+    "softmax_eager": OpChoice(f"softmax, n rows of {ROW_LENGTH}, eager (vector unit)",
+                              lambda n, d: rl.softmax(n, ROW_LENGTH, d, fused=False), "vector"),
+    "layernorm_fused": OpChoice(f"LayerNorm, n rows of {ROW_LENGTH}, fused (vector unit)",
+                                lambda n, d: rl.layernorm(n, ROW_LENGTH, d, fused=True), "vector"),
 }
+#: The old op names (the live explorer's first version) and the choice each maps to.
+OP_ALIASES = {"elementwise_chain": "chain_fused", "softmax": "softmax_fused", "layernorm": "layernorm_fused"}
 
 
 def describe(analysis: rl.RooflineAnalysis) -> str:
     """The explorer's text line (HTML): FLOP, bytes, intensity, bound and time lower bound."""
     return (
-        f"<b>{analysis.op.name}</b>, {analysis.op.dtype} on {analysis.accelerator_name} ({analysis.unit} unit): "
+        f"<b>{html.escape(analysis.op.name)}</b>, {analysis.op.dtype} on {html.escape(analysis.accelerator_name)}"
+        f" ({analysis.unit} unit): "
         f"{analysis.op.flop:.3g} FLOP, {analysis.op.bytes_moved:.3g} bytes, "
         f"intensity {analysis.intensity_flop_per_byte:.3g} FLOP/byte "
         f"(ridge {analysis.ridge_flop_per_byte:.3g}) &rarr; <b>{analysis.bound}-bound</b>, "
@@ -84,166 +82,99 @@ def _device_dtypes(acc: Accelerator) -> list[str]:
     return [d for d in DTYPES if d in have]
 
 
-class RooflineExplorer(widgets.VBox):
-    """The explorer widget (a ``VBox``). ``update()`` recomputes ``analysis``, the text and the figure;
-    every control calls it when its value changes."""
+def _find(device, accelerators: Sequence[Accelerator]) -> Accelerator:
+    if isinstance(device, Accelerator):
+        device = device.name
+    if not isinstance(device, str):
+        raise ValueError(f"device must be a device name, got {device!r}")
+    wanted = device.strip().lower()
+    for acc in accelerators:
+        if wanted == acc.name.lower() or wanted in (a.lower() for a in acc.aliases):
+            return acc
+    raise ValueError(f"device must be one of {[a.name for a in accelerators]}, got {device!r}")
 
-    def __init__(self, device: str = "H200 SXM", dtype: str = "bf16", op: str = "matmul", *,
-                 accelerators: Sequence[Accelerator] | None = None):
-        accs = tuple(hardware.ACCELERATORS if accelerators is None else accelerators)
-        if not accs or not all(isinstance(a, Accelerator) for a in accs):
-            raise ValueError(f"accelerators must be a non-empty sequence of Accelerator, got {accelerators!r}")
-        self.accelerators = {a.name: a for a in accs}
-        acc = self._find(device)
-        if dtype not in _device_dtypes(acc):
-            raise ValueError(f"dtype must be one of {_device_dtypes(acc)} on {acc.name}, got {dtype!r}")
-        if op not in OPS:
-            raise ValueError(f"op must be one of {tuple(OPS)}, got {op!r}")
 
-        self.analysis: rl.RooflineAnalysis | None = None
-        self._quiet = False  # set while several controls change at once, so update() runs once
-        style = {"description_width": "initial"}
-        self.device_dropdown = widgets.Dropdown(options=list(self.accelerators), value=acc.name,
-                                                description="device", style=style)
-        self.dtype_dropdown = widgets.Dropdown(options=_device_dtypes(acc), value=dtype, description="dtype",
-                                               style=style)
-        self.unit_dropdown = widgets.Dropdown(options=list(UNITS), value="matrix", description="unit", style=style)
-        self.op_dropdown = widgets.Dropdown(options=[(spec.label, key) for key, spec in OPS.items()], value=op,
-                                            description="op", style=style)
-        self.fused_dropdown = widgets.Dropdown(options=[("fused", True), ("unfused (eager)", False)], value=True,
-                                               description="kernels", style=style)
-        self.sliders = {
-            key: {s.name: widgets.IntSlider(value=s.default, min=s.minimum, max=s.maximum,
-                                            description=f"log2 {s.name}" if s.log2 else s.name,
-                                            continuous_update=False, style=style)
-                  for s in spec.sizes}
-            for key, spec in OPS.items()
-        }
-        self.shape_box = widgets.HBox()
-        self.text = widgets.HTML()
-        self.image = widgets.Image(format="png")
-        super().__init__(children=[
-            widgets.HBox([self.device_dropdown, self.dtype_dropdown, self.unit_dropdown]),
-            widgets.HBox([self.op_dropdown, self.fused_dropdown]),
-            self.shape_box,
-            self.text,
-            self.image,
-        ])
-        self.device_dropdown.observe(self._on_device, names="value")
-        self.op_dropdown.observe(self._on_op, names="value")
-        for control in (self.dtype_dropdown, self.unit_dropdown, self.fused_dropdown):
-            control.observe(self._on_change, names="value")
-        for group in self.sliders.values():
-            for slider in group.values():
-                slider.observe(self._on_change, names="value")
-        self._show_op_controls()
-        self.update()
-
-    # -- lookups -------------------------------------------------------------------------------------
-
-    def _find(self, device) -> Accelerator:
-        if isinstance(device, Accelerator):
-            device = device.name
-        if not isinstance(device, str):
-            raise ValueError(f"device must be a device name, got {device!r}")
-        wanted = device.strip().lower()
-        for acc in self.accelerators.values():
-            if wanted == acc.name.lower() or wanted in (a.lower() for a in acc.aliases):
-                return acc
-        raise ValueError(f"device must be one of {list(self.accelerators)}, got {device!r}")
-
-    @property
-    def accelerator(self) -> Accelerator:
-        return self.accelerators[self.device_dropdown.value]
-
-    def sizes(self) -> dict[str, int]:
-        """The current op's shape arguments, as sizes (not slider exponents)."""
-        spec = OPS[self.op_dropdown.value]
-        group = self.sliders[self.op_dropdown.value]
-        return {s.name: s.size(group[s.name].value) for s in spec.sizes}
-
-    def op_cost(self) -> rl.OpCost:
-        """The current op, priced in the current dtype."""
-        spec = OPS[self.op_dropdown.value]
-        kwargs = dict(self.sizes(), dtype=self.dtype_dropdown.value)
-        if spec.has_fused:
-            kwargs["fused"] = self.fused_dropdown.value
-        return spec.build(**kwargs)
-
-    # -- events --------------------------------------------------------------------------------------
-
-    def _on_change(self, _change=None) -> None:
-        if not self._quiet:
-            self.update()
-
-    def _on_device(self, _change=None) -> None:
-        dtypes = _device_dtypes(self.accelerator)
-        current = self.dtype_dropdown.value
-        self._quiet = True
-        try:
-            self.dtype_dropdown.options = dtypes
-            if current in dtypes:
-                self.dtype_dropdown.value = current
-            else:
-                self.dtype_dropdown.value = "bf16" if "bf16" in dtypes else dtypes[0]
-        finally:
-            self._quiet = False
-        self.update()
-
-    def _on_op(self, _change=None) -> None:
-        self._show_op_controls()
-        self.update()
-
-    def _show_op_controls(self) -> None:
-        key = self.op_dropdown.value
-        self.shape_box.children = tuple(self.sliders[key].values())
-        self.fused_dropdown.disabled = not OPS[key].has_fused
-
-    # -- the state -----------------------------------------------------------------------------------
-
-    def update(self) -> rl.RooflineAnalysis | None:
-        """Recompute the analysis, the text line and the figure from the controls; return the analysis
-        (``None`` when the device has no peak for this dtype on this unit)."""
-        acc = self.accelerator
-        op = self.op_cost()
-        try:
-            analysis = rl.analyze(op, acc, unit=self.unit_dropdown.value)
-        except ValueError:
-            self.analysis = None
-            self.text.value = (
-                f"{acc.name} has no {self.unit_dropdown.value}-unit peak for {op.dtype}; "
-                f"try the other unit or another dtype."
-            )
-            self.image.layout.display = "none"  # the last figure belongs to another state: hide it
+def roofline_analysis(acc: Accelerator, op: str, n: int, dtype: str = "bf16") -> rl.RooflineAnalysis | None:
+    """The analysis of ``op`` (a key of :data:`OPS`) at size ``n`` on ``acc``; ``None`` when the device
+    has no peak for ``dtype`` on the op's unit."""
+    if op not in OPS:
+        raise ValueError(f"op must be one of {tuple(OPS)}, got {op!r}")
+    choice = OPS[op]
+    try:
+        return rl.analyze(choice.build(n, dtype), acc, unit=choice.unit)
+    except ValueError:
+        if dtype not in (acc.matrix_flop_per_s if choice.unit == "matrix" else acc.vector_flop_per_s):
             return None
-        self.analysis = analysis
-        self.text.value = describe(analysis)
-        self.image.value = self._render(analysis)
-        self.image.layout.display = None
-        return analysis
+        raise
 
-    def _render(self, analysis: rl.RooflineAnalysis) -> bytes:
-        use_book_style()
-        # A bare Figure (not pyplot) so that the notebook's inline backend does not also show it.
-        fig = Figure(figsize=(7.0, 4.0), layout="constrained")
-        ax = fig.add_subplot()
-        lo, hi = INTENSITY_RANGE
-        intensity = analysis.intensity_flop_per_byte
-        if intensity > 0:
-            lo, hi = min(lo, intensity / 3), max(hi, intensity * 3)
-        points = [point_for(analysis, f"{analysis.op.name}")] if intensity > 0 else []
-        plot_roofline(ax, self.accelerator, analysis.op.dtype, analysis.unit, points=points,
-                      intensity_range=(lo, hi))
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png")
-        return buffer.getvalue()
+
+def roofline_figure(analysis: rl.RooflineAnalysis, acc: Accelerator) -> Figure:
+    """The roofline of ``acc`` in the analysis's dtype and unit, with the op's point (a bare Figure)."""
+    use_book_style()
+    fig = Figure(figsize=(7.0, 3.8))
+    fig.subplots_adjust(left=0.1, right=0.72, bottom=0.14, top=0.95)
+    ax = fig.add_subplot()
+    lo, hi = INTENSITY_RANGE
+    intensity = analysis.intensity_flop_per_byte
+    if intensity > 0:
+        lo, hi = min(lo, intensity / 3), max(hi, intensity * 3)
+    points = [point_for(analysis, analysis.op.name)] if intensity > 0 else []
+    plot_roofline(ax, acc, analysis.op.dtype, analysis.unit, points=points, intensity_range=(lo, hi))
+    return fig
+
+
+def roofline_view(device: str, op: str, n: int, *, dtype: str = "bf16",
+                  accelerators: Sequence[Accelerator] | None = None) -> View:
+    """One state of the explorer: the figure and the line of numbers (see :func:`describe`)."""
+    accs = tuple(hardware.ACCELERATORS if accelerators is None else accelerators)
+    acc = _find(device, accs)
+    analysis = roofline_analysis(acc, op, n, dtype)
+    if analysis is None:
+        return View(html=f"{html.escape(acc.name)} has no {OPS[op].unit}-unit peak for {dtype}; "
+                         f"pick another device or operation.")
+    return View(roofline_figure(analysis, acc), describe(analysis))
+
+
+def roofline_controls(device: str = "H200 SXM", op: str = "matmul", *, n: int = 4096,
+                      accelerators: Sequence[Accelerator] | None = None,
+                      devices: Sequence[str] | None = None, sizes: Sequence[int] = SIZES):
+    """The explorer's controls: a device dropdown, an operation dropdown and the size slider ``n``."""
+    accs = tuple(hardware.ACCELERATORS if accelerators is None else accelerators)
+    if not accs or not all(isinstance(a, Accelerator) for a in accs):
+        raise ValueError(f"accelerators must be a non-empty sequence of Accelerator, got {accelerators!r}")
+    acc = _find(device, accs)
+    if devices is None:
+        devices = DEFAULT_DEVICES if accelerators is None else [a.name for a in accs]
+    names = [_find(d, accs).name for d in devices]
+    if acc.name not in names:
+        names.append(acc.name)
+    op = OP_ALIASES.get(op, op)
+    if op not in OPS:
+        raise ValueError(f"op must be one of {tuple(OPS)}, got {op!r}")
+    sizes = tuple(sizes)
+    if n not in sizes:
+        raise ValueError(f"n must be one of {sizes}, got {n!r}")
+    return [dropdown("device", names, default=acc.name),
+            dropdown("op", [(c.label, key) for key, c in OPS.items()], default=op),
+            slider("n", sizes, default=n)]
 
 
 def roofline_explorer(device: str = "H200 SXM", dtype: str = "bf16", op: str = "matmul", *,
-                      accelerators: Sequence[Accelerator] | None = None) -> RooflineExplorer:
-    """A widget to move an operation along a device's roofline (see :class:`RooflineExplorer`).
+                      accelerators: Sequence[Accelerator] | None = None, devices: Sequence[str] | None = None,
+                      sizes: Sequence[int] = SIZES, n: int = 4096, mode: str | None = None):
+    """The roofline explorer (see :mod:`gpuperf.explorers.core`): live widget or static figure.
 
-    ``device`` is a name or alias from :mod:`gpuperf.hardware`; ``op`` a key of :data:`OPS`;
-    ``accelerators`` (default: every device in the table) are the devices offered.
+    ``device`` is a name or alias from :mod:`gpuperf.hardware` (the first state's device), ``dtype`` the
+    number format of every state, ``op`` a key of :data:`OPS` (the first state's operation), ``devices``
+    the devices offered (default :data:`DEFAULT_DEVICES`, or every one of ``accelerators`` when given).
     """
-    return RooflineExplorer(device, dtype, op, accelerators=accelerators)
+    accs = tuple(hardware.ACCELERATORS if accelerators is None else accelerators)
+    controls = roofline_controls(device, op, n=n, accelerators=accelerators, devices=devices, sizes=sizes)
+    if not any(dtype in _device_dtypes(_find(d, accs)) for d in controls[0].values):
+        raise ValueError(f"dtype must be one of {sorted({t for a in accs for t in _device_dtypes(a)})}, got {dtype!r}")
+
+    def view(device: str, op: str, n: int) -> View:
+        return roofline_view(device, op, n, dtype=dtype, accelerators=accs)
+
+    return explorer(view, controls, title=f"Roofline explorer ({dtype})", mode=mode,
+                    alt="the device's roofline with the operation's point")
