@@ -278,6 +278,9 @@ def _fwd_kernel_tma(Q, K, V, O, LSE, H, N_Q, N_K, qk_scale,
 #: bench/attention.py records on the H200 (book/data/attention_h200.json, "config_sweep" rows).
 GPU_CONFIGS = {16: (128, 64, 4, 3), 32: (128, 64, 4, 3), 64: (128, 64, 4, 3), 128: (128, 64, 8, 3)}
 
+#: fp32 tiles take twice the shared memory of 16-bit ones: smaller blocks, fewer stages.
+GPU_CONFIG_FP32 = (64, 32, 4, 2)
+
 #: Blocks under the interpreter (launch options are ignored there; bigger tiles mean fewer programs).
 INTERPRETER_BLOCK = 32
 
@@ -323,7 +326,10 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
         return o, lse
     precision = fp32_precision if q.dtype == torch.float32 else "ieee"  # only fp32 dots have a choice
     if config is None:
-        config = (INTERPRETER_BLOCK, INTERPRETER_BLOCK, 4, 1) if INTERPRETED else GPU_CONFIGS[d]
+        if INTERPRETED:
+            config = (INTERPRETER_BLOCK, INTERPRETER_BLOCK, 4, 1)
+        else:
+            config = GPU_CONFIG_FP32 if q.dtype == torch.float32 else GPU_CONFIGS[d]
     block_m, block_n, num_warps, num_stages = config
     grid = (triton.cdiv(n_q, block_m), b * h)
     qk_scale = scale * _LOG2E

@@ -105,11 +105,13 @@ def _online_kernel(X, Y, n_cols, stride_x, stride_y, BLOCK: tl.constexpr):
     for start in range(0, n_cols, BLOCK):
         x = _load_block(X, x_start, start, n_cols, BLOCK)
         m_new = tl.maximum(m, x)
-        seen = m_new > float("-inf")  # a lane that has seen only padding keeps (m, l) = (-inf, 0)
-        l = tl.where(seen, l * tl.exp(m - m_new) + tl.exp(x - m_new), 0.0)
+        # A lane that has seen only padding has m_new = -inf; shifting by 0 there keeps (m, l) = (-inf, 0)
+        # without computing -inf - (-inf) = NaN.
+        shift = tl.where(m_new > float("-inf"), m_new, 0.0)
+        l = l * tl.exp(m - shift) + tl.exp(x - shift)
         m = m_new
     m_row = tl.max(m, 0)
-    l_row = tl.sum(tl.where(m > float("-inf"), l * tl.exp(m - m_row), 0.0), 0)
+    l_row = tl.sum(l * tl.exp(m - m_row), 0)  # lanes of padding only: l = 0, exp(-inf) = 0
     inv = 1.0 / l_row
     y_start = row * stride_y
     for start in range(0, n_cols, BLOCK):

@@ -1,0 +1,75 @@
+"""Benchmark family ``softmax``: the Triton row softmax (:mod:`gpuperf.kernels.softmax`) in its three methods
+against ``torch.softmax`` and a device-to-device copy, all in the same run.
+
+Every case is counted with the bytes a softmax must move, ``2 rows n b`` (read the input once, write the
+output once), so ``bytes_per_s`` is an effective rate and its ratio to the copy's (also ``2 rows n b``) says
+how close the case comes to the speed of moving only what it must. The online and three-pass kernels read
+the row two and three times; when the re-reads hit L2 their effective rate can still approach the copy's.
+
+Reference: ``copy <dtype> <rows>x<n>``. Shapes: 32768 x 4096 (targets: >= 0.95 of the copy and >= 3x
+``torch.softmax``), and rows of 65536 to 262144 values at 2^27 elements (target: >= 0.80 of the copy).
+"""
+
+from __future__ import annotations
+
+DESCRIPTION = "Triton softmax (fused, online, three-pass) vs torch.softmax and the same-run copy"
+
+SHAPES = ((32768, 4096), (2048, 65536), (1024, 131072), (512, 262144))
+
+
+def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bool = True):
+    import torch
+
+    from gpuperf.benchmark import Case, check_all_written, check_relative_error
+    from gpuperf.kernels import softmax as sm
+
+    torch_dtypes = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    for dtype in dtypes:
+        for rows, n in (shapes[:1] if quick else shapes):
+            td = torch_dtypes[dtype]
+            x = (torch.randn(rows, n, device="cuda", generator=gen) * 3).to(td)
+            y = torch.empty_like(x)
+            b = x.element_size()
+            moved = float(sm.softmax_bytes_moved(rows, n, b, "fused"))
+            ref = sm.softmax_reference(x[:64])
+            tol = 4 * {"fp32": 2.0**-24, "fp16": 2.0**-11, "bf16": 2.0**-8}[dtype]
+            shape = f"{rows}x{n}"
+            params = {"dtype": dtype, "rows": rows, "n": n}
+            copy_label = f"copy {dtype} {shape}"
+            yield Case(copy_label, lambda y=y, x=x: y.copy_(x), bytes_moved=moved,
+                       params={**params, "kernel": "copy", "method": "copy"}, retime=True)
+
+            def check_of(label, run):
+                def check():
+                    y.fill_(float("nan"))
+                    out = run()
+                    torch.cuda.synchronize()
+                    check_all_written(label, out)
+                    check_relative_error(label, out[:64].cpu(), ref, tol)
+                return check
+
+            runs = {"torch.softmax": ("torch", {}, lambda x=x: torch.softmax(x, dim=-1))}
+            methods = ["auto", "online", "three_pass"] + (["fused"] if n <= sm.FUSED_MAX_COLS else [])
+            for method in methods:
+                runs[f"triton {method}"] = ("triton", {"method": method},
+                                            lambda x=x, y=y, m=method: sm.softmax(x, out=y, method=m))
+            if sweep and not quick:
+                if n <= sm.FUSED_MAX_COLS:
+                    for nw in (4, 8, 16, 32):
+                        runs[f"triton fused w{nw}"] = ("triton", {"method": "fused", "num_warps": nw},
+                                                       lambda x=x, y=y, w=nw: sm.softmax(
+                                                           x, out=y, method="fused", num_warps=w))
+                if n > 4096:
+                    for blk in (2048, 8192, 16384):
+                        runs[f"triton online b{blk}"] = ("triton", {"method": "online", "block_cols": blk},
+                                                         lambda x=x, y=y, c=blk: sm.softmax(
+                                                             x, out=y, method="online", block_cols=c))
+            for name, (kernel, extra, run) in runs.items():
+                label = f"{name} {dtype} {shape}"
+                method = extra.get("method", "torch")
+                yield Case(label, run, bytes_moved=moved, reference=copy_label, check=check_of(label, run),
+                           params={**params, "kernel": kernel, "method": method,
+                                   "num_warps": extra.get("num_warps"), "block_cols": extra.get("block_cols")},
+                           retime=(name in ("torch.softmax", "triton auto")))
+            del x, y
