@@ -278,3 +278,21 @@ def test_fraction_of_peak_bars_and_measured_series():
     with pytest.raises(ValueError, match="series"):
         plot_measured_series(ax2, {"bad": ([1.0], [-1.0])})
     plt.close("all")
+
+
+def test_ridge_point_groups():
+    import matplotlib.pyplot as plt
+
+    from gpuperf import roofline as rl
+    from gpuperf.plotting.roofline import plot_ridge_point_groups
+
+    rows = rl.ridge_rows(["V100 SXM2", "H100 SXM", "B200"])
+    fig, ax = plt.subplots()
+    plot_ridge_point_groups(ax, rows)
+    bars = [p for p in ax.patches if p.get_gid() == "ridge-bar"]
+    # fp16 for all three, fp8 for H100 and B200, fp4 for B200 only
+    assert len(bars) == 3 + 2 + 1
+    assert max(b.get_width() for b in bars) == pytest.approx(rows[2]["ridge_fp4"])
+    with pytest.raises(ValueError, match="dtypes"):
+        plot_ridge_point_groups(ax, rows, dtypes=("fp12",))
+    plt.close(fig)

@@ -170,3 +170,18 @@ def test_formats_table_rows():
     assert [r["name"] for r in formats_table_rows(["bf16", "fp16"])] == ["bf16", "fp16"]
     with pytest.raises(ValueError, match="fp7"):
         formats_table_rows(["fp7"])
+
+
+def test_chapter06_tables_render():
+    from gpuperf import roofline as rl
+    from gpuperf.tables import ANALYSIS_COLUMNS, RIDGE_COLUMNS, analysis_rows, format_table_html
+
+    html_text = format_table_html(rl.ridge_rows(["V100 SXM2", "B200"]), RIDGE_COLUMNS)
+    assert "B200" in html_text and "1,169" in html_text and DASH in html_text  # fp4 ridge; the V100 has no fp4
+    analyses = {"relu": rl.analyze(rl.relu(2**27), "H200 SXM")}
+    rows = analysis_rows(analyses)
+    assert rows[0]["percent_of_peak"] == pytest.approx(100 * analyses["relu"].fraction_of_peak)
+    text = format_table_html(rows, ANALYSIS_COLUMNS)
+    assert "memory" in text and "0.25" in text
+    with pytest.raises(ValueError, match="analyses"):
+        analysis_rows([1])

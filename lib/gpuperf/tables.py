@@ -195,3 +195,64 @@ def formats_table_rows(names: Sequence[str] | None = None) -> list[dict[str, str
             "specials": _SPECIALS_TEXT[f.specials],
         })
     return rows
+
+
+# ---- chapter 06: ridge points, roofline analyses, precision, the measured matmul sweep and chain ------------
+
+#: Columns for :func:`gpuperf.roofline.ridge_rows` with dtypes ("fp16", "fp8", "fp4").
+RIDGE_COLUMNS: tuple[Column, ...] = (
+    Column("name", "Device"),
+    Column("hbm_bytes_per_s", "HBM (TB/s)", 1e12, 2),
+    Column("peak_fp16", "FP16 (TFLOP/s)", _T, 0),
+    Column("ridge_fp16", "FP16 ridge (FLOP/B)", 1.0, 0),
+    Column("peak_fp8", "FP8 (TFLOP/s)", _T, 0),
+    Column("ridge_fp8", "FP8 ridge (FLOP/B)", 1.0, 0),
+    Column("peak_fp4", "FP4 (TFLOP/s)", _T, 0),
+    Column("ridge_fp4", "FP4 ridge (FLOP/B)", 1.0, 0),
+)
+
+#: Columns for :func:`analysis_rows`.
+ANALYSIS_COLUMNS: tuple[Column, ...] = (
+    Column("operation", "Operation"),
+    Column("flop", "GFLOP", 1e9, 2),
+    Column("bytes_moved", "MB moved", 1e6, 1),
+    Column("intensity", "FLOP/byte", 1.0, 2),
+    Column("bound", "Bound"),
+    Column("time_s", "Time \u2265 (\u00b5s)", 1e-6, 1),
+    Column("percent_of_peak", "Peak reachable (%)", 1.0, 2),
+)
+
+
+def analysis_rows(analyses: Mapping) -> list[dict[str, object]]:
+    """One row per ``{label: RooflineAnalysis}`` item, for :data:`ANALYSIS_COLUMNS`."""
+    if not isinstance(analyses, Mapping):
+        raise ValueError(f"analyses must be a mapping of labels to RooflineAnalysis, got {type(analyses).__name__}")
+    return [
+        {"operation": label, "flop": a.op.flop, "bytes_moved": a.op.bytes_moved,
+         "intensity": a.intensity_flop_per_byte, "bound": a.bound, "time_s": a.time_s,
+         "percent_of_peak": 100 * a.fraction_of_peak}
+        for label, a in analyses.items()
+    ]
+
+
+#: Columns for the precision table of chapter 06 (rows built there from dicts with these keys).
+PRECISION_COLUMNS: tuple[Column, ...] = (
+    Column("dtype", "Format"),
+    Column("peak", "Matrix peak (TFLOP/s)", _T, 0),
+    Column("ridge", "Ridge (FLOP/B)", 1.0, 0),
+    Column("relu", "ReLU intensity", 1.0, 3),
+    Column("gemv_time_s", "4096\u00b2 GEMV \u2265 (\u00b5s)", 1e-6, 2),
+    Column("threshold", "Smallest compute-bound N", 1.0, 0),
+)
+
+#: Columns for :func:`gpuperf.matmul_results.report_table_rows`.
+MATMUL_COLUMNS: tuple[Column, ...] = (
+    Column("shape", "m x k x n"),
+    Column("kind", "Kind"),
+    Column("intensity", "FLOP/byte", 1.0, 0),
+    Column("time_us", "Time (\u00b5s)", 1.0, 1),
+    Column("tflop_per_s", "TFLOP/s", 1.0, 0),
+    Column("tb_per_s", "TB/s", 1.0, 2),
+    Column("of_peak", "% of peak", 1.0, 1),
+    Column("of_bound", "% of roofline bound", 1.0, 1),
+)

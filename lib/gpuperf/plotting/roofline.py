@@ -283,3 +283,35 @@ def plot_measured_series(ax, series, *, legend_outside: bool = True):
     else:
         ax.legend(loc="lower right", fontsize=8)
     return ax
+
+
+def plot_ridge_point_groups(ax, rows, dtypes: Sequence[str] = ("fp16", "fp8", "fp4")):
+    """Grouped horizontal bars: for each device (rows of :func:`gpuperf.roofline.ridge_rows`), its ridge point
+    in each of ``dtypes`` (a missing unit leaves a gap). A log axis would hide the differences that matter
+    here, so the axis is linear. Returns ``ax``."""
+    rows = list(rows)
+    if not rows or not all(isinstance(r, dict) and "name" in r for r in rows):
+        raise ValueError(f"rows must be a non-empty list of ridge_rows dicts, got {rows!r}")
+    missing = [d for d in dtypes if f"ridge_{d}" not in rows[0]]
+    if missing or not dtypes:
+        raise ValueError(f"dtypes must name ridge columns of rows, got {dtypes!r}")
+    height = 0.8 / len(dtypes)
+    y = np.arange(len(rows))
+    top = 0.0
+    for j, d in enumerate(dtypes):
+        values = [r[f"ridge_{d}"] for r in rows]
+        offsets = y - 0.4 + height * (j + 0.5)
+        present = [(o, v) for o, v in zip(offsets, values) if v is not None]
+        if present:
+            ax.barh([o for o, _ in present], [v for _, v in present], height=height * 0.95,
+                    color=PALETTE[j % len(PALETTE)], label=d, gid="ridge-bar")
+            for o, v in present:
+                ax.annotate(f"{v:.0f}", (v, o), textcoords="offset points", xytext=(3, 0), va="center", fontsize=7)
+            top = max(top, max(v for _, v in present))
+    ax.set_yticks(y, [r["name"] for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlim(0, top * 1.12)
+    ax.set_xlabel("Ridge point of the matrix unit (FLOP/byte)")
+    ax.grid(axis="y", visible=False)
+    ax.legend(loc="lower right", fontsize=8)
+    return ax
