@@ -1,0 +1,172 @@
+"""The third regime: time a kernel spends waiting for the host (Python, the framework, the launch).
+
+A model in three numbers for one kernel (He, "Making Deep Learning Go Brrrr From First Principles", 2022):
+its compute time F / P, its memory time Q / B, and a fixed overhead t_o paid by the host to issue it::
+
+    time = max(F / P, Q / B) + t_o          (issued one at a time, waiting for each)
+
+When kernels are issued back to back the host runs ahead and the GPU overlaps its work with the next issue,
+so a long run of them takes ``max(gpu_time, host_time)`` per kernel (:func:`steady_state_time_s`): the GPU is
+busy only ``gpu_time / max(gpu_time, host_time)`` of the time (:func:`gpu_busy_fraction`). A CUDA Graph
+records the launches once and replays them with one call, cutting the host time per kernel from the cost of
+a Python-level launch (microseconds) to the replay cost (about a microsecond on an H200, measured in
+``book/data/overhead_h200.json``).
+
+The batch-doubling test: double the work; if the time barely changes, the kernel is overhead-bound
+(:func:`doubling_ratio`, :func:`regime_from_doubling`).
+
+Live CPU helpers (torch imported inside): :func:`count_aten_ops` counts the ATen operators a function
+dispatches (each a kernel launch on a GPU).
+
+This module imports neither torch nor triton at import time.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+REGIMES = ("overhead", "memory", "compute")
+
+
+def _check_nonneg(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def _check_pos(name: str, value: object) -> float:
+    value = _check_nonneg(name, value)
+    if value == 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class KernelTime:
+    """The three terms of one kernel's time (seconds) and which one decides it."""
+
+    compute_s: float
+    memory_s: float
+    overhead_s: float
+
+    @property
+    def time_s(self) -> float:
+        """Issued and waited for one at a time: max(compute, memory) + overhead."""
+        return max(self.compute_s, self.memory_s) + self.overhead_s
+
+    @property
+    def regime(self) -> str:
+        """The largest of the three terms: "overhead", "memory" or "compute"."""
+        terms = {"overhead": self.overhead_s, "memory": self.memory_s, "compute": self.compute_s}
+        return max(REGIMES, key=lambda r: terms[r])
+
+
+def kernel_time(flop: float, bytes_moved: float, peak_flop_per_s: float, bytes_per_s: float,
+                overhead_s: float) -> KernelTime:
+    """The model's terms for one kernel: F / P, Q / B and the fixed host overhead t_o."""
+    flop = _check_nonneg("flop", flop)
+    bytes_moved = _check_nonneg("bytes_moved", bytes_moved)
+    return KernelTime(flop / _check_pos("peak_flop_per_s", peak_flop_per_s),
+                      bytes_moved / _check_pos("bytes_per_s", bytes_per_s), _check_nonneg("overhead_s", overhead_s))
+
+
+def steady_state_time_s(gpu_time_s: float, host_time_s: float) -> float:
+    """Time per kernel in a long run of kernels issued back to back: max(GPU time, host time per kernel)."""
+    return max(_check_nonneg("gpu_time_s", gpu_time_s), _check_nonneg("host_time_s", host_time_s))
+
+
+def gpu_busy_fraction(gpu_time_s: float, host_time_s: float) -> float:
+    """Fraction of the time the GPU works in that run: gpu / max(gpu, host) (1 when the GPU is the bottleneck)."""
+    g = _check_pos("gpu_time_s", gpu_time_s)
+    return g / steady_state_time_s(g, host_time_s)
+
+
+def min_gpu_time_to_hide_host_s(host_time_s: float, busy_fraction: float = 1.0) -> float:
+    """Shortest GPU time per kernel for which the GPU stays busy ``busy_fraction`` of the time:
+    host_time x busy_fraction (a kernel shorter than its own launch leaves the GPU idle)."""
+    host = _check_nonneg("host_time_s", host_time_s)
+    if isinstance(busy_fraction, bool) or not isinstance(busy_fraction, numbers.Real) or not 0 < busy_fraction <= 1:
+        raise ValueError(f"busy_fraction must be in (0, 1], got {busy_fraction!r}")
+    return host * busy_fraction
+
+
+def sweep_times_s(sizes: Sequence[float], flop_per_size: float, bytes_per_size: float, peak_flop_per_s: float,
+                  bytes_per_s: float, host_time_s: float, flop_power: float = 1.0,
+                  bytes_power: float = 1.0) -> list[float]:
+    """Steady-state time per call over a size sweep: max(F(s) / P, Q(s) / B, host time) with
+    F(s) = flop_per_size s^flop_power and Q(s) = bytes_per_size s^bytes_power (an add: F = n, Q = 12 n in fp32;
+    an n x n matmul: F = 2 n^3, Q = 3 b n^2)."""
+    out = []
+    for s in sizes:
+        s = _check_pos("sizes", s)
+        gpu = max(flop_per_size * s**flop_power / _check_pos("peak_flop_per_s", peak_flop_per_s),
+                  bytes_per_size * s**bytes_power / _check_pos("bytes_per_s", bytes_per_s))
+        out.append(steady_state_time_s(gpu, host_time_s))
+    return out
+
+
+def doubling_ratio(time_at: Callable[[int], float], size: int) -> float:
+    """t(2 size) / t(size) for a timing function ``time_at(size) -> seconds``: near 1 when overhead-bound,
+    near 2 when the time is proportional to the work (memory- or compute-bound)."""
+    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
+        raise ValueError(f"size must be an integer >= 1, got {size!r}")
+    return _check_pos("time_at(2 size)", time_at(2 * size)) / _check_pos("time_at(size)", time_at(size))
+
+
+def regime_from_doubling(ratio: float, threshold: float = 1.5) -> str:
+    """"overhead" when doubling the work multiplied the time by less than ``threshold``, else "work-bound"
+    (memory or compute: the roofline of chapter 06 says which)."""
+    ratio = _check_pos("ratio", ratio)
+    return "overhead" if ratio < _check_pos("threshold", threshold) else "work-bound"
+
+
+def python_call_time_s(fn: Callable[[], object], number: int = 10_000, repeats: int = 5) -> float:
+    """Median over ``repeats`` of the wall time of ``number`` calls of ``fn``, per call (seconds)."""
+    for name, v in (("number", number), ("repeats", repeats)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        samples.append((time.perf_counter() - t0) / number)
+    samples.sort()
+    return samples[len(samples) // 2]
+
+
+def count_aten_ops(fn: Callable[[], object]) -> Counter:
+    """The ATen operators ``fn()`` dispatches, counted by name (``Counter``), through a
+    ``TorchDispatchMode``: every one is a separate kernel launch on a GPU. Views and factory calls count too."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    counts: Counter = Counter()
+
+    class _Count(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            counts[str(func.overloadpacket.__name__)] += 1
+            return func(*args, **(kwargs or {}))
+
+    with _Count():
+        fn()
+    return counts
+
+
+__all__ = [
+    "KernelTime",
+    "REGIMES",
+    "count_aten_ops",
+    "doubling_ratio",
+    "gpu_busy_fraction",
+    "kernel_time",
+    "min_gpu_time_to_hide_host_s",
+    "python_call_time_s",
+    "regime_from_doubling",
+    "steady_state_time_s",
+    "sweep_times_s",
+]

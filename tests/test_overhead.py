@@ -1,0 +1,78 @@
+"""Tests of gpuperf.overhead: the three-term model against hand values and its limits, the steady state,
+the doubling test, and the ATen op counter on the CPU."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuperf import overhead as oh
+
+pos = st.floats(min_value=1e-9, max_value=1e3, allow_nan=False)
+
+
+def test_kernel_time_terms_and_regimes():
+    kt = oh.kernel_time(flop=1e12, bytes_moved=1e9, peak_flop_per_s=1e15, bytes_per_s=1e12, overhead_s=5e-6)
+    assert kt.compute_s == pytest.approx(1e-3) and kt.memory_s == pytest.approx(1e-3)
+    assert kt.time_s == pytest.approx(1e-3 + 5e-6)
+    assert oh.kernel_time(1, 1, 1e15, 1e12, 5e-6).regime == "overhead"
+    assert oh.kernel_time(1e6, 1e9, 1e15, 1e12, 5e-6).regime == "memory"
+    assert oh.kernel_time(1e15, 1e9, 1e15, 1e12, 5e-6).regime == "compute"
+
+
+@settings(max_examples=100, deadline=None)
+@given(g=pos, h=pos)
+def test_steady_state_and_busy_fraction(g, h):
+    t = oh.steady_state_time_s(g, h)
+    assert t == max(g, h)
+    f = oh.gpu_busy_fraction(g, h)
+    assert 0 < f <= 1 and f == pytest.approx(g / max(g, h))
+    assert (f == 1.0) == (g >= h)
+
+
+def test_sweep_has_three_regimes():
+    sizes = [2**p for p in range(8, 29)]
+    times = oh.sweep_times_s(sizes, 1.0, 12.0, 60e12, 4e12, 5e-6)
+    assert times[0] == 5e-6  # flat: the host time
+    assert times[-1] == pytest.approx(12 * 2**28 / 4e12)  # memory-bound: bytes / B
+    mm = oh.sweep_times_s([64, 8192], 2.0, 6.0, 700e12, 4e12, 5e-6, flop_power=3, bytes_power=2)
+    assert mm[0] == 5e-6 and mm[1] == pytest.approx(2 * 8192**3 / 700e12)
+
+
+def test_doubling():
+    assert oh.doubling_ratio(lambda n: 5e-6 + n * 1e-12, 1000) == pytest.approx((5e-6 + 2e-9) / (5e-6 + 1e-9))
+    assert oh.doubling_ratio(lambda n: n * 1e-9, 1000) == pytest.approx(2.0)
+    assert oh.regime_from_doubling(1.05) == "overhead"
+    assert oh.regime_from_doubling(1.95) == "work-bound"
+
+
+def test_min_gpu_time_to_hide_host():
+    assert oh.min_gpu_time_to_hide_host_s(10e-6) == 10e-6
+    assert oh.min_gpu_time_to_hide_host_s(10e-6, 0.5) == 5e-6
+
+
+def test_python_call_time_is_positive():
+    assert oh.python_call_time_s(lambda: None, number=100, repeats=3) > 0
+
+
+def test_count_aten_ops_counts_dispatched_ops():
+    torch = pytest.importorskip("torch")
+    x = torch.randn(4, 4)
+    counts = oh.count_aten_ops(lambda: (x * 2 + 1).relu().sum())
+    assert counts["mul"] == 1 and counts["add"] == 1 and counts["relu"] == 1 and counts["sum"] == 1
+
+
+def test_bad_inputs_raise_value_error():
+    with pytest.raises(ValueError, match="peak_flop_per_s"):
+        oh.kernel_time(1, 1, 0, 1, 0)
+    with pytest.raises(ValueError, match="flop"):
+        oh.kernel_time(-1, 1, 1, 1, 0)
+    with pytest.raises(ValueError, match="busy_fraction"):
+        oh.min_gpu_time_to_hide_host_s(1e-6, 1.5)
+    with pytest.raises(ValueError, match="size"):
+        oh.doubling_ratio(lambda n: 1.0, 0)
+    with pytest.raises(ValueError, match="number"):
+        oh.python_call_time_s(lambda: None, number=0)
+    with pytest.raises(ValueError, match="gpu_time_s"):
+        oh.gpu_busy_fraction(0, 1)

@@ -1,0 +1,128 @@
+"""Tests of gpuperf.tiling: the counting tiled matmul against numpy and its closed forms, the L2 model
+against a brute-force enumeration, and wave quantization against NVIDIA's example and hand counts."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuperf import tiling as t
+
+dims = st.integers(min_value=1, max_value=40)
+tiles = st.integers(min_value=1, max_value=17)
+
+
+@settings(max_examples=60, deadline=None)
+@given(m=dims, n=dims, k=dims, tm=tiles, tn=tiles, tk=tiles, seed=st.integers(0, 2**31 - 1))
+def test_counted_product_is_exact_and_counts_equal_closed_form(m, n, k, tm, tn, tk, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((m, k))
+    b = rng.standard_normal((k, n))
+    io = t.tiled_matmul_io(a, b, tm, tn, tk)
+    np.testing.assert_allclose(io.product, a @ b, rtol=1e-12, atol=1e-12 * k)
+    cf = t.tiled_io_closed_form(m, n, k, tm, tn, tk)
+    assert (io.reads_a, io.reads_b, io.writes_c) == (cf.reads_a, cf.reads_b, cf.writes_c)
+    assert io.fast_memory_elements == cf.fast_memory_elements
+    assert io.reads_a == m * k * math.ceil(n / tn) and io.reads_b == k * n * math.ceil(m / tm)
+    assert io.writes_c == m * n and io.flop == 2 * m * n * k
+
+
+def test_naive_intensity_is_about_one_over_b():
+    io = t.naive_io(512, 512, 512)
+    assert io.reads_a + io.reads_b == 2 * 512**3
+    assert io.intensity_flop_per_byte(2) == pytest.approx(0.5, rel=1e-3)
+    tiled = t.tiled_io_closed_form(4096, 4096, 4096, 128, 128, 64)
+    # 2 / (b (1/128 + 1/128 + 1/4096)) for divisible shapes
+    assert tiled.intensity_flop_per_byte(2) == pytest.approx(2 / (2 * (2 / 128 + 1 / 4096)))
+
+
+def test_tile_intensity_and_fast_memory():
+    assert t.tile_intensity_flop_per_byte(128, 128, 4096, 2) == pytest.approx(
+        2 * 128 * 128 * 4096 / (2 * (128 * 4096 * 2 + 128 * 128)))
+    assert t.tile_fast_memory_bytes(128, 256, 64, 2, stages=3) == 128 * 256 * 4 + 3 * (128 * 64 + 64 * 256) * 2
+    t_max = t.max_square_tile(100_000, 2, tile_k=32)
+    assert t.tile_fast_memory_bytes(t_max, t_max, 32, 2) <= 100_000 < t.tile_fast_memory_bytes(
+        t_max + 16, t_max + 16, 32, 2)
+    assert t.max_square_tile(10, 2) == 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(m=st.integers(1, 300), n=st.integers(1, 300), tm=st.sampled_from([8, 16, 32]),
+       tn=st.sampled_from([8, 16, 32]), concurrent=st.integers(1, 70), order=st.sampled_from(t.ORDERS),
+       group=st.integers(1, 9))
+def test_l2_closed_form_equals_bruteforce(m, n, tm, tn, concurrent, order, group):
+    assert t.l2_traffic(m, n, 7, tm, tn, concurrent, order, group) == \
+        t.l2_traffic_bruteforce(m, n, 7, tm, tn, concurrent, order, group)
+
+
+def test_grouped_order_loads_fewer_panels_than_row_major():
+    # 32 x 32 tiles, 64 blocks at a time: row-major loads 2 A panels and all 32 B panels per wave;
+    # grouped by 8 loads 8 A and 8 B panels per wave.
+    row = t.l2_traffic(4096, 4096, 4096, 128, 128, 64, "row-major")
+    grp = t.l2_traffic(4096, 4096, 4096, 128, 128, 64, "grouped", 8)
+    assert (row.a_panels, row.b_panels) == (16 * 2, 16 * 32)
+    assert (grp.a_panels, grp.b_panels) == (16 * 8, 16 * 8)
+    assert grp.elements_read < row.elements_read
+
+
+def test_block_order_is_a_permutation():
+    for order in t.ORDERS:
+        blocks = t.block_order(5, 7, order, 3)
+        assert sorted(blocks) == [(i, j) for i in range(5) for j in range(7)]
+    assert t.block_order(4, 2, "grouped", 2)[:4] == [(0, 0), (1, 0), (0, 1), (1, 1)]
+
+
+def test_nvidia_wave_example():
+    # NVIDIA's Matrix Multiplication Background User's Guide: A100 (108 SMs), 256 x 128 tiles.
+    one = t.wave_quantization(2304, 1536, 4096, 256, 128, 108)
+    two = t.wave_quantization(2304, 1544, 4096, 256, 128, 108)
+    assert (one.tiles, one.waves, one.useful_fraction) == (108, 1, 1.0)
+    assert (two.tiles, two.waves) == (117, 2)
+    assert two.wave_useful_fraction == pytest.approx(117 / 216)
+    assert two.tile_useful_fraction == pytest.approx(2304 * 1544 / (117 * 256 * 128))
+
+
+@settings(max_examples=100, deadline=None)
+@given(m=st.integers(1, 5000), n=st.integers(1, 5000), k=st.integers(1, 5000),
+       tm=st.sampled_from([16, 64, 128, 256]), tn=st.sampled_from([16, 64, 128, 256]),
+       sms=st.integers(1, 200), per_sm=st.integers(1, 4))
+def test_wave_quantization_properties(m, n, k, tm, tn, sms, per_sm):
+    w = t.wave_quantization(m, n, k, tm, tn, sms, per_sm, peak_flop_per_s=1e15)
+    assert w.tiles == -(-m // tm) * -(-n // tn)
+    assert (w.waves - 1) * sms * per_sm < w.tiles <= w.waves * sms * per_sm
+    assert 0 < w.useful_fraction <= 1
+    # predicted rate = peak x useful fraction (every wave as slow as a full one)
+    assert w.predicted_flop_per_s == pytest.approx(1e15 * w.useful_fraction)
+
+
+def test_decode_shaped_m_wastes_the_tile():
+    w = t.wave_quantization(16, 4096, 4096, 128, 128, 132)
+    assert w.tile_useful_fraction == pytest.approx(16 / 128)
+
+
+def test_tile_choice_on_h200():
+    c = t.tile_choice("H200 SXM", 4096, 4096, 4096, 128, 256, 64, "bf16", stages=3)
+    assert c.shared_memory_bytes == 3 * (128 * 64 + 64 * 256) * 2
+    assert c.fits and c.blocks_per_sm == 1
+    assert c.quantization.tiles == 32 * 16 and c.quantization.waves == 4
+    huge = t.tile_choice("H200 SXM", 4096, 4096, 4096, 256, 256, 128, "bf16", stages=4)
+    assert not huge.fits
+
+
+def test_bad_inputs_raise_value_error():
+    with pytest.raises(ValueError, match="tile_m"):
+        t.tiled_io_closed_form(4, 4, 4, 0, 1, 1)
+    with pytest.raises(ValueError, match="a and b"):
+        t.tiled_matmul_io(np.ones((2, 3)), np.ones((2, 3)), 1, 1, 1)
+    with pytest.raises(ValueError, match="order"):
+        t.l2_traffic(4, 4, 4, 2, 2, 2, "column")
+    with pytest.raises(ValueError, match="sm_count"):
+        t.wave_quantization(4, 4, 4, 2, 2, 0)
+    with pytest.raises(ValueError, match="peak_flop_per_s"):
+        t.wave_quantization(4, 4, 4, 2, 2, 1, peak_flop_per_s=-1)
+    with pytest.raises(ValueError, match="efficiency"):
+        t.wave_quantization_on("H200 SXM", 4, 4, 4, 2, 2, efficiency=0)
