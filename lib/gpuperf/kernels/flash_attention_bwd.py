@@ -1,0 +1,547 @@
+"""The FlashAttention backward pass in Triton, and an autograd Function that trains with it.
+
+What this module shows: the backward pass of attention needs the probabilities P = softmax(scale Q K^T), an
+N x N matrix per head, but it does not need them *stored*. The forward pass keeps only O and the row
+log-sum-exp L (one float per query row); the backward pass recomputes each tile of P on chip,
+``P_ij = exp(scale q_i . k_j - L_i)``, uses it and throws it away (Dao et al. 2022, Algorithm 4; the work
+split of FlashAttention-2, Dao 2023, Section 3.2).
+
+The gradients, with S = scale Q K^T, P = softmax(S) row-wise and dO the gradient of the output:
+
+* ``dV = P^T dO``
+* ``dP = dO V^T``
+* ``dS = P * (dP - D)`` with ``D_i = sum_j P_ij dP_ij = rowsum(dO * O)_i`` (the identity that avoids P)
+* ``dQ = scale dS K`` and ``dK = scale dS^T Q``.
+
+Three kernels:
+
+* ``_preprocess_kernel``: ``D = rowsum(dO * O)`` in fp32, one row per query (reads O and dO once).
+* ``_dkdv_kernel``: one program per (key block, batch x head). It keeps ``K_j, V_j`` and the fp32
+  accumulators ``dK_j, dV_j`` on chip and streams every query block (Q, dO, L, D) past them.
+* ``_dq_kernel``: one program per (query block, batch x head). It keeps ``Q_i, dO_i`` and ``dQ_i`` on chip
+  and streams every key block (K, V) past them.
+
+Splitting dQ from dK/dV (as FlashAttention-2 and Triton's fused-attention tutorial do) avoids atomic adds
+at the price of recomputing ``S`` and ``dP`` a second time: 7 tile matmuls instead of 5. Benchmarks count the
+customary ``2.5 x 4 B H N_q N_k d`` FLOP (5 matmuls), halved for a causal mask.
+
+HBM bytes (b bytes per element, T_q = ceil(N_q / BLOCK_M) query blocks, T_k = ceil(N_k / BLOCK_N) key
+blocks of the respective kernel, per batch x head, ignoring the 4-byte L and D vectors):
+
+* preprocess: read O, dO (2 N_q d b), write D;
+* dK/dV: read K, V once (2 N_k d b), read Q and dO once per key block (2 T_k N_q d b), write dK, dV
+  (2 N_k d b);
+* dQ: read Q, dO once (2 N_q d b), read K and V once per query block (2 T_q N_k d b), write dQ (N_q d b).
+
+Traffic therefore grows like N^2 d^2 / (block size), like the forward pass (chapter 15 counts it exactly in
+``gpuperf.attention_backward``); what no longer grows like N^2 is memory: nothing of size N x N exists.
+
+The causal mask is top-left aligned, as in ``scaled_dot_product_attention(is_causal=True)``: query i sees
+keys j <= i. Blocks entirely above the diagonal are skipped, and only blocks that cross it apply the mask.
+
+**Where it runs.** On a machine without a CUDA GPU, ``gpuperf.kernels`` switches on Triton's interpreter
+before this module is imported; the wrappers then take CPU tensors in fp32 or fp16 (bf16 is refused there:
+the interpreter cannot do bf16 arithmetic). With a GPU they take CUDA tensors in fp16, bf16 and fp32.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import torch
+import triton
+import triton.language as tl
+
+from gpuperf.kernels import interpreter_enabled
+
+#: True when this module's kernels were defined for Triton's interpreter (fixed at import, see
+#: ``gpuperf.kernels``).
+INTERPRETED = interpreter_enabled()
+
+#: Head dimensions the kernels are compiled for (``tl.arange`` needs a power of two; 16 is ``tl.dot``'s
+#: smallest tile side).
+HEAD_DIMS = (16, 32, 64, 128)
+
+#: Storage dtypes, with the short names used in recorded results.
+DTYPE_NAMES = {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32"}
+
+_LOG2E = 1.4426950408889634
+
+
+@dataclass(frozen=True)
+class BackwardConfig:
+    """Tile sizes and launch options of the two main backward kernels.
+
+    ``dkdv_block_m`` x ``dkdv_block_n``: query rows x key rows of one tile in the dK/dV kernel (the program
+    owns ``dkdv_block_n`` keys); ``dq_block_m`` x ``dq_block_n`` likewise in the dQ kernel (the program owns
+    ``dq_block_m`` queries). ``num_warps`` and ``num_stages`` are Triton launch options (ignored by the
+    interpreter).
+    """
+
+    dkdv_block_m: int
+    dkdv_block_n: int
+    dq_block_m: int
+    dq_block_n: int
+    num_warps: int = 4
+    num_stages: int = 3
+
+    def __post_init__(self) -> None:
+        for name in ("dkdv_block_m", "dkdv_block_n", "dq_block_m", "dq_block_n"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 16 or value & (value - 1):
+                raise ValueError(f"{name} must be a power of two >= 16, got {value!r}")
+        if self.num_warps not in (1, 2, 4, 8, 16):
+            raise ValueError(f"num_warps must be 1, 2, 4, 8 or 16, got {self.num_warps!r}")
+        if not isinstance(self.num_stages, int) or not 1 <= self.num_stages <= 8:
+            raise ValueError(f"num_stages must be an integer in [1, 8], got {self.num_stages!r}")
+
+
+#: Tile sizes per head dimension on a GPU, chosen by a sweep on an NVIDIA H200 (bench/NOTES.md, "bwd").
+GPU_CONFIGS = {
+    16: BackwardConfig(32, 128, 128, 32, num_warps=4, num_stages=3),
+    32: BackwardConfig(32, 128, 128, 32, num_warps=4, num_stages=3),
+    64: BackwardConfig(32, 128, 128, 32, num_warps=4, num_stages=3),
+    128: BackwardConfig(32, 128, 128, 32, num_warps=8, num_stages=2),
+}
+
+#: Under the interpreter every program instance costs about half a millisecond, whatever its size: one
+#: tile size for all head dimensions, small enough that tests at N ~ 100 cross several blocks.
+INTERPRETER_CONFIG = BackwardConfig(16, 32, 32, 16, num_warps=4, num_stages=1)
+
+
+def default_config(head_dim: int) -> BackwardConfig:
+    """The tile sizes :func:`flash_attention_backward` uses for ``head_dim`` in the current mode."""
+    if head_dim not in HEAD_DIMS:
+        raise ValueError(f"head_dim must be one of {HEAD_DIMS}, got {head_dim!r}")
+    return INTERPRETER_CONFIG if INTERPRETED else GPU_CONFIGS[head_dim]
+
+
+# --------------------------------------------------------------------------------------------------------
+# Plain torch references (readable, and the float64 ground truth of the tests).
+# --------------------------------------------------------------------------------------------------------
+
+
+def _causal_mask(n_q: int, n_k: int, device) -> torch.Tensor:
+    """True where query i may see key j (top-left aligned: j <= i), shape (n_q, n_k)."""
+    i = torch.arange(n_q, device=device)[:, None]
+    j = torch.arange(n_k, device=device)[None, :]
+    return j <= i
+
+
+def attention_forward_torch(q, k, v, causal: bool = False, softmax_scale: float | None = None):
+    """Standard attention in float64, returning ``(o, lse)`` (lse natural-log, float64, shape (B, H, N_q)).
+
+    Materialises the N_q x N_k scores: a reference for small shapes, not a fast path.
+    """
+    scale = 1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None else float(softmax_scale)
+    q64, k64, v64 = q.double(), k.double(), v.double()
+    s = scale * q64 @ k64.transpose(-1, -2)
+    if causal:
+        s = s.masked_fill(~_causal_mask(q.shape[-2], k.shape[-2], q.device), float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.exp(s - lse[..., None])
+    return p @ v64, lse
+
+
+def attention_backward_tiled_torch(q, k, v, o, lse, do, causal: bool = False,
+                                   softmax_scale: float | None = None, block_rows: int = 16,
+                                   block_cols: int = 16):
+    """The recomputed backward pass in plain PyTorch, tile by tile (same algorithm as the Triton kernels).
+
+    Loops over key blocks (outer) and query blocks (inner) like the paper's Algorithm 4, recomputing each
+    tile ``P_ij = exp(scale Q_i K_j^T - L_i)`` from the saved ``lse``; never forms an N x N matrix. Works in
+    the dtype of its inputs (float64 for ``gradcheck``). Returns ``(dq, dk, dv)``.
+    """
+    scale = 1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None else float(softmax_scale)
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    delta = (do * o).sum(-1)  # D_i = rowsum(dO * O)
+    dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
+    for j0 in range(0, n_k, block_cols):
+        kj, vj = k[..., j0:j0 + block_cols, :], v[..., j0:j0 + block_cols, :]
+        dkj, dvj = torch.zeros_like(kj), torch.zeros_like(vj)
+        first_row = (j0 // block_rows) * block_rows if causal else 0
+        for i0 in range(first_row, n_q, block_rows):
+            rows = slice(i0, i0 + block_rows)
+            qi, doi = q[..., rows, :], do[..., rows, :]
+            p = torch.exp(scale * qi @ kj.transpose(-1, -2) - lse[..., rows, None])
+            if causal:
+                mask = _causal_mask(n_q, n_k, q.device)[rows, j0:j0 + block_cols]
+                p = p.masked_fill(~mask, 0.0)
+            dvj = dvj + p.transpose(-1, -2) @ doi
+            dp = doi @ vj.transpose(-1, -2)
+            ds = p * (dp - delta[..., rows, None])
+            dq[..., rows, :] += scale * ds @ kj
+            dkj = dkj + scale * ds.transpose(-1, -2) @ qi
+        dk[..., j0:j0 + block_cols, :] = dkj
+        dv[..., j0:j0 + block_cols, :] = dvj
+    return dq, dk, dv
+
+
+class TiledAttentionFunction(torch.autograd.Function):
+    """Forward: :func:`attention_forward_torch`; backward: :func:`attention_backward_tiled_torch`.
+
+    Exists so that ``torch.autograd.gradcheck`` can check the tiled, recomputing backward against finite
+    differences in float64 (the Triton kernels cannot run in float64).
+    """
+
+    @staticmethod
+    def forward(ctx, q, k, v, causal=False, softmax_scale=None, block_rows=16, block_cols=16):
+        o, lse = attention_forward_torch(q, k, v, causal, softmax_scale)
+        o, lse = o.to(q.dtype), lse.to(q.dtype)
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.options = (causal, softmax_scale, block_rows, block_cols)
+        return o
+
+    @staticmethod
+    def backward(ctx, do):
+        q, k, v, o, lse = ctx.saved_tensors
+        causal, scale, block_rows, block_cols = ctx.options
+        dq, dk, dv = attention_backward_tiled_torch(q, k, v, o, lse, do, causal, scale, block_rows,
+                                                    block_cols)
+        return dq, dk, dv, None, None, None, None
+
+
+# --------------------------------------------------------------------------------------------------------
+# Triton kernels.
+# --------------------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _preprocess_kernel(o_ptr, do_ptr, delta_ptr, stride_ob, stride_oh, stride_om, stride_dob, stride_doh,
+                       stride_dom, n_heads, n_q, BLOCK_M: tl.constexpr, HEAD_DIM: tl.constexpr):
+    # HBM bytes: read O and dO (2 N_q d b per head), write D (4 N_q).
+    pid_m = tl.program_id(0)
+    pid_bh = tl.program_id(1).to(tl.int64)
+    b = pid_bh // n_heads
+    h = pid_bh % n_heads
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    row_ok = offs_m < n_q
+    o = tl.load(o_ptr + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_om + offs_d[None, :],
+                mask=row_ok[:, None], other=0.0).to(tl.float32)
+    do = tl.load(do_ptr + b * stride_dob + h * stride_doh + offs_m[:, None] * stride_dom + offs_d[None, :],
+                 mask=row_ok[:, None], other=0.0).to(tl.float32)
+    tl.store(delta_ptr + pid_bh * n_q + offs_m, tl.sum(o * do, axis=1), mask=row_ok)
+
+
+@triton.jit
+def _dot(a, b, PRECISION: tl.constexpr):
+    if PRECISION == "default":
+        return tl.dot(a, b)
+    else:
+        return tl.dot(a, b, input_precision=PRECISION)
+
+
+@triton.jit
+def _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, stride_qm, stride_dom, offs_n, offs_d,
+                n_q, qk_scale_log2, start_m, end_m, BLOCK_M: tl.constexpr, APPLY_MASK: tl.constexpr,
+                PRECISION: tl.constexpr):
+    # Streams query blocks [start_m, end_m) past one key block, accumulating dK and dV (both unscaled).
+    offs_m0 = tl.arange(0, BLOCK_M)
+    for start in range(start_m, end_m, BLOCK_M):
+        offs_m = start + offs_m0
+        row_ok = offs_m < n_q
+        q = tl.load(q_base + offs_m[:, None] * stride_qm + offs_d[None, :], mask=row_ok[:, None], other=0.0)
+        do = tl.load(do_base + offs_m[:, None] * stride_dom + offs_d[None, :], mask=row_ok[:, None],
+                     other=0.0)
+        # Padded query rows get L = +inf, so their recomputed probabilities are exactly 0.
+        lse2 = tl.load(lse_base + offs_m, mask=row_ok, other=float("inf")) * 1.4426950408889634
+        delta = tl.load(delta_base + offs_m, mask=row_ok, other=0.0)
+        # Work with transposed tiles (keys x queries) so that no tile has to be transposed in registers.
+        s_t = _dot(k, tl.trans(q), PRECISION)
+        p_t = tl.math.exp2(s_t * qk_scale_log2 - lse2[None, :])
+        if APPLY_MASK:
+            p_t = tl.where(offs_m[None, :] >= offs_n[:, None], p_t, 0.0)
+        dv += _dot(p_t.to(do.dtype), do, PRECISION)
+        dp_t = _dot(v, tl.trans(do), PRECISION)
+        ds_t = p_t * (dp_t - delta[None, :])
+        dk += _dot(ds_t.to(q.dtype), q, PRECISION)
+    return dk, dv
+
+
+@triton.jit
+def _dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr,
+                 stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn,
+                 stride_vb, stride_vh, stride_vn, stride_dob, stride_doh, stride_dom,
+                 n_heads, n_q, n_k, qk_scale_log2, softmax_scale,
+                 CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                 HEAD_DIM: tl.constexpr, PRECISION: tl.constexpr):
+    # HBM bytes per program: read K_j, V_j once (2 BLOCK_N d b); read Q, dO (2 d b per query row), L and D
+    # (8 bytes per query row) once for each query block it visits; write dK_j, dV_j (2 BLOCK_N d b).
+    pid_n = tl.program_id(0)
+    pid_bh = tl.program_id(1).to(tl.int64)
+    b = pid_bh // n_heads
+    h = pid_bh % n_heads
+    start_n = pid_n * BLOCK_N
+    offs_n = start_n + tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    key_ok = offs_n < n_k
+    k = tl.load(k_ptr + b * stride_kb + h * stride_kh + offs_n[:, None] * stride_kn + offs_d[None, :],
+                mask=key_ok[:, None], other=0.0)
+    v = tl.load(v_ptr + b * stride_vb + h * stride_vh + offs_n[:, None] * stride_vn + offs_d[None, :],
+                mask=key_ok[:, None], other=0.0)
+    dk = tl.zeros([BLOCK_N, HEAD_DIM], dtype=tl.float32)
+    dv = tl.zeros([BLOCK_N, HEAD_DIM], dtype=tl.float32)
+    q_base = q_ptr + b * stride_qb + h * stride_qh
+    do_base = do_ptr + b * stride_dob + h * stride_doh
+    lse_base = lse_ptr + pid_bh * n_q
+    delta_base = delta_ptr + pid_bh * n_q
+    if CAUSAL:
+        # Query rows below start_n see none of these keys. Rows from `mid` on see all of them; the blocks
+        # between cross the diagonal and need the mask.
+        lo = (start_n // BLOCK_M) * BLOCK_M
+        mid = ((start_n + BLOCK_N - 1 + BLOCK_M - 1) // BLOCK_M) * BLOCK_M
+        mid = tl.minimum(mid, n_q)
+        dk, dv = _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, stride_qm, stride_dom,
+                             offs_n, offs_d, n_q, qk_scale_log2, lo, mid, BLOCK_M, True, PRECISION)
+        dk, dv = _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, stride_qm, stride_dom,
+                             offs_n, offs_d, n_q, qk_scale_log2, mid, n_q, BLOCK_M, False, PRECISION)
+    else:
+        dk, dv = _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, stride_qm, stride_dom,
+                             offs_n, offs_d, n_q, qk_scale_log2, 0, n_q, BLOCK_M, False, PRECISION)
+    dk *= softmax_scale
+    # dK and dV are written contiguous (B, H, N_k, d).
+    out_offsets = pid_bh * n_k * HEAD_DIM + offs_n[:, None] * HEAD_DIM + offs_d[None, :]
+    tl.store(dk_ptr + out_offsets, dk.to(dk_ptr.dtype.element_ty), mask=key_ok[:, None])
+    tl.store(dv_ptr + out_offsets, dv.to(dv_ptr.dtype.element_ty), mask=key_ok[:, None])
+
+
+@triton.jit
+def _dq_tiles(dq, q, do, lse2, delta, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, n_k,
+              qk_scale_log2, start_n, end_n, BLOCK_N: tl.constexpr, APPLY_MASK: tl.constexpr,
+              PRECISION: tl.constexpr):
+    # Streams key blocks [start_n, end_n) past one query block, accumulating dQ (unscaled). Padded key rows
+    # load as zeros, so their contribution dS K vanishes without a mask.
+    offs_n0 = tl.arange(0, BLOCK_N)
+    for start in range(start_n, end_n, BLOCK_N):
+        offs_n = start + offs_n0
+        key_ok = offs_n < n_k
+        k = tl.load(k_base + offs_n[:, None] * stride_kn + offs_d[None, :], mask=key_ok[:, None], other=0.0)
+        v = tl.load(v_base + offs_n[:, None] * stride_vn + offs_d[None, :], mask=key_ok[:, None], other=0.0)
+        s = _dot(q, tl.trans(k), PRECISION)
+        p = tl.math.exp2(s * qk_scale_log2 - lse2[:, None])
+        if APPLY_MASK:
+            p = tl.where(offs_m[:, None] >= offs_n[None, :], p, 0.0)
+        dp = _dot(do, tl.trans(v), PRECISION)
+        ds = p * (dp - delta[:, None])
+        dq += _dot(ds.to(k.dtype), k, PRECISION)
+    return dq
+
+
+@triton.jit
+def _dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr,
+               stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn,
+               stride_vb, stride_vh, stride_vn, stride_dob, stride_doh, stride_dom,
+               n_heads, n_q, n_k, qk_scale_log2, softmax_scale,
+               CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+               HEAD_DIM: tl.constexpr, PRECISION: tl.constexpr):
+    # HBM bytes per program: read Q_i, dO_i once (2 BLOCK_M d b) with their L and D; read K, V once for
+    # each key block it visits (2 BLOCK_N d b each); write dQ_i (BLOCK_M d b).
+    pid_m = tl.program_id(0)
+    pid_bh = tl.program_id(1).to(tl.int64)
+    b = pid_bh // n_heads
+    h = pid_bh % n_heads
+    start_m = pid_m * BLOCK_M
+    offs_m = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    row_ok = offs_m < n_q
+    q = tl.load(q_ptr + b * stride_qb + h * stride_qh + offs_m[:, None] * stride_qm + offs_d[None, :],
+                mask=row_ok[:, None], other=0.0)
+    do = tl.load(do_ptr + b * stride_dob + h * stride_doh + offs_m[:, None] * stride_dom + offs_d[None, :],
+                 mask=row_ok[:, None], other=0.0)
+    lse2 = tl.load(lse_ptr + pid_bh * n_q + offs_m, mask=row_ok, other=float("inf")) * 1.4426950408889634
+    delta = tl.load(delta_ptr + pid_bh * n_q + offs_m, mask=row_ok, other=0.0)
+    dq = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    k_base = k_ptr + b * stride_kb + h * stride_kh
+    v_base = v_ptr + b * stride_vb + h * stride_vh
+    if CAUSAL:
+        # Keys below `mid` are visible to every row of this block; keys in [mid, end) cross the diagonal.
+        end = tl.minimum(start_m + BLOCK_M, n_k)
+        mid = tl.minimum(((start_m + 1) // BLOCK_N) * BLOCK_N, end)
+        dq = _dq_tiles(dq, q, do, lse2, delta, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, n_k,
+                       qk_scale_log2, 0, mid, BLOCK_N, False, PRECISION)
+        dq = _dq_tiles(dq, q, do, lse2, delta, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, n_k,
+                       qk_scale_log2, mid, end, BLOCK_N, True, PRECISION)
+    else:
+        dq = _dq_tiles(dq, q, do, lse2, delta, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, n_k,
+                       qk_scale_log2, 0, n_k, BLOCK_N, False, PRECISION)
+    dq *= softmax_scale
+    out_offsets = pid_bh * n_q * HEAD_DIM + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
+    tl.store(dq_ptr + out_offsets, dq.to(dq_ptr.dtype.element_ty), mask=row_ok[:, None])
+
+
+# --------------------------------------------------------------------------------------------------------
+# Validation and public wrappers.
+# --------------------------------------------------------------------------------------------------------
+
+
+def _check_attention_inputs(q, k, v) -> None:
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dim() != 4:
+            raise ValueError(f"{name} must be 4-D (batch, heads, seq_len, head_dim), got shape {tuple(t.shape)}")
+        if t.dtype not in DTYPE_NAMES:
+            raise ValueError(f"{name}.dtype must be one of {list(DTYPE_NAMES)}, got {t.dtype}")
+        if INTERPRETED:
+            if t.device.type != "cpu":
+                raise ValueError(f"{name} must be a CPU tensor under the Triton interpreter, got {t.device}")
+            if t.dtype == torch.bfloat16:
+                raise ValueError(f"{name}.dtype bfloat16 is not supported by the Triton interpreter "
+                                 "(use float16 or float32 on the CPU, bfloat16 on a GPU)")
+        elif t.device.type != "cuda":
+            raise ValueError(f"{name} must be a CUDA tensor, got {t.device}")
+    for name, t in (("k", k), ("v", v)):
+        if t.dtype != q.dtype:
+            raise ValueError(f"{name}.dtype must equal q.dtype {q.dtype}, got {t.dtype}")
+        if t.device != q.device:
+            raise ValueError(f"{name}.device must equal q.device {q.device}, got {t.device}")
+        if t.shape[:2] != q.shape[:2]:
+            raise ValueError(f"{name}.shape[:2] (batch, heads) must equal q's {tuple(q.shape[:2])}, "
+                             f"got {tuple(t.shape[:2])} (grouped-query attention is not supported)")
+        if t.shape[3] != q.shape[3]:
+            raise ValueError(f"{name}.shape[3] (head_dim) must equal q's {q.shape[3]}, got {t.shape[3]}")
+    if v.shape[2] != k.shape[2]:
+        raise ValueError(f"v.shape[2] (keys) must equal k.shape[2] {k.shape[2]}, got {v.shape[2]}")
+    if q.shape[3] not in HEAD_DIMS:
+        raise ValueError(f"q.shape[3] (head_dim) must be one of {HEAD_DIMS}, got {q.shape[3]}")
+    for name, t in (("q", q), ("k", k)):
+        if min(t.shape) < 1:
+            raise ValueError(f"{name} must not be empty, got shape {tuple(t.shape)}")
+
+
+def _check_causal_and_scale(causal, softmax_scale) -> float | None:
+    if not isinstance(causal, bool):
+        raise ValueError(f"causal must be a bool, got {causal!r}")
+    if softmax_scale is None:
+        return None
+    if (isinstance(softmax_scale, bool) or not isinstance(softmax_scale, numbers.Real)
+            or not math.isfinite(softmax_scale) or softmax_scale <= 0):
+        raise ValueError(f"softmax_scale must be None or a finite positive number, got {softmax_scale!r}")
+    return float(softmax_scale)
+
+
+def _unit_stride(t: torch.Tensor) -> torch.Tensor:
+    # The kernels address rows by stride and assume the head dimension is contiguous.
+    return t if t.stride(-1) == 1 else t.contiguous()
+
+
+def flash_attention_backward(q, k, v, o, lse, do, causal: bool = False, softmax_scale: float | None = None,
+                             *, config: BackwardConfig | None = None, fp32_precision: str = "ieee"):
+    """dQ, dK, dV of ``o = softmax(scale q k^T [+ causal mask]) v`` by recomputation from ``lse``.
+
+    Parameters
+    ----------
+    q: (B, H, N_q, d); k, v: (B, H, N_k, d); fp16, bf16 or fp32 (GPU), fp16 or fp32 (interpreter); d in
+        :data:`HEAD_DIMS`.
+    o, do: (B, H, N_q, d), the forward output and the gradient of the loss with respect to it.
+    lse: (B, H, N_q), the natural-log row log-sum-exp of the scaled, masked scores (float32 from the
+        forward kernel).
+    causal: top-left aligned causal mask (query i sees keys j <= i).
+    softmax_scale: defaults to 1/sqrt(d).
+    config: tile sizes (default :func:`default_config`).
+    fp32_precision: ``"ieee"`` (exact fp32 products) or ``"tf32"`` for fp32 inputs; ignored otherwise.
+
+    Returns ``(dq, dk, dv)``, contiguous, in q's dtype. Raises ``ValueError`` naming a bad argument.
+    """
+    _check_attention_inputs(q, k, v)
+    scale = _check_causal_and_scale(causal, softmax_scale)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    batch, heads, n_q, head_dim = q.shape
+    n_k = k.shape[2]
+    for name, t in (("o", o), ("do", do)):
+        if not isinstance(t, torch.Tensor) or t.shape != q.shape:
+            shape = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+            raise ValueError(f"{name} must be a tensor of q's shape {tuple(q.shape)}, got {shape}")
+        if t.device != q.device:
+            raise ValueError(f"{name}.device must equal q.device {q.device}, got {t.device}")
+        if t.dtype not in DTYPE_NAMES or (INTERPRETED and t.dtype == torch.bfloat16):
+            raise ValueError(f"{name}.dtype must be a supported float dtype, got {t.dtype}")
+    if not isinstance(lse, torch.Tensor) or lse.shape != q.shape[:3]:
+        shape = tuple(lse.shape) if isinstance(lse, torch.Tensor) else type(lse).__name__
+        raise ValueError(f"lse must be a tensor of shape {tuple(q.shape[:3])}, got {shape}")
+    if lse.device != q.device:
+        raise ValueError(f"lse.device must equal q.device {q.device}, got {lse.device}")
+    if fp32_precision not in ("ieee", "tf32"):
+        raise ValueError(f"fp32_precision must be 'ieee' or 'tf32', got {fp32_precision!r}")
+    if config is None:
+        config = default_config(head_dim)
+    elif not isinstance(config, BackwardConfig):
+        raise ValueError(f"config must be a BackwardConfig or None, got {type(config).__name__}")
+
+    q, k, v, o, do = (_unit_stride(t) for t in (q, k, v, o, do))
+    lse = lse.to(torch.float32).contiguous()
+    do = do.to(q.dtype)
+    precision = fp32_precision if q.dtype == torch.float32 else "default"
+    delta = torch.empty((batch, heads, n_q), device=q.device, dtype=torch.float32)
+    dq = torch.empty((batch, heads, n_q, head_dim), device=q.device, dtype=q.dtype)
+    dk = torch.empty((batch, heads, n_k, head_dim), device=q.device, dtype=q.dtype)
+    dv = torch.empty_like(dk)
+
+    pre_block = 64 if not INTERPRETED else 32
+    _preprocess_kernel[(triton.cdiv(n_q, pre_block), batch * heads)](
+        o, do, delta, o.stride(0), o.stride(1), o.stride(2), do.stride(0), do.stride(1), do.stride(2),
+        heads, n_q, BLOCK_M=pre_block, HEAD_DIM=head_dim)
+    common = (q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2),
+              v.stride(0), v.stride(1), v.stride(2), do.stride(0), do.stride(1), do.stride(2),
+              heads, n_q, n_k, scale * _LOG2E, scale)
+    _dkdv_kernel[(triton.cdiv(n_k, config.dkdv_block_n), batch * heads)](
+        q, k, v, do, lse, delta, dk, dv, *common, CAUSAL=causal, BLOCK_M=config.dkdv_block_m,
+        BLOCK_N=config.dkdv_block_n, HEAD_DIM=head_dim, PRECISION=precision,
+        num_warps=config.num_warps, num_stages=config.num_stages)
+    _dq_kernel[(triton.cdiv(n_q, config.dq_block_m), batch * heads)](
+        q, k, v, do, lse, delta, dq, *common, CAUSAL=causal, BLOCK_M=config.dq_block_m,
+        BLOCK_N=config.dq_block_n, HEAD_DIM=head_dim, PRECISION=precision,
+        num_warps=config.num_warps, num_stages=config.num_stages)
+    return dq, dk, dv
+
+
+def _forward(q, k, v, causal, softmax_scale):
+    from gpuperf.kernels.flash_attention import flash_attention_forward
+
+    return flash_attention_forward(q, k, v, causal=causal, softmax_scale=softmax_scale)
+
+
+class FlashAttentionFunction(torch.autograd.Function):
+    """Forward: ``gpuperf.kernels.flash_attention.flash_attention_forward`` (saves O and L);
+    backward: :func:`flash_attention_backward` (recomputes P tile by tile). Use :func:`flash_attention`."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, causal, softmax_scale):
+        o, lse = _forward(q, k, v, causal, softmax_scale)
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.causal = causal
+        ctx.softmax_scale = softmax_scale
+        return o
+
+    @staticmethod
+    def backward(ctx, do):
+        q, k, v, o, lse = ctx.saved_tensors
+        dq, dk, dv = flash_attention_backward(q, k, v, o, lse, do, ctx.causal, ctx.softmax_scale)
+        return dq, dk, dv, None, None
+
+
+def flash_attention(q, k, v, causal: bool = False, softmax_scale: float | None = None) -> torch.Tensor:
+    """Exact attention with a FlashAttention forward and backward: a drop-in for
+    ``torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=softmax_scale)``
+    in the cases it supports, differentiable with respect to q, k and v.
+
+    Supported: 4-D (B, H, N, d) tensors with equal B, H and d (no grouped-query attention), d in
+    :data:`HEAD_DIMS`, any N_q and N_k, fp16/bf16/fp32 on a GPU (fp16/fp32 under the interpreter), no
+    attention mask other than ``causal`` (top-left aligned, like SDPA's ``is_causal``), no dropout. Other
+    cases raise ``ValueError`` naming the argument.
+    """
+    _check_attention_inputs(q, k, v)
+    scale = _check_causal_and_scale(causal, softmax_scale)
+    # The forward kernel takes contiguous tensors; .contiguous() is free for those and differentiable.
+    q, k, v = (t.contiguous() for t in (q, k, v))
+    return FlashAttentionFunction.apply(q, k, v, causal, scale)
+
+
+__all__ = [
+    "BackwardConfig", "DTYPE_NAMES", "FlashAttentionFunction", "GPU_CONFIGS", "HEAD_DIMS", "INTERPRETED",
+    "INTERPRETER_CONFIG", "TiledAttentionFunction", "attention_backward_tiled_torch",
+    "attention_forward_torch", "default_config", "flash_attention", "flash_attention_backward",
+]
