@@ -1,0 +1,77 @@
+"""Figures of chapter 08: tiles coloured by the wave that runs them, intensity against tile size, and the
+recorded Triton-vs-cuBLAS sweep with the tile-and-wave model drawn over it."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+from matplotlib.colors import ListedColormap
+
+from gpuperf.plotting.style import PALETTE
+from gpuperf.tiling import WaveQuantization
+
+
+def plot_tile_grid(ax, wq: WaveQuantization, max_waves_shown: int = 6):
+    """The output matrix as its grid of tiles (the true m x n in thick outline), each tile coloured by the
+    wave it runs in when tiles are handed to SMs in row-major order; the unused part of edge tiles hatched."""
+    tiles_m = -(-wq.m // wq.tile_m)
+    tiles_n = -(-wq.n // wq.tile_n)
+    wave = (np.arange(tiles_m * tiles_n) // wq.wave_size).reshape(tiles_m, tiles_n)
+    colours = ListedColormap([PALETTE[i % 6] for i in range(max_waves_shown)])
+    ax.imshow(np.minimum(wave, max_waves_shown - 1), cmap=colours, vmin=-0.5, vmax=max_waves_shown - 0.5,
+              extent=(0, tiles_n * wq.tile_n, tiles_m * wq.tile_m, 0), alpha=0.75, interpolation="nearest")
+    ax.add_patch(_rect(0, 0, wq.n, wq.m, fill=False, lw=2.0, ec="black"))
+    if wq.n % wq.tile_n:
+        ax.add_patch(_rect(wq.n, 0, tiles_n * wq.tile_n - wq.n, tiles_m * wq.tile_m, fill=False, hatch="//",
+                           lw=0, ec="0.3"))
+    if wq.m % wq.tile_m:
+        ax.add_patch(_rect(0, wq.m, tiles_n * wq.tile_n, tiles_m * wq.tile_m - wq.m, fill=False, hatch="//",
+                           lw=0, ec="0.3"))
+    ax.set_xlabel("n (columns of C)")
+    ax.set_ylabel("m (rows of C)")
+    ax.grid(False)
+    ax.set_title(f"{wq.tiles} tiles of {wq.tile_m}x{wq.tile_n}, {wq.wave_size} per wave: {wq.waves} wave"
+                 f"{'s' if wq.waves != 1 else ''}, {wq.useful_fraction:.0%} useful", fontsize=10)
+    return ax
+
+
+def _rect(x, y, w, h, **kw):
+    from matplotlib.patches import Rectangle
+
+    return Rectangle((x, y), w, h, **kw)
+
+
+def plot_intensity_vs_tile(ax, tiles: Sequence[int], intensities: Mapping[str, Sequence[float]],
+                           ridge_flop_per_byte: float | None = None, ridge_label: str = "ridge point"):
+    """Intensity (FLOP/byte) against square tile size t, one line per label; the device's ridge dashed."""
+    for label, values in intensities.items():
+        ax.plot(tiles, values, marker="o", label=label)
+    if ridge_flop_per_byte is not None:
+        ax.axhline(ridge_flop_per_byte, color="black", ls="--", lw=1.2, label=ridge_label)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("square tile size t (elements per side)")
+    ax.set_ylabel("intensity (FLOP/byte of HBM traffic)")
+    ax.legend()
+    return ax
+
+
+def plot_matmul_sweep(ax, rows: Sequence[Mapping], x_key: str, *, dtype: str, group: str,
+                      model: Mapping[str, Sequence[float]] | None = None, x_label: str = ""):
+    """Recorded TFLOP/s of cuBLAS and Triton over one group of shapes (x = ``x_key``), and optional model
+    lines ``{label: [TFLOP/s per x]}`` at the same x values."""
+    sel = [r for r in rows if r.get("group") == group and r.get("dtype") == dtype]
+    for kernel, marker in (("cublas", "s"), ("triton", "o")):
+        pts = sorted((r[x_key], r["flop_per_s"] / 1e12) for r in sel if str(r["kernel"]).startswith(kernel))
+        if pts:
+            xs, ys = zip(*pts)
+            ax.plot(xs, ys, marker=marker, ms=4, label=f"{kernel} (measured)")
+    if model:
+        xs = sorted({r[x_key] for r in sel})
+        for label, ys in model.items():
+            ax.plot(xs, ys, ls="--", lw=1.3, label=label)
+    ax.set_xlabel(x_label or x_key)
+    ax.set_ylabel(f"{dtype} TFLOP/s")
+    ax.legend()
+    return ax
