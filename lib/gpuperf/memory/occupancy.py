@@ -68,7 +68,7 @@ def _int_arg(name: str, value, low: int) -> int:
     return value
 
 
-def occupancy(device: str | SMLimits, threads_per_block: int, registers_per_thread: int,
+def sm_occupancy(device: str | SMLimits, threads_per_block: int, registers_per_thread: int,
               shared_memory_per_block_bytes: int = 0, opt_in: bool = True) -> Occupancy:
     """Resident blocks per SM of a kernel on ``device`` (a part name such as ``"H200 SXM"``, a compute
     capability such as ``"9.0"``, or an :class:`~gpuperf.hardware.SMLimits`).
@@ -136,10 +136,10 @@ def max_registers_for_full_occupancy(device: str | SMLimits, threads_per_block: 
     """The most registers per thread at which ``threads_per_block`` still reaches the SM's maximum
     resident warps (as far as warps and blocks allow; shared memory left out)."""
     limits = device if isinstance(device, SMLimits) else get_sm_limits(device)
-    best = occupancy(limits, threads_per_block, 0).warps_per_sm
+    best = sm_occupancy(limits, threads_per_block, 0).warps_per_sm
     for regs in range(limits.max_registers_per_thread, -1, -1):
         try:
-            if occupancy(limits, threads_per_block, regs).warps_per_sm >= best:
+            if sm_occupancy(limits, threads_per_block, regs).warps_per_sm >= best:
                 return regs
         except ValueError:
             continue
