@@ -1102,3 +1102,16 @@ def get_tpu_core(name: str) -> TPUCore:
     if acc.name not in TPU_CORES:
         raise ValueError(f"name {name!r} is {acc.name}, not a TPU in {sorted(TPU_CORES)}")
     return TPU_CORES[acc.name]
+
+
+#: Host link of each GPU (bytes/s, both directions together, as the vendors print it; half each way).
+HOST_LINK_BYTES_PER_S = {
+    "A100 80GB SXM": 64e9,
+    "H100 SXM": 128e9,
+    "H200 SXM": 128e9,
+}
+HOST_LINK_SOURCES = {
+    "A100 80GB SXM": f"{_A100_DS}: PCIe Gen4 64 GB/s (both directions together)",
+    "H100 SXM": f"{_H100_DS}: PCIe Gen5 128 GB/s (both directions together)",
+    "H200 SXM": f"{_H200_DS}: PCIe Gen5 128 GB/s (both directions together)",
+}
