@@ -1,0 +1,76 @@
+"""gpuperf.littles_law: Little's law against hand computations and the hardware table."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpuperf import hardware, littles_law as ll
+
+pos = st.floats(1e-9, 1e13, allow_nan=False, allow_infinity=False)
+
+
+def test_h200_by_hand():
+    r = ll.in_flight_requirement("H200", 600e-9)
+    assert r.bytes_in_flight == pytest.approx(4.8e12 * 600e-9)  # 2.88 MB
+    assert r.bytes_in_flight_per_sm == pytest.approx(2.88e6 / 132)
+    assert r.warps_per_sm_needed == pytest.approx(2.88e6 / 132 / (32 * 16))
+    assert r.max_warps_per_sm == 64
+    assert r.fraction_of_max_warps == pytest.approx(r.warps_per_sm_needed / 64)
+    r4 = ll.in_flight_requirement("H200", 600e-9, loads_per_thread=4)
+    assert r4.warps_per_sm_needed == pytest.approx(r.warps_per_sm_needed / 4)
+
+
+@given(pos, pos)
+def test_little_product(b, t):
+    assert ll.required_bytes_in_flight(b, t) == pytest.approx(b * t)
+
+
+@given(st.lists(st.floats(0, 1e9), min_size=1, max_size=20), st.floats(1e-8, 1e-5), st.floats(1e9, 1e13))
+def test_model_is_monotone_and_capped(x, t, peak):
+    x = np.sort(np.array(x))
+    bw = ll.bandwidth_from_bytes_in_flight(x, t, peak)
+    assert (np.diff(bw) >= -1e-6 * peak).all()
+    assert (bw <= peak * (1 + 1e-12)).all()
+    below = x / t < peak
+    np.testing.assert_allclose(bw[below], x[below] / t)
+
+
+def test_every_gpu_has_a_row():
+    rows = ll.requirements_for_all_gpus(500e-9)
+    gpus = [n for n in hardware.accelerator_names() if hardware.get_accelerator(n).kind == "gpu"]
+    assert [r.accelerator for r in rows] == gpus
+    for r in rows:
+        assert r.bytes_in_flight == pytest.approx(hardware.get_accelerator(r.accelerator).hbm_bytes_per_s * 500e-9)
+
+
+def test_sweep_prediction_shape_and_values():
+    p = ll.predict_sweep([1, 2, 64], [1, 8], n_sms=132, latency_s=1e-6, peak_bytes_per_s=4e12)
+    assert p.bytes_per_s.shape == (2, 3)
+    assert p.bytes_in_flight_per_sm[0, 0] == 32 * 16
+    assert p.bytes_per_s[0, 0] == pytest.approx(132 * 512 / 1e-6)
+    assert p.bytes_per_s[1, 2] == 4e12  # 64 warps x 8 loads: 256 KiB per SM, past the knee
+
+
+def test_small_transfer():
+    s = ll.small_transfer(1e6, 600e-9, 4.8e12)
+    assert s.time_s == pytest.approx(600e-9 + 1e6 / 4.8e12)
+    assert s.fraction_of_peak == pytest.approx(1e6 / 4.8e12 / s.time_s)
+    big = ll.small_transfer(1e10, 600e-9, 4.8e12)
+    assert big.fraction_of_peak > 0.99
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: ll.required_bytes_in_flight(0, 1e-6), "bytes_per_s"),
+    (lambda: ll.required_bytes_in_flight(1e12, -1), "latency_s"),
+    (lambda: ll.in_flight_requirement("TPU v4", 1e-6), "accelerator"),
+    (lambda: ll.in_flight_requirement("H200", 1e-6, bytes_per_load=0), "bytes_per_load"),
+    (lambda: ll.in_flight_requirement("H200", 1e-6, loads_per_thread=1.5), "loads_per_thread"),
+    (lambda: ll.bandwidth_from_bytes_in_flight([-1.0], 1e-6, 1e12), "bytes_in_flight"),
+    (lambda: ll.bytes_in_flight_per_sm(-1, 1), "warps_per_sm"),
+    (lambda: ll.predict_sweep([1], [1], 0, 1e-6, 1e12), "n_sms"),
+    (lambda: ll.small_transfer(1e6, float("nan"), 1e12), "latency_s"),
+])
+def test_bad_input(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
