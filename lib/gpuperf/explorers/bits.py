@@ -7,8 +7,9 @@ explorer shows which case applies and the arithmetic. The pure functions here (:
 :func:`describe_pattern`, :func:`format_rows`, ...) return data or HTML strings and are what the widget
 calls; the widget (:class:`BitExplorer`) only wires controls to them. Only widgets that exist in both
 ipywidgets 7.7 (Colab) and 8 are used (``Dropdown``, ``ToggleButton``, ``Text``, ``HTML``, ``HBox``,
-``VBox``, ``Layout``), and all output is HTML held by ``HTML`` widgets, so a static page, whose widget
-state is saved at build time, shows the first state.
+``VBox``, ``Layout``), and all output is HTML held by ``HTML`` widgets. In the book build
+:func:`bit_explorer` returns the static explorer of :mod:`gpuperf.explorers.bits_static` instead (the same
+controls, run in the page by JavaScript that a browser test checks against these functions).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import ipywidgets as widgets
 import numpy as np
 
 from gpuperf import formats
+from gpuperf.explorers.bits_static import StaticBitExplorer
+from gpuperf.explorers.core import resolve_mode
 
 #: Formats offered by the explorer, widest first.
 EXPLORER_FORMATS: tuple[str, ...] = tuple(formats.FORMATS)
@@ -327,7 +330,22 @@ class BitExplorer(widgets.VBox):
         self.set_value(x)
 
 
-def bit_explorer(fmt: str = "bf16", value: float | str = 1.0, fmts: Sequence[str] = EXPLORER_FORMATS) -> BitExplorer:
+def bit_explorer(fmt: str = "bf16", value: float | str = 1.0, fmts: Sequence[str] = EXPLORER_FORMATS, *,
+                 mode: str | None = None):
     """A widget to toggle the bits of a ``fmt`` number and to see a typed ``value`` in every format of
-    ``fmts`` (see :class:`BitExplorer`). ``value`` may be a number or text such as ``"0.1"`` or ``"1/3"``."""
+    ``fmts`` (see :class:`BitExplorer`). ``value`` may be a number or text such as ``"0.1"`` or ``"1/3"``.
+
+    In the book build (:func:`gpuperf.explorers.core.resolve_mode`) it returns the static explorer of
+    :mod:`gpuperf.explorers.bits_static` instead: the same controls, run by JavaScript in the page.
+    """
+    if resolve_mode(mode) == "static":
+        fmts = tuple(formats.get_format(name).name for name in fmts)
+        try:
+            chosen = formats.get_format(fmt).name
+        except ValueError:
+            raise ValueError(f"fmt must be one of {list(fmts)}, got {fmt!r}") from None
+        if chosen not in fmts:
+            raise ValueError(f"fmt must be one of {list(fmts)}, got {fmt!r}")
+        x = parse_value(value) if isinstance(value, str) else float(value)
+        return StaticBitExplorer(chosen, x, fmts)
     return BitExplorer(fmt, value, fmts)
