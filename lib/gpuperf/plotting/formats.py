@@ -234,9 +234,12 @@ def plot_dot_error(ax, sweep: DotErrorSweep):
 # --------------------------------------------------------------------------------------------------
 
 def plot_quantization_errors(ax, errors: Mapping[str, Mapping[str, float]], *,
-                             ylabel: str = "relative error ‖x − x̂‖ / ‖x‖"):
-    """Grouped bars on a log axis: ``errors[group][scheme]`` (e.g. group = kind of data, scheme = format
-    and scaling). Every group must list the same schemes; errors must be positive and finite."""
+                             ylabel: str = "relative error ‖x − x̂‖ / ‖x‖ (%)"):
+    """A dot plot on a linear percent axis: ``errors[group][scheme]`` (e.g. group = kind of data or element
+    format, scheme = format or scaling). One column of dots per group, one marker and colour per scheme,
+    each dot labelled with its value. Dots, not bars: a bar's length would suggest a zero the data do not
+    have, and on a log axis it would mean nothing at all. Every group must list the same schemes; errors
+    must be positive and finite. Artists carry the gid ``dots-<scheme>``."""
     if not isinstance(errors, Mapping) or not errors:
         raise ValueError(f"errors must be a non-empty mapping group -> {{scheme: error}}, got {errors!r}")
     groups = list(errors)
@@ -246,16 +249,22 @@ def plot_quantization_errors(ax, errors: Mapping[str, Mapping[str, float]], *,
             raise ValueError(f"errors[{g!r}] must list the schemes {schemes}, got {list(errors[g])}")
         for s, v in errors[g].items():
             if not (isinstance(v, (int, float, np.floating)) and 0 < v < math.inf):
-                raise ValueError(f"errors[{g!r}][{s!r}] must be positive and finite (log axis), got {v!r}")
-    width = 0.8 / len(schemes)
+                raise ValueError(f"errors[{g!r}][{s!r}] must be positive and finite, got {v!r}")
     x = np.arange(len(groups))
+    offset = 0.12
+    top = 0.0
     for i, s in enumerate(schemes):
-        heights = [errors[g][s] for g in groups]
-        ax.bar(x + (i - (len(schemes) - 1) / 2) * width, heights, width, label=s,
-               color=PALETTE[i % len(PALETTE)], gid=f"bars-{s}")
+        xs = x + (i - (len(schemes) - 1) / 2) * offset
+        values = [100 * errors[g][s] for g in groups]
+        ax.plot(xs, values, linestyle="none", marker="osD^v"[i % 5], markersize=8, label=s,
+                color=PALETTE[i % len(PALETTE)], gid=f"dots-{s}")
+        for xi, v in zip(xs, values):
+            ax.annotate(f"{v:.2g}", (xi, v), textcoords="offset points", xytext=(6, -3), fontsize=8)
+        top = max(top, max(values))
     ax.set_xticks(x)
     ax.set_xticklabels(groups)
-    ax.set_yscale("log")
+    ax.set_xlim(-0.6, len(groups) - 0.4)
+    ax.set_ylim(0, top * 1.15)
     ax.set_ylabel(ylabel)
     ax.legend(loc="best")
     return ax
