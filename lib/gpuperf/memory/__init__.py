@@ -3,13 +3,14 @@ shared-memory bank conflicts, and occupancy. Pure functions returning dataclasse
 :mod:`gpuperf.plotting.memory`."""
 
 from gpuperf.memory.banks import BankAccess, bank_access, column_read, row_chunk_read, tile_offsets, xor_swizzle_chunk
+from gpuperf.memory.hierarchy import Level, hierarchy_levels
 from gpuperf.memory.coalescing import (LoadCounts, WarpLoad, count_loads, pattern_addresses,
                                        strided_sectors_per_request, warp_load)
 from gpuperf.memory.occupancy import (InFlight, Occupancy, bytes_in_flight, max_registers_for_full_occupancy,
                                       sm_occupancy)
 
 __all__ = [
-    "BankAccess", "bank_access", "column_read", "row_chunk_read", "tile_offsets", "xor_swizzle_chunk",
+    "Level", "hierarchy_levels", "BankAccess", "bank_access", "column_read", "row_chunk_read", "tile_offsets", "xor_swizzle_chunk",
     "LoadCounts", "WarpLoad", "count_loads", "pattern_addresses", "strided_sectors_per_request", "warp_load",
     "InFlight", "Occupancy", "bytes_in_flight", "max_registers_for_full_occupancy", "sm_occupancy",
 ]

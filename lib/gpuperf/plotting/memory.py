@@ -1,0 +1,132 @@
+"""Figures of chapter 04: the memory hierarchy, coalescing, bank conflicts and occupancy.
+
+Every function draws on an ``ax`` it is given (so notebooks use :func:`gpuperf.plotting.style.new_figure`
+and explorers a bare ``matplotlib.figure.Figure``) and returns it.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from gpuperf.memory.banks import NUM_BANKS, BankAccess
+from gpuperf.memory.hierarchy import Level
+from gpuperf.plotting.style import PALETTE
+
+
+def plot_hierarchy(ax, levels_by_device: Mapping[str, Sequence[Level]]):
+    """Capacity (x) against bandwidth (y) of each level with both figures, one marker style per device."""
+    markers = ("o", "s", "^", "D")
+    for d, (device, levels) in enumerate(levels_by_device.items()):
+        pts = [(lv.capacity_bytes, lv.bytes_per_s, lv.name) for lv in levels
+               if lv.capacity_bytes and lv.bytes_per_s]
+        xs, ys, names = zip(*pts)
+        ax.plot(xs, ys, marker=markers[d % len(markers)], linestyle="-", color=PALETTE[d], label=device,
+                markersize=7)
+        for x, y, name in pts:
+            ax.annotate(name, (x, y), textcoords="offset points", xytext=(6, 4 if d == 0 else -12),
+                        fontsize=8, color=PALETTE[d])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("capacity of the level, whole chip (bytes)")
+    ax.set_ylabel("bandwidth (bytes/s)")
+    ax.legend(loc="upper right")
+    return ax
+
+
+def plot_latency(ax, latency_cycles: Mapping[str, float], clock_hz: float | None = None):
+    """Horizontal bars of measured latency per level (SM cycles; nanoseconds at ``clock_hz`` if given)."""
+    names = list(latency_cycles)
+    values = [latency_cycles[n] for n in names]
+    y = np.arange(len(names))
+    ax.barh(y, values, color=PALETTE[0])
+    ax.set_yticks(y, names)
+    ax.invert_yaxis()
+    for yi, v in zip(y, values):
+        label = f"{v:.0f} cycles" + (f" = {v / clock_hz * 1e9:.0f} ns" if clock_hz else "")
+        ax.text(v, yi, "  " + label, va="center", fontsize=8)
+    ax.set_xlabel("latency of one dependent load (SM cycles)")
+    ax.set_xlim(0, max(values) * 1.6)
+    ax.grid(axis="y", visible=False)
+    return ax
+
+
+def plot_sectors_vs_stride(ax, strides: Sequence[int], predicted: Sequence[float],
+                           measured: Sequence[float] | None = None):
+    """Sectors per warp request against stride: the simulator's line and, if given, measured points."""
+    ax.plot(strides, predicted, color=PALETTE[0], label="simulator (gpuperf.memory)")
+    if measured is not None:
+        ax.plot(strides, measured, "o", color=PALETTE[1], markersize=5, label="Nsight Compute, H200")
+    ax.set_xlabel("stride between neighbouring threads (4-byte elements)")
+    ax.set_ylabel("32-byte sectors per warp request")
+    ax.set_ylim(0, 34)
+    ax.legend(loc="lower right")
+    return ax
+
+
+def plot_bandwidth_vs_stride(ax, strides: Sequence[int], useful_bytes_per_s: Sequence[float],
+                             copy_bytes_per_s: float | None = None):
+    """Useful load bandwidth (bytes the threads asked for, per second) against stride, with 1/s and 1/8."""
+    strides = np.asarray(strides)
+    useful = np.asarray(useful_bytes_per_s)
+    ax.plot(strides, useful / 1e9, "o-", color=PALETTE[0], markersize=4, label="measured (useful bytes)")
+    base = useful[0]
+    model = base / np.minimum(strides, 8)
+    ax.plot(strides, model / 1e9, "--", color=PALETTE[1], label="stride-1 rate / min(s, 8)")
+    if copy_bytes_per_s:
+        ax.axhline(copy_bytes_per_s / 1e9, color=PALETTE[6], linewidth=1, linestyle=":",
+                   label="device copy, same run")
+    ax.set_yscale("log")
+    ax.set_xlabel("stride between neighbouring threads (4-byte elements)")
+    ax.set_ylabel("useful bandwidth (GB/s)")
+    ax.legend(loc="upper right")
+    return ax
+
+
+def plot_bank_access(ax, access: BankAccess, title: str | None = None):
+    """Distinct words each bank must deliver, per phase (stacked): the tallest bar is the conflict degree."""
+    table = np.array(access.words_per_bank)
+    bottom = np.zeros(NUM_BANKS)
+    for p, row in enumerate(table):
+        label = f"phase {p + 1}" if len(table) > 1 else None
+        ax.bar(np.arange(NUM_BANKS), row, bottom=bottom, color=PALETTE[p % len(PALETTE)], label=label,
+               edgecolor="white", linewidth=0.5)
+        bottom = bottom + row
+    ax.set_xlim(-0.7, NUM_BANKS - 0.3)
+    ax.set_xticks(range(0, NUM_BANKS, 4))
+    ax.set_xlabel("bank")
+    ax.set_ylabel("distinct 4-byte words")
+    top = max(4, int(bottom.max()) + 1)
+    ax.set_ylim(0, top)
+    if len(table) > 1:
+        ax.legend(loc="upper right", ncol=len(table))
+    ax.set_title(title or f"{access.wavefronts} wavefront(s), {access.ideal_wavefronts} needed")
+    ax.grid(axis="x", visible=False)
+    return ax
+
+
+def plot_bank_cases(ax, labels: Sequence[str], predicted: Sequence[float], measured: Sequence[float] | None = None):
+    """Wavefronts per warp instruction for named cases: predicted bars, measured markers."""
+    y = np.arange(len(labels))
+    ax.barh(y, predicted, color=PALETTE[0], alpha=0.8, label="simulator")
+    if measured is not None:
+        ax.plot(measured, y, "D", color=PALETTE[1], markersize=6, label="Nsight Compute, H200")
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("shared-memory wavefronts per warp instruction (log scale)")
+    ax.legend(loc="lower right")
+    ax.grid(axis="y", visible=False)
+    return ax
+
+
+def plot_occupancy_curve(ax, x: Sequence[float], occupancy: Sequence[float], label: str, *, xlabel: str,
+                         color_index: int = 0):
+    """One staircase of occupancy against a resource (registers per thread or shared memory per block)."""
+    ax.step(x, occupancy, where="post", color=PALETTE[color_index % len(PALETTE)], label=label)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("occupancy (resident warps / 64)")
+    ax.set_ylim(0, 1.05)
+    ax.legend(loc="upper right")
+    return ax
