@@ -25,7 +25,8 @@ Names (stable; chapters 12-16 use them):
   diagonal; ``block_mask`` (a T_r x T_c boolean array) skips blocks for block-sparse attention.
 * Closed forms: :func:`standard_io`, :func:`flash_io` (exact element counts, equal to the counters for any
   N, d, block sizes), :func:`flash_block_sizes` (from on-chip memory M), :func:`theorem2_flash_accesses`
-  (``N^2 d^2 / M``), :func:`on_chip_elements`, :func:`attention_memory_bytes` (what stays in HBM for the
+  (``N^2 d^2 / M``), :func:`on_chip_elements`, :func:`compare_traffic` -> :class:`TrafficComparison` (the
+  explorer's model), :func:`attention_memory_bytes` (what stays in HBM for the
   backward pass: P, or only the row statistics).
 """
 
@@ -534,6 +535,55 @@ def flash_io(n_q: int, n_k: int, head_dim: int, block_rows: int, block_cols: int
     return IOCount(reads, n_q * d + n_q)
 
 
+@dataclass(frozen=True)
+class TrafficComparison:
+    """HBM traffic of standard attention and of FlashAttention for one head (elements), with the on-chip
+    footprint of a FlashAttention step, the passes over K/V and over Q/O, and what each keeps in HBM."""
+
+    n_seq: int
+    head_dim: int
+    sram_elements: int
+    loop_order: str
+    causal: bool
+    block_rows: int
+    block_cols: int
+    standard: IOCount
+    flash: IOCount
+    on_chip_elements: int
+    kv_passes: int
+    qo_passes: int
+    standard_stored_elements: int  # S and P (N^2 each) written to HBM; P kept for the backward pass
+    flash_stored_elements: int  # the row statistics: m and l (kv_outer) or L (q_outer)
+
+    @property
+    def traffic_ratio(self) -> float:
+        """Standard traffic over FlashAttention traffic."""
+        return self.standard.total / self.flash.total
+
+    @property
+    def fits_on_chip(self) -> bool:
+        return self.on_chip_elements <= self.sram_elements
+
+
+def compare_traffic(n_seq: int, head_dim: int, sram_elements: int, loop_order: str = "kv_outer",
+                    block_rows: int | None = None, block_cols: int | None = None,
+                    causal: bool = False) -> TrafficComparison:
+    """The explorer's model: :func:`standard_io` against :func:`flash_io` for N = ``n_seq`` (queries and
+    keys), with block sizes from ``sram_elements`` (:func:`flash_block_sizes`) unless given."""
+    n, d = _check_int("n_seq", n_seq), _check_int("head_dim", head_dim)
+    br, bc = flash_block_sizes(sram_elements, d, loop_order)
+    br = _check_int("block_rows", block_rows) if block_rows is not None else br
+    bc = _check_int("block_cols", block_cols) if block_cols is not None else bc
+    t_r, t_c = math.ceil(n / br), math.ceil(n / bc)
+    flash = flash_io(n, n, d, br, bc, loop_order, causal)
+    return TrafficComparison(
+        n_seq=n, head_dim=d, sram_elements=int(sram_elements), loop_order=loop_order, causal=causal,
+        block_rows=br, block_cols=bc, standard=standard_io(n, n, d), flash=flash,
+        on_chip_elements=on_chip_elements(br, bc, d),
+        kv_passes=1 if loop_order == "kv_outer" else t_r, qo_passes=t_c if loop_order == "kv_outer" else 1,
+        standard_stored_elements=2 * n * n, flash_stored_elements=2 * n if loop_order == "kv_outer" else n)
+
+
 def theorem2_flash_accesses(n_seq: int, head_dim: int, sram_elements: int) -> float:
     """The order of FlashAttention's HBM accesses in Theorem 2: N^2 d^2 / M (elements, constant dropped)."""
     return float(n_seq) ** 2 * float(head_dim) ** 2 / float(_check_int("sram_elements", sram_elements))
@@ -554,7 +604,7 @@ def attention_memory_bytes(n_seq: int, batch: int, heads: int, layers: int = 1, 
 
 __all__ = [
     "FlashAttentionResult", "FlashStep", "IOCount", "IOCounter", "LOOP_ORDERS", "OnlineStep", "PartialState",
-    "SoftmaxResult", "StandardAttentionResult", "attention_mask", "attention_memory_bytes",
+    "SoftmaxResult", "StandardAttentionResult", "TrafficComparison", "compare_traffic", "attention_mask", "attention_memory_bytes",
     "blockwise_softmax_wrong", "flash_attention_forward", "flash_block_sizes", "flash_io", "merge_states",
     "on_chip_elements", "online_softmax", "partial_state", "safe_softmax", "standard_attention",
     "standard_io", "theorem2_flash_accesses",
