@@ -476,3 +476,36 @@ def test_rope_angles():
 def test_bad_input_raises_value_error_naming_the_argument(call, argument):
     with pytest.raises(ValueError, match=argument):
         call()
+
+
+# ---- stochastic rounding ---------------------------------------------------------------------------------
+def test_stochastic_round_picks_a_neighbour_and_is_unbiased():
+    from gpuperf.accumulation import stochastic_round
+    from gpuperf.formats import round_to_format, spacing
+
+    rng = np.random.default_rng(3)
+    x = np.full(200_000, 1.0 + 0.3 * 2**-7)  # 30% of the way from 1 to the next BF16 value
+    y = stochastic_round(x, "bf16", rng)
+    assert set(np.unique(y).tolist()) == {1.0, 1.0 + 2**-7}
+    assert abs(y.mean() - x[0]) < 5 * 2**-7 * np.sqrt(0.3 * 0.7 / x.size)  # within 5 standard errors
+    exact = round_to_format(rng.standard_normal(1000) * 100, "bf16")
+    assert np.array_equal(stochastic_round(exact, "bf16", rng), exact)  # representable values stay
+    z = rng.standard_normal(1000) * 10
+    r = stochastic_round(z, "fp16", rng)
+    assert np.all(np.abs(r - z) < spacing(z, "fp16")) and np.all(np.sign(r) == np.sign(z))
+    assert np.array_equal(round_to_format(r, "fp16"), r)
+    with pytest.raises(ValueError, match="fmt"):
+        stochastic_round(z, "fp64", rng)
+    with pytest.raises(ValueError, match="rng"):
+        stochastic_round(z, "bf16", 3)
+    with pytest.raises(ValueError, match="x must be finite"):
+        stochastic_round([np.inf], "bf16", rng)
+
+
+def test_stochastic_sum_escapes_swamping():
+    from gpuperf.accumulation import sum_values, sum_values_stochastic
+
+    updates = [1.0] + [1e-3] * 1000
+    assert sum_values(updates, "bf16") == 1.0  # round to nearest: swamped
+    results = [sum_values_stochastic(updates, "bf16", seed=s) for s in range(20)]
+    assert abs(np.mean(results) - 2.0) < 0.1

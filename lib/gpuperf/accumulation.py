@@ -196,6 +196,43 @@ def running_sum(values, accumulator: str = "fp32") -> np.ndarray:
     return out
 
 
+def stochastic_round(x, fmt: str, rng) -> np.ndarray:
+    """Round each of ``x`` (finite, within ``fmt``'s range) to one of its two neighbours in ``fmt``, the
+    upper one with probability equal to the fraction of the gap ``x`` has covered: ``E[result] = x``.
+
+    Representable values are returned unchanged. ``fmt``: a format of :mod:`gpuperf.formats` (not fp64);
+    ``rng``: a ``numpy.random.Generator``. Returns float64 of ``x``'s shape. (Gupta et al. 2015.)
+    """
+    _check_accumulator(fmt, "fmt")
+    if fmt == "fp64":
+        raise ValueError("fmt must be narrower than fp64, got 'fp64'")
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    values = np.asarray(x, dtype=np.float64)
+    fmt_obj = _formats.get_format(fmt)
+    if not np.all(np.isfinite(values)) or np.any(np.abs(values) > fmt_obj.max_value):
+        raise ValueError(f"x must be finite and within {fmt}'s range (|x| <= {fmt_obj.max_value:g})")
+    magnitude = np.abs(values)
+    gap = np.asarray(_formats.spacing(magnitude, fmt_obj), dtype=np.float64)
+    lower = np.floor(magnitude / gap) * gap  # exact: the grid of the binade is the multiples of gap
+    fraction = (magnitude - lower) / gap
+    up = rng.random(values.shape) < fraction
+    return np.copysign(np.where(up, lower + gap, lower), values)
+
+
+def sum_values_stochastic(values, accumulator: str, seed: int = 0) -> float:
+    """Sequential sum of a 1-D ``values`` where every addition is computed exactly and then stochastically
+    rounded to ``accumulator`` (:func:`stochastic_round`); the terms are taken as given."""
+    terms = _as_terms(values)
+    if terms.ndim != 1:
+        raise ValueError(f"values must be 1-D, got shape {terms.shape}")
+    rng = np.random.default_rng(seed)
+    total = 0.0
+    for t in terms:
+        total = float(stochastic_round(total + float(t), accumulator, rng))
+    return total
+
+
 def exact_sum(values) -> float:
     """The sum of ``values`` (a 1-D sequence of floats), correctly rounded to float64 (``math.fsum``)."""
     terms = _as_terms(values)
