@@ -17,7 +17,7 @@ from gpuperf.plotting.attention import traffic_figure
 
 N_VALUES = (1024, 4096, 16384, 65536)
 HEAD_DIMS = (64, 128)
-SRAM_KIB = (64, 128, 228)
+SRAM_KIB = (64, 228)  # a T4-class SM and the H200 (228 KiB of shared memory per SM)
 BLOCKS = (("from M (Algorithm 1)", "auto"), ("64 × 64", "64x64"), ("128 × 128", "128x128"))
 BYTES_PER_ELEMENT = 2
 CURVE_N = (1024, 2048, 4096, 8192, 16384, 32768, 65536)
@@ -77,7 +77,7 @@ def flash_controls():
     return [
         slider("n_seq", N_VALUES, default=16384, label="N"),
         dropdown("head_dim", HEAD_DIMS, default=64, label="d"),
-        slider("sram_kib", SRAM_KIB, default=128, label="M (KiB)"),
+        slider("sram_kib", SRAM_KIB, default=228, label="M (KiB)"),
         dropdown("blocks", BLOCKS, default="auto", label="blocks"),
         dropdown("loop_order", [("K/V outer (FA1)", "kv_outer"), ("Q outer (FA2)", "q_outer")],
                  default="kv_outer", label="loop order"),
