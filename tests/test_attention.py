@@ -177,3 +177,10 @@ def test_validation():
         at.safe_softmax(np.zeros((2, 2)))
     with pytest.raises(ValueError, match="mask must leave"):
         at.standard_attention(q, k, v, mask=np.zeros((4, 4), bool))
+
+
+def test_standard_ledger_sums_to_closed_form():
+    for shape in ((7, 9, 3), (4096, 4096, 64)):
+        ledger = at.standard_ledger(*shape)
+        total = at.standard_io(*shape)
+        assert sum(r for _, r, _ in ledger) == total.reads and sum(w for _, _, w in ledger) == total.writes

@@ -23,7 +23,7 @@ Names (stable; chapters 12-16 use them):
   read and written back each step); ``"q_outer"`` is FlashAttention-2's order (Q blocks outside, one
   final normalisation and one write of O and L per query block). Causal masks skip whole blocks above the
   diagonal; ``block_mask`` (a T_r x T_c boolean array) skips blocks for block-sparse attention.
-* Closed forms: :func:`standard_io`, :func:`flash_io` (exact element counts, equal to the counters for any
+* Closed forms: :func:`standard_io` (and its three steps, :func:`standard_ledger`), :func:`flash_io` (exact element counts, equal to the counters for any
   N, d, block sizes), :func:`flash_block_sizes` (from on-chip memory M), :func:`theorem2_flash_accesses`
   (``N^2 d^2 / M``), :func:`on_chip_elements`, :func:`compare_traffic` -> :class:`TrafficComparison` (the
   explorer's model), :func:`attention_memory_bytes` (what stays in HBM for the
@@ -190,6 +190,17 @@ def standard_io(n_q: int, n_k: int, head_dim: int) -> IOCount:
     """Closed form of :func:`standard_attention`'s counter (elements)."""
     n_q, n_k, d = (_check_int(a, b) for a, b in (("n_q", n_q), ("n_k", n_k), ("head_dim", head_dim)))
     return IOCount(reads=n_q * d + 2 * n_k * d + 2 * n_q * n_k, writes=2 * n_q * n_k + n_q * d)
+
+
+def standard_ledger(n_q: int, n_k: int, head_dim: int) -> list[tuple[str, int, int]]:
+    """Algorithm 0 step by step: ``(step, elements read, elements written)``; the sums equal
+    :func:`standard_io`."""
+    n_q, n_k, d = (_check_int(a, b) for a, b in (("n_q", n_q), ("n_k", n_k), ("head_dim", head_dim)))
+    return [
+        ("S = Q Kᵀ (read Q, K; write S)", n_q * d + n_k * d, n_q * n_k),
+        ("P = softmax(S) (read S; write P)", n_q * n_k, n_q * n_k),
+        ("O = P V (read P, V; write O)", n_q * n_k + n_k * d, n_q * d),
+    ]
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -607,5 +618,5 @@ __all__ = [
     "SoftmaxResult", "StandardAttentionResult", "TrafficComparison", "compare_traffic", "attention_mask", "attention_memory_bytes",
     "blockwise_softmax_wrong", "flash_attention_forward", "flash_block_sizes", "flash_io", "merge_states",
     "on_chip_elements", "online_softmax", "partial_state", "safe_softmax", "standard_attention",
-    "standard_io", "theorem2_flash_accesses",
+    "standard_io", "standard_ledger", "theorem2_flash_accesses",
 ]
