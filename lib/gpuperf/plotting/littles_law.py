@@ -1,0 +1,91 @@
+"""Figures of chapter 02: the latency ladder, bandwidth against bytes in flight, Little's law per GPU."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from gpuperf.littles_law import InFlightRequirement, bandwidth_from_bytes_in_flight
+from gpuperf.plotting.style import PALETTE
+
+
+def plot_latency_ladder(ax, rows: Sequence[Mapping], clock_hz: float | None = None,
+                        cache_bytes: Mapping[str, float] | None = None) -> None:
+    """Pointer-chase latency (SM cycles per dependent load) against working-set size, log x.
+
+    ``rows`` are the recorded run's results (``level``, ``working_set_bytes``, ``cycles_per_load``);
+    ``cache_bytes`` draws a vertical line at each named capacity (e.g. ``{"L2 60 MiB": ...}``).
+    """
+    glob = sorted((r for r in rows if r["level"] == "global"), key=lambda r: r["working_set_bytes"])
+    shared = [r for r in rows if r["level"] == "shared"]
+    x = np.array([r["working_set_bytes"] for r in glob])
+    y = np.array([r["cycles_per_load"] for r in glob])
+    ax.plot(x, y, marker="o", ms=3.5, color=PALETTE[0], label="global memory (L1, L2, HBM)")
+    if shared:
+        ax.plot([r["working_set_bytes"] for r in shared], [r["cycles_per_load"] for r in shared],
+                marker="s", ms=5, ls="none", color=PALETTE[1], label="shared memory")
+    for i, (name, size) in enumerate((cache_bytes or {}).items()):
+        ax.axvline(size, color="0.5", ls=":", lw=1)
+        ax.text(size * 1.1, ax.get_ylim()[1] * 0.8 if i % 2 else ax.get_ylim()[1] * 0.55, name,
+                fontsize=8, color="0.3")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("working set (bytes)")
+    ax.set_ylabel("latency (SM cycles per load)")
+    if clock_hz:
+        sec = ax.secondary_yaxis("right", functions=(lambda c: c / clock_hz * 1e9, lambda ns: ns * clock_hz / 1e9))
+        sec.set_ylabel("ns")
+    ax.legend(loc="upper left")
+
+
+def plot_bandwidth_vs_in_flight(ax, rows: Sequence[Mapping], latency_s: float | None = None,
+                                peak_bytes_per_s: float | None = None, n_sms: int | None = None,
+                                reference_bytes_per_s: float | None = None) -> None:
+    """Measured bandwidth (TB/s) against bytes in flight per SM, one colour per loads in flight per thread,
+    and, given ``latency_s``, ``peak_bytes_per_s`` and ``n_sms``, the Little's-law model
+    ``min(peak, n_sms * in_flight / latency)`` as a dashed line."""
+    measured = [r for r in rows if "bytes_per_s" in r and "warps_per_sm" in r]
+    loads = sorted({r["loads_in_flight_per_thread"] for r in measured})
+    for i, ilp in enumerate(loads):
+        pts = sorted((r["bytes_in_flight_per_sm"], r["bytes_per_s"]) for r in measured
+                     if r["loads_in_flight_per_thread"] == ilp)
+        ax.plot([p[0] for p in pts], [p[1] / 1e12 for p in pts], marker="o", ms=4, lw=1,
+                color=PALETTE[i % len(PALETTE)], label=f"{ilp} load(s) per thread")
+    if latency_s and peak_bytes_per_s and n_sms and measured:
+        x = np.array([r["bytes_in_flight_per_sm"] for r in measured], dtype=float)
+        xs = np.geomspace(x.min(), x.max(), 200)
+        model = bandwidth_from_bytes_in_flight(xs * n_sms, latency_s, peak_bytes_per_s)
+        ax.plot(xs, model / 1e12, color="0.2", ls="--", lw=1.6,
+                label=f"model: min(B, in flight / {latency_s * 1e9:.0f} ns)")
+    if reference_bytes_per_s:
+        ax.axhline(reference_bytes_per_s / 1e12, color="0.5", ls=":", lw=1,
+                   label="device-to-device copy (same run)")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("bytes in flight per SM")
+    ax.set_ylabel("read bandwidth (TB/s)")
+    ax.legend(loc="upper left", fontsize=8)
+
+
+def plot_requirements(ax, requirements: Sequence[InFlightRequirement]) -> None:
+    """Bytes that must be in flight per SM (KiB) for each GPU, with the warps that takes at one 16-byte
+    load per thread written on each bar."""
+    names = [r.accelerator for r in requirements]
+    kib = [r.bytes_in_flight_per_sm / 1024 for r in requirements]
+    ax.barh(range(len(names)), kib, color=PALETTE[0])
+    for i, r in enumerate(requirements):
+        ax.text(kib[i] * 1.02, i, f"{r.warps_per_sm_needed:.0f} warps", va="center", fontsize=8)
+    ax.set_yticks(range(len(names)), names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("bytes in flight per SM to reach HBM bandwidth (KiB)")
+    ax.set_xlim(0, max(kib) * 1.3)
+
+
+def plot_small_transfers(ax, bytes_moved, fraction_of_peak, label: str) -> None:
+    """Fraction of peak bandwidth reached by transfers of each size issued all at once."""
+    ax.plot(bytes_moved, fraction_of_peak, label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("bytes read by the kernel")
+    ax.set_ylabel("fraction of peak bandwidth")
+    ax.set_ylim(0, 1.05)
+    ax.legend(loc="upper left")
