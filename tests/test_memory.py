@@ -259,3 +259,62 @@ def test_bytes_in_flight_littles_law():
 def test_max_registers_for_full_occupancy():
     assert occ_mod.max_registers_for_full_occupancy("H200 SXM", 256) == 32
     assert occ_mod.max_registers_for_full_occupancy("H200 SXM", 128) == 32
+
+
+# ------------------------------------------------------------------------------------------------ the H200
+
+
+def test_occupancy_agrees_with_the_cuda_api_on_every_recorded_h200_query():
+    from gpuperf.recorded import load_run
+
+    run = load_run("memory_occupancy_h200")["results"][0]
+    dev = run["device"]
+    limits = hardware.get_sm_limits("H200 SXM")
+    # the device's own attributes are the table's
+    assert dev["max_shared_memory_per_multiprocessor"] == limits.shared_memory_per_sm_bytes
+    assert dev["max_shared_memory_per_block_optin"] == limits.max_shared_memory_per_block_bytes
+    assert dev["reserved_shared_memory_per_block"] == limits.reserved_shared_memory_per_block_bytes
+    assert dev["max_blocks_per_multiprocessor"] == limits.max_blocks_per_sm
+    assert dev["max_threads_per_multiprocessor"] == limits.max_threads_per_sm
+    assert dev["max_registers_per_multiprocessor"] == limits.registers_per_sm
+    n = 0
+    for k in run["kernels"]:
+        for key, opt_in in (("queries", True), ("queries_default_limit", False)):
+            for block, dyn, api in k[key]:
+                try:
+                    mine = sm_occupancy("H200 SXM", block, k["num_regs"], k["shared_size_bytes"] + dyn,
+                                        opt_in=opt_in).blocks_per_sm
+                except ValueError:
+                    mine = 0  # the API answers 0 blocks where the calculator refuses the launch
+                assert mine == api, (k["kernel"], k["options"], block, dyn)
+                n += 1
+    assert n == 21_840
+    for t in run["triton"]:
+        assert t["n_regs"] == t["driver_num_regs"]
+        mine = sm_occupancy("H200 SXM", 32 * t["num_warps"], t["n_regs"], t["metadata_shared_bytes"])
+        assert mine.blocks_per_sm == t["blocks_per_sm"], t
+
+
+def test_sectors_per_request_agree_with_nsight_compute_on_the_h200():
+    from gpuperf.recorded import load_run
+
+    rows = [r for r in load_run("memory_coalescing_h200")["results"] if "ncu" in r]
+    assert len(rows) == 57
+    for r in rows:
+        pred = count_loads(pattern_addresses(r["n_threads"], r["element_bytes"], r["stride"], r["offset"],
+                                             r["pattern"], r["gather_elements"]), r["element_bytes"])
+        assert r["ncu"]["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == pred.sectors, r
+        assert r["ncu"]["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] == pred.instructions, r
+
+
+def test_bank_wavefronts_and_conflicts_agree_with_nsight_compute_on_the_h200():
+    from gpuperf.recorded import load_run
+
+    rows = load_run("memory_banks_h200")["results"]
+    assert len(rows) == 22
+    for r in rows:
+        pred = bank_access(r["lane_offsets_bytes"], r["access_bytes"])
+        warps = r["warps"]
+        assert r["ncu"]["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] == warps * pred.wavefronts, r
+        assert r["ncu"]["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] == warps * pred.bank_conflicts
+        assert r["ncu"]["smsp__sass_inst_executed_op_shared_ld.sum"] == warps
