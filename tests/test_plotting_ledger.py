@@ -59,3 +59,10 @@ def test_decode_share_lines(ax):
     assert len(ax.lines) == 1
     with pytest.raises(ValueError, match="shares"):
         P.plot_decode_attention_share(ax, [1, 2], {"a": [0.1]})
+
+
+def test_series_lines(ax):
+    P.plot_series(ax, [512, 1024], {"a": [1.0, 2.0], "b": [1.0, 1.5]}, xlabel="N", ylabel="speed-up")
+    assert len(ax.lines) == 2 and ax.get_xlabel() == "N"
+    with pytest.raises(ValueError, match="series"):
+        P.plot_series(ax, [1, 2], {"a": [1.0]}, xlabel="x", ylabel="y")

@@ -156,3 +156,24 @@ def plot_decode_attention_share(ax, batches: Sequence[int], shares: Mapping[str,
     ax.yaxis.set_major_formatter(_PERCENT)
     ax.legend()
     return ax
+
+
+def plot_series(ax, xs: Sequence[float], series: Mapping[str, Sequence[float]], *, xlabel: str, ylabel: str,
+                logx: bool = True, logy: bool = False):
+    """One line with markers per label, against ``xs`` (e.g. fusion speed-up against sequence length)."""
+    xs = list(xs)
+    if not xs or not isinstance(series, Mapping) or not series:
+        raise ValueError("xs and series must be non-empty")
+    for label, values in series.items():
+        values = list(values)
+        if len(values) != len(xs):
+            raise ValueError(f"series[{label!r}] must have {len(xs)} values, got {len(values)}")
+        ax.plot(xs, values, marker="o", label=label)
+    if logx:
+        ax.set_xscale("log", base=2)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend()
+    return ax
