@@ -310,7 +310,7 @@ def test_backward_wrapper_validates(device):
 
 
 @pytest.mark.parametrize("field, value", [("dkdv_block_m", 8), ("dq_block_n", 48), ("num_warps", 3),
-                                          ("num_stages", 0)])
+                                          ("num_stages", 0), ("dq_num_warps", 5), ("dq_num_stages", 9)])
 def test_config_validates(field, value):
     kwargs = {"dkdv_block_m": 16, "dkdv_block_n": 16, "dq_block_m": 16, "dq_block_n": 16, field: value}
     with pytest.raises(ValueError, match=field):
@@ -327,6 +327,8 @@ def test_default_config_covers_every_head_dim():
     for d in fab.HEAD_DIMS:
         cfg = fab.default_config(d)
         assert isinstance(cfg, fab.BackwardConfig)
+        assert cfg.dq_num_warps in (1, 2, 4, 8, 16) and cfg.dq_num_stages >= 1
+    assert fab.BackwardConfig(16, 16, 16, 16, num_warps=2).dq_num_warps == 2
     with pytest.raises(ValueError, match="head_dim"):
         fab.default_config(48)
     assert math.isclose(fab._LOG2E, 1 / math.log(2))

@@ -76,8 +76,8 @@ class BackwardConfig:
 
     ``dkdv_block_m`` x ``dkdv_block_n``: query rows x key rows of one tile in the dK/dV kernel (the program
     owns ``dkdv_block_n`` keys); ``dq_block_m`` x ``dq_block_n`` likewise in the dQ kernel (the program owns
-    ``dq_block_m`` queries). ``num_warps`` and ``num_stages`` are Triton launch options (ignored by the
-    interpreter).
+    ``dq_block_m`` queries). ``num_warps`` and ``num_stages`` are Triton launch options of the dK/dV kernel,
+    ``dq_num_warps`` and ``dq_num_stages`` of the dQ kernel (default: the same). The interpreter ignores them.
     """
 
     dkdv_block_m: int
@@ -86,24 +86,38 @@ class BackwardConfig:
     dq_block_n: int
     num_warps: int = 4
     num_stages: int = 3
+    dq_num_warps: int | None = None
+    dq_num_stages: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("dkdv_block_m", "dkdv_block_n", "dq_block_m", "dq_block_n"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 16 or value & (value - 1):
                 raise ValueError(f"{name} must be a power of two >= 16, got {value!r}")
-        if self.num_warps not in (1, 2, 4, 8, 16):
-            raise ValueError(f"num_warps must be 1, 2, 4, 8 or 16, got {self.num_warps!r}")
-        if not isinstance(self.num_stages, int) or not 1 <= self.num_stages <= 8:
-            raise ValueError(f"num_stages must be an integer in [1, 8], got {self.num_stages!r}")
+        if self.dq_num_warps is None:
+            object.__setattr__(self, "dq_num_warps", self.num_warps)
+        if self.dq_num_stages is None:
+            object.__setattr__(self, "dq_num_stages", self.num_stages)
+        for name in ("num_warps", "dq_num_warps"):
+            if getattr(self, name) not in (1, 2, 4, 8, 16):
+                raise ValueError(f"{name} must be 1, 2, 4, 8 or 16, got {getattr(self, name)!r}")
+        for name in ("num_stages", "dq_num_stages"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or not 1 <= value <= 8:
+                raise ValueError(f"{name} must be an integer in [1, 8], got {value!r}")
 
 
-#: Tile sizes per head dimension on a GPU, chosen by a sweep on an NVIDIA H200 (bench/NOTES.md, "bwd").
+#: Tile sizes per head dimension on a GPU: the fastest of a sweep of each kernel alone on an NVIDIA H200
+#: (fp16, N = 4096, B H N = 2^21, no mask; ``bench/attention_backward_sweep.py``, bench/NOTES.md "bwd"). At
+#: d = 64: dK/dV 32 x 128 with 4 warps (9.5 ms; 64 x 128 with 8 warps 11.3 ms), dQ 128 x 64 with 8 warps
+#: (5.4 ms; 128 x 32 with 4 warps 6.3 ms). At d = 128 the fp32 accumulators of 128-row tiles spill: 64 x 64
+#: with 4 warps and 2 stages won for both kernels (17.1 and 12.1 ms against 21.3 and 16.9 ms for the
+#: d = 64 shapes). Head dimensions 16 and 32 use the d = 64 tiles (not swept).
 GPU_CONFIGS = {
-    16: BackwardConfig(32, 128, 128, 32, num_warps=4, num_stages=3),
-    32: BackwardConfig(32, 128, 128, 32, num_warps=4, num_stages=3),
-    64: BackwardConfig(32, 128, 128, 32, num_warps=4, num_stages=3),
-    128: BackwardConfig(32, 128, 128, 32, num_warps=8, num_stages=2),
+    16: BackwardConfig(32, 128, 128, 64, num_warps=4, num_stages=3, dq_num_warps=8),
+    32: BackwardConfig(32, 128, 128, 64, num_warps=4, num_stages=3, dq_num_warps=8),
+    64: BackwardConfig(32, 128, 128, 64, num_warps=4, num_stages=3, dq_num_warps=8),
+    128: BackwardConfig(64, 64, 64, 64, num_warps=4, num_stages=2),
 }
 
 #: Under the interpreter every program instance costs about half a millisecond, whatever its size: one
@@ -494,7 +508,7 @@ def flash_attention_backward(q, k, v, o, lse, do, causal: bool = False, softmax_
     _dq_kernel[(triton.cdiv(n_q, config.dq_block_m), batch * heads)](
         q, k, v, do, lse, delta, dq, *common, CAUSAL=causal, BLOCK_M=config.dq_block_m,
         BLOCK_N=config.dq_block_n, HEAD_DIM=head_dim, PRECISION=precision,
-        num_warps=config.num_warps, num_stages=config.num_stages)
+        num_warps=config.dq_num_warps, num_stages=config.dq_num_stages)
     return dq, dk, dv
 
 
