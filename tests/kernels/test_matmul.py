@@ -95,8 +95,9 @@ def test_matmul_tma_backend(m, n, k, dtype, device, gen):
     a, b = _inputs(m, n, k, dtype, device, gen)
     out = torch.full((m, n), float("nan"), dtype=dtype, device=device)
     _check(mm.matmul(a, b, out, backend="tma"), a, b, None, gen)
-    out.fill_(float("nan"))
-    _check(mm.matmul(a, b, out, backend="portable"), a, b, None, gen)
+    for backend in ("tma_ws", "portable"):
+        out.fill_(float("nan"))
+        _check(mm.matmul(a, b, out, backend=backend), a, b, None, gen)
 
 
 def test_counts():

@@ -12,15 +12,17 @@ Two implementations, one public function :func:`matmul`:
 
 * **portable** (``_matmul_kernel``): one program per output tile, launched in *grouped* order: GROUP_M tile
   rows are walked column by column, so programs that run at the same time share rows of A and columns of B
-  in L2. Plain pointer loads; rows and columns beyond the edge are clamped to a valid index (their results
-  are discarded by the masked store), and only the last, partial k step is masked, so full steps keep
-  16-byte vector loads. Runs on any GPU Triton supports (Ampere, a T4 without tensor cores) and under the
-  interpreter.
+  in L2. Plain pointer loads. Only edge tiles (the last tile row and column) mask their loads along m and n,
+  and only the last, partial k step masks along k, so every other load stays a 16-byte vector (masks
+  everywhere made it 15x slower on an H200). Runs on any GPU Triton supports (Ampere, a T4 without tensor
+  cores) and under the interpreter.
 * **tma** (``_matmul_tma_kernel``, Hopper and later, fp16/bf16): tiles are loaded by the Tensor Memory
   Accelerator through tensor descriptors (``tl.make_tensor_descriptor``: the hardware does the address
   arithmetic and zero-fills out-of-bounds elements, so any m, n, k works), and the kernel is *persistent*:
   it launches one program per SM, and each program loops over output tiles in grouped order, which removes
-  the launch of later waves and lets the loads of the next tile overlap the epilogue of this one.
+  the launch of later waves and lets the loads of the next tile overlap the epilogue of this one. With
+  ``warp_specialize`` (backend ``"tma_ws"``, the default on Hopper where Triton compiles it) producer warps
+  issue the TMA loads while consumer warps run the Tensor Core instructions.
 
 Precision: fp16 and bf16 inputs are multiplied on the tensor cores with fp32 accumulation and rounded once to
 the input dtype on store. fp32 inputs need an explicit ``input_precision``: ``"tf32"`` (tensor cores, inputs
@@ -83,6 +85,36 @@ def _grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
 
 
 @triton.jit
+def _k_loop(a_ptrs, b_ptrs, row_ok, col_ok, K, stride_ak, stride_bk,
+            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, INPUT_PRECISION: tl.constexpr):
+    # The walk along k for one tile. row_ok / col_ok are None for an interior tile (no mask on m or n, so
+    # loads stay 16-byte vectors) and boolean vectors for an edge tile.
+    ks = tl.arange(0, BLOCK_K)
+    acc = tl.full((BLOCK_M, BLOCK_N), 0.0, tl.float32)  # not tl.zeros: see norm._add
+    full_steps = K // BLOCK_K
+    for _ in range(0, full_steps):  # full k steps: no mask along k
+        if row_ok is None:
+            a = tl.load(a_ptrs)
+            b = tl.load(b_ptrs)
+        else:
+            a = tl.load(a_ptrs, mask=row_ok[:, None], other=0.0)
+            b = tl.load(b_ptrs, mask=col_ok[None, :], other=0.0)
+        acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    if full_steps * BLOCK_K < K:  # the last, partial k step: masked; zeros beyond K add nothing
+        k_ok = ks < K - full_steps * BLOCK_K
+        if row_ok is None:
+            a = tl.load(a_ptrs, mask=k_ok[None, :], other=0.0)
+            b = tl.load(b_ptrs, mask=k_ok[:, None], other=0.0)
+        else:
+            a = tl.load(a_ptrs, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
+            b = tl.load(b_ptrs, mask=k_ok[:, None] & col_ok[None, :], other=0.0)
+        acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+    return acc
+
+
+@triton.jit
 def _matmul_kernel(
     a_ptr, b_ptr, c_ptr, M, N, K,
     stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
@@ -95,28 +127,22 @@ def _matmul_kernel(
     # 64-bit row and column indices: m * k may pass 2**31 elements.
     rows = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
-    # Clamp the edge tile's rows and columns to valid ones instead of masking every load: their results
-    # land outside C and the store below drops them.
-    rows_in = tl.where(rows < M, rows, 0)
-    cols_in = tl.where(cols < N, cols, 0)
     ks = tl.arange(0, BLOCK_K).to(tl.int64)
-    a_ptrs = a_ptr + rows_in[:, None] * stride_am + ks[None, :] * stride_ak
-    b_ptrs = b_ptr + ks[:, None] * stride_bk + cols_in[None, :] * stride_bn
-    acc = tl.full((BLOCK_M, BLOCK_N), 0.0, tl.float32)  # not tl.zeros: see norm._add
-    full_steps = K // BLOCK_K
-    for _ in range(0, full_steps):  # full k steps: no mask
-        a = tl.load(a_ptrs)
-        b = tl.load(b_ptrs)
-        acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
-        a_ptrs += BLOCK_K * stride_ak
-        b_ptrs += BLOCK_K * stride_bk
-    if full_steps * BLOCK_K < K:  # the last, partial k step: masked, zeros beyond K add nothing
-        k_left = K - full_steps * BLOCK_K
-        a = tl.load(a_ptrs, mask=ks[None, :] < k_left, other=0.0)
-        b = tl.load(b_ptrs, mask=ks[:, None] < k_left, other=0.0)
-        acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+    a_ptrs = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
+    b_ptrs = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
     c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
-    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rows[:, None] < M) & (cols[None, :] < N))
+    # Mask only the edge tiles: a mask along n that is not uniform over 16 bytes turns B's vector loads
+    # into one element at a time (measured: 49 TFLOP/s at 4096^3 bf16 on an H200 with masks everywhere).
+    if (pid_m + 1) * BLOCK_M <= M and (pid_n + 1) * BLOCK_N <= N:
+        acc = _k_loop(a_ptrs, b_ptrs, None, None, K, stride_ak, stride_bk, BLOCK_M, BLOCK_N, BLOCK_K,
+                      INPUT_PRECISION)
+        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty))
+    else:
+        row_ok = rows < M
+        col_ok = cols < N
+        acc = _k_loop(a_ptrs, b_ptrs, row_ok, col_ok, K, stride_ak, stride_bk, BLOCK_M, BLOCK_N, BLOCK_K,
+                      INPUT_PRECISION)
+        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=row_ok[:, None] & col_ok[None, :])
 
 
 def _portable_configs() -> list:
@@ -174,17 +200,22 @@ def _matmul_tma_kernel(
             c_desc.store([off_m, off_n], acc.to(c_ptr.dtype.element_ty))
 
 
-def _tma_configs(warp_specialize: tuple[bool, ...] = (False,)) -> list:
+def _tma_configs(warp_specialize: bool) -> list:
+    # (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, stages, warps, split epilogue). 128 x 256 x 64 in three stages won
+    # at 4096^3 and 8192^3 in bf16 and fp16 on an H200 (bench/NOTES.md); the others cover small and
+    # skinny shapes and give the autotuner a choice of pipeline depth and L2 grouping.
     shapes = [
-        (128, 256, 64, 3, 8, True),
-        (128, 256, 64, 4, 8, True),
-        (128, 128, 64, 4, 8, False),
-        (128, 128, 128, 3, 8, True),
+        (128, 256, 64, 8, 3, 8, True),
+        (128, 256, 64, 16, 3, 8, True),
+        (128, 256, 64, 8, 4, 8, True),
+        (256, 128, 64, 8, 3, 8, True),
+        (128, 128, 64, 8, 4, 8, False),
+        (128, 128, 128, 8, 3, 8, True),
     ]
     return [
-        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "SPLIT_EPILOGUE": split,
-                       "WARP_SPECIALIZE": ws}, num_stages=s, num_warps=w)
-        for bm, bn, bk, s, w, split in shapes for ws in warp_specialize
+        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": g, "SPLIT_EPILOGUE": split,
+                       "WARP_SPECIALIZE": warp_specialize}, num_stages=s, num_warps=w)
+        for bm, bn, bk, g, s, w, split in shapes
     ]
 
 
@@ -203,11 +234,18 @@ def _autotuned_kernel(kind: str):
         if kind == "portable":
             kernel, configs = _matmul_kernel, _portable_configs()
         else:
-            kernel, configs = _matmul_tma_kernel, _tma_configs(warp_specialize=(kind == "tma_ws",))
+            kernel, configs = _matmul_tma_kernel, _tma_configs(warp_specialize=(kind == "tma_ws"))
         _autotuned[kind] = triton.autotune(configs=configs, key=["M", "N", "K"], do_bench=_tuning_bench)(kernel)
     return _autotuned[kind]
 
 _allocator_set = False
+_warp_specialize_failed = False
+
+
+def _note_warp_specialize_failed() -> None:
+    # Remember it: "auto" then goes straight to the TMA kernel without warp specialisation.
+    global _warp_specialize_failed
+    _warp_specialize_failed = True
 
 
 def _set_tma_allocator() -> None:
@@ -281,7 +319,14 @@ def matmul(
         _set_tma_allocator()
         num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
         grid = lambda meta: (min(num_sms, triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])),)
-        _autotuned_kernel("tma_ws" if backend == "tma_ws" else "tma")[grid](a, b, out, m, n, k, NUM_PROGRAMS=num_sms)
+        kind = backend if backend != "auto" else ("tma" if _warp_specialize_failed else "tma_ws")
+        try:
+            _autotuned_kernel(kind)[grid](a, b, out, m, n, k, NUM_PROGRAMS=num_sms)
+        except Exception:  # noqa: BLE001 - a Triton that cannot compile warp specialisation on this GPU
+            if backend != "auto" or kind != "tma_ws":
+                raise
+            _note_warp_specialize_failed()
+            _autotuned_kernel("tma")[grid](a, b, out, m, n, k, NUM_PROGRAMS=num_sms)
         return out
     precision = input_precision or "tf32"  # 16-bit inputs: the argument has no effect
     args = (a, b, out, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1))

@@ -75,3 +75,30 @@ def plot_matmul_sweep(ax, rows: Sequence[Mapping], x_key: str, *, dtype: str, gr
     ax.set_ylabel(f"{dtype} TFLOP/s")
     ax.legend()
     return ax
+
+
+def plot_wave_footprint(ax, tiles_m: int, tiles_n: int, concurrent: int, order: str = "row-major",
+                        group_m: int = 8):
+    """The grid of output tiles with the first wave of ``concurrent`` blocks (in ``order``) filled, and the
+    rows of A and columns of B that wave must load marked along the edges."""
+    from gpuperf.tiling import block_order
+
+    wave = block_order(tiles_m, tiles_n, order, group_m)[:concurrent]
+    grid = np.zeros((tiles_m, tiles_n))
+    for i, j in wave:
+        grid[i, j] = 1
+    ax.imshow(grid, cmap=ListedColormap(["white", PALETTE[0]]), vmin=0, vmax=1, interpolation="nearest",
+              extent=(0, tiles_n, tiles_m, 0))
+    rows = sorted({i for i, _ in wave})
+    cols = sorted({j for _, j in wave})
+    for i in rows:
+        ax.add_patch(_rect(-0.9, i, 0.6, 1, color=PALETTE[1], clip_on=False))
+    for j in cols:
+        ax.add_patch(_rect(j, -0.9, 1, 0.6, color=PALETTE[2], clip_on=False))
+    ax.set_xlim(-1, tiles_n)
+    ax.set_ylim(tiles_m, -1)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.grid(False)
+    ax.set_title(f"{order}: {len(rows)} A row panels + {len(cols)} B column panels", fontsize=10)
+    return ax
