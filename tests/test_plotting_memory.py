@@ -50,3 +50,12 @@ def test_occupancy_and_systolic_figures():
     assert len(ax.texts) == int((wavefront(6, 4, 4, 3) >= 0).sum())
     ax = ps.plot_utilization(_ax(), [1, 2, 4], [0.1, 0.2, 0.4], "8x8")
     assert np.allclose(ax.lines[0].get_ydata(), [0.1, 0.2, 0.4])
+
+
+def test_busy_cells_figure():
+    from gpuperf.systolic import simulate
+
+    run = simulate(np.ones((6, 4), int), np.ones((4, 4), int), 4, 4, record_frames=True)
+    ax = ps.plot_busy_cells(_ax(), run.frames, 16)
+    heights = [p.get_height() for p in ax.patches]
+    assert len(heights) == run.cycles and sum(heights[4:]) == run.busy_pe_cycles

@@ -41,3 +41,18 @@ def plot_utilization(ax, m_values: Sequence[int], utilizations: Sequence[float],
     ax.set_ylim(0, 1.02)
     ax.legend(loc="lower right")
     return ax
+
+
+def plot_busy_cells(ax, frames: Sequence, cells: int):
+    """Busy cells per cycle of a recorded run (``SystolicRun.frames``): weight load, fill, steady, drain."""
+    busy = [0 if phase == "load weights" else int((np.asarray(grid) >= 0).sum()) for phase, _, grid in frames]
+    load = sum(1 for phase, _, _ in frames if phase == "load weights")
+    cycles = np.arange(len(busy))
+    ax.bar(cycles[:load], [cells] * load, color="#bbbbbb", label="loading weights (no products)")
+    ax.bar(cycles[load:], busy[load:], color=PALETTE[0], label="cells multiplying")
+    ax.axhline(cells, color=PALETTE[6], linewidth=1, linestyle=":")
+    ax.set_xlabel("cycle")
+    ax.set_ylabel("cells busy")
+    ax.set_ylim(0, cells * 1.25)
+    ax.legend(loc="upper right")
+    return ax
