@@ -74,3 +74,29 @@ def test_small_transfer():
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_latency_levels_pick_the_plateaus():
+    rows = ([{"level": "global", "working_set_bytes": 2**k, "cycles_per_load": 40.0} for k in range(12, 17)]
+            + [{"level": "global", "working_set_bytes": 2**k, "cycles_per_load": 300.0} for k in range(19, 24)]
+            + [{"level": "global", "working_set_bytes": 2**k, "cycles_per_load": 700.0 + k} for k in range(28, 31)]
+            + [{"level": "shared", "working_set_bytes": 4096, "cycles_per_load": 30.0}])
+    lv = ll.latency_levels(rows, l2_bytes=2**25, clock_hz=2e9)
+    assert (lv.l1_cycles, lv.l2_cycles, lv.hbm_cycles, lv.shared_cycles) == (40.0, 300.0, 729.0, 30.0)
+    assert lv.seconds("hbm") == pytest.approx(729 / 2e9)
+    with pytest.raises(ValueError, match="level"):
+        ll.latency_levels([r for r in rows if r["level"] == "global"], 2**25, 2e9).seconds("shared")
+    with pytest.raises(ValueError, match="working set"):
+        ll.latency_levels(rows[:3], 2**25, 2e9)
+    with pytest.raises(ValueError, match="clock_hz"):
+        ll.latency_levels(rows, 2**25, 0)
+
+
+def test_recorded_h200_chase():
+    from gpuperf import recorded
+
+    run = recorded.load_run("pointer_chase_h200")
+    assert all(r["correct"] for r in run["results"])
+    lv = ll.latency_levels(run["results"], hardware.get_accelerator("H200").l2_bytes,
+                           float(run["provenance"]["sm_clock_hz_after_chase"]))
+    assert lv.shared_cycles < lv.l1_cycles < lv.l2_cycles < lv.hbm_cycles

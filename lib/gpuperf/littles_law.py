@@ -172,3 +172,45 @@ def predict_sweep(warps_per_sm, loads_per_thread, n_sms: int, latency_s: float, 
     per_sm = bytes_in_flight_per_sm(w[None, :], loads[:, None], bytes_per_load)
     bw = bandwidth_from_bytes_in_flight(per_sm * n, latency_s, peak_bytes_per_s)
     return SweepPrediction(w, loads, per_sm, bw)
+
+
+@dataclass(frozen=True)
+class LatencyLevels:
+    """Latencies read off a pointer-chase run (SM cycles per dependent load, and seconds at ``clock_hz``)."""
+
+    clock_hz: float
+    shared_cycles: float | None
+    l1_cycles: float
+    l2_cycles: float
+    hbm_cycles: float
+
+    def seconds(self, level: str) -> float:
+        cycles = getattr(self, f"{level}_cycles")
+        if cycles is None:
+            raise ValueError(f"level {level!r} was not measured")
+        return cycles / self.clock_hz
+
+
+def latency_levels(rows, l2_bytes: float, clock_hz: float, l1_bytes: float = 128 * 1024) -> LatencyLevels:
+    """Summarise pointer-chase rows (``level``, ``working_set_bytes``, ``cycles_per_load``): the median over
+    working sets that fit in ``l1_bytes`` (L1), those from 4x ``l1_bytes`` up to ``l2_bytes / 4`` (L2: well
+    inside it, away from where its partitions and capacity show) and those of at least 4x ``l2_bytes``
+    (HBM), and the shared-memory rows."""
+    _positive("l2_bytes", l2_bytes)
+    clock = _positive("clock_hz", clock_hz)
+    glob = [r for r in rows if r["level"] == "global"]
+    shared = [r["cycles_per_load"] for r in rows if r["level"] == "shared"]
+
+    def median(lo: float, hi: float) -> float:
+        vals = [r["cycles_per_load"] for r in glob if lo <= r["working_set_bytes"] <= hi]
+        if not vals:
+            raise ValueError(f"rows have no global-memory working set in [{lo:.3g}, {hi:.3g}] bytes")
+        return float(np.median(vals))
+
+    return LatencyLevels(
+        clock_hz=clock,
+        shared_cycles=float(np.median(shared)) if shared else None,
+        l1_cycles=median(0, l1_bytes),
+        l2_cycles=median(4 * l1_bytes, l2_bytes / 4),
+        hbm_cycles=median(4 * l2_bytes, math.inf),
+    )
