@@ -254,3 +254,30 @@ def test_recorded_run_missing_dtype_raises(h200_run):
     with pytest.raises(ValueError, match="dtype 'fp8'"):
         er.rows_for_dtype(h200_run, "fp8")
 
+
+
+# ---- second edition: series, chain table, the run's accelerator ------------------------------------------
+def test_series_table_and_accelerator_on_the_recorded_long_run():
+    from gpuperf import elementwise_results as er
+    from gpuperf import hardware, recorded
+    from gpuperf.tables import CHAIN_COLUMNS, format_table_html
+
+    run = recorded.load_run("elementwise_long_h200")
+    rows = er.rows_for_dtype(run, "bf16")
+    series = er.roofline_series(rows)
+    fused_name = [name for name in series if name.startswith("chain, fused")][0]
+    xs, ys = series[fused_name]
+    assert xs == [k / 4 for k in er.chain_k_values(rows)]  # k FLOP per 4 bytes
+    assert ys == sorted(ys)  # more arithmetic per element, more FLOP/s
+    table = er.chain_table_rows(rows, 66.9e12)
+    assert [r["k"] for r in table] == list(er.chain_k_values(rows))
+    assert all(abs(r["fused_over_copy"] - 1) < 0.05 for r in table if r["k"] <= 16)
+    assert "k (FLOP per element)" in format_table_html(table, CHAIN_COLUMNS)
+    acc, known = er.accelerator_of_run(run, "H200 SXM")
+    assert known and acc is hardware.get_accelerator("H200 SXM")
+    other, known = er.accelerator_of_run({"provenance": {"device": "Tesla K80"}}, "H200 SXM")
+    assert not known and other.name == "H200 SXM"
+    with pytest.raises(ValueError, match="provenance"):
+        er.accelerator_of_run({}, "H200 SXM")
+    with pytest.raises(ValueError, match="vector_peak"):
+        er.chain_table_rows(rows, 0)

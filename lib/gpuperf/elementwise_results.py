@@ -266,6 +266,67 @@ def vector_roof_dtype(accelerator: str | Accelerator, dtype: str) -> str:
     return compute[dtype]
 
 
+def roofline_series(rows: Sequence[Row]) -> dict[str, tuple[list[float], list[float]]]:
+    """``{name: (intensities_flop_per_byte, flop_per_s)}`` for :func:`gpuperf.plotting.roofline.plot_measured_series`:
+    the add (torch's row), the unfused chain (one point: the same intensity at every ``k``, its fastest
+    row), and the fused chain at every ``k`` measured, as one series (a line along ``k``)."""
+    checked = _check_rows(rows)
+
+    def intensity(row: Row) -> float:
+        return arithmetic_intensity(row["flop"], row["bytes_moved"])
+
+    fused_ks = chain_k_values(checked, "triton_chain_fused")
+    fused = [find_row(checked, "triton_chain_fused", k) for k in fused_ks]
+    unfused = [r for r in checked if r["kernel"] == "torch_chain_unfused"]
+    if not unfused:
+        raise ValueError("rows hold no torch_chain_unfused row")
+    best_unfused = max(unfused, key=lambda r: r["flop_per_s"])
+    add = find_row(checked, "torch_add")
+    return {
+        "add": ([intensity(add)], [float(add["flop_per_s"])]),
+        "chain, unfused (every k)": ([intensity(best_unfused)], [float(best_unfused["flop_per_s"])]),
+        f"chain, fused, k = {fused_ks[0]} to {fused_ks[-1]}": ([intensity(r) for r in fused],
+                                                             [float(r["flop_per_s"]) for r in fused]),
+    }
+
+
+def chain_table_rows(rows: Sequence[Row], vector_peak_flop_per_s: float) -> list[dict[str, float]]:
+    """One dict per ``k`` of the chain: ``k``, the fused and unfused times (s), the fused time over the
+    same-run copy's, the fused FLOP/s and their fraction of ``vector_peak_flop_per_s`` (for
+    :data:`gpuperf.tables.CHAIN_COLUMNS`)."""
+    checked = _check_rows(rows)
+    if (not isinstance(vector_peak_flop_per_s, numbers.Real) or isinstance(vector_peak_flop_per_s, bool)
+            or not (math.isfinite(vector_peak_flop_per_s) and vector_peak_flop_per_s > 0)):
+        raise ValueError(f"vector_peak_flop_per_s must be a finite number > 0, got {vector_peak_flop_per_s!r}")
+    copy_time_s = float(find_row(checked, "copy")["time_s"])
+    out = []
+    for k in chain_k_values(checked, "triton_chain_fused"):
+        fused = find_row(checked, "triton_chain_fused", k)
+        unfused = find_row(checked, "torch_chain_unfused", k)
+        out.append({
+            "k": k, "intensity": arithmetic_intensity(fused["flop"], fused["bytes_moved"]),
+            "fused_time_s": float(fused["time_s"]), "unfused_time_s": float(unfused["time_s"]),
+            "fused_over_copy": fused["time_s"] / copy_time_s, "fused_flop_per_s": float(fused["flop_per_s"]),
+            "percent_of_vector_peak": 100 * fused["flop_per_s"] / vector_peak_flop_per_s,
+        })
+    return out
+
+
+def accelerator_of_run(run: Mapping[str, Any], fallback: str | Accelerator) -> tuple[Accelerator, bool]:
+    """The hardware-table entry of the device a recorded or live run names in its provenance, and True; or
+    ``fallback`` and False when the table does not know that device (a live run on another GPU)."""
+    from gpuperf.hardware import get_accelerator
+
+    try:
+        device = run["provenance"]["device"]
+    except (KeyError, TypeError):
+        raise ValueError("run must be a dict with provenance['device']") from None
+    try:
+        return get_accelerator(device), True
+    except ValueError:
+        return as_accelerator(fallback), False
+
+
 def report_rows(rows: Sequence[Row]) -> None:
     """Print one case's rows as a table: time, TB/s, fraction of the copy's bandwidth and GFLOP/s."""
     checked = _check_rows(rows)
@@ -280,6 +341,9 @@ def report_rows(rows: Sequence[Row]) -> None:
 
 
 __all__ = [
+    "accelerator_of_run",
+    "chain_table_rows",
+    "roofline_series",
     "ElementwiseSummary",
     "KERNELS",
     "ROW_KEYS",

@@ -256,3 +256,14 @@ MATMUL_COLUMNS: tuple[Column, ...] = (
     Column("of_peak", "% of peak", 1.0, 1),
     Column("of_bound", "% of roofline bound", 1.0, 1),
 )
+
+#: Columns for :func:`gpuperf.elementwise_results.chain_table_rows`.
+CHAIN_COLUMNS: tuple[Column, ...] = (
+    Column("k", "k (FLOP per element)", 1.0, 0),
+    Column("intensity", "FLOP/byte", 1.0, 2),
+    Column("fused_time_s", "Fused (\u00b5s)", 1e-6, 1),
+    Column("fused_over_copy", "Fused / copy time", 1.0, 2),
+    Column("fused_flop_per_s", "Fused TFLOP/s", 1e12, 1),
+    Column("percent_of_vector_peak", "% of fp32 vector peak", 1.0, 1),
+    Column("unfused_time_s", "Unfused (\u00b5s)", 1e-6, 0),
+)
