@@ -94,3 +94,33 @@ def test_softmax_validation(device):
 def test_softmax_empty(device):
     x = torch.empty(0, 5, device=device)
     assert sm.softmax(x).shape == (0, 5)
+
+
+@pytest.mark.parametrize("method", ["fused", "online", "three_pass"])
+def test_softmax_masked_logits(device, method):
+    # -inf at the same position of every block (a mask): that lane never sees a finite value.
+    x = torch.randn(3, 200, device=device)
+    x[:, ::32] = float("-inf")
+    y = sm.softmax(x, method=method, **({"block_cols": 32} if method != "fused" else {}))
+    ref = sm.softmax_reference(x)
+    assert not torch.isnan(y).any()
+    assert torch.allclose(y.double().cpu(), ref, atol=1e-7)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("stages", [1, 3])
+def test_online_persistent_grid_loops_over_rows_gpu(gen, stages):
+    # 1 program per SM: each program handles several rows; a row length that is not a multiple of the block.
+    x = torch.randn(1000, 70001, generator=gen, device="cuda").to(torch.float16)
+    y = torch.full_like(x, float("nan"))
+    sm.softmax(x, out=y, method="online", programs_per_sm=1, num_stages=stages)
+    _check(y, x, gen.initial_seed())
+
+
+def test_online_launch_validation(device):
+    x = torch.randn(2, 100, device=device)
+    with pytest.raises(ValueError, match="num_stages"):
+        sm.softmax(x, method="online", num_stages=0)
+    with pytest.raises(ValueError, match="programs_per_sm"):
+        sm.softmax(x, method="online", programs_per_sm=True)

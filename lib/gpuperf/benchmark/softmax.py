@@ -7,14 +7,20 @@ how close the case comes to the speed of moving only what it must. The online an
 the row two and three times; when the re-reads hit L2 their effective rate can still approach the copy's.
 
 Reference: ``copy <dtype> <rows>x<n>``. Shapes: 32768 x 4096 (targets: >= 0.95 of the copy and >= 3x
-``torch.softmax``), and rows of 65536 to 262144 values at 2^27 elements (target: >= 0.80 of the copy).
+``torch.softmax``), and rows of 16384 to 262144 values at 2^27 elements (target from 65536 on: >= 0.80 of
+the copy).
 """
 
 from __future__ import annotations
 
 DESCRIPTION = "Triton softmax (fused, online, three-pass) vs torch.softmax and the same-run copy"
 
-SHAPES = ((32768, 4096), (2048, 65536), (1024, 131072), (512, 262144))
+SHAPES = ((32768, 4096), (8192, 16384), (4096, 32768), (2048, 65536), (1024, 131072), (512, 262144))
+
+#: Launches of the online kernel tried on rows longer than 4096 (first dtype only):
+#: (block_cols, num_warps, num_stages, programs_per_sm).
+ONLINE_SWEEP = ((4096, 8, 3, 1), (4096, 8, 3, 4), (4096, 8, 1, 2), (4096, 4, 4, 2), (2048, 4, 3, 4),
+                (2048, 4, 4, 8), (8192, 16, 2, 1), (8192, 8, 3, 2))
 
 
 def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bool = True):
@@ -55,21 +61,26 @@ def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bo
                 runs[f"triton {method}"] = ("triton", {"method": method},
                                             lambda x=x, y=y, m=method: sm.softmax(x, out=y, method=m))
             if sweep and not quick:
-                if n <= sm.FUSED_MAX_COLS:
+                if n <= 4096:
                     for nw in (4, 8, 16, 32):
                         runs[f"triton fused w{nw}"] = ("triton", {"method": "fused", "num_warps": nw},
                                                        lambda x=x, y=y, w=nw: sm.softmax(
                                                            x, out=y, method="fused", num_warps=w))
-                if n > 4096:
-                    for blk in (2048, 8192, 16384):
-                        runs[f"triton online b{blk}"] = ("triton", {"method": "online", "block_cols": blk},
-                                                         lambda x=x, y=y, c=blk: sm.softmax(
-                                                             x, out=y, method="online", block_cols=c))
+                if n > 4096 and dtype == dtypes[0]:
+                    for blk, nw, st, per in ONLINE_SWEEP:
+                        runs[f"triton online b{blk} w{nw} s{st} p{per}"] = (
+                            "triton", {"method": "online", "block_cols": blk, "num_warps": nw,
+                                       "num_stages": st, "programs_per_sm": per},
+                            lambda x=x, y=y, c=(blk, nw, st, per): sm.softmax(
+                                x, out=y, method="online", block_cols=c[0], num_warps=c[1], num_stages=c[2],
+                                programs_per_sm=c[3]))
             for name, (kernel, extra, run) in runs.items():
                 label = f"{name} {dtype} {shape}"
                 method = extra.get("method", "torch")
                 yield Case(label, run, bytes_moved=moved, reference=copy_label, check=check_of(label, run),
                            params={**params, "kernel": kernel, "method": method,
-                                   "num_warps": extra.get("num_warps"), "block_cols": extra.get("block_cols")},
+                                   "num_warps": extra.get("num_warps"), "block_cols": extra.get("block_cols"),
+                                   "num_stages": extra.get("num_stages"),
+                                   "programs_per_sm": extra.get("programs_per_sm")},
                            retime=(name in ("torch.softmax", "triton auto")))
             del x, y

@@ -28,9 +28,9 @@ rounded to 10-bit significands, Triton's silent default; ~1e-3 relative error). 
 "ieee", so fp32 means fp32.
 
 **Two kernel variants.** ``_fwd_kernel`` loads tiles through pointer arithmetic: it runs under the Triton
-interpreter, on Ampere and on a T4. On Hopper (compute capability 9.x) ``_fwd_kernel_tma`` loads K and V
-through tensor descriptors (the TMA engine); the wrapper picks it when it is available, unless
-``use_tma=False``.
+interpreter, on Ampere and on a T4. On Hopper (compute capability 9.x) ``_fwd_kernel_tma`` loads Q, K, V and stores O
+through tensor descriptors (the TMA engine); the wrapper picks it there for long key sequences (measured
+faster from 8192 keys on), unless ``use_tma`` says otherwise.
 """
 
 from __future__ import annotations
@@ -274,9 +274,14 @@ def _fwd_kernel_tma(Q, K, V, O, LSE, H, N_Q, N_K, qk_scale,
 # Launch configuration.
 # --------------------------------------------------------------------------------------------------------
 
-#: (BLOCK_M, BLOCK_N, num_warps, num_stages) by head dim on a GPU. Chosen from the sweep that
-#: bench/attention.py records on the H200 (book/data/attention_h200.json, "config_sweep" rows).
-GPU_CONFIGS = {16: (128, 64, 4, 3), 32: (128, 64, 4, 3), 64: (128, 64, 4, 3), 128: (128, 64, 8, 3)}
+#: (BLOCK_M, BLOCK_N, num_warps, num_stages) by head dim on a GPU. d = 64 and 128: the fastest of five
+#: candidates for both kernel variants in the sweep recorded on the H200 at N = 4096
+#: (book/data/attention_sweep_h200.json); 16 and 32 are not tuned.
+GPU_CONFIGS = {16: (128, 64, 4, 3), 32: (128, 64, 4, 3), 64: (128, 64, 8, 3), 128: (128, 128, 8, 3)}
+
+#: The TMA variant is picked on Hopper from this many keys on: in the recorded H200 run it was faster for
+#: N >= 8192 and the pointer kernel for most shorter sequences (book/data/attention_h200.json).
+TMA_MIN_KEYS = 8192
 
 #: fp32 tiles take twice the shared memory of 16-bit ones: smaller blocks, fewer stages.
 GPU_CONFIG_FP32 = (64, 32, 4, 2)
@@ -308,8 +313,8 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
                             config: tuple[int, int, int, int] | None = None):
     """FlashAttention forward pass; returns ``(o, lse)`` (module docstring for shapes and semantics).
 
-    ``use_tma``: None picks the tensor-descriptor kernel on compute capability 9.x; False forces the
-    pointer kernel. ``config``: ``(BLOCK_M, BLOCK_N, num_warps, num_stages)`` to override the table
+    ``use_tma``: None picks the tensor-descriptor kernel on compute capability 9.x for N_k >=
+    :data:`TMA_MIN_KEYS`, the pointer kernel otherwise; True or False forces one. ``config``: ``(BLOCK_M, BLOCK_N, num_warps, num_stages)`` to override the table
     :data:`GPU_CONFIGS` (for benchmarks and tests). Raises ``ValueError`` naming the argument.
     """
     _check_inputs(q, k, v)
@@ -334,7 +339,7 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
     grid = (triton.cdiv(n_q, block_m), b * h)
     qk_scale = scale * _LOG2E
     if use_tma is None:
-        use_tma = _tma_available(q.device)
+        use_tma = _tma_available(q.device) and n_k >= TMA_MIN_KEYS
     elif use_tma and not _tma_available(q.device):
         raise ValueError(f"use_tma=True needs a compute capability 9.x GPU, got device {q.device}")
     if use_tma:
@@ -428,6 +433,7 @@ __all__ = [
     "GPU_CONFIGS",
     "INTERPRETED",
     "SUPPORTED_HEAD_DIMS",
+    "TMA_MIN_KEYS",
     "attention_flop",
     "attention_reference",
     "attention_tiled_torch",

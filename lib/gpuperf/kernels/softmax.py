@@ -11,7 +11,9 @@ method            what one program does with its row                          HB
                   store (rows up to :data:`FUSED_MAX_COLS`)
 ``"online"``      pass 1 streams blocks and keeps a running max ``m`` and a   ``3 n b``
                   running sum ``l`` rescaled by ``exp(m_old - m_new)``;       (``2 n b`` when the
-                  pass 2 re-reads the row and writes ``exp(x - m) / l``       re-read hits L2)
+                  pass 2 re-reads the row backwards and writes               re-read hits L2)
+                  ``exp(x - m) / l`` (a persistent grid keeps few rows in
+                  flight, so the re-read can hit L2)
 ``"three_pass"``  safe softmax as written on paper: a pass for the max, one    ``4 n b``
                   for the sum of exponentials, one to normalise and store
 ================  ==========================================================  ==================
@@ -47,6 +49,12 @@ AUTO_FUSED_MAX_COLS = 32768
 
 #: Columns per block of the streaming kernels on a GPU (under the interpreter: 1024).
 STREAM_BLOCK = 4096
+
+#: Launch of the online kernel on a GPU: warps per program, loads in flight per loop (software
+#: pipelining), programs per SM in the persistent grid (set from the H200 sweep, bench/NOTES.md).
+ONLINE_NUM_WARPS = 8
+ONLINE_NUM_STAGES = 3
+ONLINE_PROGRAMS_PER_SM = 2
 
 
 def softmax_reference(x: torch.Tensor) -> torch.Tensor:
@@ -95,28 +103,45 @@ def _store_block(Y, row_start, start, n_cols, y, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def _online_kernel(X, Y, n_cols, stride_x, stride_y, BLOCK: tl.constexpr):
-    # HBM: pass 1 reads the row (n_cols b); pass 2 reads it again and writes it (2 n_cols b).
-    row = tl.program_id(0).to(tl.int64)
-    x_start = row * stride_x
-    # One running (max, sum) per lane; lanes are merged once at the end, so the loop has no reductions.
-    m = tl.full([BLOCK], float("-inf"), dtype=tl.float32)
-    l = tl.zeros([BLOCK], dtype=tl.float32)
-    for start in range(0, n_cols, BLOCK):
-        x = _load_block(X, x_start, start, n_cols, BLOCK)
-        m_new = tl.maximum(m, x)
-        # A lane that has seen only padding has m_new = -inf; shifting by 0 there keeps (m, l) = (-inf, 0)
-        # without computing -inf - (-inf) = NaN.
-        shift = tl.where(m_new > float("-inf"), m_new, 0.0)
-        l = l * tl.exp(m - shift) + tl.exp(x - shift)
-        m = m_new
-    m_row = tl.max(m, 0)
-    l_row = tl.sum(l * tl.exp(m - m_row), 0)  # lanes of padding only: l = 0, exp(-inf) = 0
-    inv = 1.0 / l_row
-    y_start = row * stride_y
-    for start in range(0, n_cols, BLOCK):
-        x = _load_block(X, x_start, start, n_cols, BLOCK)
-        _store_block(Y, y_start, start, n_cols, tl.exp(x - m_row) * inv, BLOCK)
+def _online_update(m, l, x):
+    """Fold a block x into per-lane running (max, sum); a lane that has seen only -inf keeps (-inf, 0)."""
+    m_new = tl.maximum(m, x)
+    shift = tl.where(m_new > float("-inf"), m_new, 0.0)  # avoids -inf - (-inf) = NaN
+    l = l * tl.exp(m - shift) + tl.exp(x - shift)
+    return m_new, l
+
+
+@triton.jit
+def _online_kernel(X, Y, n_rows, n_cols, stride_x, stride_y, BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr):
+    # HBM: pass 1 reads the row (n_cols b); pass 2 reads it again and writes it (2 n_cols b). The grid is
+    # persistent (a few programs per SM, each looping over rows), so only a few hundred rows are in flight
+    # at once: their pass-1 reads are still in L2 when pass 2 re-reads them, last block first.
+    n_full = n_cols // BLOCK
+    full_end = n_full * BLOCK
+    offs = tl.arange(0, BLOCK)
+    for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
+        x_row = X + row * stride_x.to(tl.int64)  # 64-bit offsets
+        y_row = Y + row * stride_y.to(tl.int64)
+        # One running (max, sum) per lane; merged once at the end, so the loop has no reductions.
+        m = tl.full([BLOCK], float("-inf"), dtype=tl.float32)
+        l = tl.zeros([BLOCK], dtype=tl.float32)
+        for start in tl.range(0, full_end, BLOCK, num_stages=NUM_STAGES):  # full blocks: no mask
+            m, l = _online_update(m, l, tl.load(x_row + start + offs).to(tl.float32))
+        if full_end < n_cols:  # the one partial block
+            tail = tl.load(x_row + full_end + offs, mask=full_end + offs < n_cols, other=float("-inf"))
+            m, l = _online_update(m, l, tail.to(tl.float32))
+        m_row = tl.max(m, 0)
+        l_row = tl.sum(l * tl.exp(m - m_row), 0)  # lanes of padding only: l = 0, exp(-inf) = 0
+        inv = 1.0 / l_row
+        # Pass 2 backwards: the blocks read last are the likeliest still in L2.
+        if full_end < n_cols:
+            tail = tl.load(x_row + full_end + offs, mask=full_end + offs < n_cols, other=float("-inf"))
+            y = tl.exp(tail.to(tl.float32) - m_row) * inv
+            tl.store(y_row + full_end + offs, y.to(Y.dtype.element_ty), mask=full_end + offs < n_cols)
+        for i in tl.range(0, n_full, num_stages=NUM_STAGES):
+            start = (n_full - 1 - i) * BLOCK
+            y = tl.exp(tl.load(x_row + start + offs).to(tl.float32) - m_row) * inv
+            tl.store(y_row + start + offs, y.to(Y.dtype.element_ty))
 
 
 @triton.jit
@@ -139,11 +164,13 @@ def _three_pass_kernel(X, Y, n_cols, stride_x, stride_y, BLOCK: tl.constexpr):
 
 
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "auto", *,
-            block_cols: int | None = None, num_warps: int | None = None) -> torch.Tensor:
+            block_cols: int | None = None, num_warps: int | None = None, num_stages: int | None = None,
+            programs_per_sm: int | None = None) -> torch.Tensor:
     """Softmax over the last dimension of a contiguous 2-D tensor, by a Triton kernel; returns ``out``.
 
     ``method`` is one of :data:`METHODS` (module docstring). ``block_cols`` (a power of two >= 16) sets
-    the block of the streaming methods; ``num_warps`` overrides the launch heuristic. ``out`` (allocated
+    the block of the streaming methods; ``num_warps`` overrides the launch heuristic; ``num_stages`` (loads
+    in flight per loop) and ``programs_per_sm`` (size of the persistent grid) tune ``"online"``. ``out`` (allocated
     when None) must match ``x`` and must not overlap it. Raises ``ValueError`` naming the argument.
     """
     _check_tensor("x", x)
@@ -179,10 +206,23 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
     if (isinstance(block_cols, bool) or not isinstance(block_cols, numbers.Integral) or block_cols < 16
             or block_cols & (block_cols - 1)):
         raise ValueError(f"block_cols must be a power of two >= 16, got {block_cols!r}")
-    kernel = _online_kernel if method == "online" else _three_pass_kernel
-    kernel[(n_rows,)](x, out, n_cols, x.stride(0), out.stride(0), BLOCK=block_cols,
-                      num_warps=num_warps or _fused_num_warps(block_cols))
+    if method == "three_pass":
+        _three_pass_kernel[(n_rows,)](x, out, n_cols, x.stride(0), out.stride(0), BLOCK=block_cols,
+                                      num_warps=num_warps or _fused_num_warps(block_cols))
+        return out
+    stages = ONLINE_NUM_STAGES if num_stages is None else num_stages
+    per_sm = ONLINE_PROGRAMS_PER_SM if programs_per_sm is None else programs_per_sm
+    for name, value in (("num_stages", stages), ("programs_per_sm", per_sm)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= value <= 32:
+            raise ValueError(f"{name} must be an integer from 1 to 32, got {value!r}")
+    n_programs = n_rows if INTERPRETED else min(n_rows, per_sm * _sm_count(x.device))
+    _online_kernel[(n_programs,)](x, out, n_rows, n_cols, x.stride(0), out.stride(0), BLOCK=block_cols,
+                                  NUM_STAGES=stages, num_warps=num_warps or ONLINE_NUM_WARPS)
     return out
+
+
+def _sm_count(device) -> int:
+    return torch.cuda.get_device_properties(device).multi_processor_count
 
 
 def softmax_bytes_moved(n_rows: int, n_cols: int, bytes_per_element: int, method: str) -> int:
@@ -219,6 +259,9 @@ __all__ = [
     "FUSED_MAX_COLS",
     "INTERPRETED",
     "METHODS",
+    "ONLINE_NUM_STAGES",
+    "ONLINE_NUM_WARPS",
+    "ONLINE_PROGRAMS_PER_SM",
     "STREAM_BLOCK",
     "softmax",
     "softmax_bytes_moved",
