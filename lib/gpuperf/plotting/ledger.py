@@ -123,8 +123,9 @@ def plot_group_comparison(ax, comparisons: Mapping[str, Mapping[str, tuple[float
                 value = comp.get(g, (0.0, 0.0))[index] * 1e6
                 if value <= 0:
                     continue
+                label = "matmuls (projections, QK^T, PV)" if g == "matmul" else GROUP_LABELS[g]
                 ax.barh(y, value, left=left, color=GROUP_COLORS[g], hatch="///" if index else None,
-                        edgecolor="white", label=GROUP_LABELS[g] if g not in seen else None)
+                        edgecolor="white", label=label if g not in seen else None)
                 seen.add(g)
                 left += value
             ax.text(left, y, f" {left:,.0f} µs", va="center", fontsize=8)
@@ -173,6 +174,8 @@ def plot_series(ax, xs: Sequence[float], series: Mapping[str, Sequence[float]], 
         ax.set_xscale("log", base=2)
     if logy:
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos=None: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _pos=None: f"{v:g}" if v in (2, 3, 5, 20) else ""))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend()
