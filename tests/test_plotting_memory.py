@@ -19,8 +19,10 @@ def _ax():
 
 
 def test_hierarchy_and_latency():
-    ax = pm.plot_hierarchy(_ax(), {d: hierarchy_levels(d) for d in ("A100 80GB SXM", "H200 SXM")})
-    assert ax.get_xscale() == "log" and "bytes" in ax.get_xlabel() and len(ax.lines) == 2
+    cap, bw = pm.plot_hierarchy(_ax(), _ax(), {d: hierarchy_levels(d) for d in ("A100 80GB SXM", "H200 SXM")})
+    assert cap.get_xscale() == "log" and "bytes" in cap.get_xlabel() and "bytes/s" in bw.get_xlabel()
+    assert len(cap.patches) == len(bw.patches) == 2 * 5
+    assert any(t.get_text() == "n/a" for t in bw.texts)  # registers and L2 publish no bandwidth
     ax = pm.plot_latency(_ax(), {"shared": 30, "L2": 260}, clock_hz=1.98e9)
     assert len(ax.patches) == 2 and "cycles" in ax.get_xlabel()
 
@@ -28,7 +30,8 @@ def test_hierarchy_and_latency():
 def test_coalescing_figures():
     ax = pm.plot_sectors_vs_stride(_ax(), [1, 2, 4], [4, 8, 16], [4, 8, 16])
     assert len(ax.lines) == 2 and "sectors" in ax.get_ylabel()
-    ax = pm.plot_bandwidth_vs_stride(_ax(), [1, 2, 4, 8, 16], [4e12, 2e12, 1e12, 5e11, 5e11], copy_bytes_per_s=4e12)
+    ax = pm.plot_bandwidth_vs_stride(_ax(), [1, 2, 4, 8, 16], [4e12, 2e12, 1e12, 5e11, 5e11],
+                                     [4e12, 2e12, 1e12, 5e11, 5e11], copy_bytes_per_s=4e12)
     assert len(ax.lines) == 3 and "GB/s" in ax.get_ylabel()
 
 

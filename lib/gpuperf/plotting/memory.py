@@ -15,24 +15,32 @@ from gpuperf.memory.hierarchy import Level
 from gpuperf.plotting.style import PALETTE
 
 
-def plot_hierarchy(ax, levels_by_device: Mapping[str, Sequence[Level]]):
-    """Capacity (x) against bandwidth (y) of each level with both figures, one marker style per device."""
-    markers = ("o", "s", "^", "D")
-    for d, (device, levels) in enumerate(levels_by_device.items()):
-        pts = [(lv.capacity_bytes, lv.bytes_per_s, lv.name) for lv in levels
-               if lv.capacity_bytes and lv.bytes_per_s]
-        xs, ys, names = zip(*pts)
-        ax.plot(xs, ys, marker=markers[d % len(markers)], linestyle="-", color=PALETTE[d], label=device,
-                markersize=7)
-        for x, y, name in pts:
-            ax.annotate(name, (x, y), textcoords="offset points", xytext=(6, 4 if d == 0 else -12),
-                        fontsize=8, color=PALETTE[d])
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("capacity of the level, whole chip (bytes)")
-    ax.set_ylabel("bandwidth (bytes/s)")
-    ax.legend(loc="upper right")
-    return ax
+def plot_hierarchy(ax_capacity, ax_bandwidth, levels_by_device: Mapping[str, Sequence[Level]]):
+    """Two panels of grouped horizontal bars, one group per level: capacity (whole chip) and bandwidth, one
+    colour per device; a level without a published figure gets an "n/a" label instead of a bar."""
+    devices = list(levels_by_device)
+    names = [lv.name for lv in levels_by_device[devices[0]]]
+    height = 0.8 / len(devices)
+    y = np.arange(len(names))
+    for ax, attr, xlabel in ((ax_capacity, "capacity_bytes", "capacity, whole chip (bytes)"),
+                             (ax_bandwidth, "bytes_per_s", "bandwidth (bytes/s)")):
+        values_all = [getattr(lv, attr) for d in devices for lv in levels_by_device[d] if getattr(lv, attr)]
+        low = min(values_all) / 3
+        for d, device in enumerate(devices):
+            values = [getattr(lv, attr) for lv in levels_by_device[device]]
+            pos = y + (d - (len(devices) - 1) / 2) * height
+            ax.barh(pos, [v or 0 for v in values], height=height * 0.95, color=PALETTE[d], label=device)
+            for p_, v in zip(pos, values):
+                if not v:
+                    ax.text(low * 1.1, p_, "n/a", va="center", fontsize=7, color=PALETTE[d])
+        ax.set_xscale("log")
+        ax.set_xlim(left=low)
+        ax.set_yticks(y, names)
+        ax.invert_yaxis()
+        ax.set_xlabel(xlabel)
+        ax.grid(axis="y", visible=False)
+    ax_bandwidth.legend(loc="lower right")
+    return ax_capacity, ax_bandwidth
 
 
 def plot_latency(ax, latency_cycles: Mapping[str, float], clock_hz: float | None = None):
@@ -66,21 +74,23 @@ def plot_sectors_vs_stride(ax, strides: Sequence[int], predicted: Sequence[float
 
 
 def plot_bandwidth_vs_stride(ax, strides: Sequence[int], useful_bytes_per_s: Sequence[float],
+                             model_useful_bytes_per_s: Sequence[float] | None = None,
                              copy_bytes_per_s: float | None = None):
-    """Useful load bandwidth (bytes the threads asked for, per second) against stride, with 1/s and 1/8."""
+    """Useful load bandwidth (bytes the threads asked for, per second) against stride; optionally a model
+    curve and the same run's device-copy rate."""
     strides = np.asarray(strides)
-    useful = np.asarray(useful_bytes_per_s)
-    ax.plot(strides, useful / 1e9, "o-", color=PALETTE[0], markersize=4, label="measured (useful bytes)")
-    base = useful[0]
-    model = base / np.minimum(strides, 8)
-    ax.plot(strides, model / 1e9, "--", color=PALETTE[1], label="stride-1 rate / min(s, 8)")
+    ax.plot(strides, np.asarray(useful_bytes_per_s) / 1e9, "o-", color=PALETTE[0], markersize=4,
+            label="measured, useful bytes")
+    if model_useful_bytes_per_s is not None:
+        ax.plot(strides, np.asarray(model_useful_bytes_per_s) / 1e9, "--", color=PALETTE[1],
+                label="model: HBM reads 64-byte pieces at the copy rate")
     if copy_bytes_per_s:
         ax.axhline(copy_bytes_per_s / 1e9, color=PALETTE[6], linewidth=1, linestyle=":",
                    label="device copy, same run")
     ax.set_yscale("log")
     ax.set_xlabel("stride between neighbouring threads (4-byte elements)")
     ax.set_ylabel("useful bandwidth (GB/s)")
-    ax.legend(loc="upper right")
+    ax.legend(loc="center right")
     return ax
 
 
