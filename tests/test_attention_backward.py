@@ -150,3 +150,21 @@ def test_validation():
         ab.standard_backward_io(0, 4, 2)
     with pytest.raises(ValueError, match="head_dim"):
         ab.flash_backward_io(4, 4, True, block_rows=1, block_cols=1)
+
+
+def test_comparison_rows():
+    rows = []
+    for impl, rate in (("triton", 300e12), ("sdpa-flash", 250e12), ("sdpa-cudnn", 400e12)):
+        for n in (2048, 1024):
+            rows.append({"impl": impl, "pass": "bwd", "dtype": "fp16", "head_dim": 64, "mask": "causal",
+                         "n_seq": n, "flop_per_s": rate})
+            rows.append({"impl": impl, "pass": "fwd+bwd", "dtype": "fp16", "head_dim": 64, "mask": "full",
+                         "n_seq": n, "flop_per_s": rate / 2})
+    out = ab.comparison_rows(rows)
+    assert [r["n_seq"] for r in out] == [1024, 2048]
+    assert out[0]["vs_flash"] == pytest.approx(1.2) and out[0]["vs_cudnn"] == pytest.approx(0.75)
+    assert ab.comparison_rows(rows, "fwd+bwd")[0]["triton"] == pytest.approx(150)
+    with pytest.raises(ValueError, match="lacks"):
+        ab.comparison_rows([r for r in rows if r["impl"] != "sdpa-cudnn"])
+    with pytest.raises(ValueError, match="pass_name"):
+        ab.comparison_rows(rows, "fwd")

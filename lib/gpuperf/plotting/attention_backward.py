@@ -1,0 +1,242 @@
+"""Figures of chapters 15 and 16: backward-pass traffic (standard vs FlashAttention), memory saved for the
+backward pass, measured H200 runs, the special-function roof, split-KV decoding and where attention matters.
+
+Every function takes plain data (from :mod:`gpuperf.attention_backward`, :mod:`gpuperf.decoding` or a
+recorded run's rows), draws on a new figure in the book style and returns ``(fig, ax)`` (``axes`` for
+several panels).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from gpuperf.plotting.style import PALETTE, new_figure
+
+_IMPL_COLORS = {"standard": PALETTE[1], "sdpa-flash": PALETTE[0], "sdpa-cudnn": PALETTE[2],
+                "triton": PALETTE[3]}
+_IMPL_NAMES = {"standard": "standard (eager, P stored)", "sdpa-flash": "SDPA flash (FlashAttention-2)",
+               "sdpa-cudnn": "SDPA cuDNN", "triton": "ours (Triton)"}
+
+
+#: Arrays of the counted algorithms, grouped for :func:`plot_traffic_by_array` (name -> legend entry).
+ARRAY_GROUPS = {"P": "P (N x N)", "dP": "dP (N x N)", "dS": "dS (N x N)", "S": "S (N x N)",
+                "Q": "Q, K, V", "K": "Q, K, V", "V": "Q, K, V", "O": "O, dO", "dO": "O, dO",
+                "dQ": "dQ", "dK": "dK, dV", "dV": "dK, dV", "m": "m, l", "l": "m, l"}
+
+
+def plot_traffic_by_array(standard_reads: Mapping[str, int], standard_writes: Mapping[str, int],
+                          flash_reads: Mapping[str, int], flash_writes: Mapping[str, int], title: str = ""):
+    """Two stacked horizontal bars (standard, FlashAttention): slow-memory elements moved, by group of arrays
+    (:data:`ARRAY_GROUPS`; an array not listed there keeps its own name)."""
+    fig, ax = new_figure(width=8.0, height=3.4)
+    bars = []
+    for reads, writes in ((standard_reads, standard_writes), (flash_reads, flash_writes)):
+        totals: dict[str, int] = {}
+        for counter in (reads, writes):
+            for name, count in counter.items():
+                group = ARRAY_GROUPS.get(name, name)
+                totals[group] = totals.get(group, 0) + count
+        bars.append(totals)
+    groups = list(dict.fromkeys([g for g in ARRAY_GROUPS.values() if any(g in b for b in bars)]
+                                + [g for b in bars for g in b]))
+    palette = list(PALETTE[:7]) + ["#999999", "#666666"]
+    colors = {g: palette[i % len(palette)] for i, g in enumerate(groups)}
+    for row, totals in enumerate(bars):
+        left = 0.0
+        for g in groups:
+            width = totals.get(g, 0)
+            if width:
+                ax.barh(row, width / 1e6, left=left / 1e6, color=colors[g], edgecolor="white", label=g)
+                left += width
+    ax.set_yticks([0, 1], ["standard\n(Algorithm 3)", "FlashAttention\n(Algorithm 4)"])
+    ax.invert_yaxis()
+    ax.set_xlabel("HBM traffic of the backward pass (million elements, reads + writes)")
+    handles, labels = ax.get_legend_handles_labels()
+    unique = dict(zip(labels, handles))
+    ax.legend(unique.values(), unique.keys(), ncols=min(4, len(unique)), loc="upper center",
+              bbox_to_anchor=(0.5, -0.28))
+    ax.grid(axis="y", visible=False)
+    if title:
+        ax.set_title(title)
+    return fig, ax
+
+
+def _n_ticks(ax, n_values) -> None:
+    values = sorted(set(int(n) for n in n_values))
+    ax.set_xticks(values, [f"{n // 1024}K" if n >= 1024 and n % 1024 == 0 else str(n) for n in values])
+    ax.minorticks_off()
+
+
+def plot_traffic_vs_n(n_seqs: Sequence[int], standard: Mapping[int, Sequence[float]],
+                      flash: Mapping[int, Sequence[float]], what: str = "forward + backward"):
+    """Elements moved vs N (log-log): standard (one curve per d) and FlashAttention (one per d)."""
+    fig, ax = new_figure(width=7.0, height=4.2)
+    for i, d in enumerate(sorted(flash)):
+        color = PALETTE[i]
+        ax.plot(n_seqs, standard[d], "--", color=color, label=f"standard, d = {d}")
+        ax.plot(n_seqs, flash[d], "-o", color=color, ms=4, label=f"FlashAttention, d = {d}")
+    n = np.asarray(n_seqs, dtype=float)
+    first = min(flash)
+    ref = flash[first][0] * (n / n[0]) ** 2
+    ax.plot(n, ref, ":", color="gray", lw=1, label=r"$\propto N^2$")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("sequence length N")
+    ax.set_ylabel(f"HBM elements moved, {what} (one head)")
+    ax.legend(ncols=2)
+    return fig, ax
+
+
+def plot_ratio_vs_sram(sram_kib: Sequence[float], ratios: Mapping[int, Sequence[float]],
+                       marks: Mapping[str, float] | None = None, n_seq: int | None = None):
+    """Standard over FlashAttention traffic vs on-chip memory M (KiB of 16-bit elements), one curve per d."""
+    fig, ax = new_figure(width=7.0, height=4.0)
+    for i, d in enumerate(sorted(ratios)):
+        ax.plot(sram_kib, ratios[d], "-o", ms=3, color=PALETTE[i], label=f"d = {d}")
+    ax.axhline(1.0, color="gray", lw=1)
+    for j, (label, kib) in enumerate((marks or {}).items()):
+        ax.axvline(kib, color=PALETTE[4 + j % 2], lw=1, ls="--")
+        ax.text(kib, ax.get_ylim()[1] * 0.97, f" {label}", rotation=90, va="top", fontsize=8)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("on-chip memory M per block (KiB of 16-bit elements)")
+    ax.set_ylabel("traffic ratio, standard / FlashAttention")
+    ax.set_title("forward + backward" + (f", N = {n_seq}" if n_seq else ""))
+    ax.legend()
+    return fig, ax
+
+
+def plot_saved_memory(n_seqs: Sequence[int], standard_bytes: Sequence[float], flash_bytes: Sequence[float],
+                      capacity_bytes: float | None = None, capacity_label: str = ""):
+    """Bytes one layer keeps for its backward pass beyond Q, K, V, O: P (standard) vs L (FlashAttention)."""
+    fig, ax = new_figure(width=7.0, height=4.0)
+    ax.plot(n_seqs, np.asarray(standard_bytes) / 1e9, "-o", ms=4, color=PALETTE[1],
+            label=r"standard: $P$, $N^2$ per head")
+    ax.plot(n_seqs, np.asarray(flash_bytes) / 1e9, "-o", ms=4, color=PALETTE[0],
+            label=r"FlashAttention: $L$, $N$ per head")
+    if capacity_bytes:
+        ax.axhline(capacity_bytes / 1e9, color="gray", ls="--", lw=1)
+        ax.text(n_seqs[0], capacity_bytes / 1e9 * 1.3, capacity_label, fontsize=8)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("sequence length N")
+    ax.set_ylabel("saved for the backward pass (GB, one layer)")
+    ax.legend()
+    return fig, ax
+
+
+def plot_measured(rows: Sequence[Mapping], pass_name: str = "bwd", dtype: str = "fp16",
+                  peak_flop_per_s: float | None = None):
+    """TFLOP/s vs N from the ``attention_backward`` family: panels d x mask, one line per implementation."""
+    head_dims = sorted({r["head_dim"] for r in rows})
+    masks = ["full", "causal"]
+    fig, axes = new_figure(ncols=2, nrows=len(head_dims), width=10.0, height=3.2 * len(head_dims) + 0.6)
+    axes = np.atleast_2d(axes)
+    for i, d in enumerate(head_dims):
+        for j, mask in enumerate(masks):
+            ax = axes[i, j]
+            for impl in ("sdpa-flash", "sdpa-cudnn", "triton"):
+                pts = sorted((r["n_seq"], r["flop_per_s"]) for r in rows
+                             if r["head_dim"] == d and r["mask"] == mask and r["impl"] == impl
+                             and r["pass"] == pass_name and r["dtype"] == dtype)
+                if pts:
+                    n, f = zip(*pts)
+                    ax.plot(n, np.asarray(f) / 1e12, "-o", ms=4, color=_IMPL_COLORS[impl],
+                            label=_IMPL_NAMES[impl])
+            if peak_flop_per_s:
+                ax.axhline(peak_flop_per_s / 1e12, color="gray", ls="--", lw=1)
+            ax.set_xscale("log", base=2)
+            _n_ticks(ax, [r["n_seq"] for r in rows])
+            ax.set_ylim(bottom=0)
+            ax.set_title(f"{pass_name}, d = {d}, {mask}", fontsize=10)
+            ax.set_xlabel("sequence length N")
+            ax.set_ylabel("TFLOP/s")
+    axes[0, 0].legend(fontsize=8)
+    return fig, axes
+
+
+def plot_memory_run(rows: Sequence[Mapping]):
+    """Two panels from the ``attention_memory`` run: peak extra memory and time of a training step vs N."""
+    fig, axes = new_figure(ncols=2, width=10.0, height=3.8)
+    for impl in ("standard", "triton", "sdpa-flash"):
+        pts = sorted((r["n_seq"], r["peak_bytes"], r["time_s"]) for r in rows if r["impl"] == impl)
+        if not pts:
+            continue
+        n, mem, t = zip(*pts)
+        axes[0].plot(n, np.asarray(mem) / 1e9, "-o", ms=4, color=_IMPL_COLORS[impl], label=_IMPL_NAMES[impl])
+        axes[1].plot(n, np.asarray(t) * 1e3, "-o", ms=4, color=_IMPL_COLORS[impl], label=_IMPL_NAMES[impl])
+    for ax, label in zip(axes, ("peak memory of the step beyond the inputs (GB)", "time of the step (ms)")):
+        ax.set_xscale("log", base=2)
+        _n_ticks(ax, [r["n_seq"] for r in rows])
+        ax.set_yscale("log")
+        ax.set_xlabel("sequence length N")
+        ax.set_ylabel(label)
+    axes[0].legend(fontsize=8)
+    return fig, axes
+
+
+def plot_bars(labels: Sequence[str], values: Sequence[float], ylabel: str, title: str = "",
+              colors: Sequence[str] | None = None, annotate: str = "{:.1f}"):
+    """A plain bar chart with each value written above its bar (cited results, ratios)."""
+    fig, ax = new_figure(width=7.0, height=3.8)
+    colors = colors or [PALETTE[i % 6] for i in range(len(labels))]
+    bars = ax.bar(range(len(labels)), values, color=colors)
+    for bar, value in zip(bars, values):
+        ax.text(bar.get_x() + bar.get_width() / 2, bar.get_height(), annotate.format(value), ha="center",
+                va="bottom", fontsize=9)
+    ax.set_xticks(range(len(labels)), labels, fontsize=9)
+    ax.set_ylabel(ylabel)
+    ax.grid(axis="x", visible=False)
+    if title:
+        ax.set_title(title)
+    return fig, ax
+
+
+def plot_score_costs(head_dims: Sequence[int], matmul_s: Sequence[float], exp_s: Sequence[float],
+                     device: str, pass_name: str = "forward"):
+    """Time per attention score on the matrix unit (4 d FLOP) vs the special-function units (one exp)."""
+    fig, ax = new_figure(width=7.0, height=3.8)
+    x = np.arange(len(head_dims))
+    ax.bar(x - 0.2, np.asarray(matmul_s) * 1e15, width=0.4, color=PALETTE[0], label="matmuls on Tensor Cores")
+    ax.bar(x + 0.2, np.asarray(exp_s) * 1e15, width=0.4, color=PALETTE[1], label="one exp on the SFUs")
+    ax.set_xticks(x, [f"d = {d}" for d in head_dims])
+    ax.set_ylabel("time per score at the peak (fs)")
+    ax.set_title(f"{device}, {pass_name} pass: the special-function roof")
+    ax.legend()
+    ax.grid(axis="x", visible=False)
+    return fig, ax
+
+
+def plot_decode_splits(n_splits: Sequence[int], times_s: Mapping[str, Sequence[float]], floor_s: float):
+    """Modelled decode attention time vs number of KV splits, one line per configuration."""
+    fig, ax = new_figure(width=7.0, height=3.8)
+    for i, (label, t) in enumerate(times_s.items()):
+        ax.plot(n_splits, np.asarray(t) * 1e6, "-o", ms=4, color=PALETTE[i], label=label)
+    ax.axhline(floor_s * 1e6, color="gray", ls="--", lw=1, label="KV cache bytes / HBM bandwidth")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("KV splits per (sequence, KV head)")
+    ax.set_ylabel("attention time per decode step (us)")
+    ax.legend(fontsize=8)
+    return fig, ax
+
+
+def plot_attention_share(n_seqs: Sequence[int], shares: Mapping[int, Sequence[float]]):
+    """Fraction of a layer's FLOP spent in attention scores (Q K^T, P V) vs N, one line per model width."""
+    fig, ax = new_figure(width=7.0, height=3.8)
+    for i, (width, s) in enumerate(sorted(shares.items())):
+        ax.plot(n_seqs, s, "-o", ms=4, color=PALETTE[i], label=f"d_model = {width}")
+    ax.axhline(0.5, color="gray", lw=1, ls=":")
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("sequence length N")
+    ax.set_ylabel("share of the layer's FLOP in attention")
+    ax.legend()
+    return fig, ax
+
+
+__all__ = ["plot_attention_share", "plot_bars", "plot_decode_splits", "plot_measured", "plot_memory_run",
+           "plot_ratio_vs_sram", "plot_saved_memory", "plot_score_costs", "plot_traffic_by_array",
+           "plot_traffic_vs_n"]
