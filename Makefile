@@ -1,6 +1,7 @@
 # Two commands on a fresh machine:
 #   make book   build the site (executes every notebook; cached, strict)
-#   make test   unit/property tests, every notebook under nbval, the strict site build, hygiene checks
+#   make test   unit/property tests, every notebook under nbval, hygiene checks, the strict site build,
+#               then the browser tests on the built site (tests/browser: Chromium, skipped without it)
 # and, on a machine with an NVIDIA GPU:
 #   make bench  measure the kernels against a device-to-device copy; writes book/data/*.json
 #               (options after BENCH_ARGS, e.g. make bench BENCH_ARGS="--n-elements 1048576 --dtypes fp16")
@@ -13,6 +14,9 @@ VENV  := .venv
 PYTHON ?= $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 JOBS  ?= 2
+# Where the site is built: $(BOOK_OUT)/_build/html (e.g. make book BOOK_OUT=/tmp/mysite for a private build).
+BOOK_OUT ?= .
+BUILD := $(BOOK_OUT)/_build
 BENCH_ARGS ?=
 
 .PHONY: book test bench env clean strip
@@ -37,20 +41,25 @@ env: $(ENV_DEP)
 # stale outputs on the site: drop the cache whenever their contents change.
 LIB_HASH = $(shell find lib book/data -type f \( -name '*.py' -o -name '*.json' \) | LC_ALL=C sort | xargs cat | sha1sum | cut -c1-40)
 
+# GPUPERF_EXPLORERS=static: explorers emit their precomputed figures (tools/sphinxext/gpuperf_site.py sets
+# it too, for any jupyter-book build); that extension also copies MathJax into the site (no CDN).
 book: $(ENV_DEP)
-	@mkdir -p _build; if [ "$$(cat _build/.lib-hash 2>/dev/null)" != "$(LIB_HASH)" ]; then rm -rf _build/.jupyter_cache; fi
-	$(PYTHON) -c "import sys; from jupyter_book.cli.main import main; sys.argv[0] = 'jupyter-book'; sys.exit(main())" build -W -n --keep-going .
-	@echo "$(LIB_HASH)" > _build/.lib-hash
-	@echo "The site is at $(CURDIR)/_build/html/index.html"
+	@mkdir -p $(BUILD); if [ "$$(cat $(BUILD)/.lib-hash 2>/dev/null)" != "$(LIB_HASH)" ]; then rm -rf $(BUILD)/.jupyter_cache; fi
+	GPUPERF_EXPLORERS=static $(PYTHON) -c "import sys; from jupyter_book.cli.main import main; sys.argv[0] = 'jupyter-book'; sys.exit(main())" build -W -n --keep-going --path-output $(BOOK_OUT) .
+	@echo "$(LIB_HASH)" > $(BUILD)/.lib-hash
+	@echo "The site is at $(abspath $(BUILD))/html/index.html"
 
 # One pytest run covers the package tests and every notebook (nbval), spread over $(JOBS) cores
 # (--dist loadfile keeps all cells of one notebook on one worker, hence in one kernel). Without a CUDA GPU
 # gpuperf.kernels switches the Triton interpreter on by itself; TRITON_INTERPRET is not forced here, so on
-# a GPU machine the kernels and the GPU-only tests run compiled. Then the strict site build.
+# a GPU machine the kernels and the GPU-only tests run compiled. Then the strict site build, then the
+# browser tests on that site (they need it built; without Chromium they skip, saying how to install it).
 test: $(ENV_DEP)
 	MPLBACKEND=Agg $(PYTHON) -m pytest -n $(JOBS) --dist loadfile --nbval-lax --nbval-current-env \
-		-p no:cacheprovider tests book labs
+		-p no:cacheprovider --ignore=tests/browser tests book labs
 	$(MAKE) --no-print-directory book PYTHON=$(PYTHON)
+	GPUPERF_SITE=$(abspath $(BUILD))/html $(PYTHON) -m pytest -n $(JOBS) --dist load -p no:cacheprovider \
+		-rs tests/browser
 
 # Fails with a message (exit 2) without torch, triton or a CUDA GPU, or with TRITON_INTERPRET on.
 bench: $(ENV_DEP)
@@ -61,4 +70,4 @@ strip: $(ENV_DEP)
 	$(PYTHON) tools/strip_notebooks.py
 
 clean:
-	rm -rf _build
+	rm -rf $(BUILD)

@@ -34,10 +34,19 @@ VENDOR_DIR = "_vendor"
 MATHJAX_FILES = ("tex-chtml.js", "input/tex/extensions", "output/chtml", "a11y", "ui", "sre", "adaptors")
 MATHJAX_PATH = f"../{VENDOR_DIR}/mathjax/tex-chtml.js"  # Sphinx prefixes _static/
 
-SITE_CSS = """/* gpuperf site: figures in dark mode (tools/sphinxext/gpuperf_site.py) */
+SITE_CSS = """/* gpuperf site (tools/sphinxext/gpuperf_site.py).
+   Dark mode: figures (drawn on the book style's white background) are shown inverted with their hues kept,
+   so a figure is a dark panel with light text on a dark page, not a light rectangle. */
 html[data-theme="dark"] .cell_output img,
 html[data-theme="dark"] img.gpuperf-figure {
   filter: invert(0.88) hue-rotate(180deg);
+}
+/* The theme puts HTML outputs on a light panel in dark mode; the explorers follow the page's colours. */
+html[data-theme="dark"] .bd-content div.cell_output .text_html:has(.gpuperf-explorer),
+html[data-theme="dark"] .bd-content div.cell_output .text_html:has(.gpuperf-bits) {
+  background-color: transparent !important;
+  color: inherit !important;
+  padding: 0 !important;
 }
 html[data-theme="dark"] .gpuperf-explorer, html[data-theme="dark"] .gpuperf-bits {
   border-color: rgba(200, 200, 200, 0.3);

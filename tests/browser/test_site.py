@@ -1,0 +1,248 @@
+"""Every page of the built site, opened in headless Chromium over a plain static server, with every request
+that leaves the site blocked.
+
+A page fails on: a console error or uncaught exception, a failed request (HTTP >= 400 or network error), a
+request leaving the site, a formula MathJax did not render, an image that did not load, an explorer whose
+figure or numbers do not change when a control moves, an internal link to a missing page or anchor, a
+launch (Colab) or repository link to a notebook that is not in the repository. Light and dark screenshots
+of every page go to `_build/screenshots/` (beside the site; JPEG, the first 16,000 pixels) for review.
+
+The pages are found in the built site (every .html outside `_`-folders), and every `_toc.yml` entry must
+have one, so new chapters are covered without editing this file.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import os
+import re
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = Path(os.environ.get("GPUPERF_SITE", ROOT / "_build" / "html")).resolve()  # as in conftest.py
+SKIP_DIRS = {"reports"}  # myst-nb's execution reports (only when a notebook failed)
+
+
+def _pages() -> list[str]:
+    if not SITE.is_dir():
+        return []
+    found = []
+    for path in sorted(SITE.rglob("*.html")):
+        rel = path.relative_to(SITE)
+        if any(part.startswith("_") or part in SKIP_DIRS for part in rel.parts[:-1]):
+            continue
+        found.append(rel.as_posix())
+    return found
+
+
+PAGES = _pages()
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+REPO_URL = CONFIG["repository"]["url"].rstrip("/")
+REPO_PATH = urlsplit(REPO_URL).path.strip("/")  # ORG/REPO
+
+
+def _toc_files(node) -> list[str]:
+    found = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("file", "root"):
+                found.append(value)
+            else:
+                found.extend(_toc_files(value))
+    elif isinstance(node, list):
+        for item in node:
+            found.extend(_toc_files(item))
+    return found
+
+
+def test_every_toc_entry_has_a_page():
+    if not PAGES:
+        pytest.skip(f"no built site at {SITE}: run `make book` first (make test does)")
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    missing = [f for f in _toc_files(toc) if f"{f}.html" not in PAGES]
+    assert not missing, f"toc entries without a built page: {missing}"
+
+
+_ids_cache: dict[Path, set[str]] = {}
+
+
+def _ids_in(path: Path) -> set[str]:
+    if path not in _ids_cache:
+        text = path.read_text(errors="replace")
+        _ids_cache[path] = set(re.findall(r'\bid="([^"]+)"', text)) | set(re.findall(r'\bname="([^"]+)"', text))
+    return _ids_cache[path]
+
+
+def _check_link(href: str, page_url: str, origin: str) -> str | None:
+    """A problem with one link, or None."""
+    if not href or href.startswith(("mailto:", "javascript:", "data:")):
+        return None
+    parts = urlsplit(href)
+    if href.startswith(origin) or (not parts.scheme and not parts.netloc):
+        from urllib.parse import urljoin
+
+        target = urlsplit(urljoin(page_url, href))
+        rel = unquote(target.path).lstrip("/")
+        path = SITE / rel
+        if path.is_dir():
+            path = path / "index.html"
+        if not path.is_file():
+            return f"broken internal link {href!r} (no {path.relative_to(SITE) if SITE in path.parents else path})"
+        if target.fragment and path.suffix == ".html" and unquote(target.fragment) not in _ids_in(path):
+            return f"internal link {href!r}: no anchor #{target.fragment} in {path.relative_to(SITE)}"
+        return None
+    # launch and repository links: the notebook or file they name must exist in this repository
+    m = re.search(rf"{re.escape(REPO_PATH)}/(?:blob|edit|tree|raw)/[^/]+/(.+)$", parts.path)
+    if m and ("colab.research.google.com" in parts.netloc or "github.com" in parts.netloc):
+        rel = unquote(m.group(1))
+        if not (ROOT / rel).exists():
+            return f"launch/repository link {href!r} names {rel}, which is not in the repository"
+    return None
+
+
+_EXPLORER_JS = """
+async (root) => {
+  const problems = [];
+  const snap = () => {
+    const img = root.querySelector('img.gx-figure');
+    return [img ? img.getAttribute('src') + '|' + img.style.display : '',
+            root.querySelector('.gx-html').innerHTML];
+  };
+  const controls = Array.from(root.querySelectorAll('[data-gx-control]'));
+  if (!controls.length) { problems.push('no controls'); }
+  for (const el of controls) {
+    const name = el.getAttribute('data-gx-control');
+    const before = snap();
+    const old = el.type === 'checkbox' ? el.checked : el.value;
+    if (el.type === 'checkbox') { el.checked = !el.checked; }
+    else if (el.tagName === 'SELECT') { el.value = String((parseInt(el.value, 10) + 1) % el.options.length); }
+    else { const max = parseInt(el.max, 10); const v = parseInt(el.value, 10);
+           el.value = String(v < max ? v + 1 : v - 1); }
+    el.dispatchEvent(new Event('input', {bubbles: true}));
+    el.dispatchEvent(new Event('change', {bubbles: true}));
+    const after = snap();
+    if (after[0] === before[0] && after[1] === before[1]) {
+      problems.push('moving control ' + name + ' changed neither the figure nor the numbers');
+    }
+    if (el.type === 'checkbox') { el.checked = old; } else { el.value = old; }
+    el.dispatchEvent(new Event('change', {bubbles: true}));
+  }
+  const img = root.querySelector('img.gx-figure');
+  if (img && img.style.display !== 'none' && !(img.complete && img.naturalWidth > 0)) {
+    problems.push('the explorer figure did not load');
+  }
+  return problems;
+}
+"""
+
+_BITS_JS = """
+(root) => {
+  const problems = [];
+  const bits = root.querySelectorAll('button.gb-bit');
+  if (!bits.length) { return ['no bit buttons']; }
+  const explanation = root.querySelector('.gb-explanation'), table = root.querySelector('.gb-table');
+  const before = [explanation.innerHTML, table.innerHTML];
+  bits[bits.length - 1].click();
+  if (explanation.innerHTML === before[0] || table.innerHTML === before[1]) {
+    problems.push('clicking a bit changed neither the explanation nor the table');
+  }
+  bits[bits.length - 1].click();
+  return problems;
+}
+"""
+
+
+def _screenshots_dir() -> Path:
+    out = SITE.parent / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def context(browser, site_server):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+    ctx.outside = []  # requests that tried to leave the site
+
+    def route(r):
+        url = r.request.url
+        if url.startswith(site_server + "/") or url.startswith(("data:", "blob:", "about:")):
+            r.continue_()
+        else:
+            ctx.outside.append(url)
+            r.abort("blockedbyclient")
+
+    ctx.route("**/*", route)
+    yield ctx
+    ctx.close()
+
+
+@pytest.mark.parametrize("rel", PAGES or ["(no built site)"])
+def test_page(context, site_server, rel):
+    if not PAGES:
+        pytest.skip(f"no built site at {SITE}: run `make book` first (make test does)")
+    problems: list[str] = []
+    page = context.new_page()
+    context.outside.clear()
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"uncaught exception: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url} ({r.failure})")
+            if r.url.startswith(site_server) else None)
+    page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+    url = f"{site_server}/{rel}"
+    source = (SITE / rel).read_text(errors="replace")
+    refresh = re.search(r'http-equiv="Refresh" content="0; url=([^"]+)"', source, re.I)
+    if refresh:  # a redirect page (index.html -> the landing page): its target must exist
+        page.close()
+        assert (SITE / rel).parent.joinpath(refresh.group(1)).is_file(), f"{rel} redirects to a missing page"
+        return
+    page.goto(url, wait_until="load")
+    # MathJax: every formula typeset, none in error
+    has_math = page.evaluate("() => document.querySelectorAll('.math').length")
+    if has_math:
+        ready = page.evaluate("""async () => {
+            if (!window.MathJax || !MathJax.startup || !MathJax.startup.promise) { return false; }
+            await MathJax.startup.promise; return true; }""")
+        if not ready:
+            problems.append(f"{has_math} formulas but MathJax did not load")
+        else:
+            bad = page.evaluate("""() => Array.from(document.querySelectorAll('.math'))
+                .filter(e => !e.querySelector('mjx-container') || e.querySelector('mjx-merror'))
+                .map(e => e.textContent.slice(0, 60))""")
+            if bad:
+                problems.append(f"{len(bad)} formulas not rendered by MathJax, e.g. {bad[:3]}")
+    # images
+    page.evaluate("() => document.querySelectorAll('img[loading=lazy]').forEach(i => { i.loading = 'eager'; })")
+    page.wait_for_function("() => Array.from(document.images).every(i => i.complete)", timeout=10_000)
+    broken = page.evaluate("""() => Array.from(document.images)
+        .filter(i => i.style.display !== 'none' && i.offsetParent !== null && !(i.naturalWidth > 0))
+        .map(i => (i.getAttribute('src') || '').slice(0, 80))""")
+    if broken:
+        problems.append(f"images that did not load: {broken}")
+    # links
+    for href in page.evaluate("() => Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'))"):
+        problem = _check_link(href, url, site_server)
+        if problem and problem not in problems:
+            problems.append(problem)
+    # explorers
+    for i, root in enumerate(page.query_selector_all(".gpuperf-explorer")):
+        for p in root.evaluate(_EXPLORER_JS):
+            problems.append(f"explorer {i}: {p}")
+    for i, root in enumerate(page.query_selector_all(".gpuperf-bits")):
+        for p in root.evaluate(_BITS_JS):
+            problems.append(f"bit explorer {i}: {p}")
+    # screenshots, light and dark
+    out = _screenshots_dir()
+    stem = rel.removesuffix(".html").replace("/", "__")
+    for mode in ("light", "dark"):
+        page.evaluate(f"() => {{ document.documentElement.dataset.theme = '{mode}'; "
+                      f"document.documentElement.dataset.mode = '{mode}'; }}")
+        height = page.evaluate("() => document.documentElement.scrollHeight")
+        page.screenshot(path=str(out / f"{stem}-{mode}.jpg"), full_page=True, type="jpeg", quality=70,
+                        clip=None if height <= 16000 else {"x": 0, "y": 0, "width": 1280, "height": 16000})
+    page.close()
+    problems += [f"request leaving the site (blocked): {u}" for u in context.outside]
+    assert not problems, f"{rel}:\n  " + "\n  ".join(_html.unescape(p) for p in problems)
