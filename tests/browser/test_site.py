@@ -246,3 +246,28 @@ def test_page(context, site_server, rel):
     page.close()
     problems += [f"request leaving the site (blocked): {u}" for u in context.outside]
     assert not problems, f"{rel}:\n  " + "\n  ".join(_html.unescape(p) for p in problems)
+
+
+@pytest.mark.parametrize("rel", PAGES or ["(no built site)"])
+def test_page_from_file_url(browser, rel):
+    """The site also works opened from disk (file://): no console error, every formula typeset."""
+    if not PAGES:
+        pytest.skip(f"no built site at {SITE}: run `make book` first (make test does)")
+    if re.search(r'http-equiv="Refresh"', (SITE / rel).read_text(errors="replace"), re.I):
+        return  # the redirect page, checked in test_page
+    problems: list[str] = []
+    page = browser.new_page()
+    page.route(re.compile(r"^(?!file:|data:|blob:|about:)"), lambda r: (problems.append(
+        f"request leaving the site (blocked): {r.request.url}"), r.abort("blockedbyclient")))
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"uncaught exception: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url} ({r.failure})"))
+    page.goto((SITE / rel).as_uri(), wait_until="load")
+    if page.evaluate("() => document.querySelectorAll('.math').length"):
+        rendered = page.evaluate("""async () => { if (!window.MathJax || !MathJax.startup) { return -1; }
+            await MathJax.startup.promise;
+            return Array.from(document.querySelectorAll('.math')).filter(e => !e.querySelector('mjx-container')).length; }""")
+        if rendered != 0:
+            problems.append("MathJax did not load" if rendered < 0 else f"{rendered} formulas not rendered")
+    page.close()
+    assert not problems, f"{rel} (file://):\n  " + "\n  ".join(problems)
