@@ -1028,6 +1028,9 @@ def get_sm_limits(name: str) -> SMLimits:
     """
     if isinstance(name, str) and name in _SM_LIMITS:
         return _SM_LIMITS[name]
+    if isinstance(name, str) and re.fullmatch(r"\d+\.\d+", name.strip()):
+        raise ValueError(f"name {name!r}: no per-SM limits for compute capability {name.strip()}; "
+                         f"tabulated: {sorted(_SM_LIMITS)}")
     acc = get_accelerator(name)
     cc = COMPUTE_CAPABILITY.get(acc.name)
     if cc not in _SM_LIMITS:
