@@ -284,6 +284,38 @@ def test_book_config():
     assert "book/references.bib" in CONFIG["bibtex_bibfiles"]
 
 
+#: The widest visible code line: the site's code column shows 88 characters without a scroll bar.
+CODE_WIDTH = 88
+#: Tags that keep a code cell's source off the page (or collapsed behind a toggle).
+HIDDEN_SOURCE_TAGS = {"remove-cell", "remove-input", "hide-input", "hide-cell"}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_visible_code_fits_the_column(path):
+    """A visible code line wider than the page's code column makes the reader scroll sideways: keep
+    visible code cells to CODE_WIDTH characters (formatting and plumbing go into gpuperf or behind
+    hide-input, CONTRIBUTING.md)."""
+    nb = json.loads(path.read_text())
+    wide = []
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "code" or HIDDEN_SOURCE_TAGS & set(cell.get("metadata", {}).get("tags", [])):
+            continue
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        for j, line in enumerate(source.splitlines(), 1):
+            if len(line) > CODE_WIDTH:
+                wide.append(f"cell {i} line {j} ({len(line)} chars)")
+    assert not wide, f"{path.name}: visible code lines wider than {CODE_WIDTH} characters: {wide}"
+
+
+def test_site_extension_is_configured():
+    """tools/sphinxext/gpuperf_site.py makes explorers static, self-hosts MathJax and fixes console errors;
+    without it the site silently falls back to CDNs and kernel-less widgets."""
+    local = CONFIG.get("sphinx", {}).get("local_extensions", {})
+    assert local.get("gpuperf_site") == "tools/sphinxext"
+    assert (ROOT / "tools" / "sphinxext" / "gpuperf_site.py").is_file()
+    assert "django-static-mathjax==" in (ROOT / "requirements.txt").read_text()
+
+
 def test_strip_tool_clears_outputs(tmp_path):
     import nbformat
 
