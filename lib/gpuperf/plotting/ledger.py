@@ -90,7 +90,7 @@ def plot_profile(ax, rows: Sequence[ProfiledOperator], *, title: str = ""):
     measured = np.array([r.measured_s for r in rows]) * 1e6
     predicted = np.array([np.nan if r.predicted_s is None else r.predicted_s for r in rows]) * 1e6
     colors = [GROUP_COLORS.get(r.group, PALETTE[6]) for r in rows]
-    ax.barh(y - 0.2, measured, height=0.4, color=colors, label="measured (H200 kernels)")
+    ax.barh(y - 0.2, measured, height=0.4, color=colors, label="measured kernels")
     ax.barh(y + 0.2, np.nan_to_num(predicted, nan=0.0), height=0.4, color="white", edgecolor=colors,
             hatch="///", label="ledger bound")
     for yi, r in zip(y, rows):
