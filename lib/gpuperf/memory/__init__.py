@@ -3,6 +3,7 @@ shared-memory bank conflicts, and occupancy. Pure functions returning dataclasse
 :mod:`gpuperf.plotting.memory`."""
 
 from gpuperf.memory.banks import BankAccess, bank_access, column_read, row_chunk_read, tile_offsets, xor_swizzle_chunk
+from gpuperf.memory import live
 from gpuperf.memory.hierarchy import Level, hierarchy_levels
 from gpuperf.memory.coalescing import (LoadCounts, WarpLoad, count_loads, pattern_addresses,
                                        strided_sectors_per_request, warp_load)
@@ -10,7 +11,7 @@ from gpuperf.memory.occupancy import (InFlight, Occupancy, bytes_in_flight, max_
                                       sm_occupancy)
 
 __all__ = [
-    "Level", "hierarchy_levels", "BankAccess", "bank_access", "column_read", "row_chunk_read", "tile_offsets", "xor_swizzle_chunk",
+    "live", "Level", "hierarchy_levels", "BankAccess", "bank_access", "column_read", "row_chunk_read", "tile_offsets", "xor_swizzle_chunk",
     "LoadCounts", "WarpLoad", "count_loads", "pattern_addresses", "strided_sectors_per_request", "warp_load",
     "InFlight", "Occupancy", "bytes_in_flight", "max_registers_for_full_occupancy", "sm_occupancy",
 ]
