@@ -246,23 +246,9 @@ def divergence_cases() -> list[dict]:
 
 
 def case_inputs(case: dict) -> dict[str, np.ndarray]:
-    n = case["n_threads"]
-    if case["kernel"] == "div_branch":
-        if case["pattern"] == "none":
-            return {"c": np.zeros(n, dtype=bool)}
-        return {"c": simt.branch_condition(case["pattern"], n, case["p"], seed=1)}
-    if case["kernel"] == "div_nested":
-        if case["pattern"] == "alternating":
-            tid = np.arange(n)
-            return {"c1": tid % 2 == 0, "c2": (tid // 2) % 2 == 0}
-        return {"c1": simt.branch_condition("random", n, case["p"], seed=1),
-                "c2": simt.branch_condition("random", n, case["p"], seed=2)}
-    trips = {"uniform4": np.full(n, 4), "uniform8": np.full(n, 8)}.get(case["trips"])
-    if trips is None:
-        trips = simt.long_tailed_trip_counts(n, median=4.0, sigma=1.0, max_trips=64, seed=3)
-        if case["trips"] == "long_tailed_sorted":
-            trips = np.sort(trips)
-    return {"trips": trips.astype(np.int64)}
+    """The case's per-thread inputs, made by gpuperf.simt so that the simulator sees the same branches."""
+    return simt.h200_case_inputs(case["kernel"], case.get("pattern"), case.get("p"), case.get("trips"),
+                                 case["n_threads"])
 
 
 def reference_output(case: dict, inputs: dict[str, np.ndarray]) -> np.ndarray:

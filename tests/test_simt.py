@@ -221,3 +221,41 @@ def test_simulate_rejects_bad_input():
         simt.long_tailed_trip_counts(10, median=0)
     with pytest.raises(ValueError, match="n_taken"):
         simt.sorted_divergent_warps(10, 11)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n_threads=st.integers(1, 300), warp_size=st.sampled_from([4, 8, 32]), seed=st.integers(0, 999),
+       costs=st.tuples(st.integers(0, 9), st.integers(0, 9), st.integers(0, 9)))
+def test_fast_counts_equal_the_simulator(n_threads, warp_size, seed, costs):
+    rng = np.random.default_rng(seed)
+    taken = rng.random(n_threads) < 0.4
+    then_cost, else_cost, common = costs
+    fast = simt.two_way_counts(taken, then_cost, else_cost, common, warp_size)
+    slow = simt.simulate(simt.two_way_program(then_cost, else_cost, common), n_threads, {"c": taken},
+                         warp_size=warp_size)
+    np.testing.assert_array_equal(fast.issued_per_warp, slow.issued_per_warp)
+    np.testing.assert_array_equal(fast.thread_instructions_per_warp, slow.thread_instructions_per_warp)
+    trips = rng.integers(0, 7, n_threads)
+    fast = simt.loop_counts(trips, then_cost, common, warp_size)
+    slow = simt.simulate(simt.loop_program(then_cost, common), n_threads, trips={"trips": trips},
+                         warp_size=warp_size)
+    np.testing.assert_array_equal(fast.issued_per_warp, slow.issued_per_warp)
+    np.testing.assert_array_equal(fast.thread_instructions_per_warp, slow.thread_instructions_per_warp)
+
+
+def test_h200_case_inputs():
+    n = 1024
+    assert not simt.h200_case_inputs("div_branch", "none", 0.0, n_threads=n)["c"].any()
+    c = simt.h200_case_inputs("div_branch", "random", 0.5, n_threads=n)["c"]
+    np.testing.assert_array_equal(c, simt.branch_condition("random", n, 0.5, seed=1))
+    nested = simt.h200_case_inputs("div_nested", "alternating", 0.5, n_threads=n)
+    assert list(nested["c1"][:4]) == [True, False, True, False]
+    assert list(nested["c2"][:4]) == [True, True, False, False]
+    trips = simt.h200_case_inputs("div_loop", trips="long_tailed_sorted", n_threads=n)["trips"]
+    assert (np.diff(trips) >= 0).all() and trips.max() <= 64
+    with pytest.raises(ValueError, match="kernel"):
+        simt.h200_case_inputs("div_other")
+    with pytest.raises(ValueError, match="trips"):
+        simt.h200_case_inputs("div_loop", trips="zipf")
+    with pytest.raises(ValueError, match="taken"):
+        simt.two_way_counts([1, 0], 1, 1)

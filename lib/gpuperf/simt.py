@@ -224,6 +224,8 @@ def long_tailed_trip_counts(n_threads: int, median: float = 4.0, sigma: float = 
 
 
 def _warped(values: np.ndarray, n_threads: int, warp_size: int, fill) -> np.ndarray:
+    if n_threads % warp_size == 0:  # no partial warp: a view, no copy (runs of millions of threads)
+        return values.reshape(-1, warp_size)
     n_warps = -(-n_threads // warp_size)
     out = np.full(n_warps * warp_size, fill, dtype=values.dtype)
     out[:n_threads] = values
@@ -441,3 +443,85 @@ def divergence_explorer_state(pattern: str, probability: float, warp_size: int, 
                       warp_size=warp_size, timeline_warps=timeline_warps)
     return DivergenceState(pattern, float(probability), int(warp_size), result.simt_efficiency,
                            result.divergent_warps, result.n_warps, result.timeline)
+
+
+# --------------------------------------------------------------------------------------------------
+# Fast counts for large runs, and the inputs of the recorded H200 cases
+# --------------------------------------------------------------------------------------------------
+
+
+def _result_from_counts(issued, thread_inst, n_threads: int, warp_size: int) -> SimtResult:
+    alive = _warped(np.ones(n_threads, dtype=bool), n_threads, warp_size, False)
+    return SimtResult(warp_size, n_threads, np.asarray(issued, dtype=np.int64),
+                      np.asarray(thread_inst, dtype=np.int64), alive.sum(axis=1))
+
+
+def two_way_counts(taken, then_cost: int, else_cost: int, common_cost: int = 0,
+                   warp_size: int = 32) -> SimtResult:
+    """What :func:`simulate` returns for :func:`two_way_program`, computed per warp in closed form (fast
+    for millions of threads): a warp issues a path if any of its threads takes it."""
+    taken = np.asarray(taken)
+    if taken.ndim != 1 or taken.dtype != bool or taken.size == 0:
+        raise ValueError(f"taken must be a non-empty 1-D boolean array, got {taken!r}")
+    w = _check_warp_size(warp_size)
+    for name, cost in (("then_cost", then_cost), ("else_cost", else_cost), ("common_cost", common_cost)):
+        Op(cost)  # validates
+        if isinstance(cost, bool):
+            raise ValueError(f"{name} must be an integer >= 0, got {cost!r}")
+    n = taken.size
+    lanes = _warped(np.ones(n, dtype=bool), n, w, False).sum(axis=1)  # threads in each warp
+    n_t = np.count_nonzero(_warped(taken, n, w, False), axis=1)
+    n_f = lanes - n_t
+    issued = common_cost + then_cost * (n_t > 0) + else_cost * (n_f > 0)
+    thread_inst = common_cost * lanes + then_cost * n_t + else_cost * n_f
+    return _result_from_counts(issued, thread_inst, n, w)
+
+
+def loop_counts(trip_counts, body_cost: int, common_cost: int = 0, warp_size: int = 32) -> SimtResult:
+    """What :func:`simulate` returns for :func:`loop_program`, in closed form: a warp issues the body as
+    many times as its longest-running thread needs."""
+    trips = np.asarray(trip_counts)
+    if trips.ndim != 1 or trips.size == 0 or not np.issubdtype(trips.dtype, np.integer) or (trips < 0).any():
+        raise ValueError(f"trip_counts must be a non-empty 1-D array of integers >= 0, got {trip_counts!r}")
+    Op(body_cost)
+    Op(common_cost)
+    w = _check_warp_size(warp_size)
+    n = trips.size
+    per_warp = _warped(trips, n, w, 0)
+    lanes = _warped(np.ones(n, dtype=bool), n, w, False).sum(axis=1)
+    issued = common_cost + body_cost * per_warp.max(axis=1).astype(np.int64)
+    thread_inst = common_cost * lanes + body_cost * per_warp.sum(axis=1, dtype=np.int64)
+    return _result_from_counts(issued, thread_inst, n, w)
+
+
+def h200_case_inputs(kernel: str, pattern: str | None = None, probability: float | None = None,
+                     trips: str | None = None, n_threads: int = 1 << 24) -> dict[str, np.ndarray]:
+    """The per-thread inputs of the recorded divergence cases (``bench/part1_gpu.py`` makes its kernels'
+    inputs with this function, so the simulator and the GPU see the same branches).
+
+    ``div_branch``: ``{"c"}`` from :func:`branch_condition` (seed 1), or all false for pattern ``"none"``;
+    ``div_nested``: ``{"c1", "c2"}``, alternating (even threads, then even pairs) or independent random
+    (seeds 1 and 2); ``div_loop``: ``{"trips"}``, uniform 4 or 8 or long-tailed (median 4, sigma 1, at most
+    64, seed 3), in arrival order or sorted.
+    """
+    n = _check_n_threads(n_threads)
+    if kernel == "div_branch":
+        if pattern == "none":
+            return {"c": np.zeros(n, dtype=bool)}
+        return {"c": branch_condition(pattern, n, probability, seed=1)}
+    if kernel == "div_nested":
+        if pattern == "alternating":
+            tid = np.arange(n)
+            return {"c1": tid % 2 == 0, "c2": (tid // 2) % 2 == 0}
+        return {"c1": branch_condition("random", n, probability, seed=1),
+                "c2": branch_condition("random", n, probability, seed=2)}
+    if kernel == "div_loop":
+        fixed = {"uniform4": 4, "uniform8": 8}
+        if trips in fixed:
+            return {"trips": np.full(n, fixed[trips], dtype=np.int64)}
+        if trips not in ("long_tailed", "long_tailed_sorted"):
+            raise ValueError(f"trips must be one of uniform4, uniform8, long_tailed, long_tailed_sorted, "
+                             f"got {trips!r}")
+        counts = long_tailed_trip_counts(n, median=4.0, sigma=1.0, max_trips=64, seed=3)
+        return {"trips": np.sort(counts) if trips == "long_tailed_sorted" else counts}
+    raise ValueError(f"kernel must be div_branch, div_nested or div_loop, got {kernel!r}")

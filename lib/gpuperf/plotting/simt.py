@@ -62,21 +62,21 @@ def plot_efficiency_vs_probability(ax, probabilities, simulated: Mapping[int, Se
     ax.legend(fontsize=8, loc="upper center", ncols=2)
 
 
-def plot_loop_imbalance(ax, trips: np.ndarray, warp_size: int, n_warps_shown: int = 64) -> None:
+def plot_loop_imbalance(ax, trips: np.ndarray, warp_size: int) -> None:
     """Per-warp longest trip count (what the warp pays) against mean trip count (the useful work), for
-    threads in arrival order and sorted by trip count."""
+    threads in arrival order and sorted by trip count, over all full warps."""
     trips = np.asarray(trips)
     n = (trips.size // warp_size) * warp_size
     for i, (name, t) in enumerate((("arrival order", trips[:n]), ("sorted", np.sort(trips[:n])))):
-        w = t.reshape(-1, warp_size)[:n_warps_shown]
+        w = t.reshape(-1, warp_size)
         x = np.arange(w.shape[0])
         color = PALETTE[i]
-        ax.plot(x, w.max(axis=1), color=color, lw=1.4, label=f"{name}: longest trip in the warp")
-        ax.plot(x, w.mean(axis=1), color=color, lw=1.0, ls="--", label=f"{name}: mean trip")
+        ax.plot(x, w.max(axis=1), color=color, lw=0.8, label=f"{name}: longest trip in the warp")
+        ax.plot(x, w.mean(axis=1), color=color, lw=1.2, ls="--", label=f"{name}: mean trip")
     ax.set_yscale("log")
     ax.set_xlabel("warp")
     ax.set_ylabel("loop trips")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=2)
 
 
 def plot_prediction_vs_measurement(ax, names: Sequence[str], predicted: Sequence[float],
@@ -88,4 +88,5 @@ def plot_prediction_vs_measurement(ax, names: Sequence[str], predicted: Sequence
     ax.set_xticks(x, names, rotation=35, ha="right", fontsize=8)
     ax.set_ylabel(ylabel)
     ax.axhline(warp_size, color="0.5", lw=0.8, ls=":")
-    ax.legend(fontsize=8, loc="upper right")
+    ax.set_ylim(0, warp_size * 1.3)
+    ax.legend(fontsize=8, loc="upper right", ncols=2)
