@@ -32,7 +32,7 @@ def main(argv=None):
     if not cuda_available():
         sys.exit("ledger_profile: no CUDA GPU; nothing to profile")
     out_dir = Path(args.out_dir) if args.out_dir else None
-    prov = provenance("python bench/ledger_profile.py")
+    prov = provenance(" ".join(["python bench/ledger_profile.py", *(argv or sys.argv[1:])]))
     prov.update({"config": json.dumps(layer_profile.CONFIG), "decode": json.dumps(layer_profile.DECODE),
                  "dtype": "bf16"})
 
