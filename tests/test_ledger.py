@@ -296,11 +296,15 @@ def test_classify_kernel():
         L.classify_kernel("")
 
 
-def test_recorded_profile_against_the_ledger():
-    run = recorded.load_run("ledger_profile_h200")
+@pytest.mark.parametrize("name, expected", [
+    ("ledger_profile_h200", {"eager", "eager_sdpa", "compiled", "decode_eager"}),
+    ("ledger_profile_h200_repeat", {"eager", "eager_sdpa", "decode_eager"}),
+])
+def test_recorded_profile_against_the_ledger(name, expected):
+    run = recorded.load_run(name)
     config = json.loads(run["provenance"]["config"])
     variants = {r["variant"] for r in run["results"]}
-    assert {"eager", "eager_sdpa", "compiled", "decode_eager"} <= variants
+    assert variants == expected
     for result in run["results"]:
         total = sum(k["time_s"] for k in result["kernels"])
         groups = L.compare_groups(result, config)
