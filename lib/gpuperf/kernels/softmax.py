@@ -50,11 +50,13 @@ AUTO_FUSED_MAX_COLS = 32768
 #: Columns per block of the streaming kernels on a GPU (under the interpreter: 1024).
 STREAM_BLOCK = 4096
 
-#: Launch of the online kernel on a GPU: warps per program, loads in flight per loop (software
-#: pipelining), programs per SM in the persistent grid (set from the H200 sweep, bench/NOTES.md).
-ONLINE_NUM_WARPS = 8
-ONLINE_NUM_STAGES = 3
-ONLINE_PROGRAMS_PER_SM = 2
+#: Launch of the online kernel on a GPU: columns per block, warps per program, loads in flight per
+#: loop (software pipelining), programs per SM in the persistent grid: the fastest of the launches in
+#: the H200 sweep of job fa-2 (book/data/softmax_h200.json, bench/NOTES.md).
+ONLINE_BLOCK = 2048
+ONLINE_NUM_WARPS = 4
+ONLINE_NUM_STAGES = 4
+ONLINE_PROGRAMS_PER_SM = 8
 
 
 def softmax_reference(x: torch.Tensor) -> torch.Tensor:
@@ -202,7 +204,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
                                  EVEN=(block == n_cols), num_warps=num_warps or _fused_num_warps(block))
         return out
     if block_cols is None:
-        block_cols = 1024 if INTERPRETED else STREAM_BLOCK
+        block_cols = 1024 if INTERPRETED else ONLINE_BLOCK if method == "online" else STREAM_BLOCK
     if (isinstance(block_cols, bool) or not isinstance(block_cols, numbers.Integral) or block_cols < 16
             or block_cols & (block_cols - 1)):
         raise ValueError(f"block_cols must be a power of two >= 16, got {block_cols!r}")
@@ -259,6 +261,7 @@ __all__ = [
     "FUSED_MAX_COLS",
     "INTERPRETED",
     "METHODS",
+    "ONLINE_BLOCK",
     "ONLINE_NUM_STAGES",
     "ONLINE_NUM_WARPS",
     "ONLINE_PROGRAMS_PER_SM",
