@@ -58,6 +58,7 @@ test: $(ENV_DEP)
 	MPLBACKEND=Agg $(PYTHON) -m pytest -n $(JOBS) --dist loadfile --nbval-lax --nbval-current-env \
 		-p no:cacheprovider --ignore=tests/browser tests book labs
 	$(MAKE) --no-print-directory book PYTHON=$(PYTHON)
+	rm -rf $(BUILD)/screenshots
 	GPUPERF_SITE=$(abspath $(BUILD))/html $(PYTHON) -m pytest -n $(JOBS) --dist load -p no:cacheprovider \
 		-rs tests/browser
 
