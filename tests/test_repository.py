@@ -316,6 +316,18 @@ def test_site_extension_is_configured():
     assert "django-static-mathjax==" in (ROOT / "requirements.txt").read_text()
 
 
+def test_every_glossary_term_has_its_chinese_equivalent():
+    """The course is read alongside Chinese lecture notes: each glossary entry ends with `Chinese: ...`."""
+    text = (ROOT / "book" / "glossary.md").read_text()
+    body = text[text.index("```{glossary}"):]
+    missing = []
+    for entry in body.split("\n\n"):
+        terms = [l for l in entry.splitlines() if l and not l.startswith((" ", "```", ":"))]
+        if terms and not re.search(r"Chinese: .*[\u4e00-\u9fff]", entry):
+            missing.append(terms[0])
+    assert not missing, f"glossary terms without 'Chinese: ...': {missing}"
+
+
 def test_strip_tool_clears_outputs(tmp_path):
     import nbformat
 
