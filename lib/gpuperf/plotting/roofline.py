@@ -239,7 +239,7 @@ def plot_fraction_of_peak(ax, analyses, *, label_time: bool = True):
     colors = [PALETTE[0] if a.bound == "compute" else PALETTE[1] for _, a in items]
     ax.barh(y, fractions, height=0.6, color=colors, gid="fraction-bar")
     for yi, (_, a), pct in zip(y, items, fractions):
-        text = f"{pct:.3g} %" + (f"  (>= {format_duration(a.time_s)})" if label_time else "")
+        text = f"{pct:.3g} %" + (f"  (\u2265 {format_duration(a.time_s)})" if label_time else "")
         ax.annotate(text, (pct, yi), textcoords="offset points", xytext=(4, 0), va="center", fontsize=8)
     ax.set_yticks(y, [label for label, _ in items])
     ax.invert_yaxis()
