@@ -28,6 +28,9 @@ SHAPES_CPU = [(1, 1, 1), (97, 33, 65), (32, 32, 32), (1, 70, 129), (33, 1, 31), 
 SHAPES_GPU = SHAPES_CPU + [(1025, 2047, 97), (256, 512, 4096), (4097, 129, 1025), (16, 4096, 4096),
                            (2304, 1544, 512)]
 SHAPES = SHAPES_GPU if HAS_CUDA else SHAPES_CPU
+#: On a GPU the many-shape test fixes one tile (one compile per dtype instead of an autotuning sweep per shape);
+#: the autotuned and TMA paths are tested on fewer shapes below.
+FIXED = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 4} if HAS_CUDA else None
 DTYPES = [torch.float32, torch.float16, pytest.param(torch.bfloat16, marks=gpu_only, id="torch.bfloat16")]
 
 
@@ -60,15 +63,22 @@ def test_matmul_within_rounding_bound(m, n, k, dtype, device, gen):
     a, b = _inputs(m, n, k, dtype, device, gen)
     precision = "ieee" if dtype == torch.float32 else None
     out = torch.full((m, n), float("nan"), dtype=dtype, device=device)
-    c = mm.matmul(a, b, out, input_precision=precision)
+    c = mm.matmul(a, b, out, input_precision=precision, config=FIXED)
     assert c is out
     _check(c, a, b, precision, gen)
+
+
+@pytest.mark.parametrize("m,n,k", [(97, 33, 65)] + ([(1025, 2047, 97)] if HAS_CUDA else []))
+def test_matmul_autotuned_portable(m, n, k, device, gen):
+    a, b = _inputs(m, n, k, torch.float16, device, gen)
+    out = torch.full((m, n), float("nan"), dtype=torch.float16, device=device)
+    _check(mm.matmul(a, b, out, backend="portable"), a, b, None, gen)
 
 
 @pytest.mark.parametrize("m,n,k", [(97, 33, 65), (1, 70, 129)] + ([(1025, 2047, 1025)] if HAS_CUDA else []))
 def test_matmul_fp32_tf32_within_tf32_bound(m, n, k, device, gen):
     a, b = _inputs(m, n, k, torch.float32, device, gen)
-    _check(mm.matmul(a, b, input_precision="tf32"), a, b, "tf32", gen)
+    _check(mm.matmul(a, b, input_precision="tf32", config=FIXED), a, b, "tf32", gen)
 
 
 def test_matmul_fixed_config_and_partial_k_step(device, gen):
@@ -88,14 +98,13 @@ def test_matmul_k_zero_gives_zeros(device):
 @pytest.mark.parametrize("dtype", [pytest.param(torch.float16, marks=gpu_only),
                                    pytest.param(torch.bfloat16, marks=gpu_only)])
 @pytest.mark.parametrize("m,n,k", [(1, 8, 8), (97, 40, 72), (1025, 2056, 1032), (4096, 4096, 4096)])
-def test_matmul_tma_backend(m, n, k, dtype, device, gen):
+def test_matmul_tma_backends(m, n, k, dtype, device, gen):
     if not mm.tma_supported(torch.empty(1, 8, device=device, dtype=dtype),
                             torch.empty(8, 8, device=device, dtype=dtype)):
         pytest.skip("needs a Hopper-or-later GPU")
     a, b = _inputs(m, n, k, dtype, device, gen)
     out = torch.full((m, n), float("nan"), dtype=dtype, device=device)
-    _check(mm.matmul(a, b, out, backend="tma"), a, b, None, gen)
-    for backend in ("tma_ws", "portable"):
+    for backend in ("tma", "tma_ws", "auto"):
         out.fill_(float("nan"))
         _check(mm.matmul(a, b, out, backend=backend), a, b, None, gen)
 
@@ -126,6 +135,8 @@ def test_bad_inputs_raise_value_error(device):
         mm.matmul(a.double(), b.double())
     with pytest.raises(ValueError, match="backend"):
         mm.matmul(a, b, input_precision="ieee", backend="cublas")
+    with pytest.raises(ValueError, match="config fixes"):
+        mm.matmul(a.half(), b.half(), backend="tma", config=mm.INTERPRETER_CONFIG)
     with pytest.raises(ValueError, match="out.shape"):
         mm.matmul(a, b, torch.empty(4, 4, device=device), input_precision="ieee")
     with pytest.raises(ValueError, match="overlap"):

@@ -37,22 +37,28 @@ WAVE_NS = tuple(range(1408, 1793, 16))
 CHECK_ROWS = 64
 
 
-def shapes(quick: bool = False, groups=("square", "transformer", "wave")) -> list[tuple[str, str, int, int, int]]:
+def shapes(quick: bool = False, groups=("square", "transformer", "wave"), square_sizes=SQUARE_SIZES,
+           wave_ns=WAVE_NS) -> list[tuple[str, str, int, int, int]]:
     """(group, dtype, m, n, k) of every case, in run order."""
     out = []
     if "square" in groups:
-        sizes = (1024, 4096) if quick else SQUARE_SIZES
+        sizes = (1024, 4096) if quick else tuple(square_sizes)
         out += [("square", dt, s, s, s) for dt in ("bf16", "fp16") for s in sizes]
     if "transformer" in groups:
         out += [("transformer", "bf16", m, n, k) for _, m, n, k in (TRANSFORMER_SHAPES[-1:] if quick
                                                                      else TRANSFORMER_SHAPES)]
     if "wave" in groups:
-        out += [("wave", "fp16", WAVE_M, n, WAVE_K) for n in (WAVE_NS[::8] if quick else WAVE_NS)]
+        ns = tuple(wave_ns)
+        out += [("wave", "fp16", WAVE_M, n, WAVE_K) for n in (ns[::8] if quick else ns)]
     return out
 
 
-def cases(quick: bool = False, groups=("square", "transformer", "wave"), backend: str = "auto"):
-    """cuBLAS then Triton for every shape of :func:`shapes`; ``backend`` as in :func:`gpuperf.kernels.matmul.matmul`."""
+def cases(quick: bool = False, groups=("square", "transformer", "wave"), backend: str = "auto",
+          square_sizes=SQUARE_SIZES, wave_ns=WAVE_NS, wave_tile: dict | None = None):
+    """cuBLAS then Triton for every shape of :func:`shapes`; ``backend`` as in
+    :func:`gpuperf.kernels.matmul.matmul`. ``wave_tile`` (a ``config`` of the portable kernel, e.g.
+    ``{"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}``) fixes the tile of the wave probe's
+    Triton cases, so that the probe shows one tiling's quantization rather than the autotuner's choices."""
     import torch
 
     from gpuperf.benchmark import Case, check_relative_error
@@ -60,7 +66,7 @@ def cases(quick: bool = False, groups=("square", "transformer", "wave"), backend
 
     torch_dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16}
     gen = torch.Generator(device="cuda").manual_seed(0)
-    for group, dtype, m, n, k in shapes(quick, tuple(groups)):
+    for group, dtype, m, n, k in shapes(quick, tuple(groups), square_sizes, wave_ns):
         a = torch.randn(m, k, device="cuda", generator=gen).to(torch_dtypes[dtype])
         b = torch.randn(k, n, device="cuda", generator=gen).to(torch_dtypes[dtype])
         out = torch.empty(m, n, device="cuda", dtype=a.dtype)
@@ -85,12 +91,15 @@ def cases(quick: bool = False, groups=("square", "transformer", "wave"), backend
             return check
 
         cublas = lambda a=a, b=b, out=out: torch.matmul(a, b, out=out)
-        triton_fn = lambda a=a, b=b, out=out: mm.matmul(a, b, out, backend=backend)
+        fixed = wave_tile if group == "wave" else None
+        triton_fn = lambda a=a, b=b, out=out, fixed=fixed: (
+            mm.matmul(a, b, out, config=fixed) if fixed else mm.matmul(a, b, out, backend=backend))
+        kernel_name = (f"triton-portable-{fixed['BLOCK_M']}x{fixed['BLOCK_N']}" if fixed else f"triton-{backend}")
         yield Case(ref_label, cublas, flop=flop, bytes_moved=moved, metric="flop_per_s",
                    check=make_check(ref_label, cublas), params={**params, "kernel": "cublas"},
                    retime=(group == "square" and m >= 4096))
         label = f"triton {dtype} {shape}"
         yield Case(label, triton_fn, flop=flop, bytes_moved=moved, metric="flop_per_s", reference=ref_label,
-                   check=make_check(label, triton_fn), params={**params, "kernel": f"triton-{backend}"},
+                   check=make_check(label, triton_fn), params={**params, "kernel": kernel_name},
                    retime=(group == "square" and m >= 4096))
         del a, b, out, ref_rows

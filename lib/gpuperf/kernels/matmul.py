@@ -200,23 +200,28 @@ def _matmul_tma_kernel(
             c_desc.store([off_m, off_n], acc.to(c_ptr.dtype.element_ty))
 
 
+#: TMA kernel tiles: (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, stages, warps, split epilogue). The first won at
+#: 4096^3 and 8192^3 in bf16 and fp16 on an H200 (bench/NOTES.md, p3 job 1) and is the only one tried for large
+#: products (autotuning among near-equal configs there only picks by noise); small and skinny products
+#: also try a 128 x 128 tile, which leaves fewer SMs idle.
+TMA_LARGE_CONFIG = (128, 256, 64, 8, 3, 8, True)
+TMA_SMALL_CONFIG = (128, 128, 64, 8, 4, 8, False)
+#: Products with m n at least this are "large" for the autotuner's pruning.
+LARGE_OUTPUT_ELEMENTS = 2048 * 2048
+
+
 def _tma_configs(warp_specialize: bool) -> list:
-    # (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, stages, warps, split epilogue). 128 x 256 x 64 in three stages won
-    # at 4096^3 and 8192^3 in bf16 and fp16 on an H200 (bench/NOTES.md); the others cover small and
-    # skinny shapes and give the autotuner a choice of pipeline depth and L2 grouping.
-    shapes = [
-        (128, 256, 64, 8, 3, 8, True),
-        (128, 256, 64, 16, 3, 8, True),
-        (128, 256, 64, 8, 4, 8, True),
-        (256, 128, 64, 8, 3, 8, True),
-        (128, 128, 64, 8, 4, 8, False),
-        (128, 128, 128, 8, 3, 8, True),
-    ]
     return [
         triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": g, "SPLIT_EPILOGUE": split,
                        "WARP_SPECIALIZE": warp_specialize}, num_stages=s, num_warps=w)
-        for bm, bn, bk, g, s, w, split in shapes
+        for bm, bn, bk, g, s, w, split in (TMA_LARGE_CONFIG, TMA_SMALL_CONFIG)
     ]
+
+
+def _prune_tma_configs(configs, named_args, **kwargs):
+    if named_args["M"] * named_args["N"] >= LARGE_OUTPUT_ELEMENTS:
+        return [c for c in configs if c.kwargs["BLOCK_N"] == TMA_LARGE_CONFIG[1]]
+    return configs
 
 
 def _tuning_bench(fn, quantiles):
@@ -235,7 +240,9 @@ def _autotuned_kernel(kind: str):
             kernel, configs = _matmul_kernel, _portable_configs()
         else:
             kernel, configs = _matmul_tma_kernel, _tma_configs(warp_specialize=(kind == "tma_ws"))
-        _autotuned[kind] = triton.autotune(configs=configs, key=["M", "N", "K"], do_bench=_tuning_bench)(kernel)
+        prune = {"early_config_prune": _prune_tma_configs} if kind != "portable" else None
+        _autotuned[kind] = triton.autotune(configs=configs, key=["M", "N", "K"], do_bench=_tuning_bench,
+                                           prune_configs_by=prune)(kernel)
     return _autotuned[kind]
 
 _allocator_set = False
@@ -256,12 +263,24 @@ def _set_tma_allocator() -> None:
         _allocator_set = True
 
 
+_device_cache: dict = {}
+
+
+def _device_info(device: torch.device) -> tuple[int, int]:
+    """(compute capability major, SM count) of a CUDA device, looked up once (launch overhead matters)."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    if index not in _device_cache:
+        props = torch.cuda.get_device_properties(index)
+        _device_cache[index] = (props.major, props.multi_processor_count)
+    return _device_cache[index]
+
+
 def tma_supported(a: torch.Tensor, b: torch.Tensor) -> bool:
     """True when the TMA kernel can take ``a @ b``: compiled mode, a Hopper-or-later GPU, fp16/bf16, and
     16-byte aligned rows and bases (TMA's rule: k b and n b multiples of 16 bytes)."""
     if INTERPRETED or a.device.type != "cuda" or a.dtype not in (torch.float16, torch.bfloat16):
         return False
-    if torch.cuda.get_device_capability(a.device)[0] < 9:
+    if _device_info(a.device)[0] < 9:
         return False
     b_el = a.element_size()
     return all(
@@ -294,6 +313,8 @@ def matmul(
         raise ValueError(f"b.shape[0] must equal a.shape[1] = {a.shape[1]} (the k dimension), got {b.shape[0]}")
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if config is not None and backend not in ("auto", "portable"):
+        raise ValueError(f"config fixes the portable kernel's tile; it does not apply to backend {backend!r}")
     if a.dtype == torch.float32:
         if input_precision not in INPUT_PRECISIONS:
             raise ValueError(
@@ -309,15 +330,16 @@ def matmul(
         return out
     if k == 0:
         return out.zero_()
-    use_tma = backend in ("tma", "tma_ws") or (backend == "auto" and config is None and tma_supported(a, b))
+    tma_ok = backend != "portable" and config is None and tma_supported(a, b)
+    use_tma = backend in ("tma", "tma_ws") or (backend == "auto" and tma_ok)
     if use_tma:
-        if not tma_supported(a, b):
+        if not tma_ok:
             raise ValueError(
                 f"backend {backend!r} needs a compiled Hopper-or-later GPU, fp16/bf16 inputs and 16-byte aligned "
                 f"rows (k and n multiples of 8); got {a.dtype}, k={k}, n={n}, device {a.device}"
             )
         _set_tma_allocator()
-        num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
+        num_sms = _device_info(a.device)[1]
         grid = lambda meta: (min(num_sms, triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])),)
         kind = backend if backend != "auto" else ("tma" if _warp_specialize_failed else "tma_ws")
         try:

@@ -1,0 +1,53 @@
+"""Figures of chapter 07: time per call over a size sweep (with the three-term model), launch costs eager vs
+CUDA Graph, and the GPU's busy fraction against kernel duration."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from gpuperf import overhead
+from gpuperf.plotting.style import PALETTE
+
+
+def plot_size_sweep(ax, sizes: Sequence[float], times_s: Sequence[float], *, label: str,
+                    model_s: Sequence[float] | None = None, x_label: str = "size", color=None):
+    """Measured time per call (us, log-log) against size, with the model's steady-state time dashed."""
+    colour = color or PALETTE[0]
+    ax.plot(sizes, np.asarray(times_s) * 1e6, marker="o", ms=4, color=colour, label=f"{label} (measured)")
+    if model_s is not None:
+        ax.plot(sizes, np.asarray(model_s) * 1e6, ls="--", lw=1.3, color=colour, label=f"{label} (model)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(x_label)
+    ax.set_ylabel("time per call (us)")
+    ax.legend()
+    return ax
+
+
+def plot_launch_bars(ax, kernels: Sequence[str], eager_s: Sequence[float], graph_s: Sequence[float]):
+    """Grouped horizontal bars: time per kernel (us) issued eagerly from Python vs replayed from a CUDA Graph."""
+    ys = np.arange(len(kernels))
+    ax.barh(ys - 0.2, np.asarray(eager_s) * 1e6, height=0.4, color=PALETTE[1], label="eager launch from Python")
+    ax.barh(ys + 0.2, np.asarray(graph_s) * 1e6, height=0.4, color=PALETTE[0], label="CUDA Graph replay")
+    ax.set_yticks(ys, kernels)
+    ax.invert_yaxis()
+    ax.set_xlabel("time per kernel (us)")
+    ax.grid(axis="y", visible=False)
+    ax.legend(loc="lower right")
+    return ax
+
+
+def plot_busy_fraction(ax, host_times_s: Mapping[str, float], gpu_times_s: Sequence[float] | None = None):
+    """The GPU's busy fraction gpu / max(gpu, host) against the GPU time per kernel, one line per host cost."""
+    g = np.logspace(-7, -3, 200) if gpu_times_s is None else np.asarray(gpu_times_s)
+    for i, (label, host) in enumerate(host_times_s.items()):
+        ax.plot(g * 1e6, [overhead.gpu_busy_fraction(x, host) for x in g], color=PALETTE[i % len(PALETTE)],
+                label=f"{label}: {host * 1e6:.1f} us per kernel")
+    ax.set_xscale("log")
+    ax.set_xlabel("GPU time per kernel (us)")
+    ax.set_ylabel("fraction of the time the GPU works")
+    ax.set_ylim(0, 1.05)
+    ax.legend()
+    return ax
