@@ -313,5 +313,5 @@ def plot_ridge_point_groups(ax, rows, dtypes: Sequence[str] = ("fp16", "fp8", "f
     ax.set_xlim(0, top * 1.12)
     ax.set_xlabel("Ridge point of the matrix unit (FLOP/byte)")
     ax.grid(axis="y", visible=False)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper right", fontsize=8)  # the top rows (old parts) have short bars
     return ax
