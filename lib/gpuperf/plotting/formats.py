@@ -251,7 +251,7 @@ def plot_quantization_errors(ax, errors: Mapping[str, Mapping[str, float]], *,
             if not (isinstance(v, (int, float, np.floating)) and 0 < v < math.inf):
                 raise ValueError(f"errors[{g!r}][{s!r}] must be positive and finite, got {v!r}")
     x = np.arange(len(groups))
-    offset = 0.12
+    offset = 0.25
     top = 0.0
     for i, s in enumerate(schemes):
         xs = x + (i - (len(schemes) - 1) / 2) * offset
