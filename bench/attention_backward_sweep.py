@@ -3,12 +3,12 @@
 Used once to choose ``gpuperf.kernels.flash_attention_bwd.GPU_CONFIGS`` (bench/NOTES.md, "bwd"): for d = 64
 and 128, fp16, N = 4096, B H N = 2^21, each kernel is timed alone with several (block_m, block_n, warps,
 stages), and the fastest of each is printed with the TFLOP/s of the whole backward it would give. Writes
-``attention_backward_sweep_<device>.json`` into the folder given as the first argument (default: cwd).
+``attention_backward_sweep_<device>.json`` (``gpuperf.recorded.save_run``) into the folder given as the first
+argument (default: cwd).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from pathlib import Path
@@ -17,6 +17,7 @@ import torch
 import triton
 import triton.testing
 
+from gpuperf import recorded
 from gpuperf.benchmark import device_slug
 from gpuperf.benchmark.attention_backward import backward_flop, shape_for
 from gpuperf.kernels import flash_attention_bwd as fab
@@ -79,8 +80,9 @@ def main(out_dir: Path) -> None:
                 print(f"BEST d={head_dim} {kernel}: {best}")
         del q, k, v, do, o, lse, dq, dk, dv
         torch.cuda.empty_cache()
-    name = device_slug(torch.cuda.get_device_name())
-    (out_dir / f"attention_backward_sweep_{name}.json").write_text(json.dumps(results, indent=1))
+    name = f"attention_backward_sweep_{device_slug(torch.cuda.get_device_name())}"
+    prov = recorded.provenance("python bench/attention_backward_sweep.py")
+    print(recorded.save_run(name, results, prov, data_dir=out_dir))
 
 
 if __name__ == "__main__":

@@ -39,6 +39,9 @@ def test_other_figures_draw():
     fig, axes = figs.plot_measured(rows)
     assert len(axes[0, 0].lines) == 2
     plt.close(fig)
+    fig, ax = figs.plot_measured_bars([r for r in rows if r["n_seq"] == 1024])
+    assert len(ax.patches) == 3 * 2  # three implementations x (d, mask) groups; cuDNN bars are NaN
+    plt.close(fig)
     mem = [{"impl": i, "n_seq": s, "peak_bytes": 1e9, "time_s": 1e-3} for i in ("standard", "triton")
            for s in n]
     fig, axes = figs.plot_memory_run(mem)
@@ -46,6 +49,6 @@ def test_other_figures_draw():
     plt.close(fig)
     for fig, _ in (figs.plot_bars(["a", "b"], [1.0, 2.0], "y"),
                    figs.plot_score_costs([64, 128], [1e-13, 2e-13], [2e-13, 2e-13], "H200"),
-                   figs.plot_decode_splits([1, 2], {"b": [2e-3, 1e-3]}, 1e-4),
+                   figs.plot_decode_splits([1, 2], {"b": [2e-3, 1e-3]}, {"b": 1e-4}),
                    figs.plot_attention_share(n, {1024: [0.2, 0.4]})):
         plt.close(fig)

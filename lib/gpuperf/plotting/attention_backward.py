@@ -157,6 +157,30 @@ def plot_measured(rows: Sequence[Mapping], pass_name: str = "bwd", dtype: str = 
     return fig, axes
 
 
+def plot_measured_bars(rows: Sequence[Mapping], dtype: str = "fp16"):
+    """Grouped bars of TFLOP/s, one group per (pass, d, mask), one bar per implementation, for a run with
+    one sequence length (the quick run of the ``attention_backward`` family)."""
+    keys = sorted({(r["pass"], r["head_dim"], r["mask"]) for r in rows if r["dtype"] == dtype},
+                  key=lambda k: (k[0] != "bwd", k[1], k[2] != "full"))
+    impls = ("sdpa-flash", "sdpa-cudnn", "triton")
+    fig, ax = new_figure(width=10.0, height=4.0)
+    x = np.arange(len(keys))
+    for j, impl in enumerate(impls):
+        values = []
+        for key in keys:
+            match = [r["flop_per_s"] for r in rows if r["dtype"] == dtype and r["impl"] == impl
+                     and (r["pass"], r["head_dim"], r["mask"]) == key]
+            values.append(match[0] / 1e12 if match else np.nan)
+        ax.bar(x + (j - 1) * 0.27, values, width=0.27, color=_IMPL_COLORS[impl], label=_IMPL_NAMES[impl])
+    ax.set_xticks(x, [f"{p}\nd = {d}, {m}" for p, d, m in keys], fontsize=9)
+    ax.set_ylabel("TFLOP/s")
+    ns = sorted({r["n_seq"] for r in rows})
+    ax.set_title(f"{dtype}, N = {', '.join(str(n) for n in ns)}")
+    ax.legend(fontsize=8, ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    ax.grid(axis="x", visible=False)
+    return fig, ax
+
+
 def plot_memory_run(rows: Sequence[Mapping]):
     """Two panels from the ``attention_memory`` run: peak extra memory and time of a training step vs N."""
     fig, axes = new_figure(ncols=2, width=10.0, height=3.8)
@@ -209,12 +233,16 @@ def plot_score_costs(head_dims: Sequence[int], matmul_s: Sequence[float], exp_s:
     return fig, ax
 
 
-def plot_decode_splits(n_splits: Sequence[int], times_s: Mapping[str, Sequence[float]], floor_s: float):
-    """Modelled decode attention time vs number of KV splits, one line per configuration."""
+def plot_decode_splits(n_splits: Sequence[int], times_s: Mapping[str, Sequence[float]],
+                       floors_s: Mapping[str, float]):
+    """Modelled decode attention time vs number of KV splits, one line per configuration, each with its
+    floor (its KV cache bytes over the HBM bandwidth) dotted in the same colour."""
     fig, ax = new_figure(width=7.0, height=3.8)
     for i, (label, t) in enumerate(times_s.items()):
         ax.plot(n_splits, np.asarray(t) * 1e6, "-o", ms=4, color=PALETTE[i], label=label)
-    ax.axhline(floor_s * 1e6, color="gray", ls="--", lw=1, label="KV cache bytes / HBM bandwidth")
+        if label in floors_s:
+            ax.axhline(floors_s[label] * 1e6, color=PALETTE[i], ls=":", lw=1)
+    ax.plot([], [], ":", color="gray", lw=1, label="cache bytes / HBM bandwidth")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("KV splits per (sequence, KV head)")
@@ -237,6 +265,7 @@ def plot_attention_share(n_seqs: Sequence[int], shares: Mapping[int, Sequence[fl
     return fig, ax
 
 
-__all__ = ["plot_attention_share", "plot_bars", "plot_decode_splits", "plot_measured", "plot_memory_run",
+__all__ = ["plot_attention_share", "plot_bars", "plot_decode_splits", "plot_measured", "plot_measured_bars",
+           "plot_memory_run",
            "plot_ratio_vs_sram", "plot_saved_memory", "plot_score_costs", "plot_traffic_by_array",
            "plot_traffic_vs_n"]
