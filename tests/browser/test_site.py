@@ -227,6 +227,13 @@ def test_page(context, site_server, rel):
         problem = _check_link(href, url, site_server)
         if problem and problem not in problems:
             problems.append(problem)
+    # code cells: a line within the repository's limit (88 characters) must fit the column, no scrolling
+    too_wide = page.evaluate("""() => Array.from(document.querySelectorAll('div.cell_input pre'))
+        .filter(p => p.offsetParent !== null && p.scrollWidth > p.clientWidth + 1)
+        .filter(p => Math.max(...p.textContent.split('\\n').map(l => l.length)) <= 88)
+        .map(p => p.textContent.split('\\n')[0].slice(0, 50))""")
+    if too_wide:
+        problems.append(f"code cells within 88 characters that still scroll sideways: {too_wide}")
     # explorers
     for i, root in enumerate(page.query_selector_all(".gpuperf-explorer")):
         for p in root.evaluate(_EXPLORER_JS):

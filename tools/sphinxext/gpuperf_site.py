@@ -21,6 +21,8 @@ What it does, and why (each found by opening the built pages in headless Chromiu
   without touching ``html_theme_options`` (which would drop the launch buttons, CONTRIBUTING.md).
 * **Dark mode.** ``_vendor/gpuperf-site.css`` (added to every page) shows figures (notebook outputs and
   explorer frames, drawn on the book style's white background) inverted with hues kept in dark mode.
+* **Code width.** The same file sets code cells in 12 px monospace, so that the 88-character lines
+  ``tests/test_repository.py`` allows fit the column from a 1280-pixel window up (``tests/browser`` checks).
 """
 
 from __future__ import annotations
@@ -47,6 +49,13 @@ html[data-theme="dark"] .bd-content div.cell_output .text_html:has(.gpuperf-bits
   background-color: transparent !important;
   color: inherit !important;
   padding: 0 !important;
+}
+/* Code cells: 88 characters (the limit tests/test_repository.py enforces) fit the column from a
+   1280-pixel-wide window up, with both sidebars shown (14 px monospace fits 77). */
+.bd-content div.cell div.cell_input pre, .bd-content div.cell div.cell_output pre {
+  font-size: 12px;
+  padding-left: 10px;
+  padding-right: 6px;
 }
 html[data-theme="dark"] .gpuperf-explorer, html[data-theme="dark"] .gpuperf-bits {
   border-color: rgba(200, 200, 200, 0.3);
