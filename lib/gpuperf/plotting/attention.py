@@ -69,7 +69,7 @@ def plot_online_trace(ax, x: np.ndarray, trace, block: int):
     ax.plot([], [], color=PALETTE[6], label="running max m after the block")
     ax.set_xlabel("position in the row")
     ax.set_ylabel("score")
-    ax.legend(loc="lower right")
+    ax.legend(loc="upper left")
     return ax
 
 
