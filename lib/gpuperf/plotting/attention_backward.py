@@ -191,7 +191,7 @@ def plot_memory_run(rows: Sequence[Mapping]):
         n, mem, t = zip(*pts)
         axes[0].plot(n, np.asarray(mem) / 1e9, "-o", ms=4, color=_IMPL_COLORS[impl], label=_IMPL_NAMES[impl])
         axes[1].plot(n, np.asarray(t) * 1e3, "-o", ms=4, color=_IMPL_COLORS[impl], label=_IMPL_NAMES[impl])
-    for ax, label in zip(axes, ("peak memory of the step beyond the inputs (GB)", "time of the step (ms)")):
+    for ax, label in zip(axes, ("extra peak memory of the step (GB)", "time of the step (ms)")):
         ax.set_xscale("log", base=2)
         _n_ticks(ax, [r["n_seq"] for r in rows])
         ax.set_yscale("log")
