@@ -156,6 +156,20 @@ _BITS_JS = """
 """
 
 
+def test_link_checker_catches_what_it_should():
+    """The checks of test_page can fail: a launch link to a notebook that is not in the repository, and an
+    internal link to a missing page."""
+    colab = f"https://colab.research.google.com/github/{REPO_PATH}/blob/main/book/99-missing.ipynb"
+    assert "not in the repository" in _check_link(colab, "http://x/book/a.html", "http://x")
+    present = f"https://colab.research.google.com/github/{REPO_PATH}/blob/main/_config.yml"
+    assert _check_link(present, "http://x/book/a.html", "http://x") is None
+    assert "broken internal link" in _check_link("no-such-page.html", "http://x/book/a.html", "http://x")
+    assert _check_link("https://example.org/elsewhere", "http://x/book/a.html", "http://x") is None
+
+
+SCREENSHOTS = os.environ.get("GPUPERF_SCREENSHOTS", "1") != "0"  # 0: skip them (a quicker local run)
+
+
 def _screenshots_dir() -> Path:
     out = SITE.parent / "screenshots"
     out.mkdir(parents=True, exist_ok=True)
@@ -243,8 +257,9 @@ def test_page(context, site_server, rel):
             problems.append(f"bit explorer {i}: {p}")
     # screenshots, light and dark
     out = _screenshots_dir()
+    modes = ("light", "dark") if SCREENSHOTS else ()
     stem = rel.removesuffix(".html").replace("/", "__")
-    for mode in ("light", "dark"):
+    for mode in modes:
         page.evaluate(f"() => {{ document.documentElement.dataset.theme = '{mode}'; "
                       f"document.documentElement.dataset.mode = '{mode}'; }}")
         height = page.evaluate("() => document.documentElement.scrollHeight")
