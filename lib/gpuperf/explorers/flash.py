@@ -12,12 +12,15 @@ from __future__ import annotations
 import html
 
 from gpuperf import attention as at
+from gpuperf import hardware
 from gpuperf.explorers.core import View, dropdown, explorer, slider
 from gpuperf.plotting.attention import traffic_figure
 
 N_VALUES = (1024, 4096, 16384, 65536)
 HEAD_DIMS = (64, 128)
-SRAM_KIB = (64, 228)  # a T4-class SM and the H200 (228 KiB of shared memory per SM)
+#: On-chip memory M offered, in KiB: the shared memory per SM of a T4 and of an H200 (gpuperf.hardware).
+SRAM_KIB = tuple(int(hardware.get_accelerator(name).shared_memory_per_sm_bytes) // 1024
+                 for name in ("T4", "H200 SXM"))
 BLOCKS = (("from M (Algorithm 1)", "auto"), ("64 × 64", "64x64"), ("128 × 128", "128x128"))
 BYTES_PER_ELEMENT = 2
 CURVE_N = (1024, 2048, 4096, 8192, 16384, 32768, 65536)
