@@ -3,8 +3,8 @@
 Dark mode: figures keep an opaque white background, and the site shows them in dark mode inverted with
 their hues kept (``filter: invert(0.88) hue-rotate(180deg)``, from ``tools/sphinxext/gpuperf_site.py``):
 a dark panel with light axes and text, the Okabe-Ito colours still told apart. One PNG thus reads well
-in the site's light and dark themes and in Jupyter's and Colab's (whose dark themes keep outputs on
-white). A transparent figure would put black axis labels on a dark page, and a figure drawn for one
+in the site's light and dark themes, and in Jupyter and Colab (where a white figure reads in either
+theme). A transparent figure would put black axis labels on a dark page, and a figure drawn for one
 theme would be wrong in the other. Check ``_build/screenshots/*-dark.jpg`` after ``make test``.
 """
 
