@@ -112,7 +112,7 @@ def roofline_figure(analysis: rl.RooflineAnalysis, acc: Accelerator) -> Figure:
     """The roofline of ``acc`` in the analysis's dtype and unit, with the op's point (a bare Figure)."""
     use_book_style()
     fig = Figure(figsize=(7.0, 3.8))
-    fig.subplots_adjust(left=0.1, right=0.72, bottom=0.14, top=0.95)
+    fig.subplots_adjust(left=0.13, right=0.97, bottom=0.14, top=0.95)
     ax = fig.add_subplot()
     lo, hi = INTENSITY_RANGE
     intensity = analysis.intensity_flop_per_byte
