@@ -1,0 +1,138 @@
+"""Helpers of the labs (``labs/L*.ipynb``): the environment report of each lab's first cell, device-aware
+timing, and the reader's own roofline. The graders are in :mod:`gpuperf.grading`; the solutions of the Triton
+exercises in :mod:`gpuperf.kernels.labs`, those of the plain-Python ones in :mod:`gpuperf.labs.solutions`.
+
+torch is imported inside the functions (``import gpuperf.labs`` stays light).
+"""
+
+from __future__ import annotations
+
+import html
+import platform
+import statistics
+from dataclasses import dataclass
+from typing import Callable
+
+#: The versions the labs were run with, by where (the lead's final runs fill in the GPU line).
+TESTED = {
+    "CPU (CI)": {"python": "3.11", "torch": "2.13.0", "triton": "3.9.0 (interpreter)", "numpy": "2.x",
+                 "ipywidgets": "8.1"},
+    "NVIDIA H200": {"python": "3.12", "torch": "2.11.0+cu130", "triton": "3.6.0", "numpy": "2.x",
+                    "ipywidgets": "-"},
+    "Colab (pins of make test-colab)": {"python": "3.13", "torch": "2.11.0", "triton": "3.6.0",
+                                        "numpy": "2.1", "ipywidgets": "7.7.1"},
+}
+
+#: What a reader on a CPU runtime of Colab does to get a GPU.
+COLAB_GPU_STEPS = ("Runtime → Change runtime type → Hardware accelerator: T4 GPU → Save, then "
+                   "Runtime → Run all. The free T4 has no bf16 matrix units: the labs use fp16 and fp32 there.")
+
+
+@dataclass(frozen=True)
+class Environment:
+    device: str
+    on_gpu: bool
+    interpreted: bool
+    versions: dict
+
+
+def _version(module: str) -> str:
+    try:
+        mod = __import__(module)
+    except ImportError:
+        return "not installed"
+    return str(getattr(mod, "__version__", "?"))
+
+
+def environment() -> Environment:
+    """The device the labs' kernels will run on and the versions found."""
+    import torch
+
+    import gpuperf.kernels
+    from gpuperf.kernels import interpreter_enabled
+
+    interpreted = interpreter_enabled()
+    on_gpu = torch.cuda.is_available() and not interpreted
+    device = torch.cuda.get_device_name() if on_gpu else "CPU (Triton interpreter)"
+    versions = {"python": platform.python_version(), "torch": torch.__version__,
+                "triton": _version("triton"), "numpy": _version("numpy"), "ipywidgets": _version("ipywidgets")}
+    del gpuperf
+    return Environment(device, on_gpu, interpreted, versions)
+
+
+def environment_html(lab: str, env: Environment | None = None) -> str:
+    """An HTML table: the versions found beside those the labs were tested with, and, without a GPU, how
+    to get one."""
+    env = environment() if env is None else env
+    names = ("python", "torch", "triton", "numpy", "ipywidgets")
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in ("", *names))
+    rows = [f"<tr><td><b>found here: {html.escape(env.device)}</b></td>"
+            + "".join(f"<td><b>{html.escape(env.versions[n])}</b></td>" for n in names) + "</tr>"]
+    for where, versions in TESTED.items():
+        rows.append(f"<tr><td>tested: {html.escape(where)}</td>"
+                    + "".join(f"<td>{html.escape(versions[n])}</td>" for n in names) + "</tr>")
+    if env.on_gpu:
+        note = (f"Kernels run compiled on the {html.escape(env.device)}: the lab uses its larger sizes and "
+                "times them.")
+    else:
+        note = ("<b>No GPU here</b>: the kernels run through Triton's interpreter on the CPU at small sizes "
+                "(fp32 and fp16; the interpreter cannot do bf16), which is enough for every exercise and "
+                "grader; the timings are of the interpreter, not of a GPU. In Colab, for a GPU: "
+                + html.escape(COLAB_GPU_STEPS))
+    return (f"<p><b>Lab {html.escape(lab)}</b></p><table><thead><tr>{head}</tr></thead><tbody>"
+            + "".join(rows) + f"</tbody></table><p>{note}</p>")
+
+
+def show_environment(lab: str) -> Environment:
+    """Display :func:`environment_html` (in a notebook) and return the :class:`Environment`."""
+    from IPython.display import HTML, display
+
+    env = environment()
+    display(HTML(environment_html(lab, env)))
+    return env
+
+
+def median_time_s(fn: Callable[[], object], on_gpu: bool, repeats: int = 5) -> float:
+    """Median seconds of one call of ``fn``: on a GPU through :func:`gpuperf.benchmark.time_callable` (CUDA
+    events, warm-up, L2 flushed between calls); on the CPU the median of ``repeats`` ``time.perf_counter``
+    timings after one warm-up call."""
+    if not callable(fn):
+        raise ValueError(f"fn must be callable, got {fn!r}")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
+    if on_gpu:
+        from gpuperf.benchmark import time_callable
+
+        return time_callable(fn)
+    from gpuperf.measure import time_calls_s
+
+    return statistics.median(time_calls_s(fn, repeats=repeats, warmup=1))
+
+
+def device_label(env: Environment) -> str:
+    """"NVIDIA T4, torch 2.11.0, triton 3.6.0": the label of the reader's results in figures."""
+    v = env.versions
+    return f"{env.device}, torch {v['torch']}, triton {v['triton']}"
+
+
+def your_accelerator(env: Environment, dtype: str = "fp32"):
+    """The roofline of the reader's device: the datasheet figures of a known GPU (``gpuperf.hardware``)
+    when it has a ``dtype`` matrix peak, else two quick measurements (matmul and copy) on this device."""
+    from gpuperf import hardware, measure
+
+    if env.on_gpu:
+        try:
+            acc = hardware.get_accelerator(env.device)
+            acc.peak_flop_per_s(dtype, "matrix")
+            return acc, dtype
+        except ValueError:
+            pass
+    device = "cuda" if env.on_gpu else "cpu"
+    n = 1024 if env.on_gpu else 256
+    mm = measure.measure_matmul_flop_per_s(n=n, dtype="float32", repeats=3, device=device)
+    copy = measure.measure_copy_bytes_per_s(n_bytes=2**24, repeats=3, device=device)
+    return measure.measured_accelerator(mm, copy, name="this CPU (measured)" if not env.on_gpu else f"{env.device} (measured)"), "fp32"
+
+
+__all__ = ["COLAB_GPU_STEPS", "TESTED", "Environment", "device_label", "environment", "environment_html",
+           "median_time_s", "show_environment", "your_accelerator"]
