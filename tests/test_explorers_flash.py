@@ -34,14 +34,13 @@ def test_traffic_is_quadratic_and_ratio_saturates():
 
 def test_view_on_every_state():
     controls = fx.flash_controls()
-    assert core.state_count(controls) <= 200
+    assert core.state_count(controls) <= 60  # the static site renders every state
     seen = set()
     for params in core.states(controls):
         v = fx.flash_view(**params)
         assert v.figure is not None and "HBM traffic" in v.html
         seen.add(v.html)
-    # distinct numbers, except where M's own blocks coincide with a fixed choice (d = 128, M = 64 KiB: 64 x 64)
-    assert len(seen) >= 0.85 * core.state_count(controls)
+    assert len(seen) == core.state_count(controls)  # every state's numbers differ
 
 
 def test_every_control_changes_the_numbers():

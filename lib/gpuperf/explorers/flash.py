@@ -16,12 +16,12 @@ from gpuperf import hardware
 from gpuperf.explorers.core import View, dropdown, explorer, slider
 from gpuperf.plotting.attention import traffic_figure
 
-N_VALUES = (1024, 4096, 16384, 65536)
+N_VALUES = (1024, 8192, 65536)
 HEAD_DIMS = (64, 128)
 #: On-chip memory M offered, in KiB: the shared memory per SM of a T4 and of an H200 (gpuperf.hardware).
 SRAM_KIB = tuple(int(hardware.get_accelerator(name).shared_memory_per_sm_bytes) // 1024
                  for name in ("T4", "H200 SXM"))
-BLOCKS = (("from M (Algorithm 1)", "auto"), ("64 × 64", "64x64"), ("128 × 128", "128x128"))
+BLOCKS = (("from M (Algorithm 1)", "auto"), ("128 × 128", "128x128"))  # 48 states in all
 BYTES_PER_ELEMENT = 2
 CURVE_N = (1024, 2048, 4096, 8192, 16384, 32768, 65536)
 
@@ -78,7 +78,7 @@ def flash_view(n_seq: int, head_dim: int, sram_kib: int, loop_order: str, blocks
 
 def flash_controls():
     return [
-        slider("n_seq", N_VALUES, default=16384, label="N"),
+        slider("n_seq", N_VALUES, default=8192, label="N"),
         dropdown("head_dim", HEAD_DIMS, default=64, label="d"),
         slider("sram_kib", SRAM_KIB, default=228, label="M (KiB)"),
         dropdown("blocks", BLOCKS, default="auto", label="blocks"),
