@@ -3,9 +3,11 @@
 Shared memory on NVIDIA GPUs of compute capability 5.x and later is split into 32 banks; successive 4-byte
 words sit in successive banks, and each bank delivers one word per clock. A warp's access is served in one
 pass unless two threads need *different* words of the *same* bank; threads asking for the same word share it
-(broadcast). 8-byte accesses are served half a warp at a time and 16-byte accesses a quarter warp at a time
-(each phase then moves 128 bytes, the banks' whole width). (CUDA C++ Programming Guide, 'Shared Memory' of
-compute capability 5.x and later.)
+(broadcast) (CUDA C++ Programming Guide, 'Shared Memory' of compute capability 5.x and later). 8-byte accesses
+are modelled as served half a warp at a time and 16-byte accesses a quarter warp at a time, each phase moving
+128 bytes, the banks' whole width. The guide's sections for 5.x and later give no rule for these wider
+accesses, so the phases are a model here, checked against Nsight Compute's wavefront counts for 8- and 16-byte
+loads on an H200 (``book/data/memory_banks_h200.json``).
 
 The count per phase is the largest number of distinct words any one bank must deliver; the access takes the
 sum over phases. Nsight Compute reads the same quantity on the GPU as
