@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuperf import hardware, littles_law as ll
@@ -24,6 +24,47 @@ def test_h200_by_hand():
 @given(pos, pos)
 def test_little_product(b, t):
     assert ll.required_bytes_in_flight(b, t) == pytest.approx(b * t)
+
+
+def _closed_loop(n_requests, bytes_per_request, latency_s, bytes_per_s, rounds=200):
+    """Independent reference, an event simulation: ``n_requests`` requests circulate forever, each
+    through one FIFO memory channel (``bytes_per_request / bytes_per_s`` of service) and then a fixed
+    ``latency_s``, and is reissued the moment it returns. Returns the delivered bytes/s and the mean
+    number of requests in the system (time in system x completions per second), both measured over
+    the second half of the run."""
+    import heapq
+
+    service = bytes_per_request / bytes_per_s
+    ready = [(0.0, i) for i in range(n_requests)]
+    heapq.heapify(ready)
+    server_free = 0.0
+    issued, returned = [], []
+    for _ in range(n_requests * rounds):
+        t_issue, i = heapq.heappop(ready)
+        server_free = max(t_issue, server_free) + service
+        issued.append(t_issue)
+        returned.append(server_free + latency_s)
+        heapq.heappush(ready, (returned[-1], i))
+    half = len(returned) // 2
+    window_s = returned[-1] - returned[half]
+    completions_per_s = (len(returned) - 1 - half) / window_s
+    mean_time_s = sum(r - a for a, r in zip(issued[half + 1:], returned[half + 1:])) / (
+        len(returned) - 1 - half)
+    return completions_per_s * bytes_per_request, completions_per_s * mean_time_s
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 96), st.sampled_from([16, 128, 512]), st.floats(1e-7, 1e-6))
+def test_model_against_a_queue_simulation(n_requests, bytes_per_request, latency_s):
+    """The simulated channel obeys Little's law (mean requests inside = N) and delivers exactly
+    ``min(B, N s / t')`` with t' = t + s/B, the model's curve, independently of the model's code."""
+    bytes_per_s = 4e12 / 132  # one SM's share of an H200-like device
+    delivered, in_system = _closed_loop(n_requests, bytes_per_request, latency_s, bytes_per_s)
+    assert in_system == pytest.approx(n_requests, rel=0.02)
+    loaded_latency_s = latency_s + bytes_per_request / bytes_per_s
+    model = ll.bandwidth_from_bytes_in_flight(n_requests * bytes_per_request, loaded_latency_s,
+                                              bytes_per_s)
+    assert delivered == pytest.approx(float(model), rel=0.02)
 
 
 @given(st.lists(st.floats(0, 1e9), min_size=1, max_size=20), st.floats(1e-8, 1e-5), st.floats(1e9, 1e13))
