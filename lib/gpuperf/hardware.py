@@ -1118,3 +1118,14 @@ HOST_LINK_SOURCES = {
     "H100 SXM": f"{_H100_DS}: PCIe Gen5 128 GB/s (both directions together)",
     "H200 SXM": f"{_H200_DS}: PCIe Gen5 128 GB/s (both directions together)",
 }
+
+#: NVLink of each GPU to the other GPUs of its server (bytes/s, both directions together, as NVIDIA prints
+#: it; half each way). Chapter 05 contrasts it with the TPU's inter-chip interconnect.
+NVLINK_BYTES_PER_S = {
+    "H100 SXM": 900e9,
+    "H200 SXM": 900e9,
+}
+NVLINK_SOURCES = {
+    "H100 SXM": f"{_H100_DS}, H100 SXM column: NVIDIA NVLink 900 GB/s (fourth-generation NVLink, 18 links)",
+    "H200 SXM": f"{_H200_DS}, H200 SXM column: NVIDIA NVLink 900 GB/s",
+}
