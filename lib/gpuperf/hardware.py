@@ -1126,6 +1126,6 @@ NVLINK_BYTES_PER_S = {
     "H200 SXM": 900e9,
 }
 NVLINK_SOURCES = {
-    "H100 SXM": f"{_H100_DS}, H100 SXM column: NVIDIA NVLink 900 GB/s (fourth-generation NVLink, 18 links)",
+    "H100 SXM": f"{_H100_DS}, H100 SXM column: NVIDIA NVLink 900 GB/s",
     "H200 SXM": f"{_H200_DS}, H200 SXM column: NVIDIA NVLink 900 GB/s",
 }
