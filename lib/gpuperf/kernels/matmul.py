@@ -302,10 +302,11 @@ def matmul(
     ``a`` (m, k) and ``b`` (k, n): contiguous, one dtype (fp16, bf16, fp32; bf16 only on a GPU), one device
     (CUDA, or the CPU under the interpreter). ``out`` (m, n) of the same dtype must not overlap them.
     ``input_precision`` is required for fp32 inputs (``"tf32"`` or ``"ieee"``) and must be None otherwise.
-    ``backend``: ``"auto"`` (TMA kernel where :func:`tma_supported`, else the portable one), ``"portable"``,
-    ``"tma"``, or ``"tma_ws"`` (the TMA kernel with Triton's warp specialisation: producer warps issue the
-    loads while consumer warps multiply; where the Triton version supports it on the GPU). ``config`` fixes the portable kernel's tile (keys of :data:`INTERPRETER_CONFIG`) instead
-    of autotuning (always fixed under the interpreter). Raises ``ValueError`` naming the argument.
+    ``backend``: ``"auto"`` (where :func:`tma_supported`, the TMA kernel with warp specialisation, falling
+    back to the TMA kernel without it if this Triton cannot compile that; else the portable kernel),
+    ``"portable"``, ``"tma"``, or ``"tma_ws"`` (producer warps issue the TMA loads while consumer warps
+    multiply). ``config`` fixes the portable kernel's tile (keys of :data:`INTERPRETER_CONFIG`) instead of
+    autotuning (always fixed under the interpreter). Raises ``ValueError`` naming the argument.
     """
     _check_operand("a", a)
     _check_operand("b", b, like=("a", a))
