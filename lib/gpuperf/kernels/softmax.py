@@ -122,17 +122,16 @@ def _online_kernel(X, Y, n_rows, n_cols, stride_x, stride_y, BLOCK: tl.constexpr
     full_end = n_full * BLOCK
     offs = tl.arange(0, BLOCK)
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
-        x_row = X + row * stride_x.to(tl.int64)  # 64-bit offsets
-        y_row = Y + row * stride_y.to(tl.int64)
+        # 64-bit offsets. tl.cast, not .to(): Triton compiles an integer argument equal to 1 (the stride of
+        # a one-column matrix) as a Python constant, which has no .to (the 1 x 1 case failed to compile on
+        # the H200 in job fa-3), and the interpreter hands the loop index over as a Python int.
+        x_row = X + tl.cast(row, tl.int64) * stride_x
+        y_row = Y + tl.cast(row, tl.int64) * stride_y
         # One running (max, sum) per lane; merged once at the end, so the loop has no reductions.
         m = tl.full([BLOCK], float("-inf"), dtype=tl.float32)
         l = tl.zeros([BLOCK], dtype=tl.float32)
-        # The full-block loops sit under `if n_full > 0`: when a row has a single value, Triton compiles
-        # n_cols as the constant 1, and the software-pipelined loops would have a trip count of zero known
-        # at compile time (the one case that failed on the H200 in job fa-3, 1 x 1 in fp32).
-        if n_full > 0:
-            for start in tl.range(0, full_end, BLOCK, num_stages=NUM_STAGES):  # full blocks: no mask
-                m, l = _online_update(m, l, tl.load(x_row + start + offs).to(tl.float32))
+        for start in tl.range(0, full_end, BLOCK, num_stages=NUM_STAGES):  # full blocks: no mask
+            m, l = _online_update(m, l, tl.load(x_row + start + offs).to(tl.float32))
         if full_end < n_cols:  # the one partial block
             tail = tl.load(x_row + full_end + offs, mask=full_end + offs < n_cols, other=float("-inf"))
             m, l = _online_update(m, l, tail.to(tl.float32))
@@ -144,11 +143,10 @@ def _online_kernel(X, Y, n_rows, n_cols, stride_x, stride_y, BLOCK: tl.constexpr
             tail = tl.load(x_row + full_end + offs, mask=full_end + offs < n_cols, other=float("-inf"))
             y = tl.exp(tail.to(tl.float32) - m_row) * inv
             tl.store(y_row + full_end + offs, y.to(Y.dtype.element_ty), mask=full_end + offs < n_cols)
-        if n_full > 0:
-            for i in tl.range(0, n_full, num_stages=NUM_STAGES):
-                start = (n_full - 1 - i) * BLOCK
-                y = tl.exp(tl.load(x_row + start + offs).to(tl.float32) - m_row) * inv
-                tl.store(y_row + start + offs, y.to(Y.dtype.element_ty))
+        for i in tl.range(0, n_full, num_stages=NUM_STAGES):
+            start = (n_full - 1 - i) * BLOCK
+            y = tl.exp(tl.load(x_row + start + offs).to(tl.float32) - m_row) * inv
+            tl.store(y_row + start + offs, y.to(Y.dtype.element_ty))
 
 
 @triton.jit
