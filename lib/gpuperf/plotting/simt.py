@@ -40,6 +40,7 @@ def plot_warp_timeline(ax, timeline: Sequence[Segment], warp_size: int, title: s
     ax.set_yticks([i * (warp_size + 1) + warp_size / 2 for i in range(len(warps))],
                   [f"warp {w}" for w in warps])
     ax.set_xlabel("issue slot (one warp instruction each)")
+    ax.set_ylabel("lanes (one row per thread)")
     ax.grid(False)
     handles = [Patch(color=cmap(i + 1), label=lab) for i, lab in enumerate(labels)]
     handles.append(Patch(color="#f2f2f2", label="masked off"))
