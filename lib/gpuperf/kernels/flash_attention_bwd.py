@@ -3,8 +3,8 @@
 What this module shows: the backward pass of attention needs the probabilities P = softmax(scale Q K^T), an
 N x N matrix per head, but it does not need them *stored*. The forward pass keeps only O and the row
 log-sum-exp L (one float per query row); the backward pass recomputes each tile of P on chip,
-``P_ij = exp(scale q_i . k_j - L_i)``, uses it and throws it away (Dao et al. 2022, Algorithm 4; the work
-split of FlashAttention-2, Dao 2023, Section 3.2).
+``P_ij = exp(scale q_i . k_j - L_i)``, uses it and throws it away (Dao et al. 2022, Algorithm 4; one program
+per key block as in FlashAttention-2, Dao 2023, Section 3.2).
 
 The gradients, with S = scale Q K^T, P = softmax(S) row-wise and dO the gradient of the output:
 
@@ -21,8 +21,10 @@ Three kernels:
 * ``_dq_kernel``: one program per (query block, batch x head). It keeps ``Q_i, dO_i`` and ``dQ_i`` on chip
   and streams every key block (K, V) past them.
 
-Splitting dQ from dK/dV (as FlashAttention-2 and Triton's fused-attention tutorial do) avoids atomic adds
-at the price of recomputing ``S`` and ``dP`` a second time: 7 tile matmuls instead of 5. Benchmarks count the
+FlashAttention-2 keeps Algorithm 4's single loop and accumulates dQ with atomic adds (Section 3.2).
+Splitting dQ from dK/dV instead (as Triton's fused-attention tutorial does) avoids atomic adds, and gives
+a deterministic result, at the price of recomputing ``S`` and ``dP`` a second time: 7 tile matmuls
+instead of 5. Benchmarks count the
 customary ``2.5 x 4 B H N_q N_k d`` FLOP (5 matmuls), halved for a causal mask.
 
 HBM bytes (b bytes per element, T_q = ceil(N_q / BLOCK_M) query blocks, T_k = ceil(N_k / BLOCK_N) key
