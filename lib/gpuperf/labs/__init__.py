@@ -115,23 +115,25 @@ def device_label(env: Environment) -> str:
     return f"{env.device}, torch {v['torch']}, triton {v['triton']}"
 
 
-def your_accelerator(env: Environment, dtype: str = "fp32"):
-    """The roofline of the reader's device: the datasheet figures of a known GPU (``gpuperf.hardware``)
-    when it has a ``dtype`` matrix peak, else two quick measurements (matmul and copy) on this device."""
+def your_accelerator(env: Environment, dtype: str = "fp32", unit: str = "matrix"):
+    """The roofline of the reader's device as ``(accelerator, dtype, unit)``: the datasheet figures of a
+    known GPU (``gpuperf.hardware``) when it has a ``dtype`` peak on ``unit``, else two quick measurements
+    (an fp32 matmul and a copy) on this device, whose peak is an fp32 "matrix" one."""
     from gpuperf import hardware, measure
 
     if env.on_gpu:
         try:
             acc = hardware.get_accelerator(env.device)
-            acc.peak_flop_per_s(dtype, "matrix")
-            return acc, dtype
+            acc.peak_flop_per_s(dtype, unit)
+            return acc, dtype, unit
         except ValueError:
             pass
     device = "cuda" if env.on_gpu else "cpu"
     n = 1024 if env.on_gpu else 256
     mm = measure.measure_matmul_flop_per_s(n=n, dtype="float32", repeats=3, device=device)
     copy = measure.measure_copy_bytes_per_s(n_bytes=2**24, repeats=3, device=device)
-    return measure.measured_accelerator(mm, copy, name="this CPU (measured)" if not env.on_gpu else f"{env.device} (measured)"), "fp32"
+    name = f"{env.device} (measured)" if env.on_gpu else "this CPU (measured)"
+    return measure.measured_accelerator(mm, copy, name=name), "fp32", "matrix"
 
 
 __all__ = ["COLAB_GPU_STEPS", "TESTED", "Environment", "device_label", "environment", "environment_html",
