@@ -88,16 +88,16 @@ def draw() -> Figure:
             ax.add_patch(FancyBboxPatch((x + 0.04, y + 0.04), box_w - 0.08, row_h - 0.14,
                                         boxstyle="round,pad=0,rounding_size=0.08", linewidth=1.4,
                                         edgecolor=colour, facecolor="white"))
-            ax.text(x + 0.12, y + 0.12, number, fontsize=9, fontweight="bold", va="top", color=colour)
-            ax.text(x + 0.42, y + 0.12, "\n".join(textwrap.wrap(title, 15)), fontsize=8, fontweight="bold",
+            ax.text(x + 0.12, y + 0.12, number, fontsize=9.6, fontweight="bold", va="top", color=colour)
+            ax.text(x + 0.42, y + 0.12, "\n".join(textwrap.wrap(title, 15)), fontsize=8.6, fontweight="bold",
                     va="top", color="black", linespacing=1.1)
             planned = [m for m in modules if not module_exists(m)]
             names = [m.replace("kernels.", "kernels.\n  ") if len(m) > 20 else m for m in modules]
             ax.text(x + 0.12, y + 0.58, "\n".join(names) + ("\n(planned)" if planned else ""),
-                    fontsize=6.6, family="monospace", va="top", color="#333333", linespacing=1.1,
+                    fontsize=7.0, family="monospace", va="top", color="#333333", linespacing=1.1,
                     style="italic" if planned else "normal")
             if explorer:
-                ax.text(x + box_w - 0.12, y + row_h - 0.16, f"explorer: {explorer}", fontsize=6.4, ha="right",
+                ax.text(x + box_w - 0.12, y + row_h - 0.16, f"explorer: {explorer}", fontsize=6.8, ha="right",
                         va="bottom", color=colour)
     return fig
 
