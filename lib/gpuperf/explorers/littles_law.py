@@ -4,7 +4,7 @@ flight per thread and a GPU, and see where that puts the GPU on its Little's-law
 warp slots it takes.
 
 The latency is the H200's HBM latency measured by pointer chasing (``book/data/pointer_chase_h200.json``);
-for the other GPUs it is an assumption (their latencies differ by some tens of per cent), and the text says so.
+for the other GPUs it is an assumption (their latencies were not measured here), and the text says so.
 """
 
 from __future__ import annotations
