@@ -248,6 +248,11 @@ def test_page(context, site_server, rel):
         .map(p => p.textContent.split('\\n')[0].slice(0, 50))""")
     if too_wide:
         problems.append(f"code cells within 88 characters that still scroll sideways: {too_wide}")
+    # a bare ipywidget has no kernel on the site and shows nothing: explorers go through gpuperf.explorers.core
+    widgets = page.evaluate(
+        "() => document.querySelectorAll('script[type=\"application/vnd.jupyter.widget-view+json\"]').length")
+    if widgets:
+        problems.append(f"{widgets} ipywidgets outputs, dead on the static site: use gpuperf.explorers.core")
     # explorers
     for i, root in enumerate(page.query_selector_all(".gpuperf-explorer")):
         for p in root.evaluate(_EXPLORER_JS):
