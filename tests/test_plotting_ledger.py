@@ -49,6 +49,9 @@ def test_profile_plot_from_the_recorded_run(ax):
     comps = {r["variant"]: L.compare_groups(r, cfg) for r in run["results"] if r["phase"] == "prefill"}
     fig, ax2 = plt.subplots()
     P.plot_group_comparison(ax2, comps)
+    # each variant's two bars are labelled with the variant's name, not a legend entry's
+    names = [t.get_text() for t in ax2.get_yticklabels()]
+    assert names == [f"{v}: {kind}" for v in comps for kind in ("measured", "ledger")]
     plt.close(fig)
     with pytest.raises(ValueError, match="rows"):
         P.plot_profile(ax, [])

@@ -123,9 +123,9 @@ def plot_group_comparison(ax, comparisons: Mapping[str, Mapping[str, tuple[float
                 value = comp.get(g, (0.0, 0.0))[index] * 1e6
                 if value <= 0:
                     continue
-                label = "matmuls (projections, QK^T, PV)" if g == "matmul" else GROUP_LABELS[g]
+                legend = "matmuls (projections, QK^T, PV)" if g == "matmul" else GROUP_LABELS[g]
                 ax.barh(y, value, left=left, color=GROUP_COLORS[g], hatch="///" if index else None,
-                        edgecolor="white", label=label if g not in seen else None)
+                        edgecolor="white", label=legend if g not in seen else None)
                 seen.add(g)
                 left += value
             ax.text(left, y, f" {left:,.0f} µs", va="center", fontsize=8)
