@@ -95,7 +95,8 @@ def plot_bandwidth_vs_stride(ax, strides: Sequence[int], useful_bytes_per_s: Seq
 
 
 def plot_bank_access(ax, access: BankAccess, title: str | None = None):
-    """Distinct words each bank must deliver, per phase (stacked): the tallest bar is the conflict degree."""
+    """Distinct words each bank must deliver, per phase (stacked): the tallest single-phase segment is the
+    conflict degree, and the phases' maxima add up to the wavefronts."""
     table = np.array(access.words_per_bank)
     bottom = np.zeros(NUM_BANKS)
     for p, row in enumerate(table):
