@@ -1,0 +1,59 @@
+"""The Triton kernels of Part IV compile for an H100/H200 (sm_90) on a machine without a GPU.
+
+The interpreter that runs the kernels on a CPU does not compile them, so it misses compile-time errors: a
+CUDA build specialises an integer argument equal to 1 into a Python constant, and a kernel that calls
+``.to()`` on it compiles for every shape but 1 x 1 (found on the H200 in job fa-3, bench/NOTES.md).
+``triton.compile`` with a ``GPUTarget`` needs no GPU; the check runs in a subprocess with the interpreter
+off, because a kernel module fixes its mode when it is imported.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("triton")
+
+SCRIPT = r'''
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+import gpuperf.kernels.flash_attention as fa
+import gpuperf.kernels.softmax as sm
+
+assert not sm.INTERPRETED and not fa.INTERPRETED
+target = GPUTarget("cuda", 90, 32)
+ints = ("n_rows", "n_cols", "stride_x", "stride_y")
+for kernel, extra in ((sm._online_kernel, {"BLOCK": 256, "NUM_STAGES": 4}),
+                      (sm._three_pass_kernel, {"BLOCK": 256}),
+                      (sm._fused_kernel, {"BLOCK": 1, "EVEN": True})):
+    names = [n for n in ints if n in kernel.arg_names]
+    for unit in (False, True):  # every integer argument a run-time value, or the constant 1
+        sig = {"X": "*fp16", "Y": "*fp16", **{n: "constexpr" if unit else "i32" for n in names},
+               **{k: "constexpr" for k in extra}}
+        const = {**extra, **({n: 1 for n in names} if unit else {})}
+        triton.compile(ASTSource(fn=kernel, signature=sig, constexprs=const), target=target,
+                       options={"num_warps": 4})
+for causal in (False, True):
+    const = {"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64, "CAUSAL": causal, "INPUT_PRECISION": "ieee"}
+    sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "O": "*fp16", "LSE": "*fp32", "H": "i32",
+           "N_Q": "i32", "N_K": "i32", "qk_scale": "fp32", **{k: "constexpr" for k in const}}
+    triton.compile(ASTSource(fn=fa._fwd_kernel_tma, signature=sig, constexprs=const), target=target,
+                   options={"num_warps": 8, "num_stages": 3})
+print("ok")
+'''
+
+
+def test_kernels_compile_for_sm90():
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(root / "lib")}
+    try:
+        out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
+                             timeout=600)
+    except subprocess.TimeoutExpired:
+        pytest.fail("compiling for sm_90 took more than 600 s")
+    if out.returncode != 0 and "ptxas" in out.stderr and "not found" in out.stderr:
+        pytest.skip("this Triton build has no ptxas")
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
