@@ -66,7 +66,7 @@ def add_rms_norm_reference_fp64(x: torch.Tensor, residual: torch.Tensor, weight:
 def _add(a, b):
     # tl.reduce with our own combine function rather than tl.sum: tl.sum is a @triton.jit function of
     # triton.language, defined in whatever mode Triton was first imported in, and the interpreter refuses
-    # it when triton was imported before gpuperf.kernels switched the interpreter on (as pytest does).
+    # it when triton was imported before gpuperf.kernels switched the interpreter on.
     return a + b
 
 
