@@ -14,9 +14,10 @@ import gpuperf.kernels  # noqa: F401  (no GPU: switch on the Triton interpreter 
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
-                  stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                  BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, PRECISION: tl.constexpr):
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
+                  stride_bn, stride_cm, stride_cn, BLOCK_M: tl.constexpr,
+                  BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                  PRECISION: tl.constexpr):
     # Grouped order: GROUP_M rows of tiles are walked column by column, so the programs running
     # at the same time share tiles of A and B in L2.
     pid = tl.program_id(0)
@@ -34,10 +35,10 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         k_ok = k0 + ks < K
-        a = tl.load(a_ptr + rows[:, None].to(tl.int64) * stride_am + (k0 + ks)[None, :] * stride_ak,
-                    mask=(rows[:, None] < M) & k_ok[None, :], other=0.0)
-        b = tl.load(b_ptr + (k0 + ks)[:, None].to(tl.int64) * stride_bk + cols[None, :] * stride_bn,
-                    mask=k_ok[:, None] & (cols[None, :] < N), other=0.0)
+        a_tile = a_ptr + rows[:, None].to(tl.int64) * stride_am + (k0 + ks)[None, :] * stride_ak
+        b_tile = b_ptr + (k0 + ks)[:, None].to(tl.int64) * stride_bk + cols[None, :] * stride_bn
+        a = tl.load(a_tile, mask=(rows[:, None] < M) & k_ok[None, :], other=0.0)
+        b = tl.load(b_tile, mask=k_ok[:, None] & (cols[None, :] < N), other=0.0)
         acc = tl.dot(a, b, acc, input_precision=PRECISION)  # fp32 accumulation
     c = c_ptr + rows[:, None].to(tl.int64) * stride_cm + cols[None, :] * stride_cn
     tl.store(c, acc.to(c_ptr.dtype.element_ty), mask=(rows[:, None] < M) & (cols[None, :] < N))
@@ -51,10 +52,11 @@ def matmul(a, b, block_m=None, block_n=None, block_k=None, group_m=8):
     block_m = block_m or (128 if on_gpu else 32)
     block_n = block_n or (128 if on_gpu else 32)
     block_k = block_k or (32 if on_gpu else 32)
-    # fp32 inputs: true fp32 products ("ieee"); Triton's default would round them to TF32.
+    # fp32 inputs: true fp32 products ("ieee"); Triton's default rounds them to TF32.
     precision = "ieee" if a.dtype == torch.float32 else "tf32"
     grid = (triton.cdiv(M, block_m) * triton.cdiv(N, block_n),)
-    matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                        c.stride(0), c.stride(1), BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k,
-                        GROUP_M=group_m, PRECISION=precision)
+    matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0),
+                        b.stride(1), c.stride(0), c.stride(1), BLOCK_M=block_m,
+                        BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m,
+                        PRECISION=precision)
     return c
