@@ -19,7 +19,7 @@ KERNEL_STYLE = {
     "triton": (PALETTE[4], "s", "Triton (this course)"),
     "sdpa-flash": (PALETTE[0], "D", "SDPA flash (FlashAttention-2)"),
     "sdpa-cudnn": (PALETTE[2], "^", "SDPA cuDNN"),
-    "naive": (PALETTE[6], "x", "naive: matmul, softmax, matmul"),
+    "naive": (PALETTE[6], "x", "eager: matmul, scale, fp32 softmax, matmul"),
 }
 
 
