@@ -152,6 +152,9 @@ def test_an_unfinished_exercise_is_reported_not_raised(capsys, monkeypatch):
     assert used is grading.solution("L2.add")
     assert grading.grade("L2.add", None) is grading.solution("L2.add")
     assert "nothing to grade" in capsys.readouterr().out
+    # a later exercise handed the stand-in solution says so instead of blaming the reader
+    assert grading.grade("L5.causal", grading.solution("L5.forward")) is grading.solution("L5.causal")
+    assert "standing in" in capsys.readouterr().out
 
 
 def test_solutions_mode_grades_the_course_solution_and_raises_if_it_fails(capsys, monkeypatch):
@@ -457,11 +460,95 @@ def test_every_exercise_has_at_least_three_rejected_wrong_solutions_here():
 
     source = inspect.getsource(sys.modules[__name__])
     for key in grading.EXERCISES:
-        if key.startswith(("L5", "L6")):
-            continue
         assert source.count(f'_assert_rejected("{key}"') + source.count(f"{key}") >= 3, key
 
 
 def test_l1_guard_is_plain_arithmetic():
     assert grading.EXERCISES["L1.time"].needs_torch is False
     assert math.isclose(grading.solution("L1.time")(1e12, 1e9, 1e15, 1e12), 1e-3)
+
+
+# --------------------------------------------------------------------------------------------------------
+# L5: FlashAttention forward.
+# --------------------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _fwd_wrong(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, N_Q, N_K, scale, CAUSAL: tl.constexpr, D: tl.constexpr,
+               BM: tl.constexpr, BN: tl.constexpr, MODE: tl.constexpr):
+    block_m = tl.program_id(0)
+    head = tl.program_id(1).to(tl.int64)
+    rows = block_m * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    q = tl.load(q_ptr + head * N_Q * D + rows[:, None] * D + dims[None, :], mask=rows[:, None] < N_Q, other=0.0)
+    m = tl.full((BM,), float("-inf"), dtype=tl.float32)
+    l = tl.zeros((BM,), dtype=tl.float32)
+    acc = tl.zeros((BM, D), dtype=tl.float32)
+    for start in range(0, N_K, BN):
+        keys = start + tl.arange(0, BN)
+        k = tl.load(k_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+        v = tl.load(v_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision="ieee")
+        if MODE != 1:  # MODE 1: the softmax scale is left out
+            s = s * scale
+        visible = keys[None, :] < N_K
+        if CAUSAL:
+            if MODE == 2:  # off by one: query i also sees key i + 1
+                visible = visible & (keys[None, :] <= rows[:, None] + 1)
+            else:
+                visible = visible & (keys[None, :] <= rows[:, None])
+        s = tl.where(visible, s, float("-inf"))
+        m_new = tl.maximum(m, tl.max(s, axis=1))
+        alpha = tl.exp(m - m_new)
+        p = tl.exp(s - m_new[:, None])
+        l = l * alpha + tl.sum(p, axis=1)
+        if MODE == 0:  # the accumulated output is not rescaled when the max grows
+            acc = acc + tl.dot(p.to(v.dtype), v, input_precision="ieee")
+        else:
+            acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision="ieee")
+        m = m_new
+    o = acc / l[:, None]
+    tl.store(o_ptr + head * N_Q * D + rows[:, None] * D + dims[None, :], o.to(o_ptr.dtype.element_ty),
+             mask=rows[:, None] < N_Q)
+    lse = m + tl.log(l) if MODE != 3 else tl.log(l)  # MODE 3: the max left out of the log-sum-exp
+    tl.store(lse_ptr + head * N_Q + rows, lse, mask=rows < N_Q)
+
+
+def _fwd_wrong_fn(mode):
+    def fn(q, k, v, causal=False):
+        b, h, n_q, d = q.shape
+        o = torch.empty_like(q)
+        lse = torch.empty((b, h, n_q), dtype=torch.float32, device=q.device)
+        _fwd_wrong[(triton.cdiv(n_q, 32), b * h)](q, k, v, o, lse, n_q, k.shape[2], 1 / math.sqrt(d),
+                                                  CAUSAL=causal, D=d, BM=32, BN=32, MODE=mode)
+        return o, lse
+
+    return fn
+
+
+@pytest.mark.parametrize("mode,needle", [(0, "output o"), (1, "first wrong element"), (3, "output lse")])
+def test_l5_forward_rejects_wrong_kernels(mode, needle):
+    _assert_rejected("L5.forward", _fwd_wrong_fn(mode), needle)
+
+
+def test_l5_causal_rejects_an_off_by_one_mask_and_accepts_the_right_one():
+    _assert_rejected("L5.causal", _fwd_wrong_fn(2), "causal", "first wrong element")
+    _assert_rejected("L5.causal", _fwd_wrong_fn(0), "output o")  # no rescaling
+    _assert_rejected("L5.causal", _fwd_wrong_fn(3), "output lse")  # lse without the max
+    assert grading.grade_report("L5.causal", _fwd_wrong_fn(4), seed=3).passed  # MODE 4: no mistake
+
+
+def test_l5_rejects_cheats():
+    import torch.nn.functional as F
+
+    def sdpa(q, k, v, causal=False):
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        return o, torch.zeros(q.shape[:3])
+
+    _assert_rejected("L5.forward", sdpa, "scaled_dot_product_attention")
+    _assert_rejected("L5.forward", lambda q, k, v, causal=False: (torch.softmax(q @ k.transpose(-1, -2), -1) @ v,
+                                                                  None), "called torch's")
+    from gpuperf.kernels.flash_attention import flash_attention_forward
+
+    _assert_rejected("L5.causal", lambda q, k, v, causal=False: flash_attention_forward(q, k, v, causal),
+                     "course's own kernel")
