@@ -2,6 +2,8 @@
 #   make book   build the site (executes every notebook; cached, strict)
 #   make test   unit/property tests, every notebook under nbval, hygiene checks, the strict site build,
 #               then the browser tests on the built site (tests/browser: Chromium, skipped without it)
+#   make lab   JupyterLab in the course environment, opened on labs/ (the explorers' widgets work there)
+#   make test-colab  the labs, the graders and the explorer tests in a second venv with Colab's pins
 # and, on a machine with an NVIDIA GPU:
 #   make bench  measure the kernels against a device-to-device copy; writes book/data/*.json
 #               (options after BENCH_ARGS, e.g. make bench BENCH_ARGS="--n-elements 1048576 --dtypes fp16")
@@ -19,7 +21,7 @@ BOOK_OUT ?= .
 BUILD := $(BOOK_OUT)/_build
 BENCH_ARGS ?=
 
-.PHONY: book test bench env clean strip
+.PHONY: book test bench env clean strip lab test-colab
 
 ifeq ($(PYTHON),$(VENV)/bin/python)
 ENV_DEP := $(STAMP)
@@ -65,6 +67,32 @@ test: $(ENV_DEP)
 # Fails with a message (exit 2) without torch, triton or a CUDA GPU, or with TRITON_INTERPRET on.
 bench: $(ENV_DEP)
 	$(PYTHON) bench/run.py $(BENCH_ARGS)
+
+# The labs in JupyterLab, in the course environment (pass e.g. LAB_ARGS="--no-browser --port 8890").
+# GPUPERF_LAB_SOLUTIONS=1 make lab runs them with the course's solutions in place of the exercise cells.
+LAB_ARGS ?=
+lab: $(ENV_DEP)
+	$(PYTHON) -m jupyterlab --ServerApp.root_dir=$(CURDIR) --LabApp.default_url=/lab/tree/labs $(LAB_ARGS)
+
+# Colab's versions, tested here (FACTS: Colab's GPU runtime has Python 3.13, torch 2.11.0, triton 3.6.0,
+# numpy 2.1, matplotlib 3.10, ipywidgets 7.7.1): a venv with those pins runs the graders, the labs as
+# shipped (nbval), the labs with the solutions (tests/test_labs.py) and the explorers' tests. COLAB_PY is a
+# Python 3.13 (with pyenv: PYENV_VERSION=3.13.0 make test-colab). torch==2.11.0 from PyPI is the CUDA build
+# (about 3 GB of nvidia-* wheels; it runs on a CPU); PyTorch's CPU-only index is not used.
+COLAB_PY ?= python3.13
+COLAB_VENV ?= .venv-colab
+COLAB_PINS := "torch==2.11.0" "triton==3.6.0" "ipywidgets==7.7.1" "numpy==2.1.*" "matplotlib==3.10.*"
+COLAB_TOOLS := "nbval>=0.11,<0.12" "pytest>=8" "pytest-xdist>=3.5" "hypothesis>=6.100" nbformat nbclient \
+	ipykernel pyyaml tqdm
+$(COLAB_VENV)/.installed: Makefile pyproject.toml
+	$(COLAB_PY) -m venv $(COLAB_VENV)
+	set -o pipefail; $(COLAB_VENV)/bin/python -m pip install -q $(COLAB_PINS) $(COLAB_TOOLS) 2>&1 | { grep -v '^WARNING: Location' || true; }
+	set -o pipefail; $(COLAB_VENV)/bin/python -m pip install -q --no-deps -e . 2>&1 | { grep -v '^WARNING: Location' || true; }
+	touch $@
+test-colab: $(COLAB_VENV)/.installed
+	$(COLAB_VENV)/bin/python -c "import sys, torch, triton, numpy, ipywidgets; print(sys.version.split()[0], torch.__version__, triton.__version__, numpy.__version__, ipywidgets.__version__)"
+	MPLBACKEND=Agg $(COLAB_VENV)/bin/python -m pytest -n $(JOBS) --dist loadfile --nbval-lax --nbval-current-env \
+		-p no:cacheprovider tests/test_grading.py tests/test_labs.py tests/test_explorers_*.py labs
 
 # Clear outputs, execution counts and widget state from every notebook before committing.
 strip: $(ENV_DEP)
