@@ -1,6 +1,7 @@
 """Benchmark family ``attention``: the Triton FlashAttention forward (:mod:`gpuperf.kernels.flash_attention`)
 against PyTorch's ``scaled_dot_product_attention`` with its flash (FlashAttention-2) and cuDNN backends and
-the naive three-kernel attention (matmul, softmax, matmul: S and P stored in HBM), all in the same run.
+naive eager attention (:func:`gpuperf.kernels.flash_attention.naive_attention`: matmul, scale, softmax in
+fp32 between two casts, matmul; six kernels, S and P stored in HBM), all in the same run.
 
 FLOP counted as ``4 B H N^2 d`` (half of it causal), the FlashAttention papers' convention, for every case;
 ``flop_per_s`` is therefore a like-for-like speed. Shapes follow the Triton tutorial's convention used in

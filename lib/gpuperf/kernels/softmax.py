@@ -116,8 +116,9 @@ def _online_update(m, l, x):
 @triton.jit
 def _online_kernel(X, Y, n_rows, n_cols, stride_x, stride_y, BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr):
     # HBM: pass 1 reads the row (n_cols b); pass 2 reads it again and writes it (2 n_cols b). The grid is
-    # persistent (a few programs per SM, each looping over rows), so only a few hundred rows are in flight
-    # at once: their pass-1 reads are still in L2 when pass 2 re-reads them, last block first.
+    # persistent (programs_per_sm programs per SM, each looping over rows), which bounds the rows in flight
+    # (1056 with the default launch on an H200) so that pass 2, last block first, may find pass 1's reads
+    # still in L2. At 65536 columns and more it mostly does not (chapter 13, bench/NOTES.md).
     n_full = n_cols // BLOCK
     full_end = n_full * BLOCK
     offs = tl.arange(0, BLOCK)
