@@ -184,3 +184,22 @@ def test_standard_ledger_sums_to_closed_form():
         ledger = at.standard_ledger(*shape)
         total = at.standard_io(*shape)
         assert sum(r for _, r, _ in ledger) == total.reads and sum(w for _, _, w in ledger) == total.writes
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 100_000), d=st.integers(1, 256), m_over_d=st.integers(1, 2000))
+def test_theorem2_constants_bracket_the_exact_counts(n, d, m_over_d):
+    """Theorem 2 with explicit constants: with B_c = ceil(M / 4d), the exact K/V-outer count lies between
+    12 N^2 d^2 / (M + 4d) (Q and O re-read at least N / B_c times) and (3Nd + 4N)(4Nd / M + 1) + 3Nd + 2N;
+    the Q-outer order with resident query blocks of ceil(M / 4d) rows between 8 N^2 d^2 / (M + 4d) and
+    2Nd (4Nd / M + 1) + 2Nd + N. Both are quadratic in N; the bounds fail if a term is miscounted."""
+    m = d * m_over_d
+    br, bc = at.flash_block_sizes(m, d)
+    kv = at.flash_io(n, n, d, br, bc).total
+    assert 12 * n**2 * d**2 / (m + 4 * d) <= kv * (1 + 1e-12)
+    assert kv <= (3 * n * d + 4 * n) * (4 * n * d / m + 1) + 3 * n * d + 2 * n
+    br_q, bc_q = at.flash_block_sizes(m, d, "q_outer")
+    qo = at.flash_io(n, n, d, br_q, bc_q, "q_outer").total
+    assert 8 * n**2 * d**2 / (m + 4 * d) <= qo * (1 + 1e-12)
+    assert qo <= 2 * n * d * (4 * n * d / m + 1) + 2 * n * d + n
+    assert at.standard_io(n, n, d).total == 4 * n * n + 4 * n * d
