@@ -47,6 +47,15 @@ def test_forward_matches_float64(device, gen, dtype, causal, shape):
 
 
 @pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_forward_long_awkward_sequence(device, gen, dtype, causal):
+    # N = 1025: one key past a multiple of every block size, the masked tail block on its own.
+    q, k, v = _inputs(gen, device, dtype, 1, 1, 1025, 1025, 16)
+    o, lse = fa.flash_attention_forward(q, k, v, causal)
+    _check(o, lse, q, k, v, causal, None, gen.initial_seed())
+
+
+@pytest.mark.parametrize("causal", [False, True])
 def test_forward_matches_sdpa_and_scale(device, gen, causal):
     q, k, v = _inputs(gen, device, torch.float32, 2, 2, 70, 70, 32)
     o, _ = fa.flash_attention_forward(q, k, v, causal, softmax_scale=0.3)
