@@ -552,3 +552,88 @@ def test_l5_rejects_cheats():
 
     _assert_rejected("L5.causal", lambda q, k, v, causal=False: flash_attention_forward(q, k, v, causal),
                      "course's own kernel")
+
+
+# --------------------------------------------------------------------------------------------------------
+# L6: FlashAttention backward. The wrong kernels hold a whole head in one program (fine for the CPU cases;
+# the GPU cases are longer), so these tests run under the interpreter only.
+# --------------------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _bwd_wrong(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, do_ptr, dq_ptr, dk_ptr, dv_ptr, N_Q, N_K, scale,
+               CAUSAL: tl.constexpr, D: tl.constexpr, BQ: tl.constexpr, BK: tl.constexpr, MODE: tl.constexpr):
+    head = tl.program_id(0).to(tl.int64)
+    rows = tl.arange(0, BQ)
+    keys = tl.arange(0, BK)
+    dims = tl.arange(0, D)
+    q_off = head * N_Q * D + rows[:, None] * D + dims[None, :]
+    k_off = head * N_K * D + keys[:, None] * D + dims[None, :]
+    q = tl.load(q_ptr + q_off, mask=rows[:, None] < N_Q, other=0.0).to(tl.float32)
+    o = tl.load(o_ptr + q_off, mask=rows[:, None] < N_Q, other=0.0).to(tl.float32)
+    do = tl.load(do_ptr + q_off, mask=rows[:, None] < N_Q, other=0.0).to(tl.float32)
+    k = tl.load(k_ptr + k_off, mask=keys[:, None] < N_K, other=0.0).to(tl.float32)
+    v = tl.load(v_ptr + k_off, mask=keys[:, None] < N_K, other=0.0).to(tl.float32)
+    lse = tl.load(lse_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+    s = tl.dot(q, tl.trans(k), input_precision="ieee")
+    if MODE != 1:  # MODE 1: P recomputed without the softmax scale
+        s = s * scale
+    visible = (rows[:, None] < N_Q) & (keys[None, :] < N_K)
+    if CAUSAL and MODE != 3:  # MODE 3: the causal mask forgotten in the backward
+        visible = visible & (keys[None, :] <= rows[:, None])
+    p = tl.where(visible, tl.exp(s - lse[:, None]), 0.0)
+    dv = tl.dot(tl.trans(p), do, input_precision="ieee")
+    dp = tl.dot(do, tl.trans(v), input_precision="ieee")
+    delta = tl.sum(o * do, axis=1)
+    ds = p * dp if MODE == 0 else p * (dp - delta[:, None])  # MODE 0: D_i not subtracted
+    dq = tl.dot(ds, k, input_precision="ieee") * scale
+    dk = tl.dot(tl.trans(ds), q, input_precision="ieee")
+    if MODE != 2:  # MODE 2: dK without the softmax scale
+        dk = dk * scale
+    tl.store(dq_ptr + q_off, dq.to(dq_ptr.dtype.element_ty), mask=rows[:, None] < N_Q)
+    tl.store(dk_ptr + k_off, dk.to(dk_ptr.dtype.element_ty), mask=keys[:, None] < N_K)
+    tl.store(dv_ptr + k_off, dv.to(dv_ptr.dtype.element_ty), mask=keys[:, None] < N_K)
+
+
+def _bwd_wrong_fn(mode):
+    def fn(q, k, v, o, lse, do, causal=False):
+        b, h, n_q, d = q.shape
+        n_k = k.shape[2]
+        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        _bwd_wrong[(b * h,)](q, k, v, o, lse, do, dq, dk, dv, n_q, n_k, 1 / math.sqrt(d), CAUSAL=causal, D=d,
+                             BQ=max(16, triton.next_power_of_2(n_q)), BK=max(16, triton.next_power_of_2(n_k)),
+                             MODE=mode)
+        return dq, dk, dv
+
+    return fn
+
+
+_cpu_only = pytest.mark.skipif(not gpuperf.kernels.interpreter_enabled(), reason="whole-head kernels: CPU cases")
+
+
+@_cpu_only
+@pytest.mark.parametrize("mode,needle", [(0, "output dq"), (1, "first wrong element"), (2, "output dk"),
+                                         (3, "causal")])
+def test_l6_backward_rejects_wrong_kernels(mode, needle):
+    _assert_rejected("L6.backward", _bwd_wrong_fn(mode), needle)
+
+
+@_cpu_only
+def test_l6_backward_accepts_the_whole_head_kernel_without_mistakes():
+    assert grading.grade_report("L6.backward", _bwd_wrong_fn(4), seed=2).passed
+
+
+def test_l6_rejects_cheats():
+    import torch.nn.functional as F
+
+    def autograd(q, k, v, o, lse, do, causal=False):
+        qq, kk, vv = (t.detach().requires_grad_(True) for t in (q, k, v))
+        F.scaled_dot_product_attention(qq, kk, vv, is_causal=causal).backward(do)
+        return qq.grad, kk.grad, vv.grad
+
+    _assert_rejected("L6.backward", autograd, "called torch's")
+    from gpuperf.kernels.flash_attention_bwd import flash_attention_backward
+
+    _assert_rejected("L6.backward", lambda q, k, v, o, lse, do, causal=False: flash_attention_backward(
+        q, k, v, o, lse, do, causal), "course's own kernel")
+    _assert_rejected("L6.backward", lambda *a, **kw: (None, None, None), "expected a torch.Tensor")
