@@ -30,7 +30,7 @@ def plot_rate_bars(ax, labels: Sequence[str], rates_tb_per_s: Sequence[float], r
     if reference is not None:
         ax.axvline(reference, color="black", ls="--", lw=1.2, label=reference_label)
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    ax.set_xlabel("effective bandwidth (TB/s, counting the bytes the fused kernel must move)")
+    ax.set_xlabel("effective bandwidth (TB/s): bytes the operation must move / time")
     ax.grid(axis="y", visible=False)
     return ax
 
