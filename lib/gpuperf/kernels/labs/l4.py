@@ -49,9 +49,10 @@ def matmul(a, b, block_m=None, block_n=None, block_k=None, group_m=8):
     N = b.shape[1]
     c = torch.empty((M, N), dtype=a.dtype, device=a.device)
     on_gpu = a.is_cuda and not gpuperf.kernels.interpreter_enabled()
-    block_m = block_m or (128 if on_gpu else 32)
-    block_n = block_n or (128 if on_gpu else 32)
-    block_k = block_k or (32 if on_gpu else 32)
+    wide = 128 if a.element_size() == 2 else 64  # fp32 tiles take twice the memory
+    block_m = block_m or (wide if on_gpu else 32)
+    block_n = block_n or (wide if on_gpu else 32)
+    block_k = block_k or 32
     # fp32 inputs: true fp32 products ("ieee"); Triton's default rounds them to TF32.
     precision = "ieee" if a.dtype == torch.float32 else "tf32"
     grid = (triton.cdiv(M, block_m) * triton.cdiv(N, block_n),)

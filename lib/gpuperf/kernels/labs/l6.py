@@ -109,14 +109,16 @@ def attention_backward(q, k, v, o, lse, do, causal=False):
     delta = torch.empty_like(lse)
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     on_gpu = q.is_cuda and not gpuperf.kernels.interpreter_enabled()
-    block = 64 if on_gpu else 32
+    block = 64 if on_gpu and q.element_size() == 2 else 32
+    # pipelined loads take shared memory: one stage on a T4 (sm_75, 64 KB per SM)
+    stages = 2 if on_gpu and torch.cuda.get_device_capability(q.device)[0] >= 8 else 1
     precision = "ieee" if q.dtype == torch.float32 else "tf32"  # fp32 means fp32
     scale = 1.0 / math.sqrt(head_dim)
     heads_total = batch * heads
     row_dot_kernel[(triton.cdiv(n_q, block), heads_total)](
         o, do, delta, n_q, HEAD_DIM=head_dim, BLOCK_M=block)
     common = dict(CAUSAL=causal, HEAD_DIM=head_dim, BLOCK_M=block, BLOCK_N=block,
-                  PRECISION=precision)
+                  PRECISION=precision, num_stages=stages)
     dkdv_kernel[(triton.cdiv(n_k, block), heads_total)](
         q, k, v, do, lse, delta, dk, dv, n_q, n_k, scale, **common)
     dq_kernel[(triton.cdiv(n_q, block), heads_total)](
