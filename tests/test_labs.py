@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -88,5 +87,7 @@ def test_the_lab_runs_with_the_solutions_and_every_grader_passes(path, monkeypat
     passed = re.findall(r"^PASSED (\S+) .*the course's solution", text, re.M)
     assert sorted(passed) == sorted(keys), f"{path.name}: graders passed {passed}, expected {keys}:\n{text}"
     assert "NOT YET" not in text
-    if not os.environ.get("CUDA_VISIBLE_DEVICES"):
+    import torch
+
+    if not torch.cuda.is_available():  # on a GPU, compiling the kernels takes its own time
         assert elapsed < 90, f"{path.name} took {elapsed:.0f} s with the solutions (budget ~30 s on CI)"
