@@ -277,7 +277,7 @@ def test_requantizing_along_the_same_axis_is_idempotent():
 
 
 # ---- the scale rounded up (NVIDIA's MXFP8 recipe) and NVFP4 -----------------------------------------------
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from gpuperf.mx import (  # noqa: E402
@@ -361,6 +361,7 @@ def test_nvfp4_closed_forms_and_exact_values():
 
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), spread=st.floats(0, 12))
+@example(seed=450672395, spread=8.575422439857032)  # a block scale subnormal in E4M3 (found on the H200 run)
 def test_nvfp4_against_a_loop_reference(seed, spread):
     """Each entry equals a per-block reference written with Python scalars, and the error per entry is at
     most one E2M1 unit (half the spacing of 2 near the top, or the saturation from a rounded-down scale)
@@ -385,7 +386,11 @@ def test_nvfp4_against_a_loop_reference(seed, spread):
                 a = min(abs(v) * s_enc / scale, 6.0)
                 best = min(grid, key=lambda g: (abs(a - g), grid.index(g) % 2))
                 assert y[r, 16 * b + j] == pytest.approx(math.copysign(best, v) * scale / s_enc, rel=1e-12, abs=0)
-                assert abs(y[r, 16 * b + j] - v) <= scale / s_enc * (1 + 1e-12)
+                # one E2M1 unit (half the spacing of 2 near 6) inside the grid; past 6 the saturation error
+                # a - 6, which a subnormal E4M3 block scale (rounded down by up to half its spacing) can make
+                # larger than one unit (seed 450672395, spread 8.58: a = 7.42)
+                units = max(1.0, abs(v) * s_enc / scale - 6.0)
+                assert abs(y[r, 16 * b + j] - v) <= units * scale / s_enc * (1 + 1e-12)
 
 
 def test_nvfp4_bad_input():
