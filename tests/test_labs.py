@@ -91,3 +91,16 @@ def test_the_lab_runs_with_the_solutions_and_every_grader_passes(path, monkeypat
 
     if not torch.cuda.is_available():  # on a GPU, compiling the kernels takes its own time
         assert elapsed < 90, f"{path.name} took {elapsed:.0f} s with the solutions (budget ~30 s on CI)"
+
+
+def test_run_lab_runs_a_lab_without_jupyter(monkeypatch, capsys):
+    """tools/run_lab.py, the way to run the labs on a GPU machine without Jupyter, runs a lab with the
+    solutions and checks its graders passed."""
+    spec = importlib.util.spec_from_file_location("run_lab", ROOT / "tools" / "run_lab.py")
+    run_lab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_lab)
+    monkeypatch.setenv("GPUPERF_LAB_SOLUTIONS", "1")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    assert run_lab.main([str(ROOT / "labs" / "L2-first-triton-kernels.ipynb")]) == 0
+    out = capsys.readouterr().out
+    assert "PASSED L2.add" in out and "PASSED L2.chain" in out and "ok in" in out

@@ -85,9 +85,13 @@ def environment_html(lab: str, env: Environment | None = None) -> str:
 
 def show_environment(lab: str) -> Environment:
     """Display :func:`environment_html` (in a notebook) and return the :class:`Environment`."""
-    from IPython.display import HTML, display
-
     env = environment()
+    try:
+        from IPython.display import HTML, display
+    except ImportError:  # a plain Python run (tools/run_lab.py on a machine without IPython)
+        v = env.versions
+        print(f"Lab {lab} on {env.device}: " + ", ".join(f"{k} {v[k]}" for k in v))
+        return env
     display(HTML(environment_html(lab, env)))
     return env
 
