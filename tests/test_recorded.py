@@ -88,3 +88,18 @@ def test_the_repository_run_loads_with_its_provenance():
     run = load_run("elementwise_h200")
     assert (DATA_DIR / "elementwise_h200.json").is_file()
     assert describe_provenance(run).startswith("Measured on the NVIDIA H200 (driver ")
+
+
+def test_live_gpu_available_checks_its_arguments_and_needs_cuda():
+    import pytest as _pytest
+
+    from gpuperf import recorded as _rec
+
+    with _pytest.raises(ValueError, match="^min_capability must be"):
+        _rec.live_gpu_available(min_capability=(8,))
+    with _pytest.raises(ValueError, match="^min_memory_gb must be"):
+        _rec.live_gpu_available(min_memory_gb=-1)
+    if not _rec.cuda_available():
+        assert _rec.live_gpu_available() is False
+    else:  # a GPU with more memory than any made cannot qualify
+        assert _rec.live_gpu_available(min_memory_gb=1e6) is False

@@ -41,6 +41,25 @@ def cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
+def live_gpu_available(min_capability: tuple[int, int] = (8, 0), min_memory_gb: float = 40.0) -> bool:
+    """True when torch sees a CUDA GPU fit for a chapter's live benchmark cells: compute capability at least
+    ``min_capability`` (bf16 matrix units, SDPA's flash backend: Ampere or newer) and at least
+    ``min_memory_gb`` GB (10^9 bytes) of device memory (the benchmarks size their tensors to fill an H200 and
+    compare with naive kernels that store N x N matrices). On smaller or older GPUs (Colab's free T4: sm_75,
+    16 GB) the chapters show the recorded H200 runs instead, as they do without a GPU."""
+    if not (isinstance(min_capability, tuple) and len(min_capability) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in min_capability)):
+        raise ValueError(f"min_capability must be a (major, minor) pair of ints, got {min_capability!r}")
+    if isinstance(min_memory_gb, bool) or not isinstance(min_memory_gb, (int, float)) or not min_memory_gb >= 0:
+        raise ValueError(f"min_memory_gb must be a number >= 0, got {min_memory_gb!r}")
+    if not cuda_available():
+        return False
+    import torch
+
+    props = torch.cuda.get_device_properties(0)
+    return (props.major, props.minor) >= min_capability and props.total_memory >= min_memory_gb * 1e9
+
+
 def provenance(command: str) -> dict[str, str]:
     """Describe the machine this process runs on, for a recorded run (call it on the GPU machine)."""
     import torch
