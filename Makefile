@@ -68,7 +68,8 @@ test: $(ENV_DEP)
 bench: $(ENV_DEP)
 	$(PYTHON) bench/run.py $(BENCH_ARGS)
 
-# The labs in JupyterLab, in the course environment (pass e.g. LAB_ARGS="--no-browser --port 8890").
+# The labs in JupyterLab, in the course environment (pass e.g. LAB_ARGS="--no-browser --port 8890";
+# as root, in a container: LAB_ARGS=--allow-root).
 # GPUPERF_LAB_SOLUTIONS=1 make lab runs them with the course's solutions in place of the exercise cells.
 LAB_ARGS ?=
 lab: $(ENV_DEP)
