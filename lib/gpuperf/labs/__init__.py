@@ -13,7 +13,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable
 
-#: The versions the labs were run with, by where (the lead's final runs fill in the GPU line).
+#: The versions the labs were run with, by where. The H200 line is the environment of the course's recorded
+#: runs; update it (and the others) whenever the labs are re-run somewhere (tools/run_lab.py on a GPU box).
 TESTED = {
     "CPU (CI)": {"python": "3.11", "torch": "2.13.0", "triton": "3.9.0 (interpreter)", "numpy": "2.x",
                  "ipywidgets": "8.1"},
