@@ -6,7 +6,7 @@
 #   make test-colab  the labs, the graders and the explorer tests in a second venv with Colab's pins
 # and, on a machine with an NVIDIA GPU:
 #   make bench  measure the kernels against a device-to-device copy; writes book/data/*.json
-#               (options after BENCH_ARGS, e.g. make bench BENCH_ARGS="--n-elements 1048576 --dtypes fp16")
+#               (bench/run.py; families and options in BENCH_ARGS, e.g. make bench BENCH_ARGS="softmax --quick")
 #
 # Each target installs what it needs into .venv (about a minute the first time). To use another
 # interpreter that already has the requirements (e.g. a GPU box without network), pass PYTHON=python3.
