@@ -41,7 +41,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gpuperf.kernels import interpreter_enabled
+from gpuperf.kernels import _checks, interpreter_enabled
 
 #: True when this module's kernels were defined for Triton's interpreter (fixed when the module is imported:
 #: the ``@triton.jit`` decorators below read ``TRITON_INTERPRET`` once, now). The wrappers check tensors
@@ -206,8 +206,8 @@ def _checked_output(out: object, **inputs: torch.Tensor) -> torch.Tensor:
     _check_tensor("out", out, like=(like_name, like))
     size = out.numel() * out.element_size()
     for name, t in inputs.items():
-        offset = out.data_ptr() - t.data_ptr()
-        if offset != 0 and -size < offset < size:
+        offset = _checks.partial_overlap_offset(out, t)
+        if offset is not None:
             raise ValueError(
                 f"out must be {name} itself or not overlap it, got out {offset:+d} bytes from {name} "
                 f"(both {size} bytes long)"
@@ -216,40 +216,21 @@ def _checked_output(out: object, **inputs: torch.Tensor) -> torch.Tensor:
 
 
 def _check_tensor(name: str, t: object, like: tuple[str, torch.Tensor] | None = None) -> None:
-    if not isinstance(t, torch.Tensor):
-        raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-    if t.dtype not in DTYPE_NAMES:
-        raise ValueError(f"{name}.dtype must be one of {list(DTYPE_NAMES)}, got {t.dtype}")
-    if INTERPRETED:
-        if t.device.type != "cpu":
-            raise ValueError(
-                f"{name} must be on the CPU while the Triton interpreter runs the kernels "
-                f"(TRITON_INTERPRET was on when gpuperf.kernels.elementwise was imported), got device {t.device}"
-            )
-        if t.dtype == torch.bfloat16:
-            # Measured with triton 3.9: the interpreter truncates fp32 -> bf16 instead of rounding to nearest.
-            raise ValueError(
-                f"{name}.dtype torch.bfloat16 is not supported by the Triton interpreter (it rounds bf16 "
-                f"wrongly); use fp32 or fp16 on the CPU, bf16 on a GPU; got {t.dtype}"
-            )
-    elif t.device.type != "cuda":
-        raise ValueError(
-            f"{name} must be on a CUDA device (the kernels are compiled for it: TRITON_INTERPRET was off when "
-            f"gpuperf.kernels.elementwise was imported), got device {t.device}"
-        )
-    if not t.is_contiguous():
-        raise ValueError(
-            f"{name} must be contiguous, got shape {tuple(t.shape)} with strides {tuple(t.stride())} "
-            f"(call .contiguous() first)"
-        )
+    _checks.check_is_tensor(name, t)
+    _checks.check_dtype(name, t, DTYPE_NAMES)
+    # Measured with triton 3.9: the interpreter truncates fp32 -> bf16 instead of rounding to nearest.
+    _checks.check_device(
+        name, t, INTERPRETED,
+        cpu_note=" (TRITON_INTERPRET was on when gpuperf.kernels.elementwise was imported)",
+        bf16_note=" (it rounds bf16 wrongly)",
+        cuda_note=" (the kernels are compiled for it: TRITON_INTERPRET was off when "
+                  "gpuperf.kernels.elementwise was imported)",
+    )
+    _checks.check_contiguous(name, t, with_shape=True, hint=" (call .contiguous() first)")
     if like is not None:
         other_name, other = like
-        if t.shape != other.shape:
-            raise ValueError(f"{name}.shape must equal {other_name}.shape {tuple(other.shape)}, got {tuple(t.shape)}")
-        if t.dtype != other.dtype:
-            raise ValueError(f"{name}.dtype must equal {other_name}.dtype {other.dtype}, got {t.dtype}")
-        if t.device != other.device:
-            raise ValueError(f"{name}.device must equal {other_name}.device {other.device}, got {t.device}")
+        _checks.check_same_shape(name, t, other_name, other)
+        _checks.check_same_dtype_and_device(name, t, other_name, other)
 
 
 def _check_k_ops(k_ops: object) -> int:

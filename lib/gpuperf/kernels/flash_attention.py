@@ -42,7 +42,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gpuperf.kernels import interpreter_enabled
+from gpuperf.kernels import _checks, interpreter_enabled
 
 INTERPRETED = interpreter_enabled()
 
@@ -396,31 +396,16 @@ def _check_positive_int(name: str, value) -> None:
 
 def _check_inputs(q, k, v) -> None:
     for name, t in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(t, torch.Tensor):
-            raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.dim() != 4:
-            raise ValueError(f"{name} must have 4 dims (batch, heads, seq, head_dim), got shape {tuple(t.shape)}")
-        if t.dtype not in DTYPE_NAMES:
-            raise ValueError(f"{name}.dtype must be one of {list(DTYPE_NAMES)}, got {t.dtype}")
-        if not t.is_contiguous():
-            raise ValueError(f"{name} must be contiguous, got strides {tuple(t.stride())} (call .contiguous())")
-        if INTERPRETED:
-            if t.device.type != "cpu":
-                raise ValueError(f"{name} must be on the CPU while the Triton interpreter runs the kernels, "
-                                 f"got device {t.device}")
-            if t.dtype == torch.bfloat16:
-                raise ValueError(f"{name}.dtype torch.bfloat16 is not supported by the Triton interpreter; "
-                                 f"use fp32 or fp16 on the CPU, bf16 on a GPU; got {t.dtype}")
-        elif t.device.type != "cuda":
-            raise ValueError(f"{name} must be on a CUDA device (kernels compiled for it), got device {t.device}")
+        _checks.check_is_tensor(name, t)
+        _checks.check_ndim(name, t, 4, "must have 4 dims (batch, heads, seq, head_dim)")
+        _checks.check_dtype(name, t, DTYPE_NAMES)
+        _checks.check_contiguous(name, t)
+        _checks.check_device(name, t, INTERPRETED)
     d = q.shape[3]
     if d not in SUPPORTED_HEAD_DIMS:
         raise ValueError(f"q.shape[3] (head_dim) must be one of {SUPPORTED_HEAD_DIMS}, got {d}")
     for name, t in (("k", k), ("v", v)):
-        if t.dtype != q.dtype:
-            raise ValueError(f"{name}.dtype must equal q.dtype {q.dtype}, got {t.dtype}")
-        if t.device != q.device:
-            raise ValueError(f"{name}.device must equal q.device {q.device}, got {t.device}")
+        _checks.check_same_dtype_and_device(name, t, "q", q)
         if t.shape[:2] != q.shape[:2] or t.shape[3] != d:
             raise ValueError(f"{name}.shape must be (B, H, N_k, d) = ({q.shape[0]}, {q.shape[1]}, N_k, {d}) "
                              f"like q {tuple(q.shape)}, got {tuple(t.shape)}")

@@ -56,7 +56,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gpuperf.kernels import interpreter_enabled
+from gpuperf.kernels import _checks, interpreter_enabled
 
 #: True when this module's kernels were defined for Triton's interpreter (fixed at import, see
 #: ``gpuperf.kernels``).
@@ -395,13 +395,10 @@ def _dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr,
 
 def _check_attention_inputs(q, k, v) -> None:
     for name, t in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(t, torch.Tensor):
-            raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.dim() != 4:
-            raise ValueError(f"{name} must be 4-D (batch, heads, seq_len, head_dim), got shape {tuple(t.shape)}")
-        if t.dtype not in DTYPE_NAMES:
-            raise ValueError(f"{name}.dtype must be one of {list(DTYPE_NAMES)}, got {t.dtype}")
-        if INTERPRETED:
+        _checks.check_is_tensor(name, t)
+        _checks.check_ndim(name, t, 4, "must be 4-D (batch, heads, seq_len, head_dim)")
+        _checks.check_dtype(name, t, DTYPE_NAMES)
+        if INTERPRETED:  # this module's own device messages (the others share _checks.check_device's)
             if t.device.type != "cpu":
                 raise ValueError(f"{name} must be a CPU tensor under the Triton interpreter, got {t.device}")
             if t.dtype == torch.bfloat16:
@@ -410,10 +407,7 @@ def _check_attention_inputs(q, k, v) -> None:
         elif t.device.type != "cuda":
             raise ValueError(f"{name} must be a CUDA tensor, got {t.device}")
     for name, t in (("k", k), ("v", v)):
-        if t.dtype != q.dtype:
-            raise ValueError(f"{name}.dtype must equal q.dtype {q.dtype}, got {t.dtype}")
-        if t.device != q.device:
-            raise ValueError(f"{name}.device must equal q.device {q.device}, got {t.device}")
+        _checks.check_same_dtype_and_device(name, t, "q", q)
         if t.shape[:2] != q.shape[:2]:
             raise ValueError(f"{name}.shape[:2] (batch, heads) must equal q's {tuple(q.shape[:2])}, "
                              f"got {tuple(t.shape[:2])} (grouped-query attention is not supported)")

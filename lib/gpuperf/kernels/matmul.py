@@ -37,7 +37,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gpuperf.kernels import interpreter_enabled
+from gpuperf.kernels import _checks, interpreter_enabled
 
 #: True when this module's kernels were defined for Triton's interpreter (fixed at import, as in
 #: :mod:`gpuperf.kernels.elementwise`).
@@ -375,35 +375,14 @@ def _check_config(config: object) -> dict:
 
 
 def _check_operand(name: str, t: object, like: tuple[str, torch.Tensor] | None = None) -> None:
-    if not isinstance(t, torch.Tensor):
-        raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-    if t.dim() != 2:
-        raise ValueError(f"{name} must be a 2-D matrix, got shape {tuple(t.shape)}")
-    if t.dtype not in DTYPE_NAMES:
-        raise ValueError(f"{name}.dtype must be one of {list(DTYPE_NAMES)}, got {t.dtype}")
-    if INTERPRETED:
-        if t.device.type != "cpu":
-            raise ValueError(
-                f"{name} must be on the CPU while the Triton interpreter runs the kernels, got device {t.device}"
-            )
-        if t.dtype == torch.bfloat16:
-            raise ValueError(
-                f"{name}.dtype torch.bfloat16 is not supported by the Triton interpreter (bf16 arithmetic is "
-                f"unsupported there); use fp32 or fp16 on the CPU, bf16 on a GPU; got {t.dtype}"
-            )
-    elif t.device.type != "cuda":
-        raise ValueError(f"{name} must be on a CUDA device (kernels compiled for it), got device {t.device}")
-    if not t.is_contiguous():
-        raise ValueError(
-            f"{name} must be contiguous, got shape {tuple(t.shape)} with strides {tuple(t.stride())} "
-            "(call .contiguous() first)"
-        )
+    _checks.check_is_tensor(name, t)
+    _checks.check_ndim(name, t, 2, "must be a 2-D matrix")
+    _checks.check_dtype(name, t, DTYPE_NAMES)
+    _checks.check_device(name, t, INTERPRETED, bf16_note=" (bf16 arithmetic is unsupported there)")
+    _checks.check_contiguous(name, t, with_shape=True, hint=" (call .contiguous() first)")
     if like is not None:
         other_name, other = like
-        if t.dtype != other.dtype:
-            raise ValueError(f"{name}.dtype must equal {other_name}.dtype {other.dtype}, got {t.dtype}")
-        if t.device != other.device:
-            raise ValueError(f"{name}.device must equal {other_name}.device {other.device}, got {t.device}")
+        _checks.check_same_dtype_and_device(name, t, other_name, other)
 
 
 def _checked_out(out, shape, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -412,10 +391,8 @@ def _checked_out(out, shape, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     _check_operand("out", out, like=("a", a))
     if tuple(out.shape) != tuple(shape):
         raise ValueError(f"out.shape must be (m, n) = {tuple(shape)}, got {tuple(out.shape)}")
-    lo, hi = out.data_ptr(), out.data_ptr() + out.numel() * out.element_size()
     for name, t in (("a", a), ("b", b)):
-        t_lo, t_hi = t.data_ptr(), t.data_ptr() + t.numel() * t.element_size()
-        if out.numel() and t.numel() and lo < t_hi and t_lo < hi:
+        if out.numel() and t.numel() and _checks.byte_ranges_overlap(out, t):
             raise ValueError(f"out must not overlap {name} (every tile reads all of a row block of it)")
     return out
 

@@ -28,7 +28,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gpuperf.kernels import interpreter_enabled
+from gpuperf.kernels import _checks, interpreter_enabled
 
 INTERPRETED = interpreter_enabled()
 
@@ -155,46 +155,26 @@ def _checked_output(name: str, out, like: torch.Tensor, inputs: dict) -> torch.T
     if out is None:
         return torch.empty_like(like)
     _check_tensor(name, out, like=("x", like))
-    lo, size = out.data_ptr(), out.numel() * out.element_size()
     for in_name, t in inputs.items():
         if in_name == "weight":
-            t_lo, t_size = t.data_ptr(), t.numel() * t.element_size()
-            if lo < t_lo + t_size and t_lo < lo + size:
+            if _checks.byte_ranges_overlap(out, t):
                 raise ValueError(f"{name} must not overlap weight (every program reads all of it)")
             continue
-        offset = lo - t.data_ptr()
-        if offset != 0 and -size < offset < size:
+        offset = _checks.partial_overlap_offset(out, t)
+        if offset is not None:
             raise ValueError(f"{name} must be {in_name} itself or not overlap it, got {offset:+d} bytes from it")
     return out
 
 
 def _check_tensor(name: str, t: object, like: tuple[str, torch.Tensor] | None = None) -> None:
-    if not isinstance(t, torch.Tensor):
-        raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-    if t.dtype not in DTYPE_NAMES:
-        raise ValueError(f"{name}.dtype must be one of {list(DTYPE_NAMES)}, got {t.dtype}")
-    if INTERPRETED:
-        if t.device.type != "cpu":
-            raise ValueError(
-                f"{name} must be on the CPU while the Triton interpreter runs the kernels, got device {t.device}"
-            )
-        if t.dtype == torch.bfloat16:
-            raise ValueError(
-                f"{name}.dtype torch.bfloat16 is not supported by the Triton interpreter (it rounds bf16 "
-                f"wrongly); use fp32 or fp16 on the CPU, bf16 on a GPU; got {t.dtype}"
-            )
-    elif t.device.type != "cuda":
-        raise ValueError(f"{name} must be on a CUDA device (kernels compiled for it), got device {t.device}")
-    if not t.is_contiguous():
-        raise ValueError(f"{name} must be contiguous, got strides {tuple(t.stride())} (call .contiguous())")
+    _checks.check_is_tensor(name, t)
+    _checks.check_dtype(name, t, DTYPE_NAMES)
+    _checks.check_device(name, t, INTERPRETED, bf16_note=" (it rounds bf16 wrongly)")
+    _checks.check_contiguous(name, t)
     if like is not None:
         other_name, other = like
-        if t.shape != other.shape:
-            raise ValueError(f"{name}.shape must equal {other_name}.shape {tuple(other.shape)}, got {tuple(t.shape)}")
-        if t.dtype != other.dtype:
-            raise ValueError(f"{name}.dtype must equal {other_name}.dtype {other.dtype}, got {t.dtype}")
-        if t.device != other.device:
-            raise ValueError(f"{name}.device must equal {other_name}.device {other.device}, got {t.device}")
+        _checks.check_same_shape(name, t, other_name, other)
+        _checks.check_same_dtype_and_device(name, t, other_name, other)
 
 
 __all__ = [

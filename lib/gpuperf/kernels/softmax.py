@@ -33,7 +33,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gpuperf.kernels import interpreter_enabled
+from gpuperf.kernels import _checks, interpreter_enabled
 
 INTERPRETED = interpreter_enabled()
 
@@ -240,23 +240,11 @@ def softmax_bytes_moved(n_rows: int, n_cols: int, bytes_per_element: int, method
 
 
 def _check_tensor(name: str, t) -> None:
-    if not isinstance(t, torch.Tensor):
-        raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-    if t.dim() != 2:
-        raise ValueError(f"{name} must be 2-D (rows, cols), got shape {tuple(t.shape)}")
-    if t.dtype not in DTYPE_NAMES:
-        raise ValueError(f"{name}.dtype must be one of {list(DTYPE_NAMES)}, got {t.dtype}")
-    if not t.is_contiguous():
-        raise ValueError(f"{name} must be contiguous, got strides {tuple(t.stride())}")
-    if INTERPRETED:
-        if t.device.type != "cpu":
-            raise ValueError(f"{name} must be on the CPU while the Triton interpreter runs the kernels, "
-                             f"got device {t.device}")
-        if t.dtype == torch.bfloat16:
-            raise ValueError(f"{name}.dtype torch.bfloat16 is not supported by the Triton interpreter; "
-                             f"use fp32 or fp16 on the CPU, bf16 on a GPU; got {t.dtype}")
-    elif t.device.type != "cuda":
-        raise ValueError(f"{name} must be on a CUDA device, got device {t.device}")
+    _checks.check_is_tensor(name, t)
+    _checks.check_ndim(name, t, 2, "must be 2-D (rows, cols)")
+    _checks.check_dtype(name, t, DTYPE_NAMES)
+    _checks.check_contiguous(name, t, hint="")
+    _checks.check_device(name, t, INTERPRETED, cuda_note="")
 
 
 __all__ = [
