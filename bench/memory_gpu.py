@@ -24,6 +24,9 @@ import json
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))  # the repository's gpuperf, uninstalled
+from gpuperf.memory.live import REGISTER_HUNGRY_SOURCE  # noqa: E402  (the occupancy kernels' template)
+
 METRICS = (
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
@@ -346,23 +349,7 @@ def run_latency(out: Path) -> None:
 # ------------------------------------------------------------------------------------------------
 # Occupancy
 # ------------------------------------------------------------------------------------------------
-OCC_SRC = r"""
-template <int N>
-__device__ void hungry(const float* __restrict__ in, float* __restrict__ out, int n) {
-    float acc[N];
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    #pragma unroll
-    for (int j = 0; j < N; ++j) acc[j] = in[(i + j * 977) % n];
-    #pragma unroll
-    for (int r = 0; r < 4; ++r) {
-        #pragma unroll
-        for (int j = 0; j < N; ++j) acc[j] = acc[j] * acc[(j + r + 1) % N] + 1.0f;
-    }
-    float s = 0.0f;
-    #pragma unroll
-    for (int j = 0; j < N; ++j) s += acc[j];
-    out[i] = s;
-}
+OCC_SRC = REGISTER_HUNGRY_SOURCE + r"""
 #define HUNGRY(N) extern "C" __global__ void occ_regs_##N(const float* in, float* out, int n) { \
     hungry<N>(in, out, n); }
 HUNGRY(4)

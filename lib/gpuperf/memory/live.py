@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from gpuperf.hardware import get_sm_limits
 from gpuperf.memory.occupancy import sm_occupancy
 
-_SOURCE = r"""
+#: CUDA C++ device template ``hungry<N>``: each thread keeps ``N`` floats live across four dependent passes,
+#: so the compiler needs about ``N`` registers per thread (``bench/memory_gpu.py`` instantiates it too).
+REGISTER_HUNGRY_SOURCE = r"""
 template <int N>
-__device__ void body(const float* __restrict__ in, float* __restrict__ out, int n) {
+__device__ void hungry(const float* __restrict__ in, float* __restrict__ out, int n) {
     float acc[N];
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     #pragma unroll
@@ -28,9 +30,10 @@ __device__ void body(const float* __restrict__ in, float* __restrict__ out, int 
     #pragma unroll
     for (int j = 0; j < N; ++j) s += acc[j];
     out[i] = s;
-}
-extern "C" __global__ void live_regs_8(const float* in, float* out, int n) { body<8>(in, out, n); }
-extern "C" __global__ void live_regs_64(const float* in, float* out, int n) { body<64>(in, out, n); }
+}"""
+_SOURCE = REGISTER_HUNGRY_SOURCE + r"""
+extern "C" __global__ void live_regs_8(const float* in, float* out, int n) { hungry<8>(in, out, n); }
+extern "C" __global__ void live_regs_64(const float* in, float* out, int n) { hungry<64>(in, out, n); }
 extern "C" __global__ void live_smem_12288(const float* in, float* out, int n) {
     __shared__ float buf[3072];
     for (int k = threadIdx.x; k < 3072; k += blockDim.x) buf[k] = in[k % n];
