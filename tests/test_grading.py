@@ -118,7 +118,7 @@ def test_the_seed_draws_the_inputs():
     seen = []
 
     def spy(x, y, out):
-        seen.append(torch.tensor(x.tolist()))
+        seen.append(x.to("cpu", copy=True))  # (tolist is refused: data taken out of torch)
         _add_masked[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)
         return out
 
@@ -383,6 +383,23 @@ def test_l3_online_rejects_wrong_kernels(mode, needle):
     _assert_rejected("L3.online", fn, needle)
 
 
+def test_l3_softmax_rejects_a_cheat_through_numpy():
+    import numpy as np
+
+    def via_numpy(x):
+        a = x.float().cpu().numpy()
+        e = np.exp(a - a.max(axis=-1, keepdims=True))
+        return torch.from_numpy(e / e.sum(axis=-1, keepdims=True)).to(x.dtype).to(x.device)
+
+    def via_asarray(x):
+        a = np.asarray(x.float().cpu()).astype(np.float64)
+        e = np.exp(a - a.max(axis=-1, keepdims=True))
+        return torch.tensor(e / e.sum(axis=-1, keepdims=True), dtype=x.dtype, device=x.device)
+
+    _assert_rejected("L3.softmax", via_numpy, "took the data out of torch ('numpy')")
+    _assert_rejected("L3.softmax", via_asarray, "took the data out of torch")
+
+
 def test_l3_online_rejects_cheats():
     _assert_rejected("L3.online", lambda x: torch.nn.functional.softmax(x, dim=-1), "called torch's 'softmax'")
     _assert_rejected("L3.online", lambda x: torch.exp(x.float() - torch.logsumexp(x.float(), -1, keepdim=True)),
@@ -418,14 +435,19 @@ def _matmul_wrong(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM
             a = (a.to(tl.int32, bitcast=True) & -8192).to(tl.float32, bitcast=True)
             b = (b.to(tl.int32, bitcast=True) & -8192).to(tl.float32, bitcast=True)
             acc = tl.dot(a, b, acc, input_precision="ieee")
+        elif MODE == 3:  # the plain tl.dot the reader is most likely to write: TF32 for fp32 inputs
+            acc = tl.dot(a, b, acc)
         else:
             acc = tl.dot(a, b, acc, input_precision="ieee" if a.dtype == tl.float32 else "tf32")
     tl.store(c_ptr + rows[:, None] * scm + cols[None, :] * scn, acc.to(c_ptr.dtype.element_ty),
              mask=(rows[:, None] < M) & (cols[None, :] < N))
 
 
-@pytest.mark.parametrize("mode,needle", [(0, "NaN"), (1, "first wrong element"), (2, "TF32")])
+@pytest.mark.parametrize("mode,needle", [(0, "NaN"), (1, "first wrong element"), (2, "TF32"), (3, "TF32")])
 def test_l4_matmul_rejects_wrong_kernels(mode, needle):
+    if mode == 3 and torch.cuda.is_available() and torch.cuda.get_device_capability()[0] < 8:
+        pytest.skip("no TF32 before sm_80: Triton's fp32 dot is exact fp32 there")
+
     def fn(a, b):
         if mode == 2 and a.dtype != torch.float32:
             a, b = a.float(), b.float()
@@ -438,9 +460,38 @@ def test_l4_matmul_rejects_wrong_kernels(mode, needle):
         return c
 
     report = _assert_rejected("L4.matmul", fn, needle)
-    if mode == 2:
+    if mode in (2, 3):
         bad = report.failures[0]
         assert "fp32" in bad.case and bad.tolerance is not None and bad.tolerance.rtol < 2.0**-11
+
+
+@triton.jit
+def _dot_kernel(a_ptr, b_ptr, c_ptr, N: tl.constexpr, IEEE: tl.constexpr):
+    idx = tl.arange(0, N)[:, None] * N + tl.arange(0, N)[None, :]
+    a, b = tl.load(a_ptr + idx), tl.load(b_ptr + idx)
+    c = tl.dot(a, b, input_precision="ieee") if IEEE else tl.dot(a, b)
+    tl.store(c_ptr + idx, c)
+
+
+@pytest.mark.skipif(not gpuperf.kernels.interpreter_enabled(), reason="the interpreter's dot")
+def test_the_interpreters_dot_rounds_to_tf32_while_grading_as_a_gpu_would():
+    """The interpreter ignores input_precision; the grader makes a TF32 dot round its fp32 operands to 10
+    significand bits (2^-11), so a forgotten input_precision="ieee" fails on a CPU as on an A100 or H200."""
+    a = torch.randn(16, 16) + 1 / 3
+    b = torch.randn(16, 16) - 1 / 7
+    exact = a.double() @ b.double()
+    scale = a.double().abs() @ b.double().abs()
+
+    def err(ieee, active):
+        c = torch.empty(16, 16)
+        with grading.interpreter_dot_as_on_gpu(active):
+            _dot_kernel[(1,)](a, b, c, N=16, IEEE=ieee)
+        return float(((c.double() - exact).abs() / scale).max())
+
+    assert err(ieee=False, active=False) < 16 * 2.0**-24  # the interpreter alone: fp32
+    assert err(ieee=True, active=True) < 16 * 2.0**-24  # "ieee" is left alone
+    assert 2.0**-14 < err(ieee=False, active=True) < 2 * 2.0**-11  # TF32: about 2^-11
+    assert err(ieee=False, active=False) < 16 * 2.0**-24  # and the interpreter is restored after
 
 
 def test_l4_matmul_rejects_cheats():
@@ -488,10 +539,15 @@ def _fwd_wrong(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, N_Q, N_K, scale, CAUSAL: tl.
         keys = start + tl.arange(0, BN)
         k = tl.load(k_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
         v = tl.load(v_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
-        s = tl.dot(q, tl.trans(k), input_precision="ieee")
+        if MODE == 5:  # the plain tl.dot: TF32 products for fp32 inputs on a GPU
+            s = tl.dot(q, tl.trans(k))
+        else:
+            s = tl.dot(q, tl.trans(k), input_precision="ieee")
         if MODE != 1:  # MODE 1: the softmax scale is left out
             s = s * scale
         visible = keys[None, :] < N_K
+        if MODE == 6:  # no tail mask on the scores: keys past N_K (loaded as 0) get weight exp(0 - m)
+            visible = keys[None, :] >= 0
         if CAUSAL:
             if MODE == 2:  # off by one: query i also sees key i + 1
                 visible = visible & (keys[None, :] <= rows[:, None] + 1)
@@ -526,9 +582,14 @@ def _fwd_wrong_fn(mode):
     return fn
 
 
-@pytest.mark.parametrize("mode,needle", [(0, "output o"), (1, "first wrong element"), (3, "output lse")])
+@pytest.mark.parametrize("mode,needle", [(0, "output o"), (1, "first wrong element"), (3, "output lse"),
+                                         (5, "TF32"), (6, "first wrong element")])
 def test_l5_forward_rejects_wrong_kernels(mode, needle):
-    _assert_rejected("L5.forward", _fwd_wrong_fn(mode), needle)
+    if mode == 5 and torch.cuda.is_available() and torch.cuda.get_device_capability()[0] < 8:
+        pytest.skip("no TF32 before sm_80")
+    report = _assert_rejected("L5.forward", _fwd_wrong_fn(mode), needle)
+    if mode == 5:  # only the fp32 cases fail: fp16 products are exact in fp32 whatever the precision
+        assert all("fp32" in r.case for r in report.failures), report.text()
 
 
 def test_l5_causal_rejects_an_off_by_one_mask_and_accepts_the_right_one():
@@ -575,11 +636,16 @@ def _bwd_wrong(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, do_ptr, dq_ptr, dk_ptr, dv_p
     k = tl.load(k_ptr + k_off, mask=keys[:, None] < N_K, other=0.0).to(tl.float32)
     v = tl.load(v_ptr + k_off, mask=keys[:, None] < N_K, other=0.0).to(tl.float32)
     lse = tl.load(lse_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
-    s = tl.dot(q, tl.trans(k), input_precision="ieee")
+    if MODE == 5:  # the plain tl.dot when recomputing S: TF32 products for fp32 inputs on a GPU
+        s = tl.dot(q, tl.trans(k))
+    else:
+        s = tl.dot(q, tl.trans(k), input_precision="ieee")
     if MODE != 1:  # MODE 1: P recomputed without the softmax scale
         s = s * scale
     visible = (rows[:, None] < N_Q) & (keys[None, :] < N_K)
-    if CAUSAL and MODE != 3:  # MODE 3: the causal mask forgotten in the backward
+    if CAUSAL and MODE == 6:  # off by one: the diagonal hidden (query i sees keys j < i only)
+        visible = visible & (keys[None, :] < rows[:, None])
+    elif CAUSAL and MODE != 3:  # MODE 3: the causal mask forgotten in the backward
         visible = visible & (keys[None, :] <= rows[:, None])
     p = tl.where(visible, tl.exp(s - lse[:, None]), 0.0)
     dv = tl.dot(tl.trans(p), do, input_precision="ieee")
@@ -613,7 +679,7 @@ _cpu_only = pytest.mark.skipif(not gpuperf.kernels.interpreter_enabled(), reason
 
 @_cpu_only
 @pytest.mark.parametrize("mode,needle", [(0, "output dq"), (1, "first wrong element"), (2, "output dk"),
-                                         (3, "causal")])
+                                         (3, "causal"), (5, "TF32"), (6, "causal")])
 def test_l6_backward_rejects_wrong_kernels(mode, needle):
     _assert_rejected("L6.backward", _bwd_wrong_fn(mode), needle)
 

@@ -329,10 +329,15 @@ def forbid(names: Sequence[str], exercise: str, allow_course_kernels: bool = Fal
     from torch.overrides import TorchFunctionMode
 
     banned = frozenset(names)
+    leaves_torch = frozenset(("numpy", "tolist", "__array__")) if names else frozenset()
 
     class _Mode(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             name = getattr(func, "__name__", "")
+            if name in leaves_torch:
+                raise ForbiddenCall(
+                    f"your function took the data out of torch ({name!r}) to compute outside a kernel: "
+                    f"{exercise} asks for a Triton kernel that does the work itself")
             if name in banned:
                 raise ForbiddenCall(
                     f"your function called torch's {name!r}, which computes the answer for you: {exercise} "
@@ -375,6 +380,53 @@ def _block_course_kernels(exercise: str) -> list:
             patched.append((obj, had, vars(obj).get("run")))
             obj.run = refuse
     return patched
+
+
+def _round_fp32_to_tf32(data):
+    """fp32 values (a numpy array) rounded to TF32's 10 explicit significand bits, to nearest (ties away
+    from zero, as ``cvt.rna.tf32.f32``); infinities and NaN unchanged."""
+    import numpy as np
+
+    bits = np.ascontiguousarray(data, dtype=np.float32).view(np.uint32)
+    special = (bits & np.uint32(0x7F800000)) == np.uint32(0x7F800000)
+    rounded = (bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)
+    return np.where(special, bits, rounded).view(np.float32)
+
+
+@contextlib.contextmanager
+def interpreter_dot_as_on_gpu(active: bool = True) -> Iterator[None]:
+    """Make the Triton interpreter's ``tl.dot`` round fp32 operands to TF32 when the dot asks for TF32 (as
+    ``tl.dot`` does by default), the way a GPU with TF32 matrix units computes it.
+
+    The interpreter multiplies in full fp32 whatever ``input_precision`` says, so without this a kernel that
+    forgets ``input_precision="ieee"`` would pass its grader on a CPU and fail it on an A100 or an H200.
+    Does nothing when ``active`` is false or when this Triton's interpreter is not laid out as expected."""
+    if not active:
+        yield
+        return
+    try:
+        import triton.language as tl
+        from triton._C.libtriton import ir
+        from triton.runtime.interpreter import InterpreterBuilder, TensorHandle
+
+        tf32 = ir.INPUT_PRECISION.TF32
+        original = InterpreterBuilder.create_dot
+    except (ImportError, AttributeError):  # pragma: no cover - another Triton layout: leave it alone
+        yield
+        return
+
+    def create_dot(self, a, b, d, input_precision, *args, **kwargs):
+        fp32 = all(getattr(t.dtype, "scalar", t.dtype) == tl.float32 for t in (a, b))
+        if input_precision == tf32 and fp32:
+            a = TensorHandle(_round_fp32_to_tf32(a.data), a.dtype)
+            b = TensorHandle(_round_fp32_to_tf32(b.data), b.dtype)
+        return original(self, a, b, d, input_precision, *args, **kwargs)
+
+    InterpreterBuilder.create_dot = create_dot
+    try:
+        yield
+    finally:
+        InterpreterBuilder.create_dot = original
 
 
 def poison_memory(device: str, n_bytes: int) -> None:
@@ -454,9 +506,13 @@ def _device() -> str:
 
 
 def _dtypes(device: str):
+    """fp32 and fp16 everywhere; bf16 on GPUs of compute capability 8.0 or later only (the interpreter
+    cannot do bf16, and a T4, sm_75, has no bf16 arithmetic: Triton rejects or emulates it there)."""
     import torch
 
-    return (torch.float32, torch.float16) if device == "cpu" else (torch.float32, torch.float16, torch.bfloat16)
+    if device == "cpu" or torch.cuda.get_device_capability()[0] < 8:
+        return (torch.float32, torch.float16)
+    return (torch.float32, torch.float16, torch.bfloat16)
 
 
 def _randn(gen, shape, dtype, device, scale=1.0, offset=0.0):
@@ -800,9 +856,11 @@ def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, label):
             return [CaseResult(label, "-", False, "return a tuple (o, lse)")]
         o, lse = got
         tol_o = normwise_tolerance(dtype, n_k + d, what="o")
+        lse_reason = "lse is kept in fp32: 8 (d + N_k + 8) x 2^-24 x (1 + max|lse|)"
+        if dtype_name(dtype) == "fp32":
+            lse_reason += "; scores from TF32 products (2^-11 each) would exceed it"
         lse_tol = Tolerance(atol=8 * (d + n_k + 8) * UNIT_ROUNDOFF["fp32"] * (1 + float(lse_ref.abs().max())),
-                            rtol=0.0, reason="lse is kept in fp32: 8 (d + N_k + 8) x 2^-24 x (1 + max|lse|)",
-                            scale_name="1")
+                            rtol=0.0, reason=lse_reason, scale_name="1")
         return [compare(label, "o", o, o_ref, tol_o, scale=float(o_ref.abs().max())),
                 compare(label, "lse", lse, lse_ref, lse_tol)]
 
@@ -909,7 +967,8 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
         if case.poison_bytes and ex.needs_torch:
             poison_memory(device, case.poison_bytes)
         def watched(*args, **kwargs):
-            with forbid(ex.forbidden, key, allow_course_kernels=allow_course_kernels):
+            with forbid(ex.forbidden, key, allow_course_kernels=allow_course_kernels), \
+                    interpreter_dot_as_on_gpu(device == "cpu" and ex.needs_torch):
                 return fn(*args, **kwargs)
 
         try:
@@ -967,6 +1026,7 @@ def grade(key: str, fn: Callable | None, *, seed: int | None = None) -> Callable
 __all__ = [
     "EXERCISES", "SOLUTIONS_ENV_VAR", "UNIT_ROUNDOFF", "Case", "CaseResult", "Exercise", "ForbiddenCall",
     "GradeReport", "Tolerance", "compare", "dtype_name", "elementwise_tolerance", "forbid", "grade",
-    "grade_report", "guarded", "matmul_tolerance", "normwise_tolerance", "poison_memory",
+    "grade_report", "guarded", "interpreter_dot_as_on_gpu", "matmul_tolerance", "normwise_tolerance",
+    "poison_memory",
     "reduction_tolerance", "row_strided", "solution", "solutions_requested",
 ]
