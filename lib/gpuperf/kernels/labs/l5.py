@@ -65,9 +65,11 @@ def attention_forward(q, k, v, causal=False):
     o = torch.empty_like(q)
     lse = torch.empty((batch, heads, n_q), dtype=torch.float32, device=q.device)
     on_gpu = q.is_cuda and not gpuperf.kernels.interpreter_enabled()
+    sm80 = on_gpu and torch.cuda.get_device_capability(q.device)[0] >= 8
     block_m, block_n = (64, 64) if on_gpu and q.element_size() == 2 else (32, 32)
-    # pipelined loads take shared memory: one stage on a T4 (sm_75, 64 KB per SM)
-    stages = 2 if on_gpu and torch.cuda.get_device_capability(q.device)[0] >= 8 else 1
+    if on_gpu and not sm80 and head_dim > 64:  # a T4 (sm_75) has 64 KB of shared
+        block_m, block_n = block_m // 2, block_n // 2  # memory: halve the d = 128 tiles
+    stages = 2 if sm80 else 1  # pipelined loads take shared memory: one stage on a T4
     precision = "ieee" if q.dtype == torch.float32 else "tf32"  # fp32 means fp32
     grid = (triton.cdiv(n_q, block_m), batch * heads)
     attention_forward_kernel[grid](q, k, v, o, lse, n_q, n_k, 1.0 / math.sqrt(head_dim),

@@ -109,9 +109,11 @@ def attention_backward(q, k, v, o, lse, do, causal=False):
     delta = torch.empty_like(lse)
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     on_gpu = q.is_cuda and not gpuperf.kernels.interpreter_enabled()
+    sm80 = on_gpu and torch.cuda.get_device_capability(q.device)[0] >= 8
     block = 64 if on_gpu and q.element_size() == 2 else 32
-    # pipelined loads take shared memory: one stage on a T4 (sm_75, 64 KB per SM)
-    stages = 2 if on_gpu and torch.cuda.get_device_capability(q.device)[0] >= 8 else 1
+    if on_gpu and not sm80 and head_dim > 64:  # a T4 (sm_75) has 64 KB of shared
+        block //= 2  # memory: halve the d = 128 tiles (dkdv_kernel holds five)
+    stages = 2 if sm80 else 1  # pipelined loads take shared memory: one stage on a T4
     precision = "ieee" if q.dtype == torch.float32 else "tf32"  # fp32 means fp32
     scale = 1.0 / math.sqrt(head_dim)
     heads_total = batch * heads
