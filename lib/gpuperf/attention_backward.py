@@ -137,11 +137,16 @@ def _check_qkv(q, k, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             raise ValueError(f"{name} must be a non-empty 2-D array (rows, head_dim), got shape {a.shape}")
         arrays.append(a)
     q, k, v = arrays
+    _check_matching_shapes(q, k, v)
+    return q, k, v
+
+
+def _check_matching_shapes(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> None:
+    """2-D ``q`` (n_q, d), ``k`` and ``v`` (n_k, d): one head dimension, one key per value."""
     if k.shape != v.shape:
         raise ValueError(f"v.shape must equal k.shape {k.shape}, got {v.shape}")
     if q.shape[1] != k.shape[1]:
         raise ValueError(f"k.shape[1] (head_dim) must equal q.shape[1] {q.shape[1]}, got {k.shape[1]}")
-    return q, k, v
 
 
 def _scale(head_dim: int, softmax_scale) -> float:

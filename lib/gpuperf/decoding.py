@@ -20,13 +20,13 @@ Counters follow :mod:`gpuperf.attention_backward` (elements of slow memory, one 
 
 from __future__ import annotations
 
-import math
 import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from gpuperf.attention_backward import IOCount, SlowMemory
+from gpuperf.attention_backward import _check_int, _check_matching_shapes, _scale  # one set of checks
 
 
 @dataclass(frozen=True)
@@ -52,26 +52,8 @@ def _check_qkv(q, k, v):
     if q.ndim != 2 or k.ndim != 2 or v.ndim != 2 or min(q.shape + k.shape) < 1:
         raise ValueError(f"q, k, v must be non-empty 2-D arrays (rows, head_dim), got q {q.shape}, "
                          f"k {k.shape}, v {v.shape}")
-    if k.shape != v.shape:
-        raise ValueError(f"v.shape must equal k.shape {k.shape}, got {v.shape}")
-    if q.shape[1] != k.shape[1]:
-        raise ValueError(f"k.shape[1] (head_dim) must equal q.shape[1] {q.shape[1]}, got {k.shape[1]}")
+    _check_matching_shapes(q, k, v)
     return q, k, v
-
-
-def _scale(head_dim, softmax_scale):
-    if softmax_scale is None:
-        return 1.0 / math.sqrt(head_dim)
-    if (isinstance(softmax_scale, bool) or not isinstance(softmax_scale, numbers.Real)
-            or not math.isfinite(softmax_scale) or softmax_scale <= 0):
-        raise ValueError(f"softmax_scale must be None or a finite positive number, got {softmax_scale!r}")
-    return float(softmax_scale)
-
-
-def _check_int(name, value, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def partial_state(q, k, v, softmax_scale: float | None = None) -> PartialState:
