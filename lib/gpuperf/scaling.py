@@ -28,6 +28,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from gpuperf.littles_law import _positive  # the one "finite number > 0" check that accepts float()-able values
+
 #: The scaling rules :func:`scaling_factors` knows, as (voltage exponent v, frequency exponent f).
 RULES: Mapping[str, tuple[float, float]] = {
     "dennard": (1.0, 1.0),
@@ -63,16 +65,6 @@ class ScalingFactors:
         return min(1.0, 1.0 / self.power_density)
 
 
-def _check_kappa(kappa: object) -> float:
-    try:
-        k = float(kappa)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"kappa must be a number > 0, got {kappa!r}") from None
-    if not (k > 0 and math.isfinite(k)):
-        raise ValueError(f"kappa must be a finite number > 0, got {kappa!r}")
-    return k
-
-
 def _rule(rule: str) -> tuple[float, float]:
     if rule not in RULES:
         raise ValueError(f"rule must be one of {tuple(RULES)}, got {rule!r}")
@@ -81,7 +73,7 @@ def _rule(rule: str) -> tuple[float, float]:
 
 def scaling_factors(kappa: float, rule: str = "dennard") -> ScalingFactors:
     """The ratios of :class:`ScalingFactors` for a linear shrink by ``kappa`` under ``rule`` (see module doc)."""
-    k = _check_kappa(kappa)
+    k = _positive("kappa", kappa)
     v, f = _rule(rule)
     voltage = k ** (-v)
     capacitance = 1.0 / k
@@ -123,7 +115,7 @@ def scaling_series(rule: str = "dennard", generations: int = 10,
     """Compound :func:`scaling_factors` over ``generations`` generations (``generations + 1`` points)."""
     if isinstance(generations, bool) or not isinstance(generations, (int, np.integer)) or generations < 0:
         raise ValueError(f"generations must be an integer >= 0, got {generations!r}")
-    k = _check_kappa(kappa_per_generation)
+    k = _positive("kappa", kappa_per_generation)
     _rule(rule)
     g = np.arange(generations + 1)
     step = [scaling_factors(k**i, rule) for i in g]
