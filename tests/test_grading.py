@@ -498,6 +498,8 @@ def test_l4_matmul_rejects_cheats():
     _assert_rejected("L4.matmul", lambda a, b: a @ b, "called torch's")
     _assert_rejected("L4.matmul", lambda a, b: torch.mm(a, b), "called torch's 'mm'")
     _assert_rejected("L4.matmul", lambda a, b: torch.einsum("mk,kn->mn", a, b), "called torch's 'einsum'")
+    _assert_rejected("L4.matmul", lambda a, b: (a.float()[:, :, None] * b.float()[None]).sum(1).to(a.dtype),
+                     "called torch's")  # a product by broadcasting
     from gpuperf.kernels.matmul import matmul
 
     _assert_rejected("L4.matmul", lambda a, b: matmul(a.contiguous(), b, input_precision="ieee"),

@@ -742,7 +742,9 @@ def _softmax_case(gen, device, dtype, rows, cols, label):
 
 
 _MATMUL_BANNED = ("matmul", "mm", "bmm", "__matmul__", "__rmatmul__", "einsum", "addmm", "dot", "linear",
-                  "tensordot", "baddbmm", "addbmm", "mv", "inner", "outer", "chain_matmul")
+                  "tensordot", "baddbmm", "addbmm", "mv", "inner", "outer", "chain_matmul", "bilinear",
+                  # a product by broadcasting, (a[:, :, None] * b[None]).sum(1)
+                  "mul", "__mul__", "__rmul__", "sum", "nansum", "mean", "prod", "cumsum")
 
 
 def _matmul_cases(gen, device) -> list[Case]:
