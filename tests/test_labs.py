@@ -104,3 +104,18 @@ def test_run_lab_runs_a_lab_without_jupyter(monkeypatch, capsys):
     assert run_lab.main([str(ROOT / "labs" / "L2-first-triton-kernels.ipynb")]) == 0
     out = capsys.readouterr().out
     assert "PASSED L2.add" in out and "PASSED L2.chain" in out and "ok in" in out
+
+
+def test_the_environment_report_says_where_the_kernels_run(monkeypatch):
+    from gpuperf import labs
+
+    versions = {"python": "3.12", "torch": "2.11.0", "triton": "3.6.0", "numpy": "2.1", "ipywidgets": "7.7.1"}
+    gpu = labs.environment_html("L2", labs.Environment("Tesla T4", True, False, versions))
+    assert "compiled on the Tesla T4" in gpu and "Change runtime type" not in gpu
+    assert all(v in gpu for v in versions.values()) and "tested: NVIDIA H200" in gpu
+    monkeypatch.setattr(labs, "_cuda_available", lambda: False)
+    cpu = labs.environment_html("L2", labs.Environment("CPU (Triton interpreter)", False, True, versions))
+    assert "No GPU here" in cpu and "Change runtime type" in cpu and "T4 GPU" in cpu
+    monkeypatch.setattr(labs, "_cuda_available", lambda: True)
+    forced = labs.environment_html("L2", labs.Environment("CPU (Triton interpreter)", False, True, versions))
+    assert "TRITON_INTERPRET is set" in forced and "No GPU here" not in forced

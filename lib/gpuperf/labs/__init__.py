@@ -75,6 +75,10 @@ def environment_html(lab: str, env: Environment | None = None) -> str:
     if env.on_gpu:
         note = (f"Kernels run compiled on the {html.escape(env.device)}: the lab uses its larger sizes and "
                 "times them.")
+    elif env.interpreted and _cuda_available():
+        note = ("<b>A GPU is present, but TRITON_INTERPRET is set</b>: the kernels run through Triton's "
+                "CPU interpreter at small sizes and the timings are of the interpreter. Unset it and "
+                "restart the runtime to compile them for the GPU.")
     else:
         note = ("<b>No GPU here</b>: the kernels run through Triton's interpreter on the CPU at small sizes "
                 "(fp32 and fp16; the interpreter cannot do bf16), which is enough for every exercise and "
@@ -82,6 +86,12 @@ def environment_html(lab: str, env: Environment | None = None) -> str:
                 + html.escape(COLAB_GPU_STEPS))
     return (f"<p><b>Lab {html.escape(lab)}</b></p><table><thead><tr>{head}</tr></thead><tbody>"
             + "".join(rows) + f"</tbody></table><p>{note}</p>")
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def show_environment(lab: str) -> Environment:
