@@ -28,15 +28,8 @@ def test_every_state_matches_the_model():
         view.figure.clear()
 
 
-def test_live_and_static():
+def test_live_and_static(every_control_changes_the_text):
     static = dx.decode_explorer(mode="static")
     assert isinstance(static, core.StaticExplorer) and static.n_states == 4 * 3 * 7
     live = dx.decode_explorer(mode="live")
-    before = live.text.value
-    for name in ("batch", "context", "n_splits"):
-        widget = live.controls[name]
-        old = widget.value
-        widget.value = (old + 1) % len(widget.options)
-        assert live.text.value != before, name
-        widget.value = old
-        assert live.text.value == before
+    every_control_changes_the_text(live, ("batch", "context", "n_splits"))

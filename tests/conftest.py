@@ -1,0 +1,24 @@
+"""Fixtures shared by the tests in this folder (the subfolders keep their own conftest.py as well)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def _check_every_control_changes_the_text(live, names) -> None:
+    """Each named control of a live explorer, stepped to its next option, changes the text from the default
+    state, and stepping it back restores that text exactly."""
+    before = live.text.value
+    for name in names:
+        widget = live.controls[name]
+        old = widget.value
+        widget.value = (old + 1) % len(widget.options)
+        assert live.text.value != before, name
+        widget.value = old
+        assert live.text.value == before
+
+
+@pytest.fixture
+def every_control_changes_the_text():
+    """The check above, as a function a test calls with ``(live_explorer, control_names)``."""
+    return _check_every_control_changes_the_text
