@@ -98,6 +98,31 @@ def rope_primitives(x, cos, sin):
     return x * cos + rotated * sin
 
 
+def _output_and_mlp(x, o, wts, annotate):
+    """The layer after attention, the same for prefill and decode: output projection of the attention
+    output ``o`` (rows, h dh), residual, RMSNorm, SwiGLU MLP, residual; each step in its ``ledger:`` range."""
+    import torch.nn.functional as F
+
+    with _ann("o_proj", annotate):
+        a = F.linear(o, wts["w_o"])
+    with _ann("residual_1", annotate):
+        x = x + a
+    with _ann("mlp_norm", annotate):
+        hn = rmsnorm_primitives(x, wts["norm2"])
+    with _ann("gate_up_proj", annotate):
+        gu = F.linear(hn, wts["w_gate_up"])
+    gate, up = gu.chunk(2, dim=-1)
+    with _ann("silu", annotate):
+        g = F.silu(gate)
+    with _ann("gate_mul", annotate):
+        m = g * up
+    with _ann("down_proj", annotate):
+        dn = F.linear(m, wts["w_down"])
+    with _ann("residual_2", annotate):
+        x = x + dn
+    return x
+
+
 def layer_prefill(x, wts, cos, sin, mask, cfg, attention="naive", annotate=True):
     """One layer on x of shape (T, d) (batch 1). ``attention``: "naive" or "sdpa"."""
     import torch
@@ -132,24 +157,7 @@ def layer_prefill(x, wts, cos, sin, mask, cfg, attention="naive", annotate=True)
             o = F.scaled_dot_product_attention(qh[None], kh[None], vh[None], is_causal=True)[0]
     with _ann("o_layout", annotate):
         o = o.transpose(0, 1).reshape(T, h * dh)
-    with _ann("o_proj", annotate):
-        a = F.linear(o, wts["w_o"])
-    with _ann("residual_1", annotate):
-        x = x + a
-    with _ann("mlp_norm", annotate):
-        hn = rmsnorm_primitives(x, wts["norm2"])
-    with _ann("gate_up_proj", annotate):
-        gu = F.linear(hn, wts["w_gate_up"])
-    gate, up = gu.chunk(2, dim=-1)
-    with _ann("silu", annotate):
-        g = F.silu(gate)
-    with _ann("gate_mul", annotate):
-        m = g * up
-    with _ann("down_proj", annotate):
-        dn = F.linear(m, wts["w_down"])
-    with _ann("residual_2", annotate):
-        x = x + dn
-    return x
+    return _output_and_mlp(x, o, wts, annotate)
 
 
 def layer_decode(x, wts, cos, sin, k_cache, v_cache, cfg, annotate=True):
@@ -178,24 +186,7 @@ def layer_decode(x, wts, cos, sin, k_cache, v_cache, cfg, annotate=True):
     with _ann("attn_pv", annotate):
         o = torch.matmul(p, v_cache)  # (B, H, 1, dh)
     o = o.reshape(B, h * dh)
-    with _ann("o_proj", annotate):
-        a = F.linear(o, wts["w_o"])
-    with _ann("residual_1", annotate):
-        x = x + a
-    with _ann("mlp_norm", annotate):
-        hn = rmsnorm_primitives(x, wts["norm2"])
-    with _ann("gate_up_proj", annotate):
-        gu = F.linear(hn, wts["w_gate_up"])
-    gate, up = gu.chunk(2, dim=-1)
-    with _ann("silu", annotate):
-        g = F.silu(gate)
-    with _ann("gate_mul", annotate):
-        m = g * up
-    with _ann("down_proj", annotate):
-        dn = F.linear(m, wts["w_down"])
-    with _ann("residual_2", annotate):
-        x = x + dn
-    return x
+    return _output_and_mlp(x, o, wts, annotate)
 
 
 # --------------------------------------------------------------------------------------------------
