@@ -716,3 +716,18 @@ def test_l6_rejects_cheats():
     _assert_rejected("L6.backward", lambda q, k, v, o, lse, do, causal=False: flash_attention_backward(
         q, k, v, o, lse, do, causal), "course's own kernel")
     _assert_rejected("L6.backward", lambda *a, **kw: (None, None, None), "expected a torch.Tensor")
+
+
+def test_forbid_lets_triton_itself_call_torch_but_not_the_reader():
+    """Some Triton versions summarise the autotuner's timings with torch.quantile(...).tolist(): a reader's
+    autotuned kernel must not be refused for that; the same call from the reader's code is."""
+    import types
+
+    triton_side = types.ModuleType("triton._fake_statistics")
+    exec("def summarise(t):\n    return t.tolist(), float(t.mean())\n", triton_side.__dict__)
+    with grading.forbid(("mean",), "L4.matmul"):
+        assert triton_side.summarise(torch.ones(3)) == ([1.0, 1.0, 1.0], 1.0)
+        with pytest.raises(grading.ForbiddenCall, match="called torch's 'mean'"):
+            torch.ones(3).mean()
+        with pytest.raises(grading.ForbiddenCall, match="took the data out of torch"):
+            torch.ones(3).tolist()
