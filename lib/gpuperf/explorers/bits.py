@@ -206,6 +206,17 @@ def format_rows_html(x: float, fmts: Sequence[str] = EXPLORER_FORMATS) -> str:
 # The widget
 # --------------------------------------------------------------------------------------------------
 
+def _chosen_format(fmt: str, fmts: tuple[str, ...]) -> str:
+    """The canonical name of format ``fmt``, which must be one of ``fmts``."""
+    try:
+        chosen = formats.get_format(fmt).name
+    except ValueError:
+        raise ValueError(f"fmt must be one of {list(fmts)}, got {fmt!r}") from None
+    if chosen not in fmts:
+        raise ValueError(f"fmt must be one of {list(fmts)}, got {fmt!r}")
+    return chosen
+
+
 class BitExplorer(widgets.VBox):
     """The explorer widget (a ``VBox``): a format dropdown, one toggle button per bit, a value box, the
     explanation of the current pattern and a table of the value in every format.
@@ -219,12 +230,7 @@ class BitExplorer(widgets.VBox):
         fmts = tuple(fmts)
         for name in fmts:
             formats.get_format(name)
-        try:
-            chosen = formats.get_format(fmt).name
-        except ValueError:
-            raise ValueError(f"fmt must be one of {list(fmts)}, got {fmt!r}") from None
-        if chosen not in fmts:
-            raise ValueError(f"fmt must be one of {list(fmts)}, got {fmt!r}")
+        chosen = _chosen_format(fmt, fmts)
         self.fmts = fmts
         self.value = parse_value(value) if isinstance(value, str) else float(value)
         self.pattern = 0
@@ -340,12 +346,7 @@ def bit_explorer(fmt: str = "bf16", value: float | str = 1.0, fmts: Sequence[str
     """
     if resolve_mode(mode) == "static":
         fmts = tuple(formats.get_format(name).name for name in fmts)
-        try:
-            chosen = formats.get_format(fmt).name
-        except ValueError:
-            raise ValueError(f"fmt must be one of {list(fmts)}, got {fmt!r}") from None
-        if chosen not in fmts:
-            raise ValueError(f"fmt must be one of {list(fmts)}, got {fmt!r}")
+        chosen = _chosen_format(fmt, fmts)
         x = parse_value(value) if isinstance(value, str) else float(value)
         return StaticBitExplorer(chosen, x, fmts)
     return BitExplorer(fmt, value, fmts)
