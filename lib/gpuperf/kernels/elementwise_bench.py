@@ -9,17 +9,18 @@ One row per case, as recorded in ``book/data/elementwise_<device>.json`` by ``ma
 rows. Bytes are the HBM bytes a kernel must move (:func:`bytes_moved`), FLOP count 1 per element per
 operation (:func:`flop_count`), ``time_s`` is the median of ``triton.testing.do_bench`` (CUDA events).
 
-The counting functions and :func:`with_ratio_to_copy` need no GPU; only :func:`run_elementwise_benchmark`
-does. Like every module of :mod:`gpuperf.kernels`, this one imports torch.
+The counting functions and :func:`with_ratio_to_copy` need no GPU; the cases (:func:`elementwise_cases`) and
+:func:`run_elementwise_benchmark` do, and run through the one harness, :mod:`gpuperf.benchmark`. Like every module of :mod:`gpuperf.kernels`, this one imports torch.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Sequence
 
 from gpuperf.accumulation import unit_roundoff
+from gpuperf.benchmark import check_all_written
 from gpuperf.elementwise_results import KERNELS, ROW_KEYS  # the rows' schema lives with their reader
 from gpuperf.roofline import bytes_per_element
 
@@ -108,27 +109,6 @@ def with_ratio_to_copy(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             raise ValueError(f"rows has no 'copy' row for dtype {key[0]!r} and n_elements {key[1]!r}")
         out.append({**r, "ratio_to_copy": r["bytes_per_s"] / copy_rate[key]})
     return out
-
-
-def report_elementwise(rows: Sequence[dict[str, Any]]) -> None:
-    """Print the rows as a table: time, TB/s (SI), GFLOP/s and the ratio to the copy of the same dtype."""
-    print(f"{'kernel':<20} {'dtype':<5} {'k':>3} {'n_elements':>11} {'time ms':>9} {'TB/s':>6} "
-          f"{'GFLOP/s':>8} {'x copy':>6}")
-    for r in with_ratio_to_copy(rows):
-        print(f"{r['kernel']:<20} {r['dtype']:<5} {r['k_ops']:>3} {r['n_elements']:>11} "
-              f"{r['time_s'] * 1e3:>9.4f} {r['bytes_per_s'] / 1e12:>6.3f} {r['flop_per_s'] / 1e9:>8.1f} "
-              f"{r['ratio_to_copy']:>6.3f}")
-
-
-def _check_all_written(name: str, out) -> None:
-    """Raise RuntimeError if any element of ``out`` (poisoned with NaN before the run) is still NaN."""
-    import torch
-
-    unwritten = torch.isnan(out)
-    if unwritten.any():
-        first = int(unwritten.flatten().nonzero()[0, 0])
-        raise RuntimeError(f"{name}: {int(unwritten.sum())} output elements were never written (NaN), "
-                           f"the first at index {first}")
 
 
 def _check_close(name: str, out, ref64, bound) -> None:
@@ -233,7 +213,7 @@ def _elementwise_dtype_cases(torch, Case, kernels_module, n, m, singles, chains,
                         raise RuntimeError(f"{label}: dst differs from src")
                 elif kernel == "torch_add":
                     torch.add(x, y, out=out)
-                    _check_all_written(label, out)
+                    check_all_written(label, out)
                     ref = (x_checked.double() + head_and_tail(y).double()).cpu()
                     _check_close(label, head_and_tail(out).cpu(), ref, u * ref.abs())  # |error| <= u |sum|
                 elif kernel == "triton_add":
@@ -242,7 +222,7 @@ def _elementwise_dtype_cases(torch, Case, kernels_module, n, m, singles, chains,
                         raise RuntimeError(f"{label}: differs from torch.add")
                 elif kernel == "triton_chain_fused":
                     fused_chain(x, k, out=out)
-                    _check_all_written(label, out)
+                    check_all_written(label, out)
                     ref = chain_reference_fp64(x_checked, k)
                     # k fp32 roundings of values <= max(|x|, 1), then one rounding to the storage dtype
                     _check_close(label, head_and_tail(out).cpu(), ref,
@@ -313,7 +293,6 @@ __all__ = [
     "elementwise_cases",
     "flop_count",
     "make_row",
-    "report_elementwise",
     "run_elementwise_benchmark",
     "with_ratio_to_copy",
 ]
