@@ -1,0 +1,106 @@
+"""Hardware-counter profiles of the course's kernels next to their same-run references (GPU only).
+
+Run one target under Nsight Compute; only the calls inside the profiler window are profiled (warm-up,
+compiles and autotuning happen before it opens)::
+
+    ncu --clock-control none --profile-from-start off --csv --page details \\
+        --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \\
+        python bench/profile_kernels.py softmax_long
+
+``python bench/profile_kernels.py --list`` names the targets. Each target runs the course's kernel once and
+its reference (a device copy, cuBLAS, SDPA's cuDNN backend) once inside the window, so one report holds
+both. Issue 15's "profile before / after" comes from these reports (bench/NOTES.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import torch
+
+
+def _window(calls) -> None:
+    for fn in calls:  # warm-up: compiles, autotunes, allocator
+        fn()
+        fn()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStart()
+    for fn in calls:
+        fn()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStop()
+
+
+def _softmax_long():
+    from gpuperf.kernels.softmax import softmax
+
+    x = torch.randn(512, 262144, device="cuda", dtype=torch.float16)
+    y = torch.empty_like(x)
+    return [lambda: softmax(x, out=y), lambda: y.copy_(x)]
+
+
+def _matmul(dtype, n):
+    from gpuperf.kernels.matmul import matmul
+
+    a = torch.randn(n, n, device="cuda", dtype=dtype)
+    b = torch.randn(n, n, device="cuda", dtype=dtype)
+    return [lambda: matmul(a, b), lambda: torch.matmul(a, b)]
+
+
+def _attention(head_dim, n_seq, causal, backward=False):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    from gpuperf.kernels.flash_attention import flash_attention_forward
+    from gpuperf.kernels.flash_attention_bwd import flash_attention_backward
+
+    batch, heads = max(1, 32768 // n_seq), 2048 // head_dim
+    q, k, v = (torch.randn(batch, heads, n_seq, head_dim, device="cuda", dtype=torch.float16)
+               for _ in range(3))
+    if not backward:
+        def cudnn():
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                return sdpa(q, k, v, is_causal=causal)
+        return [lambda: flash_attention_forward(q, k, v, causal=causal), cudnn]
+    o, lse = flash_attention_forward(q, k, v, causal=causal)
+    do = torch.randn_like(o)
+    qr, kr, vr = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
+    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+        out = sdpa(qr, kr, vr, is_causal=causal)
+
+    def cudnn_backward():
+        torch.autograd.grad(out, (qr, kr, vr), do, retain_graph=True)
+    return [lambda: flash_attention_backward(q, k, v, o, lse, do, causal=causal), cudnn_backward]
+
+
+TARGETS = {
+    "softmax_long": _softmax_long,
+    "matmul_bf16_4096": lambda: _matmul(torch.bfloat16, 4096),
+    "matmul_bf16_8192": lambda: _matmul(torch.bfloat16, 8192),
+    "attn_fwd_d128_full_n1024": lambda: _attention(128, 1024, False),
+    "attn_fwd_d128_causal_n1024": lambda: _attention(128, 1024, True),
+    "attn_fwd_d64_full_n4096": lambda: _attention(64, 4096, False),
+    "attn_fwd_d128_full_n4096": lambda: _attention(128, 4096, False),
+    "attn_bwd_d128_causal_n4096": lambda: _attention(128, 4096, True, backward=True),
+    "attn_bwd_d64_full_n4096": lambda: _attention(64, 4096, False, backward=True),
+}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("target", nargs="?", choices=sorted(TARGETS))
+    parser.add_argument("--list", action="store_true", help="print the targets and exit")
+    args = parser.parse_args(argv)
+    if args.list or args.target is None:
+        print("\n".join(sorted(TARGETS)))
+        return 0
+    if not torch.cuda.is_available():
+        print("profile_kernels.py needs a CUDA GPU", file=sys.stderr)
+        return 2
+    _window(TARGETS[args.target]())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
