@@ -69,3 +69,110 @@ def test_matmul_roof_shapes_and_references():
     quick = matmul_roof.shapes(quick=True)
     assert matmul_roof.REFERENCE_LABEL in [label for _, label, *_ in quick] and len(quick) < len(shapes)
     assert matmul_roof.matmul_bytes(2, 3, 4) == 2 * (6 + 12 + 8) and matmul_roof.matmul_flop(2, 3, 4) == 48
+
+
+# --------------------------------------------------------------------------------------------------
+# Interleaved timing rounds (the harness option the matmul family opts into) and the GPU-state sampler
+# --------------------------------------------------------------------------------------------------
+
+from gpuperf import benchmark as bm  # noqa: E402
+from gpuperf.benchmark import _gpustate  # noqa: E402
+
+
+def test_interleaved_order_alternates_direction():
+    assert bm.interleaved_order(2, 4) == [0, 1, 1, 0, 0, 1, 1, 0]
+    assert bm.interleaved_order(3, 2) == [0, 1, 2, 2, 1, 0]
+    assert bm.interleaved_order(1, 3) == [0, 0, 0]
+    order = bm.interleaved_order(5, 5)
+    assert all(order.count(i) == 5 for i in range(5))
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="n_cases"):
+            bm.interleaved_order(bad, 2)
+    with pytest.raises(ValueError, match="rounds"):
+        bm.interleaved_order(2, 0)
+
+
+@pytest.mark.parametrize("kwargs, message", [({"rounds": 0}, "rounds"), ({"rounds": 2.0}, "rounds"),
+                                             ({"rounds": True}, "rounds"),
+                                             ({"rounds": 3, "retime": True}, "exclude")])
+def test_case_refuses_bad_rounds(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        bm.Case("x", lambda: None, **kwargs)
+    with pytest.raises(ValueError, match="column names"):
+        bm.Case("x", lambda: None, params={"time_s_rounds": 1})
+
+
+def test_parse_nvidia_smi_and_summaries():
+    s = _gpustate.parse_nvidia_smi("1755, 61, 652.31\n")
+    assert s == _gpustate.GpuSample(1755.0, 61.0, 652.31)
+    assert _gpustate.parse_nvidia_smi("1980, 40, [N/A]").power_w is None
+    for bad in ("", "1, 2", 3):
+        with pytest.raises(ValueError, match="text"):
+            _gpustate.parse_nvidia_smi(bad)
+    samples = [_gpustate.GpuSample(1500.0, 60.0, 600.0), _gpustate.GpuSample(1700.0, 64.0, None),
+               _gpustate.GpuSample(1600.0, 62.0, 640.0)]
+    assert _gpustate.summarize(samples) == {"sm_clock_mhz": 1600.0, "temperature_c": 64.0, "power_w": 620.0}
+    assert _gpustate.summarize([]) == {"sm_clock_mhz": None, "temperature_c": None, "power_w": None}
+
+
+def test_sampler_reads_on_entry_and_exit_and_survives_a_failing_reader():
+    calls = []
+
+    def reader():
+        calls.append(1)
+        return _gpustate.GpuSample(1000.0 + len(calls), 50.0, 500.0)
+
+    with _gpustate.GpuSampler(reader, interval_s=10.0) as s:
+        pass
+    assert len(s.samples) == 2 and s.summary()["sm_clock_mhz"] == 1001.5
+
+    def broken():
+        raise OSError("no driver")
+
+    with _gpustate.GpuSampler(broken, interval_s=10.0) as s:
+        pass
+    assert s.samples == [] and s.summary()["sm_clock_mhz"] is None
+    with _gpustate.GpuSampler(None) as s:
+        pass
+    assert s.summary()["temperature_c"] is None
+    with pytest.raises(ValueError, match="interval_s"):
+        _gpustate.GpuSampler(reader, interval_s=0)
+
+
+def test_run_cases_interleaves_a_group_and_leaves_plain_cases_alone(monkeypatch):
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(_gpustate, "make_reader",
+                        lambda index: ("fake", lambda: _gpustate.GpuSample(1700.0, 55.0, 650.0)))
+    calls = []
+    # The "GPU" slows down as it warms: the n-th timing of the run lasts n ms, whatever is timed.
+    monkeypatch.setattr(bm, "time_callable", lambda fn, w, r: (fn(), len(calls) * 1e-3)[1])
+
+    def cases():
+        for g in ("a", "b"):
+            yield bm.Case(f"ref {g}", lambda g=g: calls.append(f"ref {g}"), flop=1.0, metric="flop_per_s",
+                          rounds=4, params={"kernel": "ref"})
+            yield bm.Case(f"new {g}", lambda g=g: calls.append(f"new {g}"), flop=1.0, metric="flop_per_s",
+                          reference=f"ref {g}", params={"kernel": "new"})
+        yield bm.Case("plain", lambda: calls.append("plain"), flop=1.0, metric="flop_per_s", retime=True)
+
+    rows = bm.run_cases("demo", cases(), progress=False)
+    # each member runs once on arrival (the warm-up run), then the group round-robin, reversed every round
+    assert calls[:10] == ["ref a", "new a", "ref a", "new a", "new a", "ref a", "ref a", "new a", "new a",
+                          "ref a"]
+    assert calls[-3:] == ["plain", "plain", "plain"]
+    by = {r["label"]: r for r in rows}
+    assert [r["label"] for r in rows] == ["ref a", "new a", "ref b", "new b", "plain"]
+    # under a steady drift the two kernels' medians are equal: order no longer decides the ratio
+    assert by["new a"]["ratio_to_reference"] == pytest.approx(1.0)
+    assert by["ref a"]["time_s_rounds"] == pytest.approx([3e-3, 6e-3, 7e-3, 10e-3])
+    assert by["ref a"]["time_s"] == pytest.approx(6.5e-3)
+    assert by["new a"]["sm_clock_mhz_rounds"] == [1700.0] * 4 and by["new a"]["gpu_state_source"] == "fake"
+    assert list(by["new a"])[-len(bm.ROUND_KEYS):] == list(bm.ROUND_KEYS)
+    assert "time_s_rounds" not in by["plain"] and by["plain"]["time_s_repeat"] is not None
+    spread = dict((label, (lo, hi)) for label, lo, hi in bm.round_spread(rows))
+    assert spread["ref a"] == pytest.approx((100 * (3 / 6.5 - 1), 100 * (10 / 6.5 - 1)))
+    assert "plain" not in spread

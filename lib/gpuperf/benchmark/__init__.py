@@ -12,7 +12,10 @@ kernel on fresh random inputs against a reference and raises if it is wrong; tha
 it), *timed* with :func:`time_callable` (the median of ``triton.testing.do_bench``, CUDA events, after
 warm-up), *counted* (FLOP and HBM bytes from the case), *compared* with the case it names as its same-run
 reference (:func:`with_ratios`), and its *spread* measured by timing the cases marked ``retime=True`` a
-second time (right after the first timing, with its own warm-up: the repeatability of one measurement). ``bench/run.py`` saves each family's rows with their
+second time (right after the first timing, with its own warm-up: the repeatability of one measurement). A
+family may instead ask for *interleaved rounds* (``Case.rounds``, opt-in): a reference and the cases that
+name it are then timed round-robin, so neither is always timed first on a cooler chip (see
+:func:`run_cases`). ``bench/run.py`` saves each family's rows with their
 provenance as ``book/data/<family>_<device>.json`` (:func:`gpuperf.recorded.save_run`); the book reads them
 back with :func:`gpuperf.recorded.load_run` and :func:`summarize_ratios`.
 
@@ -35,6 +38,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 ROW_KEYS = ("family", "label", "flop", "bytes_moved", "time_s", "flop_per_s", "bytes_per_s", "metric",
             "reference", "ratio_to_reference", "time_s_repeat")
 
+#: Keys a row of an interleaved group (``Case.rounds`` > 1) has after :data:`ROW_KEYS`: each round's median
+#: time and the GPU's state while it ran (median SM clock, highest temperature, median board power).
+ROUND_KEYS = ("time_s_rounds", "sm_clock_mhz_rounds", "temperature_c_rounds", "power_w_rounds",
+              "gpu_state_source")
+
 #: The two rates a case can be compared on.
 METRICS = ("bytes_per_s", "flop_per_s")
 
@@ -56,6 +64,9 @@ class Case:
     check: called once before timing; raises (``RuntimeError`` naming the case) when the result is wrong.
     params: the row's leading columns (kernel, dtype, sizes, ...): plain JSON values.
     retime: time this case a second time, right after the first (the spread to read ratios against).
+    rounds: when > 1, this case, its reference and the other cases naming that reference (consecutive in
+        the family's order) are timed in interleaved rounds (:func:`run_cases`); 1 (the default) keeps
+        the plain check-then-time order.
     """
 
     label: str
@@ -67,6 +78,7 @@ class Case:
     check: Callable[[], None] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     retime: bool = False
+    rounds: int = 1
 
     def __post_init__(self) -> None:
         if not isinstance(self.label, str) or not self.label:
@@ -85,7 +97,11 @@ class Case:
             raise ValueError(f"check must be callable or None, got {self.check!r}")
         if not isinstance(self.params, Mapping):
             raise ValueError(f"params must be a mapping of column names to values, got {self.params!r}")
-        clash = [k for k in self.params if k in ROW_KEYS]
+        if isinstance(self.rounds, bool) or not isinstance(self.rounds, int) or self.rounds < 1:
+            raise ValueError(f"rounds must be an integer >= 1, got {self.rounds!r}")
+        if self.rounds > 1 and self.retime:
+            raise ValueError("retime and rounds > 1 exclude each other (rounds already repeats the timing)")
+        clash = [k for k in self.params if k in ROW_KEYS or k in ROUND_KEYS]
         if clash:
             raise ValueError(f"params must not use the harness's column names {clash}")
 
@@ -162,6 +178,14 @@ def run_cases(family: str, cases: Iterable[Case], *, progress: bool = True, warm
     reference case (a case whose own ``reference`` is ``None``).
 
     Needs a CUDA GPU (``RuntimeError`` otherwise). A failed check stops the run with the case's label.
+
+    Interleaved rounds (opt-in, ``Case.rounds`` > 1): such a case starts a *group*, and the following
+    cases that name a member of the group as their reference join it. Each member is checked and run once
+    when it arrives; when the group is complete (the next case does not join it, or the cases end), the
+    members are timed round-robin ``max(rounds)`` times, the order reversed every other round, while a
+    thread samples the SM clock, temperature and power (:mod:`gpuperf.benchmark._gpustate`). A row's
+    ``time_s`` is the median of its rounds' times, and :data:`ROUND_KEYS` keep every round. A group's
+    tensors live until the next case has been built, so at most two groups are in memory at once.
     """
     if not isinstance(family, str) or not re.fullmatch(r"[a-z0-9_]+", family):
         raise ValueError(f"family must be a lowercase name of letters, digits and _, got {family!r}")
@@ -174,27 +198,87 @@ def run_cases(family: str, cases: Iterable[Case], *, progress: bool = True, warm
                            f"gpuperf.recorded.load_run")
     rows: list[Row] = []
     seen: set[str] = set()
+    group: list[Case] = []  # an interleaved group, checked, waiting to be timed
+
+    def flush() -> None:
+        if group:
+            rows.extend(_time_interleaved(family, group, warmup_ms, rep_ms))
+            group.clear()
+
     for case in _progress(cases, progress, family):
         if case.label in seen:
             raise ValueError(f"cases: label {case.label!r} appears twice in family {family!r}")
         seen.add(case.label)
         if only is not None and only not in case.label and case.reference is not None:
             continue  # references (cases with no reference of their own) are always kept
+        joins = bool(group) and case.reference in {c.label for c in group}
+        if not joins:
+            flush()
         if case.check is not None:
             case.check()
         case.fn()
         torch.cuda.synchronize()
+        if joins or case.rounds > 1:
+            group.append(case)
+            continue
         rows.append(make_row(family, case, time_callable(case.fn, warmup_ms, rep_ms)))
         if case.retime:  # at once, while the family still holds this case's tensors
             rows[-1]["time_s_repeat"] = time_callable(case.fn, warmup_ms, rep_ms)
+    flush()
     torch.cuda.empty_cache()
     return with_ratios(rows)
+
+
+def interleaved_order(n_cases: int, rounds: int) -> list[int]:
+    """The order in which :func:`run_cases` times a group of ``n_cases`` over ``rounds`` rounds: indices
+    0..n-1, then n-1..0, then 0..n-1 again, ... (every case is timed first in some round when n = 2)."""
+    for name, value in (("n_cases", n_cases), ("rounds", rounds)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    order: list[int] = []
+    for r in range(rounds):
+        order += list(range(n_cases)) if r % 2 == 0 else list(range(n_cases - 1, -1, -1))
+    return order
+
+
+def _time_interleaved(family: str, group: Sequence[Case], warmup_ms: float, rep_ms: float) -> list[Row]:
+    import statistics
+
+    import torch
+
+    from gpuperf.benchmark._gpustate import GpuSampler, make_reader
+
+    reader = make_reader(torch.cuda.current_device())
+    source, read = reader if reader is not None else (None, None)
+    rounds = max(c.rounds for c in group)
+    times: list[list[float]] = [[] for _ in group]
+    states: list[list[dict]] = [[] for _ in group]
+    for i in interleaved_order(len(group), rounds):
+        with GpuSampler(read) as sampler:
+            times[i].append(time_callable(group[i].fn, warmup_ms, rep_ms))
+        states[i].append(sampler.summary())
+    rows = []
+    for case, ts, st in zip(group, times, states):
+        row = make_row(family, case, statistics.median(ts))
+        row["time_s_rounds"] = ts
+        for key in ("sm_clock_mhz", "temperature_c", "power_w"):
+            row[f"{key}_rounds"] = [s[key] for s in st]
+        row["gpu_state_source"] = source
+        rows.append(row)
+    return rows
 
 
 def spread(rows: Sequence[Row]) -> list[tuple[str, float]]:
     """(label, relative change of time in %) for every re-timed row: the run-to-run noise to read ratios by."""
     return [(r["label"], 100.0 * (r["time_s_repeat"] / r["time_s"] - 1.0))
             for r in rows if r.get("time_s_repeat")]
+
+
+def round_spread(rows: Sequence[Row]) -> list[tuple[str, float, float]]:
+    """(label, fastest, slowest round in % of the median time) for every row timed in interleaved rounds."""
+    return [(r["label"], 100.0 * (min(r["time_s_rounds"]) / r["time_s"] - 1.0),
+             100.0 * (max(r["time_s_rounds"]) / r["time_s"] - 1.0))
+            for r in rows if r.get("time_s_rounds")]
 
 
 def summarize_ratios(rows: Sequence[Row]) -> dict[str, float]:
@@ -211,6 +295,13 @@ def report(rows: Sequence[Row]) -> None:
               f"{r['flop_per_s'] / 1e12:>8.2f} {ratio:>7}  {r['reference'] or '-'}")
     for label, pct in spread(rows):
         print(f"  repeat {label}: {pct:+.2f} % in time")
+    for r in rows:
+        if r.get("time_s_rounds"):
+            lo, hi = (100.0 * (f(r["time_s_rounds"]) / r["time_s"] - 1.0) for f in (min, max))
+            clocks = ", ".join("-" if c is None else f"{c:.0f}" for c in r["sm_clock_mhz_rounds"])
+            temps = ", ".join("-" if c is None else f"{c:.0f}" for c in r["temperature_c_rounds"])
+            print(f"  rounds {r['label']}: {len(r['time_s_rounds'])} x, {lo:+.2f} / {hi:+.2f} % of the median; "
+                  f"SM MHz [{clocks}], deg C [{temps}]")
 
 
 def device_slug(device_name: str) -> str:
@@ -268,6 +359,7 @@ def check_relative_error(label: str, out, reference, tolerance: float) -> float:
 __all__ = [
     "Case",
     "METRICS",
+    "ROUND_KEYS",
     "ROW_KEYS",
     "check_all_written",
     "check_relative_error",
@@ -275,7 +367,9 @@ __all__ = [
     "families",
     "load_family",
     "make_row",
+    "interleaved_order",
     "report",
+    "round_spread",
     "run_cases",
     "spread",
     "summarize_ratios",
