@@ -1,0 +1,581 @@
+"""The course's kernel scoreboard: issue 15's targets, read from the recorded H200 runs.
+
+Issue 15 asks each kernel of the course to reach a stated fraction of a reference timed *in the same run*
+(the device copy, cuBLAS, ``torch.softmax``, ``torch.compile``, SDPA's cuDNN backend), and to report its
+rate as a fraction of the datasheet peak and of the measured reference rate. This module holds that table
+as data (:data:`TARGETS`), says which recorded run each target is read from (:data:`RECORDED_RUNS`, the one
+place to change when a run is re-recorded), and scores a target against a run with pure functions:
+
+* :func:`score_target` picks, for every case (shape and dtype) of the target, the kernel's row and the
+  reference's row *of the same run* by their ``params`` (never by parsing labels), computes the ratio of
+  their rates in the target's metric, the kernel's and the reference's fractions of the datasheet peak
+  (:mod:`gpuperf.hardware`), and whether the case meets the target and by how much;
+* a case with no row in the run is kept as *not measured*, never dropped;
+* a run whose rows contradict themselves (two rows for one case, a recorded ``reference`` that is not the
+  row chosen here, a recorded ``ratio_to_reference`` that the rows do not give, another family's rows)
+  raises ``ValueError`` naming the argument, the target and the case.
+
+:func:`score_all` loads the runs named in :data:`RECORDED_RUNS` (through :func:`gpuperf.recorded.load_run`)
+and scores every target; :func:`summary_rows` and :func:`case_rows` turn the scores into table rows.
+Importing this module does not import torch or triton.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import statistics
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from gpuperf import hardware
+
+#: The rates a target can be scored on (the benchmark rows' columns).
+METRICS = ("bytes_per_s", "flop_per_s")
+
+#: What each target's cases are read from: ``run_key`` of a target -> recorded run (``book/data/NAME.json``).
+#: The kernels are being re-recorded to ``softmax_targets_h200``, ``matmul_targets_h200``,
+#: ``attention_targets_h200`` and ``attention_backward_targets_h200``; switching a group of targets to a new
+#: run is the one line of its key. Every target of a key reads the same run.
+RECORDED_RUNS: Mapping[str, str] = MappingProxyType({
+    "elementwise": "elementwise_h200",
+    "softmax": "softmax_auto_h200",  # the default launch ("triton auto") and its copies
+    "softmax_vs_torch": "softmax_h200",  # softmax_auto_h200 has no torch.softmax rows
+    "norm": "norm_h200",
+    "matmul": "matmul_targets_h200",
+    "attention": "attention_h200",
+    "attention_backward": "attention_backward_h200_quick",
+})
+
+#: The forward wrapper (:func:`gpuperf.kernels.flash_attention.flash_attention_forward`) runs its
+#: tensor-descriptor variant from this many keys on, the pointer variant below it; the scoreboard scores the
+#: variant the wrapper runs by default. ``tests/test_scoreboard.py`` checks it equals the kernel's
+#: ``TMA_MIN_KEYS`` (kept here so that this module imports no torch).
+ATTENTION_TMA_MIN_KEYS = 8192
+
+#: The statuses a target can have, from :func:`score_target`.
+STATUSES = ("met", "missed", "met where measured", "not measured")
+
+
+def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    """One case of a target: the ``shape`` params shared by the kernel's row and its reference's row (dtype
+    and sizes), and ``kernel``, the params that pick the kernel's row among the rows of that shape."""
+
+    shape: Mapping[str, Any]
+    kernel: Mapping[str, Any]
+
+    def __post_init__(self) -> None:
+        for name in ("shape", "kernel"):
+            value = getattr(self, name)
+            if not isinstance(value, Mapping) or not value or not all(isinstance(k, str) for k in value):
+                raise ValueError(f"{name} must be a non-empty mapping of param names to values, got {value!r}")
+            object.__setattr__(self, name, _frozen(value))
+
+
+@dataclass(frozen=True)
+class Target:
+    """One target of issue 15: the kernel's cases, the same-run reference and the ratio to reach.
+
+    ``target_id``: short unique name. ``kernel``: what is measured, as a reader names it. ``issue_row``: the
+    kernel cell of issue 15's table this target comes from. ``family``: the benchmark family whose rows it
+    reads (rows with a ``family`` column must match). ``run_key``: key of :data:`RECORDED_RUNS`.
+    ``metric``: ``"bytes_per_s"`` or ``"flop_per_s"``. ``cases``: the shapes and dtypes issue 15 names.
+    ``reference``: the reference's name; ``reference_params``: the params that pick its row among the rows
+    of a case's shape. ``min_ratio``: the case meets the target when kernel rate / reference rate >=
+    ``min_ratio``. ``case_format``: ``str.format`` template of a case's name from its shape params.
+    ``chapter``: the book page (doc name) where the kernel is built and measured. ``note``: which of the
+    kernel's rows is scored, when there is a choice.
+    """
+
+    target_id: str
+    kernel: str
+    issue_row: str
+    family: str
+    run_key: str
+    metric: str
+    cases: tuple[CaseSpec, ...]
+    reference: str
+    reference_params: Mapping[str, Any]
+    min_ratio: float
+    case_format: str
+    chapter: str
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("target_id", "kernel", "issue_row", "family", "run_key", "reference", "case_format",
+                     "chapter"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise ValueError(f"{name} must be a non-empty string, got {getattr(self, name)!r}")
+        if self.metric not in METRICS:
+            raise ValueError(f"metric must be one of {METRICS}, got {self.metric!r}")
+        cases = tuple(self.cases) if not isinstance(self.cases, (str, Mapping)) else None
+        if not cases or not all(isinstance(c, CaseSpec) for c in cases):
+            raise ValueError(f"cases must be a non-empty sequence of CaseSpec, got {self.cases!r}")
+        object.__setattr__(self, "cases", cases)
+        if not isinstance(self.reference_params, Mapping) or not self.reference_params:
+            raise ValueError(f"reference_params must be a non-empty mapping, got {self.reference_params!r}")
+        object.__setattr__(self, "reference_params", _frozen(self.reference_params))
+        if (isinstance(self.min_ratio, bool) or not isinstance(self.min_ratio, numbers.Real)
+                or not (math.isfinite(self.min_ratio) and self.min_ratio > 0)):
+            raise ValueError(f"min_ratio must be a finite number > 0, got {self.min_ratio!r}")
+        names = [self.describe_case(c) for c in cases]
+        if len(set(names)) != len(names):
+            raise ValueError(f"cases must be distinct; target {self.target_id!r} repeats one of {names}")
+
+    def describe_case(self, case: CaseSpec) -> str:
+        """The case's name, e.g. ``"bf16 32768x4096"``."""
+        try:
+            return self.case_format.format(**case.shape)
+        except (KeyError, IndexError) as exc:
+            raise ValueError(f"case_format {self.case_format!r} needs shape param {exc}, "
+                             f"shape has {sorted(case.shape)}") from None
+
+
+def _cases(shapes: Iterable[Mapping[str, Any]], kernel: Mapping[str, Any] | Callable) -> tuple[CaseSpec, ...]:
+    return tuple(CaseSpec(s, kernel(s) if callable(kernel) else kernel) for s in shapes)
+
+
+def _attention_forward_kernel(shape: Mapping[str, Any]) -> dict[str, str]:
+    """The forward variant the wrapper runs by default for this shape (its recorded ``kernel`` param)."""
+    return {"kernel": "triton-tma" if shape["n_seq"] >= ATTENTION_TMA_MIN_KEYS else "triton"}
+
+
+_ATTENTION_N = (1024, 2048, 4096, 8192, 16384)
+_HALF = ("fp16", "bf16")
+_SOFTMAX_LONG = ((2048, 65536), (1024, 131072), (512, 262144))
+
+
+def _attention_shapes(head_dim: int) -> list[dict[str, Any]]:
+    return [{"dtype": dt, "head_dim": head_dim, "mask": mask, "n_seq": n}
+            for dt in _HALF for mask in ("full", "causal") for n in _ATTENTION_N]
+
+
+_FUSED_SOFTMAX = {"kernel": "triton", "method": "auto"}
+_SOFTMAX_NOTE = "the default launch (method 'auto'), not the best of the sweep"
+
+#: Issue 15's table, one target per (kernel, reference) pair; the attention forward's d = 64 shapes carry
+#: the stricter target (>= 1.0) and d = 128 the general one (>= 0.90).
+TARGETS: tuple[Target, ...] = (
+    Target("vector-add", "vector add (Triton)", "vector add, 2^28 elements (fp32/fp16/bf16)", "elementwise",
+           "elementwise", "bytes_per_s",
+           _cases(({"dtype": dt, "n_elements": 2**28} for dt in ("fp32", "fp16", "bf16")),
+                  {"kernel": "triton_add", "k_ops": 1}),
+           "device copy", {"kernel": "copy"}, 0.95, "{dtype} 2^28", "09-fusion-and-recomputation"),
+    Target("softmax-copy", "fused softmax", "fused softmax, 32768 x 4096 fp16 and bf16", "softmax", "softmax",
+           "bytes_per_s", _cases(({"dtype": dt, "rows": 32768, "n": 4096} for dt in _HALF), _FUSED_SOFTMAX),
+           "device copy", {"kernel": "copy"}, 0.95, "{dtype} {rows}x{n}", "13-online-softmax",
+           _SOFTMAX_NOTE),
+    Target("softmax-torch", "fused softmax", "fused softmax, 32768 x 4096 fp16 and bf16", "softmax",
+           "softmax_vs_torch", "bytes_per_s",
+           _cases(({"dtype": dt, "rows": 32768, "n": 4096} for dt in _HALF), _FUSED_SOFTMAX),
+           "torch.softmax", {"kernel": "torch"}, 3.0, "{dtype} {rows}x{n}", "13-online-softmax",
+           _SOFTMAX_NOTE),
+    Target("softmax-long", "softmax, long rows", "softmax with rows of 65536-262144", "softmax", "softmax",
+           "bytes_per_s",
+           _cases(({"dtype": dt, "rows": r, "n": n} for dt in _HALF for r, n in _SOFTMAX_LONG),
+                  _FUSED_SOFTMAX),
+           "device copy", {"kernel": "copy"}, 0.80, "{dtype} {rows}x{n}", "13-online-softmax", _SOFTMAX_NOTE),
+    Target("norm-copy", "residual-add + RMSNorm", "fused residual-add + RMSNorm, 32768 x 4096 bf16", "norm",
+           "norm", "bytes_per_s", _cases([{"dtype": "bf16", "rows": 32768, "n": 4096}], {"kernel": "triton"}),
+           "device copy", {"kernel": "copy"}, 0.90, "{dtype} {rows}x{n}", "09-fusion-and-recomputation"),
+    Target("norm-compile", "residual-add + RMSNorm", "fused residual-add + RMSNorm, 32768 x 4096 bf16", "norm",
+           "norm", "bytes_per_s", _cases([{"dtype": "bf16", "rows": 32768, "n": 4096}], {"kernel": "triton"}),
+           "torch.compile", {"kernel": "torch.compile"}, 1.0, "{dtype} {rows}x{n}",
+           "09-fusion-and-recomputation", "'faster than compile', scored as >= 1.0"),
+    Target("matmul-4096", "tiled matmul", "tiled matmul, 4096^3 / 8192^3, bf16 and fp16", "matmul", "matmul",
+           "flop_per_s", _cases(({"dtype": dt, "m": 4096, "n": 4096, "k": 4096} for dt in ("bf16", "fp16")),
+                                {"kernel": "triton-auto"}),
+           "cuBLAS (torch.matmul)", {"kernel": "cublas"}, 0.95, "{dtype} {m}^3", "08-tiling-and-shapes",
+           "the default backend ('auto')"),
+    Target("matmul-8192", "tiled matmul", "tiled matmul, 4096^3 / 8192^3, bf16 and fp16", "matmul", "matmul",
+           "flop_per_s", _cases(({"dtype": dt, "m": 8192, "n": 8192, "k": 8192} for dt in ("bf16", "fp16")),
+                                {"kernel": "triton-auto"}),
+           "cuBLAS (torch.matmul)", {"kernel": "cublas"}, 1.0, "{dtype} {m}^3", "08-tiling-and-shapes",
+           "the default backend ('auto')"),
+    Target("attention-fwd-d64", "FlashAttention forward, d = 64",
+           "FlashAttention forward, d = 64 and 128, N = 1K-16K, causal and full, bf16/fp16", "attention",
+           "attention", "flop_per_s", _cases(_attention_shapes(64), _attention_forward_kernel),
+           "SDPA cuDNN", {"kernel": "sdpa-cudnn"}, 1.0, "{dtype} d={head_dim} {mask} N={n_seq}",
+           "14-flashattention-forward",
+           f"the variant the wrapper runs by default (tensor descriptors from N = {ATTENTION_TMA_MIN_KEYS})"),
+    Target("attention-fwd-d128", "FlashAttention forward, d = 128",
+           "FlashAttention forward, d = 64 and 128, N = 1K-16K, causal and full, bf16/fp16", "attention",
+           "attention", "flop_per_s", _cases(_attention_shapes(128), _attention_forward_kernel),
+           "SDPA cuDNN", {"kernel": "sdpa-cudnn"}, 0.90, "{dtype} d={head_dim} {mask} N={n_seq}",
+           "14-flashattention-forward",
+           f"the variant the wrapper runs by default (tensor descriptors from N = {ATTENTION_TMA_MIN_KEYS})"),
+    Target("attention-bwd", "FlashAttention backward", "FlashAttention backward, same shapes",
+           "attention_backward", "attention_backward", "flop_per_s",
+           _cases(({**s, "pass": "bwd"} for d in (64, 128) for s in _attention_shapes(d)), {"impl": "triton"}),
+           "SDPA cuDNN", {"impl": "sdpa-cudnn"}, 0.85, "{dtype} d={head_dim} {mask} N={n_seq}",
+           "15-flash-attention-backward", "the backward pass alone (pass 'bwd')"),
+)
+
+
+def target_ids() -> tuple[str, ...]:
+    """The ids of :data:`TARGETS`, in table order."""
+    return tuple(t.target_id for t in TARGETS)
+
+
+def get_target(target_id: str) -> Target:
+    """The target of :data:`TARGETS` named ``target_id``; ``ValueError`` listing the ids otherwise."""
+    for t in TARGETS:
+        if t.target_id == target_id:
+            return t
+    raise ValueError(f"target_id must be one of {target_ids()}, got {target_id!r}")
+
+
+def run_name(target: Target, runs: Mapping[str, str] = RECORDED_RUNS) -> str:
+    """The recorded run ``target`` is read from (``runs[target.run_key]``)."""
+    if not isinstance(target, Target):
+        raise ValueError(f"target must be a Target, got {target!r}")
+    if not isinstance(runs, Mapping) or target.run_key not in runs:
+        raise ValueError(f"runs must map run_key {target.run_key!r} (of target {target.target_id!r}) to a "
+                         f"recorded run name, got {runs!r}")
+    return runs[target.run_key]
+
+
+# --------------------------------------------------------------------------------------------------
+# Scores (plain data)
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CaseScore:
+    """One case of a target in one run.
+
+    ``measured`` is False when the run lacks the kernel's row or the reference's (``missing`` says which);
+    every number is then None. ``ratio``: kernel rate / reference rate in the target's metric (the fraction
+    of the measured reference rate). ``ratio_retimed``: the same ratio from each re-timing both rows have
+    (``time_s_repeat``, interleaved rounds), the spread to read ``ratio`` against. ``margin``: ratio minus
+    the target (negative when missed); ``relative_margin``: ratio / target - 1. ``fraction_of_peak`` and
+    ``reference_fraction_of_peak``: the rates over ``peak`` (datasheet HBM bandwidth for bytes/s, dense
+    Tensor Core peak of the case's dtype for FLOP/s, both from :mod:`gpuperf.hardware`).
+    """
+
+    case: str
+    shape: Mapping[str, Any]
+    measured: bool
+    missing: str | None = None
+    label: str | None = None
+    reference_label: str | None = None
+    rate: float | None = None
+    reference_rate: float | None = None
+    ratio: float | None = None
+    ratio_retimed: tuple[float, ...] = ()
+    met: bool | None = None
+    margin: float | None = None
+    relative_margin: float | None = None
+    peak: float | None = None
+    fraction_of_peak: float | None = None
+    reference_fraction_of_peak: float | None = None
+
+
+@dataclass(frozen=True)
+class TargetScore:
+    """A target scored on one recorded run: every case (measured or not) and the summary.
+
+    ``worst``/``median``/``best``: over the measured cases' ratios (None when none is measured);
+    ``worst_case``: the case of ``worst``. ``status``: one of :data:`STATUSES`: ``"met"`` (every case
+    measured and met), ``"missed"`` (a measured case below the target), ``"met where measured"`` (the
+    measured cases meet it, some cases have no rows), ``"not measured"``. ``margin``: worst - target;
+    ``relative_margin``: worst / target - 1. ``fraction_of_peak`` and ``reference_fraction_of_peak``:
+    (lowest, highest) over the measured cases. ``peak_name``: what the peak is.
+    """
+
+    target: Target
+    run_name: str
+    provenance: Mapping[str, Any]
+    cases: tuple[CaseScore, ...]
+    n_measured: int
+    n_missing: int
+    worst: float | None
+    median: float | None
+    best: float | None
+    worst_case: str | None
+    status: str
+    margin: float | None
+    relative_margin: float | None
+    fraction_of_peak: tuple[float, float] | None
+    reference_fraction_of_peak: tuple[float, float] | None
+    peak_name: str
+    missed_cases: tuple[str, ...] = field(default=())
+
+
+_ABSENT = object()
+
+
+def _matches(row: Mapping[str, Any], selector: Mapping[str, Any]) -> bool:
+    return all(row.get(k, _ABSENT) == v for k, v in selector.items())
+
+
+def _check_run(run: object, name: str) -> tuple[list[Mapping[str, Any]], Mapping[str, Any]]:
+    if not isinstance(run, Mapping):
+        raise ValueError(f"run must be a recorded run (a dict with 'results' and 'provenance'), got "
+                         f"{type(run).__name__}")
+    rows, prov = run.get("results"), run.get("provenance")
+    if not isinstance(rows, list) or not all(isinstance(r, Mapping) for r in rows):
+        raise ValueError(f"run {name!r} must have 'results', a list of row dicts, got {type(rows).__name__}")
+    if not isinstance(prov, Mapping) or not isinstance(prov.get("device"), str):
+        raise ValueError(f"run {name!r} must have 'provenance' with a 'device' name, got {prov!r}")
+    return rows, prov
+
+
+def peak_rate(device: str, metric: str, dtype: str) -> float:
+    """The datasheet peak a ``metric`` rate of ``dtype`` on ``device`` is compared with: the HBM bandwidth
+    (bytes/s) for ``"bytes_per_s"``, the dense matrix-unit (Tensor Core) peak of ``dtype`` (FLOP/s) for
+    ``"flop_per_s"``, both from :mod:`gpuperf.hardware`."""
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+    acc = hardware.get_accelerator(device)
+    return acc.hbm_bytes_per_s if metric == "bytes_per_s" else acc.peak_flop_per_s(dtype, "matrix")
+
+
+def peak_name(device: str, metric: str, dtypes: Sequence[str]) -> str:
+    """What :func:`peak_rate` compares with, in words, e.g. ``"H200 SXM HBM, 4.8 TB/s"``."""
+    acc = hardware.get_accelerator(device)
+    if metric == "bytes_per_s":
+        return f"{acc.name} HBM, {peak_rate(device, metric, 'bf16') / 1e12:.1f} TB/s"
+    dtypes = list(dict.fromkeys(dtypes))
+    peaks = {peak_rate(device, metric, d) for d in dtypes}
+    text = ", ".join(f"{p / 1e12:.0f}" for p in sorted(peaks))
+    return f"{acc.name} dense {'/'.join(dtypes)} Tensor Core, {text} TFLOP/s"
+
+
+def _rate(row: Mapping[str, Any], metric: str, what: str) -> float:
+    value = row.get(metric)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{what} row {row.get('label', dict(row))!r} has no finite {metric}, got {value!r}")
+    return float(value)
+
+
+def _work(row: Mapping[str, Any], metric: str) -> float | None:
+    value = row.get("flop" if metric == "flop_per_s" else "bytes_moved")
+    return float(value) if isinstance(value, numbers.Real) and value > 0 else None
+
+
+def _retimed_ratios(row: Mapping[str, Any], ref: Mapping[str, Any], metric: str) -> tuple[float, ...]:
+    """Ratios from the re-timings both rows have: ``time_s_repeat``, then interleaved rounds."""
+    w_row, w_ref = _work(row, metric), _work(ref, metric)
+    if w_row is None or w_ref is None:
+        return ()
+    pairs = []
+    if row.get("time_s_repeat") and ref.get("time_s_repeat"):
+        pairs.append((row["time_s_repeat"], ref["time_s_repeat"]))
+    rounds, ref_rounds = row.get("time_s_rounds"), ref.get("time_s_rounds")
+    if isinstance(rounds, list) and isinstance(ref_rounds, list) and len(rounds) == len(ref_rounds):
+        pairs.extend(zip(rounds, ref_rounds))
+    return tuple((w_row / t) / (w_ref / t_ref) for t, t_ref in pairs if t and t_ref)
+
+
+def _one(rows: Sequence[Mapping[str, Any]], selector: Mapping[str, Any], what: str, where: str):
+    found = [r for r in rows if _matches(r, selector)]
+    if len(found) > 1:
+        labels = [r.get("label", "?") for r in found]
+        raise ValueError(f"run {where}: {len(found)} rows match the {what} {dict(selector)} "
+                         f"({labels}); a case must select exactly one row")
+    return found[0] if found else None
+
+
+def score_case(target: Target, case: CaseSpec, rows: Sequence[Mapping[str, Any]], device: str,
+               run_name: str = "run") -> CaseScore:
+    """Score one case of ``target`` on the rows of one run measured on ``device``."""
+    if not isinstance(target, Target):
+        raise ValueError(f"target must be a Target, got {target!r}")
+    if not isinstance(case, CaseSpec):
+        raise ValueError(f"case must be a CaseSpec, got {case!r}")
+    name = target.describe_case(case)
+    where = f"{run_name!r}, target {target.target_id!r}, case {name!r}"
+    row = _one(rows, {**case.shape, **case.kernel}, "kernel", where)
+    ref = _one(rows, {**case.shape, **target.reference_params}, "reference", where)
+    for r in (x for x in (row, ref) if x is not None):
+        if r.get("family", target.family) != target.family:
+            raise ValueError(f"run {where}: row {r.get('label')!r} is of family {r['family']!r}, the target "
+                             f"reads family {target.family!r}")
+        if r.get("metric") is not None and r["metric"] != target.metric:
+            raise ValueError(f"run {where}: row {r.get('label')!r} is compared on {r['metric']!r}, the target "
+                             f"on {target.metric!r}")
+    recorded_ref_label = row.get("reference") if row is not None else None
+    if recorded_ref_label is not None:
+        recorded_ref = [r for r in rows if r.get("label") == recorded_ref_label]
+        if not recorded_ref:
+            raise ValueError(f"run {where}: row {row.get('label')!r} names reference {recorded_ref_label!r}, "
+                             f"which is not in the same run")
+        if _matches(recorded_ref[0], target.reference_params) and recorded_ref[0] is not ref:
+            chosen = ref.get("label") if ref is not None else None
+            raise ValueError(f"run {where}: row {row.get('label')!r} names reference {recorded_ref_label!r} "
+                             f"but the reference of the same shape is {chosen!r} (mismatched same-run "
+                             f"reference)")
+    if row is None or ref is None:
+        missing = "kernel and reference" if row is None and ref is None else ("kernel" if row is None
+                                                                              else "reference")
+        return CaseScore(name, case.shape, False, missing=f"no {missing} row")
+    rate, ref_rate = _rate(row, target.metric, "kernel"), _rate(ref, target.metric, "reference")
+    if ref_rate <= 0:
+        raise ValueError(f"run {where}: reference row {ref.get('label')!r} has {target.metric} = 0")
+    ratio = rate / ref_rate
+    recorded_ratio = row.get("ratio_to_reference")
+    if (recorded_ref_label is not None and recorded_ref_label == ref.get("label")
+            and isinstance(recorded_ratio, numbers.Real) and not math.isclose(recorded_ratio, ratio,
+                                                                              rel_tol=1e-9)):
+        raise ValueError(f"run {where}: row {row.get('label')!r} records ratio_to_reference "
+                         f"{recorded_ratio!r}, its rows give {ratio!r}")
+    peak = peak_rate(device, target.metric, case.shape.get("dtype", "bf16"))
+    margin = ratio - target.min_ratio
+    return CaseScore(
+        case=name, shape=case.shape, measured=True, label=row.get("label"), reference_label=ref.get("label"),
+        rate=rate, reference_rate=ref_rate, ratio=ratio, ratio_retimed=_retimed_ratios(row, ref, target.metric),
+        met=ratio >= target.min_ratio, margin=margin, relative_margin=ratio / target.min_ratio - 1.0,
+        peak=peak, fraction_of_peak=rate / peak, reference_fraction_of_peak=ref_rate / peak,
+    )
+
+
+def score_target(target: Target, run: Mapping[str, Any], run_name: str | None = None) -> TargetScore:
+    """Score every case of ``target`` on the recorded ``run`` (a dict as :func:`gpuperf.recorded.load_run`
+    returns); ``run_name`` (default: the run's ``name``) is what the score and the errors call it."""
+    if not isinstance(target, Target):
+        raise ValueError(f"target must be a Target, got {target!r}")
+    name = run_name if run_name is not None else (run.get("name", "run") if isinstance(run, Mapping) else "run")
+    if not isinstance(name, str):
+        raise ValueError(f"run_name must be a string or None, got {run_name!r}")
+    rows, prov = _check_run(run, name)
+    families = {r["family"] for r in rows if isinstance(r.get("family"), str)}
+    if families and target.family not in families:
+        raise ValueError(f"run {name!r} holds rows of family {sorted(families)}, target {target.target_id!r} "
+                         f"reads family {target.family!r}")
+    cases = tuple(score_case(target, c, rows, prov["device"], name) for c in target.cases)
+    measured = [c for c in cases if c.measured]
+    ratios = [c.ratio for c in measured]
+    worst = min(measured, key=lambda c: c.ratio) if measured else None
+    if not measured:
+        status = "not measured"
+    elif any(not c.met for c in measured):
+        status = "missed"
+    else:
+        status = "met" if len(measured) == len(cases) else "met where measured"
+
+    def span(values):
+        return (min(values), max(values)) if values else None
+
+    return TargetScore(
+        target=target, run_name=name, provenance=_frozen(prov), cases=cases, n_measured=len(measured),
+        n_missing=len(cases) - len(measured), worst=worst.ratio if worst else None,
+        median=statistics.median(ratios) if ratios else None, best=max(ratios) if ratios else None,
+        worst_case=worst.case if worst else None, status=status,
+        margin=worst.ratio - target.min_ratio if worst else None,
+        relative_margin=worst.ratio / target.min_ratio - 1.0 if worst else None,
+        fraction_of_peak=span([c.fraction_of_peak for c in measured]),
+        reference_fraction_of_peak=span([c.reference_fraction_of_peak for c in measured]),
+        peak_name=peak_name(prov["device"], target.metric, [c.shape.get("dtype", "bf16") for c in target.cases]),
+        missed_cases=tuple(c.case for c in measured if not c.met),
+    )
+
+
+def load_runs(targets: Sequence[Target] = TARGETS, runs: Mapping[str, str] = RECORDED_RUNS,
+              loader: Callable[[str], Mapping[str, Any]] | None = None) -> dict[str, Mapping[str, Any]]:
+    """``{run name: run}`` for every run the ``targets`` read (each loaded once, by ``loader``, default
+    :func:`gpuperf.recorded.load_run`)."""
+    if loader is None:
+        from gpuperf.recorded import load_run as loader
+    if not callable(loader):
+        raise ValueError(f"loader must be callable (a run name -> run), got {loader!r}")
+    names = dict.fromkeys(run_name(t, runs) for t in _check_targets(targets))
+    return {n: loader(n) for n in names}
+
+
+def _check_targets(targets: object) -> tuple[Target, ...]:
+    if isinstance(targets, (str, Mapping)) or not isinstance(targets, Iterable):
+        raise ValueError(f"targets must be a sequence of Target, got {targets!r}")
+    targets = tuple(targets)
+    if not targets or not all(isinstance(t, Target) for t in targets):
+        raise ValueError(f"targets must be a non-empty sequence of Target, got {targets!r}")
+    ids = [t.target_id for t in targets]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"targets must have distinct target_id, got {ids}")
+    return targets
+
+
+def score_all(targets: Sequence[Target] = TARGETS, runs: Mapping[str, str] = RECORDED_RUNS,
+              loaded: Mapping[str, Mapping[str, Any]] | None = None) -> list[TargetScore]:
+    """Score every target on the run :data:`RECORDED_RUNS` names for it. ``loaded`` (run name -> run)
+    skips loading; by default the runs are read with :func:`load_runs`."""
+    targets = _check_targets(targets)
+    if loaded is None:
+        loaded = load_runs(targets, runs)
+    if not isinstance(loaded, Mapping):
+        raise ValueError(f"loaded must map run names to runs, got {type(loaded).__name__}")
+    scores = []
+    for t in targets:
+        name = run_name(t, runs)
+        if name not in loaded:
+            raise ValueError(f"loaded has no run {name!r} (target {t.target_id!r}); it has {sorted(loaded)}")
+        scores.append(score_target(t, loaded[name], name))
+    return scores
+
+
+# --------------------------------------------------------------------------------------------------
+# Table rows
+# --------------------------------------------------------------------------------------------------
+
+
+def _span_text(span: tuple[float, float] | None, digits: int = 2) -> str:
+    if span is None:
+        return "\u2014"
+    lo, hi = span
+    return f"{lo:.{digits}f}" if round(lo, digits) == round(hi, digits) else f"{lo:.{digits}f}\u2013{hi:.{digits}f}"
+
+
+def _shapes_text(target: Target) -> str:
+    return ", ".join(dict.fromkeys(target.describe_case(c).split(" ", 1)[0] for c in target.cases))
+
+
+def summary_rows(scores: Sequence[TargetScore]) -> list[dict[str, Any]]:
+    """One row per target for :func:`gpuperf.tables.format_table_html`: kernel, reference, target, cases
+    measured, worst/median/best ratio, status and margin, and the fractions of the datasheet peak."""
+    if isinstance(scores, (str, Mapping)) or not all(isinstance(s, TargetScore) for s in scores):
+        raise ValueError(f"scores must be a sequence of TargetScore, got {scores!r}")
+    out = []
+    for s in scores:
+        t = s.target
+        if s.status in ("met", "met where measured"):
+            verdict = s.status
+        elif s.status == "missed":
+            verdict = f"missed by {-s.margin:.2f} ({len(s.missed_cases)} of {s.n_measured})"
+        else:
+            verdict = "not measured"
+        out.append({
+            "target_id": t.target_id, "kernel": t.kernel, "reference": t.reference, "run": s.run_name,
+            "dtypes": _shapes_text(t), "target": f"\u2265 {t.min_ratio:.2f}",
+            "measured": f"{s.n_measured} of {len(s.cases)}", "worst": s.worst, "median": s.median,
+            "best": s.best, "status": verdict,
+            "of_peak": _span_text(s.fraction_of_peak), "reference_of_peak": _span_text(s.reference_fraction_of_peak),
+        })
+    return out
+
+
+def case_rows(scores: Sequence[TargetScore]) -> list[dict[str, Any]]:
+    """One row per case of every target (not-measured cases included), for an HTML table."""
+    if isinstance(scores, (str, Mapping)) or not all(isinstance(s, TargetScore) for s in scores):
+        raise ValueError(f"scores must be a sequence of TargetScore, got {scores!r}")
+    unit = {"bytes_per_s": "TB/s", "flop_per_s": "TFLOP/s"}
+    out = []
+    for s in scores:
+        for c in s.cases:
+            retimed = (min(c.ratio_retimed + (c.ratio,)), max(c.ratio_retimed + (c.ratio,))) \
+                if c.measured and c.ratio_retimed else None
+            out.append({
+                "target_id": s.target.target_id, "kernel": s.target.kernel, "case": c.case,
+                "reference": s.target.reference, "unit": unit[s.target.metric],
+                "rate": c.rate, "reference_rate": c.reference_rate, "ratio": c.ratio,
+                "retimed": _span_text(retimed) if retimed else "\u2014",
+                "target": f"\u2265 {s.target.min_ratio:.2f}",
+                "verdict": (c.missing if not c.measured else "met" if c.met else f"missed by {-c.margin:.2f}"),
+                "of_peak": c.fraction_of_peak, "reference_of_peak": c.reference_fraction_of_peak,
+            })
+    return out
