@@ -247,20 +247,19 @@ def _autotuned_kernel(kind: str):
 
 
 def _launch_tma_fixed(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, tile: tuple,
-                      warp_specialize: bool) -> torch.Tensor:
+                      warp_specialize: bool):
     """``out = a @ b`` by the TMA kernel with one fixed launch, no autotuning: ``tile`` is a tuple laid out
     like :data:`TMA_LARGE_CONFIG`. For sweeps and profiles (bench/NOTES.md); the caller checks the operands
-    (:func:`tma_supported`)."""
+    (:func:`tma_supported`). Returns Triton's compiled kernel (its ``n_regs``, ``n_spills``, ``metadata``)."""
     bm, bn, bk, group_m, stages, warps, split = tile
     m, k = a.shape
     n = b.shape[1]
     _set_tma_allocator()
     num_sms = _device_info(a.device)[1]
     grid = (min(num_sms, triton.cdiv(m, bm) * triton.cdiv(n, bn)),)
-    _matmul_tma_kernel[grid](a, b, out, m, n, k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group_m,
-                             NUM_PROGRAMS=num_sms, SPLIT_EPILOGUE=split, WARP_SPECIALIZE=warp_specialize,
-                             num_stages=stages, num_warps=warps)
-    return out
+    return _matmul_tma_kernel[grid](a, b, out, m, n, k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+                                    GROUP_M=group_m, NUM_PROGRAMS=num_sms, SPLIT_EPILOGUE=split,
+                                    WARP_SPECIALIZE=warp_specialize, num_stages=stages, num_warps=warps)
 
 
 _allocator_set = False
