@@ -1,89 +1,309 @@
-"""Tile-size sweep of the two FlashAttention backward kernels (dK/dV and dQ), timed separately (GPU only).
+"""Candidate launches of the FlashAttention backward against SDPA's cuDNN backward, same run (GPU only).
 
-Used once to choose ``gpuperf.kernels.flash_attention_bwd.GPU_CONFIGS`` (bench/NOTES.md, "bwd"): for d = 64
-and 128, fp16, N = 4096, B H N = 2^21, each kernel is timed alone with several (block_m, block_n, warps,
-stages), and the fastest of each is printed with the TFLOP/s of the whole backward it would give. Writes
-``attention_backward_sweep_<device>.json`` (``gpuperf.recorded.save_run``) into the folder given as the first
-argument (default: cwd).
+Used to choose ``gpuperf.kernels.flash_attention_bwd.GPU_CONFIGS`` (bench/NOTES.md, "bwd"). Modes:
+
+* ``variants``: for d = 64 and 128, full and causal, fp16, N = 4096, B H N = 2^19 (the family's shapes),
+  each candidate (the split design: a dK/dV kernel and a dQ kernel; the fused design: one kernel, dQ by
+  fp32 atomic adds) is checked on the GPU against float64 (fp16 and bf16, N_q != N_k, blocks that do not
+  divide N) and timed as a whole backward (all its launches) next to cuDNN's backward; the registers and
+  spills of each compiled kernel are recorded. Writes ``attention_backward_variants_<device>.json``.
+* ``overhead``: where the time of a small fwd+bwd step goes (B = 1, H = 16, d = 64, N = 1K/2K): wall time
+  per step, the GPU kernel time per step (torch.profiler), and the host time of each Python call.
+  Writes ``attention_backward_overhead_<device>.json``.
+
+Compiles dominate a short job: ``precompile`` builds every kernel a mode needs in parallel worker processes
+first (Triton's on-disk cache then serves the timed process), on tiny inputs with the same specialisation.
+
+    python bench/attention_backward_sweep.py variants OUT_DIR
+    python bench/attention_backward_sweep.py overhead OUT_DIR
+    ncu --clock-control none --profile-from-start off ... \
+        python bench/attention_backward_sweep.py profile F1 128 causal
 """
 
 from __future__ import annotations
 
-import math
 import sys
+import time
 from pathlib import Path
 
 import torch
-import triton
-import triton.testing
 
-from gpuperf import recorded
-from gpuperf.benchmark import device_slug
-from gpuperf.benchmark.attention_backward import backward_flop, shape_for
 from gpuperf.kernels import flash_attention_bwd as fab
 
-DKDV = {64: [(32, 128, 4, 3), (64, 128, 8, 3), (32, 64, 4, 3), (64, 64, 4, 3), (32, 128, 4, 5),
-             (16, 128, 4, 3)],
-        128: [(32, 128, 8, 2), (64, 128, 8, 2), (32, 64, 4, 3), (64, 64, 4, 2), (32, 64, 8, 3),
-              (16, 64, 4, 3)]}
-DQ = {64: [(128, 32, 4, 3), (128, 64, 8, 3), (64, 64, 4, 3), (64, 32, 4, 3), (128, 32, 8, 3)],
-      128: [(128, 32, 8, 2), (64, 32, 4, 3), (64, 64, 4, 2), (128, 64, 8, 2), (64, 64, 8, 3)]}
+Cfg = fab.BackwardConfig
+
+#: Candidates per head dimension: name -> config. "S": split (dK/dV + dQ kernels), "F": fused (atomic dQ).
+CANDIDATES = {
+    64: {
+        "S0": Cfg(32, 128, 128, 64, num_warps=4, num_stages=3, dq_num_warps=8),  # last session's default
+        "S1": Cfg(64, 128, 128, 64, num_warps=8, num_stages=3),
+        "F1": Cfg(64, 128, 64, 128, num_warps=8, num_stages=2, fused=True),
+        "F2": Cfg(32, 128, 32, 128, num_warps=4, num_stages=3, fused=True),
+        "F3": Cfg(64, 64, 64, 64, num_warps=4, num_stages=3, fused=True),
+        "F4": Cfg(64, 128, 64, 128, num_warps=8, num_stages=3, fused=True),
+    },
+    128: {
+        "S0": Cfg(64, 64, 64, 64, num_warps=4, num_stages=2),  # last session's default
+        "S1": Cfg(64, 128, 128, 64, num_warps=8, num_stages=2),
+        "S2": Cfg(32, 128, 128, 32, num_warps=8, num_stages=2),
+        "F1": Cfg(64, 128, 64, 128, num_warps=8, num_stages=2, fused=True),
+        "F2": Cfg(64, 64, 64, 64, num_warps=8, num_stages=2, fused=True),
+        "F3": Cfg(32, 128, 32, 128, num_warps=8, num_stages=2, fused=True),
+        "F4": Cfg(64, 128, 64, 128, num_warps=8, num_stages=3, fused=True),
+    },
+}
+
+ROWS = 2**19
+WIDTH = 2048
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
 
 
-def main(out_dir: Path) -> None:
-    results = []
-    n_seq = 4096
-    for head_dim in (64, 128):
-        batch, heads = shape_for(n_seq, head_dim)
-        gen = torch.Generator(device="cuda").manual_seed(0)
-        q, k, v, do = (torch.randn(batch, heads, n_seq, head_dim, device="cuda", dtype=torch.float16,
-                                   generator=gen) for _ in range(4))
+def _tiny(head_dim, dtype, n_q=128, n_k=128):
+    # Same specialisation as the timed shapes: every size and stride a multiple of 16, H = 16.
+    g = torch.Generator(device="cuda").manual_seed(1)
+    q = torch.randn(1, 16, n_q, head_dim, device="cuda", generator=g).to(dtype)
+    k, v = (torch.randn(1, 16, n_k, head_dim, device="cuda", generator=g).to(dtype) for _ in range(2))
+    do = torch.randn_like(q)
+    lse = torch.randn(1, 16, n_q, device="cuda", generator=g).abs() + 5
+    return q, k, v, q.clone(), lse, do
+
+
+def _compile_one(job):
+    head_dim, dtype_name, causal, cfg = job
+    q, k, v, o, lse, do = _tiny(head_dim, DTYPES[dtype_name])
+    t0 = time.perf_counter()
+    if cfg == "forward":
         from gpuperf.kernels.flash_attention import flash_attention_forward
 
-        o, lse = flash_attention_forward(q, k, v)
-        delta = (o.float() * do.float()).sum(-1)
-        dq, dk, dv = (torch.empty_like(t) for t in (q, k, v))
-        scale = 1 / math.sqrt(head_dim)
-        common = (*q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *do.stride()[:3], heads, n_seq, n_seq,
-                  scale * fab._LOG2E, scale)
-        for causal in (False,):
-            flop = backward_flop(batch, heads, n_seq, head_dim, causal)
-            for kernel, table in (("dkdv", DKDV), ("dq", DQ)):
-                for bm, bn, warps, stages in table[head_dim]:
-                    if kernel == "dkdv":
-                        def launch():
-                            fab._dkdv_kernel[(triton.cdiv(n_seq, bn), batch * heads)](
-                                q, k, v, do, lse, delta, dk, dv, *common, CAUSAL=causal, BLOCK_M=bm,
-                                BLOCK_N=bn, HEAD_DIM=head_dim, PRECISION="default", num_warps=warps,
-                                num_stages=stages)
-                    else:
-                        def launch():
-                            fab._dq_kernel[(triton.cdiv(n_seq, bm), batch * heads)](
-                                q, k, v, do, lse, delta, dq, *common, CAUSAL=causal, BLOCK_M=bm,
-                                BLOCK_N=bn, HEAD_DIM=head_dim, PRECISION="default", num_warps=warps,
-                                num_stages=stages)
-                    try:
-                        launch()
-                        time_s = triton.testing.do_bench(launch, warmup=5, rep=25) * 1e-3
-                    except Exception as exc:  # out of shared memory or registers: record and go on
-                        print(f"d={head_dim} {kernel} {(bm, bn, warps, stages)} failed: {exc!r}"[:300])
-                        time_s = None
-                    row = {"head_dim": head_dim, "causal": causal, "kernel": kernel, "block_m": bm,
-                           "block_n": bn, "num_warps": warps, "num_stages": stages, "time_s": time_s,
-                           "n_seq": n_seq, "batch": batch, "heads": heads, "backward_flop": flop}
-                    results.append(row)
-                    print(row, flush=True)
-            for kernel in ("dkdv", "dq"):
-                rows = [r for r in results if r["head_dim"] == head_dim and r["kernel"] == kernel
-                        and r["time_s"]]
-                best = min(rows, key=lambda r: r["time_s"])
-                print(f"BEST d={head_dim} {kernel}: {best}")
-        del q, k, v, do, o, lse, dq, dk, dv
-        torch.cuda.empty_cache()
-    name = f"attention_backward_sweep_{device_slug(torch.cuda.get_device_name())}"
-    prov = recorded.provenance("python bench/attention_backward_sweep.py")
+        for tma in (False, True):
+            flash_attention_forward(q, k, v, causal=causal, use_tma=tma)
+    else:
+        fab.flash_attention_backward(q, k, v, o, lse, do, causal, config=cfg)
+    torch.cuda.synchronize()
+    return time.perf_counter() - t0
+
+
+def precompile(jobs, workers=14) -> float:
+    """Compile every (head_dim, dtype, causal, config or "forward") in parallel processes; seconds taken."""
+    import multiprocessing as mp
+
+    t0 = time.perf_counter()
+    with mp.get_context("spawn").Pool(min(workers, len(jobs))) as pool:
+        pool.map(_compile_one, jobs, chunksize=1)
+    return time.perf_counter() - t0
+
+
+def _sdpa_cudnn(q, k, v, causal):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+def _check(cfg, head_dim, dtype, causal, gen) -> float:
+    """Max error of dq, dk, dv vs float64 over max|ref|, at N_q = 1040, N_k = 784 (multiples of 16 that
+    no block divides, so the compiled kernels are the timed ones)."""
+    shape_q, shape_k = (2, 16, 1040, head_dim), (2, 16, 784, head_dim)
+    q = torch.randn(shape_q, device="cuda", generator=gen).to(dtype)
+    k, v = (torch.randn(shape_k, device="cuda", generator=gen).to(dtype) for _ in range(2))
+    do = torch.randn(shape_q, device="cuda", generator=gen).to(dtype)
+    q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
+    o64, lse64 = fab.attention_forward_torch(q64, k64, v64, causal)
+    ref = torch.autograd.grad(o64, (q64, k64, v64), do.double())
+    got = fab.flash_attention_backward(q, k, v, o64.detach().to(dtype), lse64.detach().float(), do, causal,
+                                       config=cfg)
+    size = max(float(r.abs().max()) for r in ref)
+    return max(float((g.double() - r).abs().max()) for g, r in zip(got, ref)) / size
+
+
+def _one_shape(head_dim, causal, table, gen, backward_flop, n_seq=4096):
+    """cuDNN's backward, then every candidate, at one (d, mask), fp16: rows with times and errors."""
+    import triton.testing
+
+    results = []
+    heads = WIDTH // head_dim
+    batch = ROWS // (heads * n_seq)
+    mask = "causal" if causal else "full"
+    shape = (batch, heads, n_seq, head_dim)
+    q, k, v, do = (torch.randn(shape, device="cuda", dtype=torch.float16, generator=gen) for _ in range(4))
+    flop = backward_flop(batch, heads, n_seq, head_dim, causal)
+    qr, kr, vr = (t.clone().requires_grad_() for t in (q, k, v))
+    t0 = time.perf_counter()
+    out = _sdpa_cudnn(qr, kr, vr, causal)
+    torch.autograd.grad(out, (qr, kr, vr), do, retain_graph=True)
+    torch.cuda.synchronize()
+    first_s = time.perf_counter() - t0
+    t_ref = triton.testing.do_bench(lambda: torch.autograd.grad(out, (qr, kr, vr), do, retain_graph=True),
+                                    warmup=10, rep=40, return_mode="median") * 1e-3
+    row = {"head_dim": head_dim, "mask": mask, "n_seq": n_seq, "batch": batch, "heads": heads,
+           "impl": "sdpa-cudnn", "time_s": t_ref, "tflop_per_s": flop / t_ref / 1e12, "first_call_s": first_s}
+    results.append(row)
+    print(row, flush=True)
+    o, lse = _forward(q, k, v, causal)
+    for name, cfg in table.items():
+        row = {"head_dim": head_dim, "mask": mask, "n_seq": n_seq, "batch": batch, "heads": heads,
+               "impl": name, "fused": cfg.fused, "dkdv_block_m": cfg.dkdv_block_m,
+               "dkdv_block_n": cfg.dkdv_block_n, "dq_block_m": cfg.dq_block_m, "dq_block_n": cfg.dq_block_n,
+               "num_warps": cfg.num_warps, "num_stages": cfg.num_stages, "dq_num_warps": cfg.dq_num_warps,
+               "dq_num_stages": cfg.dq_num_stages}
+        try:
+            row["error_fp16"] = _check(cfg, head_dim, torch.float16, causal, gen)
+            row["error_bf16"] = _check(cfg, head_dim, torch.bfloat16, causal, gen)
+            *_, kernels = fab.flash_attention_backward(q, k, v, o, lse, do, causal, config=cfg,
+                                                       return_kernels=True)
+            for kname, kern in kernels.items():
+                row[f"{kname}_regs"] = getattr(kern, "n_regs", None)
+                row[f"{kname}_spills"] = getattr(kern, "n_spills", None)
+
+            def run(cfg=cfg):
+                return fab.flash_attention_backward(q, k, v, o, lse, do, causal, config=cfg)
+
+            t = triton.testing.do_bench(run, warmup=10, rep=40, return_mode="median") * 1e-3
+            row.update(time_s=t, tflop_per_s=flop / t / 1e12, ratio_to_cudnn=t_ref / t)
+        except Exception as exc:  # out of resources: record and go on
+            row["failed"] = repr(exc)[:300]
+        results.append(row)
+        print(row, flush=True)
+    return results
+
+
+def variants(out_dir: Path) -> None:
+    from gpuperf import recorded
+    from gpuperf.benchmark import device_slug
+    from gpuperf.benchmark.attention_backward import backward_flop
+
+    jobs = [(d, dt, c, cfg) for d, table in CANDIDATES.items() for cfg in table.values()
+            for dt in ("fp16", "bf16") for c in (False, True)]
+    jobs += [(d, "fp16", c, "forward") for d in CANDIDATES for c in (False, True)]
+    print(f"precompile {len(jobs)} backward variants: {precompile(jobs):.1f} s", flush=True)
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    results = []
+    for head_dim, table in CANDIDATES.items():
+        for causal in (False, True):
+            results += _one_shape(head_dim, causal, table, gen, backward_flop)
+            torch.cuda.empty_cache()
+    print("\nsummary (fp16, N = 4096, B H N = 2^19): TFLOP/s and ratio to cuDNN's backward")
+    for r in results:
+        print(f"d={r['head_dim']:<4} {r['mask']:<7} {r['impl']:<10} "
+              f"{r.get('tflop_per_s', float('nan')):7.1f} {r.get('ratio_to_cudnn', 1.0):6.3f} "
+              f"err16 {r.get('error_fp16', 0):.1e} err_bf16 {r.get('error_bf16', 0):.1e} "
+              f"regs/spills {[(k[:-5], r[k], r[k[:-5] + '_spills']) for k in r if k.endswith('_regs')]} "
+              f"{r.get('failed', '')}")
+    name = f"attention_backward_variants_{device_slug(torch.cuda.get_device_name())}"
+    prov = recorded.provenance("python bench/attention_backward_sweep.py variants")
     print(recorded.save_run(name, results, prov, data_dir=out_dir))
 
 
+def _forward(q, k, v, causal):
+    from gpuperf.kernels.flash_attention import flash_attention_forward
+
+    return flash_attention_forward(q, k, v, causal=causal)
+
+
+def overhead(out_dir: Path) -> None:
+    """Wall time, GPU kernel time and host time of one fwd+bwd step at small shapes."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.profiler import ProfilerActivity, profile
+
+    from gpuperf import recorded
+    from gpuperf.benchmark import device_slug
+
+    def sdpa(backend):
+        def fn(q, k, v):
+            with sdpa_kernel(backend):
+                return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        return fn
+
+    impls = {"triton": fab.flash_attention, "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION),
+             "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION)}
+    results = []
+    for n_seq, batch in ((1024, 1), (2048, 1), (1024, 32)):
+        shape = (batch, 16, n_seq, 64)
+        q, k, v, do = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(4))
+        q, k, v = (t.requires_grad_() for t in (q, k, v))
+        for name, fn in impls.items():
+            def step(fn=fn):
+                return torch.autograd.grad(fn(q, k, v), (q, k, v), do)
+
+            for _ in range(5):
+                step()
+            torch.cuda.synchronize()
+            reps = 50
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                step()
+            host_s = (time.perf_counter() - t0) / reps  # host time to issue one step (queue not full)
+            torch.cuda.synchronize()
+            wall_s = (time.perf_counter() - t0) / reps
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for _ in range(10):
+                    step()
+                torch.cuda.synchronize()
+            kernels = {}
+            for evt in prof.key_averages():
+                dev = getattr(evt, "device_time_total", None) or getattr(evt, "cuda_time_total", 0)
+                if dev and evt.count:
+                    kernels[evt.key[:60]] = (evt.count / 10, dev / 10 * 1e-6)
+            gpu_s = sum(t for _, t in kernels.values())
+            row = {"impl": name, "n_seq": n_seq, "batch": batch, "heads": 16, "head_dim": 64,
+                   "wall_s": wall_s, "host_issue_s": host_s, "gpu_kernel_s": gpu_s, "kernels": kernels}
+            results.append(row)
+            print(f"{name:<11} N={n_seq} B={batch}: wall {wall_s * 1e6:8.1f} us  host issue "
+                  f"{host_s * 1e6:8.1f} us  GPU kernels {gpu_s * 1e6:8.1f} us", flush=True)
+            for kname, (count, t) in sorted(kernels.items(), key=lambda x: -x[1][1])[:8]:
+                print(f"    {count:4.1f} x {kname:<60} {t * 1e6:8.1f} us", flush=True)
+    # Host time of each Python call at a tiny shape (GPU work ~ microseconds): the fixed cost.
+    q, k, v, do = (torch.randn(1, 2, 64, 64, device="cuda", dtype=torch.float16) for _ in range(4))
+    from gpuperf.kernels.flash_attention import flash_attention_forward
+
+    o, lse = flash_attention_forward(q, k, v)
+    calls = {"forward": lambda: flash_attention_forward(q, k, v),
+             "backward": lambda: fab.flash_attention_backward(q, k, v, o, lse, do),
+             "checks": lambda: fab._check_attention_inputs(q, k, v),
+             "torch.empty x4": lambda: [torch.empty_like(q) for _ in range(4)]}
+    for name, fn in calls.items():
+        for _ in range(20):
+            fn()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(200):
+            fn()
+        host_s = (time.perf_counter() - t0) / 200
+        torch.cuda.synchronize()
+        results.append({"impl": "host", "call": name, "host_s": host_s})
+        print(f"host time of {name}: {host_s * 1e6:.1f} us", flush=True)
+    name = f"attention_backward_overhead_{device_slug(torch.cuda.get_device_name())}"
+    prov = recorded.provenance("python bench/attention_backward_sweep.py overhead")
+    print(recorded.save_run(name, results, prov, data_dir=out_dir))
+
+
+def profile(name: str, head_dim: int, causal: bool, n_seq: int = 4096) -> None:
+    """One backward of candidate ``name`` (or the default, "default") and one of cuDNN's inside a profiler
+    window, at ``bench/profile_kernels.py``'s shapes (B = 32768 / N, H = 2048 / d), for ncu."""
+    batch, heads = max(1, 32768 // n_seq), 2048 // head_dim
+    q, k, v, do = (torch.randn(batch, heads, n_seq, head_dim, device="cuda", dtype=torch.float16)
+                   for _ in range(4))
+    o, lse = _forward(q, k, v, causal)
+    cfg = None if name == "default" else CANDIDATES[head_dim][name]
+    qr, kr, vr = (t.clone().requires_grad_() for t in (q, k, v))
+    out = _sdpa_cudnn(qr, kr, vr, causal)
+    calls = [lambda: fab.flash_attention_backward(q, k, v, o, lse, do, causal, config=cfg),
+             lambda: torch.autograd.grad(out, (qr, kr, vr), do, retain_graph=True)]
+    for fn in calls:
+        fn()
+        fn()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStart()
+    for fn in calls:
+        fn()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStop()
+
+
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path.cwd())
+    mode = sys.argv[1] if len(sys.argv) > 1 else "variants"
+    if mode == "profile":  # profile NAME HEAD_DIM full|causal
+        profile(sys.argv[2], int(sys.argv[3]), sys.argv[4] == "causal")
+    else:
+        out = Path(sys.argv[2]) if len(sys.argv) > 2 else Path.cwd()
+        {"variants": variants, "overhead": overhead}[mode](out)

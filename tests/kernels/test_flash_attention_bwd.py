@@ -4,6 +4,7 @@ Without a CUDA GPU the kernels run through Triton's interpreter on tiny shapes (
 GPU-marked tests add bf16, larger and awkward shapes, and a comparison of our error with SDPA's.
 """
 
+import dataclasses
 import math
 
 import pytest
@@ -70,11 +71,14 @@ def _assert_close(name, got, ref, dtype, seed, units=None, scale=None):
         f"{name}: max abs error {err:.3e} > {bound:.3e} = {units} u max|ref| ({dtype}, seed {seed})")
 
 
-def _check_backward(shape, dtype, causal, device, gen, scale=None):
+def _check_backward(shape, dtype, causal, device, gen, scale=None, variant=None):
     q, k, v, do = _inputs(shape, dtype, device, gen)
     o64, lse64, dq_ref, dk_ref, dv_ref = _reference_grads(q, k, v, do, causal, scale)
     o = o64.to(dtype)
-    dq, dk, dv = fab.flash_attention_backward(q, k, v, o, lse64.float(), do, causal, scale)
+    config = None if variant is None else fab.variant_config(shape[-1], variant)
+    if config is not None and dtype == torch.float32 and not fab.INTERPRETED:
+        config = dataclasses.replace(fab.GPU_CONFIG_FP32, fused=config.fused)
+    dq, dk, dv = fab.flash_attention_backward(q, k, v, o, lse64.float(), do, causal, scale, config=config)
     # One scale for the three gradients: with a single key, dQ is exactly 0 and only rounding is left.
     size = max(float(g.abs().max()) for g in (dq_ref, dk_ref, dv_ref))
     for name, got, ref in (("dq", dq, dq_ref), ("dk", dk, dk_ref), ("dv", dv, dv_ref)):
@@ -82,20 +86,42 @@ def _check_backward(shape, dtype, causal, device, gen, scale=None):
         _assert_close(name, got, ref, dtype, gen.initial_seed(), scale=size)
 
 
+VARIANTS = ["split", "fused"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("dtype", CPU_DTYPES, ids=["fp32", "fp16"])
 @pytest.mark.parametrize("shape", CPU_SHAPES, ids=str)
-def test_backward_matches_float64_autograd(shape, dtype, causal, device, gen):
-    _check_backward(shape, dtype, causal, device, gen)
+def test_backward_matches_float64_autograd(shape, dtype, causal, variant, device, gen):
+    _check_backward(shape, dtype, causal, device, gen, variant=variant)
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype", GPU_DTYPES, ids=["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize("shape", GPU_SHAPES, ids=str)
+def test_backward_matches_float64_autograd_gpu(shape, dtype, causal, variant, gen):
+    _check_backward(shape, dtype, causal, "cuda", gen, variant=variant)
 
 
 @gpu
 @pytest.mark.gpu
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("dtype", GPU_DTYPES, ids=["fp16", "bf16", "fp32"])
-@pytest.mark.parametrize("shape", GPU_SHAPES, ids=str)
-def test_backward_matches_float64_autograd_gpu(shape, dtype, causal, gen):
-    _check_backward(shape, dtype, causal, "cuda", gen)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_default_backward_matches_float64_autograd_gpu(head_dim, dtype, causal, gen):
+    # The default per (d, mask), whichever design it is, on N_q != N_k with partial blocks.
+    _check_backward((2, 3, 1100, 900, head_dim), dtype, causal, "cuda", gen)
+
+
+def test_fused_variant_accumulates_dq_over_key_blocks(device, gen):
+    # Many key blocks (N_k >> block) and a single query row: dQ is the sum of every block's partial
+    # product, so a lost or doubled atomic add shows up as a wrong dQ.
+    _check_backward((1, 1, 1, 200, 16), torch.float32, False, device, gen, variant="fused")
+    _check_backward((1, 2, 33, 200, 16), torch.float32, True, device, gen, variant="fused")
 
 
 def test_custom_softmax_scale(device, gen):
@@ -325,9 +351,16 @@ def test_interpreter_refuses_bf16():
 
 def test_default_config_covers_every_head_dim():
     for d in fab.HEAD_DIMS:
-        cfg = fab.default_config(d)
-        assert isinstance(cfg, fab.BackwardConfig)
-        assert cfg.dq_num_warps in (1, 2, 4, 8, 16) and cfg.dq_num_stages >= 1
+        for dtype in (torch.float16, torch.bfloat16, torch.float32):
+            for causal in (False, True):
+                cfg = fab.default_config(d, dtype, causal)
+                assert isinstance(cfg, fab.BackwardConfig)
+                assert cfg.dq_num_warps in (1, 2, 4, 8, 16) and cfg.dq_num_stages >= 1
+        assert not fab.variant_config(d, "split").fused and fab.variant_config(d, "fused").fused
+    with pytest.raises(ValueError, match="variant"):
+        fab.variant_config(64, "atomic")
+    with pytest.raises(ValueError, match="fused"):
+        fab.BackwardConfig(16, 16, 16, 16, fused=1)
     assert fab.BackwardConfig(16, 16, 16, 16, num_warps=2).dq_num_warps == 2
     with pytest.raises(ValueError, match="head_dim"):
         fab.default_config(48)

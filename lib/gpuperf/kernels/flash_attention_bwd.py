@@ -48,6 +48,7 @@ the interpreter cannot do bf16 arithmetic). With a GPU they take CUDA tensors in
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from dataclasses import dataclass
@@ -80,6 +81,8 @@ class BackwardConfig:
     owns ``dkdv_block_n`` keys); ``dq_block_m`` x ``dq_block_n`` likewise in the dQ kernel (the program owns
     ``dq_block_m`` queries). ``num_warps`` and ``num_stages`` are Triton launch options of the dK/dV kernel,
     ``dq_num_warps`` and ``dq_num_stages`` of the dQ kernel (default: the same). The interpreter ignores them.
+    ``fused``: the dK/dV kernel also computes dQ (FlashAttention-2's single loop, 5 tile matmuls, dQ summed
+    over key blocks with fp32 atomic adds); the ``dq_*`` fields are then unused.
     """
 
     dkdv_block_m: int
@@ -90,6 +93,7 @@ class BackwardConfig:
     num_stages: int = 3
     dq_num_warps: int | None = None
     dq_num_stages: int | None = None
+    fused: bool = False
 
     def __post_init__(self) -> None:
         for name in ("dkdv_block_m", "dkdv_block_n", "dq_block_m", "dq_block_n"):
@@ -107,31 +111,64 @@ class BackwardConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or not 1 <= value <= 8:
                 raise ValueError(f"{name} must be an integer in [1, 8], got {value!r}")
+        if not isinstance(self.fused, bool):
+            raise ValueError(f"fused must be a bool, got {self.fused!r}")
 
 
-#: Tile sizes per head dimension on a GPU: the fastest of a sweep of each kernel alone on an NVIDIA H200
-#: (fp16, N = 4096, B H N = 2^21, no mask; ``bench/attention_backward_sweep.py``, bench/NOTES.md "bwd"). At
-#: d = 64: dK/dV 32 x 128 with 4 warps (9.5 ms; 64 x 128 with 8 warps 11.3 ms), dQ 128 x 64 with 8 warps
-#: (5.4 ms; 128 x 32 with 4 warps 6.3 ms). At d = 128 the fp32 accumulators of 128-row tiles spill: 64 x 64
-#: with 4 warps and 2 stages won for both kernels (17.1 and 12.1 ms against 21.3 and 16.9 ms for the
-#: d = 64 shapes). Head dimensions 16 and 32 use the d = 64 tiles (not swept).
-GPU_CONFIGS = {
+#: The split design's tiles per head dimension on a GPU (a dK/dV kernel and a dQ kernel): last session's
+#: sweep of each kernel alone on an NVIDIA H200 (fp16, N = 4096, no mask; bench/NOTES.md "bwd"). At d = 64:
+#: dK/dV 32 x 128 with 4 warps, dQ 128 x 64 with 8 warps. At d = 128: 64 x 64 with 4 warps and 2 stages
+#: for both kernels. Head dimensions 16 and 32 use the d = 64 tiles (not swept).
+SPLIT_CONFIGS = {
     16: BackwardConfig(32, 128, 128, 64, num_warps=4, num_stages=3, dq_num_warps=8),
     32: BackwardConfig(32, 128, 128, 64, num_warps=4, num_stages=3, dq_num_warps=8),
     64: BackwardConfig(32, 128, 128, 64, num_warps=4, num_stages=3, dq_num_warps=8),
     128: BackwardConfig(64, 64, 64, 64, num_warps=4, num_stages=2),
 }
 
+#: The fused design's tiles (one kernel per key block; dQ by fp32 atomic adds): 64 queries x 128 keys
+#: per tile with 8 warps (two warp groups share the fp32 dK, dV accumulators: 64 + 64 registers per
+#: thread at d = 128). The dq_* fields are unused.
+FUSED_CONFIGS = {
+    16: BackwardConfig(64, 128, 64, 128, num_warps=8, num_stages=2, fused=True),
+    32: BackwardConfig(64, 128, 64, 128, num_warps=8, num_stages=2, fused=True),
+    64: BackwardConfig(64, 128, 64, 128, num_warps=8, num_stages=2, fused=True),
+    128: BackwardConfig(64, 128, 64, 128, num_warps=8, num_stages=2, fused=True),
+}
+
+#: The default per (head dimension, causal) on a GPU for 16-bit inputs.
+GPU_CONFIGS = {(d, causal): SPLIT_CONFIGS[d] for d in HEAD_DIMS for causal in (False, True)}
+
+#: fp32 tiles take twice the shared memory and registers of 16-bit ones: small tiles, correctness first
+#: (fp32 is not a performance target).
+GPU_CONFIG_FP32 = BackwardConfig(32, 64, 64, 32, num_warps=4, num_stages=2)
+
 #: Under the interpreter every program instance costs about half a millisecond, whatever its size: one
 #: tile size for all head dimensions, small enough that tests at N ~ 100 cross several blocks.
 INTERPRETER_CONFIG = BackwardConfig(16, 32, 32, 16, num_warps=4, num_stages=1)
 
 
-def default_config(head_dim: int) -> BackwardConfig:
-    """The tile sizes :func:`flash_attention_backward` uses for ``head_dim`` in the current mode."""
+def default_config(head_dim: int, dtype: torch.dtype = torch.float16,
+                   causal: bool = False) -> BackwardConfig:
+    """The tiles :func:`flash_attention_backward` uses for ``head_dim`` (and dtype, mask) in this mode."""
     if head_dim not in HEAD_DIMS:
         raise ValueError(f"head_dim must be one of {HEAD_DIMS}, got {head_dim!r}")
-    return INTERPRETER_CONFIG if INTERPRETED else GPU_CONFIGS[head_dim]
+    if INTERPRETED:
+        return INTERPRETER_CONFIG
+    if dtype == torch.float32:
+        return GPU_CONFIG_FP32
+    return GPU_CONFIGS[(head_dim, bool(causal))]
+
+
+def variant_config(head_dim: int, variant: str) -> BackwardConfig:
+    """The tiles of one design, ``"split"`` or ``"fused"``, for ``head_dim`` in this mode (tests, sweeps)."""
+    if variant not in ("split", "fused"):
+        raise ValueError(f"variant must be 'split' or 'fused', got {variant!r}")
+    if head_dim not in HEAD_DIMS:
+        raise ValueError(f"head_dim must be one of {HEAD_DIMS}, got {head_dim!r}")
+    if INTERPRETED:
+        return dataclasses.replace(INTERPRETER_CONFIG, fused=variant == "fused")
+    return (FUSED_CONFIGS if variant == "fused" else SPLIT_CONFIGS)[head_dim]
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -225,9 +262,11 @@ class TiledAttentionFunction(torch.autograd.Function):
 
 
 @triton.jit
-def _preprocess_kernel(o_ptr, do_ptr, delta_ptr, stride_ob, stride_oh, stride_om, stride_dob, stride_doh,
-                       stride_dom, n_heads, n_q, BLOCK_M: tl.constexpr, HEAD_DIM: tl.constexpr):
-    # HBM bytes: read O and dO (2 N_q d b per head), write D (4 N_q).
+def _preprocess_kernel(o_ptr, do_ptr, delta_ptr, dq_acc_ptr, stride_ob, stride_oh, stride_om, stride_dob,
+                       stride_doh, stride_dom, n_heads, n_q, BLOCK_M: tl.constexpr, HEAD_DIM: tl.constexpr,
+                       ZERO_DQ: tl.constexpr):
+    # HBM bytes: read O and dO (2 N_q d b per head), write D (4 N_q); with ZERO_DQ also write the zeroed
+    # fp32 dQ accumulator of the fused kernel (4 N_q d), which saves a separate memset launch.
     pid_m = tl.program_id(0)
     pid_bh = tl.program_id(1).to(tl.int64)
     b = pid_bh // n_heads
@@ -240,6 +279,20 @@ def _preprocess_kernel(o_ptr, do_ptr, delta_ptr, stride_ob, stride_oh, stride_om
     do = tl.load(do_ptr + b * stride_dob + h * stride_doh + offs_m[:, None] * stride_dom + offs_d[None, :],
                  mask=row_ok[:, None], other=0.0).to(tl.float32)
     tl.store(delta_ptr + pid_bh * n_q + offs_m, tl.sum(o * do, axis=1), mask=row_ok)
+    if ZERO_DQ:
+        acc_offsets = pid_bh * n_q * HEAD_DIM + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
+        tl.store(dq_acc_ptr + acc_offsets, tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32),
+                 mask=row_ok[:, None])
+
+
+@triton.jit
+def _dq_convert_kernel(dq_acc_ptr, dq_ptr, n_elements, softmax_scale, BLOCK: tl.constexpr):
+    # dQ = scale * (the fp32 sum of the fused kernel's partial products), cast to the storage dtype.
+    # HBM bytes: read 4 N_q d, write N_q d b per head.
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    ok = offs < n_elements
+    acc = tl.load(dq_acc_ptr + offs, mask=ok, other=0.0)
+    tl.store(dq_ptr + offs, (acc * softmax_scale).to(dq_ptr.dtype.element_ty), mask=ok)
 
 
 @triton.jit
@@ -251,10 +304,13 @@ def _dot(a, b, PRECISION: tl.constexpr):
 
 
 @triton.jit
-def _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, stride_qm, stride_dom, offs_n, offs_d,
-                n_q, qk_scale_log2, start_m, end_m, BLOCK_M: tl.constexpr, APPLY_MASK: tl.constexpr,
+def _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, stride_qm, stride_dom,
+                offs_n, offs_d, n_q, qk_scale_log2, start_m, end_m, BLOCK_M: tl.constexpr,
+                HEAD_DIM: tl.constexpr, APPLY_MASK: tl.constexpr, FUSED_DQ: tl.constexpr,
                 PRECISION: tl.constexpr):
     # Streams query blocks [start_m, end_m) past one key block, accumulating dK and dV (both unscaled).
+    # With FUSED_DQ it also adds this key block's share of dQ, dS K (unscaled), into the fp32 accumulator
+    # at dq_base with atomic adds: 5 tile matmuls per tile instead of the split design's 4 + 3.
     offs_m0 = tl.arange(0, BLOCK_M)
     for start in range(start_m, end_m, BLOCK_M):
         offs_m = start + offs_m0
@@ -272,20 +328,25 @@ def _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, stride_qm, 
             p_t = tl.where(offs_m[None, :] >= offs_n[:, None], p_t, 0.0)
         dv += _dot(p_t.to(do.dtype), do, PRECISION)
         dp_t = _dot(v, tl.trans(do), PRECISION)
-        ds_t = p_t * (dp_t - delta[None, :])
-        dk += _dot(ds_t.to(q.dtype), q, PRECISION)
+        ds_t = (p_t * (dp_t - delta[None, :])).to(q.dtype)
+        dk += _dot(ds_t, q, PRECISION)
+        if FUSED_DQ:
+            dq = _dot(tl.trans(ds_t), k, PRECISION)
+            tl.atomic_add(dq_base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], dq, mask=row_ok[:, None],
+                          sem="relaxed")
     return dk, dv
 
 
 @triton.jit
-def _dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr,
+def _dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, dq_acc_ptr,
                  stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn,
                  stride_vb, stride_vh, stride_vn, stride_dob, stride_doh, stride_dom,
                  n_heads, n_q, n_k, qk_scale_log2, softmax_scale,
                  CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                 HEAD_DIM: tl.constexpr, PRECISION: tl.constexpr):
+                 HEAD_DIM: tl.constexpr, FUSED_DQ: tl.constexpr, PRECISION: tl.constexpr):
     # HBM bytes per program: read K_j, V_j once (2 BLOCK_N d b); read Q, dO (2 d b per query row), L and D
-    # (8 bytes per query row) once for each query block it visits; write dK_j, dV_j (2 BLOCK_N d b).
+    # (8 bytes per query row) once for each query block it visits; write dK_j, dV_j (2 BLOCK_N d b); with
+    # FUSED_DQ, add 4 d bytes per visited query row into the fp32 dQ accumulator (atomics, in L2).
     pid_n = tl.program_id(0)
     pid_bh = tl.program_id(1).to(tl.int64)
     b = pid_bh // n_heads
@@ -304,19 +365,23 @@ def _dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr
     do_base = do_ptr + b * stride_dob + h * stride_doh
     lse_base = lse_ptr + pid_bh * n_q
     delta_base = delta_ptr + pid_bh * n_q
+    dq_base = dq_acc_ptr + pid_bh * n_q * HEAD_DIM
     if CAUSAL:
         # Query rows below start_n see none of these keys. Rows from `mid` on see all of them; the blocks
         # between cross the diagonal and need the mask.
         lo = (start_n // BLOCK_M) * BLOCK_M
         mid = ((start_n + BLOCK_N - 1 + BLOCK_M - 1) // BLOCK_M) * BLOCK_M
         mid = tl.minimum(mid, n_q)
-        dk, dv = _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, stride_qm, stride_dom,
-                             offs_n, offs_d, n_q, qk_scale_log2, lo, mid, BLOCK_M, True, PRECISION)
-        dk, dv = _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, stride_qm, stride_dom,
-                             offs_n, offs_d, n_q, qk_scale_log2, mid, n_q, BLOCK_M, False, PRECISION)
+        dk, dv = _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, stride_qm,
+                             stride_dom, offs_n, offs_d, n_q, qk_scale_log2, lo, mid, BLOCK_M, HEAD_DIM,
+                             True, FUSED_DQ, PRECISION)
+        dk, dv = _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, stride_qm,
+                             stride_dom, offs_n, offs_d, n_q, qk_scale_log2, mid, n_q, BLOCK_M, HEAD_DIM,
+                             False, FUSED_DQ, PRECISION)
     else:
-        dk, dv = _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, stride_qm, stride_dom,
-                             offs_n, offs_d, n_q, qk_scale_log2, 0, n_q, BLOCK_M, False, PRECISION)
+        dk, dv = _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, stride_qm,
+                             stride_dom, offs_n, offs_d, n_q, qk_scale_log2, 0, n_q, BLOCK_M, HEAD_DIM,
+                             False, FUSED_DQ, PRECISION)
     dk *= softmax_scale
     # dK and dV are written contiguous (B, H, N_k, d).
     out_offsets = pid_bh * n_k * HEAD_DIM + offs_n[:, None] * HEAD_DIM + offs_d[None, :]
@@ -356,6 +421,9 @@ def _dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr,
     # HBM bytes per program: read Q_i, dO_i once (2 BLOCK_M d b) with their L and D; read K, V once for
     # each key block it visits (2 BLOCK_N d b each); write dQ_i (BLOCK_M d b).
     pid_m = tl.program_id(0)
+    if CAUSAL:
+        # Query block i visits i + 1 key blocks: start the longest programs first (a shorter tail).
+        pid_m = tl.num_programs(0) - 1 - pid_m
     pid_bh = tl.program_id(1).to(tl.int64)
     b = pid_bh // n_heads
     h = pid_bh % n_heads
@@ -439,7 +507,8 @@ def _unit_stride(t: torch.Tensor) -> torch.Tensor:
 
 
 def flash_attention_backward(q, k, v, o, lse, do, causal: bool = False, softmax_scale: float | None = None,
-                             *, config: BackwardConfig | None = None, fp32_precision: str = "ieee"):
+                             *, config: BackwardConfig | None = None, fp32_precision: str = "ieee",
+                             return_kernels: bool = False):
     """dQ, dK, dV of ``o = softmax(scale q k^T [+ causal mask]) v`` by recomputation from ``lse``.
 
     Parameters
@@ -453,6 +522,8 @@ def flash_attention_backward(q, k, v, o, lse, do, causal: bool = False, softmax_
     softmax_scale: defaults to 1/sqrt(d).
     config: tile sizes (default :func:`default_config`).
     fp32_precision: ``"ieee"`` (exact fp32 products) or ``"tf32"`` for fp32 inputs; ignored otherwise.
+    return_kernels: also return a dict of the launched kernels (Triton's compiled-kernel objects, with
+        ``n_regs`` and ``n_spills`` on a GPU), for tuning scripts.
 
     Returns ``(dq, dk, dv)``, contiguous, in q's dtype. Raises ``ValueError`` naming a bad argument.
     """
@@ -477,34 +548,48 @@ def flash_attention_backward(q, k, v, o, lse, do, causal: bool = False, softmax_
     if fp32_precision not in ("ieee", "tf32"):
         raise ValueError(f"fp32_precision must be 'ieee' or 'tf32', got {fp32_precision!r}")
     if config is None:
-        config = default_config(head_dim)
+        config = default_config(head_dim, q.dtype, causal)
     elif not isinstance(config, BackwardConfig):
         raise ValueError(f"config must be a BackwardConfig or None, got {type(config).__name__}")
 
     q, k, v, o, do = (_unit_stride(t) for t in (q, k, v, o, do))
-    lse = lse.to(torch.float32).contiguous()
-    do = do.to(q.dtype)
+    if lse.dtype != torch.float32 or not lse.is_contiguous():
+        lse = lse.to(torch.float32).contiguous()
+    if do.dtype != q.dtype:
+        do = do.to(q.dtype)
     precision = fp32_precision if q.dtype == torch.float32 else "default"
     delta = torch.empty((batch, heads, n_q), device=q.device, dtype=torch.float32)
     dq = torch.empty((batch, heads, n_q, head_dim), device=q.device, dtype=q.dtype)
     dk = torch.empty((batch, heads, n_k, head_dim), device=q.device, dtype=q.dtype)
     dv = torch.empty_like(dk)
+    # The fused variant sums dQ over key blocks in fp32 (zeroed by the preprocess kernel).
+    dq_acc = torch.empty((batch, heads, n_q, head_dim), device=q.device, dtype=torch.float32) \
+        if config.fused else delta
 
     pre_block = 64 if not INTERPRETED else 32
-    _preprocess_kernel[(triton.cdiv(n_q, pre_block), batch * heads)](
-        o, do, delta, o.stride(0), o.stride(1), o.stride(2), do.stride(0), do.stride(1), do.stride(2),
-        heads, n_q, BLOCK_M=pre_block, HEAD_DIM=head_dim)
+    handles = {}  # the compiled kernels (Triton's launch result): registers and spills for the sweep
+    handles["preprocess"] = _preprocess_kernel[(triton.cdiv(n_q, pre_block), batch * heads)](
+        o, do, delta, dq_acc, o.stride(0), o.stride(1), o.stride(2), do.stride(0), do.stride(1),
+        do.stride(2), heads, n_q, BLOCK_M=pre_block, HEAD_DIM=head_dim, ZERO_DQ=config.fused)
     common = (q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2),
               v.stride(0), v.stride(1), v.stride(2), do.stride(0), do.stride(1), do.stride(2),
               heads, n_q, n_k, scale * _LOG2E, scale)
-    _dkdv_kernel[(triton.cdiv(n_k, config.dkdv_block_n), batch * heads)](
-        q, k, v, do, lse, delta, dk, dv, *common, CAUSAL=causal, BLOCK_M=config.dkdv_block_m,
-        BLOCK_N=config.dkdv_block_n, HEAD_DIM=head_dim, PRECISION=precision,
+    handles["dkdv"] = _dkdv_kernel[(triton.cdiv(n_k, config.dkdv_block_n), batch * heads)](
+        q, k, v, do, lse, delta, dk, dv, dq_acc, *common, CAUSAL=causal, BLOCK_M=config.dkdv_block_m,
+        BLOCK_N=config.dkdv_block_n, HEAD_DIM=head_dim, FUSED_DQ=config.fused, PRECISION=precision,
         num_warps=config.num_warps, num_stages=config.num_stages)
-    _dq_kernel[(triton.cdiv(n_q, config.dq_block_m), batch * heads)](
-        q, k, v, do, lse, delta, dq, *common, CAUSAL=causal, BLOCK_M=config.dq_block_m,
-        BLOCK_N=config.dq_block_n, HEAD_DIM=head_dim, PRECISION=precision,
-        num_warps=config.dq_num_warps, num_stages=config.dq_num_stages)
+    if config.fused:
+        n_elements = dq.numel()
+        convert_block = 1024 if not INTERPRETED else 4096
+        handles["convert"] = _dq_convert_kernel[(triton.cdiv(n_elements, convert_block),)](
+            dq_acc, dq, n_elements, scale, BLOCK=convert_block)
+    else:
+        handles["dq"] = _dq_kernel[(triton.cdiv(n_q, config.dq_block_m), batch * heads)](
+            q, k, v, do, lse, delta, dq, *common, CAUSAL=causal, BLOCK_M=config.dq_block_m,
+            BLOCK_N=config.dq_block_n, HEAD_DIM=head_dim, PRECISION=precision,
+            num_warps=config.dq_num_warps, num_stages=config.dq_num_stages)
+    if return_kernels:
+        return dq, dk, dv, handles
     return dq, dk, dv
 
 
@@ -551,7 +636,8 @@ def flash_attention(q, k, v, causal: bool = False, softmax_scale: float | None =
 
 
 __all__ = [
-    "BackwardConfig", "DTYPE_NAMES", "FlashAttentionFunction", "GPU_CONFIGS", "HEAD_DIMS", "INTERPRETED",
-    "INTERPRETER_CONFIG", "TiledAttentionFunction", "attention_backward_tiled_torch",
-    "attention_forward_torch", "default_config", "flash_attention", "flash_attention_backward",
+    "BackwardConfig", "DTYPE_NAMES", "FUSED_CONFIGS", "FlashAttentionFunction", "GPU_CONFIGS",
+    "GPU_CONFIG_FP32", "HEAD_DIMS", "INTERPRETED", "INTERPRETER_CONFIG", "SPLIT_CONFIGS",
+    "TiledAttentionFunction", "attention_backward_tiled_torch", "attention_forward_torch", "default_config",
+    "flash_attention", "flash_attention_backward", "variant_config",
 ]
