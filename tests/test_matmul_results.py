@@ -176,3 +176,66 @@ def test_run_cases_interleaves_a_group_and_leaves_plain_cases_alone(monkeypatch)
     spread = dict((label, (lo, hi)) for label, lo, hi in bm.round_spread(rows))
     assert spread["ref a"] == pytest.approx((100 * (3 / 6.5 - 1), 100 * (10 / 6.5 - 1)))
     assert "plain" not in spread
+
+
+# --------------------------------------------------------------------------------------------------
+# Nsight Compute CSV reports (gpuperf.ncu) and bench/matmul_profile.py's rows
+# --------------------------------------------------------------------------------------------------
+
+from pathlib import Path  # noqa: E402
+
+from gpuperf import ncu  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+BASELINE = REPO / "bench" / "profiles" / "2026-12-01-baseline" / "ncu_matmul_bf16_4096.csv"
+
+_HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
+           '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
+
+
+def _line(launch, kernel, section, name, unit, value):
+    return (f'"{launch}","1","python3","h","{kernel}","1","7","(256, 1, 1)","(132, 1, 1)","0","9.0",'
+            f'"{section}","{name}","{unit}","{value}"')
+
+
+def test_parse_ncu_csv_groups_metrics_by_launch():
+    text = "\n".join([
+        "==PROF== Connected to process 1",
+        _HEADER,
+        _line(0, "_matmul_tma_kernel", "Command line profiler metrics", "gpu__time_duration.sum", "ns", "180,416"),
+        _line(0, "_matmul_tma_kernel", "Launch Statistics", "Registers Per Thread", "register/thread", "161"),
+        _line(0, "_matmul_tma_kernel", "Command line profiler metrics",
+              "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio", "", "0.52"),
+        _line(1, "nvjet", "Command line profiler metrics", "gpu__time_duration.sum", "ns", "174,304"),
+        _line(1, "nvjet", "Launch Statistics", "Block Limit Registers", "block", "n/a"),
+    ])
+    launches = ncu.parse_ncu_csv(text)
+    assert [x["kernel_name"] for x in launches] == ["_matmul_tma_kernel", "nvjet"]
+    assert launches[0]["metrics"]["gpu__time_duration.sum"] == ("ns", 180416.0)
+    assert launches[1]["metrics"]["Block Limit Registers"] == ("block", "n/a")
+    s = ncu.kernel_summary(launches[0])
+    assert s["duration_ns"] == 180416.0 and s["registers_per_thread"] == 161.0
+    assert s["tensor_pipe_active_pct"] is None and s["stalls"] == {"wait": 0.52}
+    assert s["block_size"] == "(256, 1, 1)"
+    with pytest.raises(ValueError, match="header"):
+        ncu.parse_ncu_csv("==PROF== nothing profiled\n")
+    with pytest.raises(ValueError, match="columns"):
+        ncu.parse_ncu_csv('"ID","Kernel Name"\n"0","k"\n')
+
+
+def test_matmul_profile_rows_from_the_baseline_report():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("matmul_profile", REPO / "bench" / "matmul_profile.py")
+    mp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mp)
+    rows = mp.rows_from_reports({("before", "bf16", 4096): BASELINE.read_text()})
+    assert [(r["stage"], r["kernel"]) for r in rows] == [("before", "triton"), ("before", "cublas")]
+    ours, cublas = rows
+    # the figures bench/NOTES.md quotes for the baseline
+    assert ours["duration_ns"] == 180416.0 and cublas["duration_ns"] == 174304.0
+    assert (ours["tensor_pipe_active_pct"], cublas["tensor_pipe_active_pct"]) == (92.09, 94.95)
+    assert ours["block_size"] == "(256, 1, 1)" and cublas["block_size"] == "(384, 1, 1)"
+    assert mp.parse_spec("after:fp16:8192=x.csv") == (("after", "fp16", 8192), Path("x.csv"))
+    with pytest.raises(ValueError, match="STAGE:DTYPE:N=PATH"):
+        mp.parse_spec("after:bf16=x.csv")
