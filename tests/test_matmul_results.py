@@ -239,3 +239,16 @@ def test_matmul_profile_rows_from_the_baseline_report():
     assert mp.parse_spec("after:fp16:8192=x.csv") == (("after", "fp16", 8192), Path("x.csv"))
     with pytest.raises(ValueError, match="STAGE:DTYPE:N=PATH"):
         mp.parse_spec("after:bf16=x.csv")
+
+
+def test_round_ratios_pair_each_round_with_the_reference_round():
+    ref = bm.make_row("f", bm.Case("cublas", lambda: None, flop=2e12, metric="flop_per_s", rounds=3), 2e-3)
+    new = bm.make_row("f", bm.Case("triton", lambda: None, flop=2e12, metric="flop_per_s", reference="cublas",
+                                   rounds=3), 2.2e-3)
+    ref["time_s_rounds"] = [1.8e-3, 2.0e-3, 2.4e-3]
+    new["time_s_rounds"] = [2.0e-3, 2.2e-3, 2.2e-3]
+    plain = bm.make_row("f", bm.Case("other", lambda: None, flop=1.0, metric="flop_per_s", reference="cublas"),
+                        1e-3)
+    ratios = bm.round_ratios([ref, new, plain])
+    assert list(ratios) == ["triton"]
+    assert ratios["triton"] == pytest.approx([0.9, 2.0 / 2.2, 2.4 / 2.2])

@@ -281,6 +281,22 @@ def round_spread(rows: Sequence[Row]) -> list[tuple[str, float, float]]:
             for r in rows if r.get("time_s_rounds")]
 
 
+def round_ratios(rows: Sequence[Row]) -> dict[str, list[float]]:
+    """``{label: [ratio in round 1, round 2, ...]}`` for every row timed in interleaved rounds whose
+    reference was too: round r's ratio compares the two timings of round r (the rate in the row's metric
+    is inversely proportional to its time, the work being fixed), so the list's range is the spread of
+    the ratio itself, free of the drift both kernels shared."""
+    by_label = {(r["family"], r["label"]): r for r in rows}
+    out = {}
+    for r in rows:
+        ref = by_label.get((r["family"], r.get("reference")))
+        if r.get("time_s_rounds") and ref is not None and ref.get("time_s_rounds"):
+            own = [r[r["metric"]] * r["time_s"] / t for t in r["time_s_rounds"]]
+            theirs = [ref[r["metric"]] * ref["time_s"] / t for t in ref["time_s_rounds"]]
+            out[r["label"]] = [a / b for a, b in zip(own, theirs)]
+    return out
+
+
 def summarize_ratios(rows: Sequence[Row]) -> dict[str, float]:
     """``{label: ratio_to_reference}`` for every row that has a reference (recomputed from the rows)."""
     return {r["label"]: r["ratio_to_reference"] for r in with_ratios(rows) if r.get("reference") is not None}
@@ -369,6 +385,7 @@ __all__ = [
     "make_row",
     "interleaved_order",
     "report",
+    "round_ratios",
     "round_spread",
     "run_cases",
     "spread",
