@@ -188,14 +188,16 @@ TARGETS: tuple[Target, ...] = (
            "norm", "bytes_per_s", _cases([{"dtype": "bf16", "rows": 32768, "n": 4096}], {"kernel": "triton"}),
            "torch.compile", {"kernel": "torch.compile"}, 1.0, "{dtype} {rows}x{n}",
            "09-fusion-and-recomputation", "'faster than compile', scored as >= 1.0"),
-    Target("matmul-4096", "tiled matmul", "tiled matmul, 4096^3 / 8192^3, bf16 and fp16", "matmul", "matmul",
-           "flop_per_s", _cases(({"dtype": dt, "m": 4096, "n": 4096, "k": 4096} for dt in ("bf16", "fp16")),
-                                {"kernel": "triton-auto"}),
+    Target("matmul-4096", "tiled matmul, 4096\u00b3", "tiled matmul, 4096^3 / 8192^3, bf16 and fp16", "matmul",
+           "matmul", "flop_per_s",
+           _cases(({"dtype": dt, "m": 4096, "n": 4096, "k": 4096} for dt in ("bf16", "fp16")),
+                  {"kernel": "triton-auto"}),
            "cuBLAS (torch.matmul)", {"kernel": "cublas"}, 0.95, "{dtype} {m}^3", "08-tiling-and-shapes",
            "the default backend ('auto')"),
-    Target("matmul-8192", "tiled matmul", "tiled matmul, 4096^3 / 8192^3, bf16 and fp16", "matmul", "matmul",
-           "flop_per_s", _cases(({"dtype": dt, "m": 8192, "n": 8192, "k": 8192} for dt in ("bf16", "fp16")),
-                                {"kernel": "triton-auto"}),
+    Target("matmul-8192", "tiled matmul, 8192\u00b3", "tiled matmul, 4096^3 / 8192^3, bf16 and fp16", "matmul",
+           "matmul", "flop_per_s",
+           _cases(({"dtype": dt, "m": 8192, "n": 8192, "k": 8192} for dt in ("bf16", "fp16")),
+                  {"kernel": "triton-auto"}),
            "cuBLAS (torch.matmul)", {"kernel": "cublas"}, 1.0, "{dtype} {m}^3", "08-tiling-and-shapes",
            "the default backend ('auto')"),
     Target("attention-fwd-d64", "FlashAttention forward, d = 64",
@@ -579,3 +581,71 @@ def case_rows(scores: Sequence[TargetScore]) -> list[dict[str, Any]]:
                 "of_peak": c.fraction_of_peak, "reference_of_peak": c.reference_fraction_of_peak,
             })
     return out
+
+
+def provenance_rows(scores: Sequence[TargetScore]) -> list[dict[str, Any]]:
+    """One row per recorded run the ``scores`` read: its name, the targets read from it, the sentence of
+    :func:`gpuperf.recorded.describe_provenance` and the command that recorded it."""
+    from gpuperf.recorded import describe_provenance
+
+    if isinstance(scores, (str, Mapping)) or not all(isinstance(s, TargetScore) for s in scores):
+        raise ValueError(f"scores must be a sequence of TargetScore, got {scores!r}")
+    runs: dict[str, dict[str, Any]] = {}
+    for s in scores:
+        row = runs.setdefault(s.run_name, {"run": s.run_name, "targets": [],
+                                           "provenance": describe_provenance({"provenance": s.provenance}),
+                                           "command": s.provenance.get("command", "\u2014")})
+        row["targets"].append(s.target.target_id)
+    return [{**r, "targets": ", ".join(r["targets"])} for r in runs.values()]
+
+
+def verdicts(scores: Sequence[TargetScore]) -> list[str]:
+    """One sentence (Markdown) per target: met or missed on how many cases, the worst case and by how much,
+    and the kernel's and the reference's rates as fractions of the datasheet peak."""
+    if isinstance(scores, (str, Mapping)) or not all(isinstance(s, TargetScore) for s in scores):
+        raise ValueError(f"scores must be a sequence of TargetScore, got {scores!r}")
+    out = []
+    for s in scores:
+        t = s.target
+        head = f"**{t.kernel}** vs {t.reference} (target \u2265 {t.min_ratio:.2f})"
+        unmeasured = f"; {s.n_missing} of {len(s.cases)} cases not measured" if s.n_missing else ""
+        if s.status == "not measured":
+            out.append(f"{head}: not measured (no rows in `{s.run_name}`).")
+            continue
+        if s.status == "missed":
+            verdict = (f"missed on {len(s.missed_cases)} of {s.n_measured} measured cases{unmeasured}; worst "
+                       f"{s.worst:.3f} ({s.worst_case}), {-s.margin:.3f} short ({-100 * s.relative_margin:.0f} % "
+                       f"under the target)")
+        else:
+            which = "its one measured case" if s.n_measured == 1 else f"all {s.n_measured} measured cases"
+            verdict = f"met on {which}{unmeasured}; worst {s.worst:.3f} ({s.worst_case})"
+        peaks = (f"the kernel runs at {_span_text(s.fraction_of_peak)} of the datasheet peak, the reference "
+                 f"at {_span_text(s.reference_fraction_of_peak)}")
+        out.append(f"{head}: {verdict}; median {s.median:.3f}, best {s.best:.3f}; {peaks}.")
+    return out
+
+
+def _columns():
+    from gpuperf.tables import Column
+
+    summary = (
+        Column("kernel", "kernel"), Column("reference", "same-run reference"), Column("dtypes", "dtypes"),
+        Column("target", "target"), Column("measured", "cases measured"), Column("worst", "worst", 1.0, 3),
+        Column("median", "median", 1.0, 3), Column("best", "best", 1.0, 3), Column("status", "verdict"),
+        Column("of_peak", "kernel / peak"), Column("reference_of_peak", "reference / peak"),
+    )
+    cases = (
+        Column("kernel", "kernel"), Column("case", "case"), Column("reference", "reference"),
+        Column("unit", "unit"), Column("rate", "kernel", 1e12, 2), Column("reference_rate", "reference", 1e12, 2),
+        Column("ratio", "ratio", 1.0, 3), Column("retimed", "ratio re-timed"), Column("target", "target"),
+        Column("verdict", "verdict"), Column("of_peak", "kernel / peak", 1.0, 2),
+        Column("reference_of_peak", "reference / peak", 1.0, 2),
+    )
+    provenance = (Column("run", "recorded run"), Column("targets", "targets"), Column("provenance", "measured"),
+                  Column("command", "command"))
+    return summary, cases, provenance
+
+
+#: Columns of :func:`summary_rows`, :func:`case_rows` and :func:`provenance_rows` for
+#: :func:`gpuperf.tables.format_table_html` (rates in TB/s or TFLOP/s, as each case's ``unit`` says).
+SUMMARY_COLUMNS, CASE_COLUMNS, PROVENANCE_COLUMNS = _columns()
