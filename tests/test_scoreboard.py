@@ -205,7 +205,7 @@ def test_a_missed_target_says_by_how_much():
     assert s.margin == pytest.approx(0.75 - 0.95) and s.relative_margin == pytest.approx(0.75 / 0.95 - 1)
     bf16 = next(c for c in s.cases if c.shape["dtype"] == "bf16")
     assert (bf16.met, bf16.ratio) == (False, pytest.approx(0.75)) and bf16.margin == pytest.approx(-0.2)
-    assert sb.summary_rows([s])[0]["status"] == "missed by 0.20 (1 of 2)"
+    assert sb.summary_rows([s])[0]["status"] == "missed by 0.20; 1 of 2 cases under"
     verdicts = [r["verdict"] for r in sb.case_rows([s])]
     assert verdicts == ["met", "missed by 0.20"]
 
@@ -420,3 +420,28 @@ def test_the_scoreboard_is_not_a_benchmark_family():
     from gpuperf.benchmark import families
 
     assert "scoreboard" not in families()
+
+
+def test_the_figure_draws_every_measured_case_and_every_target():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from gpuperf.plotting.scoreboard import plot_scoreboard, row_label
+
+    met = sb.score_target(SOFTMAX, _run(_softmax_rows({"fp16": 3.9e12, "bf16": 3.0e12})))
+    empty = sb.score_target(sb.get_target("softmax-long"), _run(_softmax_rows({"fp16": 3.9e12})))
+    fig, ax = plot_scoreboard([met, empty], title="t")
+    points = [line for line in ax.get_lines() if line.get_linestyle() == "None"]
+    assert sorted(round(line.get_xdata()[0], 4) for line in points) == [0.75, 0.975]
+    assert [line.get_marker() for line in sorted(points, key=lambda p: p.get_xdata()[0])] == ["v", "o"]
+    texts = [t.get_text() for t in ax.texts]
+    assert texts == ["6 of 6 not measured"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [row_label(met), row_label(empty)]
+    assert row_label(met) == "fused softmax\nvs device copy"
+    plt.close(fig)
+    with pytest.raises(ValueError, match="scores must be"):
+        plot_scoreboard([])
+    with pytest.raises(ValueError, match="score must be"):
+        row_label("x")

@@ -192,13 +192,13 @@ TARGETS: tuple[Target, ...] = (
            "matmul", "flop_per_s",
            _cases(({"dtype": dt, "m": 4096, "n": 4096, "k": 4096} for dt in ("bf16", "fp16")),
                   {"kernel": "triton-auto"}),
-           "cuBLAS (torch.matmul)", {"kernel": "cublas"}, 0.95, "{dtype} {m}^3", "08-tiling-and-shapes",
+           "cuBLAS (torch.matmul)", {"kernel": "cublas"}, 0.95, "{dtype} {m}\u00b3", "08-tiling-and-shapes",
            "the default backend ('auto')"),
     Target("matmul-8192", "tiled matmul, 8192\u00b3", "tiled matmul, 4096^3 / 8192^3, bf16 and fp16", "matmul",
            "matmul", "flop_per_s",
            _cases(({"dtype": dt, "m": 8192, "n": 8192, "k": 8192} for dt in ("bf16", "fp16")),
                   {"kernel": "triton-auto"}),
-           "cuBLAS (torch.matmul)", {"kernel": "cublas"}, 1.0, "{dtype} {m}^3", "08-tiling-and-shapes",
+           "cuBLAS (torch.matmul)", {"kernel": "cublas"}, 1.0, "{dtype} {m}\u00b3", "08-tiling-and-shapes",
            "the default backend ('auto')"),
     Target("attention-fwd-d64", "FlashAttention forward, d = 64",
            "FlashAttention forward, d = 64 and 128, N = 1K-16K, causal and full, bf16/fp16", "attention",
@@ -539,7 +539,8 @@ def _shapes_text(target: Target) -> str:
 
 def summary_rows(scores: Sequence[TargetScore]) -> list[dict[str, Any]]:
     """One row per target for :func:`gpuperf.tables.format_table_html`: kernel, reference, target, cases
-    measured, worst/median/best ratio, status and margin, and the fractions of the datasheet peak."""
+    measured, worst/median/best ratio, status and margin, the datasheet peak and the kernel's and the
+    reference's fractions of it (lowest-highest over the measured cases)."""
     if isinstance(scores, (str, Mapping)) or not all(isinstance(s, TargetScore) for s in scores):
         raise ValueError(f"scores must be a sequence of TargetScore, got {scores!r}")
     out = []
@@ -548,7 +549,7 @@ def summary_rows(scores: Sequence[TargetScore]) -> list[dict[str, Any]]:
         if s.status in ("met", "met where measured"):
             verdict = s.status
         elif s.status == "missed":
-            verdict = f"missed by {-s.margin:.2f} ({len(s.missed_cases)} of {s.n_measured})"
+            verdict = f"missed by {-s.margin:.2f}; {len(s.missed_cases)} of {s.n_measured} cases under"
         else:
             verdict = "not measured"
         out.append({
@@ -556,7 +557,8 @@ def summary_rows(scores: Sequence[TargetScore]) -> list[dict[str, Any]]:
             "dtypes": _shapes_text(t), "target": f"\u2265 {t.min_ratio:.2f}",
             "measured": f"{s.n_measured} of {len(s.cases)}", "worst": s.worst, "median": s.median,
             "best": s.best, "status": verdict,
-            "of_peak": _span_text(s.fraction_of_peak), "reference_of_peak": _span_text(s.reference_fraction_of_peak),
+            "peak": s.peak_name, "of_peak": _span_text(s.fraction_of_peak),
+            "reference_of_peak": _span_text(s.reference_fraction_of_peak),
         })
     return out
 
@@ -629,9 +631,12 @@ def _columns():
     from gpuperf.tables import Column
 
     summary = (
-        Column("kernel", "kernel"), Column("reference", "same-run reference"), Column("dtypes", "dtypes"),
-        Column("target", "target"), Column("measured", "cases measured"), Column("worst", "worst", 1.0, 3),
+        Column("kernel", "kernel"), Column("reference", "reference"), Column("target", "target"),
+        Column("measured", "measured"), Column("worst", "worst", 1.0, 3),
         Column("median", "median", 1.0, 3), Column("best", "best", 1.0, 3), Column("status", "verdict"),
+    )
+    peaks = (
+        Column("kernel", "kernel"), Column("reference", "reference"), Column("peak", "datasheet peak"),
         Column("of_peak", "kernel / peak"), Column("reference_of_peak", "reference / peak"),
     )
     cases = (
@@ -643,9 +648,10 @@ def _columns():
     )
     provenance = (Column("run", "recorded run"), Column("targets", "targets"), Column("provenance", "measured"),
                   Column("command", "command"))
-    return summary, cases, provenance
+    return summary, peaks, cases, provenance
 
 
-#: Columns of :func:`summary_rows`, :func:`case_rows` and :func:`provenance_rows` for
-#: :func:`gpuperf.tables.format_table_html` (rates in TB/s or TFLOP/s, as each case's ``unit`` says).
-SUMMARY_COLUMNS, CASE_COLUMNS, PROVENANCE_COLUMNS = _columns()
+#: Columns for :func:`gpuperf.tables.format_table_html`: the ratios and verdicts of :func:`summary_rows`
+#: (SUMMARY_COLUMNS), the same rows' fractions of the datasheet peak (PEAK_COLUMNS), :func:`case_rows`
+#: (rates in TB/s or TFLOP/s, as each case's ``unit`` says) and :func:`provenance_rows`.
+SUMMARY_COLUMNS, PEAK_COLUMNS, CASE_COLUMNS, PROVENANCE_COLUMNS = _columns()
