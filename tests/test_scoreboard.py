@@ -76,6 +76,8 @@ def test_targets_cover_issue_15_exactly():
 
 def test_every_target_reads_a_recorded_run_with_provenance():
     assert set(sb.RECORDED_RUNS) == {t.run_key for t in sb.TARGETS}
+    assert list(sb.runs_by_target()) == list(sb.target_ids())
+    assert sb.runs_by_target({**sb.RECORDED_RUNS, "matmul": "x"})["matmul-8192"] == "x"
     for t in sb.TARGETS:
         run = recorded.load_run(sb.run_name(t))
         assert recorded.describe_provenance(run).startswith("Measured on the NVIDIA H200")

@@ -205,13 +205,13 @@ TARGETS: tuple[Target, ...] = (
            "attention", "flop_per_s", _cases(_attention_shapes(64), _attention_forward_kernel),
            "SDPA cuDNN", {"kernel": "sdpa-cudnn"}, 1.0, "{dtype} d={head_dim} {mask} N={n_seq}",
            "14-flashattention-forward",
-           f"the variant the wrapper runs by default (tensor descriptors from N = {ATTENTION_TMA_MIN_KEYS})"),
+           f"the variant the wrapper runs by default, tensor descriptors from N = {ATTENTION_TMA_MIN_KEYS}"),
     Target("attention-fwd-d128", "FlashAttention forward, d = 128",
            "FlashAttention forward, d = 64 and 128, N = 1K-16K, causal and full, bf16/fp16", "attention",
            "attention", "flop_per_s", _cases(_attention_shapes(128), _attention_forward_kernel),
            "SDPA cuDNN", {"kernel": "sdpa-cudnn"}, 0.90, "{dtype} d={head_dim} {mask} N={n_seq}",
            "14-flashattention-forward",
-           f"the variant the wrapper runs by default (tensor descriptors from N = {ATTENTION_TMA_MIN_KEYS})"),
+           f"the variant the wrapper runs by default, tensor descriptors from N = {ATTENTION_TMA_MIN_KEYS}"),
     Target("attention-bwd", "FlashAttention backward", "FlashAttention backward, same shapes",
            "attention_backward", "attention_backward", "flop_per_s",
            _cases(({**s, "pass": "bwd"} for d in (64, 128) for s in _attention_shapes(d)), {"impl": "triton"}),
@@ -241,6 +241,12 @@ def run_name(target: Target, runs: Mapping[str, str] = RECORDED_RUNS) -> str:
         raise ValueError(f"runs must map run_key {target.run_key!r} (of target {target.target_id!r}) to a "
                          f"recorded run name, got {runs!r}")
     return runs[target.run_key]
+
+
+def runs_by_target(runs: Mapping[str, str] = RECORDED_RUNS) -> dict[str, str]:
+    """``{target_id: recorded run name}`` for every target of :data:`TARGETS` (what :data:`RECORDED_RUNS`
+    says, target by target)."""
+    return {t.target_id: run_name(t, runs) for t in TARGETS}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -609,7 +615,8 @@ def verdicts(scores: Sequence[TargetScore]) -> list[str]:
     out = []
     for s in scores:
         t = s.target
-        head = f"**{t.kernel}** vs {t.reference} (target \u2265 {t.min_ratio:.2f})"
+        scored = f"; scored: {t.note}" if t.note else ""
+        head = f"**{t.kernel}** vs {t.reference} (target \u2265 {t.min_ratio:.2f}{scored})"
         unmeasured = f"; {s.n_missing} of {len(s.cases)} cases not measured" if s.n_missing else ""
         if s.status == "not measured":
             out.append(f"{head}: not measured (no rows in `{s.run_name}`).")
