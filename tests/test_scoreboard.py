@@ -370,6 +370,7 @@ def test_bad_input_names_the_argument():
                   reference_params={"kernel": "copy"}, min_ratio=0.9, case_format="{dtype}", chapter="c")
     sb.Target(**fields)
     for name, bad, message in (("metric", "TB/s", "metric must be"), ("min_ratio", 0, "min_ratio must be"),
+                               ("quoted_in", "14-x", "quoted_in must be"), ("quoted_in", ("",), "quoted_in"),
                                ("min_ratio", math.nan, "min_ratio must be"), ("cases", (), "cases must be"),
                                ("reference_params", {}, "reference_params must be"), ("kernel", "", "kernel must"),
                                ("case_format", "{rows}", "case_format"),
@@ -396,11 +397,12 @@ def test_each_kernels_chapter_reads_the_run_the_scoreboard_reads():
     """The chapter where a kernel is built and measured quotes its ratios from the run the scoreboard
     scores: switching RECORDED_RUNS without the chapter (or the chapter without RECORDED_RUNS) fails here."""
     for t in sb.TARGETS:
-        chapter = ROOT / "book" / f"{t.chapter}.ipynb"
-        assert chapter.is_file(), t.chapter
-        assert sb.run_name(t) in _loaded_runs(chapter), (
-            f"{t.chapter} does not load_run({sb.run_name(t)!r}), which the scoreboard reads for {t.target_id}; "
-            f"it loads {sorted(_loaded_runs(chapter))}")
+        for page in (t.chapter, *t.quoted_in):
+            chapter = ROOT / "book" / f"{page}.ipynb"
+            assert chapter.is_file(), page
+            assert sb.run_name(t) in _loaded_runs(chapter), (
+                f"{page} does not load_run({sb.run_name(t)!r}), which the scoreboard reads for "
+                f"{t.target_id}; it loads {sorted(_loaded_runs(chapter))}")
 
 
 def test_the_page_tables_every_target_and_links_every_chapter():

@@ -40,8 +40,8 @@ METRICS = ("bytes_per_s", "flop_per_s")
 #: run is the one line of its key. Every target of a key reads the same run.
 RECORDED_RUNS: Mapping[str, str] = MappingProxyType({
     "elementwise": "elementwise_h200",
-    "softmax": "softmax_auto_h200",  # the default launch ("triton auto") and its copies
-    "softmax_vs_torch": "softmax_h200",  # softmax_auto_h200 has no torch.softmax rows
+    "softmax": "softmax_h200",  # 32768 x 4096: the copy and torch.softmax (chapters 13 and 14 quote it)
+    "softmax_long": "softmax_auto_h200",  # long rows: re-run of the current default launch and the copies
     "norm": "norm_h200",
     "matmul": "matmul_targets_h200",
     "attention": "attention_h200",
@@ -90,7 +90,8 @@ class Target:
     of a case's shape. ``min_ratio``: the case meets the target when kernel rate / reference rate >=
     ``min_ratio``. ``case_format``: ``str.format`` template of a case's name from its shape params.
     ``chapter``: the book page (doc name) where the kernel is built and measured. ``note``: which of the
-    kernel's rows is scored, when there is a choice.
+    kernel's rows is scored, when there is a choice. ``quoted_in``: other pages that quote the target's
+    ratios (they must read the same run; ``tests/test_scoreboard.py`` checks it).
     """
 
     target_id: str
@@ -106,6 +107,7 @@ class Target:
     case_format: str
     chapter: str
     note: str = ""
+    quoted_in: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("target_id", "kernel", "issue_row", "family", "run_key", "reference", "case_format",
@@ -118,6 +120,10 @@ class Target:
         if not cases or not all(isinstance(c, CaseSpec) for c in cases):
             raise ValueError(f"cases must be a non-empty sequence of CaseSpec, got {self.cases!r}")
         object.__setattr__(self, "cases", cases)
+        quoted = tuple(self.quoted_in) if not isinstance(self.quoted_in, str) else None
+        if quoted is None or not all(isinstance(q, str) and q for q in quoted):
+            raise ValueError(f"quoted_in must be a sequence of page names, got {self.quoted_in!r}")
+        object.__setattr__(self, "quoted_in", quoted)
         if not isinstance(self.reference_params, Mapping) or not self.reference_params:
             raise ValueError(f"reference_params must be a non-empty mapping, got {self.reference_params!r}")
         object.__setattr__(self, "reference_params", _frozen(self.reference_params))
@@ -170,14 +176,14 @@ TARGETS: tuple[Target, ...] = (
     Target("softmax-copy", "fused softmax", "fused softmax, 32768 x 4096 fp16 and bf16", "softmax", "softmax",
            "bytes_per_s", _cases(({"dtype": dt, "rows": 32768, "n": 4096} for dt in _HALF), _FUSED_SOFTMAX),
            "device copy", {"kernel": "copy"}, 0.95, "{dtype} {rows}x{n}", "13-online-softmax",
-           _SOFTMAX_NOTE),
+           _SOFTMAX_NOTE, ("14-flashattention-forward",)),
     Target("softmax-torch", "fused softmax", "fused softmax, 32768 x 4096 fp16 and bf16", "softmax",
-           "softmax_vs_torch", "bytes_per_s",
+           "softmax", "bytes_per_s",
            _cases(({"dtype": dt, "rows": 32768, "n": 4096} for dt in _HALF), _FUSED_SOFTMAX),
            "torch.softmax", {"kernel": "torch"}, 3.0, "{dtype} {rows}x{n}", "13-online-softmax",
-           _SOFTMAX_NOTE),
-    Target("softmax-long", "softmax, long rows", "softmax with rows of 65536-262144", "softmax", "softmax",
-           "bytes_per_s",
+           _SOFTMAX_NOTE, ("14-flashattention-forward",)),
+    Target("softmax-long", "softmax, long rows", "softmax with rows of 65536-262144", "softmax",
+           "softmax_long", "bytes_per_s",
            _cases(({"dtype": dt, "rows": r, "n": n} for dt in _HALF for r, n in _SOFTMAX_LONG),
                   _FUSED_SOFTMAX),
            "device copy", {"kernel": "copy"}, 0.80, "{dtype} {rows}x{n}", "13-online-softmax", _SOFTMAX_NOTE),
@@ -216,7 +222,8 @@ TARGETS: tuple[Target, ...] = (
            "attention_backward", "attention_backward", "flop_per_s",
            _cases(({**s, "pass": "bwd"} for d in (64, 128) for s in _attention_shapes(d)), {"impl": "triton"}),
            "SDPA cuDNN", {"impl": "sdpa-cudnn"}, 0.85, "{dtype} d={head_dim} {mask} N={n_seq}",
-           "15-flash-attention-backward", "the backward pass alone (pass 'bwd')"),
+           "15-flash-attention-backward", "the backward pass alone (pass 'bwd')",
+           ("16-flash-attention-in-practice",)),
 )
 
 
