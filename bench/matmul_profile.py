@@ -54,17 +54,28 @@ def main(argv: list[str]) -> int:
     parser.add_argument("reports", nargs="+", help="STAGE:DTYPE:N=PATH of each ncu CSV report")
     parser.add_argument("--name", default="matmul_profile_h200", help="stem of the recorded run")
     parser.add_argument("--out-dir", type=Path, default=None, help="folder for the JSON (default book/data)")
+    parser.add_argument("--skip-bad", action="store_true",
+                        help="leave out (with a message) a report that is missing or holds no launch")
     args = parser.parse_args(argv)
     from gpuperf.recorded import provenance, save_run
 
     reports = {}
     for spec in args.reports:
         key, path = parse_spec(spec)
-        reports[key] = path.read_text()
+        try:
+            text = path.read_text()
+            rows_from_reports({key: text})  # parses, or raises
+        except (OSError, ValueError) as exc:
+            if not args.skip_bad:
+                raise
+            print(f"left out {spec}: {exc}")
+            continue
+        reports[key] = text
     rows = rows_from_reports(reports)
     for r in rows:
-        print(f"{r['stage']:>6} {r['dtype']} {r['n']} {r['kernel']:>6}: {r['duration_ns'] / 1e3:8.1f} us, "
-              f"tensor pipe {r['tensor_pipe_active_pct']} %, {r['kernel_name'][:60]}")
+        print(f"{r['stage']:>6} {r['dtype']} {r['n']} {r['kernel']:>6}: {r['duration_ns']} ns, "
+              f"tensor pipe {r['tensor_pipe_active_pct']} %, {len(r['stalls'])} stall reasons, "
+              f"{r['kernel_name'][:60]}")
     path = save_run(args.name, rows, provenance(shlex.join(["python", "bench/matmul_profile.py", *argv])),
                     data_dir=args.out_dir)
     print(f"wrote {path}")

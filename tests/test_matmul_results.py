@@ -159,7 +159,7 @@ def test_run_cases_interleaves_a_group_and_leaves_plain_cases_alone(monkeypatch)
                           reference=f"ref {g}", params={"kernel": "new"})
         yield bm.Case("plain", lambda: calls.append("plain"), flop=1.0, metric="flop_per_s", retime=True)
 
-    rows = bm.run_cases("demo", cases(), progress=False)
+    rows = bm.run_cases("demo", cases(), progress=False, soak_s=0.0)
     # each member runs once on arrival (the warm-up run), then the group round-robin, reversed every round
     assert calls[:10] == ["ref a", "new a", "ref a", "new a", "new a", "ref a", "ref a", "new a", "new a",
                           "ref a"]
@@ -252,3 +252,22 @@ def test_round_ratios_pair_each_round_with_the_reference_round():
     ratios = bm.round_ratios([ref, new, plain])
     assert list(ratios) == ["triton"]
     assert ratios["triton"] == pytest.approx([0.9, 2.0 / 2.2, 2.4 / 2.2])
+
+
+def test_run_cases_soaks_an_interleaved_group_before_its_rounds(monkeypatch):
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(_gpustate, "make_reader", lambda index: None)
+    calls = []
+    monkeypatch.setattr(bm, "time_callable", lambda fn, w, r: (calls.append("timed"), 1e-3)[1])
+    cases = [bm.Case("ref", lambda: calls.append("ref"), rounds=2),
+             bm.Case("new", lambda: calls.append("new"), reference="ref")]
+    rows = bm.run_cases("demo", iter(cases), progress=False, soak_s=1e-9)
+    # arrival runs, one soak pass over the group (at least once, however short), then 2 x 2 timings
+    assert calls == ["ref", "new", "ref", "new"] + ["timed"] * 4
+    assert rows[1]["sm_clock_mhz_rounds"] == [None, None] and rows[1]["gpu_state_source"] is None
+    with pytest.raises(ValueError, match="soak_s"):
+        bm.run_cases("demo", iter(cases), progress=False, soak_s=-1)

@@ -109,6 +109,16 @@ def test_matmul_tma_backends(m, n, k, dtype, device, gen):
         _check(mm.matmul(a, b, out, backend=backend), a, b, None, gen)
 
 
+def test_auto_takes_warp_specialisation_only_where_triton_specialises(monkeypatch):
+    assert mm.auto_tma_kind(9) == "tma"  # Hopper: the flag compiles to the same kernel (bench/NOTES.md)
+    assert mm.auto_tma_kind(10) == "tma_ws" and mm.auto_tma_kind(12) == "tma_ws"
+    monkeypatch.setattr(mm, "_warp_specialize_failed", True)
+    assert mm.auto_tma_kind(10) == "tma"
+    for bad in (8, 9.0, True):
+        with pytest.raises(ValueError, match="major"):
+            mm.auto_tma_kind(bad)
+
+
 def test_counts():
     assert mm.matmul_flop(2, 3, 4) == 48
     assert mm.matmul_min_bytes_moved(2, 3, 4, 2) == 2 * (8 + 12 + 6)

@@ -172,7 +172,7 @@ def _progress(iterable: Iterable, enabled: bool, description: str) -> Iterable:
 
 
 def run_cases(family: str, cases: Iterable[Case], *, progress: bool = True, warmup_ms: float = 25.0,
-              rep_ms: float = 100.0, only: str | None = None) -> list[Row]:
+              rep_ms: float = 100.0, only: str | None = None, soak_s: float = 0.5) -> list[Row]:
     """Check, time and count every case (in order), time the ``retime`` cases twice, and return the
     rows with their ratios. ``only`` keeps the cases whose label contains that text, and every
     reference case (a case whose own ``reference`` is ``None``).
@@ -182,7 +182,9 @@ def run_cases(family: str, cases: Iterable[Case], *, progress: bool = True, warm
     Interleaved rounds (opt-in, ``Case.rounds`` > 1): such a case starts a *group*, and the following
     cases that name a member of the group as their reference join it. Each member is checked and run once
     when it arrives; when the group is complete (the next case does not join it, or the cases end), the
-    members are timed round-robin ``max(rounds)`` times, the order reversed every other round, while a
+    members are first run back to back for ``soak_s`` seconds (a heat soak, so that the first round does
+    not start on a cool chip at its boost clock), then timed round-robin ``max(rounds)`` times, the order
+    reversed every other round, while a
     thread samples the SM clock, temperature and power (:mod:`gpuperf.benchmark._gpustate`). A row's
     ``time_s`` is the median of its rounds' times, and :data:`ROUND_KEYS` keep every round. A group's
     tensors live until the next case has been built, so at most two groups are in memory at once.
@@ -191,6 +193,8 @@ def run_cases(family: str, cases: Iterable[Case], *, progress: bool = True, warm
         raise ValueError(f"family must be a lowercase name of letters, digits and _, got {family!r}")
     warmup_ms = _check_ms("warmup_ms", warmup_ms)
     rep_ms = _check_ms("rep_ms", rep_ms)
+    if isinstance(soak_s, bool) or not isinstance(soak_s, numbers.Real) or not (math.isfinite(soak_s) and soak_s >= 0):
+        raise ValueError(f"soak_s must be a finite number of seconds >= 0, got {soak_s!r}")
     import torch
 
     if not torch.cuda.is_available():
@@ -202,7 +206,7 @@ def run_cases(family: str, cases: Iterable[Case], *, progress: bool = True, warm
 
     def flush() -> None:
         if group:
-            rows.extend(_time_interleaved(family, group, warmup_ms, rep_ms))
+            rows.extend(_time_interleaved(family, group, warmup_ms, rep_ms, soak_s))
             group.clear()
 
     for case in _progress(cases, progress, family):
@@ -241,10 +245,21 @@ def interleaved_order(n_cases: int, rounds: int) -> list[int]:
     return order
 
 
-def _time_interleaved(family: str, group: Sequence[Case], warmup_ms: float, rep_ms: float) -> list[Row]:
+def _time_interleaved(family: str, group: Sequence[Case], warmup_ms: float, rep_ms: float,
+                      soak_s: float) -> list[Row]:
     import statistics
+    import time
 
     import torch
+
+    if soak_s > 0:
+        end = time.perf_counter() + soak_s
+        while True:  # at least once
+            for case in group:
+                case.fn()
+            torch.cuda.synchronize()
+            if time.perf_counter() >= end:
+                break
 
     from gpuperf.benchmark._gpustate import GpuSampler, make_reader
 

@@ -21,8 +21,14 @@ Two implementations, one public function :func:`matmul`:
   arithmetic and zero-fills out-of-bounds elements, so any m, n, k works), and the kernel is *persistent*:
   it launches one program per SM, and each program loops over output tiles in grouped order, which removes
   the launch of later waves and lets the loads of the next tile overlap the epilogue of this one. With
-  ``warp_specialize`` (backend ``"tma_ws"``, the default on Hopper where Triton compiles it) producer warps
-  issue the TMA loads while consumer warps run the Tensor Core instructions.
+  ``warp_specialize`` (backend ``"tma_ws"``, the default on Blackwell and later) Triton gives the TMA loads
+  to producer warps and the Tensor Core instructions to consumer warps. On Hopper, Triton 3.6 compiles the
+  flag to the same kernel as without it (8 warps, 256 threads, same registers and shared memory: measured,
+  bench/NOTES.md), so there "auto" takes the plain TMA kernel, software-pipelined ``num_stages`` deep.
+
+The TMA tile, :data:`TMA_LARGE_CONFIG`, was chosen by an interleaved sweep on an H200 (bench/NOTES.md, job
+mm-1): 4 stages, GROUP_M 16, a 256 x 128 tile, BLOCK_K 128 and an unsplit epilogue were each no faster
+beyond the noise, several slower.
 
 Precision: fp16 and bf16 inputs are multiplied on the tensor cores with fp32 accumulation and rounded once to
 the input dtype on store. fp32 inputs need an explicit ``input_precision``: ``"tf32"`` (tensor cores, inputs
@@ -201,7 +207,8 @@ def _matmul_tma_kernel(
 
 
 #: TMA kernel tiles: (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, stages, warps, split epilogue). The first won at
-#: 4096^3 and 8192^3 in bf16 and fp16 on an H200 (bench/NOTES.md, p3 job 1) and is the only one tried for large
+#: 4096^3 and 8192^3 in bf16 and fp16 on an H200 (bench/NOTES.md, p3 job 1; no variant of it beat it beyond
+#: the noise in the interleaved sweep of job mm-1) and is the only one tried for large
 #: products (autotuning among near-equal configs there only picks by noise); small and skinny products
 #: also try a 128 x 128 tile, which leaves fewer SMs idle.
 TMA_LARGE_CONFIG = (128, 256, 64, 8, 3, 8, True)
@@ -292,6 +299,15 @@ def _device_info(device: torch.device) -> tuple[int, int]:
     return _device_cache[index]
 
 
+def auto_tma_kind(major: int) -> str:
+    """The TMA launcher ``backend="auto"`` takes on a GPU of compute capability ``major``: ``"tma_ws"`` on
+    Blackwell and later (10+), unless this Triton failed to compile it; ``"tma"`` on Hopper, where Triton
+    3.6 compiles ``warp_specialize`` to the same kernel as without it (bench/NOTES.md, job mm-1)."""
+    if isinstance(major, bool) or not isinstance(major, int) or major < 9:
+        raise ValueError(f"major must be a compute capability major version >= 9 (TMA), got {major!r}")
+    return "tma_ws" if (major >= 10 and not _warp_specialize_failed) else "tma"
+
+
 def tma_supported(a: torch.Tensor, b: torch.Tensor) -> bool:
     """True when the TMA kernel can take ``a @ b``: compiled mode, a Hopper-or-later GPU, fp16/bf16, and
     16-byte aligned rows and bases (TMA's rule: k b and n b multiples of 16 bytes)."""
@@ -319,8 +335,9 @@ def matmul(
     ``a`` (m, k) and ``b`` (k, n): contiguous, one dtype (fp16, bf16, fp32; bf16 only on a GPU), one device
     (CUDA, or the CPU under the interpreter). ``out`` (m, n) of the same dtype must not overlap them.
     ``input_precision`` is required for fp32 inputs (``"tf32"`` or ``"ieee"``) and must be None otherwise.
-    ``backend``: ``"auto"`` (where :func:`tma_supported`, the TMA kernel with warp specialisation, falling
-    back to the TMA kernel without it if this Triton cannot compile that; else the portable kernel),
+    ``backend``: ``"auto"`` (where :func:`tma_supported`, the TMA kernel: with warp specialisation on
+    Blackwell and later, falling back to the TMA kernel without it if this Triton cannot compile that;
+    without it on Hopper, where Triton 3.6 does not specialise; else the portable kernel),
     ``"portable"``, ``"tma"``, or ``"tma_ws"`` (producer warps issue the TMA loads while consumer warps
     multiply). ``config`` fixes the portable kernel's tile (keys of :data:`INTERPRETER_CONFIG`) instead of
     autotuning (always fixed under the interpreter). Raises ``ValueError`` naming the argument.
@@ -359,7 +376,7 @@ def matmul(
         _set_tma_allocator()
         num_sms = _device_info(a.device)[1]
         grid = lambda meta: (min(num_sms, triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])),)
-        kind = backend if backend != "auto" else ("tma" if _warp_specialize_failed else "tma_ws")
+        kind = backend if backend != "auto" else auto_tma_kind(_device_info(a.device)[0])
         try:
             _autotuned_kernel(kind)[grid](a, b, out, m, n, k, NUM_PROGRAMS=num_sms)
         except Exception:  # noqa: BLE001 - a Triton that cannot compile warp specialisation on this GPU
@@ -420,6 +437,7 @@ __all__ = [
     "INPUT_PRECISIONS",
     "INTERPRETED",
     "INTERPRETER_CONFIG",
+    "auto_tma_kind",
     "matmul",
     "matmul_flop",
     "matmul_min_bytes_moved",

@@ -102,3 +102,25 @@ def plot_wave_footprint(ax, tiles_m: int, tiles_n: int, concurrent: int, order: 
     ax.grid(False)
     ax.set_title(f"{order}: {len(rows)} A row panels + {len(cols)} B column panels", fontsize=10)
     return ax
+
+
+def plot_interleaved_rounds(ax, rows: Sequence[Mapping], label: str):
+    """One interleaved comparison (rows timed in rounds by the benchmark harness): the TFLOP/s of the row
+    ``label`` and of its reference in each round (solid markers), with the SM clock during each timing on a
+    second axis (hollow markers). Returns the clock axis."""
+    by_label = {r["label"]: r for r in rows}
+    row = by_label[label]
+    pair = [by_label[row["reference"]], row]
+    clock_ax = ax.twinx()
+    for i, r in enumerate(pair):
+        rounds = np.arange(1, len(r["time_s_rounds"]) + 1)
+        colour = PALETTE[i]
+        ax.plot(rounds, [r["flop"] / t / 1e12 for t in r["time_s_rounds"]], "o-", color=colour,
+                label=r["kernel"])
+        clocks = [np.nan if c is None else c for c in r["sm_clock_mhz_rounds"]]
+        clock_ax.plot(rounds, clocks, "s--", color=colour, mfc="none", alpha=0.7, label=f"{r['kernel']} SM clock")
+    ax.set_xlabel("round")
+    ax.set_ylabel("TFLOP/s")
+    clock_ax.set_ylabel("SM clock (MHz)")
+    ax.set_xticks(np.arange(1, len(row["time_s_rounds"]) + 1))
+    return clock_ax
