@@ -271,3 +271,30 @@ def test_run_cases_soaks_an_interleaved_group_before_its_rounds(monkeypatch):
     assert rows[1]["sm_clock_mhz_rounds"] == [None, None] and rows[1]["gpu_state_source"] is None
     with pytest.raises(ValueError, match="soak_s"):
         bm.run_cases("demo", iter(cases), progress=False, soak_s=-1)
+
+
+def test_sweep_rows_from_a_sweep_report():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("matmul_sweep", REPO / "bench" / "matmul_sweep.py")
+    ms = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ms)
+    tail = ("compiled base bfloat16 (256, 256, 256): regs 161, spills 0, shared 180248, num_warps 8, threads None\n"
+            "compiled base float16 (256, 256, 256): regs 170, spills 2, shared 1, num_warps 8, threads None\n")
+    report = {
+        "candidates": {"base": [[128, 256, 64, 8, 3, 8, True], True]},
+        "compile": [["base", 7.0, 0, tail]],
+        "check": [["base", "torch.bfloat16", [1025, 2056, 1032], 0, 1e-3, True],
+                  ["base", "torch.float16", [1025, 2056, 1032], 0, 1e-3, True]],
+        "timing": [{"dtype": "torch.bfloat16", "n": 4096, "kernel": k, "times_s": ts, "sm_clock_mhz": [1.0] * 3,
+                    "temperature_c": [50.0] * 3, "power_w": [600.0] * 3, "ratio_median": r, "ratio_rounds": [r] * 3}
+                   for k, ts, r in (("cublas", [2e-4, 1e-4, 3e-4], 1.0), ("base", [2e-4, 2e-4, 2e-4], 1.0))],
+    }
+    rows = ms.sweep_rows(report)
+    assert [r["kernel"] for r in rows] == ["cublas", "base"]
+    cub, base = rows
+    assert cub["time_s"] == 2e-4 and cub["flop_per_s"] == pytest.approx(2 * 4096**3 / 2e-4)
+    assert "block_m" not in cub and cub["dtype"] == "bf16"
+    assert (base["block_m"], base["block_n"], base["stages"], base["split_epilogue"]) == (128, 256, 3, True)
+    assert (base["registers_per_thread"], base["spilled_registers"], base["shared_bytes"]) == (161, 0, 180248)
+    assert base["checked"] is True and base["warp_specialize"] is True
