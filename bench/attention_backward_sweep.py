@@ -16,6 +16,7 @@ first (Triton's on-disk cache then serves the timed process), on tiny inputs wit
 
     python bench/attention_backward_sweep.py variants OUT_DIR
     python bench/attention_backward_sweep.py overhead OUT_DIR
+    python bench/attention_backward_sweep.py precompile    # the defaults, before bench/run.py
     ncu --clock-control none --profile-from-start off ... \
         python bench/attention_backward_sweep.py profile F1 128 causal
 """
@@ -36,20 +37,19 @@ Cfg = fab.BackwardConfig
 CANDIDATES = {
     64: {
         "S0": Cfg(32, 128, 128, 64, num_warps=4, num_stages=3, dq_num_warps=8),  # last session's default
-        "S1": Cfg(64, 128, 128, 64, num_warps=8, num_stages=3),
-        "F1": Cfg(64, 128, 64, 128, num_warps=8, num_stages=2, fused=True),
-        "F2": Cfg(32, 128, 32, 128, num_warps=4, num_stages=3, fused=True),
-        "F3": Cfg(64, 64, 64, 64, num_warps=4, num_stages=3, fused=True),
+        "S0T": Cfg(32, 128, 128, 64, num_warps=4, num_stages=3, dq_num_warps=8, tma=True),
         "F4": Cfg(64, 128, 64, 128, num_warps=8, num_stages=3, fused=True),
+        "F4T": Cfg(64, 128, 64, 128, num_warps=8, num_stages=3, fused=True, tma=True),
+        "F1T": Cfg(64, 128, 64, 128, num_warps=8, num_stages=2, fused=True, tma=True),
+        "F3T": Cfg(64, 64, 64, 64, num_warps=4, num_stages=3, fused=True, tma=True),
     },
     128: {
         "S0": Cfg(64, 64, 64, 64, num_warps=4, num_stages=2),  # last session's default
-        "S1": Cfg(64, 128, 128, 64, num_warps=8, num_stages=2),
-        "S2": Cfg(32, 128, 128, 32, num_warps=8, num_stages=2),
-        "F1": Cfg(64, 128, 64, 128, num_warps=8, num_stages=2, fused=True),
-        "F2": Cfg(64, 64, 64, 64, num_warps=8, num_stages=2, fused=True),
-        "F3": Cfg(32, 128, 32, 128, num_warps=8, num_stages=2, fused=True),
+        "S0T": Cfg(64, 64, 64, 64, num_warps=4, num_stages=2, tma=True),
         "F4": Cfg(64, 128, 64, 128, num_warps=8, num_stages=3, fused=True),
+        "F4T": Cfg(64, 128, 64, 128, num_warps=8, num_stages=3, fused=True, tma=True),
+        "F1T": Cfg(64, 128, 64, 128, num_warps=8, num_stages=2, fused=True, tma=True),
+        "F5T": Cfg(64, 128, 64, 128, num_warps=8, num_stages=4, fused=True, tma=True),
     },
 }
 
@@ -145,7 +145,7 @@ def _one_shape(head_dim, causal, table, gen, backward_flop, n_seq=4096):
                "impl": name, "fused": cfg.fused, "dkdv_block_m": cfg.dkdv_block_m,
                "dkdv_block_n": cfg.dkdv_block_n, "dq_block_m": cfg.dq_block_m, "dq_block_n": cfg.dq_block_n,
                "num_warps": cfg.num_warps, "num_stages": cfg.num_stages, "dq_num_warps": cfg.dq_num_warps,
-               "dq_num_stages": cfg.dq_num_stages}
+               "dq_num_stages": cfg.dq_num_stages, "tma": cfg.tma}
         try:
             row["error_fp16"] = _check(cfg, head_dim, torch.float16, causal, gen)
             row["error_bf16"] = _check(cfg, head_dim, torch.bfloat16, causal, gen)
@@ -300,10 +300,69 @@ def profile(name: str, head_dim: int, causal: bool, n_seq: int = 4096) -> None:
     torch.cuda.cudart().cudaProfilerStop()
 
 
+def launch_cost() -> None:
+    """Host time of single launches (tiny grid): where the backward's ~130 us of host time goes."""
+    q, k, v, do = (torch.randn(1, 2, 64, 64, device="cuda", dtype=torch.float16) for _ in range(4))
+    o, lse = _forward(q, k, v, False)
+    delta = torch.empty(1, 2, 64, device="cuda")
+    dk, dv = torch.empty_like(k), torch.empty_like(v)
+    cfg = fab.SPLIT_CONFIGS[64]
+    common = (*q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *do.stride()[:3], 2, 64, 64, 0.18, 0.125)
+    calls = {
+        "preprocess launch (12 args)": lambda: fab._preprocess_kernel[(1, 2)](
+            o, do, delta, delta, *o.stride()[:3], *do.stride()[:3], 2, 64, BLOCK_M=64, HEAD_DIM=64,
+            ZERO_DQ=False),
+        "dkdv launch (26 args)": lambda: fab._dkdv_kernel[(1, 2)](
+            q, k, v, do, lse, delta, dk, dv, delta, *common, CAUSAL=False, BLOCK_M=cfg.dkdv_block_m,
+            BLOCK_N=cfg.dkdv_block_n, HEAD_DIM=64, FUSED_DQ=False, USE_TMA=False, PRECISION="default",
+            num_warps=cfg.num_warps, num_stages=cfg.num_stages),
+        "flash_attention_backward": lambda: fab.flash_attention_backward(q, k, v, o, lse, do),
+        "torch.empty": lambda: torch.empty(1, 2, 64, 64, device="cuda"),
+    }
+    for name, fn in calls.items():
+        for _ in range(20):
+            fn()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(300):
+            fn()
+        host_s = (time.perf_counter() - t0) / 300
+        torch.cuda.synchronize()
+        print(f"host time of {name}: {host_s * 1e6:.1f} us", flush=True)
+
+
+def collect(out_dir: Path, reports: list[str]) -> None:
+    """Per-kernel summaries (``gpuperf.ncu.kernel_summary``) of ncu CSV reports given as LABEL=PATH (e.g.
+    before=bench/profiles/.../ncu_attn_bwd_d128_causal_n4096.csv): ``attention_backward_profile_<device>``."""
+    from gpuperf import ncu, recorded
+    from gpuperf.benchmark import device_slug
+
+    rows = []
+    for item in reports:
+        label, _, path = item.partition("=")
+        for launch in ncu.parse_ncu_csv(Path(path).read_text()):
+            summary = ncu.kernel_summary(launch)
+            summary.pop("stalls", None)
+            rows.append({"run": label, "report": Path(path).name, "id": launch["id"], **summary})
+            print(rows[-1], flush=True)
+    name = f"attention_backward_profile_{device_slug(torch.cuda.get_device_name())}"
+    prov = recorded.provenance("ncu --clock-control none (bench/attention_backward_sweep.py profile, "
+                               "bench/profile_kernels.py) + attention_backward_sweep.py collect")
+    print(recorded.save_run(name, rows, prov, data_dir=out_dir))
+
+
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "variants"
     if mode == "profile":  # profile NAME HEAD_DIM full|causal
         profile(sys.argv[2], int(sys.argv[3]), sys.argv[4] == "causal")
+    elif mode == "launch":
+        launch_cost()
+    elif mode == "collect":  # collect OUT_DIR LABEL=CSV ...
+        collect(Path(sys.argv[2]), sys.argv[3:])
+    elif mode == "precompile":  # precompile the defaults (forward + backward) for a family run
+        defaults = [(d, dt, c, cfg) for d in (64, 128) for dt in ("fp16", "bf16") for c in (False, True)
+                    for cfg in ("forward", fab.GPU_CONFIGS[(d, c)])]
+        print(f"precompiled {len(defaults)} kernel sets in {precompile(defaults):.1f} s", flush=True)
     else:
         out = Path(sys.argv[2]) if len(sys.argv) > 2 else Path.cwd()
         {"variants": variants, "overhead": overhead}[mode](out)

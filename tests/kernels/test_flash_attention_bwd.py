@@ -361,6 +361,8 @@ def test_default_config_covers_every_head_dim():
         fab.variant_config(64, "atomic")
     with pytest.raises(ValueError, match="fused"):
         fab.BackwardConfig(16, 16, 16, 16, fused=1)
+    with pytest.raises(ValueError, match="tma"):
+        fab.BackwardConfig(16, 16, 16, 16, tma="yes")
     assert fab.BackwardConfig(16, 16, 16, 16, num_warps=2).dq_num_warps == 2
     with pytest.raises(ValueError, match="head_dim"):
         fab.default_config(48)

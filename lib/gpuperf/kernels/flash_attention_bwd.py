@@ -82,7 +82,10 @@ class BackwardConfig:
     ``dq_block_m`` queries). ``num_warps`` and ``num_stages`` are Triton launch options of the dK/dV kernel,
     ``dq_num_warps`` and ``dq_num_stages`` of the dQ kernel (default: the same). The interpreter ignores them.
     ``fused``: the dK/dV kernel also computes dQ (FlashAttention-2's single loop, 5 tile matmuls, dQ summed
-    over key blocks with fp32 atomic adds); the ``dq_*`` fields are then unused.
+    over key blocks with fp32 atomic adds); the ``dq_*`` fields are then unused. ``tma``: the dK/dV
+    kernel loads Q and dO tiles through tensor descriptors (the TMA unit of a Hopper GPU) and, if fused,
+    adds each dQ tile with one bulk reduction instead of an atomic per element; ignored where TMA is
+    unavailable (before compute capability 9, and under the interpreter).
     """
 
     dkdv_block_m: int
@@ -94,6 +97,7 @@ class BackwardConfig:
     dq_num_warps: int | None = None
     dq_num_stages: int | None = None
     fused: bool = False
+    tma: bool = False
 
     def __post_init__(self) -> None:
         for name in ("dkdv_block_m", "dkdv_block_n", "dq_block_m", "dq_block_n"):
@@ -113,6 +117,8 @@ class BackwardConfig:
                 raise ValueError(f"{name} must be an integer in [1, 8], got {value!r}")
         if not isinstance(self.fused, bool):
             raise ValueError(f"fused must be a bool, got {self.fused!r}")
+        if not isinstance(self.tma, bool):
+            raise ValueError(f"tma must be a bool, got {self.tma!r}")
 
 
 #: The split design's tiles per head dimension on a GPU (a dK/dV kernel and a dQ kernel): last session's
@@ -307,7 +313,7 @@ def _dot(a, b, PRECISION: tl.constexpr):
 def _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, stride_qm, stride_dom,
                 offs_n, offs_d, n_q, qk_scale_log2, start_m, end_m, BLOCK_M: tl.constexpr,
                 HEAD_DIM: tl.constexpr, APPLY_MASK: tl.constexpr, FUSED_DQ: tl.constexpr,
-                PRECISION: tl.constexpr):
+                USE_TMA: tl.constexpr, PRECISION: tl.constexpr):
     # Streams query blocks [start_m, end_m) past one key block, accumulating dK and dV (both unscaled).
     # With FUSED_DQ it also adds this key block's share of dQ, dS K (unscaled), into the fp32 accumulator
     # at dq_base with atomic adds: 5 tile matmuls per tile instead of the split design's 4 + 3.
@@ -315,9 +321,14 @@ def _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, st
     for start in range(start_m, end_m, BLOCK_M):
         offs_m = start + offs_m0
         row_ok = offs_m < n_q
-        q = tl.load(q_base + offs_m[:, None] * stride_qm + offs_d[None, :], mask=row_ok[:, None], other=0.0)
-        do = tl.load(do_base + offs_m[:, None] * stride_dom + offs_d[None, :], mask=row_ok[:, None],
-                     other=0.0)
+        if USE_TMA:  # q_base, do_base are per-head tensor descriptors: TMA zero-fills rows past n_q
+            q = q_base.load([start, 0])
+            do = do_base.load([start, 0])
+        else:
+            q = tl.load(q_base + offs_m[:, None] * stride_qm + offs_d[None, :], mask=row_ok[:, None],
+                        other=0.0)
+            do = tl.load(do_base + offs_m[:, None] * stride_dom + offs_d[None, :], mask=row_ok[:, None],
+                         other=0.0)
         # Padded query rows get L = +inf, so their recomputed probabilities are exactly 0.
         lse2 = tl.load(lse_base + offs_m, mask=row_ok, other=float("inf")) * 1.4426950408889634
         delta = tl.load(delta_base + offs_m, mask=row_ok, other=0.0)
@@ -332,8 +343,11 @@ def _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, st
         dk += _dot(ds_t, q, PRECISION)
         if FUSED_DQ:
             dq = _dot(tl.trans(ds_t), k, PRECISION)
-            tl.atomic_add(dq_base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], dq, mask=row_ok[:, None],
-                          sem="relaxed")
+            if USE_TMA:  # one bulk reduction of the tile by the TMA unit (rows past n_q are clipped)
+                dq_base.atomic_add([start, 0], dq)
+            else:
+                tl.atomic_add(dq_base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], dq,
+                              mask=row_ok[:, None], sem="relaxed")
     return dk, dv
 
 
@@ -343,7 +357,8 @@ def _dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr
                  stride_vb, stride_vh, stride_vn, stride_dob, stride_doh, stride_dom,
                  n_heads, n_q, n_k, qk_scale_log2, softmax_scale,
                  CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                 HEAD_DIM: tl.constexpr, FUSED_DQ: tl.constexpr, PRECISION: tl.constexpr):
+                 HEAD_DIM: tl.constexpr, FUSED_DQ: tl.constexpr, USE_TMA: tl.constexpr,
+                 PRECISION: tl.constexpr):
     # HBM bytes per program: read K_j, V_j once (2 BLOCK_N d b); read Q, dO (2 d b per query row), L and D
     # (8 bytes per query row) once for each query block it visits; write dK_j, dV_j (2 BLOCK_N d b); with
     # FUSED_DQ, add 4 d bytes per visited query row into the fp32 dQ accumulator (atomics, in L2).
@@ -366,6 +381,13 @@ def _dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr
     lse_base = lse_ptr + pid_bh * n_q
     delta_base = delta_ptr + pid_bh * n_q
     dq_base = dq_acc_ptr + pid_bh * n_q * HEAD_DIM
+    if USE_TMA:  # (needs contiguous q, do) one 2-D descriptor per head, bounds (n_q, d)
+        q_base = tl.make_tensor_descriptor(q_base, shape=[n_q, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                           block_shape=[BLOCK_M, HEAD_DIM])
+        do_base = tl.make_tensor_descriptor(do_base, shape=[n_q, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                            block_shape=[BLOCK_M, HEAD_DIM])
+        dq_base = tl.make_tensor_descriptor(dq_base, shape=[n_q, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                            block_shape=[BLOCK_M, HEAD_DIM])
     if CAUSAL:
         # Query rows below start_n see none of these keys. Rows from `mid` on see all of them; the blocks
         # between cross the diagonal and need the mask.
@@ -374,14 +396,14 @@ def _dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr
         mid = tl.minimum(mid, n_q)
         dk, dv = _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, stride_qm,
                              stride_dom, offs_n, offs_d, n_q, qk_scale_log2, lo, mid, BLOCK_M, HEAD_DIM,
-                             True, FUSED_DQ, PRECISION)
+                             True, FUSED_DQ, USE_TMA, PRECISION)
         dk, dv = _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, stride_qm,
                              stride_dom, offs_n, offs_d, n_q, qk_scale_log2, mid, n_q, BLOCK_M, HEAD_DIM,
-                             False, FUSED_DQ, PRECISION)
+                             False, FUSED_DQ, USE_TMA, PRECISION)
     else:
         dk, dv = _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, stride_qm,
                              stride_dom, offs_n, offs_d, n_q, qk_scale_log2, 0, n_q, BLOCK_M, HEAD_DIM,
-                             False, FUSED_DQ, PRECISION)
+                             False, FUSED_DQ, USE_TMA, PRECISION)
     dk *= softmax_scale
     # dK and dV are written contiguous (B, H, N_k, d).
     out_offsets = pid_bh * n_k * HEAD_DIM + offs_n[:, None] * HEAD_DIM + offs_d[None, :]
@@ -501,6 +523,24 @@ def _check_causal_and_scale(causal, softmax_scale) -> float | None:
     return float(softmax_scale)
 
 
+def _tma_available(device: torch.device) -> bool:
+    """Tensor descriptors (TMA) in compiled kernels: compute capability 9.x and a Triton that has them."""
+    return (not INTERPRETED and device.type == "cuda" and torch.cuda.get_device_capability(device)[0] == 9
+            and hasattr(tl, "make_tensor_descriptor"))
+
+
+_ALLOCATOR_SET = False
+
+
+def _ensure_allocator() -> None:
+    # Device-side tensor descriptors need a little global scratch memory; Triton asks this allocator.
+    global _ALLOCATOR_SET
+    if not _ALLOCATOR_SET:
+        triton.set_allocator(lambda size, alignment, stream: torch.empty(size, dtype=torch.int8,
+                                                                         device="cuda"))
+        _ALLOCATOR_SET = True
+
+
 def _unit_stride(t: torch.Tensor) -> torch.Tensor:
     # The kernels address rows by stride and assume the head dimension is contiguous.
     return t if t.stride(-1) == 1 else t.contiguous()
@@ -530,8 +570,7 @@ def flash_attention_backward(q, k, v, o, lse, do, causal: bool = False, softmax_
     _check_attention_inputs(q, k, v)
     scale = _check_causal_and_scale(causal, softmax_scale)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
-    batch, heads, n_q, head_dim = q.shape
-    n_k = k.shape[2]
+    head_dim = q.shape[3]
     for name, t in (("o", o), ("do", do)):
         if not isinstance(t, torch.Tensor) or t.shape != q.shape:
             shape = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
@@ -551,7 +590,18 @@ def flash_attention_backward(q, k, v, o, lse, do, causal: bool = False, softmax_
         config = default_config(head_dim, q.dtype, causal)
     elif not isinstance(config, BackwardConfig):
         raise ValueError(f"config must be a BackwardConfig or None, got {type(config).__name__}")
+    return _launch_backward(q, k, v, o, lse, do, causal, scale, config, fp32_precision, return_kernels)
 
+
+def _launch_backward(q, k, v, o, lse, do, causal, scale, config, fp32_precision="ieee",
+                     return_kernels=False):
+    # The launches, without the checks (the autograd Function's inputs were checked by its forward).
+    batch, heads, n_q, head_dim = q.shape
+    n_k = k.shape[2]
+    use_tma = config.tma and _tma_available(q.device)
+    if use_tma:
+        _ensure_allocator()
+        q, do = q.contiguous(), do.contiguous()
     q, k, v, o, do = (_unit_stride(t) for t in (q, k, v, o, do))
     if lse.dtype != torch.float32 or not lse.is_contiguous():
         lse = lse.to(torch.float32).contiguous()
@@ -576,7 +626,8 @@ def flash_attention_backward(q, k, v, o, lse, do, causal: bool = False, softmax_
               heads, n_q, n_k, scale * _LOG2E, scale)
     handles["dkdv"] = _dkdv_kernel[(triton.cdiv(n_k, config.dkdv_block_n), batch * heads)](
         q, k, v, do, lse, delta, dk, dv, dq_acc, *common, CAUSAL=causal, BLOCK_M=config.dkdv_block_m,
-        BLOCK_N=config.dkdv_block_n, HEAD_DIM=head_dim, FUSED_DQ=config.fused, PRECISION=precision,
+        BLOCK_N=config.dkdv_block_n, HEAD_DIM=head_dim, FUSED_DQ=config.fused, USE_TMA=use_tma,
+        PRECISION=precision,
         num_warps=config.num_warps, num_stages=config.num_stages)
     if config.fused:
         n_elements = dq.numel()
@@ -614,7 +665,9 @@ class FlashAttentionFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, do):
         q, k, v, o, lse = ctx.saved_tensors
-        dq, dk, dv = flash_attention_backward(q, k, v, o, lse, do, ctx.causal, ctx.softmax_scale)
+        scale = 1.0 / math.sqrt(q.shape[-1]) if ctx.softmax_scale is None else ctx.softmax_scale
+        config = default_config(q.shape[-1], q.dtype, ctx.causal)
+        dq, dk, dv = _launch_backward(q, k, v, o, lse, do, ctx.causal, scale, config)
         return dq, dk, dv, None, None
 
 
