@@ -298,3 +298,67 @@ def test_sweep_rows_from_a_sweep_report():
     assert (base["block_m"], base["block_n"], base["stages"], base["split_epilogue"]) == (128, 256, 3, True)
     assert (base["registers_per_thread"], base["spilled_registers"], base["shared_bytes"]) == (161, 0, 180248)
     assert base["checked"] is True and base["warp_specialize"] is True
+
+
+# --------------------------------------------------------------------------------------------------
+# gpuperf.matmul_targets: chapter 08's tables of the targets, the sweep and the profiles
+# --------------------------------------------------------------------------------------------------
+
+from gpuperf import matmul_targets as mt  # noqa: E402
+
+
+def _target_pair(dtype, size, cublas_times, triton_times, clocks=(1600.0, 1700.0)):
+    flop = 2.0 * size**3
+    ref_label = f"cublas {dtype} {size}x{size}x{size}"
+    rows = []
+    for kernel, times, ref, clock in (("cublas", cublas_times, None, clocks[0]),
+                                      ("triton-auto", triton_times, ref_label, clocks[1])):
+        case = bm.Case(f"{kernel.split('-')[0]} {dtype} {size}x{size}x{size}", lambda: None, flop=flop,
+                       metric="flop_per_s", reference=ref, rounds=len(times),
+                       params={"group": "square", "dtype": dtype, "m": size, "n": size, "k": size,
+                               "kernel": kernel})
+        row = bm.make_row("matmul", case, sorted(times)[len(times) // 2])
+        row.update(time_s_rounds=list(times), sm_clock_mhz_rounds=[clock] * len(times))
+        rows.append(row)
+    return rows
+
+
+def test_target_rows_read_medians_and_per_round_ratios():
+    rows = (_target_pair("bf16", 4096, [1.0, 1.1, 1.2], [1.05, 1.1, 1.1])
+            + _target_pair("bf16", 8192, [8.0, 8.0, 8.0], [7.9, 8.0, 8.1]))
+    table = mt.target_rows(rows)
+    assert [t["case"] for t in table] == ["bf16 4096^3", "bf16 8192^3"]
+    small, big = table
+    assert small["ratio"] == pytest.approx(1.0) and small["met"] and small["target"] == 0.95
+    assert (small["ratio_lo"], small["ratio_hi"]) == (pytest.approx(1.0 / 1.05), pytest.approx(1.2 / 1.1))
+    assert small["cublas_mhz"] == 1600.0 and small["triton_mhz"] == 1700.0 and small["rounds"] == 3
+    assert big["ratio"] == pytest.approx(1.0) and big["met"]  # 8.0 / 8.0: the target is >= 1.0
+    slower = mt.target_rows(_target_pair("fp16", 8192, [8.0] * 3, [8.1] * 3))[0]
+    assert not slower["met"] and slower["ratio"] == pytest.approx(8.0 / 8.1)
+    plain = _target_pair("fp16", 4096, [1.0], [1.0])
+    plain[1].pop("time_s_rounds")
+    with pytest.raises(ValueError, match="interleaved"):
+        mt.target_rows(plain)
+
+
+def test_sweep_and_profile_tables_from_the_recorded_files():
+    from gpuperf import recorded
+
+    shapes = [("bf16", 4096), ("fp16", 4096), ("bf16", 8192), ("fp16", 8192)]
+    sweep = mt.sweep_table(recorded.load_run("matmul_sweep_h200")["results"], shapes)
+    base = next(r for r in sweep if r["launch"] == "base")
+    assert base["tile"] == "128x256x64" and base["stages"] == 3 and base["shared_kib"] == pytest.approx(176.02, abs=0.01)
+    assert all(base[f"{dt} {n}"] is not None for dt, n in shapes) and "cublas" not in {r["launch"] for r in sweep}
+    ws4 = next(r for r in sweep if r["launch"] == "ws-w4")
+    assert ws4["spilled"] > 0 and max(ws4[f"{dt} {n}"] for dt, n in shapes) < 0.2
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("matmul_profile", REPO / "bench" / "matmul_profile.py")
+    mp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mp)
+    rows = mp.rows_from_reports({("before", "bf16", 4096): BASELINE.read_text()})
+    table = mt.profile_table(rows)
+    assert [t["who"] for t in table] == ["before: triton", "before: cublas"]
+    assert (table[0]["threads"], table[1]["threads"]) == (256, 384)
+    assert table[0]["duration_us"] == pytest.approx(180.416) and table[1]["dram_read_mb"] == pytest.approx(148.02, abs=0.01)
+    assert mt.profile_table(rows, stages=("after",)) == []
