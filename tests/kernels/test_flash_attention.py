@@ -81,6 +81,53 @@ def test_forward_large_scores_stay_finite(device):
     _check(o, lse, q, k, v, False, 1.0, 1)
 
 
+# Small tiles under the interpreter; on a GPU the launches the H200 sweep tried (tiles of 64 or 128 rows).
+HOST_CONFIGS = ([fa.HopperConfig(32, 16, 4, 1), fa.HopperConfig(32, 16, 4, 1, lookahead=True),
+                 fa.HopperConfig(32, 32, 4, 1, persistent=True),
+                 fa.HopperConfig(16, 16, 4, 1, persistent=True, lookahead=True)] if not GPU else
+                [fa.HopperConfig(128, 64, 8, 2, maxnreg=128), fa.HopperConfig(128, 128, 8, 3),
+                 fa.HopperConfig(64, 64, 4, 3, lookahead=True), fa.HopperConfig(128, 64, 8, 3, persistent=True)])
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("cfg", HOST_CONFIGS, ids=lambda c: "-".join(map(str, c)))
+def test_host_descriptor_kernel_matches_float64(device, gen, causal, cfg):
+    # The Hopper kernel's logic (descriptors over all heads' rows, the masked ragged end of K/V that reads
+    # the next head's rows, the persistent tile walk, the hand-pipelined loop); under the interpreter on a CPU.
+    if device == "cuda" and torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the host-descriptor kernel needs compute capability 9.x")
+    r, d = (4, 64) if GPU else (1, 16)  # bigger shapes on a GPU, for its bigger tiles
+    for b, h, n_q, n_k in ((2, 3, 64, 64), (1, 2, 96, 50), (2, 1, 32, 1), (1, 2, 32, 77)):
+        n_q = -(-n_q * r // cfg.block_m) * cfg.block_m
+        q, k, v = _inputs(gen, device, torch.float16, b, h, n_q, n_k * r if n_k > 1 else 1, d)
+        o, lse = fa.flash_attention_forward(q, k, v, causal, variant="tma_host", hopper=cfg)
+        _check(o, lse, q, k, v, causal, None, gen.initial_seed())
+
+
+def test_host_descriptor_kernel_checks(device):
+    q = torch.randn(1, 2, 40, 16, device=device).half()
+    with pytest.raises(ValueError, match="multiple of BLOCK_M"):
+        fa.flash_attention_forward(q, q, q, variant="tma_host", hopper=fa.HopperConfig(32, 16, 4, 1))
+    with pytest.raises(ValueError, match="fp16 or bf16"):
+        fa.flash_attention_forward(q.float(), q.float(), q.float(), variant="tma_host")
+    with pytest.raises(ValueError, match="variant"):
+        fa.flash_attention_forward(q, q, q, variant="tma")
+    with pytest.raises(ValueError, match="hopper"):
+        fa.flash_attention_forward(q, q, q, hopper=(128, 64, 8, 3))
+    with pytest.raises(ValueError, match="use_tma"):
+        fa.flash_attention_forward(q, q, q, use_tma=1)
+    if fa.INTERPRETED:
+        with pytest.raises(ValueError, match="tma_device"):
+            fa.flash_attention_forward(q, q, q, variant="tma_device")
+
+
+def test_hopper_table_covers_every_head_dim():
+    for d in fa.SUPPORTED_HEAD_DIMS:
+        for causal in (False, True):
+            cfg = fa.HOPPER_CONFIGS[(d, causal)]
+            assert cfg.block_m % 16 == 0 and cfg.block_n % 16 == 0 and cfg.num_warps in (4, 8)
+
+
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("block", [(16, 16), (64, 32), (7, 5)])
 def test_tiled_torch_matches_float64(causal, block):
@@ -169,6 +216,20 @@ def test_forward_gpu_all(gen, dtype, d, causal, use_tma):
         if dtype != torch.float32 and n_q == n_k:
             ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
             assert (o.float() - ref.float()).abs().max().item() <= 2 * TOL_O[dtype] * v.abs().max().item()
+
+
+@pytest.mark.gpu
+@gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_forward_gpu_default_path_tile_multiples(gen, dtype, d, causal):
+    # N_q a multiple of 128: the default path takes the host-descriptor kernel on Hopper (its table entry,
+    # e.g. a register cap or warp specialisation); ragged N_k, one key, and several heads whose rows abut.
+    for b, h, n_q, n_k in ((2, 3, 256, 256), (1, 2, 384, 300), (2, 2, 128, 1), (1, 3, 1024, 1100)):
+        q, k, v = _inputs(gen, "cuda", dtype, b, h, n_q, n_k, d)
+        o, lse = fa.flash_attention_forward(q, k, v, causal)
+        _check(o, lse, q, k, v, causal, None, gen.initial_seed())
 
 
 @pytest.mark.gpu

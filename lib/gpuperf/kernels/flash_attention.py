@@ -35,8 +35,10 @@ faster from 8192 keys on), unless ``use_tma`` says otherwise.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
+from typing import NamedTuple
 
 import torch
 import triton
@@ -165,6 +167,8 @@ def _fwd_kernel(Q, K, V, O, LSE,
                 CAUSAL: tl.constexpr, INPUT_PRECISION: tl.constexpr):
     # HBM per program: its Q block and O block once, every K/V block it needs once (module docstring).
     start_m = tl.program_id(0)
+    if CAUSAL:  # the longest rows (most key blocks) start first; the short ones fill the tail
+        start_m = tl.num_programs(0) - 1 - start_m
     off_bh = tl.program_id(1).to(tl.int64)  # 64-bit: B * H * N * d may pass 2**31
     off_b = off_bh // H
     off_h = off_bh % H
@@ -237,6 +241,8 @@ def _fwd_kernel_tma(Q, K, V, O, LSE, H, N_Q, N_K, qk_scale,
                     HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                     CAUSAL: tl.constexpr, INPUT_PRECISION: tl.constexpr):
     start_m = tl.program_id(0)
+    if CAUSAL:
+        start_m = tl.num_programs(0) - 1 - start_m
     off_bh = tl.program_id(1)
     # One 2-D descriptor per head: bounds (N, d), so TMA zero-fills rows past the end and clips stores.
     q_desc = tl.make_tensor_descriptor(Q + off_bh.to(tl.int64) * N_Q * HEAD_DIM, shape=[N_Q, HEAD_DIM],
@@ -271,6 +277,105 @@ def _fwd_kernel_tma(Q, K, V, O, LSE, H, N_Q, N_K, qk_scale,
 
 
 # --------------------------------------------------------------------------------------------------------
+# The Hopper kernel used by default: descriptors built once on the host, optional warp specialisation and
+# persistent grid.
+# --------------------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _softmax_pv(acc, l_i, m_i, s, v, qk_scale):
+    """The online-softmax update for one block of unmasked scores s and its values v."""
+    m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
+    p = tl.math.exp2(s * qk_scale - m_new[:, None])
+    alpha = tl.math.exp2(m_i - m_new)
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    return acc, l_i, m_new
+
+
+@triton.jit
+def _fwd_tile_desc(desc_q, desc_k, desc_v, desc_o, LSE, bh, start_m, N_Q, N_K, qk_scale,
+                   HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                   CAUSAL: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, LOOKAHEAD: tl.constexpr,
+                   EVEN_K: tl.constexpr):
+    """One (query block, head) tile. Each descriptor views all B*H heads as one (B*H*N, d) matrix, so a
+    head starts at row bh*N. A query block never crosses a head (N_Q % BLOCK_M == 0, the wrapper checks);
+    a key block past N_K reads the next head's rows (or TMA's zeros at the very end), which the masked
+    step removes from the softmax before they can reach the output."""
+    q_row = bh * N_Q + start_m * BLOCK_M
+    kv_row = bh * N_K
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    q = desc_q.load([q_row, 0])
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    if CAUSAL:
+        hi = tl.minimum(N_K, (start_m + 1) * BLOCK_M)
+        full_end = (tl.minimum(N_K, start_m * BLOCK_M + 1) // BLOCK_N) * BLOCK_N
+    else:
+        hi = N_K
+        full_end = (N_K // BLOCK_N) * BLOCK_N
+    if LOOKAHEAD:
+        # Software pipelining by hand: the scores of block j+1 are issued to the tensor cores (an
+        # asynchronous wgmma) before the softmax of block j runs on the other units, so both overlap.
+        if full_end > 0:
+            s = tl.dot(q, tl.trans(desc_k.load([kv_row, 0])))
+            for start_n in tl.range(0, full_end - BLOCK_N, BLOCK_N):
+                s_next = tl.dot(q, tl.trans(desc_k.load([kv_row + start_n + BLOCK_N, 0])))
+                acc, l_i, m_i = _softmax_pv(acc, l_i, m_i, s, desc_v.load([kv_row + start_n, 0]), qk_scale)
+                s = s_next
+            acc, l_i, m_i = _softmax_pv(acc, l_i, m_i, s, desc_v.load([kv_row + full_end - BLOCK_N, 0]),
+                                        qk_scale)
+    else:
+        for start_n in tl.range(0, full_end, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
+            acc, l_i, m_i = _fwd_block_tma(acc, l_i, m_i, q, desc_k, desc_v, kv_row, offs_m, start_n, N_K,
+                                           qk_scale, BLOCK_N, HEAD_DIM, False, CAUSAL, "ieee")
+    if CAUSAL or not EVEN_K:
+        for start_n in tl.range(full_end, hi, BLOCK_N):  # only the diagonal and a ragged end pay the mask
+            acc, l_i, m_i = _fwd_block_tma(acc, l_i, m_i, q, desc_k, desc_v, kv_row, offs_m, start_n, N_K,
+                                           qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL, "ieee")
+    acc = acc / l_i[:, None]
+    lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453
+    tl.store(LSE + bh.to(tl.int64) * N_Q + offs_m, lse)
+    desc_o.store([q_row, 0], acc.to(q.dtype))
+
+
+@triton.jit
+def _as_descriptor(t, rows, BLOCK_ROWS: tl.constexpr, HEAD_DIM: tl.constexpr, DEVICE_DESC: tl.constexpr):
+    """``t`` itself (a descriptor built on the host), or a descriptor built here over ``t``'s (rows, d)
+    matrix: Triton 3.6 warp-specialises the loop on Hopper only with descriptors built in the kernel."""
+    if DEVICE_DESC:
+        return tl.make_tensor_descriptor(t, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                         block_shape=[BLOCK_ROWS, HEAD_DIM])
+    else:
+        return t
+
+
+@triton.jit
+def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, BH, N_Q, N_K, qk_scale,
+                     HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                     CAUSAL: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, PERSISTENT: tl.constexpr,
+                     LOOKAHEAD: tl.constexpr, EVEN_K: tl.constexpr, DEVICE_DESC: tl.constexpr):
+    desc_q = _as_descriptor(desc_q, BH * N_Q, BLOCK_M, HEAD_DIM, DEVICE_DESC)
+    desc_o = _as_descriptor(desc_o, BH * N_Q, BLOCK_M, HEAD_DIM, DEVICE_DESC)
+    desc_k = _as_descriptor(desc_k, BH * N_K, BLOCK_N, HEAD_DIM, DEVICE_DESC)
+    desc_v = _as_descriptor(desc_v, BH * N_K, BLOCK_N, HEAD_DIM, DEVICE_DESC)
+    num_m = N_Q // BLOCK_M
+    if PERSISTENT:  # one program per SM walks the tiles; neighbours in a round share a head's K and V in L2
+        for tile in tl.range(tl.program_id(0), num_m * BH, tl.num_programs(0)):
+            bh = tile // num_m
+            start_m = tile % num_m
+            _fwd_tile_desc(desc_q, desc_k, desc_v, desc_o, LSE, bh, start_m, N_Q, N_K, qk_scale,
+                           HEAD_DIM, BLOCK_M, BLOCK_N, CAUSAL, WARP_SPECIALIZE, LOOKAHEAD, EVEN_K)
+    else:
+        start_m = tl.program_id(0)
+        if CAUSAL:  # the longest rows start first, the short ones fill the tail
+            start_m = num_m - 1 - start_m
+        _fwd_tile_desc(desc_q, desc_k, desc_v, desc_o, LSE, tl.program_id(1), start_m, N_Q, N_K, qk_scale,
+                       HEAD_DIM, BLOCK_M, BLOCK_N, CAUSAL, WARP_SPECIALIZE, LOOKAHEAD, EVEN_K)
+
+
+# --------------------------------------------------------------------------------------------------------
 # Launch configuration.
 # --------------------------------------------------------------------------------------------------------
 
@@ -279,9 +384,35 @@ def _fwd_kernel_tma(Q, K, V, O, LSE, H, N_Q, N_K, qk_scale,
 #: (book/data/attention_sweep_h200.json); 16 and 32 are not tuned.
 GPU_CONFIGS = {16: (128, 64, 4, 3), 32: (128, 64, 4, 3), 64: (128, 64, 8, 3), 128: (128, 128, 8, 3)}
 
-#: The TMA variant is picked on Hopper from this many keys on: in the recorded H200 run it was faster for
-#: N >= 8192 and the pointer kernel for most shorter sequences (book/data/attention_h200.json).
+#: The device-descriptor TMA variant is picked on Hopper from this many keys on when the host-descriptor
+#: kernel cannot run (N_q not a multiple of its query block, or fp32): in the recorded H200 run it was faster
+#: than the pointer kernel for N >= 8192 (book/data/attention_h200.json).
 TMA_MIN_KEYS = 8192
+
+class HopperConfig(NamedTuple):
+    """Launch of the host-descriptor kernel: tile sizes, warps, pipeline stages and the Hopper options."""
+
+    block_m: int
+    block_n: int
+    num_warps: int
+    num_stages: int
+    warp_specialize: bool = False  #: Triton's automatic warp specialisation of the unmasked key loop
+    persistent: bool = False  #: one program per SM walking the (query block, head) tiles
+    maxnreg: int | None = None  #: register cap per thread (None: the compiler's choice)
+    lookahead: bool = False  #: issue the scores of the next key block before this block's softmax
+    device_desc: bool = False  #: build the descriptors in the kernel (what Hopper warp specialisation needs)
+
+
+#: Hopper (compute capability 9.x), fp16/bf16, the host-descriptor kernel: (head_dim, causal) -> config.
+HOPPER_CONFIGS = {
+    (16, False): HopperConfig(128, 64, 4, 3), (16, True): HopperConfig(128, 64, 4, 3),
+    (32, False): HopperConfig(128, 64, 4, 3), (32, True): HopperConfig(128, 64, 4, 3),
+    (64, False): HopperConfig(128, 64, 8, 3), (64, True): HopperConfig(128, 64, 8, 3),
+    (128, False): HopperConfig(128, 128, 8, 3), (128, True): HopperConfig(128, 128, 8, 3),
+}
+
+#: Kernel variants of :func:`flash_attention_forward`'s ``variant`` argument.
+VARIANTS = ("pointer", "tma_device", "tma_host")
 
 #: fp32 tiles take twice the shared memory of 16-bit ones: smaller blocks, fewer stages.
 GPU_CONFIG_FP32 = (64, 32, 4, 2)
@@ -290,11 +421,22 @@ GPU_CONFIG_FP32 = (64, 32, 4, 2)
 INTERPRETER_BLOCK = 32
 
 _ALLOCATOR_SET = False
+_WS_FAILED = False  # set when this Triton cannot compile warp specialisation for the kernel
 
 
 def _tma_available(device: torch.device) -> bool:
     return (not INTERPRETED and device.type == "cuda" and torch.cuda.get_device_capability(device)[0] == 9
             and hasattr(tl, "make_tensor_descriptor"))
+
+
+def _host_descriptors_available(device: torch.device) -> bool:
+    if not _tma_available(device):
+        return False
+    try:
+        from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _ensure_allocator() -> None:
@@ -308,26 +450,125 @@ def _ensure_allocator() -> None:
         _ALLOCATOR_SET = True
 
 
+@functools.lru_cache(maxsize=None)
+def _sm_count(index: int) -> int:
+    return torch.cuda.get_device_properties(index).multi_processor_count
+
+
+def _launch_host_descriptors(q, k, v, o, lse, causal: bool, scale: float, cfg: HopperConfig) -> None:
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    b, h, n_q, d = q.shape
+    n_k = k.shape[2]
+    bm, bn = cfg.block_m, cfg.block_n
+    if cfg.device_desc:
+        _ensure_allocator()
+        desc = {"q": q, "k": k, "v": v, "o": o}
+    else:
+        desc = {name: TensorDescriptor.from_tensor(t.view(-1, d), [rows, d])
+                for name, t, rows in (("q", q, bm), ("k", k, bn), ("v", v, bn), ("o", o, bm))}
+    tiles = (n_q // bm) * b * h
+    sms = _sm_count(q.device.index or 0) if q.device.type == "cuda" else 3  # 3: interpreter tests
+    grid = (min(tiles, sms),) if cfg.persistent else (n_q // bm, b * h)
+    extra = {"maxnreg": cfg.maxnreg} if cfg.maxnreg and not INTERPRETED else {}
+    # One unmasked key loop (no causal diagonal, no ragged end): the only shape Triton 3.6 warp-specialises.
+    even_k = (not causal) and n_k % bn == 0
+    _fwd_kernel_desc[grid](desc["q"], desc["k"], desc["v"], desc["o"], lse, b * h, n_q, n_k, scale * _LOG2E,
+                           HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal,
+                           WARP_SPECIALIZE=cfg.warp_specialize and even_k, PERSISTENT=cfg.persistent,
+                           LOOKAHEAD=cfg.lookahead, EVEN_K=even_k,
+                           DEVICE_DESC=cfg.device_desc, num_warps=cfg.num_warps,
+                           num_stages=cfg.num_stages,
+                           **extra)
+
+
+#: Whether the default path takes the host-descriptor kernel where it can (set after the H200 sweep).
+HOST_DESCRIPTORS_BY_DEFAULT = False
+
+
+def _choose_variant(device, dtype, n_q: int, n_k: int, cfg: HopperConfig, use_tma: bool = False) -> str:
+    if (HOST_DESCRIPTORS_BY_DEFAULT and dtype in (torch.float16, torch.bfloat16)
+            and _host_descriptors_available(device) and n_q % cfg.block_m == 0):
+        return "tma_host"
+    if _tma_available(device) and (use_tma or n_k >= TMA_MIN_KEYS):
+        return "tma_device"
+    return "pointer"
+
+
+def default_launch(q, k, causal: bool = False) -> tuple[str, list]:
+    """What :func:`flash_attention_forward` runs by default for these inputs: ``(variant, config)``, the
+    config as a list (a :class:`HopperConfig`'s fields for ``"tma_host"``, else ``[BLOCK_M, BLOCK_N,
+    num_warps, num_stages]``). For benchmark records."""
+    _check_inputs(q, k, k)
+    d = q.shape[3]
+    cfg = HOPPER_CONFIGS.get((d, causal), HopperConfig(*GPU_CONFIGS[d]))
+    variant = _choose_variant(q.device, q.dtype, q.shape[2], k.shape[2], cfg)
+    if variant == "tma_host":
+        return variant, list(cfg)
+    if INTERPRETED:
+        return variant, [INTERPRETER_BLOCK, INTERPRETER_BLOCK, 4, 1]
+    return variant, list(GPU_CONFIG_FP32 if q.dtype == torch.float32 else GPU_CONFIGS[d])
+
+
 def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float | None = None, *,
                             fp32_precision: str = "ieee", use_tma: bool | None = None,
-                            config: tuple[int, int, int, int] | None = None):
+                            config: tuple[int, int, int, int] | None = None, variant: str | None = None,
+                            hopper: HopperConfig | None = None):
     """FlashAttention forward pass; returns ``(o, lse)`` (module docstring for shapes and semantics).
 
-    ``use_tma``: None picks the tensor-descriptor kernel on compute capability 9.x for N_k >=
-    :data:`TMA_MIN_KEYS`, the pointer kernel otherwise; True or False forces one. ``config``: ``(BLOCK_M, BLOCK_N, num_warps, num_stages)`` to override the table
-    :data:`GPU_CONFIGS` (for benchmarks and tests). Raises ``ValueError`` naming the argument.
+    Kernel choice (``variant``): None picks, on compute capability 9.x with fp16/bf16 inputs, the
+    host-descriptor kernel (``"tma_host"``) when N_q is a multiple of its query block, else the
+    device-descriptor kernel (``"tma_device"``) for N_k >= :data:`TMA_MIN_KEYS`, else the pointer kernel
+    (``"pointer"``, the only one chosen under the interpreter, on Ampere and on a T4). ``use_tma`` (the
+    older spelling): False forces the pointer kernel, True a descriptor kernel. ``config``: ``(BLOCK_M,
+    BLOCK_N, num_warps, num_stages)`` overrides the table :data:`GPU_CONFIGS` (pointer and device-descriptor
+    kernels); ``hopper``: a :class:`HopperConfig` overrides :data:`HOPPER_CONFIGS` (host-descriptor kernel;
+    benchmarks and tests). Raises ``ValueError`` naming the argument.
     """
     _check_inputs(q, k, v)
     if fp32_precision not in FP32_PRECISIONS:
         raise ValueError(f"fp32_precision must be one of {FP32_PRECISIONS}, got {fp32_precision!r}")
     if not isinstance(causal, bool):
         raise ValueError(f"causal must be a bool, got {causal!r}")
+    if variant is not None and variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS} or None, got {variant!r}")
+    if use_tma is not None and not isinstance(use_tma, bool):
+        raise ValueError(f"use_tma must be a bool or None, got {use_tma!r}")
+    if hopper is not None and not isinstance(hopper, HopperConfig):
+        raise ValueError(f"hopper must be a HopperConfig or None, got {hopper!r}")
     b, h, n_q, d = q.shape
     n_k = k.shape[2]
     scale = _default_scale(d, softmax_scale)
     o = torch.empty_like(q)
     lse = torch.empty((b, h, n_q), dtype=torch.float32, device=q.device)
     if n_q == 0 or b * h == 0:
+        return o, lse
+    sixteen_bit = q.dtype in (torch.float16, torch.bfloat16)
+    cfg = hopper or HOPPER_CONFIGS.get((d, causal), HopperConfig(*GPU_CONFIGS[d]))
+    if use_tma is not None and variant is None:
+        if use_tma and not _tma_available(q.device):
+            raise ValueError(f"use_tma=True needs a compute capability 9.x GPU, got device {q.device}")
+        variant = None if use_tma else "pointer"
+    if variant is None:
+        variant = _choose_variant(q.device, q.dtype, n_q, n_k, cfg, bool(use_tma))
+    if variant != "pointer" and not _tma_available(q.device) and not (INTERPRETED and variant == "tma_host"):
+        raise ValueError(f"variant={variant!r} needs a compute capability 9.x GPU, got device {q.device}")
+    if variant == "tma_host":
+        if not sixteen_bit:
+            raise ValueError(f"variant='tma_host' takes fp16 or bf16 inputs, got {q.dtype}")
+        if n_q % cfg.block_m:
+            raise ValueError(f"variant='tma_host' needs N_q (q.shape[2] = {n_q}) to be a multiple of "
+                             f"BLOCK_M = {cfg.block_m}")
+        global _WS_FAILED
+        if cfg.warp_specialize and _WS_FAILED and hopper is None:
+            cfg = cfg._replace(warp_specialize=False)
+        try:
+            _launch_host_descriptors(q, k, v, o, lse, causal, scale, cfg)
+        except Exception:  # noqa: BLE001 - a Triton that cannot warp-specialise this loop: run without
+            if not cfg.warp_specialize or hopper is not None:
+                raise
+            _WS_FAILED = True
+            _launch_host_descriptors(q, k, v, o, lse, causal, scale, cfg._replace(warp_specialize=False))
         return o, lse
     precision = fp32_precision if q.dtype == torch.float32 else "ieee"  # only fp32 dots have a choice
     if config is None:
@@ -338,11 +579,7 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
     block_m, block_n, num_warps, num_stages = config
     grid = (triton.cdiv(n_q, block_m), b * h)
     qk_scale = scale * _LOG2E
-    if use_tma is None:
-        use_tma = _tma_available(q.device) and n_k >= TMA_MIN_KEYS
-    elif use_tma and not _tma_available(q.device):
-        raise ValueError(f"use_tma=True needs a compute capability 9.x GPU, got device {q.device}")
-    if use_tma:
+    if variant == "tma_device":
         _ensure_allocator()
         _fwd_kernel_tma[grid](q, k, v, o, lse, h, n_q, n_k, qk_scale, HEAD_DIM=d, BLOCK_M=block_m,
                               BLOCK_N=block_n, CAUSAL=causal, INPUT_PRECISION=precision,
@@ -419,12 +656,16 @@ __all__ = [
     "DTYPE_NAMES",
     "FP32_PRECISIONS",
     "GPU_CONFIGS",
+    "HOPPER_CONFIGS",
+    "HopperConfig",
     "INTERPRETED",
     "SUPPORTED_HEAD_DIMS",
     "TMA_MIN_KEYS",
+    "VARIANTS",
     "attention_flop",
     "attention_reference",
     "attention_tiled_torch",
+    "default_launch",
     "flash_attention_forward",
     "naive_attention",
 ]

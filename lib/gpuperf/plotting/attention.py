@@ -110,11 +110,14 @@ def plot_block_grid(ax, visited: np.ndarray, order: Sequence[tuple[int, int]] | 
 
 
 def plot_attention_bench(ax, rows: Sequence[Mapping], head_dim: int, mask: str,
-                         kernels: Sequence[str] = ("triton-tma", "triton", "sdpa-flash", "sdpa-cudnn", "naive")):
-    """TFLOP/s against N for each kernel of a recorded attention run, one head dim and mask."""
+                         kernels: Sequence[str] = ("triton-tma", "triton", "sdpa-flash", "sdpa-cudnn", "naive"),
+                         dtype: str | None = None):
+    """TFLOP/s against N for each kernel of a recorded attention run, one head dim and mask (and one dtype,
+    when ``dtype`` names it: runs that hold fp16 and bf16 rows)."""
     for kernel in kernels:
         sel = sorted((r for r in rows if r.get("kernel") == kernel and r.get("head_dim") == head_dim
-                      and r.get("mask") == mask), key=lambda r: r["n_seq"])
+                      and r.get("mask") == mask and (dtype is None or r.get("dtype") == dtype)),
+                     key=lambda r: r["n_seq"])
         if not sel:
             continue
         color, marker, label = KERNEL_STYLE.get(kernel, ("0.5", "o", kernel))
