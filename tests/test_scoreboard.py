@@ -83,13 +83,12 @@ def test_every_target_reads_a_recorded_run_with_provenance():
         assert recorded.describe_provenance(run).startswith("Measured on the NVIDIA H200")
 
 
-def test_attention_forward_scores_the_variant_the_wrapper_runs():
-    pytest.importorskip("torch")
-    fa = pytest.importorskip("gpuperf.kernels.flash_attention")
-    assert sb.ATTENTION_TMA_MIN_KEYS == fa.TMA_MIN_KEYS
+def test_attention_forward_scores_the_launch_the_wrapper_runs():
     t = sb.get_target("attention-fwd-d128")
-    variant = {c.shape["n_seq"]: c.kernel["kernel"] for c in t.cases}
-    assert variant == {1024: "triton", 2048: "triton", 4096: "triton", 8192: "triton-tma", 16384: "triton-tma"}
+    assert all(c.kernel == {"kernel": "triton", "variant": sb.PRESENT} for c in t.cases)
+    # runs before 2026-12-01 (no variant param): the forced variant that was the default then
+    old = {c.shape["n_seq"]: c.fallbacks[0]["kernel"] for c in t.cases}
+    assert old == {1024: "triton", 2048: "triton", 4096: "triton", 8192: "triton-tma", 16384: "triton-tma"}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -276,6 +275,46 @@ def test_a_reference_of_another_kind_is_compared_by_params():
     assert c.fraction_of_peak == pytest.approx(460e12 / H200_DENSE_FP16)
     assert s.peak_name == "H200 SXM dense fp16/bf16 Tensor Core, 989 TFLOP/s"
     assert s.status == "met where measured"
+
+
+def test_attention_forward_runs_of_both_schemas():
+    """Since 2026-12-01 the family times the wrapper's default launch as kernel 'triton' (with its variant)
+    against cuDNN; before, it forced each variant and named SDPA flash as the reference."""
+    t = sb.get_target("attention-fwd-d64")
+    flop = 4.0 * 4 * 32 * 8192**2 * 64
+
+    def row(kernel, rate, reference, n=8192, **extra):
+        shape = {"dtype": "bf16", "head_dim": 64, "mask": "causal", "n_seq": n, "batch": 4, "heads": 32}
+        ratio = rate / 450e12 if reference == f"sdpa-cudnn {n}" else None
+        return {**shape, "kernel": kernel, "config": None, **extra, "family": "attention",
+                "label": f"{kernel} {n}", "flop": flop, "bytes_moved": 0.0, "time_s": flop / rate,
+                "flop_per_s": rate, "bytes_per_s": 0.0, "metric": "flop_per_s", "reference": reference,
+                "ratio_to_reference": ratio, "time_s_repeat": None}
+
+    new = [row("sdpa-cudnn", 450e12, None, variant=None), row("sdpa-flash", 300e12, "sdpa-cudnn 8192", variant=None),
+           row("triton", 430e12, "sdpa-cudnn 8192", variant="tma_host")]
+    c = next(c for c in sb.score_target(t, _run(new)).cases if c.measured)
+    assert (c.case, c.label, c.ratio) == ("bf16 d=64 causal N=8192", "triton 8192", pytest.approx(430 / 450))
+    assert not c.met and c.margin == pytest.approx(430 / 450 - 1.0)
+    old = [row("sdpa-flash", 300e12, None), row("sdpa-cudnn", 450e12, "sdpa-flash 8192"),
+           row("triton", 400e12, "sdpa-flash 8192"), row("triton-tma", 470e12, "sdpa-flash 8192")]
+    c = next(c for c in sb.score_target(t, _run(old)).cases if c.measured)
+    assert (c.label, c.ratio, c.met) == ("triton-tma 8192", pytest.approx(470 / 450), True)
+    # a new-schema row is never passed over for an old one
+    both = new + [row("triton-tma", 470e12, "sdpa-cudnn 8192", variant="tma_device")]
+    both[-1]["kernel"] = "triton-tma"
+    c = next(c for c in sb.score_target(t, _run(both)).cases if c.measured)
+    assert c.label == "triton 8192"
+
+
+def test_selectors():
+    assert repr(sb.PRESENT) == "PRESENT"
+    spec = sb.CaseSpec({"dtype": "fp16"}, {"kernel": "a", "variant": sb.PRESENT}, [{"kernel": "b"}])
+    assert spec.fallbacks == ({"kernel": "b"},)
+    with pytest.raises(ValueError, match="fallbacks must be a sequence"):
+        sb.CaseSpec({"dtype": "fp16"}, {"kernel": "a"}, {"kernel": "b"})
+    with pytest.raises(ValueError, match="fallbacks must be a non-empty mapping"):
+        sb.CaseSpec({"dtype": "fp16"}, {"kernel": "a"}, [{}])
 
 
 def test_rows_without_the_harness_columns_are_read():

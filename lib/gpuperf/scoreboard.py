@@ -48,10 +48,10 @@ RECORDED_RUNS: Mapping[str, str] = MappingProxyType({
     "attention_backward": "attention_backward_h200_quick",
 })
 
-#: The forward wrapper (:func:`gpuperf.kernels.flash_attention.flash_attention_forward`) runs its
-#: tensor-descriptor variant from this many keys on, the pointer variant below it; the scoreboard scores the
-#: variant the wrapper runs by default. ``tests/test_scoreboard.py`` checks it equals the kernel's
-#: ``TMA_MIN_KEYS`` (kept here so that this module imports no torch).
+#: Before 2026-12-01 the forward wrapper (:func:`gpuperf.kernels.flash_attention.flash_attention_forward`)
+#: ran its tensor-descriptor variant from this many keys on and the pointer variant below; the runs of the
+#: attention family recorded then (``attention_h200``) are scored on those rows (a fixed fact of those runs,
+#: not the kernel's current rule).
 ATTENTION_TMA_MIN_KEYS = 8192
 
 #: The statuses a target can have, from :func:`score_target`.
@@ -62,20 +62,40 @@ def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping))
 
 
+class _Present:
+    """A selector value that matches any value of a param the row has (and no row without the param)."""
+
+    def __repr__(self) -> str:
+        return "PRESENT"
+
+
+#: Selector value: the row has this param, whatever its value (e.g. ``{"variant": PRESENT}``).
+PRESENT = _Present()
+
+
+def _check_selector(name: str, value: object) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping) or not value or not all(isinstance(k, str) for k in value):
+        raise ValueError(f"{name} must be a non-empty mapping of param names to values, got {value!r}")
+    return _frozen(value)
+
+
 @dataclass(frozen=True)
 class CaseSpec:
     """One case of a target: the ``shape`` params shared by the kernel's row and its reference's row (dtype
-    and sizes), and ``kernel``, the params that pick the kernel's row among the rows of that shape."""
+    and sizes), and ``kernel``, the params that pick the kernel's row among the rows of that shape.
+    ``fallbacks``: selectors tried in order when no row matches ``kernel`` (for runs recorded before a
+    family changed how it names its kernels)."""
 
     shape: Mapping[str, Any]
     kernel: Mapping[str, Any]
+    fallbacks: tuple[Mapping[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("shape", "kernel"):
-            value = getattr(self, name)
-            if not isinstance(value, Mapping) or not value or not all(isinstance(k, str) for k in value):
-                raise ValueError(f"{name} must be a non-empty mapping of param names to values, got {value!r}")
-            object.__setattr__(self, name, _frozen(value))
+        object.__setattr__(self, "shape", _check_selector("shape", self.shape))
+        object.__setattr__(self, "kernel", _check_selector("kernel", self.kernel))
+        if isinstance(self.fallbacks, (str, Mapping)) or not isinstance(self.fallbacks, Iterable):
+            raise ValueError(f"fallbacks must be a sequence of selector mappings, got {self.fallbacks!r}")
+        object.__setattr__(self, "fallbacks", tuple(_check_selector("fallbacks", f) for f in self.fallbacks))
 
 
 @dataclass(frozen=True)
@@ -143,15 +163,25 @@ class Target:
                              f"shape has {sorted(case.shape)}") from None
 
 
-def _cases(shapes: Iterable[Mapping[str, Any]], kernel: Mapping[str, Any] | Callable) -> tuple[CaseSpec, ...]:
-    return tuple(CaseSpec(s, kernel(s) if callable(kernel) else kernel) for s in shapes)
+def _cases(shapes: Iterable[Mapping[str, Any]], kernel: Mapping[str, Any],
+           fallbacks: Callable[[Mapping[str, Any]], tuple] | None = None) -> tuple[CaseSpec, ...]:
+    return tuple(CaseSpec(s, kernel, fallbacks(s) if fallbacks else ()) for s in shapes)
 
 
-def _attention_forward_kernel(shape: Mapping[str, Any]) -> dict[str, str]:
-    """The forward variant the wrapper runs by default for this shape (its recorded ``kernel`` param)."""
-    return {"kernel": "triton-tma" if shape["n_seq"] >= ATTENTION_TMA_MIN_KEYS else "triton"}
+def _attention_forward_before_dec_2026(shape: Mapping[str, Any]) -> tuple[dict[str, str]]:
+    """In runs of the attention family recorded before 2026-12-01 each Triton variant was forced and had its
+    own ``kernel`` value; the wrapper's default was the pointer kernel (``"triton"``) below
+    :data:`ATTENTION_TMA_MIN_KEYS` keys and the tensor-descriptor one (``"triton-tma"``) from there on."""
+    return ({"kernel": "triton-tma" if shape["n_seq"] >= ATTENTION_TMA_MIN_KEYS else "triton"},)
 
 
+#: The attention family since 2026-12-01 times the wrapper's default launch as ``kernel="triton"`` and
+#: records which kernel ran as ``variant``; older runs have no ``variant`` param.
+_ATTENTION_FORWARD_DEFAULT = {"kernel": "triton", "variant": PRESENT}
+
+
+_ATTENTION_NOTE = ("the launch the wrapper runs by default (in runs before 2026-12-01: the pointer kernel "
+                   f"below N = {ATTENTION_TMA_MIN_KEYS}, tensor descriptors from there)")
 _ATTENTION_N = (1024, 2048, 4096, 8192, 16384)
 _HALF = ("fp16", "bf16")
 _SOFTMAX_LONG = ((2048, 65536), (1024, 131072), (512, 262144))
@@ -208,16 +238,18 @@ TARGETS: tuple[Target, ...] = (
            "the default backend ('auto')"),
     Target("attention-fwd-d64", "FlashAttention forward, d = 64",
            "FlashAttention forward, d = 64 and 128, N = 1K-16K, causal and full, bf16/fp16", "attention",
-           "attention", "flop_per_s", _cases(_attention_shapes(64), _attention_forward_kernel),
+           "attention", "flop_per_s",
+           _cases(_attention_shapes(64), _ATTENTION_FORWARD_DEFAULT, _attention_forward_before_dec_2026),
            "SDPA cuDNN", {"kernel": "sdpa-cudnn"}, 1.0, "{dtype} d={head_dim} {mask} N={n_seq}",
            "14-flashattention-forward",
-           f"the variant the wrapper runs by default, tensor descriptors from N = {ATTENTION_TMA_MIN_KEYS}"),
+           _ATTENTION_NOTE),
     Target("attention-fwd-d128", "FlashAttention forward, d = 128",
            "FlashAttention forward, d = 64 and 128, N = 1K-16K, causal and full, bf16/fp16", "attention",
-           "attention", "flop_per_s", _cases(_attention_shapes(128), _attention_forward_kernel),
+           "attention", "flop_per_s",
+           _cases(_attention_shapes(128), _ATTENTION_FORWARD_DEFAULT, _attention_forward_before_dec_2026),
            "SDPA cuDNN", {"kernel": "sdpa-cudnn"}, 0.90, "{dtype} d={head_dim} {mask} N={n_seq}",
            "14-flashattention-forward",
-           f"the variant the wrapper runs by default, tensor descriptors from N = {ATTENTION_TMA_MIN_KEYS}"),
+           _ATTENTION_NOTE),
     Target("attention-bwd", "FlashAttention backward", "FlashAttention backward, same shapes",
            "attention_backward", "attention_backward", "flop_per_s",
            _cases(({**s, "pass": "bwd"} for d in (64, 128) for s in _attention_shapes(d)), {"impl": "triton"}),
@@ -327,7 +359,7 @@ _ABSENT = object()
 
 
 def _matches(row: Mapping[str, Any], selector: Mapping[str, Any]) -> bool:
-    return all(row.get(k, _ABSENT) == v for k, v in selector.items())
+    return all(k in row if v is PRESENT else row.get(k, _ABSENT) == v for k, v in selector.items())
 
 
 def _check_run(run: object, name: str) -> tuple[list[Mapping[str, Any]], Mapping[str, Any]]:
@@ -407,7 +439,10 @@ def score_case(target: Target, case: CaseSpec, rows: Sequence[Mapping[str, Any]]
         raise ValueError(f"case must be a CaseSpec, got {case!r}")
     name = target.describe_case(case)
     where = f"{run_name!r}, target {target.target_id!r}, case {name!r}"
-    row = _one(rows, {**case.shape, **case.kernel}, "kernel", where)
+    for selector in (case.kernel, *case.fallbacks):
+        row = _one(rows, {**case.shape, **selector}, "kernel", where)
+        if row is not None:
+            break
     ref = _one(rows, {**case.shape, **target.reference_params}, "reference", where)
     for r in (x for x in (row, ref) if x is not None):
         if r.get("family", target.family) != target.family:
