@@ -52,3 +52,14 @@ def test_other_figures_draw():
                    figs.plot_decode_splits([1, 2], {"b": [2e-3, 1e-3]}, {"b": 1e-4}),
                    figs.plot_attention_share(n, {1024: [0.2, 0.4]})):
         plt.close(fig)
+
+
+def test_ratio_to_reference_draws_one_line_per_shape():
+    rows = [{"head_dim": d, "mask": m, "impl": i, "pass": "bwd", "dtype": "fp16", "n_seq": s,
+             "flop_per_s": (2e14 if i == "triton" else 4e14)}
+            for d in (64, 128) for m in ("full", "causal") for i in ("triton", "sdpa-cudnn")
+            for s in (1024, 2048)]
+    fig, ax = figs.plot_ratio_to_reference(rows, target=0.85)
+    lines = [ln for ln in ax.lines if not ln.get_label().startswith("target")]
+    assert len(lines) == 4 and all(np.allclose(ln.get_ydata(), 0.5) for ln in lines)
+    plt.close(fig)

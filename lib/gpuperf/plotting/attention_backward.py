@@ -157,6 +157,32 @@ def plot_measured(rows: Sequence[Mapping], pass_name: str = "bwd", dtype: str = 
     return fig, axes
 
 
+def plot_ratio_to_reference(rows: Sequence[Mapping], pass_name: str = "bwd", dtype: str = "fp16",
+                            impl: str = "triton", reference: str = "sdpa-cudnn", target: float | None = None):
+    """Speed of ``impl`` over ``reference`` (time ratio, same work) vs N from the ``attention_backward``
+    family: one line per (d, mask), and the target as a dashed line."""
+    fig, ax = new_figure(width=7.0, height=3.6)
+    shapes = sorted({(r["head_dim"], r["mask"]) for r in rows if r["dtype"] == dtype},
+                    key=lambda k: (k[0], k[1] != "full"))
+    for i, (d, mask) in enumerate(shapes):
+        rate = {(r["impl"], r["n_seq"]): r["flop_per_s"] for r in rows
+                if (r["head_dim"], r["mask"], r["pass"], r["dtype"]) == (d, mask, pass_name, dtype)}
+        n = sorted(ns for (name, ns) in rate if name == impl and (reference, ns) in rate)
+        ratio = [rate[impl, ns] / rate[reference, ns] for ns in n]
+        ax.plot(n, ratio, "-o" if mask == "full" else "--s", ms=4, color=PALETTE[i % len(PALETTE)],
+                label=f"d = {d}, {mask}")
+    if target is not None:
+        ax.axhline(target, color="gray", ls=":", lw=1.2, label=f"target {target:g}")
+    ax.set_xscale("log", base=2)
+    _n_ticks(ax, [r["n_seq"] for r in rows])
+    ax.set_xlabel("sequence length N")
+    ax.set_ylabel(f"{_IMPL_NAMES.get(impl, impl)} / {_IMPL_NAMES.get(reference, reference)}", fontsize=9)
+    ax.set_title(f"{pass_name}, {dtype}: speed relative to {_IMPL_NAMES.get(reference, reference)}",
+                 fontsize=10)
+    ax.legend(fontsize=8)
+    return fig, ax
+
+
 def plot_measured_bars(rows: Sequence[Mapping], dtype: str = "fp16"):
     """Grouped bars of TFLOP/s, one group per (pass, d, mask), one bar per implementation, for a run with
     one sequence length (the quick run of the ``attention_backward`` family)."""
