@@ -133,14 +133,11 @@ SPLIT_CONFIGS = {
 }
 
 #: The fused design's tiles (one kernel per key block; dQ by fp32 atomic adds): 64 queries x 128 keys
-#: per tile with 8 warps (two warp groups share the fp32 dK, dV accumulators: 64 + 64 registers per
-#: thread at d = 128). The dq_* fields are unused.
-FUSED_CONFIGS = {
-    16: BackwardConfig(64, 128, 64, 128, num_warps=8, num_stages=2, fused=True),
-    32: BackwardConfig(64, 128, 64, 128, num_warps=8, num_stages=2, fused=True),
-    64: BackwardConfig(64, 128, 64, 128, num_warps=8, num_stages=2, fused=True),
-    128: BackwardConfig(64, 128, 64, 128, num_warps=8, num_stages=2, fused=True),
-}
+#: per tile with 8 warps and 3 stages, the best fused launch of job bwd-4 at d = 64 and 128 (two warp
+#: groups share the fp32 dK, dV accumulators: 64 + 64 registers per thread at d = 128). The dq_* fields
+#: are unused.
+FUSED_CONFIGS = {d: BackwardConfig(64, 128, 64, 128, num_warps=8, num_stages=3, fused=True)
+                 for d in HEAD_DIMS}
 
 #: The default per (head dimension, causal) on a GPU for 16-bit inputs.
 GPU_CONFIGS = {(d, causal): SPLIT_CONFIGS[d] for d in HEAD_DIMS for causal in (False, True)}
@@ -268,26 +265,21 @@ class TiledAttentionFunction(torch.autograd.Function):
 
 
 @triton.jit
-def _preprocess_kernel(o_ptr, do_ptr, delta_ptr, dq_acc_ptr, stride_ob, stride_oh, stride_om, stride_dob,
-                       stride_doh, stride_dom, n_heads, n_q, BLOCK_M: tl.constexpr, HEAD_DIM: tl.constexpr,
-                       ZERO_DQ: tl.constexpr):
+def _preprocess_kernel(o_ptr, do_ptr, delta_ptr, dq_acc_ptr, n_q, BLOCK_M: tl.constexpr,
+                       HEAD_DIM: tl.constexpr, ZERO_DQ: tl.constexpr):
     # HBM bytes: read O and dO (2 N_q d b per head), write D (4 N_q); with ZERO_DQ also write the zeroed
     # fp32 dQ accumulator of the fused kernel (4 N_q d), which saves a separate memset launch.
     pid_m = tl.program_id(0)
     pid_bh = tl.program_id(1).to(tl.int64)
-    b = pid_bh // n_heads
-    h = pid_bh % n_heads
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, HEAD_DIM)
     row_ok = offs_m < n_q
-    o = tl.load(o_ptr + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_om + offs_d[None, :],
-                mask=row_ok[:, None], other=0.0).to(tl.float32)
-    do = tl.load(do_ptr + b * stride_dob + h * stride_doh + offs_m[:, None] * stride_dom + offs_d[None, :],
-                 mask=row_ok[:, None], other=0.0).to(tl.float32)
+    offsets = pid_bh * n_q * HEAD_DIM + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
+    o = tl.load(o_ptr + offsets, mask=row_ok[:, None], other=0.0).to(tl.float32)
+    do = tl.load(do_ptr + offsets, mask=row_ok[:, None], other=0.0).to(tl.float32)
     tl.store(delta_ptr + pid_bh * n_q + offs_m, tl.sum(o * do, axis=1), mask=row_ok)
     if ZERO_DQ:
-        acc_offsets = pid_bh * n_q * HEAD_DIM + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
-        tl.store(dq_acc_ptr + acc_offsets, tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32),
+        tl.store(dq_acc_ptr + offsets, tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32),
                  mask=row_ok[:, None])
 
 
@@ -353,9 +345,7 @@ def _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, st
 
 @triton.jit
 def _dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, dq_acc_ptr,
-                 stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn,
-                 stride_vb, stride_vh, stride_vn, stride_dob, stride_doh, stride_dom,
-                 n_heads, n_q, n_k, qk_scale_log2, softmax_scale,
+                 n_q, n_k, qk_scale_log2, softmax_scale,
                  CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                  HEAD_DIM: tl.constexpr, FUSED_DQ: tl.constexpr, USE_TMA: tl.constexpr,
                  PRECISION: tl.constexpr):
@@ -364,20 +354,18 @@ def _dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr
     # FUSED_DQ, add 4 d bytes per visited query row into the fp32 dQ accumulator (atomics, in L2).
     pid_n = tl.program_id(0)
     pid_bh = tl.program_id(1).to(tl.int64)
-    b = pid_bh // n_heads
-    h = pid_bh % n_heads
     start_n = pid_n * BLOCK_N
     offs_n = start_n + tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
     key_ok = offs_n < n_k
-    k = tl.load(k_ptr + b * stride_kb + h * stride_kh + offs_n[:, None] * stride_kn + offs_d[None, :],
-                mask=key_ok[:, None], other=0.0)
-    v = tl.load(v_ptr + b * stride_vb + h * stride_vh + offs_n[:, None] * stride_vn + offs_d[None, :],
-                mask=key_ok[:, None], other=0.0)
+    # Contiguous (B, H, N, d) tensors: head pid_bh starts at pid_bh * N * d, rows are d apart.
+    kv_offsets = pid_bh * n_k * HEAD_DIM + offs_n[:, None] * HEAD_DIM + offs_d[None, :]
+    k = tl.load(k_ptr + kv_offsets, mask=key_ok[:, None], other=0.0)
+    v = tl.load(v_ptr + kv_offsets, mask=key_ok[:, None], other=0.0)
     dk = tl.zeros([BLOCK_N, HEAD_DIM], dtype=tl.float32)
     dv = tl.zeros([BLOCK_N, HEAD_DIM], dtype=tl.float32)
-    q_base = q_ptr + b * stride_qb + h * stride_qh
-    do_base = do_ptr + b * stride_dob + h * stride_doh
+    q_base = q_ptr + pid_bh * n_q * HEAD_DIM
+    do_base = do_ptr + pid_bh * n_q * HEAD_DIM
     lse_base = lse_ptr + pid_bh * n_q
     delta_base = delta_ptr + pid_bh * n_q
     dq_base = dq_acc_ptr + pid_bh * n_q * HEAD_DIM
@@ -394,21 +382,20 @@ def _dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr
         lo = (start_n // BLOCK_M) * BLOCK_M
         mid = ((start_n + BLOCK_N - 1 + BLOCK_M - 1) // BLOCK_M) * BLOCK_M
         mid = tl.minimum(mid, n_q)
-        dk, dv = _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, stride_qm,
-                             stride_dom, offs_n, offs_d, n_q, qk_scale_log2, lo, mid, BLOCK_M, HEAD_DIM,
+        dk, dv = _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, HEAD_DIM,
+                             HEAD_DIM, offs_n, offs_d, n_q, qk_scale_log2, lo, mid, BLOCK_M, HEAD_DIM,
                              True, FUSED_DQ, USE_TMA, PRECISION)
-        dk, dv = _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, stride_qm,
-                             stride_dom, offs_n, offs_d, n_q, qk_scale_log2, mid, n_q, BLOCK_M, HEAD_DIM,
+        dk, dv = _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, HEAD_DIM,
+                             HEAD_DIM, offs_n, offs_d, n_q, qk_scale_log2, mid, n_q, BLOCK_M, HEAD_DIM,
                              False, FUSED_DQ, USE_TMA, PRECISION)
     else:
-        dk, dv = _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, stride_qm,
-                             stride_dom, offs_n, offs_d, n_q, qk_scale_log2, 0, n_q, BLOCK_M, HEAD_DIM,
+        dk, dv = _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, HEAD_DIM,
+                             HEAD_DIM, offs_n, offs_d, n_q, qk_scale_log2, 0, n_q, BLOCK_M, HEAD_DIM,
                              False, FUSED_DQ, USE_TMA, PRECISION)
     dk *= softmax_scale
     # dK and dV are written contiguous (B, H, N_k, d).
-    out_offsets = pid_bh * n_k * HEAD_DIM + offs_n[:, None] * HEAD_DIM + offs_d[None, :]
-    tl.store(dk_ptr + out_offsets, dk.to(dk_ptr.dtype.element_ty), mask=key_ok[:, None])
-    tl.store(dv_ptr + out_offsets, dv.to(dv_ptr.dtype.element_ty), mask=key_ok[:, None])
+    tl.store(dk_ptr + kv_offsets, dk.to(dk_ptr.dtype.element_ty), mask=key_ok[:, None])
+    tl.store(dv_ptr + kv_offsets, dv.to(dv_ptr.dtype.element_ty), mask=key_ok[:, None])
 
 
 @triton.jit
@@ -435,9 +422,7 @@ def _dq_tiles(dq, q, do, lse2, delta, k_base, v_base, stride_kn, stride_vn, offs
 
 @triton.jit
 def _dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr,
-               stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn,
-               stride_vb, stride_vh, stride_vn, stride_dob, stride_doh, stride_dom,
-               n_heads, n_q, n_k, qk_scale_log2, softmax_scale,
+               n_q, n_k, qk_scale_log2, softmax_scale,
                CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                HEAD_DIM: tl.constexpr, PRECISION: tl.constexpr):
     # HBM bytes per program: read Q_i, dO_i once (2 BLOCK_M d b) with their L and D; read K, V once for
@@ -447,35 +432,31 @@ def _dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr,
         # Query block i visits i + 1 key blocks: start the longest programs first (a shorter tail).
         pid_m = tl.num_programs(0) - 1 - pid_m
     pid_bh = tl.program_id(1).to(tl.int64)
-    b = pid_bh // n_heads
-    h = pid_bh % n_heads
     start_m = pid_m * BLOCK_M
     offs_m = start_m + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, HEAD_DIM)
     row_ok = offs_m < n_q
-    q = tl.load(q_ptr + b * stride_qb + h * stride_qh + offs_m[:, None] * stride_qm + offs_d[None, :],
-                mask=row_ok[:, None], other=0.0)
-    do = tl.load(do_ptr + b * stride_dob + h * stride_doh + offs_m[:, None] * stride_dom + offs_d[None, :],
-                 mask=row_ok[:, None], other=0.0)
+    q_offsets = pid_bh * n_q * HEAD_DIM + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
+    q = tl.load(q_ptr + q_offsets, mask=row_ok[:, None], other=0.0)
+    do = tl.load(do_ptr + q_offsets, mask=row_ok[:, None], other=0.0)
     lse2 = tl.load(lse_ptr + pid_bh * n_q + offs_m, mask=row_ok, other=float("inf")) * 1.4426950408889634
     delta = tl.load(delta_ptr + pid_bh * n_q + offs_m, mask=row_ok, other=0.0)
     dq = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-    k_base = k_ptr + b * stride_kb + h * stride_kh
-    v_base = v_ptr + b * stride_vb + h * stride_vh
+    k_base = k_ptr + pid_bh * n_k * HEAD_DIM
+    v_base = v_ptr + pid_bh * n_k * HEAD_DIM
     if CAUSAL:
         # Keys below `mid` are visible to every row of this block; keys in [mid, end) cross the diagonal.
         end = tl.minimum(start_m + BLOCK_M, n_k)
         mid = tl.minimum(((start_m + 1) // BLOCK_N) * BLOCK_N, end)
-        dq = _dq_tiles(dq, q, do, lse2, delta, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, n_k,
+        dq = _dq_tiles(dq, q, do, lse2, delta, k_base, v_base, HEAD_DIM, HEAD_DIM, offs_m, offs_d, n_k,
                        qk_scale_log2, 0, mid, BLOCK_N, False, PRECISION)
-        dq = _dq_tiles(dq, q, do, lse2, delta, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, n_k,
+        dq = _dq_tiles(dq, q, do, lse2, delta, k_base, v_base, HEAD_DIM, HEAD_DIM, offs_m, offs_d, n_k,
                        qk_scale_log2, mid, end, BLOCK_N, True, PRECISION)
     else:
-        dq = _dq_tiles(dq, q, do, lse2, delta, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, n_k,
+        dq = _dq_tiles(dq, q, do, lse2, delta, k_base, v_base, HEAD_DIM, HEAD_DIM, offs_m, offs_d, n_k,
                        qk_scale_log2, 0, n_k, BLOCK_N, False, PRECISION)
     dq *= softmax_scale
-    out_offsets = pid_bh * n_q * HEAD_DIM + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
-    tl.store(dq_ptr + out_offsets, dq.to(dq_ptr.dtype.element_ty), mask=row_ok[:, None])
+    tl.store(dq_ptr + q_offsets, dq.to(dq_ptr.dtype.element_ty), mask=row_ok[:, None])
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -541,11 +522,6 @@ def _ensure_allocator() -> None:
         _ALLOCATOR_SET = True
 
 
-def _unit_stride(t: torch.Tensor) -> torch.Tensor:
-    # The kernels address rows by stride and assume the head dimension is contiguous.
-    return t if t.stride(-1) == 1 else t.contiguous()
-
-
 def flash_attention_backward(q, k, v, o, lse, do, causal: bool = False, softmax_scale: float | None = None,
                              *, config: BackwardConfig | None = None, fp32_precision: str = "ieee",
                              return_kernels: bool = False):
@@ -601,8 +577,9 @@ def _launch_backward(q, k, v, o, lse, do, causal, scale, config, fp32_precision=
     use_tma = config.tma and _tma_available(q.device)
     if use_tma:
         _ensure_allocator()
-        q, do = q.contiguous(), do.contiguous()
-    q, k, v, o, do = (_unit_stride(t) for t in (q, k, v, o, do))
+    # The kernels address contiguous (B, H, N, d) tensors (fewer launch arguments: ~1 us of host time
+    # each); .contiguous() is free for the usual, already contiguous inputs.
+    q, k, v, o, do = (t.contiguous() for t in (q, k, v, o, do))
     if lse.dtype != torch.float32 or not lse.is_contiguous():
         lse = lse.to(torch.float32).contiguous()
     if do.dtype != q.dtype:
@@ -619,11 +596,8 @@ def _launch_backward(q, k, v, o, lse, do, causal, scale, config, fp32_precision=
     pre_block = 64 if not INTERPRETED else 32
     handles = {}  # the compiled kernels (Triton's launch result): registers and spills for the sweep
     handles["preprocess"] = _preprocess_kernel[(triton.cdiv(n_q, pre_block), batch * heads)](
-        o, do, delta, dq_acc, o.stride(0), o.stride(1), o.stride(2), do.stride(0), do.stride(1),
-        do.stride(2), heads, n_q, BLOCK_M=pre_block, HEAD_DIM=head_dim, ZERO_DQ=config.fused)
-    common = (q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2),
-              v.stride(0), v.stride(1), v.stride(2), do.stride(0), do.stride(1), do.stride(2),
-              heads, n_q, n_k, scale * _LOG2E, scale)
+        o, do, delta, dq_acc, n_q, BLOCK_M=pre_block, HEAD_DIM=head_dim, ZERO_DQ=config.fused)
+    common = (n_q, n_k, scale * _LOG2E, scale)
     handles["dkdv"] = _dkdv_kernel[(triton.cdiv(n_k, config.dkdv_block_n), batch * heads)](
         q, k, v, do, lse, delta, dk, dv, dq_acc, *common, CAUSAL=causal, BLOCK_M=config.dkdv_block_m,
         BLOCK_N=config.dkdv_block_n, HEAD_DIM=head_dim, FUSED_DQ=config.fused, USE_TMA=use_tma,
