@@ -81,19 +81,18 @@ def test_forward_large_scores_stay_finite(device):
     _check(o, lse, q, k, v, False, 1.0, 1)
 
 
-# Small tiles under the interpreter; on a GPU the launches the H200 sweep tried (tiles of 64 or 128 rows).
-HOST_CONFIGS = ([fa.HopperConfig(32, 16, 4, 1), fa.HopperConfig(32, 16, 4, 1, lookahead=True),
-                 fa.HopperConfig(32, 32, 4, 1, persistent=True),
-                 fa.HopperConfig(16, 16, 4, 1, persistent=True, lookahead=True)] if not GPU else
+# Small tiles under the interpreter; on a GPU launches of the H200 sweeps (64 or 128 rows, a register cap).
+HOST_CONFIGS = ([fa.HopperConfig(32, 16, 4, 1), fa.HopperConfig(32, 32, 4, 1), fa.HopperConfig(16, 16, 4, 1)]
+                if not GPU else
                 [fa.HopperConfig(128, 64, 8, 2, maxnreg=128), fa.HopperConfig(128, 128, 8, 3),
-                 fa.HopperConfig(64, 64, 4, 3, lookahead=True), fa.HopperConfig(128, 64, 8, 3, persistent=True)])
+                 fa.HopperConfig(64, 64, 4, 3), fa.HopperConfig(128, 64, 4, 3, maxnreg=168)])
 
 
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("cfg", HOST_CONFIGS, ids=lambda c: "-".join(map(str, c)))
 def test_host_descriptor_kernel_matches_float64(device, gen, causal, cfg):
     # The Hopper kernel's logic (descriptors over all heads' rows, the masked ragged end of K/V that reads
-    # the next head's rows, the persistent tile walk, the hand-pipelined loop); under the interpreter on a CPU.
+    # the next head's rows, the causal diagonal, longest rows first); under the interpreter on a CPU.
     if device == "cuda" and torch.cuda.get_device_capability()[0] != 9:
         pytest.skip("the host-descriptor kernel needs compute capability 9.x")
     r, d = (4, 64) if GPU else (1, 16)  # bigger shapes on a GPU, for its bigger tiles
@@ -124,8 +123,14 @@ def test_host_descriptor_kernel_checks(device):
 def test_hopper_table_covers_every_head_dim():
     for d in fa.SUPPORTED_HEAD_DIMS:
         for causal in (False, True):
-            cfg = fa.HOPPER_CONFIGS[(d, causal)]
-            assert cfg.block_m % 16 == 0 and cfg.block_n % 16 == 0 and cfg.num_warps in (4, 8)
+            entries = fa.HOPPER_CONFIGS[(d, causal)]
+            assert entries[-1][0] is None  # every N_k has a launch
+            limits = [n for n, _ in entries[:-1]]
+            assert limits == sorted(limits)
+            for n_k in (1, 1024, 1025, 2048, 2049, 16384):
+                cfg = fa.hopper_config(d, causal, n_k)
+                assert cfg.block_m % 16 == 0 and cfg.block_n % 16 == 0 and cfg.num_warps in (4, 8)
+    assert fa.hopper_config(64, False, 1024).maxnreg == 168 and fa.hopper_config(64, False, 1025).maxnreg is None
 
 
 @pytest.mark.parametrize("causal", [False, True])

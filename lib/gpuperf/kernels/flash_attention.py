@@ -35,7 +35,6 @@ faster from 8192 keys on), unless ``use_tma`` says otherwise.
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
 from typing import NamedTuple
@@ -277,31 +276,23 @@ def _fwd_kernel_tma(Q, K, V, O, LSE, H, N_Q, N_K, qk_scale,
 
 
 # --------------------------------------------------------------------------------------------------------
-# The Hopper kernel used by default: descriptors built once on the host, optional warp specialisation and
-# persistent grid.
+# The Hopper kernel used by default there: TMA descriptors built once on the host.
 # --------------------------------------------------------------------------------------------------------
 
 
 @triton.jit
-def _softmax_pv(acc, l_i, m_i, s, v, qk_scale):
-    """The online-softmax update for one block of unmasked scores s and its values v."""
-    m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
-    p = tl.math.exp2(s * qk_scale - m_new[:, None])
-    alpha = tl.math.exp2(m_i - m_new)
-    l_i = l_i * alpha + tl.sum(p, 1)
-    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
-    return acc, l_i, m_new
-
-
-@triton.jit
-def _fwd_tile_desc(desc_q, desc_k, desc_v, desc_o, LSE, bh, start_m, N_Q, N_K, qk_scale,
-                   HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                   CAUSAL: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, LOOKAHEAD: tl.constexpr,
-                   EVEN_K: tl.constexpr):
-    """One (query block, head) tile. Each descriptor views all B*H heads as one (B*H*N, d) matrix, so a
-    head starts at row bh*N. A query block never crosses a head (N_Q % BLOCK_M == 0, the wrapper checks);
-    a key block past N_K reads the next head's rows (or TMA's zeros at the very end), which the masked
-    step removes from the softmax before they can reach the output."""
+def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, N_Q, N_K, qk_scale,
+                     HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                     CAUSAL: tl.constexpr, EVEN_K: tl.constexpr):
+    """One program per (query block, head). Each descriptor views all B*H heads as one (B*H*N, d) matrix,
+    so a head starts at row bh*N. A query block never crosses a head (N_Q % BLOCK_M == 0, the wrapper
+    checks); a key block past N_K reads the next head's rows (or TMA's zeros at the very end), which the
+    masked step removes from the softmax before they can reach the output. EVEN_K: no causal mask and
+    N_K % BLOCK_N == 0, so there is no masked loop at all."""
+    start_m = tl.program_id(0)
+    if CAUSAL:  # the longest rows start first, the short ones fill the tail
+        start_m = tl.num_programs(0) - 1 - start_m
+    bh = tl.program_id(1)
     q_row = bh * N_Q + start_m * BLOCK_M
     kv_row = bh * N_K
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -315,22 +306,10 @@ def _fwd_tile_desc(desc_q, desc_k, desc_v, desc_o, LSE, bh, start_m, N_Q, N_K, q
     else:
         hi = N_K
         full_end = (N_K // BLOCK_N) * BLOCK_N
-    if LOOKAHEAD:
-        # Software pipelining by hand: the scores of block j+1 are issued to the tensor cores (an
-        # asynchronous wgmma) before the softmax of block j runs on the other units, so both overlap.
-        if full_end > 0:
-            s = tl.dot(q, tl.trans(desc_k.load([kv_row, 0])))
-            for start_n in tl.range(0, full_end - BLOCK_N, BLOCK_N):
-                s_next = tl.dot(q, tl.trans(desc_k.load([kv_row + start_n + BLOCK_N, 0])))
-                acc, l_i, m_i = _softmax_pv(acc, l_i, m_i, s, desc_v.load([kv_row + start_n, 0]), qk_scale)
-                s = s_next
-            acc, l_i, m_i = _softmax_pv(acc, l_i, m_i, s, desc_v.load([kv_row + full_end - BLOCK_N, 0]),
-                                        qk_scale)
-    else:
-        for start_n in tl.range(0, full_end, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
-            acc, l_i, m_i = _fwd_block_tma(acc, l_i, m_i, q, desc_k, desc_v, kv_row, offs_m, start_n, N_K,
-                                           qk_scale, BLOCK_N, HEAD_DIM, False, CAUSAL, "ieee")
-    if CAUSAL or not EVEN_K:
+    for start_n in tl.range(0, full_end, BLOCK_N):
+        acc, l_i, m_i = _fwd_block_tma(acc, l_i, m_i, q, desc_k, desc_v, kv_row, offs_m, start_n, N_K,
+                                       qk_scale, BLOCK_N, HEAD_DIM, False, CAUSAL, "ieee")
+    if not EVEN_K:
         for start_n in tl.range(full_end, hi, BLOCK_N):  # only the diagonal and a ragged end pay the mask
             acc, l_i, m_i = _fwd_block_tma(acc, l_i, m_i, q, desc_k, desc_v, kv_row, offs_m, start_n, N_K,
                                            qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL, "ieee")
@@ -338,41 +317,6 @@ def _fwd_tile_desc(desc_q, desc_k, desc_v, desc_o, LSE, bh, start_m, N_Q, N_K, q
     lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453
     tl.store(LSE + bh.to(tl.int64) * N_Q + offs_m, lse)
     desc_o.store([q_row, 0], acc.to(q.dtype))
-
-
-@triton.jit
-def _as_descriptor(t, rows, BLOCK_ROWS: tl.constexpr, HEAD_DIM: tl.constexpr, DEVICE_DESC: tl.constexpr):
-    """``t`` itself (a descriptor built on the host), or a descriptor built here over ``t``'s (rows, d)
-    matrix: Triton 3.6 warp-specialises the loop on Hopper only with descriptors built in the kernel."""
-    if DEVICE_DESC:
-        return tl.make_tensor_descriptor(t, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
-                                         block_shape=[BLOCK_ROWS, HEAD_DIM])
-    else:
-        return t
-
-
-@triton.jit
-def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, BH, N_Q, N_K, qk_scale,
-                     HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                     CAUSAL: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, PERSISTENT: tl.constexpr,
-                     LOOKAHEAD: tl.constexpr, EVEN_K: tl.constexpr, DEVICE_DESC: tl.constexpr):
-    desc_q = _as_descriptor(desc_q, BH * N_Q, BLOCK_M, HEAD_DIM, DEVICE_DESC)
-    desc_o = _as_descriptor(desc_o, BH * N_Q, BLOCK_M, HEAD_DIM, DEVICE_DESC)
-    desc_k = _as_descriptor(desc_k, BH * N_K, BLOCK_N, HEAD_DIM, DEVICE_DESC)
-    desc_v = _as_descriptor(desc_v, BH * N_K, BLOCK_N, HEAD_DIM, DEVICE_DESC)
-    num_m = N_Q // BLOCK_M
-    if PERSISTENT:  # one program per SM walks the tiles; neighbours in a round share a head's K and V in L2
-        for tile in tl.range(tl.program_id(0), num_m * BH, tl.num_programs(0)):
-            bh = tile // num_m
-            start_m = tile % num_m
-            _fwd_tile_desc(desc_q, desc_k, desc_v, desc_o, LSE, bh, start_m, N_Q, N_K, qk_scale,
-                           HEAD_DIM, BLOCK_M, BLOCK_N, CAUSAL, WARP_SPECIALIZE, LOOKAHEAD, EVEN_K)
-    else:
-        start_m = tl.program_id(0)
-        if CAUSAL:  # the longest rows start first, the short ones fill the tail
-            start_m = num_m - 1 - start_m
-        _fwd_tile_desc(desc_q, desc_k, desc_v, desc_o, LSE, tl.program_id(1), start_m, N_Q, N_K, qk_scale,
-                       HEAD_DIM, BLOCK_M, BLOCK_N, CAUSAL, WARP_SPECIALIZE, LOOKAHEAD, EVEN_K)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -390,26 +334,40 @@ GPU_CONFIGS = {16: (128, 64, 4, 3), 32: (128, 64, 4, 3), 64: (128, 64, 8, 3), 12
 TMA_MIN_KEYS = 8192
 
 class HopperConfig(NamedTuple):
-    """Launch of the host-descriptor kernel: tile sizes, warps, pipeline stages and the Hopper options."""
+    """Launch of the host-descriptor kernel: tile sizes, warps, pipeline stages and a register cap."""
 
     block_m: int
     block_n: int
     num_warps: int
     num_stages: int
-    warp_specialize: bool = False  #: Triton's automatic warp specialisation of the unmasked key loop
-    persistent: bool = False  #: one program per SM walking the (query block, head) tiles
-    maxnreg: int | None = None  #: register cap per thread (None: the compiler's choice)
-    lookahead: bool = False  #: issue the scores of the next key block before this block's softmax
-    device_desc: bool = False  #: build the descriptors in the kernel (what Hopper warp specialisation needs)
+    maxnreg: int | None = None  #: registers per thread at most (None: the compiler's choice)
 
 
-#: Hopper (compute capability 9.x), fp16/bf16, the host-descriptor kernel: (head_dim, causal) -> config.
+#: Hopper (compute capability 9.x), fp16/bf16, the host-descriptor kernel: (head_dim, causal) -> launches
+#: by key length, ``((n_k_max, config), ..., (None, config))``: the first whose n_k_max >= N_k (None: any).
+#: d = 64 and 128: the fastest in the H200 sweeps of jobs fwd-1 and fwd-2 (bench/NOTES.md, "fwd"): short
+#: rows favour small programs several to an SM (a register cap of 168 fits three 4-warp programs of
+#: 128 x 64 at d = 64; 64 x 64 tiles fit two at d = 128), long rows the biggest tiles. 16 and 32: not tuned.
 HOPPER_CONFIGS = {
-    (16, False): HopperConfig(128, 64, 4, 3), (16, True): HopperConfig(128, 64, 4, 3),
-    (32, False): HopperConfig(128, 64, 4, 3), (32, True): HopperConfig(128, 64, 4, 3),
-    (64, False): HopperConfig(128, 64, 8, 3), (64, True): HopperConfig(128, 64, 8, 3),
-    (128, False): HopperConfig(128, 128, 8, 3), (128, True): HopperConfig(128, 128, 8, 3),
+    (16, False): ((None, HopperConfig(128, 64, 4, 3)),),
+    (16, True): ((None, HopperConfig(128, 64, 4, 3)),),
+    (32, False): ((None, HopperConfig(128, 64, 4, 3)),),
+    (32, True): ((None, HopperConfig(128, 64, 4, 3)),),
+    (64, False): ((1024, HopperConfig(128, 64, 4, 3, maxnreg=168)), (None, HopperConfig(128, 64, 8, 3))),
+    (64, True): ((1024, HopperConfig(128, 64, 4, 3, maxnreg=168)),
+                 (None, HopperConfig(128, 128, 8, 2, maxnreg=128))),
+    (128, False): ((None, HopperConfig(128, 128, 8, 3)),),
+    (128, True): ((2048, HopperConfig(64, 64, 4, 3)), (None, HopperConfig(128, 128, 8, 3))),
 }
+
+
+def hopper_config(head_dim: int, causal: bool, n_k: int) -> HopperConfig:
+    """The host-descriptor kernel's default launch for these sizes (from :data:`HOPPER_CONFIGS`)."""
+    for n_max, cfg in HOPPER_CONFIGS[(head_dim, causal)]:
+        if n_max is None or n_k <= n_max:
+            return cfg
+    raise ValueError(f"HOPPER_CONFIGS[({head_dim}, {causal})] has no entry for N_k = {n_k}")
+
 
 #: Kernel variants of :func:`flash_attention_forward`'s ``variant`` argument.
 VARIANTS = ("pointer", "tma_device", "tma_host")
@@ -421,7 +379,6 @@ GPU_CONFIG_FP32 = (64, 32, 4, 2)
 INTERPRETER_BLOCK = 32
 
 _ALLOCATOR_SET = False
-_WS_FAILED = False  # set when this Triton cannot compile warp specialisation for the kernel
 
 
 def _tma_available(device: torch.device) -> bool:
@@ -450,40 +407,23 @@ def _ensure_allocator() -> None:
         _ALLOCATOR_SET = True
 
 
-@functools.lru_cache(maxsize=None)
-def _sm_count(index: int) -> int:
-    return torch.cuda.get_device_properties(index).multi_processor_count
-
-
 def _launch_host_descriptors(q, k, v, o, lse, causal: bool, scale: float, cfg: HopperConfig) -> None:
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     b, h, n_q, d = q.shape
     n_k = k.shape[2]
     bm, bn = cfg.block_m, cfg.block_n
-    if cfg.device_desc:
-        _ensure_allocator()
-        desc = {"q": q, "k": k, "v": v, "o": o}
-    else:
-        desc = {name: TensorDescriptor.from_tensor(t.view(-1, d), [rows, d])
-                for name, t, rows in (("q", q, bm), ("k", k, bn), ("v", v, bn), ("o", o, bm))}
-    tiles = (n_q // bm) * b * h
-    sms = _sm_count(q.device.index or 0) if q.device.type == "cuda" else 3  # 3: interpreter tests
-    grid = (min(tiles, sms),) if cfg.persistent else (n_q // bm, b * h)
+    desc = {name: TensorDescriptor.from_tensor(t.view(-1, d), [rows, d])
+            for name, t, rows in (("q", q, bm), ("k", k, bn), ("v", v, bn), ("o", o, bm))}
     extra = {"maxnreg": cfg.maxnreg} if cfg.maxnreg and not INTERPRETED else {}
-    # One unmasked key loop (no causal diagonal, no ragged end): the only shape Triton 3.6 warp-specialises.
-    even_k = (not causal) and n_k % bn == 0
-    _fwd_kernel_desc[grid](desc["q"], desc["k"], desc["v"], desc["o"], lse, b * h, n_q, n_k, scale * _LOG2E,
-                           HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal,
-                           WARP_SPECIALIZE=cfg.warp_specialize and even_k, PERSISTENT=cfg.persistent,
-                           LOOKAHEAD=cfg.lookahead, EVEN_K=even_k,
-                           DEVICE_DESC=cfg.device_desc, num_warps=cfg.num_warps,
-                           num_stages=cfg.num_stages,
-                           **extra)
+    _fwd_kernel_desc[(n_q // bm, b * h)](desc["q"], desc["k"], desc["v"], desc["o"], lse, n_q, n_k,
+                                         scale * _LOG2E, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal,
+                                         EVEN_K=(not causal) and n_k % bn == 0, num_warps=cfg.num_warps,
+                                         num_stages=cfg.num_stages, **extra)
 
 
-#: Whether the default path takes the host-descriptor kernel where it can (set after the H200 sweep).
-HOST_DESCRIPTORS_BY_DEFAULT = False
+#: Whether the default path takes the host-descriptor kernel where it can (on Hopper, 16-bit inputs).
+HOST_DESCRIPTORS_BY_DEFAULT = True
 
 
 def _choose_variant(device, dtype, n_q: int, n_k: int, cfg: HopperConfig, use_tma: bool = False) -> str:
@@ -501,7 +441,7 @@ def default_launch(q, k, causal: bool = False) -> tuple[str, list]:
     num_warps, num_stages]``). For benchmark records."""
     _check_inputs(q, k, k)
     d = q.shape[3]
-    cfg = HOPPER_CONFIGS.get((d, causal), HopperConfig(*GPU_CONFIGS[d]))
+    cfg = hopper_config(d, causal, k.shape[2])
     variant = _choose_variant(q.device, q.dtype, q.shape[2], k.shape[2], cfg)
     if variant == "tma_host":
         return variant, list(cfg)
@@ -544,7 +484,7 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
     if n_q == 0 or b * h == 0:
         return o, lse
     sixteen_bit = q.dtype in (torch.float16, torch.bfloat16)
-    cfg = hopper or HOPPER_CONFIGS.get((d, causal), HopperConfig(*GPU_CONFIGS[d]))
+    cfg = hopper or hopper_config(d, causal, n_k)
     if use_tma is not None and variant is None:
         if use_tma and not _tma_available(q.device):
             raise ValueError(f"use_tma=True needs a compute capability 9.x GPU, got device {q.device}")
@@ -559,16 +499,7 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
         if n_q % cfg.block_m:
             raise ValueError(f"variant='tma_host' needs N_q (q.shape[2] = {n_q}) to be a multiple of "
                              f"BLOCK_M = {cfg.block_m}")
-        global _WS_FAILED
-        if cfg.warp_specialize and _WS_FAILED and hopper is None:
-            cfg = cfg._replace(warp_specialize=False)
-        try:
-            _launch_host_descriptors(q, k, v, o, lse, causal, scale, cfg)
-        except Exception:  # noqa: BLE001 - a Triton that cannot warp-specialise this loop: run without
-            if not cfg.warp_specialize or hopper is not None:
-                raise
-            _WS_FAILED = True
-            _launch_host_descriptors(q, k, v, o, lse, causal, scale, cfg._replace(warp_specialize=False))
+        _launch_host_descriptors(q, k, v, o, lse, causal, scale, cfg)
         return o, lse
     precision = fp32_precision if q.dtype == torch.float32 else "ieee"  # only fp32 dots have a choice
     if config is None:
@@ -666,6 +597,7 @@ __all__ = [
     "attention_reference",
     "attention_tiled_torch",
     "default_launch",
+    "hopper_config",
     "flash_attention_forward",
     "naive_attention",
 ]

@@ -1,0 +1,138 @@
+"""Nsight Compute profile of the FlashAttention forward pass: the old default kernel (pointer loads), the new
+default (host-side TMA descriptors, the launch :data:`gpuperf.kernels.flash_attention.HOPPER_CONFIGS` picks)
+and SDPA's cuDNN kernel, each launched once per shape in the same profiler window (chapter 14's "How we made
+it fast"; bench/NOTES.md, "fwd"). GPU only.
+
+    python bench/attention_forward_profile.py run LAUNCHES.json      # under ncu (below); writes the launch list
+    python bench/attention_forward_profile.py collect NCU.csv LAUNCHES.json [DIR]  # -> DIR/<name>.json
+
+    ncu --clock-control none --profile-from-start off --csv --page details --print-units base \\
+        --section SpeedOfLight --section Occupancy --section LaunchStats \\
+        --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,\\
+    dram__bytes_read.sum,dram__bytes_write.sum \\
+        python bench/attention_forward_profile.py run launches.json > ncu.csv
+
+``collect`` pairs the CSV's kernels with the launch list in order (the window holds exactly those launches,
+one kernel each) and fails if the counts or kernel names disagree.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+
+#: (head_dim, causal, N): the shapes of the baseline profile (gpujobs/lead-prof0) that missed most.
+SHAPES = ((128, False, 1024), (128, True, 1024), (64, False, 4096))
+
+#: The old default launch (the pointer kernel with the tiles of fa-1's sweep), kept to profile "before".
+OLD_POINTER_CONFIG = {64: (128, 64, 8, 3), 128: (128, 128, 8, 3)}
+
+#: ncu metric -> row key (units: --print-units base).
+METRICS = {
+    "Duration": "duration_ns",
+    "Registers Per Thread": "registers_per_thread",
+    "Dynamic Shared Memory Per Block": "dynamic_shared_bytes",
+    "Block Size": "threads_per_block",
+    "Grid Size": "grid_size",
+    "Waves Per SM": "waves_per_sm",
+    "Theoretical Occupancy": "theoretical_occupancy_pct",
+    "Achieved Occupancy": "achieved_occupancy_pct",
+    "Block Limit Registers": "block_limit_registers",
+    "Block Limit Shared Mem": "block_limit_shared",
+    "Compute (SM) Throughput": "sm_throughput_pct",
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": "tensor_pipe_pct",
+    "dram__bytes_read.sum": "dram_read_bytes",
+    "dram__bytes_write.sum": "dram_write_bytes",
+}
+
+
+def run(launch_path: str) -> None:
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    from gpuperf.kernels import flash_attention as fa
+
+    launches, calls = [], []
+    for d, causal, n in SHAPES:
+        b, h = 32768 // n, 2048 // d
+        q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.float16) for _ in range(3))
+        variant, config = fa.default_launch(q, k, causal)
+
+        def cudnn(q=q, k=k, v=v, causal=causal):
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                return sdpa(q, k, v, is_causal=causal)
+
+        shape = {"head_dim": d, "mask": "causal" if causal else "full", "n_seq": n, "batch": b, "heads": h,
+                 "dtype": "fp16", "flop": fa.attention_flop(b, h, n, n, d, causal)}
+        calls += [lambda q=q, k=k, v=v, c=causal, cfg=OLD_POINTER_CONFIG[d]:
+                  fa.flash_attention_forward(q, k, v, c, variant="pointer", config=cfg),
+                  lambda q=q, k=k, v=v, c=causal: fa.flash_attention_forward(q, k, v, c),
+                  cudnn]
+        launches += [{**shape, "kernel": "triton-before", "variant": "pointer",
+                      "config": list(OLD_POINTER_CONFIG[d]), "name_contains": "_fwd_kernel"},
+                     {**shape, "kernel": "triton", "variant": variant, "config": config,
+                      "name_contains": "_fwd_kernel"},
+                     {**shape, "kernel": "sdpa-cudnn", "variant": None, "config": None, "name_contains": "sdpa"}]
+    for fn in calls:  # warm-up: compiles, cuDNN plans, allocator
+        fn()
+        fn()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStart()
+    for fn in calls:
+        fn()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStop()
+    with open(launch_path, "w") as f:
+        json.dump(launches, f)
+
+
+def parse_ncu_csv(text: str) -> list[dict]:
+    """One dict per profiled kernel, in launch order: its name and the metrics of :data:`METRICS`."""
+    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    kernels: dict[str, dict] = {}
+    for rec in csv.DictReader(io.StringIO("\n".join(lines))):
+        entry = kernels.setdefault(rec["ID"], {"kernel_name": rec["Kernel Name"]})
+        key = METRICS.get(rec["Metric Name"])
+        if key is not None:
+            entry[key] = float(rec["Metric Value"].replace(",", ""))
+    return [kernels[i] for i in sorted(kernels, key=int)]
+
+
+def collect(csv_path: str, launch_path: str, out_dir: str | None = None,
+            name: str = "attention_forward_profile_h200") -> None:
+    """Pair the profile with the launches and save the recorded run (``out_dir``: default book/data)."""
+    from gpuperf import recorded
+
+    with open(csv_path) as f:
+        profiled = parse_ncu_csv(f.read())
+    with open(launch_path) as f:
+        launches = json.load(f)
+    if len(profiled) != len(launches):
+        raise RuntimeError(f"ncu profiled {len(profiled)} kernels, the window launched {len(launches)}")
+    rows = []
+    for launch, prof in zip(launches, profiled):
+        if launch["name_contains"] not in prof["kernel_name"]:
+            raise RuntimeError(f"launch {launch} paired with kernel {prof['kernel_name']!r}")
+        row = {k: v for k, v in launch.items() if k != "name_contains"}
+        row.update(prof)
+        row["flop_per_s"] = row["flop"] / (row["duration_ns"] * 1e-9)
+        rows.append(row)
+    prov = recorded.provenance("ncu ... python bench/attention_forward_profile.py run; collect")
+    print(recorded.save_run(name, rows, prov, data_dir=out_dir))
+    for r in rows:
+        print(f"{r['kernel']:14s} d{r['head_dim']} {r['mask']:6s} N{r['n_seq']}: {r['duration_ns'] / 1e3:8.1f} us "
+              f"{r['flop_per_s'] / 1e12:5.0f} TF/s regs {r['registers_per_thread']:.0f} "
+              f"smem {r['dynamic_shared_bytes'] / 1024:.0f} KiB occ {r['theoretical_occupancy_pct']:.1f}/"
+              f"{r['achieved_occupancy_pct']:.1f} % tensor {r['tensor_pipe_pct']:.1f} %")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "run":
+        run(sys.argv[2])
+    elif len(sys.argv) >= 4 and sys.argv[1] == "collect":
+        collect(sys.argv[2], sys.argv[3], *sys.argv[4:5])
+    else:
+        sys.exit(__doc__)
