@@ -19,6 +19,21 @@ from gpuperf.benchmark import round_ratios, with_ratios
 #: Issue 15's targets: Triton / cuBLAS at least this, by square size.
 TARGETS = {4096: 0.95, 8192: 1.0}
 
+#: What each launch of ``bench/matmul_sweep.py`` changes from the default (its name in the sweep -> words).
+SWEEP_LAUNCHES = {
+    "base": "the default (with the warp_specialize flag)",
+    "nows": "the default without the flag",
+    "s4": "4 stages",
+    "g16": "GROUP_M 16",
+    "g16-s4": "GROUP_M 16, 4 stages",
+    "m256": "256 x 128 tile",
+    "m256-s4": "256 x 128 tile, 4 stages",
+    "bk128": "BLOCK_K 128, 2 stages",
+    "nosplit": "epilogue not split",
+    "ws-w4": "warp_specialize, 4 warps",
+    "ws-w4-g16-s4": "warp_specialize, 4 warps, GROUP_M 16, 4 stages",
+}
+
 
 def _median(values: Sequence[float | None]) -> float | None:
     values = [v for v in values if v is not None]
@@ -54,7 +69,8 @@ def target_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def sweep_table(rows: Sequence[Mapping[str, Any]], shapes: Sequence[tuple[str, int]]) -> list[dict[str, Any]]:
-    """One row per launch of a sweep (cuBLAS left out), in recorded order: ``launch`` (name), ``tile``
+    """One row per launch of a sweep (cuBLAS left out), in recorded order: ``launch`` (name), ``what`` (its
+    change from the default, :data:`SWEEP_LAUNCHES`), ``tile``
     ("128x256x64"), ``stages``, ``group_m``, ``warps``, ``split`` ("yes"/"no"), ``ws`` ("yes"/"no"),
     ``registers``, ``spilled``, ``shared_kib``, and ``"<dtype> <n>"`` -> ratio to cuBLAS for each of ``shapes``
     (``(dtype, n)`` pairs; None where the sweep lacks one)."""
@@ -63,7 +79,8 @@ def sweep_table(rows: Sequence[Mapping[str, Any]], shapes: Sequence[tuple[str, i
         if r["kernel"] == "cublas":
             continue
         row = launches.setdefault(r["kernel"], {
-            "launch": r["kernel"], "tile": f"{r['block_m']}x{r['block_n']}x{r['block_k']}",
+            "launch": r["kernel"], "what": SWEEP_LAUNCHES.get(r["kernel"], r["kernel"]),
+            "tile": f"{r['block_m']}x{r['block_n']}x{r['block_k']}",
             "stages": r["stages"], "group_m": r["group_m"], "warps": r["warps"],
             "split": "yes" if r["split_epilogue"] else "no", "ws": "yes" if r["warp_specialize"] else "no",
             "registers": r["registers_per_thread"], "spilled": r["spilled_registers"],
@@ -102,4 +119,4 @@ def profile_table(rows: Sequence[Mapping[str, Any]], stages: Sequence[str] = ("b
     return out
 
 
-__all__ = ["TARGETS", "profile_table", "sweep_table", "target_rows"]
+__all__ = ["SWEEP_LAUNCHES", "TARGETS", "profile_table", "sweep_table", "target_rows"]
