@@ -139,7 +139,7 @@ def test_sampler_reads_on_entry_and_exit_and_survives_a_failing_reader():
         _gpustate.GpuSampler(reader, interval_s=0)
 
 
-def test_run_cases_interleaves_a_group_and_leaves_plain_cases_alone(monkeypatch):
+def test_run_cases_interleaves_a_group_and_leaves_plain_cases_alone(monkeypatch, capsys):
     torch = pytest.importorskip("torch")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
@@ -176,6 +176,10 @@ def test_run_cases_interleaves_a_group_and_leaves_plain_cases_alone(monkeypatch)
     spread = dict((label, (lo, hi)) for label, lo, hi in bm.round_spread(rows))
     assert spread["ref a"] == pytest.approx((100 * (3 / 6.5 - 1), 100 * (10 / 6.5 - 1)))
     assert "plain" not in spread
+    bm.report(rows)
+    printed = capsys.readouterr().out
+    assert "rounds ref a: 4 x, -53.85 / +53.85 % of the median; SM MHz [1700, 1700, 1700, 1700]" in printed
+    assert "repeat plain" in printed and "rounds plain" not in printed
 
 
 # --------------------------------------------------------------------------------------------------

@@ -326,13 +326,13 @@ def report(rows: Sequence[Row]) -> None:
               f"{r['flop_per_s'] / 1e12:>8.2f} {ratio:>7}  {r['reference'] or '-'}")
     for label, pct in spread(rows):
         print(f"  repeat {label}: {pct:+.2f} % in time")
-    for r in rows:
-        if r.get("time_s_rounds"):
-            lo, hi = (100.0 * (f(r["time_s_rounds"]) / r["time_s"] - 1.0) for f in (min, max))
-            clocks = ", ".join("-" if c is None else f"{c:.0f}" for c in r["sm_clock_mhz_rounds"])
-            temps = ", ".join("-" if c is None else f"{c:.0f}" for c in r["temperature_c_rounds"])
-            print(f"  rounds {r['label']}: {len(r['time_s_rounds'])} x, {lo:+.2f} / {hi:+.2f} % of the median; "
-                  f"SM MHz [{clocks}], deg C [{temps}]")
+    by_label = {r["label"]: r for r in rows}
+    for label, lo, hi in round_spread(rows):
+        r = by_label[label]
+        clocks = ", ".join("-" if c is None else f"{c:.0f}" for c in r["sm_clock_mhz_rounds"])
+        temps = ", ".join("-" if c is None else f"{c:.0f}" for c in r["temperature_c_rounds"])
+        print(f"  rounds {label}: {len(r['time_s_rounds'])} x, {lo:+.2f} / {hi:+.2f} % of the median; "
+              f"SM MHz [{clocks}], deg C [{temps}]")
 
 
 def device_slug(device_name: str) -> str:
