@@ -338,8 +338,9 @@ def matmul(
     ``backend``: ``"auto"`` (where :func:`tma_supported`, the TMA kernel: with warp specialisation on
     Blackwell and later, falling back to the TMA kernel without it if this Triton cannot compile that;
     without it on Hopper, where Triton 3.6 does not specialise; else the portable kernel),
-    ``"portable"``, ``"tma"``, or ``"tma_ws"`` (producer warps issue the TMA loads while consumer warps
-    multiply). ``config`` fixes the portable kernel's tile (keys of :data:`INTERPRETER_CONFIG`) instead of
+    ``"portable"``, ``"tma"``, or ``"tma_ws"`` (the ``warp_specialize`` flag: producer warps issue the TMA
+    loads while consumer warps multiply where Triton specialises; on Hopper, Triton 3.6 compiles the same
+    kernel as ``"tma"``). ``config`` fixes the portable kernel's tile (keys of :data:`INTERPRETER_CONFIG`) instead of
     autotuning (always fixed under the interpreter). Raises ``ValueError`` naming the argument.
     """
     _check_operand("a", a)
