@@ -139,8 +139,12 @@ SPLIT_CONFIGS = {
 FUSED_CONFIGS = {d: BackwardConfig(64, 128, 64, 128, num_warps=8, num_stages=3, fused=True)
                  for d in HEAD_DIMS}
 
-#: The default per (head dimension, causal) on a GPU for 16-bit inputs.
-GPU_CONFIGS = {(d, causal): SPLIT_CONFIGS[d] for d in HEAD_DIMS for causal in (False, True)}
+#: The default per (head dimension, causal) on a GPU for 16-bit inputs, chosen by measurement against
+#: cuDNN in two jobs (bench/NOTES.md "bwd-4", "bwd-6"; fp16, N = 4096, 2^19 rows): at d = 128 the fused
+#: design (0.74 / 0.65 of cuDNN full, 0.69 / 0.69 causal, against 0.74 / 0.64 and 0.65 / 0.66 for split);
+#: at d <= 64 the split one (0.78 / 0.81 full, 0.69 / 0.67 causal; fused 0.63 / 0.62 and 0.69 / 0.67).
+GPU_CONFIGS = {(d, causal): (FUSED_CONFIGS if d == 128 else SPLIT_CONFIGS)[d]
+               for d in HEAD_DIMS for causal in (False, True)}
 
 #: fp32 tiles take twice the shared memory and registers of 16-bit ones: small tiles, correctness first
 #: (fp32 is not a performance target).
