@@ -344,7 +344,9 @@ def collect(out_dir: Path, reports: list[str]) -> None:
         for launch in ncu.parse_ncu_csv(Path(path).read_text()):
             summary = ncu.kernel_summary(launch)
             summary.pop("stalls", None)
-            rows.append({"run": label, "report": Path(path).name, "id": launch["id"], **summary})
+            red = launch["metrics"].get("lts__t_sectors_op_red.sum", (None, None))[1]
+            rows.append({"run": label, "report": Path(path).name, "id": launch["id"], **summary,
+                         "l2_reduction_sectors": red if isinstance(red, float) else None})
             print(rows[-1], flush=True)
     name = f"attention_backward_profile_{device_slug(torch.cuda.get_device_name())}"
     prov = recorded.provenance("ncu --clock-control none (bench/attention_backward_sweep.py profile, "
