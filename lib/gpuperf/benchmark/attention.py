@@ -33,6 +33,31 @@ NAIVE_MAX_N = 8192
 TOLERANCE = {"fp16": 4e-3, "bf16": 3e-2}
 
 
+#: Issue 15's targets for the Triton forward pass over SDPA's cuDNN backend, by head dim.
+TARGET_OVER_CUDNN = {64: 1.0, 128: 0.90}
+
+
+def speed_ratios(rows, kernel: str = "triton", reference: str = "sdpa-cudnn") -> dict:
+    """``{(dtype, head_dim, mask, n_seq): rate of kernel / rate of reference}`` over the shapes of a recorded
+    or live run of this family that have both (pure; FLOP/s ratios, so equal to the time ratio inverted)."""
+    rate = {(r["kernel"], r["dtype"], r["head_dim"], r["mask"], r["n_seq"]): r["flop_per_s"] for r in rows}
+    return {key[1:]: rate[key] / rate[(reference, *key[1:])] for key in sorted(rate, key=str)
+            if key[0] == kernel and (reference, *key[1:]) in rate}
+
+
+def ratio_table_rows(ratios: dict) -> list[dict]:
+    """One row per (dtype, head dim, mask) with a column ``N<n>`` per sequence length (for
+    :func:`gpuperf.tables.format_table_html`), plus the worst ratio and the issue's target for that head dim."""
+    out = {}
+    for (dtype, d, mask, n), value in sorted(ratios.items()):
+        row = out.setdefault((dtype, d, mask), {"case": f"{dtype}, d = {d}, {mask}",
+                                                "target": TARGET_OVER_CUDNN.get(d)})
+        row[f"N{n}"] = value
+    for row in out.values():
+        row["worst"] = min(v for k, v in row.items() if k.startswith("N"))
+    return list(out.values())
+
+
 def _reference_fp64_cuda(q, k, v, causal):
     import torch
 
