@@ -27,10 +27,14 @@ how ``tl.dot`` multiplies: ``"ieee"`` (true fp32 products, slow on tensor cores)
 rounded to 10-bit significands, Triton's silent default; ~1e-3 relative error). We make the default
 "ieee", so fp32 means fp32.
 
-**Two kernel variants.** ``_fwd_kernel`` loads tiles through pointer arithmetic: it runs under the Triton
-interpreter, on Ampere and on a T4. On Hopper (compute capability 9.x) ``_fwd_kernel_tma`` loads Q, K, V and stores O
-through tensor descriptors (the TMA engine); the wrapper picks it there for long key sequences (measured
-faster from 8192 keys on), unless ``use_tma`` says otherwise.
+**Three kernels, one algorithm** (``variant``). ``_fwd_kernel`` (``"pointer"``) loads tiles through
+pointer arithmetic: it runs under the Triton interpreter, on Ampere and on a T4. On Hopper (compute
+capability 9.x) with fp16/bf16 inputs the default is ``_fwd_kernel_desc`` (``"tma_host"``): Q, K, V and O
+move by TMA through descriptors built once on the host over the (B*H*N, d) matrices, with a launch per
+(head dim, mask, N_k) from :data:`HOPPER_CONFIGS` (H200 sweeps, bench/NOTES.md "fwd"); it needs N_q to be a
+multiple of its query block. Otherwise, from :data:`TMA_MIN_KEYS` keys on, ``_fwd_kernel_tma``
+(``"tma_device"``) builds per-head descriptors inside each program, which bound-check every head in
+hardware. ``use_tma=False`` forces the pointer kernel.
 """
 
 from __future__ import annotations
