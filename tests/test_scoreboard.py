@@ -136,15 +136,22 @@ def test_recorded_ratios_agree_with_the_rows_found_by_label(recorded_scores):
     for c in matmul.cases:
         if c.measured:
             assert c.ratio == pytest.approx(ratios[f"triton {c.shape['dtype']} 4096x4096x4096"], rel=1e-12)
-    fwd = by_id["attention-fwd-d128"]
-    rows = {r["label"]: r for r in recorded.load_run(fwd.run_name)["results"] if "label" in r}
-    for c in fwd.cases:
-        if c.measured:
-            tag = f"{c.shape['dtype']} d128 {c.shape['mask']} N{c.shape['n_seq']}"
-            kernel = "triton-tma" if c.shape["n_seq"] >= 8192 else "triton"
-            if f"{kernel} {tag}" in rows:  # the labels of the family as of 2026-11-30
-                expected = rows[f"{kernel} {tag}"]["flop_per_s"] / rows[f"sdpa-cudnn {tag}"]["flop_per_s"]
-                assert c.ratio == pytest.approx(expected, rel=1e-12)
+    for target_id in ("attention-fwd-d64", "attention-fwd-d128"):
+        fwd = by_id[target_id]
+        rows = recorded.load_run(fwd.run_name)["results"]
+        if any("variant" in r for r in rows):  # the family's own ratios (since 2026-12-01)
+            from gpuperf.benchmark.attention import speed_ratios
+
+            expected = speed_ratios(rows)
+            for c in fwd.cases:
+                key = (c.shape["dtype"], c.shape["head_dim"], c.shape["mask"], c.shape["n_seq"])
+                assert (c.ratio == pytest.approx(expected[key], rel=1e-12)) if c.measured else key not in expected
+        by_label = {r["label"]: r for r in rows if "label" in r}
+        for c in fwd.cases:
+            if c.measured:
+                tag = f"{c.shape['dtype']} d{c.shape['head_dim']} {c.shape['mask']} N{c.shape['n_seq']}"
+                ref = by_label[f"sdpa-cudnn {tag}"]
+                assert c.ratio == pytest.approx(by_label[c.label]["flop_per_s"] / ref["flop_per_s"], rel=1e-12)
                 assert c.fraction_of_peak == pytest.approx(c.rate / H200_DENSE_FP16, rel=1e-9)
     add = by_id["vector-add"]
     for c in add.cases:

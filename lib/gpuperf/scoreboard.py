@@ -44,7 +44,7 @@ RECORDED_RUNS: Mapping[str, str] = MappingProxyType({
     "softmax_long": "softmax_auto_h200",  # long rows: re-run of the current default launch and the copies
     "norm": "norm_h200",
     "matmul": "matmul_targets_h200",
-    "attention": "attention_h200",
+    "attention": "attention_targets_h200",
     "attention_backward": "attention_backward_h200_quick",
 })
 
