@@ -218,35 +218,9 @@ def _fwd_kernel(Q, K, V, O, LSE,
 
 
 @triton.jit
-def _exp2_poly(x):
-    """2**x for x <= 0 on the FMA and integer units: x = j + f with j an integer (rounded by adding
-    1.5 * 2**23) and |f| <= 1/2; 2**f by a cubic (relative error 1.2e-4, under fp16's rounding of P); j goes
-    into the exponent bits. Inputs below -126 give 2**-126."""
-    x = tl.maximum(x, -126.0)
-    t = x + 12582912.0
-    f = x - (t - 12582912.0)
-    p = 1.0 + f * (0.6933686012593135 + f * (0.24221783810118194 + f * 0.05459282474189784))
-    j = t.to(tl.int32, bitcast=True) - 0x4B400000
-    return (p.to(tl.int32, bitcast=True) + (j << 23)).to(tl.float32, bitcast=True)
-
-
-@triton.jit
-def _exp2_tile(x, SPLIT: tl.constexpr):
-    """exp2 of a tile; SPLIT computes every other column with :func:`_exp2_poly`, so the special
-    function unit (16 exp2 per clock per SM) and the FMA units share the work."""
-    if SPLIT:
-        BM: tl.constexpr = x.shape[0]
-        BN: tl.constexpr = x.shape[1]
-        a, b = tl.split(tl.reshape(x, [BM, BN // 2, 2]))
-        return tl.reshape(tl.join(tl.math.exp2(a), _exp2_poly(b)), [BM, BN])
-    else:
-        return tl.math.exp2(x)
-
-
-@triton.jit
 def _fwd_block_tma(acc, l_i, m_i, q, k_desc, v_desc, row0, offs_m, start_n, N_K, qk_scale,
                    BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr,
-                   CAUSAL: tl.constexpr, INPUT_PRECISION: tl.constexpr, EXP2_SPLIT: tl.constexpr):
+                   CAUSAL: tl.constexpr, INPUT_PRECISION: tl.constexpr):
     k = k_desc.load([row0 + start_n, 0])  # (BLOCK_N, HEAD_DIM)
     v = v_desc.load([row0 + start_n, 0])
     qk = tl.dot(q, tl.trans(k), input_precision=INPUT_PRECISION)
@@ -257,7 +231,7 @@ def _fwd_block_tma(acc, l_i, m_i, q, k_desc, v_desc, row0, offs_m, start_n, N_K,
             keep = keep & (offs_n[None, :] <= offs_m[:, None])
         qk = tl.where(keep, qk, float("-inf"))  # V rows past N_K were zero-filled by TMA
     m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-    p = _exp2_tile(qk * qk_scale - m_new[:, None], EXP2_SPLIT)
+    p = tl.math.exp2(qk * qk_scale - m_new[:, None])
     alpha = tl.math.exp2(m_i - m_new)
     l_i = l_i * alpha + tl.sum(p, 1)
     acc = acc * alpha[:, None]
@@ -295,10 +269,10 @@ def _fwd_kernel_tma(Q, K, V, O, LSE, H, N_Q, N_K, qk_scale,
         full_end = (N_K // BLOCK_N) * BLOCK_N
     for start_n in tl.range(0, full_end, BLOCK_N):
         acc, l_i, m_i = _fwd_block_tma(acc, l_i, m_i, q, k_desc, v_desc, 0, offs_m, start_n, N_K,
-                                       qk_scale, BLOCK_N, HEAD_DIM, False, CAUSAL, INPUT_PRECISION, False)
+                                       qk_scale, BLOCK_N, HEAD_DIM, False, CAUSAL, INPUT_PRECISION)
     for start_n in tl.range(full_end, hi, BLOCK_N):
         acc, l_i, m_i = _fwd_block_tma(acc, l_i, m_i, q, k_desc, v_desc, 0, offs_m, start_n, N_K,
-                                       qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL, INPUT_PRECISION, False)
+                                       qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL, INPUT_PRECISION)
     acc = acc / l_i[:, None]
     lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453
     tl.store(LSE + off_bh.to(tl.int64) * N_Q + offs_m, lse, mask=offs_m < N_Q)
@@ -313,7 +287,7 @@ def _fwd_kernel_tma(Q, K, V, O, LSE, H, N_Q, N_K, qk_scale,
 @triton.jit
 def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, N_Q, N_K, qk_scale,
                      HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                     CAUSAL: tl.constexpr, EVEN_K: tl.constexpr, EXP2_SPLIT: tl.constexpr):
+                     CAUSAL: tl.constexpr, EVEN_K: tl.constexpr):
     """One program per (query block, head). Each descriptor views all B*H heads as one (B*H*N, d) matrix,
     so a head starts at row bh*N. A query block never crosses a head (N_Q % BLOCK_M == 0, the wrapper
     checks); a key block past N_K reads the next head's rows (or TMA's zeros at the very end), which the
@@ -338,11 +312,11 @@ def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, N_Q, N_K, qk_scale,
         full_end = (N_K // BLOCK_N) * BLOCK_N
     for start_n in tl.range(0, full_end, BLOCK_N):
         acc, l_i, m_i = _fwd_block_tma(acc, l_i, m_i, q, desc_k, desc_v, kv_row, offs_m, start_n, N_K,
-                                       qk_scale, BLOCK_N, HEAD_DIM, False, CAUSAL, "ieee", EXP2_SPLIT)
+                                       qk_scale, BLOCK_N, HEAD_DIM, False, CAUSAL, "ieee")
     if not EVEN_K:
         for start_n in tl.range(full_end, hi, BLOCK_N):  # only the diagonal and a ragged end pay the mask
             acc, l_i, m_i = _fwd_block_tma(acc, l_i, m_i, q, desc_k, desc_v, kv_row, offs_m, start_n, N_K,
-                                           qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL, "ieee", EXP2_SPLIT)
+                                           qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL, "ieee")
     acc = acc / l_i[:, None]
     lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453
     tl.store(LSE + bh.to(tl.int64) * N_Q + offs_m, lse)
@@ -371,7 +345,6 @@ class HopperConfig(NamedTuple):
     num_warps: int
     num_stages: int
     maxnreg: int | None = None  #: registers per thread at most (None: the compiler's choice)
-    exp2_split: bool = False  #: half of the exponentials by a polynomial on the FMA units
 
 
 #: Hopper (compute capability 9.x), fp16/bf16, the host-descriptor kernel: (head_dim, causal) -> launches
@@ -449,8 +422,7 @@ def _launch_host_descriptors(q, k, v, o, lse, causal: bool, scale: float, cfg: H
     extra = {"maxnreg": cfg.maxnreg} if cfg.maxnreg and not INTERPRETED else {}
     _fwd_kernel_desc[(n_q // bm, b * h)](desc["q"], desc["k"], desc["v"], desc["o"], lse, n_q, n_k,
                                          scale * _LOG2E, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal,
-                                         EVEN_K=(not causal) and n_k % bn == 0, EXP2_SPLIT=cfg.exp2_split,
-                                         num_warps=cfg.num_warps,
+                                         EVEN_K=(not causal) and n_k % bn == 0, num_warps=cfg.num_warps,
                                          num_stages=cfg.num_stages, **extra)
 
 
