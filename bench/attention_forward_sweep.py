@@ -29,8 +29,9 @@ DEV = "cuda" if torch.cuda.is_available() else "cpu"
 DRY = DEV == "cpu"  # a dry run of the script's logic under the interpreter, tiny shapes
 
 # Rounds 1 and 2 (jobs fwd-1, fwd-2) also tried warp specialisation, a persistent grid and a hand-pipelined
-# loop, options since removed from the kernel (bench/NOTES.md, "fwd"); round 3 (job fwd-3): more, smaller
-# programs per SM, and N = 2048 for the short/long threshold of HOPPER_CONFIGS.
+# loop, options since removed from the kernel (bench/NOTES.md, "fwd"). The candidates below are round 3
+# (more, smaller programs per SM; N = 2048 for the short/long threshold of HOPPER_CONFIGS), prepared but not
+# run: the session's device time ran out first.
 CANDIDATES = {
     (128, False): [HC(128, 128, 8, 3), HC(64, 64, 4, 3), HC(64, 32, 4, 3), HC(64, 32, 4, 4), HC(64, 64, 4, 2)],
     (128, True): [HC(128, 128, 8, 3), HC(64, 64, 4, 3), HC(64, 32, 4, 3), HC(64, 32, 4, 4)],
