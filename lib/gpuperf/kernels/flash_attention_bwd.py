@@ -13,19 +13,21 @@ The gradients, with S = scale Q K^T, P = softmax(S) row-wise and dO the gradient
 * ``dS = P * (dP - D)`` with ``D_i = sum_j P_ij dP_ij = rowsum(dO * O)_i`` (the identity that avoids P)
 * ``dQ = scale dS K`` and ``dK = scale dS^T Q``.
 
-Three kernels:
+Two designs, chosen per head dimension by measurement (:data:`GPU_CONFIGS`, bench/NOTES.md "bwd"):
 
-* ``_preprocess_kernel``: ``D = rowsum(dO * O)`` in fp32, one row per query (reads O and dO once).
-* ``_dkdv_kernel``: one program per (key block, batch x head). It keeps ``K_j, V_j`` and the fp32
-  accumulators ``dK_j, dV_j`` on chip and streams every query block (Q, dO, L, D) past them.
-* ``_dq_kernel``: one program per (query block, batch x head). It keeps ``Q_i, dO_i`` and ``dQ_i`` on chip
-  and streams every key block (K, V) past them.
+* **split** (the default at d <= 64): ``_preprocess_kernel`` computes ``D = rowsum(dO * O)`` in fp32;
+  ``_dkdv_kernel``, one program per (key block, batch x head), keeps ``K_j, V_j`` and the fp32 accumulators
+  ``dK_j, dV_j`` on chip and streams every query block (Q, dO, L, D) past them; ``_dq_kernel``, one program
+  per (query block, batch x head), keeps ``Q_i, dO_i, dQ_i`` and streams every key block. No atomics and a
+  deterministic result, at the price of recomputing ``S`` and ``dP`` a second time: 7 tile matmuls
+  instead of 5 (as in Triton's fused-attention tutorial).
+* **fused** (the default at d = 128; ``BackwardConfig(fused=True)``): FlashAttention-2's single loop
+  (Section 3.2). The preprocess kernel also zeroes an fp32 copy of dQ; ``_dkdv_kernel`` also multiplies
+  each ``dS_ij`` tile by ``K_j`` and adds it into that copy with atomic adds (or, with ``tma=True``, one TMA
+  bulk reduction per tile); ``_dq_convert_kernel`` scales and casts it. 5 tile matmuls; the order of the
+  additions, hence the last bits of dQ, varies from run to run.
 
-FlashAttention-2 keeps Algorithm 4's single loop and accumulates dQ with atomic adds (Section 3.2).
-Splitting dQ from dK/dV instead (as Triton's fused-attention tutorial does) avoids atomic adds, and gives
-a deterministic result, at the price of recomputing ``S`` and ``dP`` a second time: 7 tile matmuls
-instead of 5. Benchmarks count the
-customary ``2.5 x 4 B H N_q N_k d`` FLOP (5 matmuls), halved for a causal mask.
+Benchmarks count the customary ``2.5 x 4 B H N_q N_k d`` FLOP (5 matmuls), halved for a causal mask.
 
 HBM bytes (b bytes per element, T_q = ceil(N_q / BLOCK_M) query blocks, T_k = ceil(N_k / BLOCK_N) key
 blocks of the respective kernel, per batch x head, ignoring the 4-byte L and D vectors):
@@ -33,7 +35,9 @@ blocks of the respective kernel, per batch x head, ignoring the 4-byte L and D v
 * preprocess: read O, dO (2 N_q d b), write D;
 * dK/dV: read K, V once (2 N_k d b), read Q and dO once per key block (2 T_k N_q d b), write dK, dV
   (2 N_k d b);
-* dQ: read Q, dO once (2 N_q d b), read K and V once per query block (2 T_q N_k d b), write dQ (N_q d b).
+* dQ: read Q, dO once (2 N_q d b), read K and V once per query block (2 T_q N_k d b), write dQ (N_q d b);
+* fused: the dK/dV kernel's traffic plus, per key block, an fp32 reduction of N_q d values into dQ in L2
+  (4 T_k N_q d bytes), and the zeroing and conversion of the fp32 copy (8 N_q d bytes + N_q d b).
 
 Traffic therefore grows like N^2 d^2 / (block size), like the forward pass (chapter 15 counts it exactly in
 ``gpuperf.attention_backward``); what no longer grows like N^2 is memory: nothing of size N x N exists.
