@@ -45,7 +45,7 @@ RECORDED_RUNS: Mapping[str, str] = MappingProxyType({
     "norm": "norm_h200",
     "matmul": "matmul_targets_h200",
     "attention": "attention_targets_h200",
-    "attention_backward": "attention_backward_h200_quick",
+    "attention_backward": "attention_backward_targets_h200",
 })
 
 #: Before 2026-12-01 the forward wrapper (:func:`gpuperf.kernels.flash_attention.flash_attention_forward`)
