@@ -275,6 +275,10 @@ def test_run_cases_soaks_an_interleaved_group_before_its_rounds(monkeypatch):
     assert rows[1]["sm_clock_mhz_rounds"] == [None, None] and rows[1]["gpu_state_source"] is None
     with pytest.raises(ValueError, match="soak_s"):
         bm.run_cases("demo", iter(cases), progress=False, soak_s=-1)
+    # a retime case joining a group would silently lose its repeat: refused, naming the case
+    retimed = [cases[0], bm.Case("new2", lambda: None, reference="ref", retime=True)]
+    with pytest.raises(ValueError, match="'new2' has retime=True"):
+        bm.run_cases("demo", iter(retimed), progress=False, soak_s=0.0)
 
 
 def test_sweep_rows_from_a_sweep_report():

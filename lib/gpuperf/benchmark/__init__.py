@@ -180,13 +180,15 @@ def run_cases(family: str, cases: Iterable[Case], *, progress: bool = True, warm
     Needs a CUDA GPU (``RuntimeError`` otherwise). A failed check stops the run with the case's label.
 
     Interleaved rounds (opt-in, ``Case.rounds`` > 1): such a case starts a *group*, and the following
-    cases that name a member of the group as their reference join it. Each member is checked and run once
+    cases that name a member of the group as their reference join it (``ValueError`` if such a case
+    asks for ``retime``). Each member is checked and run once
     when it arrives; when the group is complete (the next case does not join it, or the cases end), the
     members are first run back to back for ``soak_s`` seconds (a heat soak, so that the first round does
     not start on a cool chip at its boost clock), then timed round-robin ``max(rounds)`` times, the order
     reversed every other round, while a
     thread samples the SM clock, temperature and power (:mod:`gpuperf.benchmark._gpustate`). A row's
-    ``time_s`` is the median of its rounds' times, and :data:`ROUND_KEYS` keep every round. A group's
+    ``time_s`` is the median of its rounds' times (so its ``ratio_to_reference`` is a ratio of medians;
+    :func:`round_ratios` gives each round's own ratio), and :data:`ROUND_KEYS` keep every round. A group's
     tensors live until the next case has been built, so at most two groups are in memory at once.
     """
     if not isinstance(family, str) or not re.fullmatch(r"[a-z0-9_]+", family):
@@ -216,6 +218,9 @@ def run_cases(family: str, cases: Iterable[Case], *, progress: bool = True, warm
         if only is not None and only not in case.label and case.reference is not None:
             continue  # references (cases with no reference of their own) are always kept
         joins = bool(group) and case.reference in {c.label for c in group}
+        if joins and case.retime:
+            raise ValueError(f"cases: {case.label!r} has retime=True but joins the interleaved group of "
+                             f"{case.reference!r}, whose rounds already repeat its timing; drop retime")
         if not joins:
             flush()
         if case.check is not None:
