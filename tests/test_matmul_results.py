@@ -370,3 +370,26 @@ def test_sweep_and_profile_tables_from_the_recorded_files():
     assert (table[0]["threads"], table[1]["threads"]) == (256, 384)
     assert table[0]["duration_us"] == pytest.approx(180.416) and table[1]["dram_read_mb"] == pytest.approx(148.02, abs=0.01)
     assert mt.profile_table(rows, stages=("after",)) == []
+
+
+def test_plot_interleaved_rounds_draws_each_rounds_rate_and_clock():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from gpuperf import recorded
+    from gpuperf.plotting.tiling import plot_interleaved_rounds
+
+    rows = recorded.load_run("matmul_targets_h200")["results"]
+    label = "triton bf16 4096x4096x4096"
+    by_label = {r["label"]: r for r in rows}
+    fig, ax = plt.subplots()
+    clock_ax = plot_interleaved_rounds(ax, rows, label)
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == ["cublas", "triton-auto"]
+    for line, r in zip(lines, (by_label[by_label[label]["reference"]], by_label[label])):
+        assert list(line.get_xdata()) == list(range(1, 8))
+        assert list(line.get_ydata()) == pytest.approx([r["flop"] / t / 1e12 for t in r["time_s_rounds"]])
+    assert [list(line.get_ydata()) for line in clock_ax.get_lines()] == [
+        by_label[by_label[label]["reference"]]["sm_clock_mhz_rounds"], by_label[label]["sm_clock_mhz_rounds"]]
+    plt.close(fig)

@@ -21,8 +21,8 @@ TARGETS = {4096: 0.95, 8192: 1.0}
 
 #: What each launch of ``bench/matmul_sweep.py`` changes from the default (its name in the sweep -> words).
 SWEEP_LAUNCHES = {
-    "base": "the default (with the warp_specialize flag)",
-    "nows": "the default without the flag",
+    "base": "the default tile, warp_specialize flag on (auto's launch when swept)",
+    "nows": "the default tile, flag off (auto's launch on Hopper since)",
     "s4": "4 stages",
     "g16": "GROUP_M 16",
     "g16-s4": "GROUP_M 16, 4 stages",
