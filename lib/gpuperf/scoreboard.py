@@ -35,9 +35,9 @@ from gpuperf import hardware
 METRICS = ("bytes_per_s", "flop_per_s")
 
 #: What each target's cases are read from: ``run_key`` of a target -> recorded run (``book/data/NAME.json``).
-#: The kernels are being re-recorded to ``softmax_targets_h200``, ``matmul_targets_h200``,
-#: ``attention_targets_h200`` and ``attention_backward_targets_h200``; switching a group of targets to a new
-#: run is the one line of its key. Every target of a key reads the same run.
+#: Switching a group of targets to a re-recorded run (e.g. ``softmax_targets_h200``) is the one line of its
+#: key; every target of a key reads the same run, and the chapter that quotes the kernel must read it too
+#: (``tests/test_scoreboard.py``). :func:`runs_by_target` gives the mapping target by target.
 RECORDED_RUNS: Mapping[str, str] = MappingProxyType({
     "elementwise": "elementwise_h200",
     "softmax": "softmax_h200",  # 32768 x 4096: the copy and torch.softmax (chapters 13 and 14 quote it)
