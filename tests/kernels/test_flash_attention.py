@@ -120,6 +120,53 @@ def test_host_descriptor_kernel_checks(device):
             fa.flash_attention_forward(q, q, q, variant="tma_device")
 
 
+def test_descriptor_variants_need_aligned_inputs(device, gen):
+    # A contiguous view that starts 2 bytes into its buffer: TMA cannot read it (16-byte aligned bases only).
+    # The default path takes the pointer kernel; a forced descriptor variant raises instead of crashing.
+    b, h, n, d = 1, 2, 64, 16
+    buf = torch.randn(3 * b * h * n * d + 1, generator=gen, device=device).half()
+    q, k, v = (buf[1 + i * b * h * n * d:1 + (i + 1) * b * h * n * d].view(b, h, n, d) for i in range(3))
+    assert q.is_contiguous() and q.data_ptr() % 16 == 2 and not fa._tma_aligned(q, k, v)
+    with pytest.raises(ValueError, match="16-byte"):
+        fa.flash_attention_forward(q, k, v, variant="tma_host", hopper=fa.HopperConfig(32, 16, 4, 1))
+    with pytest.raises(ValueError, match="use_tma"):
+        fa.flash_attention_forward(q, k, v, use_tma=True)
+    for causal in (False, True):
+        o, lse = fa.flash_attention_forward(q, k, v, causal)
+        _check(o, lse, q, k, v, causal, None, gen.initial_seed())
+
+
+def test_variant_choice_on_hopper(monkeypatch):
+    # The dispatch logic of the default path, as it runs on a compute capability 9.x GPU (the availability
+    # probes patched), on the CPU: every branch of _choose_variant and every entry of HOPPER_CONFIGS.
+    monkeypatch.setattr(fa, "_tma_available", lambda device: True)
+    monkeypatch.setattr(fa, "_host_descriptors_available", lambda device: True)
+    cpu, f16, b16, f32 = torch.device("cpu"), torch.float16, torch.bfloat16, torch.float32
+    cfg = fa.HopperConfig(128, 64, 4, 3)
+    choose = fa._choose_variant
+    assert choose(cpu, f16, 256, 300, cfg) == choose(cpu, b16, 256, 1, cfg) == "tma_host"
+    assert choose(cpu, f16, 300, 300, cfg) == "pointer"  # a query block would straddle two heads
+    assert choose(cpu, f16, 300, fa.TMA_MIN_KEYS, cfg) == "tma_device"
+    assert choose(cpu, f16, 300, fa.TMA_MIN_KEYS - 1, cfg) == "pointer"
+    assert choose(cpu, f16, 300, 300, cfg, use_tma=True) == "tma_device"
+    assert choose(cpu, f32, 256, 300, cfg) == "pointer" and choose(cpu, f32, 256, 9000, cfg) == "tma_device"
+    assert choose(cpu, f16, 256, 9000, cfg, use_tma=True, aligned=False) == "pointer"
+    monkeypatch.setattr(fa, "HOST_DESCRIPTORS_BY_DEFAULT", False)
+    assert choose(cpu, f16, 256, 300, cfg) == "pointer" and choose(cpu, f16, 256, 9000, cfg) == "tma_device"
+    monkeypatch.setattr(fa, "HOST_DESCRIPTORS_BY_DEFAULT", True)
+    monkeypatch.setattr(fa, "_host_descriptors_available", lambda device: False)  # a Triton without them
+    assert choose(cpu, f16, 256, 9000, cfg) == "tma_device" and choose(cpu, f16, 256, 300, cfg) == "pointer"
+    monkeypatch.setattr(fa, "_host_descriptors_available", lambda device: True)
+    # default_launch reports the table's launch for every (d, mask) and each side of every N_k threshold
+    for (d, causal), entries in fa.HOPPER_CONFIGS.items():
+        for n_k in sorted({1, 16384} | {n + e for n, _ in entries if n is not None for e in (0, 1)}):
+            q = torch.zeros(1, 2, 256, d, dtype=f16)
+            k = torch.zeros(1, 2, n_k, d, dtype=f16)
+            assert fa.default_launch(q, k, causal) == ("tma_host", list(fa.hopper_config(d, causal, n_k)))
+        q = torch.zeros(1, 2, 100, d, dtype=f16)  # 100 rows: no tile divides them
+        assert fa.default_launch(q, q, causal)[0] == "pointer"
+
+
 def test_hopper_table_covers_every_head_dim():
     for d in fa.SUPPORTED_HEAD_DIMS:
         for causal in (False, True):
@@ -230,8 +277,10 @@ def test_forward_gpu_all(gen, dtype, d, causal, use_tma):
 @pytest.mark.parametrize("causal", [False, True])
 def test_forward_gpu_default_path_tile_multiples(gen, dtype, d, causal):
     # N_q a multiple of 128: the default path takes the host-descriptor kernel on Hopper (its table entry,
-    # e.g. a register cap or warp specialisation); ragged N_k, one key, and several heads whose rows abut.
-    for b, h, n_q, n_k in ((2, 3, 256, 256), (1, 2, 384, 300), (2, 2, 128, 1), (1, 3, 1024, 1100)):
+    # e.g. a register cap); ragged N_k, one key, and several heads whose rows abut. N_k = 1100 and 2100
+    # reach the long-row entries of HOPPER_CONFIGS (past 1024 at d = 64, past 2048 at d = 128 causal).
+    for b, h, n_q, n_k in ((2, 3, 256, 256), (1, 2, 384, 300), (2, 2, 128, 1), (1, 3, 1024, 1100),
+                           (1, 2, 2304, 2100)):
         q, k, v = _inputs(gen, "cuda", dtype, b, h, n_q, n_k, d)
         o, lse = fa.flash_attention_forward(q, k, v, causal)
         _check(o, lse, q, k, v, causal, None, gen.initial_seed())

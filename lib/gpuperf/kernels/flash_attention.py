@@ -34,7 +34,9 @@ move by TMA through descriptors built once on the host over the (B*H*N, d) matri
 (head dim, mask, N_k) from :data:`HOPPER_CONFIGS` (H200 sweeps, bench/NOTES.md "fwd"); it needs N_q to be a
 multiple of its query block. Otherwise, from :data:`TMA_MIN_KEYS` keys on, ``_fwd_kernel_tma``
 (``"tma_device"``) builds per-head descriptors inside each program, which bound-check every head in
-hardware. ``use_tma=False`` forces the pointer kernel.
+hardware. ``use_tma=False`` forces the pointer kernel. TMA needs 16-byte aligned base addresses: inputs
+that start elsewhere (a contiguous view into the middle of a buffer) take the pointer kernel by default,
+and a forced descriptor variant raises ``ValueError`` for them.
 """
 
 from __future__ import annotations
@@ -430,7 +432,16 @@ def _launch_host_descriptors(q, k, v, o, lse, causal: bool, scale: float, cfg: H
 HOST_DESCRIPTORS_BY_DEFAULT = True
 
 
-def _choose_variant(device, dtype, n_q: int, n_k: int, cfg: HopperConfig, use_tma: bool = False) -> str:
+def _tma_aligned(*tensors) -> bool:
+    """TMA needs every tensor's base address 16-byte aligned (its rows are: d >= 16 elements of >= 2 bytes).
+    A contiguous view that starts mid-allocation (e.g. ``buf[1:].view(...)``) may not be."""
+    return all(t.data_ptr() % 16 == 0 for t in tensors)
+
+
+def _choose_variant(device, dtype, n_q: int, n_k: int, cfg: HopperConfig, use_tma: bool = False,
+                    aligned: bool = True) -> str:
+    if not aligned:  # no descriptor kernel can take these inputs; the pointer kernel can
+        return "pointer"
     if (HOST_DESCRIPTORS_BY_DEFAULT and dtype in (torch.float16, torch.bfloat16)
             and _host_descriptors_available(device) and n_q % cfg.block_m == 0):
         return "tma_host"
@@ -446,7 +457,7 @@ def default_launch(q, k, causal: bool = False) -> tuple[str, list]:
     _check_inputs(q, k, k)
     d = q.shape[3]
     cfg = hopper_config(d, causal, k.shape[2])
-    variant = _choose_variant(q.device, q.dtype, q.shape[2], k.shape[2], cfg)
+    variant = _choose_variant(q.device, q.dtype, q.shape[2], k.shape[2], cfg, aligned=_tma_aligned(q, k))
     if variant == "tma_host":
         return variant, list(cfg)
     if INTERPRETED:
@@ -463,7 +474,8 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
     Kernel choice (``variant``): None picks, on compute capability 9.x with fp16/bf16 inputs, the
     host-descriptor kernel (``"tma_host"``) when N_q is a multiple of its query block, else the
     device-descriptor kernel (``"tma_device"``) for N_k >= :data:`TMA_MIN_KEYS`, else the pointer kernel
-    (``"pointer"``, the only one chosen under the interpreter, on Ampere and on a T4). ``use_tma`` (the
+    (``"pointer"``, the only one chosen under the interpreter, on Ampere and on a T4, and for inputs whose
+    base address is not 16-byte aligned, which TMA cannot read). ``use_tma`` (the
     older spelling): False forces the pointer kernel, True a descriptor kernel. ``config``: ``(BLOCK_M,
     BLOCK_N, num_warps, num_stages)`` overrides the table :data:`GPU_CONFIGS` (pointer and device-descriptor
     kernels); ``hopper``: a :class:`HopperConfig` overrides :data:`HOPPER_CONFIGS` (host-descriptor kernel;
@@ -493,8 +505,13 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
         if use_tma and not _tma_available(q.device):
             raise ValueError(f"use_tma=True needs a compute capability 9.x GPU, got device {q.device}")
         variant = None if use_tma else "pointer"
+    aligned = _tma_aligned(q, k, v)
+    if (variant in ("tma_host", "tma_device") or (variant is None and use_tma)) and not aligned:
+        raise ValueError(f"variant={variant!r}, use_tma={use_tma!r}: TMA needs q, k and v to start at 16-byte "
+                         f"aligned addresses, got data_ptr() % 16 = "
+                         f"{[t.data_ptr() % 16 for t in (q, k, v)]} (pass a fresh tensor or .clone())")
     if variant is None:
-        variant = _choose_variant(q.device, q.dtype, n_q, n_k, cfg, bool(use_tma))
+        variant = _choose_variant(q.device, q.dtype, n_q, n_k, cfg, bool(use_tma), aligned)
     if variant != "pointer" and not _tma_available(q.device) and not (INTERPRETED and variant == "tma_host"):
         raise ValueError(f"variant={variant!r} needs a compute capability 9.x GPU, got device {q.device}")
     if variant == "tma_host":
