@@ -115,6 +115,12 @@ def test_host_descriptor_kernel_checks(device):
         fa.flash_attention_forward(q, q, q, hopper=(128, 64, 8, 3))
     with pytest.raises(ValueError, match="use_tma"):
         fa.flash_attention_forward(q, q, q, use_tma=1)
+    # a launch override for a kernel that does not run is an error, not silently ignored
+    with pytest.raises(ValueError, match="hopper"):
+        fa.flash_attention_forward(q, q, q, variant="pointer", hopper=fa.HopperConfig(32, 16, 4, 1))
+    with pytest.raises(ValueError, match="config"):
+        fa.flash_attention_forward(q, q, q, variant="tma_host", hopper=fa.HopperConfig(8, 16, 4, 1),
+                                   config=(32, 16, 4, 1))
     if fa.INTERPRETED:
         with pytest.raises(ValueError, match="tma_device"):
             fa.flash_attention_forward(q, q, q, variant="tma_device")

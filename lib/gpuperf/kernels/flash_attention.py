@@ -514,6 +514,11 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
         variant = _choose_variant(q.device, q.dtype, n_q, n_k, cfg, bool(use_tma), aligned)
     if variant != "pointer" and not _tma_available(q.device) and not (INTERPRETED and variant == "tma_host"):
         raise ValueError(f"variant={variant!r} needs a compute capability 9.x GPU, got device {q.device}")
+    if hopper is not None and variant != "tma_host":  # an override that would be silently ignored
+        raise ValueError(f"hopper (a HopperConfig) applies to variant='tma_host' only; this call runs {variant!r}")
+    if config is not None and variant == "tma_host":
+        raise ValueError("config applies to the 'pointer' and 'tma_device' kernels; this call runs 'tma_host' "
+                         "(pass hopper=HopperConfig(...) for its launch, or variant='pointer')")
     if variant == "tma_host":
         if not sixteen_bit:
             raise ValueError(f"variant='tma_host' takes fp16 or bf16 inputs, got {q.dtype}")
