@@ -157,6 +157,9 @@ def test_variant_choice_on_hopper(monkeypatch):
     assert choose(cpu, f16, 300, 300, cfg, use_tma=True) == "tma_device"
     assert choose(cpu, f32, 256, 300, cfg) == "pointer" and choose(cpu, f32, 256, 9000, cfg) == "tma_device"
     assert choose(cpu, f16, 256, 9000, cfg, use_tma=True, aligned=False) == "pointer"
+    # a config= launch belongs to the pointer and device-descriptor kernels: the choice stays with them
+    assert choose(cpu, f16, 256, 300, cfg, host_ok=False) == "pointer"
+    assert choose(cpu, f16, 256, 300, cfg, use_tma=True, host_ok=False) == "tma_device"
     monkeypatch.setattr(fa, "HOST_DESCRIPTORS_BY_DEFAULT", False)
     assert choose(cpu, f16, 256, 300, cfg) == "pointer" and choose(cpu, f16, 256, 9000, cfg) == "tma_device"
     monkeypatch.setattr(fa, "HOST_DESCRIPTORS_BY_DEFAULT", True)

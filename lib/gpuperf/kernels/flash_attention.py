@@ -439,10 +439,11 @@ def _tma_aligned(*tensors) -> bool:
 
 
 def _choose_variant(device, dtype, n_q: int, n_k: int, cfg: HopperConfig, use_tma: bool = False,
-                    aligned: bool = True) -> str:
+                    aligned: bool = True, host_ok: bool = True) -> str:
+    """host_ok=False (the caller gave a ``config``, a launch of the other two kernels): not "tma_host"."""
     if not aligned:  # no descriptor kernel can take these inputs; the pointer kernel can
         return "pointer"
-    if (HOST_DESCRIPTORS_BY_DEFAULT and dtype in (torch.float16, torch.bfloat16)
+    if (host_ok and HOST_DESCRIPTORS_BY_DEFAULT and dtype in (torch.float16, torch.bfloat16)
             and _host_descriptors_available(device) and n_q % cfg.block_m == 0):
         return "tma_host"
     if _tma_available(device) and (use_tma or n_k >= TMA_MIN_KEYS):
@@ -478,8 +479,9 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
     base address is not 16-byte aligned, which TMA cannot read). ``use_tma`` (the
     older spelling): False forces the pointer kernel, True a descriptor kernel. ``config``: ``(BLOCK_M,
     BLOCK_N, num_warps, num_stages)`` overrides the table :data:`GPU_CONFIGS` (pointer and device-descriptor
-    kernels); ``hopper``: a :class:`HopperConfig` overrides :data:`HOPPER_CONFIGS` (host-descriptor kernel;
-    benchmarks and tests). Raises ``ValueError`` naming the argument.
+    kernels; with ``variant=None`` it keeps the choice to those two); ``hopper``: a :class:`HopperConfig`
+    overrides :data:`HOPPER_CONFIGS` (host-descriptor kernel only). Both are for benchmarks and tests; an
+    override for a kernel that does not run raises ``ValueError``, as does any bad argument (named).
     """
     _check_inputs(q, k, v)
     if fp32_precision not in FP32_PRECISIONS:
@@ -507,18 +509,19 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
         variant = None if use_tma else "pointer"
     aligned = _tma_aligned(q, k, v)
     if (variant in ("tma_host", "tma_device") or (variant is None and use_tma)) and not aligned:
-        raise ValueError(f"variant={variant!r}, use_tma={use_tma!r}: TMA needs q, k and v to start at 16-byte "
-                         f"aligned addresses, got data_ptr() % 16 = "
+        raise ValueError(f"variant={variant!r}, use_tma={use_tma!r}: TMA needs q, k and v to start at "
+                         f"16-byte aligned addresses, got data_ptr() % 16 = "
                          f"{[t.data_ptr() % 16 for t in (q, k, v)]} (pass a fresh tensor or .clone())")
     if variant is None:
-        variant = _choose_variant(q.device, q.dtype, n_q, n_k, cfg, bool(use_tma), aligned)
+        variant = _choose_variant(q.device, q.dtype, n_q, n_k, cfg, bool(use_tma), aligned, config is None)
     if variant != "pointer" and not _tma_available(q.device) and not (INTERPRETED and variant == "tma_host"):
         raise ValueError(f"variant={variant!r} needs a compute capability 9.x GPU, got device {q.device}")
     if hopper is not None and variant != "tma_host":  # an override that would be silently ignored
-        raise ValueError(f"hopper (a HopperConfig) applies to variant='tma_host' only; this call runs {variant!r}")
+        raise ValueError(f"hopper (a HopperConfig) applies to variant='tma_host' only; this call runs "
+                         f"{variant!r}")
     if config is not None and variant == "tma_host":
-        raise ValueError("config applies to the 'pointer' and 'tma_device' kernels; this call runs 'tma_host' "
-                         "(pass hopper=HopperConfig(...) for its launch, or variant='pointer')")
+        raise ValueError("config applies to the 'pointer' and 'tma_device' kernels, not to variant='tma_host' "
+                         "(pass hopper=HopperConfig(...) for its launch)")
     if variant == "tma_host":
         if not sixteen_bit:
             raise ValueError(f"variant='tma_host' takes fp16 or bf16 inputs, got {q.dtype}")
