@@ -160,9 +160,6 @@ def test_variant_choice_on_hopper(monkeypatch):
     # a config= launch belongs to the pointer and device-descriptor kernels: the choice stays with them
     assert choose(cpu, f16, 256, 300, cfg, host_ok=False) == "pointer"
     assert choose(cpu, f16, 256, 300, cfg, use_tma=True, host_ok=False) == "tma_device"
-    monkeypatch.setattr(fa, "HOST_DESCRIPTORS_BY_DEFAULT", False)
-    assert choose(cpu, f16, 256, 300, cfg) == "pointer" and choose(cpu, f16, 256, 9000, cfg) == "tma_device"
-    monkeypatch.setattr(fa, "HOST_DESCRIPTORS_BY_DEFAULT", True)
     monkeypatch.setattr(fa, "_host_descriptors_available", lambda device: False)  # a Triton without them
     assert choose(cpu, f16, 256, 9000, cfg) == "tma_device" and choose(cpu, f16, 256, 300, cfg) == "pointer"
     monkeypatch.setattr(fa, "_host_descriptors_available", lambda device: True)

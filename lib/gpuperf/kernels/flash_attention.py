@@ -428,10 +428,6 @@ def _launch_host_descriptors(q, k, v, o, lse, causal: bool, scale: float, cfg: H
                                          num_stages=cfg.num_stages, **extra)
 
 
-#: Whether the default path takes the host-descriptor kernel where it can (on Hopper, 16-bit inputs).
-HOST_DESCRIPTORS_BY_DEFAULT = True
-
-
 def _tma_aligned(*tensors) -> bool:
     """TMA needs every tensor's base address 16-byte aligned (its rows are: d >= 16 elements of >= 2 bytes).
     A contiguous view that starts mid-allocation (e.g. ``buf[1:].view(...)``) may not be."""
@@ -443,7 +439,7 @@ def _choose_variant(device, dtype, n_q: int, n_k: int, cfg: HopperConfig, use_tm
     """host_ok=False (the caller gave a ``config``, a launch of the other two kernels): not "tma_host"."""
     if not aligned:  # no descriptor kernel can take these inputs; the pointer kernel can
         return "pointer"
-    if (host_ok and HOST_DESCRIPTORS_BY_DEFAULT and dtype in (torch.float16, torch.bfloat16)
+    if (host_ok and dtype in (torch.float16, torch.bfloat16)
             and _host_descriptors_available(device) and n_q % cfg.block_m == 0):
         return "tma_host"
     if _tma_available(device) and (use_tma or n_k >= TMA_MIN_KEYS):
