@@ -42,6 +42,25 @@ for causal in (False, True):
            "N_Q": "i32", "N_K": "i32", "qk_scale": "fp32", **{k: "constexpr" for k in const}}
     triton.compile(ASTSource(fn=fa._fwd_kernel_tma, signature=sig, constexprs=const), target=target,
                    options={"num_warps": 8, "num_stages": 3})
+# The Hopper default (host-built TMA descriptors): every launch of HOPPER_CONFIGS compiles, with and
+# without the masked loop, and its shared memory fits one block on an H100/H200.
+from gpuperf.hardware import get_sm_limits
+
+smem_max = get_sm_limits("H200 SXM").max_shared_memory_per_block_bytes
+for (d, causal), entries in fa.HOPPER_CONFIGS.items():
+    for _, cfg in entries:
+        bm, bn = cfg.block_m, cfg.block_n
+        for even_k in ((False,) if causal else (False, True)):
+            const = {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": causal, "EVEN_K": even_k}
+            sig = {"desc_q": f"tensordesc<fp16[{bm}, {d}]>", "desc_k": f"tensordesc<fp16[{bn}, {d}]>",
+                   "desc_v": f"tensordesc<fp16[{bn}, {d}]>", "desc_o": f"tensordesc<fp16[{bm}, {d}]>",
+                   "LSE": "*fp32", "N_Q": "i32", "N_K": "i32", "qk_scale": "fp32",
+                   **{k: "constexpr" for k in const}}
+            opts = {"num_warps": cfg.num_warps, "num_stages": cfg.num_stages,
+                    **({"maxnreg": cfg.maxnreg} if cfg.maxnreg else {})}
+            compiled = triton.compile(ASTSource(fn=fa._fwd_kernel_desc, signature=sig, constexprs=const),
+                                      target=target, options=opts)
+            assert compiled.metadata.shared <= smem_max, (d, causal, cfg, compiled.metadata.shared)
 print("ok")
 '''
 
