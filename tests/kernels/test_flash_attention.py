@@ -324,3 +324,5 @@ def test_benchmark_ratio_helpers():
     assert fam.speed_ratios(rows, reference="sdpa-flash") == {("fp16", 128, "full", 1024): 1.25}
     (row,) = fam.ratio_table_rows(ratios)
     assert row == {"case": "fp16, d = 64, full", "target": 1.0, "N1024": 0.9, "N2048": 1.2, "worst": 0.9}
+    with pytest.raises(ValueError, match="dtypes"):  # checked before any GPU work
+        list(fam.cases(dtypes=("fp32",)))
