@@ -112,7 +112,10 @@ def main(argv: list[str]) -> int:
             continue
         benchmark.report(rows)
         partial = args.quick or args.only is not None
-        stem = args.name or f"{name}_{slug}{'_quick' if partial else ''}"
+        # A family may name its record (RECORD_STEM) so that a full run rewrites the file the book reads
+        # rather than an older record of another format (attention_h200 holds the first, 2026-11-30 run).
+        record = getattr(module, "RECORD_STEM", name)
+        stem = args.name or f"{record}_{slug}{'_quick' if partial else ''}"
         path = save_run(stem, rows, prov, data_dir=args.out_dir)
         print(f"wrote {path}", flush=True)
     if failed:

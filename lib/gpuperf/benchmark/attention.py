@@ -20,6 +20,10 @@ from :func:`gpuperf.kernels.flash_attention.default_launch`, ``None`` for the li
 
 from __future__ import annotations
 
+#: ``bench/run.py attention`` writes ``attention_targets_<device>.json`` (what chapter 14 and the scoreboard
+#: read); ``attention_h200.json`` is the family's first run (2026-11-30, another row format), kept as recorded.
+RECORD_STEM = "attention_targets"
+
 DESCRIPTION = "Triton FlashAttention forward vs SDPA cuDNN (reference) and SDPA flash, same run, issue 15's shapes"
 
 N_VALUES = (1024, 2048, 4096, 8192, 16384)
