@@ -24,6 +24,9 @@ from __future__ import annotations
 DESCRIPTION = ("FlashAttention backward and fwd+bwd (Triton) vs SDPA cuDNN (reference) and flash backends, "
                "fp16/bf16, d = 64/128, N = 1K-16K, causal and full")
 
+#: A full run (``make bench``) rewrites the record the book reads (chapters 15, 16 and the scoreboard).
+RECORD_STEM = "attention_backward_targets"
+
 #: Sequence lengths of the full sweep, and of the quick one.
 SEQ_LENS = (1024, 2048, 4096, 8192, 16384)
 QUICK_SEQ_LENS = (4096,)
@@ -77,11 +80,12 @@ def _attention_fn(name: str, causal: bool):
     return sdpa
 
 
-def cases(quick: bool = False, dtypes=("fp16",), head_dims=HEAD_DIMS, seq_lens=None, causals=(False, True),
-          impls=IMPLEMENTATIONS, passes=("bwd", "fwd+bwd"), bf16_seq_lens=None, rows=ROWS):
+def cases(quick: bool = False, dtypes=("fp16", "bf16"), head_dims=HEAD_DIMS, seq_lens=None,
+          causals=(False, True), impls=IMPLEMENTATIONS, passes=("bwd", "fwd+bwd"), bf16_seq_lens=(4096,),
+          rows=ROWS):
     """For each (dtype, d, causal, N): cuDNN (the reference), then the others (tensors made one shape at a
-    time). ``bf16_seq_lens`` restricts bf16 to those N (default: ``seq_lens``); ``impls`` must start with
-    the reference ``sdpa-cudnn``."""
+    time). ``bf16_seq_lens`` restricts bf16 to those N (default N = 4096, as recorded; None: ``seq_lens``);
+    ``impls`` must start with the reference ``sdpa-cudnn``."""
     import torch
 
     from gpuperf.benchmark import Case, check_relative_error
