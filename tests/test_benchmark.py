@@ -110,3 +110,17 @@ def test_bench_parses_literal_options():
     spec.loader.exec_module(module)
     assert module.parse_options(["k_max=256", "dtypes=('fp16',)", "mode=fast"]) == {
         "k_max": 256, "dtypes": ("fp16",), "mode": "fast"}
+
+
+def test_every_family_records_to_a_file_the_book_has():
+    """`make bench` rewrites book/data/<RECORD_STEM or family>_h200.json: that must be a recorded run the book
+    already holds (same family, so the same row format), never a new file beside it or an older record of
+    another format."""
+    import json
+
+    for name in bm.families():
+        stem = getattr(bm.load_family(name), "RECORD_STEM", name)
+        path = REPO / "book" / "data" / f"{stem}_h200.json"
+        assert path.exists(), f"family {name} would write {path.name}, which the book does not hold"
+        rows = json.loads(path.read_text())["results"]
+        assert rows and {row.get("family", name) for row in rows} == {name}, (name, path.name)
