@@ -384,3 +384,101 @@ def test_default_config_covers_every_head_dim():
     with pytest.raises(ValueError, match="head_dim"):
         fab.default_config(48)
     assert math.isclose(fab._LOG2E, 1 / math.log(2))
+
+
+# ---- the GPU defaults, reachable and correct under the interpreter too ------------------------------
+
+
+def test_gpu_default_table_picks_the_measured_design(monkeypatch):
+    # What default_config returns on a GPU (INTERPRETED False): fused at d = 128, split at d <= 64 (both
+    # masks, fp16 and bf16), the small split tiles for fp32; the TMA option is never a default.
+    monkeypatch.setattr(fab, "INTERPRETED", False)
+    for d in fab.HEAD_DIMS:
+        for causal in (False, True):
+            for dtype in (torch.float16, torch.bfloat16):
+                cfg = fab.default_config(d, dtype, causal)
+                assert cfg is fab.GPU_CONFIGS[(d, causal)]
+                assert cfg is (fab.FUSED_CONFIGS if d == 128 else fab.SPLIT_CONFIGS)[d]
+                assert cfg.fused == (d == 128) and not cfg.tma
+            assert fab.default_config(d, torch.float32, causal) is fab.GPU_CONFIG_FP32
+        assert fab.variant_config(d, "fused") is fab.FUSED_CONFIGS[d]
+        assert fab.variant_config(d, "split") is fab.SPLIT_CONFIGS[d]
+    assert not fab.GPU_CONFIG_FP32.fused and not fab.GPU_CONFIG_FP32.tma
+    assert not any(c.tma for c in (*fab.SPLIT_CONFIGS.values(), *fab.FUSED_CONFIGS.values()))
+
+
+#: Every distinct tile set a GPU default uses (the interpreter ignores warps and stages, not tiles).
+GPU_TILE_CASES = [
+    ("split-d64", 64, lambda: fab.SPLIT_CONFIGS[64]),
+    ("split-d128", 128, lambda: fab.SPLIT_CONFIGS[128]),
+    ("fused-d128", 128, lambda: fab.FUSED_CONFIGS[128]),
+    ("fused-d64", 64, lambda: fab.FUSED_CONFIGS[64]),
+    ("fp32", 32, lambda: fab.GPU_CONFIG_FP32),
+    ("fp32-fused", 32, lambda: dataclasses.replace(fab.GPU_CONFIG_FP32, fused=True)),
+]
+
+
+@pytest.mark.skipif(CUDA, reason="on a GPU these tiles run in fp16/bf16 (the GPU tests)")
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("name, d, make", GPU_TILE_CASES, ids=[c[0] for c in GPU_TILE_CASES])
+def test_gpu_tiles_match_float64_autograd(name, d, make, causal, device, gen):
+    # The GPU tiles (up to 128 x 128, BLOCK_M != BLOCK_N) on N_q != N_k, neither a multiple of a tile:
+    # the causal split at `lo`/`mid` and the padded rows of the large tiles, checked on the CPU.
+    cfg = make()
+    for n_q, n_k in ((150, 201), (201, 97)):
+        q, k, v, do = _inputs((1, 2, n_q, n_k, d), torch.float32, device, gen)
+        o64, lse64, *ref = _reference_grads(q, k, v, do, causal)
+        got = fab.flash_attention_backward(q, k, v, o64.float(), lse64.float(), do, causal, config=cfg)
+        size = max(float(r.abs().max()) for r in ref)
+        for g, r, label in zip(got, ref, ("dq", "dk", "dv")):
+            _assert_close(f"{label} {name} {n_q}x{n_k}", g, r, torch.float32, gen.initial_seed(),
+                          scale=size)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("causal", [False, True])
+def test_every_output_and_accumulator_is_written(variant, causal, device, gen, monkeypatch):
+    # Fill every buffer the wrapper allocates with NaN: the fused design's fp32 dQ accumulator must be
+    # zeroed by the preprocess kernel, and every element of D, dQ, dK, dV written (also keys that no
+    # query sees, N_k > N_q under the causal mask), or NaN reaches the result.
+    shape = (2, 1, 37, 90, 16)
+    q, k, v, do = _inputs(shape, torch.float32, device, gen)
+    o64, lse64, *ref = _reference_grads(q, k, v, do, causal)
+    empty, empty_like = torch.empty, torch.empty_like
+
+    def poisoned(*args, **kwargs):
+        return empty(*args, **kwargs).fill_(float("nan"))
+
+    def poisoned_like(*args, **kwargs):
+        return empty_like(*args, **kwargs).fill_(float("nan"))
+
+    monkeypatch.setattr(torch, "empty", poisoned)
+    monkeypatch.setattr(torch, "empty_like", poisoned_like)
+    got = fab.flash_attention_backward(q, k, v, o64.float(), lse64.float(), do, causal,
+                                       config=dataclasses.replace(fab.INTERPRETER_CONFIG,
+                                                                  fused=variant == "fused"))
+    monkeypatch.undo()
+    size = max(float(r.abs().max()) for r in ref)
+    for g, r, label in zip(got, ref, ("dq", "dk", "dv")):
+        _assert_close(label, g, r, torch.float32, gen.initial_seed(), scale=size)
+
+
+def test_poisoned_accumulator_is_caught(device, gen, monkeypatch):
+    # The check above can fail: skip the zeroing (ZERO_DQ False) and the NaN fill shows up in dQ.
+    q, k, v, do = _inputs((1, 1, 20, 40, 16), torch.float32, device, gen)
+    o64, lse64, *_ = _reference_grads(q, k, v, do, False)
+    empty, kernel = torch.empty, fab._preprocess_kernel
+
+    class NoZeroing:
+        def __getitem__(self, grid):
+            def launch(*args, **kwargs):
+                return kernel[grid](*args, **{**kwargs, "ZERO_DQ": False})
+            return launch
+
+    monkeypatch.setattr(torch, "empty", lambda *a, **kw: empty(*a, **kw).fill_(float("nan")))
+    monkeypatch.setattr(fab, "_preprocess_kernel", NoZeroing())
+    dq, _, _ = fab.flash_attention_backward(q, k, v, o64.float(), lse64.float(), do,
+                                            config=dataclasses.replace(fab.INTERPRETER_CONFIG,
+                                                                       fused=True))
+    monkeypatch.undo()
+    assert torch.isnan(dq).all()

@@ -89,7 +89,10 @@ class BackwardConfig:
     over key blocks with fp32 atomic adds); the ``dq_*`` fields are then unused. ``tma``: the dK/dV
     kernel loads Q and dO tiles through tensor descriptors (the TMA unit of a Hopper GPU) and, if fused,
     adds each dQ tile with one bulk reduction instead of an atomic per element; ignored where TMA is
-    unavailable (before compute capability 9, and under the interpreter).
+    unavailable (before compute capability 9, and under the interpreter). **Experimental, never a
+    default**: it was timed (bench/NOTES.md "bwd-5", "bwd-6": no faster, more spills) but its GPU
+    correctness test (``test_tma_option_matches_float64_autograd_gpu``) has not run yet; the CPU tests
+    cannot reach it.
     """
 
     dkdv_block_m: int
