@@ -141,8 +141,10 @@ def test_fused_variant_accumulates_dq_over_key_blocks(device, gen):
     _check_backward((1, 2, 33, 200, 16), torch.float32, True, device, gen, variant="fused")
 
 
-def test_custom_softmax_scale(device, gen):
-    _check_backward((1, 2, 40, 40, 32), torch.float32, True, device, gen, scale=0.3)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_custom_softmax_scale(variant, device, gen):
+    # The fused design applies the scale in its conversion kernel: a scale of 0.3, not 1/sqrt(d).
+    _check_backward((1, 2, 40, 40, 32), torch.float32, True, device, gen, scale=0.3, variant=variant)
 
 
 @pytest.mark.parametrize("causal", [False, True])

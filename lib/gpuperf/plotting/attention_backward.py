@@ -292,6 +292,6 @@ def plot_attention_share(n_seqs: Sequence[int], shares: Mapping[int, Sequence[fl
 
 
 __all__ = ["plot_attention_share", "plot_bars", "plot_decode_splits", "plot_measured", "plot_measured_bars",
-           "plot_memory_run",
+           "plot_memory_run", "plot_ratio_to_reference",
            "plot_ratio_vs_sram", "plot_saved_memory", "plot_score_costs", "plot_traffic_by_array",
            "plot_traffic_vs_n"]
