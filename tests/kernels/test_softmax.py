@@ -22,17 +22,17 @@ def _check(y, x, seed):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("method", ["fused", "online", "three_pass", "auto"])
+@pytest.mark.parametrize("method", ["fused", "online", "three_pass", "split", "auto"])
 @pytest.mark.parametrize("shape", [(1, 1), (3, 97), (2, 1025), (5, 64), (2, 2048), (1, 3000)])
 def test_softmax_matches_float64(device, gen, dtype, method, shape):
     x = (torch.randn(shape, generator=gen, device=device) * 4).to(dtype)
     y = torch.full_like(x, float("nan"))
-    kwargs = {"block_cols": 256} if method in ("online", "three_pass") else {}
+    kwargs = {"block_cols": 256} if method in ("online", "three_pass", "split") else {}
     sm.softmax(x, out=y, method=method, **kwargs)
     _check(y, x, gen.initial_seed())
 
 
-@pytest.mark.parametrize("method", ["fused", "online", "three_pass"])
+@pytest.mark.parametrize("method", ["fused", "online", "three_pass", "split"])
 def test_softmax_is_safe_for_large_logits(device, method):
     # exp(1000) overflows fp32: only a kernel that subtracts the max gets this right.
     x = torch.tensor([[1000.0, 999.0, -1000.0] + [0.0] * 97], device=device)
@@ -96,7 +96,7 @@ def test_softmax_empty(device):
     assert sm.softmax(x).shape == (0, 5)
 
 
-@pytest.mark.parametrize("method", ["fused", "online", "three_pass"])
+@pytest.mark.parametrize("method", ["fused", "online", "three_pass", "split"])
 def test_softmax_masked_logits(device, method):
     # -inf at the same position of every block (a mask): that lane never sees a finite value.
     x = torch.randn(3, 200, device=device)
@@ -124,3 +124,155 @@ def test_online_launch_validation(device):
         sm.softmax(x, method="online", num_stages=0)
     with pytest.raises(ValueError, match="programs_per_sm"):
         sm.softmax(x, method="online", programs_per_sm=True)
+
+
+def test_split_merges_chunks_whose_max_differs(device):
+    # Chunks of 16 columns: the maximum sits in the last chunk, two chunks hold -inf only (a masked
+    # stretch: partial state m = -inf, l = 0), and the last chunk is partial (300 = 18 x 16 + 12).
+    x = torch.arange(300, dtype=torch.float32, device=device)[None, :].repeat(2, 1) / 10
+    x[:, 32:64] = float("-inf")
+    x[1] = x[1].flip(0)
+    y = sm.softmax(x, method="split", block_cols=16)
+    assert torch.allclose(y.double().cpu(), sm.softmax_reference(x), atol=1e-7)
+    assert (y[0, 32:64] == 0).all() and (y[1, 236:268] == 0).all()
+
+
+def test_split_plan_on_the_interpreter_is_two_launches():
+    if not sm.INTERPRETED:
+        pytest.skip("the interpreter's plan")
+    plan = sm.split_plan(torch.empty(3, 3000), block_cols=256)
+    assert (plan.n_chunks, plan.cooperative, plan.chunk) == (12, False, 256)
+
+
+def test_split_group_count():
+    # 2048 rows of 8 chunks, 396 resident programs: 49 groups fit, 42 rounds; 49 groups leave the last
+    # round partly idle, 49 -> ceil(2048 / 42) = 49; 512 rows of 32 chunks: 12 fit, 43 rounds, 12 groups.
+    assert sm._n_groups(2048, 8, 396) == 49 and sm._n_groups(512, 32, 396) == 12
+    assert sm._n_groups(100, 8, 528) == 50  # 66 fit: 2 rounds either way, so 50 groups of 2 rows
+    assert sm._n_groups(3, 8, 528) == 3 and sm._n_groups(1, 64, 63) == 0
+    for rows in (1, 7, 97, 1000):
+        for chunks in (2, 9, 64):
+            g = sm._n_groups(rows, chunks, 396)
+            assert g * chunks <= 396 and g <= rows
+            if g:
+                assert -(-rows // g) == -(-rows // min(396 // chunks, rows))  # as few rounds as possible
+
+
+def test_split_validation(device):
+    x = torch.randn(2, 100, device=device)
+    with pytest.raises(ValueError, match="cooperative"):
+        sm.softmax(x, method="split", cooperative="yes")
+    with pytest.raises(ValueError, match="prefetch"):
+        sm.softmax(x, method="split", prefetch=1)
+    with pytest.raises(ValueError, match="block_cols"):
+        sm.softmax(x, method="split", block_cols=2 * sm.FUSED_MAX_COLS)
+    if sm.INTERPRETED:
+        with pytest.raises(ValueError, match="cooperative=True needs a GPU"):
+            sm.softmax(x, method="split", cooperative=True)
+
+
+# The cooperative split kernel runs only on a GPU (its programs wait for each other; the interpreter runs
+# them one after another). A bug in its barrier shows as a hang, which the GPU job's time limit catches.
+GPU = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(3, 65536), (2, 65537), (7, 131075), (1, 16385), (5, 262144), (1000, 70001)])
+@pytest.mark.parametrize("launch", [{}, {"block_cols": 8192, "num_warps": 8, "prefetch": True}])
+def test_split_cooperative_gpu(gen, dtype, shape, launch):
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    x = (torch.randn(shape, generator=gen, device="cuda") * 4).to(dtype)
+    plan = sm.split_plan(x, **{k: v for k, v in launch.items()})
+    assert plan.cooperative and plan.n_chunks >= 2
+    grid = plan.n_groups * plan.n_chunks
+    assert grid <= plan.programs_per_sm * torch.cuda.get_device_properties(0).multi_processor_count
+    assert plan.n_groups <= shape[0]  # rows fewer than, or many more than, the groups
+    y = torch.full_like(x, float("nan"))
+    sm.softmax(x, out=y, method="split", cooperative=True, **launch)
+    _check(y, x, gen.initial_seed())
+
+
+test_split_cooperative_gpu = pytest.mark.gpu(test_split_cooperative_gpu)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_split_barrier_counters_survive_many_launches_gpu(gen):
+    # The barrier counters are zeroed once and reused: launches with different chunk counts, group counts
+    # and dtypes in a row must each leave them ready for the next (a wrong count would hang or give garbage).
+    for i, (rows, n) in enumerate([(3, 9 * 8192), (1500, 2 * 8192 + 5), (2, 262144), (64, 40000)] * 3):
+        x = (torch.randn(rows, n, generator=gen, device="cuda") * 4).to(
+            [torch.float16, torch.bfloat16, torch.float32][i % 3])
+        y = torch.full_like(x, float("nan"))
+        sm.softmax(x, out=y, method="split", cooperative=True)
+        _check(y, x, gen.initial_seed())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_split_masked_chunks_and_two_launch_path_gpu(gen):
+    x = (torch.randn(6, 50000, generator=gen, device="cuda") * 4).to(torch.bfloat16)
+    x[:, 8192:3 * 8192] = float("-inf")  # whole chunks of -inf (chunks of 4096 or 8192)
+    for coop, prefetch in ((True, False), (True, True), (False, False)):
+        y = torch.full_like(x, float("nan"))
+        sm.softmax(x, out=y, method="split", cooperative=coop, prefetch=prefetch)
+        _check(y, x, gen.initial_seed())
+        assert (y[:, 8192:3 * 8192] == 0).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_split_occupancy_matches_the_driver_gpu():
+    # Our count of resident programs from the compiled kernel's registers must agree with CUDA's calculator.
+    for dtype in (torch.float16, torch.bfloat16, torch.float32):
+        sm.split_plan(torch.randn(4, 65536, device="cuda").to(dtype))
+    assert sm._OCCUPANCY
+    for key, (ours, theirs) in sm._OCCUPANCY.items():
+        assert ours >= 1 and ours == theirs, (key, ours, theirs)
+
+
+SM90_SCRIPT = r"""
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+import gpuperf.kernels.softmax as sm
+
+assert not sm.INTERPRETED
+target = GPUTarget("cuda", 90, 32)
+for unit in (False, True):  # the integer arguments run-time values, or the constant 1
+    ints = ("n_cols", "stride_x", "stride_y")
+    kinds = {n: "constexpr" if unit else "i32" for n in ints}
+    consts = {n: 1 for n in ints} if unit else {}
+    sig = {"X": "*bf16", "Y": "*bf16", "PM": "*fp32", "PL": "*fp32", "SEM": "*i32", "n_rows": "i32",
+           **kinds, "n_chunks": "i32", "n_groups": "i32", "CHUNK": "constexpr", "PB": "constexpr",
+           "PREFETCH": "constexpr"}
+    for prefetch in (False, True):
+        c = {"CHUNK": 1024, "PB": 8, "PREFETCH": prefetch, **consts}
+        k = triton.compile(ASTSource(fn=sm._split_coop_kernel, signature=sig, constexprs=c), target=target,
+                           options={"num_warps": 4, "num_stages": 1})
+        ptx = k.asm["ptx"]
+        assert "atom.global.gpu.release.add" in ptx and ".acquire" in ptx, "the barrier lost its ordering"
+    sig = {"X": "*fp16", "Y": "*fp16", "PM": "*fp32", "PL": "*fp32", **kinds, "n_chunks": "i32",
+           "CHUNK": "constexpr", "PB": "constexpr"}
+    triton.compile(ASTSource(fn=sm._split_normalize_kernel, signature=sig,
+                             constexprs={"CHUNK": 256, "PB": 4, **consts}), target=target)
+print("ok")
+"""
+
+
+def test_split_kernels_compile_for_sm90():
+    # The cooperative kernel never runs under the interpreter: compile it for an H100/H200 here, and check
+    # that the barrier's release add and acquire loads survive into the PTX (see test_compile_sm90.py).
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(root / "lib")}
+    out = subprocess.run([sys.executable, "-c", SM90_SCRIPT], capture_output=True, text=True, env=env,
+                         timeout=600)
+    if out.returncode != 0 and "ptxas" in out.stderr and "not found" in out.stderr:
+        pytest.skip("this Triton build has no ptxas")
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]

@@ -1,26 +1,28 @@
-"""Benchmark family ``softmax``: the Triton row softmax (:mod:`gpuperf.kernels.softmax`) in its three methods
-against ``torch.softmax`` and a device-to-device copy, all in the same run.
+"""Benchmark family ``softmax``: the Triton row softmax (:mod:`gpuperf.kernels.softmax`) in its methods against
+``torch.softmax`` and a device-to-device copy, all in the same run.
 
 Every case is counted with the bytes a softmax must move, ``2 rows n b`` (read the input once, write the
 output once), so ``bytes_per_s`` is an effective rate and its ratio to the copy's (also ``2 rows n b``) says
-how close the case comes to the speed of moving only what it must. The online and three-pass kernels read
-the row two and three times; when the re-reads hit L2 their effective rate can still approach the copy's.
+how close the case comes to the speed of moving only what it must; its rate over the ``torch.softmax`` row
+of the same shape and dtype is the speed-up over PyTorch. The online and three-pass kernels read the row two
+and three times; when the re-reads hit L2 their effective rate can still approach the copy's.
 
 Reference: ``copy <dtype> <rows>x<n>``. Shapes: 32768 x 4096 (targets: >= 0.95 of the copy and >= 3x
 ``torch.softmax``), and rows of 16384 to 262144 values at 2^27 elements (target from 65536 on: >= 0.80 of
-the copy).
+the copy). ``sweep=True`` adds launches of the fused kernel at 4096 columns and of the split kernel on
+longer rows (first dtype only).
 """
 
 from __future__ import annotations
 
-DESCRIPTION = "Triton softmax (fused, online, three-pass) vs torch.softmax and the same-run copy"
+DESCRIPTION = "Triton softmax (fused, split, online, three-pass) vs torch.softmax and the same-run copy"
 
 SHAPES = ((32768, 4096), (8192, 16384), (4096, 32768), (2048, 65536), (1024, 131072), (512, 262144))
 
-#: Launches of the online kernel tried on rows longer than 4096 (first dtype only):
-#: (block_cols, num_warps, num_stages, programs_per_sm).
-ONLINE_SWEEP = ((4096, 8, 3, 1), (4096, 8, 3, 4), (4096, 8, 1, 2), (4096, 4, 4, 2), (2048, 4, 3, 4),
-                (2048, 4, 4, 8), (8192, 16, 2, 1), (8192, 8, 3, 2))
+#: Launches of the split kernel tried on rows longer than 4096 (first dtype only):
+#: (block_cols = columns per program, num_warps, prefetch, cooperative).
+SPLIT_SWEEP = ((8192, 8, True, True), (8192, 8, False, True), (4096, 4, True, True), (4096, 4, False, True),
+               (16384, 16, True, True), (8192, 8, True, False))
 
 
 def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bool = True):
@@ -38,7 +40,7 @@ def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bo
             y = torch.empty_like(x)
             b = x.element_size()
             moved = float(sm.softmax_bytes_moved(rows, n, b, "fused"))
-            ref = sm.softmax_reference(x[:64])
+            ref, ref_tail = sm.softmax_reference(x[:64]), sm.softmax_reference(x[-64:])  # first, last rows
             tol = 4 * {"fp32": 2.0**-24, "fp16": 2.0**-11, "bf16": 2.0**-8}[dtype]
             shape = f"{rows}x{n}"
             params = {"dtype": dtype, "rows": rows, "n": n}
@@ -53,10 +55,12 @@ def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bo
                     torch.cuda.synchronize()
                     check_all_written(label, out)
                     check_relative_error(label, out[:64].cpu(), ref, tol)
+                    check_relative_error(label, out[-64:].cpu(), ref_tail, tol)
                 return check
 
             runs = {"torch.softmax": ("torch", {}, lambda x=x: torch.softmax(x, dim=-1))}
-            methods = ["auto", "online", "three_pass"] + (["fused"] if n <= sm.FUSED_MAX_COLS else [])
+            methods = (["auto", "online", "three_pass"] + (["fused"] if n <= sm.FUSED_MAX_COLS else [])
+                       + (["split"] if n > 4096 else []))
             for method in methods:
                 runs[f"triton {method}"] = ("triton", {"method": method},
                                             lambda x=x, y=y, m=method: sm.softmax(x, out=y, method=m))
@@ -67,13 +71,14 @@ def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bo
                                                        lambda x=x, y=y, w=nw: sm.softmax(
                                                            x, out=y, method="fused", num_warps=w))
                 if n > 4096 and dtype == dtypes[0]:
-                    for blk, nw, st, per in ONLINE_SWEEP:
-                        runs[f"triton online b{blk} w{nw} s{st} p{per}"] = (
-                            "triton", {"method": "online", "block_cols": blk, "num_warps": nw,
-                                       "num_stages": st, "programs_per_sm": per},
-                            lambda x=x, y=y, c=(blk, nw, st, per): sm.softmax(
-                                x, out=y, method="online", block_cols=c[0], num_warps=c[1], num_stages=c[2],
-                                programs_per_sm=c[3]))
+                    for blk, nw, pre, coop in SPLIT_SWEEP:
+                        name = f"triton split b{blk} w{nw}" + (" prefetch" if pre else "") + (
+                            "" if coop else " two-launch")
+                        runs[name] = ("triton", {"method": "split", "block_cols": blk, "num_warps": nw,
+                                                 "prefetch": pre, "cooperative": coop},
+                                      lambda x=x, y=y, c=(blk, nw, pre, coop): sm.softmax(
+                                          x, out=y, method="split", block_cols=c[0], num_warps=c[1],
+                                          prefetch=c[2], cooperative=c[3]))
             for name, (kernel, extra, run) in runs.items():
                 label = f"{name} {dtype} {shape}"
                 method = extra.get("method", "torch")
@@ -81,6 +86,7 @@ def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bo
                            params={**params, "kernel": kernel, "method": method,
                                    "num_warps": extra.get("num_warps"), "block_cols": extra.get("block_cols"),
                                    "num_stages": extra.get("num_stages"),
-                                   "programs_per_sm": extra.get("programs_per_sm")},
+                                   "programs_per_sm": extra.get("programs_per_sm"),
+                                   "prefetch": extra.get("prefetch"), "cooperative": extra.get("cooperative")},
                            retime=(name in ("torch.softmax", "triton auto")))
             del x, y

@@ -1,7 +1,8 @@
-"""Row softmax in Triton: one fused pass, an online (streaming) variant for long rows, and three passes.
+"""Row softmax in Triton: one fused pass, a row split over cooperating programs and an online (streaming)
+variant for long rows, and three passes.
 
 ``softmax(x, method=...)`` computes ``softmax`` over the last dimension of a contiguous 2-D tensor of
-``n_rows x n_cols`` values; every program owns one row and computes in fp32. With ``b`` bytes per element
+``n_rows x n_cols`` values in fp32; every program owns one row, except in ``"split"``. With ``b`` bytes per element
 and ``n = n_rows * n_cols``, the HBM traffic of each method is:
 
 ================  ==========================================================  ==================
@@ -16,10 +17,22 @@ method            what one program does with its row                          HB
                   flight, so the re-read can hit L2)
 ``"three_pass"``  safe softmax as written on paper: a pass for the max, one    ``4 n b``
                   for the sum of exponentials, one to normalise and store
+``"split"``       a row is cut into chunks of :data:`SPLIT_CHUNK` columns,     ``2 n b``
+                  one program per chunk, each holding its chunk in registers;  (cooperative);
+                  the programs of a row publish (max, sum of exp), wait for    ``3 n b`` (two
+                  each other's, merge the partials and normalise the chunk     launches, under
+                  still in registers (one cooperative launch); the two-launch  the interpreter)
+                  form re-reads the chunk instead
 ================  ==========================================================  ==================
 
 ``torch.softmax`` moves ``2 n b`` too; a copy (``2 n b``) is the same-run reference for "as fast as memory
-allows". ``"auto"`` takes ``"fused"`` up to :data:`AUTO_FUSED_MAX_COLS` columns and ``"online"`` beyond.
+allows". ``"auto"`` takes ``"fused"`` up to :data:`AUTO_FUSED_MAX_COLS` columns, ``"split"`` beyond (when the
+row's programs fit on the GPU at once) and ``"online"`` otherwise.
+
+The cooperative split kernel is the one kernel of the course whose programs wait for each other; the comment
+above :func:`_split_coop_kernel` argues why it cannot deadlock. The Triton interpreter runs programs one
+after another, so a program there would wait forever for the next: under the interpreter (and with
+``cooperative=False``) ``"split"`` runs as two launches, partials then normalise, with the same helpers.
 
 :func:`softmax_reference` is the float64 reference. bf16 is refused under the Triton interpreter (it
 rounds bf16 wrongly there; see ``gpuperf.kernels``); kernels convert to fp32 right after loading.
@@ -27,6 +40,7 @@ rounds bf16 wrongly there; see ``gpuperf.kernels``); kernels convert to fp32 rig
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 
 import torch
@@ -39,7 +53,7 @@ INTERPRETED = interpreter_enabled()
 
 DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
 
-METHODS = ("auto", "fused", "online", "three_pass")
+METHODS = ("auto", "fused", "online", "three_pass", "split")
 
 #: Longest row the fused kernel holds in registers (65536 fp32 values over 32 warps: 64 per thread).
 FUSED_MAX_COLS = 65536
@@ -57,6 +71,14 @@ ONLINE_BLOCK = 2048
 ONLINE_NUM_WARPS = 4
 ONLINE_NUM_STAGES = 4
 ONLINE_PROGRAMS_PER_SM = 8
+
+#: Launch of the split kernel on a GPU: columns per program (a row of n columns has ceil(n / SPLIT_CHUNK)
+#: programs), warps per program, and whether a program loads its chunk of the next row while it waits
+#: at the barrier: the fastest launch of the H200 sweep of job sm-4 at 65536-262144 columns
+#: (book/data/softmax_split4_sweep_h200.json, bench/NOTES.md).
+SPLIT_CHUNK = 8192
+SPLIT_NUM_WARPS = 8
+SPLIT_PREFETCH = False
 
 
 def softmax_reference(x: torch.Tensor) -> torch.Tensor:
@@ -169,15 +191,151 @@ def _three_pass_kernel(X, Y, n_cols, stride_x, stride_y, BLOCK: tl.constexpr):
         _store_block(Y, y_start, start, n_cols, tl.exp(x - m_row) * inv, BLOCK)
 
 
+# ---- "split": one row over several programs -------------------------------------------------------------
+# A row of n_cols values is cut into n_chunks = ceil(n_cols / CHUNK) chunks; chunk c covers columns
+# [c CHUNK, (c + 1) CHUNK) and only the last one can be partial. Each chunk's partial state is its maximum
+# m_c and l_c = sum of exp(x - m_c) (chapter 13's merge): PM[row, c] and PL[row, c], fp32.
+
+
+@triton.jit
+def _load_chunk(X, row_start, c_start, n_cols, valid, CHUNK: tl.constexpr):
+    """The chunk in the input's dtype; -inf past the row's end; no memory touched when ``valid`` is false.
+
+    The mask on full chunks is one scalar for the whole block, so their loads stay 16-byte vectors.
+    """
+    offs = c_start + tl.arange(0, CHUNK)
+    if c_start + CHUNK <= n_cols:
+        x = tl.load(X + row_start + offs, mask=valid, other=float("-inf"))
+    else:
+        x = tl.load(X + row_start + offs, mask=(offs < n_cols) & valid, other=float("-inf"))
+    return x
+
+
+@triton.jit
+def _chunk_state(x):
+    """(m, shift, e, l) of a chunk in fp32: m its maximum, e = exp(x - shift), l = sum(e); shift = m except
+    for a chunk of -inf only (a masked stretch), where shift = 0 gives e = 0, l = 0 instead of NaN."""
+    m = tl.max(x, 0)
+    shift = tl.where(m > float("-inf"), m, 0.0)
+    e = tl.exp(x - shift)
+    return m, shift, e, tl.sum(e, 0)
+
+
+@triton.jit
+def _merge_partials(PM, PL, part_start, n_chunks, PB: tl.constexpr):
+    """The row's maximum M and denominator L from its n_chunks partials (PB >= n_chunks, a power of two).
+
+    ``.cg`` loads go to L2, past this SM's L1, which may hold a stale copy of the line (the partials of
+    a neighbouring row share it)."""
+    idx = tl.arange(0, PB)
+    live = idx < n_chunks
+    ms = tl.load(PM + part_start + idx, mask=live, other=float("-inf"), cache_modifier=".cg")
+    ls = tl.load(PL + part_start + idx, mask=live, other=0.0, cache_modifier=".cg")
+    m_row = tl.max(ms, 0)
+    # A chunk of -inf only has m = -inf, l = 0: weight 0. A row of -inf only gives NaN, as torch.softmax.
+    l_row = tl.sum(tl.where(live, ls * tl.exp(ms - m_row), 0.0), 0)
+    return m_row, l_row
+
+
+@triton.jit
+def _split_partials_kernel(X, PM, PL, n_cols, stride_x, n_chunks, CHUNK: tl.constexpr):
+    # Launch 1 of 2 (grid rows x chunks). HBM: reads the chunk (CHUNK b), writes 8 bytes.
+    row = tl.program_id(0).to(tl.int64)
+    c = tl.program_id(1)
+    x = _load_chunk(X, row * stride_x, c * CHUNK, n_cols, True, CHUNK).to(tl.float32)
+    m, shift, e, l = _chunk_state(x)
+    tl.store(PM + row * n_chunks + c, m)
+    tl.store(PL + row * n_chunks + c, l)
+
+
+@triton.jit
+def _split_normalize_kernel(X, Y, PM, PL, n_cols, stride_x, stride_y, n_chunks, CHUNK: tl.constexpr,
+                            PB: tl.constexpr):
+    # Launch 2 of 2. HBM: reads the partials and the chunk again, writes the chunk (2 CHUNK b).
+    row = tl.program_id(0).to(tl.int64)
+    c = tl.program_id(1)
+    m_row, l_row = _merge_partials(PM, PL, row * n_chunks, n_chunks, PB)
+    x = _load_chunk(X, row * stride_x, c * CHUNK, n_cols, True, CHUNK).to(tl.float32)
+    y = tl.exp(x - m_row) * (1.0 / l_row)
+    _store_block(Y, row * stride_y, c * CHUNK, n_cols, y, CHUNK)
+
+
+@triton.jit
+def _arrive(SEM, n_chunks, c):
+    """Count this program in at its group's barrier; returns the counter as it found it.
+
+    SEM is the group's int32 counter, 0 or -2^31 between rounds. In a round the group adds 2^31 modulo 2^32
+    (chunk 0 adds 2^31 - (n_chunks - 1), the others 1), so its sign bit flips exactly when the last member
+    arrives, and the low bits are back to 0: the counter never needs resetting. The add is a release: the
+    partials this program stored before it are visible to any program that sees the flip (an acquire).
+    """
+    tl.debug_barrier()  # every thread's stores before this point happen before the release below
+    return tl.atomic_add(SEM, tl.where(c == 0, 2147483647 - (n_chunks - 2), 1), sem="release", scope="gpu")
+
+
+@triton.jit
+def _wait(SEM, old):
+    """Wait until the sign bit of the group's counter differs from ``old``: every member has arrived. A
+    fast member may arrive at the next round before a slow one has seen this round's flip; that cannot flip
+    the bit back, since the slow one has not arrived at the next round yet."""
+    now = tl.atomic_add(SEM, 0, sem="acquire", scope="gpu")  # an acquire load (no add happens)
+    while (old ^ now) >= 0:  # sign bits equal: the round is not complete
+        now = tl.atomic_add(SEM, 0, sem="acquire", scope="gpu")
+    tl.debug_barrier()  # no thread reads the partials before the acquire above
+
+
+# Why the cooperative kernel cannot deadlock. A program waits only at its group's barrier, for the other
+# n_chunks - 1 programs of its group; all of them loop over the same rows (row = group, group + n_groups,
+# ...), so each reaches its k-th barrier after finite work once every member has passed the (k-1)-th. What
+# could still hang is a member that never starts because the waiting programs hold the SMs it needs. The
+# wrapper rules that out: the grid (n_groups x n_chunks programs) is at most the number of programs of this
+# compiled kernel that the GPU holds at once (the CUDA occupancy calculator on its registers, shared memory
+# and warps, times the SMs), so every program is resident from the start whatever order the block scheduler
+# picks; kernels running at the same time on other streams only delay the start of some programs, and they
+# end on their own. (Under MPS with an SM limit, or beside a kernel that never ends, fewer programs may be
+# resident than computed: use cooperative=False there.)
+@triton.jit(do_not_specialize=["n_rows", "n_chunks", "n_groups"])  # one compiled kernel for every grid
+def _split_coop_kernel(X, Y, PM, PL, SEM, n_rows, n_cols, stride_x, stride_y, n_chunks, n_groups,
+                       CHUNK: tl.constexpr, PB: tl.constexpr, PREFETCH: tl.constexpr):
+    # HBM: each chunk is read once and written once (2 n b in all) plus 8 bytes of partials per chunk.
+    pid = tl.program_id(0)
+    group = pid // n_chunks
+    c = pid - group * n_chunks
+    c_start = c * CHUNK
+    sem = SEM + group
+    if PREFETCH:
+        x_next = _load_chunk(X, tl.cast(group, tl.int64) * stride_x, c_start, n_cols, group < n_rows, CHUNK)
+    for row in tl.range(group, n_rows, n_groups):
+        row64 = tl.cast(row, tl.int64)
+        if PREFETCH:
+            x = x_next.to(tl.float32)
+        else:
+            x = _load_chunk(X, row64 * stride_x, c_start, n_cols, True, CHUNK).to(tl.float32)
+        m, shift, e, l = _chunk_state(x)
+        tl.store(PM + row64 * n_chunks + c, m)
+        tl.store(PL + row64 * n_chunks + c, l)
+        old = _arrive(sem, n_chunks, c)
+        if PREFETCH:  # issued after the release, which would otherwise wait for it; lands while we wait
+            nxt = row + n_groups
+            x_next = _load_chunk(X, tl.cast(nxt, tl.int64) * stride_x, c_start, n_cols, nxt < n_rows, CHUNK)
+        _wait(sem, old)
+        m_row, l_row = _merge_partials(PM, PL, row64 * n_chunks, n_chunks, PB)
+        y = e * (tl.exp(shift - m_row) / l_row)
+        _store_block(Y, row64 * stride_y, c_start, n_cols, y, CHUNK)
+
+
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "auto", *,
             block_cols: int | None = None, num_warps: int | None = None, num_stages: int | None = None,
-            programs_per_sm: int | None = None) -> torch.Tensor:
+            programs_per_sm: int | None = None, cooperative: bool | None = None,
+            prefetch: bool | None = None) -> torch.Tensor:
     """Softmax over the last dimension of a contiguous 2-D tensor, by a Triton kernel; returns ``out``.
 
     ``method`` is one of :data:`METHODS` (module docstring). ``block_cols`` (a power of two >= 16) sets
-    the block of the streaming methods; ``num_warps`` overrides the launch heuristic; ``num_stages`` (loads
-    in flight per loop) and ``programs_per_sm`` (size of the persistent grid) tune ``"online"``. ``out`` (allocated
-    when None) must match ``x`` and must not overlap it. Raises ``ValueError`` naming the argument.
+    the block of the streaming methods and the chunk of ``"split"``; ``num_warps`` overrides the launch
+    heuristic; ``num_stages`` (loads in flight per loop) and ``programs_per_sm`` (size of the persistent grid)
+    tune ``"online"``; ``cooperative`` (default: on a GPU, when the row's programs fit on it at once) and
+    ``prefetch`` tune ``"split"``. ``out`` (allocated when None) must match ``x`` and must not overlap it.
+    Raises ``ValueError`` naming the argument.
     """
     _check_tensor("x", x)
     if method not in METHODS:
@@ -195,23 +353,35 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
             raise ValueError("out must not overlap x (the streaming methods re-read x after writing)")
     if num_warps is not None and num_warps not in (1, 2, 4, 8, 16, 32):
         raise ValueError(f"num_warps must be a power of two from 1 to 32, got {num_warps!r}")
+    for name, flag in (("cooperative", cooperative), ("prefetch", prefetch)):
+        if flag is not None and not isinstance(flag, bool):
+            raise ValueError(f"{name} must be True, False or None, got {flag!r}")
+    if cooperative and INTERPRETED:
+        raise ValueError("cooperative=True needs a GPU: the Triton interpreter runs programs one after "
+                         "another, so a program waiting for the others would wait forever; got True")
     if n_rows == 0 or n_cols == 0:
         return out
     if method == "auto":
-        method = "fused" if n_cols <= AUTO_FUSED_MAX_COLS else "online"
+        method = _auto_method(x)
     if method == "fused":
         if n_cols > FUSED_MAX_COLS:
             raise ValueError(f"method 'fused' holds a row in registers: x.shape[1] must be at most "
-                             f"{FUSED_MAX_COLS}, got {n_cols} (use 'online')")
-        block = triton.next_power_of_2(n_cols)
-        _fused_kernel[(n_rows,)](x, out, n_cols, x.stride(0), out.stride(0), BLOCK=block,
-                                 EVEN=(block == n_cols), num_warps=num_warps or _fused_num_warps(block))
+                             f"{FUSED_MAX_COLS}, got {n_cols} (use 'split' or 'online')")
+        _launch_fused(x, out, num_warps)
         return out
     if block_cols is None:
-        block_cols = 1024 if INTERPRETED else ONLINE_BLOCK if method == "online" else STREAM_BLOCK
+        block_cols = (1024 if INTERPRETED else ONLINE_BLOCK if method == "online"
+                      else SPLIT_CHUNK if method == "split" else STREAM_BLOCK)
     if (isinstance(block_cols, bool) or not isinstance(block_cols, numbers.Integral) or block_cols < 16
             or block_cols & (block_cols - 1)):
         raise ValueError(f"block_cols must be a power of two >= 16, got {block_cols!r}")
+    if method == "split":
+        if block_cols > FUSED_MAX_COLS:
+            raise ValueError(f"block_cols of 'split' is a chunk held in registers: at most {FUSED_MAX_COLS}, "
+                             f"got {block_cols}")
+        _launch_split(x, out, block_cols, num_warps, cooperative,
+                      SPLIT_PREFETCH if prefetch is None else prefetch)
+        return out
     if method == "three_pass":
         _three_pass_kernel[(n_rows,)](x, out, n_cols, x.stride(0), out.stride(0), BLOCK=block_cols,
                                       num_warps=num_warps or _fused_num_warps(block_cols))
@@ -227,13 +397,179 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
     return out
 
 
+def _auto_method(x: torch.Tensor) -> str:
+    n_cols = x.shape[1]
+    if n_cols <= AUTO_FUSED_MAX_COLS:
+        return "fused"
+    if INTERPRETED or split_plan(x).cooperative:
+        return "split"
+    return "online"
+
+
+def _launch_fused(x: torch.Tensor, out: torch.Tensor, num_warps: int | None) -> None:
+    n_rows, n_cols = x.shape
+    block = triton.next_power_of_2(n_cols)
+    _fused_kernel[(n_rows,)](x, out, n_cols, x.stride(0), out.stride(0), BLOCK=block, EVEN=(block == n_cols),
+                             num_warps=num_warps or _fused_num_warps(block))
+
+
+@dataclasses.dataclass(frozen=True)
+class SplitPlan:
+    """How ``"split"`` runs on ``x``: ``n_chunks`` programs per row of ``chunk`` columns each; cooperative
+    (one launch of ``n_groups * n_chunks`` programs, every one resident at once: ``programs_per_sm`` of this
+    compiled kernel per SM) or two launches of ``rows x n_chunks`` programs."""
+
+    chunk: int
+    num_warps: int
+    prefetch: bool
+    n_chunks: int
+    cooperative: bool
+    programs_per_sm: int | None = None
+    n_groups: int | None = None
+
+
+def split_plan(x: torch.Tensor, block_cols: int | None = None, num_warps: int | None = None,
+               cooperative: bool | None = None, prefetch: bool | None = None,
+               out: torch.Tensor | None = None) -> SplitPlan:
+    """The launch ``softmax(x, out, method="split", ...)`` makes with these arguments (compiles, never
+    runs)."""
+    chunk = block_cols or (1024 if INTERPRETED else SPLIT_CHUNK)
+    warps = num_warps or SPLIT_NUM_WARPS
+    prefetch = SPLIT_PREFETCH if prefetch is None else prefetch
+    n_rows, n_cols = x.shape
+    n_chunks = triton.cdiv(n_cols, chunk)
+    plan = SplitPlan(chunk, warps, prefetch, n_chunks, False)
+    if INTERPRETED or cooperative is False or n_chunks < 2 or n_rows == 0:
+        return plan
+    per_sm = _coop_programs_per_sm(x, x if out is None else out, chunk, warps, prefetch)
+    n_groups = _n_groups(n_rows, n_chunks, per_sm * _sm_count(x.device))
+    if n_groups == 0:
+        if cooperative:
+            raise ValueError(f"cooperative=True: a row of x.shape[1] = {n_cols} needs {n_chunks} programs "
+                             f"at once, more than the GPU holds ({per_sm} per SM); got True")
+        return plan
+    return dataclasses.replace(plan, cooperative=True, programs_per_sm=per_sm, n_groups=n_groups)
+
+
+def _n_groups(n_rows: int, n_chunks: int, resident: int) -> int:
+    """Groups of ``n_chunks`` programs for a cooperative launch when ``resident`` programs fit on the GPU:
+    as many as fit, then as few as keep the same number of rows per group (no group idles in the last
+    round); 0 when not even one group fits."""
+    max_groups = min(resident // n_chunks, n_rows)
+    if max_groups == 0:
+        return 0
+    rounds = -(-n_rows // max_groups)
+    return -(-n_rows // rounds)
+
+
+def _launch_split(x, out, chunk, num_warps, cooperative, prefetch) -> None:
+    n_rows, n_cols = x.shape
+    plan = split_plan(x, chunk, num_warps, cooperative, prefetch, out)
+    if plan.n_chunks == 1:  # the row is one chunk: the fused kernel is this case
+        _launch_fused(x, out, plan.num_warps)
+        return
+    pb = triton.next_power_of_2(plan.n_chunks)
+    if not plan.cooperative:
+        part = _partials(x.device, n_rows * plan.n_chunks)
+        grid = (n_rows, plan.n_chunks)
+        _split_partials_kernel[grid](x, part[0], part[1], n_cols, x.stride(0), plan.n_chunks, CHUNK=chunk,
+                                     num_warps=plan.num_warps)
+        _split_normalize_kernel[grid](x, out, part[0], part[1], n_cols, x.stride(0), out.stride(0),
+                                      plan.n_chunks, CHUNK=chunk, PB=pb, num_warps=plan.num_warps)
+        return
+    part = _partials(x.device, n_rows * plan.n_chunks)
+    sem = _semaphores(x.device, plan.n_groups)
+    _split_coop_kernel[(plan.n_groups * plan.n_chunks,)](
+        x, out, part[0], part[1], sem, n_rows, n_cols, x.stride(0), out.stride(0), plan.n_chunks,
+        plan.n_groups, CHUNK=chunk, PB=pb, PREFETCH=plan.prefetch, num_warps=plan.num_warps, num_stages=1)
+
+
+_PER_SM: dict = {}
+_OCCUPANCY: dict = {}  # (our count, the driver's) per compiled specialisation, for the tests
+_SEMAPHORES: dict = {}
+
+
+def _coop_programs_per_sm(x: torch.Tensor, out: torch.Tensor, chunk: int, num_warps: int,
+                          prefetch: bool) -> int:
+    """Programs of the compiled cooperative kernel one SM holds at once (the CUDA occupancy calculator on
+    its registers, shared memory and warps; the smaller of that and our own count, should the two differ).
+
+    Compiled (not run) on first use for each specialisation: Triton compiles a kernel afresh for inputs whose
+    pointers or integers differ in alignment to 16 (or equal 1), and registers could differ between them."""
+    n_cols = x.shape[1]
+    key = (x.device, x.dtype, chunk, num_warps, prefetch, n_cols % 16 == 0, n_cols == 1,
+           x.stride(0) % 16 == 0, x.stride(0) == 1, x.data_ptr() % 16 == 0, out.data_ptr() % 16 == 0)
+    if key not in _PER_SM:
+        n_chunks = triton.cdiv(n_cols, chunk)
+        part = _partials(x.device, n_chunks)
+        kernel = _split_coop_kernel.warmup(
+            x, out, part[0], part[1], _semaphores(x.device, 1), 1, n_cols, x.stride(0), x.stride(0), n_chunks,
+            1, CHUNK=chunk,
+            PB=triton.next_power_of_2(n_chunks), PREFETCH=prefetch, num_warps=num_warps, num_stages=1,
+            grid=(1,))
+        kernel._init_handles()
+        threads = kernel.metadata.num_warps * 32
+        shared = kernel.metadata.shared
+        ours = _occupancy(kernel.n_regs, threads, shared, x.device)
+        theirs = _cuda_occupancy(kernel.function, threads, shared)
+        _OCCUPANCY[key] = (ours, theirs)
+        _PER_SM[key] = min(ours, theirs) if theirs is not None else ours
+    return _PER_SM[key]
+
+
+def _occupancy(regs_per_thread: int, threads: int, shared_bytes: int, device) -> int:
+    """Blocks per SM from registers (allocated per warp in units of 256), threads and shared memory."""
+    props = torch.cuda.get_device_properties(device)
+    regs_sm = getattr(props, "regs_per_multiprocessor", 65536)
+    threads_sm = getattr(props, "max_threads_per_multi_processor", 2048)
+    smem_sm = getattr(props, "shared_memory_per_multiprocessor", 233472)
+    warps = triton.cdiv(threads, 32)
+    regs_warp = triton.cdiv(max(regs_per_thread, 1) * 32, 256) * 256
+    by_regs = regs_sm // (regs_warp * warps)
+    by_threads = threads_sm // (warps * 32)
+    by_smem = smem_sm // (shared_bytes + 1024)  # 1 KiB per block is reserved by the driver
+    return max(0, min(by_regs, by_threads, by_smem, 32))
+
+
+def _cuda_occupancy(function: int, threads: int, shared_bytes: int) -> int | None:
+    """cuOccupancyMaxActiveBlocksPerMultiprocessor from the driver, or None when it cannot be asked."""
+    try:
+        import ctypes
+
+        lib = ctypes.CDLL("libcuda.so.1")
+        blocks = ctypes.c_int(0)
+        rc = lib.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            ctypes.byref(blocks), ctypes.c_void_p(function), ctypes.c_int(threads), ctypes.c_size_t(shared_bytes))
+    except (OSError, AttributeError, TypeError):
+        return None
+    return blocks.value if rc == 0 else None
+
+
 def _sm_count(device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
+def _partials(device, n: int) -> torch.Tensor:
+    """fp32 (max, sum) slots: two rows of n, each padded to 16 bytes so both start 16-byte aligned (Triton
+    compiles separately for pointers that are and are not)."""
+    return torch.empty((2, triton.cdiv(n, 4) * 4), device=device, dtype=torch.float32)
+
+
+def _semaphores(device, n: int) -> torch.Tensor:
+    """Barrier counters for the cooperative kernel: zeroed once and reused, since each launch leaves every
+    counter at 0 or -2^31 (see :func:`_arrive`); one buffer per device and stream, since launches on one
+    stream never overlap."""
+    key = (device, torch.cuda.current_stream(device).cuda_stream)
+    sem = _SEMAPHORES.get(key)
+    if sem is None or sem.numel() < n:
+        sem = torch.zeros(max(n, 1024), device=device, dtype=torch.int32)
+        _SEMAPHORES[key] = sem
+    return sem
+
+
 def softmax_bytes_moved(n_rows: int, n_cols: int, bytes_per_element: int, method: str) -> int:
     """HBM bytes of each method as the module docstring counts them (no L2 hits assumed)."""
-    passes = {"fused": 2, "torch": 2, "copy": 2, "online": 3, "three_pass": 4}
+    passes = {"fused": 2, "torch": 2, "copy": 2, "split": 2, "online": 3, "three_pass": 4}
     if method not in passes:
         raise ValueError(f"method must be one of {list(passes)}, got {method!r}")
     return passes[method] * n_rows * n_cols * bytes_per_element
@@ -257,8 +593,13 @@ __all__ = [
     "ONLINE_NUM_STAGES",
     "ONLINE_NUM_WARPS",
     "ONLINE_PROGRAMS_PER_SM",
+    "SPLIT_CHUNK",
+    "SPLIT_NUM_WARPS",
+    "SPLIT_PREFETCH",
     "STREAM_BLOCK",
+    "SplitPlan",
     "softmax",
     "softmax_bytes_moved",
     "softmax_reference",
+    "split_plan",
 ]
