@@ -1,7 +1,11 @@
 """Triton softmax kernels against a float64 reference (interpreter on the CPU, compiled on a GPU)."""
 
+import math
+
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 from gpuperf.kernels import softmax as sm
 
@@ -276,3 +280,91 @@ def test_split_kernels_compile_for_sm90():
     if out.returncode != 0 and "ptxas" in out.stderr and "not found" in out.stderr:
         pytest.skip("this Triton build has no ptxas")
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+
+
+# ---- review (issue 15): masked chunks far below 0, rows of -inf only, "auto", the occupancy fallback --------
+
+
+@triton.jit
+def _scale_probe(S, M, L, E, Y):
+    i = tl.arange(0, 4)
+    scale = sm._chunk_scale(tl.load(S + i), tl.load(M + i), tl.load(L + i))
+    tl.store(Y + i, tl.load(E + i) * scale)
+
+
+def test_chunk_scale_of_a_masked_chunk_is_zero_not_nan(device):
+    # The cooperative kernel writes e * _chunk_scale(shift, m_row, l_row). A chunk of -inf only has shift 0 and
+    # e = 0; with m_row = -100 the unclamped exp(0 - m_row) is inf and 0 * inf = NaN (the bug this guards).
+    # Columns: that chunk; an ordinary chunk (shift <= m_row, must be exp(shift - m_row) * e / l exactly); a
+    # row of -inf only (m_row = -inf, l_row = 0: NaN, as torch.softmax); the shift of the row's own max.
+    inf = float("inf")
+    s, m, l, e = ([0.0, -3.0, 0.0, 2.0], [-100.0, 2.0, -inf, 2.0], [1.0, 5.0, 0.0, 4.0], [0.0, 0.5, 0.0, 1.0])
+    t = [torch.tensor(v, device=device) for v in (s, m, l, e)]
+    y = torch.full((4,), 7.0, device=device)
+    _scale_probe[(1,)](*t, y)
+    y = y.cpu()
+    assert y[0] == 0 and torch.isnan(y[2])
+    assert torch.allclose(y[[1, 3]], torch.tensor([0.5 * math.exp(-5.0) / 5, 0.25]), rtol=1e-6)
+    unclamped = torch.tensor(0.0) * (torch.exp(torch.tensor(0.0) - torch.tensor(-100.0)) / 1.0)
+    assert torch.isnan(unclamped)  # the check above can fail: the old formula gives NaN
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_split_masked_chunk_in_a_row_of_very_negative_logits(device, gen, dtype):
+    # Every finite logit below -88 (where exp(-m) overflows fp32) and whole chunks of -inf between them.
+    x = (torch.randn(3, 1000, generator=gen, device=device) - 120).to(dtype)
+    x[:, 256:512] = float("-inf")
+    y = torch.full_like(x, float("nan"))
+    sm.softmax(x, out=y, method="split", block_cols=256)
+    _check(y, x, gen.initial_seed())
+    assert (y[:, 256:512] == 0).all()
+
+
+def test_split_row_of_minus_inf_only_is_nan_like_torch(device):
+    x = torch.randn(3, 700, device=device)
+    x[1] = float("-inf")
+    y = sm.softmax(x, method="split", block_cols=128)
+    assert torch.isnan(y[1]).all() and torch.isnan(torch.softmax(x[1].cpu(), -1)).all()
+    ref = sm.softmax_reference(x)
+    assert torch.allclose(y[[0, 2]].double().cpu(), ref[[0, 2]], atol=1e-6)
+
+
+def test_auto_picks_fused_then_split_then_online(monkeypatch):
+    x_short, x_long = torch.empty(2, sm.AUTO_FUSED_MAX_COLS), torch.empty(2, sm.AUTO_FUSED_MAX_COLS + 1)
+    assert sm._auto_method(x_short) == "fused"
+    monkeypatch.setattr(sm, "INTERPRETED", False)  # a GPU: split only when the cooperative plan exists
+    for coop, expected in ((True, "split"), (False, "online")):
+        plan = sm.SplitPlan(1024, 8, False, 33, coop)
+        monkeypatch.setattr(sm, "split_plan", lambda x, plan=plan: plan)
+        assert sm._auto_method(x_long) == expected
+        assert sm._auto_method(x_short) == "fused"
+    monkeypatch.setattr(sm, "INTERPRETED", True)  # the interpreter: always the two-launch split
+    assert sm._auto_method(x_long) == "split"
+
+
+def test_auto_beyond_the_fused_limit_runs_split_correctly(device, gen):
+    if not sm.INTERPRETED:
+        pytest.skip("interpreter path (the GPU path is test_split_cooperative_gpu)")
+    x = torch.randn(1, sm.AUTO_FUSED_MAX_COLS + 3, generator=gen, device=device) * 4
+    y = torch.full_like(x, float("nan"))
+    sm.softmax(x, out=y)  # "auto": 33 chunks of 1024, the last of 3 columns
+    _check(y, x, gen.initial_seed())
+
+
+def test_cooperative_launch_needs_the_drivers_occupancy():
+    # No answer from the driver: 0 resident programs, so no cooperative launch on our own count alone.
+    assert sm._resident_per_sm(3, None) == 0
+    assert sm._resident_per_sm(3, 2) == 2 and sm._resident_per_sm(3, 4) == 3
+    assert sm._n_groups(512, 32, sm._resident_per_sm(3, None) * 132) == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_split_cooperative_masked_chunk_of_very_negative_row_gpu(gen):
+    x = (torch.randn(4, 70001, generator=gen, device="cuda") - 120).to(torch.float16)
+    x[:, 8192:3 * 8192] = float("-inf")
+    for prefetch in (False, True):
+        y = torch.full_like(x, float("nan"))
+        sm.softmax(x, out=y, method="split", cooperative=True, prefetch=prefetch)
+        _check(y, x, gen.initial_seed())
+        assert (y[:, 8192:3 * 8192] == 0).all()

@@ -222,6 +222,16 @@ def _chunk_state(x):
 
 
 @triton.jit
+def _chunk_scale(shift, m_row, l_row):
+    """exp(shift - m_row) / l_row: turns a chunk's e = exp(x - shift) into exp(x - m_row) / l_row.
+
+    shift <= m_row except for a chunk of -inf only (shift = 0, e = 0): there exp(-m_row) overflows to inf
+    once m_row < -88, and 0 * inf would write NaN where the softmax is 0. Clamping the exponent at 0 is
+    exact for every other chunk; a row of -inf only (m_row = -inf, l_row = 0) still gives NaN, as torch."""
+    return tl.exp(tl.minimum(shift - m_row, 0.0)) / l_row
+
+
+@triton.jit
 def _merge_partials(PM, PL, part_start, n_chunks, PB: tl.constexpr):
     """The row's maximum M and denominator L from its n_chunks partials (PB >= n_chunks, a power of two).
 
@@ -291,9 +301,13 @@ def _wait(SEM, old):
 # wrapper rules that out: the grid (n_groups x n_chunks programs) is at most the number of programs of this
 # compiled kernel that the GPU holds at once (the CUDA occupancy calculator on its registers, shared memory
 # and warps, times the SMs), so every program is resident from the start whatever order the block scheduler
-# picks; kernels running at the same time on other streams only delay the start of some programs, and they
-# end on their own. (Under MPS with an SM limit, or beside a kernel that never ends, fewer programs may be
-# resident than computed: use cooperative=False there.)
+# picks. Kernels of other streams that share the GPU only delay the start of some programs, PROVIDED they
+# end on their own without waiting for this one. That fails for a kernel that never ends or itself spins
+# (a second cooperative split launch on another stream: each grid's spinning programs can hold the SMs the
+# other's missing programs need; NCCL kernels waiting on peers), and under MPS or green contexts with an SM
+# limit, where fewer programs are resident than computed: use cooperative=False there. The launch is an
+# ordinary one, not a CUDA cooperative launch, so the driver does not enforce co-residency. When the driver's
+# occupancy calculator cannot be asked, the wrapper does not launch cooperatively (_resident_per_sm).
 @triton.jit(do_not_specialize=["n_rows", "n_chunks", "n_groups"])  # one compiled kernel for every grid
 def _split_coop_kernel(X, Y, PM, PL, SEM, n_rows, n_cols, stride_x, stride_y, n_chunks, n_groups,
                        CHUNK: tl.constexpr, PB: tl.constexpr, PREFETCH: tl.constexpr):
@@ -320,7 +334,7 @@ def _split_coop_kernel(X, Y, PM, PL, SEM, n_rows, n_cols, stride_x, stride_y, n_
             x_next = _load_chunk(X, tl.cast(nxt, tl.int64) * stride_x, c_start, n_cols, nxt < n_rows, CHUNK)
         _wait(sem, old)
         m_row, l_row = _merge_partials(PM, PL, row64 * n_chunks, n_chunks, PB)
-        y = e * (tl.exp(shift - m_row) / l_row)
+        y = e * _chunk_scale(shift, m_row, l_row)
         _store_block(Y, row64 * stride_y, c_start, n_cols, y, CHUNK)
 
 
@@ -445,8 +459,10 @@ def split_plan(x: torch.Tensor, block_cols: int | None = None, num_warps: int | 
     n_groups = _n_groups(n_rows, n_chunks, per_sm * _sm_count(x.device))
     if n_groups == 0:
         if cooperative:
+            why = ("the CUDA occupancy calculator could not be asked" if per_sm == 0
+                   else f"more than the GPU holds ({per_sm} per SM)")
             raise ValueError(f"cooperative=True: a row of x.shape[1] = {n_cols} needs {n_chunks} programs "
-                             f"at once, more than the GPU holds ({per_sm} per SM); got True")
+                             f"at once, {why}; got True")
         return plan
     return dataclasses.replace(plan, cooperative=True, programs_per_sm=per_sm, n_groups=n_groups)
 
@@ -497,7 +513,8 @@ def _coop_programs_per_sm(x: torch.Tensor, out: torch.Tensor, chunk: int, num_wa
     Compiled (not run) on first use for each specialisation: Triton compiles a kernel afresh for inputs whose
     pointers or integers differ in alignment to 16 (or equal 1), and registers could differ between them."""
     n_cols = x.shape[1]
-    key = (x.device, x.dtype, chunk, num_warps, prefetch, n_cols % 16 == 0, n_cols == 1,
+    pb = triton.next_power_of_2(triton.cdiv(n_cols, chunk))  # PB is a constexpr: part of the compiled kernel
+    key = (x.device, x.dtype, chunk, num_warps, prefetch, pb, n_cols % 16 == 0, n_cols == 1,
            x.stride(0) % 16 == 0, x.stride(0) == 1, x.data_ptr() % 16 == 0, out.data_ptr() % 16 == 0)
     if key not in _PER_SM:
         n_chunks = triton.cdiv(n_cols, chunk)
@@ -513,8 +530,15 @@ def _coop_programs_per_sm(x: torch.Tensor, out: torch.Tensor, chunk: int, num_wa
         ours = _occupancy(kernel.n_regs, threads, shared, x.device)
         theirs = _cuda_occupancy(kernel.function, threads, shared)
         _OCCUPANCY[key] = (ours, theirs)
-        _PER_SM[key] = min(ours, theirs) if theirs is not None else ours
+        _PER_SM[key] = _resident_per_sm(ours, theirs)
     return _PER_SM[key]
+
+
+def _resident_per_sm(ours: int, theirs: int | None) -> int:
+    """Programs per SM the cooperative launch may count on: the smaller of our count and the driver's, and 0
+    (no cooperative launch: two launches, or "online" under "auto") when the driver cannot be asked. Our own
+    count alone is not trusted with a launch that hangs if it is too high."""
+    return 0 if theirs is None else min(ours, theirs)
 
 
 def _occupancy(regs_per_thread: int, threads: int, shared_bytes: int, device) -> int:
