@@ -40,8 +40,8 @@ METRICS = ("bytes_per_s", "flop_per_s")
 #: (``tests/test_scoreboard.py``). :func:`runs_by_target` gives the mapping target by target.
 RECORDED_RUNS: Mapping[str, str] = MappingProxyType({
     "elementwise": "elementwise_h200",
-    "softmax": "softmax_h200",  # 32768 x 4096: the copy and torch.softmax (chapters 13 and 14 quote it)
-    "softmax_long": "softmax_auto_h200",  # long rows: re-run of the current default launch and the copies
+    "softmax": "softmax_split_sweep_h200",  # 32768 x 4096 vs the copy and torch.softmax (chapter 13 quotes it)
+    "softmax_long": "softmax_split4_sweep_h200",  # long rows: the latest sweep, whose "auto" is the split kernel
     "norm": "norm_h200",
     "matmul": "matmul_targets_h200",
     "attention": "attention_targets_h200",
