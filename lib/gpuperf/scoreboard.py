@@ -657,8 +657,7 @@ def verdicts(scores: Sequence[TargetScore]) -> list[str]:
     out = []
     for s in scores:
         t = s.target
-        scored = f"; scored: {t.note}" if t.note else ""
-        head = f"**{t.kernel}** vs {t.reference} (target \u2265 {t.min_ratio:.2f}{scored})"
+        head = f"**{t.kernel}** vs {t.reference} (target \u2265 {t.min_ratio:.2f})"
         unmeasured = f"; {s.n_missing} of {len(s.cases)} cases not measured" if s.n_missing else ""
         if s.status == "not measured":
             out.append(f"{head}: not measured (no rows in `{s.run_name}`).")
