@@ -30,6 +30,7 @@ from pathlib import Path
 import torch
 
 from gpuperf.kernels import flash_attention_bwd as fab
+from gpuperf.ncu import profile_window
 
 Cfg = fab.BackwardConfig
 
@@ -292,15 +293,7 @@ def profile(name: str, head_dim: int, causal: bool, n_seq: int = 4096) -> None:
     out = _sdpa_cudnn(qr, kr, vr, causal)
     calls = [lambda: fab.flash_attention_backward(q, k, v, o, lse, do, causal, config=cfg),
              lambda: torch.autograd.grad(out, (qr, kr, vr), do, retain_graph=True)]
-    for fn in calls:
-        fn()
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStart()
-    for fn in calls:
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStop()
+    profile_window(calls)  # warm-up twice, then one call each in the window
 
 
 def launch_cost() -> None:

@@ -54,6 +54,7 @@ def run(launch_path: str) -> None:
     from torch.nn.functional import scaled_dot_product_attention as sdpa
 
     from gpuperf.kernels import flash_attention as fa
+    from gpuperf.ncu import profile_window
 
     launches, calls = [], []
     for d, causal, n in SHAPES:
@@ -76,15 +77,7 @@ def run(launch_path: str) -> None:
                      {**shape, "kernel": "triton", "variant": variant, "config": config,
                       "name_contains": "_fwd_kernel"},
                      {**shape, "kernel": "sdpa-cudnn", "variant": None, "config": None, "name_contains": "sdpa"}]
-    for fn in calls:  # warm-up: compiles, cuDNN plans, allocator
-        fn()
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStart()
-    for fn in calls:
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStop()
+    profile_window(calls)  # warm-up twice, then one call each in the window
     with open(launch_path, "w") as f:
         json.dump(launches, f)
 

@@ -19,17 +19,7 @@ import sys
 
 import torch
 
-
-def _window(calls) -> None:
-    for fn in calls:  # warm-up: compiles, autotunes, allocator
-        fn()
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStart()
-    for fn in calls:
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStop()
+from gpuperf.ncu import profile_window
 
 
 def _softmax_long():
@@ -98,7 +88,7 @@ def main(argv=None) -> int:
     if not torch.cuda.is_available():
         print("profile_kernels.py needs a CUDA GPU", file=sys.stderr)
         return 2
-    _window(TARGETS[args.target]())
+    profile_window(TARGETS[args.target]())  # warm-up twice, then the window
     return 0
 
 

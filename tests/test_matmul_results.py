@@ -393,3 +393,11 @@ def test_plot_interleaved_rounds_draws_each_rounds_rate_and_clock():
     assert [list(line.get_ydata()) for line in clock_ax.get_lines()] == [
         by_label[by_label[label]["reference"]]["sm_clock_mhz_rounds"], by_label[label]["sm_clock_mhz_rounds"]]
     plt.close(fig)
+
+
+def test_profile_window_refuses_a_bad_warmup_count():
+    from gpuperf.ncu import profile_window
+
+    for bad in (-1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="^warmups must be"):
+            profile_window([], warmups=bad)

@@ -85,4 +85,24 @@ def kernel_summary(launch: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["STALL_PREFIX", "STALL_SUFFIX", "SUMMARY_METRICS", "kernel_summary", "parse_ncu_csv"]
+def profile_window(calls, warmups: int = 2) -> None:
+    """Run each call ``warmups`` times (compiles, autotuning, cuDNN plans, allocator), then once each inside
+    a CUDA profiler window, so that ``ncu --profile-from-start off`` profiles exactly those launches.
+    GPU only; torch is imported here so that reading reports needs no torch."""
+    import torch
+
+    if isinstance(warmups, bool) or not isinstance(warmups, int) or warmups < 0:
+        raise ValueError(f"warmups must be an int >= 0, got {warmups!r}")
+    calls = list(calls)
+    for fn in calls:
+        for _ in range(warmups):
+            fn()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStart()
+    for fn in calls:
+        fn()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStop()
+
+
+__all__ = ["STALL_PREFIX", "STALL_SUFFIX", "SUMMARY_METRICS", "kernel_summary", "parse_ncu_csv", "profile_window"]
