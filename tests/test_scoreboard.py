@@ -159,6 +159,51 @@ def test_recorded_ratios_agree_with_the_rows_found_by_label(recorded_scores):
             assert c.fraction_of_peak == pytest.approx(c.rate / H200_HBM, rel=1e-9)
 
 
+#: Per target: (the kernel row's own params, the reference row's), written here by hand from what the
+#: scoreboard page says it scores (the default launch, not the best of a sweep), independent of TARGETS.
+_BY_HAND = {
+    "vector-add": ({"kernel": "triton_add", "k_ops": 1}, {"kernel": "copy"}),
+    "softmax-copy": ({"kernel": "triton", "method": "auto"}, {"kernel": "copy"}),
+    "softmax-torch": ({"kernel": "triton", "method": "auto"}, {"kernel": "torch"}),
+    "softmax-long": ({"kernel": "triton", "method": "auto"}, {"kernel": "copy"}),
+    "norm-copy": ({"kernel": "triton"}, {"kernel": "copy"}),
+    "norm-compile": ({"kernel": "triton"}, {"kernel": "torch.compile"}),
+    "matmul-4096": ({"kernel": "triton-auto"}, {"kernel": "cublas"}),
+    "matmul-8192": ({"kernel": "triton-auto"}, {"kernel": "cublas"}),
+    "attention-bwd": ({"impl": "triton", "pass": "bwd"}, {"impl": "sdpa-cudnn", "pass": "bwd"}),
+}
+
+
+@pytest.mark.parametrize("target_id", sorted(_BY_HAND))
+def test_recorded_ratios_recomputed_by_hand_from_time_s(recorded_scores, target_id):
+    """Each measured case again from the raw rows: work / time_s of the kernel's row over the same for the
+    reference row of the same shape in the same run, and the kernel's rate over the datasheet figure
+    (HBM 4.8 TB/s; dense bf16/fp16 Tensor Core 989.4 TFLOP/s). Cases the run lacks must have no rows."""
+    s = next(x for x in recorded_scores if x.target.target_id == target_id)
+    flops = s.target.metric == "flop_per_s"
+    work, peak = ("flop", H200_DENSE_FP16) if flops else ("bytes_moved", H200_HBM)
+    rows = recorded.load_run(s.run_name)["results"]
+    kernel, reference = _BY_HAND[target_id]
+
+    def pick(shape, params):
+        found = [r for r in rows if all(r.get(k) == v for k, v in {**shape, **params}.items())]
+        assert len(found) <= 1, (target_id, shape, params)
+        return found[0] if found else None
+
+    checked = 0
+    for c in s.cases:
+        k, r = pick(c.shape, kernel), pick(c.shape, reference)
+        assert c.measured == (k is not None and r is not None), c.case
+        if not c.measured:
+            continue
+        ratio = (k[work] / k["time_s"]) / (r[work] / r["time_s"])
+        assert c.ratio == pytest.approx(ratio, rel=1e-6), c.case
+        assert c.fraction_of_peak == pytest.approx(k[work] / k["time_s"] / peak, rel=1e-6), c.case
+        assert c.met == (ratio >= s.target.min_ratio)
+        checked += 1
+    assert checked == s.n_measured > 0
+
+
 # --------------------------------------------------------------------------------------------------
 # Hand-built runs
 # --------------------------------------------------------------------------------------------------
