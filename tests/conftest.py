@@ -2,7 +2,32 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _toc_entries(node) -> list[str]:
+    found = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("file", "root"):
+                found.append(value)
+            else:
+                found.extend(_toc_entries(value))
+    elif isinstance(node, list):
+        for item in node:
+            found.extend(_toc_entries(item))
+    return found
+
+
+@pytest.fixture(scope="session")
+def toc_files() -> list[str]:
+    """Every page `_toc.yml` lists (its `root` and each `file`), in order, duplicates kept."""
+    return _toc_entries(yaml.safe_load((ROOT / "_toc.yml").read_text()))
 
 
 def _check_every_control_changes_the_text(live, names) -> None:

@@ -20,25 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted([*ROOT.glob("book/*.ipynb"), *ROOT.glob("labs/*.ipynb")])
 PAGES = sorted(ROOT.glob("book/*.md"))
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
-TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
 
 
 def _ids(paths):
     return [str(p.relative_to(ROOT)) for p in paths]
-
-
-def _toc_files(node) -> list[str]:
-    found = []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key in ("file", "root"):
-                found.append(value)
-            else:
-                found.extend(_toc_files(value))
-    elif isinstance(node, list):
-        for item in node:
-            found.extend(_toc_files(item))
-    return found
 
 
 def _resolve(entry: str) -> Path | None:
@@ -86,19 +71,19 @@ def test_no_jupytext_twins():
     assert not twins, f"notebook twins committed beside the notebooks: {twins}"
 
 
-def test_every_toc_entry_exists():
-    missing = [entry for entry in _toc_files(TOC) if _resolve(entry) is None]
+def test_every_toc_entry_exists(toc_files):
+    missing = [entry for entry in toc_files if _resolve(entry) is None]
     assert not missing, f"_toc.yml lists files that do not exist: {missing}"
 
 
-def test_every_page_is_in_the_toc():
-    listed = {_resolve(entry) for entry in _toc_files(TOC)}
+def test_every_page_is_in_the_toc(toc_files):
+    listed = {_resolve(entry) for entry in toc_files}
     unlisted = [str(p.relative_to(ROOT)) for p in [*NOTEBOOKS, *PAGES] if p not in listed]
     assert not unlisted, f"pages missing from _toc.yml: {unlisted}"
 
 
-def test_toc_has_no_duplicates():
-    entries = _toc_files(TOC)
+def test_toc_has_no_duplicates(toc_files):
+    entries = toc_files
     assert len(entries) == len(set(entries)), f"duplicate _toc.yml entries in {entries}"
 
 
