@@ -18,8 +18,6 @@ one kernel each) and fails if the counts or kernel names disagree.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import sys
 
@@ -83,15 +81,14 @@ def run(launch_path: str) -> None:
 
 
 def parse_ncu_csv(text: str) -> list[dict]:
-    """One dict per profiled kernel, in launch order: its name and the metrics of :data:`METRICS`."""
-    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
-    kernels: dict[str, dict] = {}
-    for rec in csv.DictReader(io.StringIO("\n".join(lines))):
-        entry = kernels.setdefault(rec["ID"], {"kernel_name": rec["Kernel Name"]})
-        key = METRICS.get(rec["Metric Name"])
-        if key is not None:
-            entry[key] = float(rec["Metric Value"].replace(",", ""))
-    return [kernels[i] for i in sorted(kernels, key=int)]
+    """One dict per profiled kernel, in launch order: its name and the metrics of :data:`METRICS` (read by
+    :func:`gpuperf.ncu.parse_ncu_csv`)."""
+    from gpuperf import ncu
+
+    return [{"kernel_name": launch["kernel_name"],
+             **{key: float(launch["metrics"][name][1]) for name, key in METRICS.items()
+                if name in launch["metrics"]}}
+            for launch in ncu.parse_ncu_csv(text)]
 
 
 def collect(csv_path: str, launch_path: str, out_dir: str | None = None,
