@@ -62,6 +62,8 @@ import triton
 import triton.language as tl
 
 from gpuperf.kernels import _checks, interpreter_enabled
+# TMA detection and Triton's scratch allocator: one copy, shared with the forward pass.
+from gpuperf.kernels.flash_attention import _ensure_allocator, _tma_available
 
 #: True when this module's kernels were defined for Triton's interpreter (fixed at import, see
 #: ``gpuperf.kernels``).
@@ -513,24 +515,6 @@ def _check_causal_and_scale(causal, softmax_scale) -> float | None:
             or not math.isfinite(softmax_scale) or softmax_scale <= 0):
         raise ValueError(f"softmax_scale must be None or a finite positive number, got {softmax_scale!r}")
     return float(softmax_scale)
-
-
-def _tma_available(device: torch.device) -> bool:
-    """Tensor descriptors (TMA) in compiled kernels: compute capability 9.x and a Triton that has them."""
-    return (not INTERPRETED and device.type == "cuda" and torch.cuda.get_device_capability(device)[0] == 9
-            and hasattr(tl, "make_tensor_descriptor"))
-
-
-_ALLOCATOR_SET = False
-
-
-def _ensure_allocator() -> None:
-    # Device-side tensor descriptors need a little global scratch memory; Triton asks this allocator.
-    global _ALLOCATOR_SET
-    if not _ALLOCATOR_SET:
-        triton.set_allocator(lambda size, alignment, stream: torch.empty(size, dtype=torch.int8,
-                                                                         device="cuda"))
-        _ALLOCATOR_SET = True
 
 
 def flash_attention_backward(q, k, v, o, lse, do, causal: bool = False, softmax_scale: float | None = None,
