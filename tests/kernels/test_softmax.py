@@ -95,6 +95,18 @@ def test_softmax_validation(device):
             sm.softmax(x.bfloat16())
 
 
+def test_softmax_out_may_neighbour_x_but_not_overlap_it(device, gen):
+    # x and out carved from one buffer: a partial overlap (one row apart) is refused, a clear neighbour taken
+    buf = torch.randn(3 * 97, generator=gen, device=device)
+    x = buf[:2 * 97].view(2, 97)
+    with pytest.raises(ValueError, match="overlap"):
+        sm.softmax(x, out=buf[97:].view(2, 97))
+    with pytest.raises(ValueError, match="overlap"):
+        sm.softmax(buf[97:].view(2, 97), out=x)
+    x1, out1 = buf[:97].view(1, 97), buf[97:2 * 97].view(1, 97)
+    _check(sm.softmax(x1, out=out1), x1, gen.initial_seed())
+
+
 def test_softmax_empty(device):
     x = torch.empty(0, 5, device=device)
     assert sm.softmax(x).shape == (0, 5)

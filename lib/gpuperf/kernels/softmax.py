@@ -362,8 +362,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
         if out.shape != x.shape or out.dtype != x.dtype or out.device != x.device:
             raise ValueError(f"out must match x (shape {tuple(x.shape)}, {x.dtype}, {x.device}), got "
                              f"shape {tuple(out.shape)}, {out.dtype}, {out.device}")
-        size = x.numel() * x.element_size()
-        if out.numel() and abs(out.data_ptr() - x.data_ptr()) < size:
+        if out.numel() and _checks.byte_ranges_overlap(out, x):
             raise ValueError("out must not overlap x (the streaming methods re-read x after writing)")
     if num_warps is not None and num_warps not in (1, 2, 4, 8, 16, 32):
         raise ValueError(f"num_warps must be a power of two from 1 to 32, got {num_warps!r}")
