@@ -20,6 +20,8 @@ from :func:`gpuperf.kernels.flash_attention.default_launch`, ``None`` for the li
 
 from __future__ import annotations
 
+from gpuperf.scoreboard import get_target
+
 #: ``bench/run.py attention`` writes ``attention_targets_<device>.json`` (what chapter 14 and the scoreboard
 #: read); ``attention_h200.json`` is the family's first run (2026-11-30, another row format), kept as recorded.
 RECORD_STEM = "attention_targets"
@@ -37,8 +39,9 @@ NAIVE_MAX_N = 8192
 TOLERANCE = {"fp16": 4e-3, "bf16": 3e-2}
 
 
-#: Issue 15's targets for the Triton forward pass over SDPA's cuDNN backend, by head dim.
-TARGET_OVER_CUDNN = {64: 1.0, 128: 0.90}
+#: Issue 15's targets for the Triton forward pass over SDPA's cuDNN backend, by head dim (read from the
+#: scoreboard's table, :data:`gpuperf.scoreboard.TARGETS`, which holds every target once).
+TARGET_OVER_CUDNN = {d: get_target(f"attention-fwd-d{d}").min_ratio for d in HEAD_DIMS}
 
 
 def speed_ratios(rows, kernel: str = "triton", reference: str = "sdpa-cudnn") -> dict:
