@@ -128,13 +128,13 @@ def reference(q, k, v, causal):
 
 
 def bench(fn):
-    import triton.testing
+    from gpuperf.benchmark import time_callable
 
     if DRY:
         t = time.time()
         fn()
         return time.time() - t
-    return triton.testing.do_bench(fn, warmup=10, rep=40, return_mode="median") * 1e-3
+    return time_callable(fn, warmup_ms=10, rep_ms=40)  # median of do_bench, in seconds
 
 
 def main():
