@@ -142,7 +142,7 @@ def main():
     t0 = time.time()
     workers = int(os.environ.get("FWD_WORKERS", "12"))
     if DRY:
-        global CANDIDATES, SHAPES
+        global SHAPES
         SHAPES = SHAPES[:2]
     procs = [subprocess.Popen([sys.executable, __file__, "--compile", str(i), str(workers)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for i in range(workers)]
