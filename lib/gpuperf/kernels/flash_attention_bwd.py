@@ -482,14 +482,7 @@ def _check_attention_inputs(q, k, v) -> None:
         _checks.check_is_tensor(name, t)
         _checks.check_ndim(name, t, 4, "must be 4-D (batch, heads, seq_len, head_dim)")
         _checks.check_dtype(name, t, DTYPE_NAMES)
-        if INTERPRETED:  # this module's own device messages (the others share _checks.check_device's)
-            if t.device.type != "cpu":
-                raise ValueError(f"{name} must be a CPU tensor under the Triton interpreter, got {t.device}")
-            if t.dtype == torch.bfloat16:
-                raise ValueError(f"{name}.dtype bfloat16 is not supported by the Triton interpreter "
-                                 "(use float16 or float32 on the CPU, bfloat16 on a GPU)")
-        elif t.device.type != "cuda":
-            raise ValueError(f"{name} must be a CUDA tensor, got {t.device}")
+        _checks.check_device(name, t, INTERPRETED)
     for name, t in (("k", k), ("v", v)):
         _checks.check_same_dtype_and_device(name, t, "q", q)
         if t.shape[:2] != q.shape[:2]:
