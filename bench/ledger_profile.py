@@ -34,7 +34,7 @@ def main(argv=None):
     out_dir = Path(args.out_dir) if args.out_dir else None
     prov = provenance(" ".join(["python bench/ledger_profile.py", *(argv or sys.argv[1:])]))
     prov.update({"config": json.dumps(layer_profile.CONFIG), "decode": json.dumps(layer_profile.DECODE),
-                 "dtype": "bf16"})
+                 "dtype": "bf16", "wall_time_without_ranges": "true"})
 
     def save(results, checks):
         checks = dict(checks)

@@ -81,3 +81,15 @@ def test_trace_parser_attributes_kernels_to_the_innermost_range(tmp_path):
         {"op": "qkv_proj", "kernel": "gemm", "launches_per_iter": 1.0, "time_s": pytest.approx(7e-6)},
         {"op": "rope", "kernel": "mul", "launches_per_iter": 2.0, "time_s": pytest.approx(6e-6)},
     ]
+
+
+def test_chapter_profile_without_a_gpu_loads_the_record(monkeypatch):
+    from gpuperf import recorded
+
+    monkeypatch.setattr(recorded, "cuda_available", lambda: False)
+    profile = lp.chapter_profile()
+    assert not profile.live and profile.device == "H200 SXM"
+    assert profile.config == lp.CONFIG
+    assert {r["variant"] for r in profile.run["results"]} >= {"eager", "eager_sdpa", "compiled"}
+    text = profile.describe()
+    assert "H200" in text and all(len(line) <= 88 for line in text.splitlines())

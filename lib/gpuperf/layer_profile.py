@@ -16,7 +16,9 @@ Variants (see :func:`run_layer_profile`):
 * ``decode_eager`` at batch 1 and 32 with a KV cache of 4096 tokens (the ``eager`` attention).
 
 Each kernel's time is its GPU duration in the profiler trace (CUPTI), averaged over the profiled
-iterations. Every variant is first checked against a float32 run of the same layer. torch is imported
+iterations; each wall time is measured on the same layer without the ``record_function`` ranges
+(``annotate=False``), as the compiled variant runs (runs recorded before 2026-12-01 timed the eager
+variants with the ranges in place: their provenance lacks ``wall_time_without_ranges``). Every variant is first checked against a float32 run of the same layer. torch is imported
 inside the functions (``import gpuperf.layer_profile`` works without it). ``bench/ledger_profile.py``
 records a run with it.
 """
@@ -28,7 +30,9 @@ import math
 import os
 import statistics
 import tempfile
+import textwrap
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 CONFIG = {"d_model": 2048, "n_heads": 16, "head_dim": 128, "d_ff": 5632, "seq_len": 2048, "batch": 1}
@@ -264,7 +268,8 @@ def profile_variant(fn, n_warmup=3, n_iters=5):
 
 
 def wall_time_s(fn, n=20):
-    """Median wall time of one call (CUDA events), without the profiler."""
+    """Median wall time of one call (CUDA events). Pass a function without ``record_function`` ranges
+    (``annotate=False``): the ranges cost Python dispatches even when no profiler runs."""
     import torch
 
     for _ in range(3):
@@ -329,8 +334,12 @@ def run_layer_profile(compile_layer: bool = True, log=None, on_partial=None):
         log(f"{variant} {phase} B={batch}: {len(rows)} kernel kinds, GPU sum {total*1e6:.1f} us, "
             f"wall {wall_s*1e6:.1f} us  [{time.time()-t_start:.1f}s]")
 
-    add("eager", "prefill", 1, T, profile_variant(eager_fn), wall_time_s(eager_fn))
-    add("eager_sdpa", "prefill", 1, T, profile_variant(sdpa_fn), wall_time_s(sdpa_fn))
+    # Wall times without the record_function ranges: each range dispatches from Python on entry and
+    # exit even with no profiler running, a cost the compiled variant (no ranges) would not pay.
+    eager_plain = lambda: layer_prefill(x, wts, cos, sin, mask, cfg, "naive", False)  # noqa: E731
+    sdpa_plain = lambda: layer_prefill(x, wts, cos, sin, mask, cfg, "sdpa", False)  # noqa: E731
+    add("eager", "prefill", 1, T, profile_variant(eager_fn), wall_time_s(eager_plain))
+    add("eager_sdpa", "prefill", 1, T, profile_variant(sdpa_fn), wall_time_s(sdpa_plain))
 
     # Decode with a KV cache of C tokens.
     C = DECODE["context"]
@@ -341,7 +350,8 @@ def run_layer_profile(compile_layer: bool = True, log=None, on_partial=None):
         kc = torch.randn(B, h, C, dh, generator=g).to(dev, dt)
         vc = torch.randn(B, h, C, dh, generator=g).to(dev, dt)
         dec = lambda: layer_decode(xd, wts, cosd, sind, kc, vc, cfg, True)  # noqa: E731
-        add("decode_eager", "decode", B, C, profile_variant(dec), wall_time_s(dec))
+        dec_plain = lambda: layer_decode(xd, wts, cosd, sind, kc, vc, cfg, False)  # noqa: E731
+        add("decode_eager", "decode", B, C, profile_variant(dec), wall_time_s(dec_plain))
         del kc, vc
 
     if on_partial is not None:
@@ -358,3 +368,55 @@ def run_layer_profile(compile_layer: bool = True, log=None, on_partial=None):
         comp_fn = lambda: compiled(x)  # noqa: E731
         add("compiled", "prefill", 1, T, profile_variant(comp_fn), wall_time_s(comp_fn))
     return results, checks
+
+
+@dataclass
+class ChapterProfile:
+    """The layer profile a chapter shows: the run (provenance and result rows), the layer's shape, the
+    device the ledger prices it on, whether it was profiled live, and lines saying where each part came
+    from (:meth:`describe`)."""
+
+    run: dict
+    config: dict
+    device: str
+    live: bool
+    sources: list = field(default_factory=list)
+
+    def describe(self, width: int = 88) -> str:
+        """Where the run came from, in lines of at most `width` characters (a page's code column)."""
+        lines = [*self.sources, f"ledger bounds priced on the {self.device}"]
+        return "\n".join(textwrap.fill(line, width) for line in lines)
+
+
+def chapter_profile(record: str = "ledger_profile_h200", tolerance: float = 0.05) -> ChapterProfile:
+    """Profile this GPU live when it can run a bf16 layer (CUDA, compute capability 8.0 or newer), with
+    the compiled variant taken from the recorded run `record` (compiling takes minutes); otherwise load
+    `record`. The ledger prices the run on its own device when the hardware table has all its roofs,
+    else on the H200 SXM. Raises ValueError if a live variant differs from float32 by `tolerance` or more.
+    """
+    from gpuperf import hardware, ledger, recorded
+
+    live = recorded.cuda_available()
+    if live:
+        import torch
+
+        live = torch.cuda.get_device_capability() >= (8, 0)
+    sources = []
+    if live:
+        results, checks = run_layer_profile(compile_layer=False)
+        if not max(checks.values()) < tolerance:
+            raise ValueError(f"tolerance: a variant differs from float32 by more than {tolerance}: {checks}")
+        saved = recorded.load_run(record)
+        run = {"provenance": recorded.provenance("live run in chapter 10"),
+               "results": results + [r for r in saved["results"] if r["variant"] == "compiled"]}
+        run["provenance"]["config"] = json.dumps(CONFIG)
+        sources.append("compiled variant from the recorded run: " + recorded.describe_provenance(saved))
+    else:
+        run = recorded.load_run(record)
+    sources.append(recorded.describe_provenance(run))
+    try:
+        device = hardware.get_accelerator(run["provenance"]["device"]).name
+        ledger.device_roofs(device)
+    except ValueError:
+        device = "H200 SXM"
+    return ChapterProfile(run, json.loads(run["provenance"]["config"]), device, live, sources)

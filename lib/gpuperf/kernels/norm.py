@@ -71,8 +71,10 @@ def _add(a, b):
 
 
 @triton.jit
+# listing: add-rms-norm
 def _add_rms_norm_kernel(
-    x_ptr, r_ptr, w_ptr, y_ptr, h_ptr, n_cols, x_stride, r_stride, y_stride, h_stride, eps,
+    x_ptr, r_ptr, w_ptr, y_ptr, h_ptr, n_cols,
+    x_stride, r_stride, y_stride, h_stride, eps,
     BLOCK_N: tl.constexpr, EVEN_N: tl.constexpr,
 ):
     row = tl.program_id(0).to(tl.int64)  # 64-bit: rows * stride may pass 2**31
@@ -86,7 +88,8 @@ def _add_rms_norm_kernel(
         x = tl.load(x_ptr + row * x_stride + cols, mask=mask, other=0.0).to(tl.float32)
         r = tl.load(r_ptr + row * r_stride + cols, mask=mask, other=0.0).to(tl.float32)
         w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
-    h = (x + r).to(h_ptr.dtype.element_ty)  # the residual stream, rounded once to the storage dtype
+    # the residual stream, rounded once to the storage dtype
+    h = (x + r).to(h_ptr.dtype.element_ty)
     hf = h.to(tl.float32)
     inv_rms = 1.0 / tl.sqrt(tl.reduce(hf * hf, 0, _add) / n_cols + eps)
     y = (hf * inv_rms * w).to(y_ptr.dtype.element_ty)
@@ -96,6 +99,7 @@ def _add_rms_norm_kernel(
     else:
         tl.store(h_ptr + row * h_stride + cols, h, mask=mask)
         tl.store(y_ptr + row * y_stride + cols, y, mask=mask)
+    # end listing: add-rms-norm
 
 
 def _num_warps(block_n: int) -> int:
