@@ -80,7 +80,7 @@ def q_outer_dram_model(batch: int, heads: int, n_seq: int, head_dim: int, block_
     """DRAM reads of the query-outer forward pass (no mask) in a two-level model.
 
     The grid runs the query blocks of one head next to each other, so the ``programs_in_flight`` resident
-    programs read the K and V of about ``ceil(programs_in_flight / T_r) + 1`` heads at a time. If those fit
+    programs read the K and V of about ``ceil(programs_in_flight / T_r)`` heads at a time. If those fit
     in ``l2_bytes``, every head's K and V come from DRAM once and L2 serves the other T_r - 1 passes: DRAM
     sees Q, K and V once. If not, the L2 holds only the most recent part of a head's K and V, and every
     wave of ``programs_in_flight`` programs streams them from DRAM again: ``ceil(T_r / programs_in_flight)``
@@ -96,7 +96,7 @@ def q_outer_dram_model(batch: int, heads: int, n_seq: int, head_dim: int, block_
     tiles = q_outer_tile_bytes(b, h, n, d, block_m, False, e)
     t_r = tiles.query_blocks
     kv_head = 2 * n * d * e
-    in_flight = min(b * h, math.ceil(p / t_r) + 1)
+    in_flight = min(b * h, math.ceil(p / t_r))
     fits = in_flight * kv_head <= l2_bytes
     passes = 1 if fits else math.ceil(t_r / p)
     return DramModel(tile_read_bytes=tiles.read_bytes, one_pass_read_bytes=3 * b * h * n * d * e,
