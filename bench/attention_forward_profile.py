@@ -3,8 +3,13 @@ default (host-side TMA descriptors, the launch :data:`gpuperf.kernels.flash_atte
 and SDPA's cuDNN kernel, each launched once per shape in the same profiler window (chapter 14's "How we made
 it fast"; bench/NOTES.md, "fwd"). GPU only.
 
-    python bench/attention_forward_profile.py run LAUNCHES.json      # under ncu (below); writes the launch list
-    python bench/attention_forward_profile.py collect NCU.csv LAUNCHES.json [DIR]  # -> DIR/<name>.json
+    python bench/attention_forward_profile.py run LAUNCHES.json [l2]  # under ncu (below); writes the launch list
+    python bench/attention_forward_profile.py collect NCU.csv LAUNCHES.json [DIR [NAME]]  # -> DIR/NAME.json
+
+``l2``: instead of the default shapes, the forward kernel alone at d = 128, full mask, 4 heads of
+N = 16384, 65536 and 131072 (chapter 14, exercise 7: where a head's K and V outgrow the L2; collect it with
+NAME = attention_forward_l2_profile_h200). The prediction of gpuperf.attention_traffic.q_outer_dram_model
+is in bench/NOTES.md, "c5: the L2 edge of the forward kernel".
 
     ncu --clock-control none --profile-from-start off --csv --page details --print-units base \\
         --section SpeedOfLight --section Occupancy --section LaunchStats \\
@@ -23,6 +28,11 @@ import sys
 
 #: (head_dim, causal, N): the shapes of the baseline profile (gpujobs/lead-prof0) that missed most.
 SHAPES = ((128, False, 1024), (128, True, 1024), (64, False, 4096))
+
+#: (head_dim, causal, N) of the ``l2`` set, with 4 heads each: one head's K and V take 8.4, 33.5 and 67.1 MB
+#: against the H200's 60 MiB L2.
+L2_SHAPES = ((128, False, 16384), (128, False, 65536), (128, False, 131072))
+L2_HEADS = 4
 
 #: The old default launch (the pointer kernel with the tiles of fa-1's sweep), kept to profile "before".
 OLD_POINTER_CONFIG = {64: (128, 64, 8, 3), 128: (128, 128, 8, 3)}
@@ -46,7 +56,7 @@ METRICS = {
 }
 
 
-def run(launch_path: str) -> None:
+def run(launch_path: str, shape_set: str = "default") -> None:
     import torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.nn.functional import scaled_dot_product_attention as sdpa
@@ -54,9 +64,11 @@ def run(launch_path: str) -> None:
     from gpuperf.kernels import flash_attention as fa
     from gpuperf.ncu import profile_window
 
+    if shape_set not in ("default", "l2"):
+        raise ValueError(f"shape_set must be 'default' or 'l2', got {shape_set!r}")
     launches, calls = [], []
-    for d, causal, n in SHAPES:
-        b, h = 32768 // n, 2048 // d
+    for d, causal, n in (SHAPES if shape_set == "default" else L2_SHAPES):
+        b, h = (32768 // n, 2048 // d) if shape_set == "default" else (1, L2_HEADS)
         q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.float16) for _ in range(3))
         variant, config = fa.default_launch(q, k, causal)
 
@@ -66,6 +78,11 @@ def run(launch_path: str) -> None:
 
         shape = {"head_dim": d, "mask": "causal" if causal else "full", "n_seq": n, "batch": b, "heads": h,
                  "dtype": "fp16", "flop": fa.attention_flop(b, h, n, n, d, causal)}
+        if shape_set == "l2":
+            calls.append(lambda q=q, k=k, v=v, c=causal: fa.flash_attention_forward(q, k, v, c))
+            launches.append({**shape, "kernel": "triton", "variant": variant, "config": config,
+                             "name_contains": "_fwd_kernel"})
+            continue
         calls += [lambda q=q, k=k, v=v, c=causal, cfg=OLD_POINTER_CONFIG[d]:
                   fa.flash_attention_forward(q, k, v, c, variant="pointer", config=cfg),
                   lambda q=q, k=k, v=v, c=causal: fa.flash_attention_forward(q, k, v, c),
@@ -121,8 +138,8 @@ def collect(csv_path: str, launch_path: str, out_dir: str | None = None,
 
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "run":
-        run(sys.argv[2])
+        run(sys.argv[2], *sys.argv[3:4])
     elif len(sys.argv) >= 4 and sys.argv[1] == "collect":
-        collect(sys.argv[2], sys.argv[3], *sys.argv[4:5])
+        collect(sys.argv[2], sys.argv[3], *sys.argv[4:6])
     else:
         sys.exit(__doc__)

@@ -1,5 +1,11 @@
-"""Peak memory and time of one attention training step (forward + backward): standard (naive, three
-kernels with S and P stored) vs our FlashAttention Function vs SDPA's flash backend (GPU only).
+"""Peak memory and time of one attention training step (forward + backward): eager PyTorch attention vs
+our FlashAttention Function vs SDPA's flash backend (GPU only).
+
+Two eager baselines. ``standard`` is attention as many models wrote it: six kernels (Q K^T, the scale, a
+cast to fp32, an fp32 softmax, a cast back to fp16, P V); autograd saves the fp32 softmax output *and* its
+fp16 copy (6 bytes per score) and the backward materialises dP and dS (about 16 bytes per score at the
+peak, recorded). ``standard-fp16`` is Algorithm 0 of the FlashAttention paper in three kernels (Q scaled
+first, Q K^T, an fp16 softmax, P V): one fp16 P saved, about 6 bytes per score at the peak.
 
 B = 1, H = 16, d = 64, fp16, no mask, N = 1K..16K. For each implementation and N: the peak memory allocated
 by the step above what its inputs occupy (``torch.cuda.max_memory_allocated``), and the median time of the
@@ -29,6 +35,13 @@ def naive(q, k, v):
     return torch.matmul(p, v)
 
 
+def naive_fp16(q, k, v):
+    """Algorithm 0 in three kernels on 16-bit tensors: S = (scale Q) K^T, P = softmax(S) (fp16 out), O = P V.
+    Autograd keeps one fp16 P (the softmax's output is also the second product's input)."""
+    s = torch.matmul(q * (1 / math.sqrt(q.shape[-1])), k.transpose(-1, -2))
+    return torch.matmul(torch.softmax(s, dim=-1), v)
+
+
 def main(out_dir: Path) -> None:
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -38,7 +51,8 @@ def main(out_dir: Path) -> None:
         with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
             return torch.nn.functional.scaled_dot_product_attention(q, k, v)
 
-    impls = {"standard": naive, "triton": flash_attention, "sdpa-flash": sdpa_flash}
+    impls = {"standard": naive, "standard-fp16": naive_fp16, "triton": flash_attention,
+             "sdpa-flash": sdpa_flash}
     rows = []
     for n_seq in SEQ_LENS:
         q, k, v, do = (torch.randn(BATCH, HEADS, n_seq, HEAD_DIM, device="cuda", dtype=torch.float16)

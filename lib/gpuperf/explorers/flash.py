@@ -18,8 +18,9 @@ from gpuperf.plotting.attention import traffic_figure
 
 N_VALUES = (1024, 8192, 65536)
 HEAD_DIMS = (64, 128)
-#: On-chip memory M offered, in KiB: the shared memory per SM of a T4 and of an H200 (gpuperf.hardware).
-SRAM_KIB = tuple(int(hardware.get_accelerator(name).shared_memory_per_sm_bytes) // 1024
+#: On-chip memory M offered, in KiB: the most shared memory one thread block may use on a T4 and on an
+#: H200 (gpuperf.hardware): the tiles of one program must fit there, so the course's M is per block.
+SRAM_KIB = tuple(int(hardware.get_sm_limits(name).max_shared_memory_per_block_bytes) // 1024
                  for name in ("T4", "H200 SXM"))
 BLOCKS = (("from M (Algorithm 1)", "auto"), ("128 × 128", "128x128"))  # 48 states in all
 BYTES_PER_ELEMENT = 2
@@ -80,7 +81,7 @@ def flash_controls():
     return [
         slider("n_seq", N_VALUES, default=8192, label="N"),
         dropdown("head_dim", HEAD_DIMS, default=64, label="d"),
-        slider("sram_kib", SRAM_KIB, default=228, label="M (KiB)"),
+        slider("sram_kib", SRAM_KIB, default=SRAM_KIB[-1], label="M (KiB)"),
         dropdown("blocks", BLOCKS, default="auto", label="blocks"),
         dropdown("loop_order", [("K/V outer (FA1)", "kv_outer"), ("Q outer (FA2)", "q_outer")],
                  default="kv_outer", label="loop order"),

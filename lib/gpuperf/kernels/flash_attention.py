@@ -223,6 +223,7 @@ def _fwd_kernel(Q, K, V, O, LSE,
 def _fwd_block_tma(acc, l_i, m_i, q, k_desc, v_desc, row0, offs_m, start_n, N_K, qk_scale,
                    BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr,
                    CAUSAL: tl.constexpr, INPUT_PRECISION: tl.constexpr):
+    # listing: fwd-step
     k = k_desc.load([row0 + start_n, 0])  # (BLOCK_N, HEAD_DIM)
     v = v_desc.load([row0 + start_n, 0])
     qk = tl.dot(q, tl.trans(k), input_precision=INPUT_PRECISION)
@@ -239,6 +240,7 @@ def _fwd_block_tma(acc, l_i, m_i, q, k_desc, v_desc, row0, offs_m, start_n, N_K,
     acc = acc * alpha[:, None]
     acc = tl.dot(p.to(v.dtype), v, acc, input_precision=INPUT_PRECISION)
     return acc, l_i, m_new
+    # end listing: fwd-step
 
 
 @triton.jit
@@ -295,6 +297,7 @@ def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, N_Q, N_K, qk_scale,
     checks); a key block past N_K reads the next head's rows (or TMA's zeros at the very end), which the
     masked step removes from the softmax before they can reach the output. EVEN_K: no causal mask and
     N_K % BLOCK_N == 0, so there is no masked loop at all."""
+    # listing: fwd-program
     start_m = tl.program_id(0)
     if CAUSAL:  # the longest rows start first, the short ones fill the tail
         start_m = tl.num_programs(0) - 1 - start_m
@@ -313,16 +316,20 @@ def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, N_Q, N_K, qk_scale,
         hi = N_K
         full_end = (N_K // BLOCK_N) * BLOCK_N
     for start_n in tl.range(0, full_end, BLOCK_N):
-        acc, l_i, m_i = _fwd_block_tma(acc, l_i, m_i, q, desc_k, desc_v, kv_row, offs_m, start_n, N_K,
-                                       qk_scale, BLOCK_N, HEAD_DIM, False, CAUSAL, "ieee")
+        acc, l_i, m_i = _fwd_block_tma(
+            acc, l_i, m_i, q, desc_k, desc_v, kv_row, offs_m, start_n, N_K,
+            qk_scale, BLOCK_N, HEAD_DIM, False, CAUSAL, "ieee")
     if not EVEN_K:
-        for start_n in tl.range(full_end, hi, BLOCK_N):  # only the diagonal and a ragged end pay the mask
-            acc, l_i, m_i = _fwd_block_tma(acc, l_i, m_i, q, desc_k, desc_v, kv_row, offs_m, start_n, N_K,
-                                           qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL, "ieee")
+        # only the diagonal and a ragged end pay the mask
+        for start_n in tl.range(full_end, hi, BLOCK_N):
+            acc, l_i, m_i = _fwd_block_tma(
+                acc, l_i, m_i, q, desc_k, desc_v, kv_row, offs_m, start_n, N_K,
+                qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL, "ieee")
     acc = acc / l_i[:, None]
     lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453
     tl.store(LSE + bh.to(tl.int64) * N_Q + offs_m, lse)
     desc_o.store([q_row, 0], acc.to(q.dtype))
+    # end listing: fwd-program
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -323,21 +323,23 @@ def _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, st
     # With FUSED_DQ it also adds this key block's share of dQ, dS K (unscaled), into the fp32 accumulator
     # at dq_base with atomic adds: 5 tile matmuls per tile instead of the split design's 4 + 3.
     offs_m0 = tl.arange(0, BLOCK_M)
+    # listing: dkdv-loop
     for start in range(start_m, end_m, BLOCK_M):
         offs_m = start + offs_m0
         row_ok = offs_m < n_q
-        if USE_TMA:  # q_base, do_base are per-head tensor descriptors: TMA zero-fills rows past n_q
+        if USE_TMA:  # per-head tensor descriptors: TMA zero-fills rows past n_q
             q = q_base.load([start, 0])
             do = do_base.load([start, 0])
         else:
-            q = tl.load(q_base + offs_m[:, None] * stride_qm + offs_d[None, :], mask=row_ok[:, None],
-                        other=0.0)
-            do = tl.load(do_base + offs_m[:, None] * stride_dom + offs_d[None, :], mask=row_ok[:, None],
-                         other=0.0)
+            q = tl.load(q_base + offs_m[:, None] * stride_qm + offs_d[None, :],
+                        mask=row_ok[:, None], other=0.0)
+            do = tl.load(do_base + offs_m[:, None] * stride_dom + offs_d[None, :],
+                         mask=row_ok[:, None], other=0.0)
         # Padded query rows get L = +inf, so their recomputed probabilities are exactly 0.
-        lse2 = tl.load(lse_base + offs_m, mask=row_ok, other=float("inf")) * 1.4426950408889634
+        lse2 = tl.load(lse_base + offs_m, mask=row_ok,
+                       other=float("inf")) * 1.4426950408889634
         delta = tl.load(delta_base + offs_m, mask=row_ok, other=0.0)
-        # Work with transposed tiles (keys x queries) so that no tile has to be transposed in registers.
+        # Transposed tiles (keys x queries): no tile has to be transposed in registers.
         s_t = _dot(k, tl.trans(q), PRECISION)
         p_t = tl.math.exp2(s_t * qk_scale_log2 - lse2[None, :])
         if APPLY_MASK:
@@ -348,12 +350,13 @@ def _dkdv_tiles(dk, dv, k, v, q_base, do_base, lse_base, delta_base, dq_base, st
         dk += _dot(ds_t, q, PRECISION)
         if FUSED_DQ:
             dq = _dot(tl.trans(ds_t), k, PRECISION)
-            if USE_TMA:  # one bulk reduction of the tile by the TMA unit (rows past n_q are clipped)
+            if USE_TMA:  # one bulk reduction of the tile by the TMA unit
                 dq_base.atomic_add([start, 0], dq)
             else:
                 tl.atomic_add(dq_base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], dq,
                               mask=row_ok[:, None], sem="relaxed")
     return dk, dv
+    # end listing: dkdv-loop
 
 
 @triton.jit
@@ -418,11 +421,14 @@ def _dq_tiles(dq, q, do, lse2, delta, k_base, v_base, stride_kn, stride_vn, offs
     # Streams key blocks [start_n, end_n) past one query block, accumulating dQ (unscaled). Padded key rows
     # load as zeros, so their contribution dS K vanishes without a mask.
     offs_n0 = tl.arange(0, BLOCK_N)
+    # listing: dq-loop
     for start in range(start_n, end_n, BLOCK_N):
         offs_n = start + offs_n0
         key_ok = offs_n < n_k
-        k = tl.load(k_base + offs_n[:, None] * stride_kn + offs_d[None, :], mask=key_ok[:, None], other=0.0)
-        v = tl.load(v_base + offs_n[:, None] * stride_vn + offs_d[None, :], mask=key_ok[:, None], other=0.0)
+        k = tl.load(k_base + offs_n[:, None] * stride_kn + offs_d[None, :],
+                    mask=key_ok[:, None], other=0.0)
+        v = tl.load(v_base + offs_n[:, None] * stride_vn + offs_d[None, :],
+                    mask=key_ok[:, None], other=0.0)
         s = _dot(q, tl.trans(k), PRECISION)
         p = tl.math.exp2(s * qk_scale_log2 - lse2[:, None])
         if APPLY_MASK:
@@ -431,6 +437,7 @@ def _dq_tiles(dq, q, do, lse2, delta, k_base, v_base, stride_kn, stride_vn, offs
         ds = p * (dp - delta[:, None])
         dq += _dot(ds.to(k.dtype), k, PRECISION)
     return dq
+    # end listing: dq-loop
 
 
 @triton.jit
