@@ -155,3 +155,10 @@ def test_bad_inputs_raise_value_error():
         t.wave_quantization(4, 4, 4, 2, 2, 1, peak_flop_per_s=-1)
     with pytest.raises(ValueError, match="efficiency"):
         t.wave_quantization_on("H200 SXM", 4, 4, 4, 2, 2, efficiency=0)
+
+
+def test_register_tile_intensity():
+    assert t.register_tile_intensity_flop_per_byte(64, 64, 2) == pytest.approx(32.0)
+    assert t.register_tile_intensity_flop_per_byte(64, 256, 2) == pytest.approx(2 * 64 * 256 / (2 * 320))
+    with pytest.raises(ValueError, match="warp_m"):
+        t.register_tile_intensity_flop_per_byte(0, 8, 2)

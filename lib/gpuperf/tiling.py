@@ -150,6 +150,17 @@ def tile_intensity_flop_per_byte(tile_m: int, tile_n: int, k: int, bytes_per_ele
     return 2 * tm * tn * k / (bytes_per_element * (tm * k + k * tn + tm * tn))
 
 
+def register_tile_intensity_flop_per_byte(warp_m: int, warp_n: int, bytes_per_element: float) -> float:
+    """Intensity of a register tile against shared memory: a group of threads that keeps a warp_m x warp_n
+    accumulator in registers reads, per step of k, warp_m values of A and warp_n of B from shared memory and
+    does 2 warp_m warp_n FLOP on them: 2 warp_m warp_n / (b (warp_m + warp_n)) FLOP per shared-memory byte
+    (the second level of reuse; the first is the block's tile against HBM)."""
+    wm, wn = _check_int("warp_m", warp_m), _check_int("warp_n", warp_n)
+    if not bytes_per_element > 0:
+        raise ValueError(f"bytes_per_element must be > 0, got {bytes_per_element!r}")
+    return 2 * wm * wn / (bytes_per_element * (wm + wn))
+
+
 def max_square_tile(fast_memory_bytes: float, bytes_per_element: float, tile_k: int = 64,
                     accumulator_bytes: float = 4, stages: int = 1) -> int:
     """The largest t (a multiple of 16, Tensor Core granularity) whose t x t tile fits in
@@ -416,6 +427,7 @@ __all__ = [
     "l2_traffic",
     "l2_traffic_bruteforce",
     "max_square_tile",
+    "register_tile_intensity_flop_per_byte",
     "naive_io",
     "tile_choice",
     "tile_fast_memory_bytes",
