@@ -104,3 +104,18 @@ def test_host_timeline_on_the_cpu():
     assert top[1].start_s >= top[0].start_s + top[0].duration_s
     with pytest.raises(ValueError, match="max_depth"):
         oh.host_timeline(lambda: None, max_depth=-1)
+
+
+def test_timeline_from_rows():
+    rows = [
+        {"experiment": "sync_trace", "variant": "a", "name": "k", "lane": "device", "start_s": 2e-6,
+         "duration_s": 1e-6},
+        {"experiment": "sync_trace", "variant": "a", "name": "aten::add", "lane": "host", "start_s": 0.0,
+         "duration_s": 3e-6},
+        {"experiment": "sync_trace", "variant": "b", "name": "x", "lane": "host", "start_s": 0.0,
+         "duration_s": 1e-6},
+    ]
+    events = oh.timeline_from_rows(rows, "a")
+    assert [(e.name, e.depth) for e in events] == [("aten::add", 0), ("k", 1)]
+    with pytest.raises(ValueError, match="variant"):
+        oh.timeline_from_rows(rows, "c")

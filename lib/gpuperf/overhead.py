@@ -221,8 +221,23 @@ def host_timeline(fn: Callable[[], object], max_depth: int = 1) -> list[Timeline
                    for name, start, dur, depth in events), key=lambda ev: ev.start_s)
 
 
+def timeline_from_rows(rows, variant: str) -> list[TimelineEvent]:
+    """The ranges of one variant of a recorded ``sync_trace`` run (``bench/overhead.py --parts sync_trace``)
+    as :class:`TimelineEvent`s: depth 0 for the host lane, 1 for the device lane, ordered by start."""
+    picked = [r for r in rows if r.get("experiment") == "sync_trace" and r.get("variant") == variant]
+    if not picked:
+        raise ValueError(f"variant {variant!r}: no sync_trace rows with that variant")
+    for r in picked:
+        if r.get("lane") not in ("host", "device"):
+            raise ValueError(f"rows: lane must be 'host' or 'device', got {r.get('lane')!r}")
+    return sorted((TimelineEvent(str(r["name"]), float(r["start_s"]), float(r["duration_s"]),
+                                 0 if r["lane"] == "host" else 1) for r in picked),
+                  key=lambda ev: ev.start_s)
+
+
 __all__ = [
     "TimelineEvent",
+    "timeline_from_rows",
     "host_timeline",
     "KernelTime",
     "REGIMES",

@@ -60,16 +60,18 @@ def plot_busy_fraction(ax, host_times_s: Mapping[str, float], gpu_times_s: Seque
     return ax
 
 
-def plot_timeline(ax, events):
+def plot_timeline(ax, events, lane_labels=("called from Python", "operators")):
     """A profiler timeline (:func:`gpuperf.overhead.host_timeline`): one lane per nesting depth, one bar per
-    range (microseconds from the start). White space in the top lane is the host's own (Python) time."""
+    range (microseconds from the start). White space in the top lane is the host's own (Python) time. For a
+    recorded GPU trace (:func:`gpuperf.overhead.timeline_from_rows`) pass ``lane_labels=("host", "device")``:
+    white space in the device lane is time the GPU had nothing to run."""
     depths = sorted({e.depth for e in events})
     for e in events:
         lane = depths.index(e.depth)
         ax.barh(lane, e.duration_s * 1e6, left=e.start_s * 1e6, height=0.7,
                 color=PALETTE[lane % len(PALETTE)], edgecolor="white", linewidth=0.4)
-    ax.set_yticks(range(len(depths)), ["called from Python", "operators"][: len(depths)]
-                  + [f"depth {d}" for d in depths[2:]])
+    labels = [lane_labels[d] if d < len(lane_labels) else f"depth {d}" for d in depths]
+    ax.set_yticks(range(len(depths)), labels)
     ax.invert_yaxis()
     ax.set_xlabel("time (us)")
     ax.grid(axis="y", visible=False)
