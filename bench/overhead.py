@@ -11,8 +11,14 @@ Three experiments, written to ``book/data/overhead_<device>.json`` with their pr
   the GPU's time to run it): flat while launch-bound, then sloped (memory- or compute-bound).
 * ``compile_chain``: a chain of six elementwise ops (fp32), eager vs ``torch.compile`` (default mode) vs
   ``torch.compile(mode="reduce-overhead")`` (CUDA Graphs), at a small and a large size.
+* ``launch_split`` (not in the default run): the course's Triton add three ways, to split its launch cost:
+  the checked wrapper ``ew.vector_add``, the bare ``_add_kernel[grid](...)`` launch, and ``torch.add``.
+* ``sync_trace`` (not in the default run): a ``torch.profiler`` trace (CPU and CUDA) of 50 small adds issued
+  back to back, then of the same 50 with ``.item()`` after each; rows are the trace's ranges (host and
+  device), for a timeline figure in chapter 07.
 
-Usage: ``python bench/overhead.py [--out-dir DIR] [--quick]``.
+Usage: ``python bench/overhead.py [--out-dir DIR] [--quick] [--parts launch,size_sweep,compile_chain]
+[--name STEM]``; e.g. ``python bench/overhead.py --parts launch_split,sync_trace --name overhead_sync``.
 """
 
 from __future__ import annotations
@@ -133,11 +139,64 @@ def compile_chain_rows(quick: bool = False) -> list[dict]:
     return rows
 
 
+def launch_split_rows(calls: int = 1000) -> list[dict]:
+    import torch
+
+    from gpuperf.kernels import elementwise as ew
+
+    x = torch.randn(1024, device="cuda")
+    y = torch.randn(1024, device="cuda")
+    z = torch.empty_like(x)
+    grid = (1,)
+    kernels = {
+        "triton vector_add (checked wrapper)": lambda: ew.vector_add(x, y, z),
+        "triton _add_kernel[grid] (bare launch)": lambda: ew._add_kernel[grid](x, y, z, 1024, BLOCK_SIZE=1024),
+        "torch.add": lambda: torch.add(x, y, out=z),
+    }
+    return [{"experiment": "launch_split", "kernel": name, "mode": "eager", "time_s": per_call_s(fn, calls)}
+            for name, fn in kernels.items()]
+
+
+def sync_trace_rows(kernels: int = 50) -> list[dict]:
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    x = torch.randn(1 << 16, device="cuda")
+    rows = []
+    for variant in ("no sync", "item() after each"):
+        for _ in range(3):
+            torch.add(x, 1.0).sum().item()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            for _ in range(kernels):
+                y = torch.add(x, 1.0)
+                if variant != "no sync":
+                    y[0].item()
+            torch.cuda.synchronize()
+        events = [e for e in prof.events() if e.cpu_parent is None or e.device_type.name == "CUDA"]
+        t0 = min(e.time_range.start for e in events)
+        for e in events:
+            rows.append({"experiment": "sync_trace", "variant": variant, "name": e.name,
+                         "lane": "device" if e.device_type.name == "CUDA" else "host",
+                         "start_s": (e.time_range.start - t0) * 1e-6,
+                         "duration_s": (e.time_range.end - e.time_range.start) * 1e-6})
+    return rows
+
+
+PARTS = ("launch", "size_sweep", "compile_chain", "launch_split", "sync_trace")
+DEFAULT_PARTS = ("launch", "size_sweep", "compile_chain")
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out-dir", type=Path, default=None)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--parts", default=",".join(DEFAULT_PARTS), help=f"comma-separated, of {PARTS}")
+    parser.add_argument("--name", default="overhead", help="stem of the JSON file (device appended)")
     args = parser.parse_args(argv)
+    parts = [p for p in args.parts.split(",") if p]
+    if not parts or any(p not in PARTS for p in parts):
+        parser.error(f"--parts must be a comma-separated list of {PARTS}, got {args.parts!r}")
     import torch
 
     from gpuperf.benchmark import device_slug
@@ -147,15 +206,18 @@ def main(argv: list[str]) -> int:
         print("bench/overhead.py needs a CUDA GPU", file=sys.stderr)
         return 2
     rows = []
-    for part in (launch_rows, lambda: size_sweep_rows(args.quick), lambda: compile_chain_rows(args.quick)):
+    runners = {"launch": launch_rows, "size_sweep": lambda: size_sweep_rows(args.quick),
+               "compile_chain": lambda: compile_chain_rows(args.quick), "launch_split": launch_split_rows,
+               "sync_trace": sync_trace_rows}
+    for part in (runners[p] for p in parts):
         t0 = time.perf_counter()
         new = part()
         rows += new
         print(f"{len(new)} rows in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
         for r in new:
             print({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in r.items()})
-    prov = provenance("python bench/overhead.py" + (" --quick" if args.quick else ""))
-    path = save_run(f"overhead_{device_slug(prov['device'])}", rows, prov, data_dir=args.out_dir)
+    prov = provenance("python bench/overhead.py " + " ".join(argv))
+    path = save_run(f"{args.name}_{device_slug(prov['device'])}", rows, prov, data_dir=args.out_dir)
     print(f"wrote {path}")
     return 0
 

@@ -281,3 +281,11 @@ def test_series_table_and_accelerator_on_the_recorded_long_run():
         er.accelerator_of_run({}, "H200 SXM")
     with pytest.raises(ValueError, match="vector_peak"):
         er.chain_table_rows(rows, 0)
+
+
+def test_load_or_run_reads_the_recorded_run_without_a_gpu():
+    from gpuperf import elementwise_results as er
+
+    run, dtype = er.load_or_run(False)
+    assert dtype == "bf16" and run["provenance"]["device"] == "NVIDIA H200"
+    assert er.rows_for_dtype(run, dtype)

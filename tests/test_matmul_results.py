@@ -401,3 +401,10 @@ def test_profile_window_refuses_a_bad_warmup_count():
     for bad in (-1, 1.5, True, "2"):
         with pytest.raises(ValueError, match="^warmups must be"):
             profile_window([], warmups=bad)
+
+
+def test_load_or_run_reads_the_recorded_run_without_a_gpu():
+    from gpuperf import matmul_results as mr
+
+    run = mr.load_or_run(False)
+    assert run["provenance"]["device"] == "NVIDIA H200" and mr.rows_of_kind(run, "square")

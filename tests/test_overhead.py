@@ -76,3 +76,46 @@ def test_bad_inputs_raise_value_error():
         oh.python_call_time_s(lambda: None, number=0)
     with pytest.raises(ValueError, match="gpu_time_s"):
         oh.gpu_busy_fraction(0, 1)
+
+
+def test_sweep_synchronous_adds_the_host_time():
+    # a CPU op dispatches and computes in one thread: t_o + max(F/P, Q/B), not the GPU's max
+    sync = oh.sweep_times_s([2**28], 1.0, 12.0, 60e12, 4e12, 5e-6, synchronous=True)
+    assert sync[0] == pytest.approx(5e-6 + 12 * 2**28 / 4e12)
+    both = oh.sweep_times_s([1000], 1.0, 12.0, 60e12, 4e12, 5e-6, synchronous=True)
+    assert both[0] == pytest.approx(5e-6 + 12000 / 4e12)
+
+
+def test_graph_busy_fraction():
+    assert oh.graph_busy_fraction(3e-6, 1e-6) == pytest.approx(0.75)
+    assert oh.graph_busy_fraction(3e-6, 0) == 1.0
+    with pytest.raises(ValueError, match="device_gap_s"):
+        oh.graph_busy_fraction(3e-6, -1)
+
+
+def test_host_timeline_on_the_cpu():
+    import torch
+
+    x = torch.ones(64)
+    events = oh.host_timeline(lambda: torch.relu(torch.add(x, 1.0)))
+    top = [e for e in events if e.depth == 0]
+    assert [e.name for e in top] == ["aten::add", "aten::relu"]
+    assert top[0].start_s == 0 and all(e.duration_s >= 0 for e in events)
+    assert top[1].start_s >= top[0].start_s + top[0].duration_s
+    with pytest.raises(ValueError, match="max_depth"):
+        oh.host_timeline(lambda: None, max_depth=-1)
+
+
+def test_timeline_from_rows():
+    rows = [
+        {"experiment": "sync_trace", "variant": "a", "name": "k", "lane": "device", "start_s": 2e-6,
+         "duration_s": 1e-6},
+        {"experiment": "sync_trace", "variant": "a", "name": "aten::add", "lane": "host", "start_s": 0.0,
+         "duration_s": 3e-6},
+        {"experiment": "sync_trace", "variant": "b", "name": "x", "lane": "host", "start_s": 0.0,
+         "duration_s": 1e-6},
+    ]
+    events = oh.timeline_from_rows(rows, "a")
+    assert [(e.name, e.depth) for e in events] == [("aten::add", 0), ("k", 1)]
+    with pytest.raises(ValueError, match="variant"):
+        oh.timeline_from_rows(rows, "c")

@@ -113,6 +113,35 @@ def test_tile_choice_on_h200():
     assert not huge.fits
 
 
+@pytest.mark.parametrize("tile_n, blocks", [(100, 0), (99, 1), (50, 1), (49, 2)])
+def test_tile_choice_applies_the_occupancy_rules_at_the_edges(tile_n, blocks):
+    # stages=1, tile_k=512, bf16: (128 or 64 + tile_n) x 1 KiB = 228, 227, 114, 113 KiB per block.
+    # The H200 reserves 1 KiB per block and allows at most 227 KiB: 228 does not fit, 227 fits once,
+    # 114 (+1) fits once in 228 KiB, 113 (+1) twice.
+    tile_m = 128 if tile_n > 60 else 64
+    c = t.tile_choice("H200 SXM", 4096, 4096, 4096, tile_m, tile_n, 512, "bf16", stages=1)
+    assert c.shared_memory_bytes == (tile_m + tile_n) * 1024
+    assert c.blocks_per_sm == blocks and c.fits == (blocks > 0)
+    from gpuperf.memory import sm_occupancy
+
+    if blocks:  # the same answer as the occupancy model of chapter 04
+        occ = sm_occupancy("H200 SXM", 128, 0, int(c.shared_memory_bytes))
+        assert occ.blocks_by_limit["shared_memory"] == blocks
+
+
+def test_tile_choice_on_a100_edges():
+    # A100: 164 KiB per SM, 163 KiB per block at most, 1 KiB reserved
+    over = t.tile_choice("A100 80GB SXM", 4096, 4096, 4096, 128, 36, 512, "bf16", stages=1)
+    assert over.shared_memory_bytes == 164 * 1024 and not over.fits and over.blocks_per_sm == 0
+    edge = t.tile_choice("A100 80GB SXM", 4096, 4096, 4096, 128, 35, 512, "bf16", stages=1)
+    assert edge.fits and edge.blocks_per_sm == 1
+
+
+def test_tile_choice_needs_sm_limits():
+    with pytest.raises(ValueError, match="device"):
+        t.tile_choice("B200", 4096, 4096, 4096, 128, 128, 64)
+
+
 def test_bad_inputs_raise_value_error():
     with pytest.raises(ValueError, match="tile_m"):
         t.tiled_io_closed_form(4, 4, 4, 0, 1, 1)
@@ -126,3 +155,10 @@ def test_bad_inputs_raise_value_error():
         t.wave_quantization(4, 4, 4, 2, 2, 1, peak_flop_per_s=-1)
     with pytest.raises(ValueError, match="efficiency"):
         t.wave_quantization_on("H200 SXM", 4, 4, 4, 2, 2, efficiency=0)
+
+
+def test_register_tile_intensity():
+    assert t.register_tile_intensity_flop_per_byte(64, 64, 2) == pytest.approx(32.0)
+    assert t.register_tile_intensity_flop_per_byte(64, 256, 2) == pytest.approx(2 * 64 * 256 / (2 * 320))
+    with pytest.raises(ValueError, match="warp_m"):
+        t.register_tile_intensity_flop_per_byte(0, 8, 2)

@@ -341,6 +341,7 @@ def report_rows(rows: Sequence[Row]) -> None:
 
 
 __all__ = [
+    "load_or_run",
     "accelerator_of_run",
     "chain_table_rows",
     "roofline_series",
@@ -357,3 +358,23 @@ __all__ = [
     "summarize",
     "vector_roof_dtype",
 ]
+
+
+def load_or_run(live: bool, n_elements: int = 2**26, recorded_name: str = "elementwise_long_h200"):
+    """The elementwise run chapter 06 reads, and its data type: measured now on this machine's GPU when
+    ``live`` (bf16 data, fp16 before Ampere, k = 1 ... 256, ``n_elements`` per tensor), else the run
+    recorded on an H200 (``book/data/<recorded_name>.json``). Returns ``(run, dtype)``. torch and the
+    benchmark are imported only for a live run."""
+    from gpuperf import recorded
+
+    if not live:
+        return recorded.load_run(recorded_name), "bf16"
+    import torch
+
+    from gpuperf.kernels.elementwise_bench import run_elementwise_benchmark
+
+    dtype = "bf16" if torch.cuda.get_device_capability() >= (8, 0) else "fp16"
+    results = run_elementwise_benchmark(n_elements=n_elements, dtypes=(dtype,),
+                                        k_values=tuple(2**j for j in range(9)), progress=False)
+    return {"provenance": recorded.provenance("live run in book/06-roofline.ipynb"),
+            "results": results}, dtype

@@ -131,6 +131,7 @@ def report_table_rows(results: Sequence[ShapeResult]) -> list[dict[str, object]]
 
 
 __all__ = [
+    "load_or_run",
     "KINDS",
     "ShapeResult",
     "analyze_rows",
@@ -140,3 +141,18 @@ __all__ = [
     "report_table_rows",
     "rows_of_kind",
 ]
+
+
+def load_or_run(live: bool, recorded_name: str = "matmul_roof_h200") -> dict:
+    """The ``matmul_roof`` run chapter 06 reads: a quick sweep measured now with cuBLAS on this machine's GPU
+    when ``live`` (a GPU with bf16 Tensor Cores), else the run recorded on an H200. torch and the benchmark
+    harness are imported only for a live run."""
+    from gpuperf import recorded
+
+    if not live:
+        return recorded.load_run(recorded_name)
+    from gpuperf import benchmark
+    from gpuperf.benchmark import matmul_roof
+
+    rows = benchmark.run_cases("matmul_roof", matmul_roof.cases(quick=True), progress=False)
+    return {"provenance": recorded.provenance("live run in book/06-roofline.ipynb"), "results": rows}

@@ -8,9 +8,9 @@ its compute time F / P, its memory time Q / B, and a fixed overhead t_o paid by 
 When kernels are issued back to back the host runs ahead and the GPU overlaps its work with the next issue,
 so a long run of them takes ``max(gpu_time, host_time)`` per kernel (:func:`steady_state_time_s`): the GPU is
 busy only ``gpu_time / max(gpu_time, host_time)`` of the time (:func:`gpu_busy_fraction`). A CUDA Graph
-records the launches once and replays them with one call, cutting the host time per kernel from the cost of
-a Python-level launch (microseconds) to the replay cost (about a microsecond on an H200, measured in
-``book/data/overhead_h200.json``).
+records the launches once and replays them with one call: the host pays one call per graph, and what remains
+per kernel is a gap on the device between one kernel and the next (:func:`graph_busy_fraction`; a tiny
+kernel replayed costs about a microsecond on an H200 including its run time, ``book/data/overhead_h200.json``).
 
 The batch-doubling test: double the work; if the time barely changes, the kernel is overhead-bound
 (:func:`doubling_ratio`, :func:`regime_from_doubling`).
@@ -86,6 +86,16 @@ def gpu_busy_fraction(gpu_time_s: float, host_time_s: float) -> float:
     return g / steady_state_time_s(g, host_time_s)
 
 
+def graph_busy_fraction(gpu_time_s: float, device_gap_s: float) -> float:
+    """Fraction of the time the GPU works when kernels are replayed from a CUDA Graph: the host issues one
+    replay for the whole graph, so no host time is paid per kernel, but the device still spends a gap
+    between consecutive kernels (finishing one, starting the next) that does not overlap them:
+    gpu / (gpu + gap). A measured replay time per tiny kernel (its run time plus that gap) bounds the gap
+    from above, so this is a lower bound when given that measurement."""
+    g = _check_pos("gpu_time_s", gpu_time_s)
+    return g / (g + _check_nonneg("device_gap_s", device_gap_s))
+
+
 def min_gpu_time_to_hide_host_s(host_time_s: float, busy_fraction: float = 1.0) -> float:
     """Shortest GPU time per kernel for which the GPU stays busy ``busy_fraction`` of the time:
     host_time x busy_fraction (a kernel shorter than its own launch leaves the GPU idle)."""
@@ -97,16 +107,21 @@ def min_gpu_time_to_hide_host_s(host_time_s: float, busy_fraction: float = 1.0) 
 
 def sweep_times_s(sizes: Sequence[float], flop_per_size: float, bytes_per_size: float, peak_flop_per_s: float,
                   bytes_per_s: float, host_time_s: float, flop_power: float = 1.0,
-                  bytes_power: float = 1.0) -> list[float]:
-    """Steady-state time per call over a size sweep: max(F(s) / P, Q(s) / B, host time) with
-    F(s) = flop_per_size s^flop_power and Q(s) = bytes_per_size s^bytes_power (an add: F = n, Q = 12 n in fp32;
-    an n x n matmul: F = 2 n^3, Q = 3 b n^2)."""
+                  bytes_power: float = 1.0, synchronous: bool = False) -> list[float]:
+    """Time per call over a size sweep with F(s) = flop_per_size s^flop_power and
+    Q(s) = bytes_per_size s^bytes_power (an add: F = n, Q = 12 n in fp32; an n x n matmul: F = 2 n^3,
+    Q = 3 b n^2).
+
+    ``synchronous=False`` (a GPU: launches are asynchronous, the host prepares call i + 1 while the device
+    runs call i): the steady state max(F / P, Q / B, host time). ``synchronous=True`` (a CPU op, which
+    dispatches and computes in the same thread, so nothing overlaps): host time + max(F / P, Q / B)."""
     out = []
     for s in sizes:
         s = _check_pos("sizes", s)
         gpu = max(flop_per_size * s**flop_power / _check_pos("peak_flop_per_s", peak_flop_per_s),
                   bytes_per_size * s**bytes_power / _check_pos("bytes_per_s", bytes_per_s))
-        out.append(steady_state_time_s(gpu, host_time_s))
+        host = _check_nonneg("host_time_s", host_time_s)
+        out.append(host + gpu if synchronous else steady_state_time_s(gpu, host))
     return out
 
 
@@ -161,12 +176,75 @@ def count_aten_ops(fn: Callable[[], object]) -> Counter:
     return counts
 
 
+@dataclass(frozen=True)
+class TimelineEvent:
+    """One range of a profiler timeline: its name, start and duration (seconds, from the trace's first
+    event) and its nesting depth (0: called from Python; 1: an operator that one called)."""
+
+    name: str
+    start_s: float
+    duration_s: float
+    depth: int
+
+
+def host_timeline(fn: Callable[[], object], max_depth: int = 1) -> list[TimelineEvent]:
+    """Profile one call of ``fn()`` with ``torch.profiler`` on the CPU and return its ranges down to
+    ``max_depth`` (0: the calls Python made; 1: the operators they dispatched), ordered by start. On a CPU
+    the operators run in the host thread, so the gaps between depth-0 ranges are Python's own time. The
+    profiler's native start/stop messages on file descriptor 2 are discarded (a page shows no stderr)."""
+    import os
+
+    from torch.profiler import ProfilerActivity, profile
+
+    if isinstance(max_depth, bool) or not isinstance(max_depth, numbers.Integral) or max_depth < 0:
+        raise ValueError(f"max_depth must be an integer >= 0, got {max_depth!r}")
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            with profile(activities=[ProfilerActivity.CPU]) as prof:
+                fn()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    events = []
+    for e in prof.events():
+        depth, parent = 0, e.cpu_parent
+        while parent is not None:
+            depth, parent = depth + 1, parent.cpu_parent
+        if depth <= max_depth:
+            events.append((e.name, e.time_range.start, e.time_range.end - e.time_range.start, depth))
+    if not events:
+        return []
+    t0 = min(start for _, start, _, _ in events)
+    return sorted((TimelineEvent(name, (start - t0) * 1e-6, dur * 1e-6, depth)
+                   for name, start, dur, depth in events), key=lambda ev: ev.start_s)
+
+
+def timeline_from_rows(rows, variant: str) -> list[TimelineEvent]:
+    """The ranges of one variant of a recorded ``sync_trace`` run (``bench/overhead.py --parts sync_trace``)
+    as :class:`TimelineEvent`s: depth 0 for the host lane, 1 for the device lane, ordered by start."""
+    picked = [r for r in rows if r.get("experiment") == "sync_trace" and r.get("variant") == variant]
+    if not picked:
+        raise ValueError(f"variant {variant!r}: no sync_trace rows with that variant")
+    for r in picked:
+        if r.get("lane") not in ("host", "device"):
+            raise ValueError(f"rows: lane must be 'host' or 'device', got {r.get('lane')!r}")
+    return sorted((TimelineEvent(str(r["name"]), float(r["start_s"]), float(r["duration_s"]),
+                                 0 if r["lane"] == "host" else 1) for r in picked),
+                  key=lambda ev: ev.start_s)
+
+
 __all__ = [
+    "TimelineEvent",
+    "timeline_from_rows",
+    "host_timeline",
     "KernelTime",
     "REGIMES",
     "count_aten_ops",
     "doubling_ratio",
     "gpu_busy_fraction",
+    "graph_busy_fraction",
     "kernel_time",
     "min_gpu_time_to_hide_host_s",
     "python_call_time_s",

@@ -150,6 +150,17 @@ def tile_intensity_flop_per_byte(tile_m: int, tile_n: int, k: int, bytes_per_ele
     return 2 * tm * tn * k / (bytes_per_element * (tm * k + k * tn + tm * tn))
 
 
+def register_tile_intensity_flop_per_byte(warp_m: int, warp_n: int, bytes_per_element: float) -> float:
+    """Intensity of a register tile against shared memory: a group of threads that keeps a warp_m x warp_n
+    accumulator in registers reads, per step of k, warp_m values of A and warp_n of B from shared memory and
+    does 2 warp_m warp_n FLOP on them: 2 warp_m warp_n / (b (warp_m + warp_n)) FLOP per shared-memory byte
+    (the second level of reuse; the first is the block's tile against HBM)."""
+    wm, wn = _check_int("warp_m", warp_m), _check_int("warp_n", warp_n)
+    if not bytes_per_element > 0:
+        raise ValueError(f"bytes_per_element must be > 0, got {bytes_per_element!r}")
+    return 2 * wm * wn / (bytes_per_element * (wm + wn))
+
+
 def max_square_tile(fast_memory_bytes: float, bytes_per_element: float, tile_k: int = 64,
                     accumulator_bytes: float = 4, stages: int = 1) -> int:
     """The largest t (a multiple of 16, Tensor Core granularity) whose t x t tile fits in
@@ -377,19 +388,33 @@ def tile_choice(device: str, m: int, n: int, k: int, tile_m: int, tile_n: int, t
                 dtype: str = "bf16", stages: int = 3) -> TileChoice:
     """The explorer's model: waves and useful fraction (:func:`wave_quantization_on`), intensity of one tile,
     shared memory per tile (``stages`` pipelined A and B slices; the fp32 accumulator is in registers) against
-    the SM's, how many such blocks fit on an SM by shared memory (at most 2 here, as a 128 x 128 or larger
-    tile's accumulator fills about half the register file), and the predicted time."""
+    the SM's, how many such blocks fit on an SM by shared memory, and the predicted time.
+
+    Blocks per SM by shared memory follow :func:`gpuperf.memory.sm_occupancy` (the CUDA occupancy rules: the
+    1 KiB reserved per block, the allocation unit, and the per-block maximum, 227 KiB on an H100/H200), capped
+    at 2 because a 128 x 128 or larger tile's fp32 accumulator fills about half the register file. A tile
+    over the per-block maximum does not fit (0 blocks). ``device`` must have tabulated SM limits
+    (:func:`gpuperf.hardware.get_sm_limits`: T4, A100, H100, H200); others raise ``ValueError``."""
+    from gpuperf.memory.occupancy import sm_occupancy
+
     acc = as_accelerator(device)
     b = bytes_per_element(dtype)
     smem = stages * (tile_m * tile_k + tile_k * tile_n) * b
     smem_sm = acc.shared_memory_per_sm_bytes
-    per_sm = int(min(2, smem_sm // smem)) if smem_sm else 1
+    try:
+        # threads and registers do not matter here: only the shared-memory limit is read
+        occ = sm_occupancy(acc.name, 128, 0, int(math.ceil(smem)), opt_in=True)
+        per_sm = min(2, occ.blocks_by_limit["shared_memory"])
+    except ValueError as err:
+        if "shared_memory_per_block_bytes" not in str(err):
+            raise ValueError(f"device {device!r}: {err}") from err
+        per_sm = 0  # more than one block may have: it cannot launch
     fits = per_sm >= 1
     wq = wave_quantization_on(acc, m, n, k, tile_m, tile_n, dtype, max(per_sm, 1))
     return TileChoice(acc.name, dtype, wq, tile_k, tile_intensity_flop_per_byte(tile_m, tile_n, k, b),
                       acc.ridge_point_flop_per_byte(dtype),
                       tile_fast_memory_bytes(tile_m, tile_n, tile_k, b, stages=stages), smem, smem_sm or 0.0,
-                      fits, max(per_sm, 0))
+                      fits, per_sm)
 
 
 __all__ = [
@@ -402,6 +427,7 @@ __all__ = [
     "l2_traffic",
     "l2_traffic_bruteforce",
     "max_square_tile",
+    "register_tile_intensity_flop_per_byte",
     "naive_io",
     "tile_choice",
     "tile_fast_memory_bytes",

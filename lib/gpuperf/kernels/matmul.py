@@ -81,6 +81,7 @@ def matmul_reference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def _grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
     # Tiles are numbered group by group; a group is GROUP_M tile rows, walked column by column, so
     # consecutive programs reuse the same GROUP_M row blocks of A and the same column block of B.
+    # listing: grouped-tile
     tiles_per_group = GROUP_M * num_pid_n
     group = tile_id // tiles_per_group
     first_m = group * GROUP_M
@@ -88,6 +89,7 @@ def _grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
     pid_m = first_m + (tile_id % tiles_per_group) % group_rows
     pid_n = (tile_id % tiles_per_group) // group_rows
     return pid_m, pid_n
+    # end listing: grouped-tile
 
 
 @triton.jit
@@ -95,6 +97,7 @@ def _k_loop(a_ptrs, b_ptrs, row_ok, col_ok, K, stride_ak, stride_bk,
             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, INPUT_PRECISION: tl.constexpr):
     # The walk along k for one tile. row_ok / col_ok are None for an interior tile (no mask on m or n, so
     # loads stay 16-byte vectors) and boolean vectors for an edge tile.
+    # listing: k-loop
     ks = tl.arange(0, BLOCK_K)
     acc = tl.full((BLOCK_M, BLOCK_N), 0.0, tl.float32)  # not tl.zeros: see norm._add
     full_steps = K // BLOCK_K
@@ -108,7 +111,8 @@ def _k_loop(a_ptrs, b_ptrs, row_ok, col_ok, K, stride_ak, stride_bk,
         acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
-    if full_steps * BLOCK_K < K:  # the last, partial k step: masked; zeros beyond K add nothing
+    # the last, partial k step: masked; zeros beyond K add nothing
+    if full_steps * BLOCK_K < K:
         k_ok = ks < K - full_steps * BLOCK_K
         if row_ok is None:
             a = tl.load(a_ptrs, mask=k_ok[None, :], other=0.0)
@@ -118,6 +122,7 @@ def _k_loop(a_ptrs, b_ptrs, row_ok, col_ok, K, stride_ak, stride_bk,
             b = tl.load(b_ptrs, mask=k_ok[:, None] & col_ok[None, :], other=0.0)
         acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
     return acc
+    # end listing: k-loop
 
 
 @triton.jit
@@ -127,6 +132,7 @@ def _matmul_kernel(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     INPUT_PRECISION: tl.constexpr,
 ):
+    # listing: tile-kernel
     num_pid_m = (M + BLOCK_M - 1) // BLOCK_M
     num_pid_n = (N + BLOCK_N - 1) // BLOCK_N
     pid_m, pid_n = _grouped_tile(tl.program_id(0), num_pid_m, num_pid_n, GROUP_M)
@@ -137,18 +143,21 @@ def _matmul_kernel(
     a_ptrs = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
     b_ptrs = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
     c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
-    # Mask only the edge tiles: a mask along n that is not uniform over 16 bytes turns B's vector loads
-    # into one element at a time (measured: 49 TFLOP/s at 4096^3 bf16 on an H200 with masks everywhere).
+    # Mask only the edge tiles: a mask along n that is not uniform over 16 bytes turns
+    # B's vector loads into one element at a time (measured: 49 TFLOP/s at 4096^3 bf16
+    # on an H200 with masks everywhere).
     if (pid_m + 1) * BLOCK_M <= M and (pid_n + 1) * BLOCK_N <= N:
-        acc = _k_loop(a_ptrs, b_ptrs, None, None, K, stride_ak, stride_bk, BLOCK_M, BLOCK_N, BLOCK_K,
-                      INPUT_PRECISION)
+        acc = _k_loop(a_ptrs, b_ptrs, None, None, K, stride_ak, stride_bk,
+                      BLOCK_M, BLOCK_N, BLOCK_K, INPUT_PRECISION)
         tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty))
     else:
         row_ok = rows < M
         col_ok = cols < N
-        acc = _k_loop(a_ptrs, b_ptrs, row_ok, col_ok, K, stride_ak, stride_bk, BLOCK_M, BLOCK_N, BLOCK_K,
-                      INPUT_PRECISION)
-        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=row_ok[:, None] & col_ok[None, :])
+        acc = _k_loop(a_ptrs, b_ptrs, row_ok, col_ok, K, stride_ak, stride_bk,
+                      BLOCK_M, BLOCK_N, BLOCK_K, INPUT_PRECISION)
+        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),
+                 mask=row_ok[:, None] & col_ok[None, :])
+    # end listing: tile-kernel
 
 
 def _portable_configs() -> list:

@@ -39,15 +39,40 @@ def plot_launch_bars(ax, kernels: Sequence[str], eager_s: Sequence[float], graph
     return ax
 
 
-def plot_busy_fraction(ax, host_times_s: Mapping[str, float], gpu_times_s: Sequence[float] | None = None):
-    """The GPU's busy fraction gpu / max(gpu, host) against the GPU time per kernel, one line per host cost."""
+def plot_busy_fraction(ax, host_times_s: Mapping[str, float], gpu_times_s: Sequence[float] | None = None,
+                       graph_gaps_s: Mapping[str, float] | None = None):
+    """The GPU's busy fraction against the GPU time per kernel: gpu / max(gpu, host) for each host cost
+    (kernels launched one by one from Python), and gpu / (gpu + gap) for each device gap of a CUDA Graph
+    replay (dashed; :func:`gpuperf.overhead.graph_busy_fraction`)."""
     g = np.logspace(-7, -3, 200) if gpu_times_s is None else np.asarray(gpu_times_s)
+    i = 0
     for i, (label, host) in enumerate(host_times_s.items()):
         ax.plot(g * 1e6, [overhead.gpu_busy_fraction(x, host) for x in g], color=PALETTE[i % len(PALETTE)],
-                label=f"{label}: {host * 1e6:.1f} us per kernel")
+                label=f"{label}: host {host * 1e6:.1f} us per kernel")
+    for j, (label, gap) in enumerate((graph_gaps_s or {}).items(), start=i + 1):
+        ax.plot(g * 1e6, [overhead.graph_busy_fraction(x, gap) for x in g], ls="--",
+                color=PALETTE[j % len(PALETTE)], label=f"{label}: device gap <= {gap * 1e6:.1f} us")
     ax.set_xscale("log")
     ax.set_xlabel("GPU time per kernel (us)")
     ax.set_ylabel("fraction of the time the GPU works")
     ax.set_ylim(0, 1.05)
     ax.legend()
+    return ax
+
+
+def plot_timeline(ax, events, lane_labels=("called from Python", "operators")):
+    """A profiler timeline (:func:`gpuperf.overhead.host_timeline`): one lane per nesting depth, one bar per
+    range (microseconds from the start). White space in the top lane is the host's own (Python) time. For a
+    recorded GPU trace (:func:`gpuperf.overhead.timeline_from_rows`) pass ``lane_labels=("host", "device")``:
+    white space in the device lane is time the GPU had nothing to run."""
+    depths = sorted({e.depth for e in events})
+    for e in events:
+        lane = depths.index(e.depth)
+        ax.barh(lane, e.duration_s * 1e6, left=e.start_s * 1e6, height=0.7,
+                color=PALETTE[lane % len(PALETTE)], edgecolor="white", linewidth=0.4)
+    labels = [lane_labels[d] if d < len(lane_labels) else f"depth {d}" for d in depths]
+    ax.set_yticks(range(len(depths)), labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("time (us)")
+    ax.grid(axis="y", visible=False)
     return ax
