@@ -1,18 +1,29 @@
-"""Chapter 13's long-row softmax profile, before and after (issue 15): ncu reports ->
-book/data/softmax_profile_h200.json.
+"""Chapter 13's softmax profiles (Nsight Compute reports -> recorded runs in book/data).
 
-Each report comes from ``bench/profile_kernels.py softmax_long`` under ``ncu --csv --page details`` (one
-launch of the course's softmax, ``method="auto"``, and one device copy of the same 512 x 262144 fp16
-matrix, after warm-up)::
+Two profiles, each read from ``ncu --csv --page details`` reports:
 
-    python bench/softmax_profile.py \\
-        before=bench/profiles/2026-12-01-baseline/ncu_softmax_long.csv after=$JOB_OUT/ncu_after.csv
+* **Long rows, before and after** (``softmax_profile_h200``): one launch of the course's softmax
+  (``method="auto"``) and one device copy of the same 512 x 262144 fp16 matrix, from
+  ``bench/profile_kernels.py softmax_long``, once for the online kernel (before) and once for the split
+  kernel (after)::
 
-Every launch becomes one row: ``stage``, ``dtype``, ``rows``, ``n``, ``kernel`` (the Triton kernel's name
-without its leading underscore, or "copy") and the figures of :func:`gpuperf.ncu.kernel_summary`. Run it
-on the machine that took the "after" report (its provenance is recorded; the "before" report came from
-the same kind of machine with the same versions, job lead-prof0), or anywhere with
-``--provenance-from RUN``: the provenance of a recorded run of the same GPU job.
+      python bench/softmax_profile.py \\
+          before=bench/profiles/2026-12-01-baseline/ncu_softmax_long.csv after=PATH/ncu_after.csv
+
+* **Where the extra passes are served from** (``softmax_passes_profile_h200``): the three-pass and the
+  online kernel and a copy at 32768 x 4096, 8192 x 16384 and 4096 x 32768 fp16, where chapter 13 argues
+  that the re-reads hit the L2 up to 16384 columns and miss it at 32768. Run on the GPU::
+
+      ncu --clock-control none --profile-from-start off --csv --page details \\
+          --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \\
+          --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \\
+          python bench/softmax_profile.py --run-passes > ncu_passes.csv
+      python bench/softmax_profile.py --passes ncu_passes.csv
+
+Every launch becomes one row: ``stage`` (or ``method``), ``dtype``, ``rows``, ``n``, ``kernel`` (the Triton
+kernel's name without its leading underscore and ``_kernel``, or "copy") and the figures of
+:func:`gpuperf.ncu.kernel_summary`. Run the collecting step on the machine that took the reports (its
+provenance is recorded) or anywhere with ``--provenance-from RUN``, the recorded run of the same GPU job.
 """
 
 from __future__ import annotations
@@ -30,6 +41,14 @@ from gpuperf import ncu  # noqa: E402
 
 SHAPE = {"dtype": "fp16", "rows": 512, "n": 262144}
 
+#: The shapes (rows, columns) and methods of the passes profile, in launch order; a copy follows each shape.
+PASS_SHAPES = ((32768, 4096), (8192, 16384), (4096, 32768))
+PASS_METHODS = ("three_pass", "online")
+
+
+def _kernel_label(name: str) -> str:
+    return name.strip("_").removesuffix("_kernel") if name.startswith("_") else "copy"
+
 
 def rows_from_reports(reports: dict[str, str]) -> list[dict]:
     """{stage: report text} -> rows (one per launch), stages in the order given."""
@@ -40,40 +59,90 @@ def rows_from_reports(reports: dict[str, str]) -> list[dict]:
             raise ValueError(f"reports: the {stage} report holds no launch")
         for launch in launches:
             summary = ncu.kernel_summary(launch)
-            name = summary["kernel_name"]
-            kernel = name.strip("_").removesuffix("_kernel") if name.startswith("_") else "copy"
-            rows.append({"stage": stage, **SHAPE, "kernel": kernel, **summary})
+            rows.append({"stage": stage, **SHAPE, "kernel": _kernel_label(summary["kernel_name"]),
+                         **summary})
     return rows
+
+
+def rows_from_passes_report(text: str) -> list[dict]:
+    """The report of ``--run-passes`` -> rows, each launch labelled with its shape and method (launch
+    order: for each of :data:`PASS_SHAPES`, the :data:`PASS_METHODS` then a copy)."""
+    launches = ncu.parse_ncu_csv(text)
+    order = [(shape, m) for shape in PASS_SHAPES for m in (*PASS_METHODS, "copy")]
+    if len(launches) != len(order):
+        raise ValueError(f"text: the passes report must hold {len(order)} launches, got {len(launches)}")
+    rows = []
+    for launch, ((n_rows, n), method) in zip(launches, order):
+        summary = ncu.kernel_summary(launch)
+        kernel = _kernel_label(summary["kernel_name"])
+        if kernel != method:
+            raise ValueError(f"text: launch {summary['kernel_name']!r} where {method!r} was expected")
+        rows.append({"method": method, "dtype": "fp16", "rows": n_rows, "n": n, "kernel": kernel,
+                     "input_bytes": n_rows * n * 2, **summary})
+    return rows
+
+
+def _pass_calls():
+    """The launches of the passes profile (GPU only), in :func:`rows_from_passes_report`'s order."""
+    import torch
+
+    from gpuperf.kernels.softmax import softmax
+
+    calls = []
+    for n_rows, n in PASS_SHAPES:
+        x = torch.randn(n_rows, n, device="cuda", dtype=torch.float16)
+        y = torch.empty_like(x)
+        calls += [lambda x=x, y=y, m=m: softmax(x, out=y, method=m) for m in PASS_METHODS]
+        calls.append(lambda x=x, y=y: y.copy_(x))
+    return calls
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("reports", nargs="+", help="STAGE=PATH of each ncu CSV report")
-    parser.add_argument("--name", default="softmax_profile_h200", help="stem of the recorded run")
+    parser.add_argument("reports", nargs="*", help="STAGE=PATH of each ncu CSV report (long rows)")
+    parser.add_argument("--run-passes", action="store_true",
+                        help="run the passes profile's launches inside a profiler window (under ncu)")
+    parser.add_argument("--passes", type=Path, default=None, help="ncu CSV report of --run-passes")
+    parser.add_argument("--name", default=None,
+                        help="stem of the recorded run (default softmax_profile_h200 or "
+                             "softmax_passes_profile_h200)")
     parser.add_argument("--out-dir", type=Path, default=None, help="folder for the JSON (default book/data)")
     parser.add_argument("--provenance-from", default=None,
-                        help="recorded run of the GPU job that took the 'after' report (when run elsewhere)")
+                        help="recorded run of the GPU job that took the reports (when run elsewhere)")
     args = parser.parse_args(argv)
+    if args.run_passes:
+        ncu.profile_window(_pass_calls())
+        return 0
     from gpuperf.recorded import load_run, provenance, save_run
 
-    reports = {}
-    for spec in args.reports:
-        stage, sep, path = spec.partition("=")
-        if not sep or not stage:
-            raise ValueError(f"each report must be STAGE=PATH, got {spec!r}")
-        reports[stage] = Path(path).read_text()
-    rows = rows_from_reports(reports)
-    for r in rows:
-        print(f"{r['stage']:>6} {r['kernel']:>12}: {r['duration_ns'] / 1e3:8.1f} us, DRAM read "
-              f"{r['dram_read_bytes'] / 1e6:.0f} MB, write {r['dram_write_bytes'] / 1e6:.0f} MB, "
-              f"grid {r['grid_size']}, {r['registers_per_thread']} registers")
+    if args.passes is not None:
+        rows = rows_from_passes_report(args.passes.read_text())
+        name = args.name or "softmax_passes_profile_h200"
+        for r in rows:
+            print(f"{r['rows']:>6} x {r['n']:<6} {r['kernel']:>10}: {r['duration_ns'] / 1e3:8.1f} us, "
+                  f"DRAM read {r['dram_read_bytes'] / r['input_bytes']:.2f} x the input")
+    else:
+        if not args.reports:
+            parser.error("give STAGE=PATH reports, --passes PATH or --run-passes")
+        reports = {}
+        for spec in args.reports:
+            stage, sep, path = spec.partition("=")
+            if not sep or not stage:
+                raise ValueError(f"each report must be STAGE=PATH, got {spec!r}")
+            reports[stage] = Path(path).read_text()
+        rows = rows_from_reports(reports)
+        name = args.name or "softmax_profile_h200"
+        for r in rows:
+            print(f"{r['stage']:>6} {r['kernel']:>12}: {r['duration_ns'] / 1e3:8.1f} us, DRAM read "
+                  f"{r['dram_read_bytes'] / 1e6:.0f} MB, write {r['dram_write_bytes'] / 1e6:.0f} MB, "
+                  f"grid {r['grid_size']}, {r['registers_per_thread']} registers")
     command = shlex.join(["python", "bench/softmax_profile.py", *argv])
     if args.provenance_from:
         prov = {**load_run(args.provenance_from)["provenance"],
                 "command": f"{command} (the ncu reports of the job that recorded {args.provenance_from})"}
     else:
         prov = provenance(command)
-    path = save_run(args.name, rows, prov, data_dir=args.out_dir)
+    path = save_run(name, rows, prov, data_dir=args.out_dir)
     print(f"wrote {path}")
     return 0
 

@@ -106,6 +106,22 @@ def test_softmax_variants(n, block, seed, spread):
     assert math.isclose(wrong.sum(), math.ceil(n / block), rel_tol=1e-12)
 
 
+def test_row_reduction_stages():
+    # The fused softmax at 4096 columns with 8 warps: 16 values per thread, 5 shuffles in a warp, 8 warp
+    # partials through shared memory, 3 more shuffles (Triton 3.9's PTX for sm_90 has 2 x (5 + 3)
+    # shfl.sync.bfly for the max and the sum, bench/NOTES.md).
+    r = at.row_reduction(4096, 8)
+    assert (r.values_per_thread, r.in_thread_ops, r.shuffle_steps) == (16, 15, 5)
+    assert (r.warp_partials, r.cross_warp_steps, r.combine_ops) == (8, 3, 23)
+    one = at.row_reduction(64, 1)
+    assert (one.values_per_thread, one.warp_partials, one.cross_warp_steps) == (2, 0, 0)
+    assert at.row_reduction(16, 4).values_per_thread == 1  # fewer values than threads
+    with pytest.raises(ValueError, match="num_warps must be a power of two, got 3"):
+        at.row_reduction(4096, 3)
+    with pytest.raises(ValueError, match="n_values"):
+        at.row_reduction(0, 4)
+
+
 def test_online_trace_rescales():
     r = at.online_softmax([1.0, 2.0, 5.0, 0.0], 2)
     assert r.trace[0].rescale == 0.0 and r.trace[0].row_max == 2.0

@@ -46,6 +46,20 @@ def test_bench_plots():
     assert len(ax.patches) == 5
 
 
+def test_softmax_fractions_plot():
+    srows = [{"label": f"{k} fp16 {r}x{n}", "dtype": "fp16", "rows": r, "n": n, "ratio_to_reference": v}
+             for k, v in (("torch.softmax", 0.3), ("triton fused", 0.97), ("triton online", 0.6))
+             for r, n in ((64, 4096), (16, 16384))]
+    srows.append({"label": "copy fp16 64x4096", "dtype": "fp16", "rows": 64, "n": 4096,
+                  "ratio_to_reference": None})
+    fig, ax = new_figure()
+    pa.plot_softmax_fractions(ax, srows, "fp16")
+    names = [ln.get_label() for ln in ax.get_lines() if not ln.get_label().startswith("_")]
+    assert names == ["torch.softmax", "fused (1 read)", "online (2 reads)"]
+    labels = [t.get_text() for t in ax.texts]
+    assert any("2/3" in t for t in labels) and any("1/2" in t for t in labels)
+
+
 def test_traffic_figure():
     c = at.compare_traffic(1024, 64, 4096)
     fig = pa.traffic_figure(c, [512, 1024], {"standard": [1, 4], "FlashAttention": [0.5, 2]})

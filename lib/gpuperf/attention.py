@@ -14,7 +14,8 @@ Names (stable; chapters 12-16 use them):
 * :func:`standard_attention` -> :class:`StandardAttentionResult` (``output``, ``scores``, ``probabilities``,
   ``lse``, ``counter``): Algorithm 0, S and P written to and read back from HBM.
 * :func:`safe_softmax` -> :class:`SoftmaxResult` (three passes), :func:`online_softmax` ->
-  :class:`SoftmaxResult` with a ``trace`` of :class:`OnlineStep` (two passes), :func:`blockwise_softmax_wrong`.
+  :class:`SoftmaxResult` with a ``trace`` of :class:`OnlineStep` (two passes), :func:`blockwise_softmax_wrong`;
+  :func:`row_reduction` -> :class:`RowReduction`, the stages of a GPU block's max or sum over a row.
 * :class:`PartialState` ``(row_max, row_sum, output)`` and :func:`merge_states`: combine two partial
   softmax-attention states over disjoint key sets (the basis of split-KV decoding).
 * :func:`flash_attention_forward` -> :class:`FlashAttentionResult` (``output``, ``lse``, ``row_max``,
@@ -281,6 +282,48 @@ def blockwise_softmax_wrong(x, block: int) -> np.ndarray:
         e = np.exp(xb - xb.max())
         parts.append(e / e.sum())
     return np.concatenate(parts)
+
+
+@dataclass(frozen=True)
+class RowReduction:
+    """How one GPU block (a Triton program) reduces ``n_values`` values to one (a max or a sum), in the
+    three stages a compiler emits for ``tl.max``/``tl.sum`` over a block spread across its threads:
+
+    1. each thread combines the ``values_per_thread`` values it holds in registers
+       (``in_thread_ops = values_per_thread - 1`` operations);
+    2. the threads of a warp combine their values with ``shuffle_steps = log2(warp_size)`` butterfly
+       exchanges of registers (``shfl.sync.bfly`` in PTX), no memory involved;
+    3. when there are several warps, each writes its partial to shared memory (``warp_partials`` values),
+       the block waits at a barrier, and ``cross_warp_steps = log2(num_warps)`` more shuffles combine the
+       partials read back.
+    """
+
+    n_values: int
+    num_warps: int
+    warp_size: int
+    values_per_thread: int
+    in_thread_ops: int
+    shuffle_steps: int
+    warp_partials: int
+    cross_warp_steps: int
+
+    @property
+    def combine_ops(self) -> int:
+        """Operations on one thread's critical path: in-thread, in-warp and across warps."""
+        return self.in_thread_ops + self.shuffle_steps + self.cross_warp_steps
+
+
+def row_reduction(n_values: int, num_warps: int, warp_size: int = 32) -> RowReduction:
+    """The stages of a block reduction of ``n_values`` values over ``num_warps`` warps of ``warp_size``
+    threads (all powers of two; a block smaller than the threads leaves one value per thread)."""
+    n, w, ws = (_check_int(a, v) for a, v in (("n_values", n_values), ("num_warps", num_warps),
+                                              ("warp_size", warp_size)))
+    for name, v in (("n_values", n), ("num_warps", w), ("warp_size", ws)):
+        if v & (v - 1):
+            raise ValueError(f"{name} must be a power of two, got {v}")
+    per_thread = max(1, n // (w * ws))
+    return RowReduction(n, w, ws, per_thread, per_thread - 1, ws.bit_length() - 1, w if w > 1 else 0,
+                        w.bit_length() - 1)
 
 
 @dataclass(frozen=True)
@@ -614,6 +657,7 @@ def attention_memory_bytes(n_seq: int, batch: int, heads: int, layers: int = 1, 
 
 
 __all__ = [
+    "RowReduction", "row_reduction",
     "FlashAttentionResult", "FlashStep", "IOCount", "IOCounter", "LOOP_ORDERS", "OnlineStep", "PartialState",
     "SoftmaxResult", "StandardAttentionResult", "TrafficComparison", "compare_traffic", "attention_mask", "attention_memory_bytes",
     "blockwise_softmax_wrong", "flash_attention_forward", "flash_block_sizes", "flash_io", "merge_states",

@@ -149,12 +149,13 @@ def load_run(name: str, data_dir: Path | None = None) -> dict[str, Any]:
 
 
 def describe_provenance(run: Mapping[str, Any]) -> str:
-    """One sentence naming the device, driver, versions and date of a recorded or live run."""
+    """One sentence naming the device, driver, versions and date of a recorded or live run, on two lines
+    (printed whole it would pass the 88 characters of a page's code column)."""
     p = run.get("provenance") if isinstance(run, Mapping) else None
     missing = REQUIRED_PROVENANCE if not isinstance(p, Mapping) else [k for k in REQUIRED_PROVENANCE if k not in p]
     if missing:
         raise ValueError(f"run must be a run whose provenance has {list(REQUIRED_PROVENANCE)}; missing {list(missing)}")
     return (
-        f"Measured on the {p['device']} (driver {p['driver']}, CUDA {p.get('cuda', '?')}), "
+        f"Measured on the {p['device']} (driver {p['driver']}, CUDA {p.get('cuda', '?')}),\n"
         f"torch {p['torch']}, triton {p['triton']}, on {p['date']}."
     )

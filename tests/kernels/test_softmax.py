@@ -64,6 +64,45 @@ def test_softmax_long_rows_gpu(gen, dtype, shape):
         _check(y, x, gen.initial_seed())
 
 
+_REDUCTION_PTX = r"""
+import re
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+import gpuperf.kernels.softmax as sm
+from gpuperf.attention import row_reduction
+
+sig = {"X": "*fp16", "Y": "*fp16", "n_cols": "i32", "stride_x": "i32", "stride_y": "i32",
+       "BLOCK": "constexpr", "EVEN": "constexpr"}
+k = triton.compile(ASTSource(fn=sm._fused_kernel, signature=sig, constexprs={"BLOCK": 4096, "EVEN": True}),
+                   target=GPUTarget("cuda", 90, 32), options={"num_warps": 8})
+ptx = k.asm["ptx"]
+plan = row_reduction(4096, 8)
+shuffles = len(re.findall(r"shfl\.sync\.bfly", ptx))
+assert shuffles == 2 * (plan.shuffle_steps + plan.cross_warp_steps), shuffles
+assert len(re.findall(r"bar\.sync", ptx)) >= 2  # one exchange through shared memory per reduction
+print("ok")
+"""
+
+
+def test_fused_reductions_compile_to_the_stages_chapter_13_counts():
+    """The fused kernel's max and sum, compiled for sm_90 (no GPU needed): 5 butterfly shuffles inside each
+    warp and 3 across the 8 warps' results per reduction, as ``gpuperf.attention.row_reduction`` says."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(root / "lib"),
+           "TRITON_DEFAULT_FP_FUSION": "1"}
+    out = subprocess.run([sys.executable, "-c", _REDUCTION_PTX], capture_output=True, text=True, env=env,
+                         timeout=300)
+    if out.returncode != 0 and "ptxas" in out.stderr and "not found" in out.stderr:
+        pytest.skip("this Triton build has no ptxas")
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+
+
 def test_softmax_bytes_moved():
     assert sm.softmax_bytes_moved(32768, 4096, 2, "fused") == 2 * 32768 * 4096 * 2
     assert sm.softmax_bytes_moved(4, 8, 4, "online") == 3 * 4 * 8 * 4

@@ -92,19 +92,23 @@ def _fused_num_warps(block: int) -> int:
 
 @triton.jit
 def _fused_kernel(X, Y, n_cols, stride_x, stride_y, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    # listing: fused
     # HBM: read the row once (n_cols b), write it once (n_cols b).
     row = tl.program_id(0).to(tl.int64)
     offs = tl.arange(0, BLOCK)
     if EVEN:  # n_cols == BLOCK: no mask, so loads and stores stay 16-byte vectors
         x = tl.load(X + row * stride_x + offs).to(tl.float32)
     else:
-        x = tl.load(X + row * stride_x + offs, mask=offs < n_cols, other=float("-inf")).to(tl.float32)
+        x = tl.load(X + row * stride_x + offs, mask=offs < n_cols,
+                    other=float("-inf")).to(tl.float32)
     e = tl.exp(x - tl.max(x, 0))
     y = e / tl.sum(e, 0)
     if EVEN:
         tl.store(Y + row * stride_y + offs, y.to(Y.dtype.element_ty))
     else:
-        tl.store(Y + row * stride_y + offs, y.to(Y.dtype.element_ty), mask=offs < n_cols)
+        tl.store(Y + row * stride_y + offs, y.to(Y.dtype.element_ty),
+                 mask=offs < n_cols)
+    # end listing: fused
 
 
 @triton.jit
@@ -129,10 +133,12 @@ def _store_block(Y, row_start, start, n_cols, y, BLOCK: tl.constexpr):
 @triton.jit
 def _online_update(m, l, x):
     """Fold a block x into per-lane running (max, sum); a lane that has seen only -inf keeps (-inf, 0)."""
+    # listing: online-update
     m_new = tl.maximum(m, x)
     shift = tl.where(m_new > float("-inf"), m_new, 0.0)  # avoids -inf - (-inf) = NaN
     l = l * tl.exp(m - shift) + tl.exp(x - shift)
     return m_new, l
+    # end listing: online-update
 
 
 @triton.jit
@@ -150,17 +156,22 @@ def _online_kernel(X, Y, n_rows, n_cols, stride_x, stride_y, BLOCK: tl.constexpr
         # the H200 in job fa-3), and the interpreter hands the loop index over as a Python int.
         x_row = X + tl.cast(row, tl.int64) * stride_x
         y_row = Y + tl.cast(row, tl.int64) * stride_y
-        # One running (max, sum) per lane; merged once at the end, so the loop has no reductions.
+        # listing: online-pass1
+        # One running (max, sum) per lane; merged once at the end, so the loop has no
+        # reductions.
         m = tl.full([BLOCK], float("-inf"), dtype=tl.float32)
         l = tl.zeros([BLOCK], dtype=tl.float32)
-        for start in tl.range(0, full_end, BLOCK, num_stages=NUM_STAGES):  # full blocks: no mask
+        # full blocks: no mask
+        for start in tl.range(0, full_end, BLOCK, num_stages=NUM_STAGES):
             m, l = _online_update(m, l, tl.load(x_row + start + offs).to(tl.float32))
         if full_end < n_cols:  # the one partial block
-            tail = tl.load(x_row + full_end + offs, mask=full_end + offs < n_cols, other=float("-inf"))
+            tail = tl.load(x_row + full_end + offs, mask=full_end + offs < n_cols,
+                           other=float("-inf"))
             m, l = _online_update(m, l, tail.to(tl.float32))
         m_row = tl.max(m, 0)
         l_row = tl.sum(l * tl.exp(m - m_row), 0)  # lanes of padding only: l = 0, exp(-inf) = 0
         inv = 1.0 / l_row
+        # end listing: online-pass1
         # Pass 2 backwards: the blocks read last are the likeliest still in L2.
         if full_end < n_cols:
             tail = tl.load(x_row + full_end + offs, mask=full_end + offs < n_cols, other=float("-inf"))
@@ -174,6 +185,7 @@ def _online_kernel(X, Y, n_rows, n_cols, stride_x, stride_y, BLOCK: tl.constexpr
 
 @triton.jit
 def _three_pass_kernel(X, Y, n_cols, stride_x, stride_y, BLOCK: tl.constexpr):
+    # listing: three-pass
     # HBM: three reads of the row (max, sum, normalise) and one write: 4 n_cols b.
     row = tl.program_id(0).to(tl.int64)
     x_start = row * stride_x
@@ -189,6 +201,7 @@ def _three_pass_kernel(X, Y, n_cols, stride_x, stride_y, BLOCK: tl.constexpr):
     for start in range(0, n_cols, BLOCK):
         x = _load_block(X, x_start, start, n_cols, BLOCK)
         _store_block(Y, y_start, start, n_cols, tl.exp(x - m_row) * inv, BLOCK)
+    # end listing: three-pass
 
 
 # ---- "split": one row over several programs -------------------------------------------------------------

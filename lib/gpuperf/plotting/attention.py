@@ -154,6 +154,40 @@ def plot_softmax_bench(ax, rows: Sequence[Mapping], dtype: str, methods=("auto",
     return ax
 
 
+#: Names of the softmax kernels in benchmark figures (label prefix in a recorded run -> legend text).
+SOFTMAX_LABELS = {
+    "torch.softmax": "torch.softmax",
+    "triton fused": "fused (1 read)",
+    "triton three_pass": "three-pass (3 reads)",
+    "triton online": "online (2 reads)",
+    "triton split b8192 w8": "split (1 read)",
+}
+
+
+def plot_softmax_fractions(ax, rows: Sequence[Mapping], dtype: str,
+                           kernels: Sequence[str] = tuple(SOFTMAX_LABELS)):
+    """Each softmax kernel's rate as a fraction of the same-run copy against the row length (log2 axis),
+    for one dtype of a recorded run, with the bounds of kernels whose extra reads all go to HBM: 2/3 for
+    two reads and a write, 1/2 for three (each credited with one read and one write)."""
+    for idx, kernel in enumerate(kernels):
+        pts = sorted((r["n"], r["ratio_to_reference"]) for r in rows
+                     if r.get("dtype") == dtype and r.get("ratio_to_reference") is not None
+                     and r["label"] == f"{kernel} {dtype} {r['rows']}x{r['n']}")
+        if pts:
+            ax.plot([n for n, _ in pts], [v for _, v in pts], marker="osD^v"[idx % 5],
+                    color=PALETTE[idx % 7], label=SOFTMAX_LABELS.get(kernel, kernel))
+    for bound, text in ((2 / 3, "2/3: two reads from HBM"), (1 / 2, "1/2: three reads from HBM")):
+        ax.axhline(bound, color="0.5", linestyle=":", linewidth=1)
+        ax.annotate(text, (0.0, bound), xycoords=("axes fraction", "data"), xytext=(4, 3),
+                    textcoords="offset points", ha="left", fontsize=8, color="0.4")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("row length n (values)")
+    ax.set_ylabel("rate / same-run copy")
+    ax.set_ylim(0, 1.05)
+    ax.set_title(dtype)
+    return ax
+
+
 def traffic_figure(comparison, n_values: Sequence[int], curves: Mapping[str, Sequence[float]]) -> Figure:
     """The explorer's bare figure: standard and FlashAttention traffic against N (log-log), the current N
     marked. ``curves`` maps a label to the traffic in MB at each of ``n_values``."""
@@ -170,5 +204,6 @@ def traffic_figure(comparison, n_values: Sequence[int], curves: Mapping[str, Seq
 
 __all__ = [
     "KERNEL_STYLE", "plot_attention_bench", "plot_block_grid", "plot_blockwise_wrong", "plot_ledger",
-    "plot_online_trace", "plot_softmax_bench", "plot_traffic_vs_n", "traffic_figure",
+    "SOFTMAX_LABELS", "plot_online_trace", "plot_softmax_bench", "plot_softmax_fractions",
+    "plot_traffic_vs_n", "traffic_figure",
 ]
