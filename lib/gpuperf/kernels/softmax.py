@@ -47,7 +47,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gpuperf.kernels import _checks, interpreter_enabled
+from gpuperf.kernels import _checks, _launch, interpreter_enabled
 
 INTERPRETED = interpreter_enabled()
 
@@ -351,7 +351,8 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
     ``prefetch`` tune ``"split"``. ``out`` (allocated when None) must match ``x`` and must not overlap it.
     Raises ``ValueError`` naming the argument.
     """
-    _check_tensor("x", x)
+    if INTERPRETED or not _plain_input(x):  # the full checks, with their messages, off the fast path
+        _check_tensor("x", x)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     n_rows, n_cols = x.shape
@@ -366,9 +367,10 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
             raise ValueError("out must not overlap x (the streaming methods re-read x after writing)")
     if num_warps is not None and num_warps not in (1, 2, 4, 8, 16, 32):
         raise ValueError(f"num_warps must be a power of two from 1 to 32, got {num_warps!r}")
-    for name, flag in (("cooperative", cooperative), ("prefetch", prefetch)):
-        if flag is not None and not isinstance(flag, bool):
-            raise ValueError(f"{name} must be True, False or None, got {flag!r}")
+    if cooperative is not None or prefetch is not None:
+        for name, flag in (("cooperative", cooperative), ("prefetch", prefetch)):
+            if flag is not None and not isinstance(flag, bool):
+                raise ValueError(f"{name} must be True, False or None, got {flag!r}")
     if cooperative and INTERPRETED:
         raise ValueError("cooperative=True needs a GPU: the Triton interpreter runs programs one after "
                          "another, so a program waiting for the others would wait forever; got True")
@@ -422,8 +424,8 @@ def _auto_method(x: torch.Tensor) -> str:
 def _launch_fused(x: torch.Tensor, out: torch.Tensor, num_warps: int | None) -> None:
     n_rows, n_cols = x.shape
     block = triton.next_power_of_2(n_cols)
-    _fused_kernel[(n_rows,)](x, out, n_cols, x.stride(0), out.stride(0), BLOCK=block, EVEN=(block == n_cols),
-                             num_warps=num_warps or _fused_num_warps(block))
+    _launch.launch(_fused_kernel, (n_rows,), (x, out, n_cols, x.stride(0), out.stride(0), block, block == n_cols),
+                   (("num_warps", num_warps or _fused_num_warps(block)),))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -596,6 +598,12 @@ def softmax_bytes_moved(n_rows: int, n_cols: int, bytes_per_element: int, method
     if method not in passes:
         raise ValueError(f"method must be one of {list(passes)}, got {method!r}")
     return passes[method] * n_rows * n_cols * bytes_per_element
+
+
+def _plain_input(x) -> bool:
+    """The common valid input, in a few cheap tests: a contiguous 2-D CUDA tensor of a supported dtype."""
+    return x.__class__ is torch.Tensor and x.is_cuda and x.dim() == 2 and x.dtype in DTYPE_NAMES \
+        and x.is_contiguous()
 
 
 def _check_tensor(name: str, t) -> None:
