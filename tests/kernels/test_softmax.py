@@ -36,6 +36,17 @@ def test_softmax_matches_float64(device, gen, dtype, method, shape):
     _check(y, x, gen.initial_seed())
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(9, 100), (5, 1001), (3, 4099), (2, 50257)])
+def test_fused_rows_not_a_multiple_of_16_match_float64(device, gen, dtype, shape):
+    # Rows whose length is not a multiple of 16 start at every offset modulo 16 bytes: the fused kernel
+    # splits each into a head, a 16-byte aligned body and a tail (_fused_body_kernel). Every row checked.
+    x = (torch.randn(shape, generator=gen, device=device) * 4).to(dtype)
+    y = torch.full_like(x, float("nan"))
+    sm.softmax(x, out=y, method="fused")
+    _check(y, x, gen.initial_seed())
+
+
 @pytest.mark.parametrize("method", ["fused", "online", "three_pass", "split"])
 def test_softmax_is_safe_for_large_logits(device, method):
     # exp(1000) overflows fp32: only a kernel that subtracts the max gets this right.

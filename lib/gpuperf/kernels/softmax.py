@@ -58,6 +58,10 @@ METHODS = ("auto", "fused", "online", "three_pass", "split")
 #: Longest row the fused kernel holds in registers (65536 fp32 values over 32 warps: 64 per thread).
 FUSED_MAX_COLS = 65536
 
+#: Rows from this many columns on whose length is not a multiple of 16 take the fused kernel with an
+#: aligned body (:func:`_fused_body_kernel`); shorter ones the plain masked kernel.
+BODY_MIN_COLS = 64
+
 #: Longest row "auto" gives to the fused kernel; longer rows stream (set from the H200 run, bench/NOTES.md).
 AUTO_FUSED_MAX_COLS = 32768
 
@@ -105,6 +109,36 @@ def _fused_kernel(X, Y, n_cols, stride_x, stride_y, BLOCK: tl.constexpr, EVEN: t
         tl.store(Y + row * stride_y + offs, y.to(Y.dtype.element_ty))
     else:
         tl.store(Y + row * stride_y + offs, y.to(Y.dtype.element_ty), mask=offs < n_cols)
+
+
+@triton.jit
+def _fused_body_kernel(X, Y, n_cols, stride, BLOCK: tl.constexpr, VEC: tl.constexpr):
+    # The fused kernel for rows whose length is not a multiple of 16 elements: such rows start at addresses
+    # that are not 16-byte aligned, and a mask offs < n_cols that changes inside a 16-byte group, so the
+    # compiler would load and store one element at a time. Here a row is a short head (up to the first
+    # 16-byte boundary), an aligned body of whole 16-byte groups (VEC elements each) and a short tail: the
+    # body's start and length are multiples of VEC (tl.multiple_of), so its accesses are 16-byte vectors.
+    # HBM: read the row once, write it once. X and Y are 16-byte aligned with one row stride (wrapper).
+    row_start = tl.program_id(0).to(tl.int64) * stride
+    head = (VEC - row_start % VEC) % VEC
+    body = ((n_cols - head) // VEC) * VEC
+    body_start = tl.multiple_of(row_start + head, VEC)
+    body_len = tl.multiple_of(body, VEC)
+    tail_start = row_start + head + body
+    n_tail = n_cols - head - body
+    offs = tl.arange(0, BLOCK)
+    small = tl.arange(0, VEC)
+    xb = tl.load(X + body_start + offs, mask=offs < body_len, other=float("-inf")).to(tl.float32)
+    xh = tl.load(X + row_start + small, mask=small < head, other=float("-inf")).to(tl.float32)
+    xt = tl.load(X + tail_start + small, mask=small < n_tail, other=float("-inf")).to(tl.float32)
+    m = tl.maximum(tl.max(xb, 0), tl.maximum(tl.max(xh, 0), tl.max(xt, 0)))
+    eb = tl.exp(xb - m)
+    eh = tl.exp(xh - m)
+    et = tl.exp(xt - m)
+    inv = 1.0 / (tl.sum(eb, 0) + tl.sum(eh, 0) + tl.sum(et, 0))
+    tl.store(Y + body_start + offs, (eb * inv).to(Y.dtype.element_ty), mask=offs < body_len)
+    tl.store(Y + row_start + small, (eh * inv).to(Y.dtype.element_ty), mask=small < head)
+    tl.store(Y + tail_start + small, (et * inv).to(Y.dtype.element_ty), mask=small < n_tail)
 
 
 @triton.jit
@@ -424,6 +458,11 @@ def _auto_method(x: torch.Tensor) -> str:
 def _launch_fused(x: torch.Tensor, out: torch.Tensor, num_warps: int | None) -> None:
     n_rows, n_cols = x.shape
     block = triton.next_power_of_2(n_cols)
+    if (n_cols % 16 and n_cols >= BODY_MIN_COLS and x.stride(0) == out.stride(0)
+            and x.data_ptr() % 16 == 0 and out.data_ptr() % 16 == 0):
+        _launch.launch(_fused_body_kernel, (n_rows,), (x, out, n_cols, x.stride(0), block, 16 // x.element_size()),
+                       (("num_warps", num_warps or _fused_num_warps(block)),))
+        return
     _launch.launch(_fused_kernel, (n_rows,), (x, out, n_cols, x.stride(0), out.stride(0), block, block == n_cols),
                    (("num_warps", num_warps or _fused_num_warps(block)),))
 
