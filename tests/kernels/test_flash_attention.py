@@ -165,10 +165,9 @@ def test_variant_choice_on_hopper(monkeypatch):
     cfg = fa.HopperConfig(128, 64, 4, 3)
     choose = fa._choose_variant
     assert choose(cpu, f16, 256, 300, cfg) == choose(cpu, b16, 256, 1, cfg) == "tma_host"
-    assert choose(cpu, f16, 300, 300, cfg) == "pointer"  # a query block would straddle two heads
-    assert choose(cpu, f16, 300, fa.TMA_MIN_KEYS, cfg) == "tma_device"
-    assert choose(cpu, f16, 300, fa.TMA_MIN_KEYS - 1, cfg) == "pointer"
-    assert choose(cpu, f16, 300, 300, cfg, use_tma=True) == "tma_device"
+    # N_q not a multiple of the query block: the same kernel, with per-head Q and O descriptors
+    assert choose(cpu, f16, 300, 300, cfg) == choose(cpu, f16, 300, fa.TMA_MIN_KEYS, cfg) == "tma_host"
+    assert choose(cpu, f16, 300, 300, cfg, use_tma=True) == "tma_host"
     assert choose(cpu, f32, 256, 300, cfg) == "pointer" and choose(cpu, f32, 256, 9000, cfg) == "tma_device"
     assert choose(cpu, f16, 256, 9000, cfg, use_tma=True, aligned=False) == "pointer"
     # a config= launch belongs to the pointer and device-descriptor kernels: the choice stays with them
@@ -183,8 +182,9 @@ def test_variant_choice_on_hopper(monkeypatch):
             q = torch.zeros(1, 2, 256, d, dtype=f16)
             k = torch.zeros(1, 2, n_k, d, dtype=f16)
             assert fa.default_launch(q, k, causal) == ("tma_host", list(fa.hopper_config(d, causal, n_k)))
-        q = torch.zeros(1, 2, 100, d, dtype=f16)  # 100 rows: no tile divides them
-        assert fa.default_launch(q, q, causal)[0] == "pointer"
+        q = torch.zeros(1, 2, 100, d, dtype=f16)  # 100 rows: no tile divides them (per-head descriptors)
+        assert fa.default_launch(q, q, causal)[0] == "tma_host"
+        assert fa.default_launch(q.float(), q.float(), causal)[0] == "pointer"
 
 
 def test_hopper_table_covers_every_head_dim():

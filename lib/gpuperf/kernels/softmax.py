@@ -26,8 +26,9 @@ method            what one program does with its row                          HB
 ================  ==========================================================  ==================
 
 ``torch.softmax`` moves ``2 n b`` too; a copy (``2 n b``) is the same-run reference for "as fast as memory
-allows". ``"auto"`` takes ``"fused"`` up to :data:`AUTO_FUSED_MAX_COLS` columns, ``"split"`` beyond (when the
-row's programs fit on the GPU at once) and ``"online"`` otherwise.
+allows". ``"auto"`` takes ``"fused"`` up to :data:`AUTO_FUSED_MAX_COLS` columns (and up to
+:data:`FUSED_MAX_COLS` for rows whose length is not a multiple of 16), ``"split"`` beyond (when the row's
+programs fit on the GPU at once) and ``"online"`` otherwise.
 
 The cooperative split kernel is the one kernel of the course whose programs wait for each other; the comment
 above :func:`_split_coop_kernel` argues why it cannot deadlock. The Triton interpreter runs programs one
@@ -91,7 +92,10 @@ def softmax_reference(x: torch.Tensor) -> torch.Tensor:
 
 
 def _fused_num_warps(block: int) -> int:
-    return 4 if block <= 1024 else 8 if block <= 4096 else 16 if block <= 16384 else 32
+    # 8 warps up to 8192 columns: at 5000 and 6144 columns 8 warps reached 0.84 and 0.95 of the copy, 16
+    # warps 0.69 and 0.91 (H200, book/data/softmax_targets_h200.json: the "split" rows, one chunk, are the
+    # fused kernel at 8 warps).
+    return 4 if block <= 1024 else 8 if block <= 8192 else 16 if block <= 16384 else 32
 
 
 @triton.jit
@@ -448,7 +452,10 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
 
 def _auto_method(x: torch.Tensor) -> str:
     n_cols = x.shape[1]
-    if n_cols <= AUTO_FUSED_MAX_COLS:
+    if n_cols <= AUTO_FUSED_MAX_COLS or (n_cols % 16 and n_cols <= FUSED_MAX_COLS):
+        # Rows not a multiple of 16 long are not 16-byte aligned: the split kernel's chunks would load
+        # one element at a time; the fused kernel's aligned body does not (50257 columns: 0.53-0.60 of
+        # the copy against 0.37, book/data/softmax_targets_h200.json).
         return "fused"
     if INTERPRETED or split_plan(x).cooperative:
         return "split"
