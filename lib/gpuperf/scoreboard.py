@@ -48,6 +48,9 @@ RECORDED_RUNS: Mapping[str, str] = MappingProxyType({
     "matmul": "matmul_targets_h200",
     "attention": "attention_targets_h200",
     "attention_backward": "attention_backward_targets_h200",
+    "host": "host_h200",  # host time of one call at small shapes, ours vs PyTorch's
+    "softmax_shapes": "softmax_targets_h200",  # vocabulary-sized, odd and long rows, today's default launch
+    "attention_odd": "attention_odd_h200",  # forward at N not a multiple of 128
 })
 
 #: In the attention family's first recorded runs the forward wrapper (:func:`gpuperf.kernels.flash_attention.flash_attention_forward`)
@@ -115,7 +118,9 @@ class Target:
     kernel's rows is scored, when there is a choice. ``quoted_in``: other pages that quote the target's
     ratios (they must read the same run; ``tests/test_scoreboard.py`` checks it). ``max_time_s``: when
     set, a case also needs the kernel's row to take at most this many seconds (the host-time targets:
-    a ratio to PyTorch's call and an absolute bound).
+    a ratio to PyTorch's call and an absolute bound). ``read_by_chapter``: the chapter loads the target's
+    run and quotes it (``tests/test_scoreboard.py`` checks that it loads the same run); False for a target
+    that only this scoreboard shows so far.
     """
 
     target_id: str
@@ -133,6 +138,7 @@ class Target:
     note: str = ""
     quoted_in: tuple[str, ...] = ()
     max_time_s: float | None = None
+    read_by_chapter: bool = True
 
     def __post_init__(self) -> None:
         for name in ("target_id", "kernel", "issue_row", "family", "run_key", "reference", "case_format",
@@ -269,6 +275,58 @@ TARGETS: tuple[Target, ...] = (
            "15-flash-attention-backward", "the backward pass alone (pass 'bwd')",
            ("16-flash-attention-in-practice",)),
 )
+
+
+_SOFTMAX_VOCAB = ((4096, 32000), (2048, 50257), (1024, 128256), (32768, 3000), (32768, 5000), (32768, 6144))
+
+
+def _softmax_default_launch(n: int) -> dict[str, Any]:
+    """The row of a ``softmax_targets`` run that times the launch ``method="auto"`` makes today: that run's
+    own "auto" rows, except where the dispatch changed after it, using launches the same run timed: rows of
+    5000 columns (not a multiple of 16) take the fused kernel at 8 warps, timed there as "split" (one chunk,
+    which is that launch); rows of 50257 stay fused ("fused")."""
+    if n == 5000:
+        return {"kernel": "triton", "method": "split"}
+    if n == 50257:
+        return {"kernel": "triton", "method": "fused"}
+    return dict(_FUSED_SOFTMAX)
+
+
+_HOST_CASES = (("softmax", "fp16", "32x1024"), ("add_rms_norm", "bf16", "32x4096"), ("matmul", "bf16", "256^3"),
+               ("attention_forward", "fp16", "1x16x1024x64 causal"),
+               ("attention_backward", "fp16", "1x16x1024x64 causal"))
+_ODD_N = (1000, 1500, 3000, 4000)
+
+#: Targets that only this scoreboard shows so far (no chapter quotes their runs yet).
+NEW_TARGETS: tuple[Target, ...] = (
+    Target("host-call", "one call from Python (host time)", "host time of one call (wrapper + launch), small "
+           "shapes", "host", "host", "calls_per_s",
+           tuple(CaseSpec({"kernel": k, "dtype": dt, "shape": sh}, {"impl": "gpuperf"}) for k, dt, sh in _HOST_CASES),
+           "the PyTorch call", {"impl": "torch"}, 1 / 1.5, "{kernel} {dtype} {shape}", "09-fusion-and-recomputation",
+           "within 1.5x of PyTorch's call (ratio >= 0.67) and at most 25 \u00b5s per call",
+           max_time_s=25e-6, read_by_chapter=False),
+    Target("softmax-vocab", "softmax, vocabulary-sized and odd rows",
+           "softmax with rows not a power of two (vocabularies, a few thousand columns)", "softmax",
+           "softmax_shapes", "bytes_per_s",
+           tuple(CaseSpec({"dtype": dt, "rows": r, "n": n}, _softmax_default_launch(n))
+                 for dt in _HALF for r, n in _SOFTMAX_VOCAB),
+           "device copy", {"kernel": "copy"}, 0.85, "{dtype} {rows}x{n}", "13-online-softmax",
+           "the launch method 'auto' makes (for 5000 and 50257 columns, the same run's rows of that launch)",
+           read_by_chapter=False),
+    Target("softmax-long-rows", "softmax, long rows (today's launch)", "softmax with rows of 65536-262144 "
+           "(today's default launch)", "softmax", "softmax_shapes", "bytes_per_s",
+           _cases(({"dtype": dt, "rows": r, "n": n} for dt in _HALF for r, n in _SOFTMAX_LONG), _FUSED_SOFTMAX),
+           "device copy", {"kernel": "copy"}, 0.85, "{dtype} {rows}x{n}", "13-online-softmax",
+           "method 'auto' (the split kernel without prefetch)", read_by_chapter=False),
+    Target("attention-fwd-odd", "FlashAttention forward, N not a multiple of 128",
+           "FlashAttention forward, N not a multiple of the block", "attention", "attention_odd", "flop_per_s",
+           _cases(({"dtype": dt, "head_dim": d, "mask": mask, "n_seq": n} for dt in _HALF for d in (64, 128)
+                   for mask in ("full", "causal") for n in _ODD_N), _ATTENTION_FORWARD_DEFAULT),
+           "SDPA cuDNN", {"kernel": "sdpa-cudnn"}, 0.90, "{dtype} d={head_dim} {mask} N={n_seq}",
+           "14-flashattention-forward", "the launch the wrapper runs by default", read_by_chapter=False),
+)
+
+TARGETS = TARGETS + NEW_TARGETS
 
 
 def target_ids() -> tuple[str, ...]:
@@ -693,15 +751,24 @@ def verdicts(scores: Sequence[TargetScore]) -> list[str]:
         if s.status == "not measured":
             out.append(f"{head}: not measured (no rows in `{s.run_name}`).")
             continue
-        if s.status == "missed":
+        if s.status == "missed" and s.margin >= 0:
+            verdict = (f"missed on {len(s.missed_cases)} of {s.n_measured} measured cases{unmeasured}, each over "
+                       f"{t.max_time_s * 1e6:.0f} \u00b5s per call though within the ratio (worst {s.worst:.3f})")
+        elif s.status == "missed":
             verdict = (f"missed on {len(s.missed_cases)} of {s.n_measured} measured cases{unmeasured}; worst "
                        f"{s.worst:.3f} ({s.worst_case}), {-s.margin:.3f} short ({-100 * s.relative_margin:.0f} % "
                        f"under the target)")
         else:
             which = "its one measured case" if s.n_measured == 1 else f"all {s.n_measured} measured cases"
             verdict = f"met on {which}{unmeasured}; worst {s.worst:.3f} ({s.worst_case})"
-        peaks = (f"the kernel runs at {_span_text(s.fraction_of_peak)} of the datasheet peak, the reference "
-                 f"at {_span_text(s.reference_fraction_of_peak)}")
+        if t.metric == "calls_per_s":
+            times = [1e6 / c.rate for c in s.cases if c.measured]
+            ref_times = [1e6 / c.reference_rate for c in s.cases if c.measured]
+            peaks = (f"our calls take {_span_text((min(times), max(times)), 1)} \u00b5s of host time, PyTorch's "
+                     f"{_span_text((min(ref_times), max(ref_times)), 1)} \u00b5s")
+        else:
+            peaks = (f"the kernel runs at {_span_text(s.fraction_of_peak)} of the datasheet peak, the reference "
+                     f"at {_span_text(s.reference_fraction_of_peak)}")
         out.append(f"{head}: {verdict}; median {s.median:.3f}, best {s.best:.3f}; {peaks}.")
     return out
 
