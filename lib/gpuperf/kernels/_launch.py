@@ -60,8 +60,10 @@ class _Unkeyable(Exception):
 
 def _arg_key(a):
     cls = a.__class__
-    if cls is int or cls is bool or cls is str:
+    if cls is int or cls is str:
         return a
+    if cls is bool:  # True == 1 and hashes alike, but Triton types them apart
+        return (bool, a)
     if cls is float:
         return (float, a)  # 1.0 and 1 compile differently: keep the type with the value
     if cls is torch.Tensor or isinstance(a, torch.Tensor):
