@@ -124,3 +124,19 @@ def test_every_family_records_to_a_file_the_book_has():
         assert path.exists(), f"family {name} would write {path.name}, which the book does not hold"
         rows = json.loads(path.read_text())["results"]
         assert rows and {row.get("family", name) for row in rows} == {name}, (name, path.name)
+
+
+def test_host_timed_cases_compare_calls_per_second():
+    # timing="host": the rate is calls per second of host time, so the ratio to the reference is the
+    # reference's time per call over ours
+    ref = bm.Case("torch", lambda: None, metric="calls_per_s", timing="host", bytes_moved=0.0)
+    ours = bm.Case("ours", lambda: None, metric="calls_per_s", timing="host", reference="torch")
+    rows = [bm.make_row("host", ref, 10e-6), bm.make_row("host", ours, 25e-6)]
+    assert rows[0]["calls_per_s"] == pytest.approx(1e5) and rows[0]["timing"] == "host"
+    assert list(rows[0])[:len(bm.ROW_KEYS)] == list(bm.ROW_KEYS)
+    assert bm.summarize_ratios(rows) == {"ours": pytest.approx(0.4)}
+    with pytest.raises(ValueError, match="timing"):
+        bm.Case("x", lambda: None, timing="wall")
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="calls"):
+            bm.time_host_callable(lambda: None, calls=bad)

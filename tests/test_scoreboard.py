@@ -72,6 +72,64 @@ def test_targets_cover_issue_15_exactly():
     for row, expected in ISSUE_15.items():
         assert sorted(covered[row], key=repr) == sorted(expected, key=repr), row
     assert len(sb.target_ids()) == len(set(sb.target_ids())) == 11
+    assert sb.ALL_TARGETS == sb.TARGETS + sb.NEW_TARGETS
+    assert len({t.target_id for t in sb.ALL_TARGETS}) == len(sb.ALL_TARGETS)
+
+
+def test_the_new_targets_name_their_shapes():
+    # host time: five wrappers at small shapes, within 1.5x of PyTorch's call and at most 25 us; softmax
+    # on vocabulary-sized, odd and long rows; the forward at N not a multiple of 128
+    by_id = {t.target_id: t for t in sb.NEW_TARGETS}
+    host = by_id["host-call"]
+    assert host.metric == "calls_per_s" and host.max_time_s == 25e-6
+    assert host.min_ratio == pytest.approx(1 / 1.5)
+    assert {c.shape["kernel"] for c in host.cases} == {"softmax", "add_rms_norm", "matmul", "attention_forward",
+                                                       "attention_backward"}
+    assert {c.shape["n"] for c in by_id["softmax-vocab"].cases} >= {32000, 50257, 128256}
+    assert by_id["softmax-vocab"].min_ratio == by_id["softmax-long-rows"].min_ratio == 0.85
+    assert {c.shape["n_seq"] % 128 != 0 for c in by_id["attention-fwd-odd"].cases} == {True}
+    assert by_id["attention-fwd-odd"].min_ratio == 0.90
+    assert all(not t.read_by_chapter for t in sb.NEW_TARGETS)
+    assert set(sb.NEW_RECORDED_RUNS) == {t.run_key for t in sb.NEW_TARGETS}
+    assert not set(sb.NEW_RECORDED_RUNS) & set(sb.RECORDED_RUNS)
+
+
+def test_the_new_targets_score_on_their_recorded_runs():
+    scores = sb.score_all(sb.NEW_TARGETS, sb.NEW_RECORDED_RUNS)
+    for s in scores:
+        assert s.n_missing == 0 and s.provenance["device"] == "NVIDIA H200", s.target.target_id
+        assert s.provenance["triton"] == "3.6.0" and s.provenance["date"] == "2026-12-01"
+        for c in s.cases:
+            assert c.ratio == pytest.approx(c.rate / c.reference_rate, rel=1e-12)
+            if s.target.metric == "calls_per_s":
+                assert c.fraction_of_peak is None
+                row = next(r for r in recorded.load_run(s.run_name)["results"] if r["label"] == c.label)
+                assert c.met == (c.ratio >= s.target.min_ratio and row["time_s"] <= s.target.max_time_s)
+            else:
+                assert c.met == (c.ratio >= s.target.min_ratio) and 0 < c.fraction_of_peak < 1.1
+    by_id = {s.target.target_id: s for s in scores}
+    assert by_id["host-call"].status == "missed"  # what the run shows: no call within 25 us
+    assert len(sb.summary_rows(scores)) == 4 and len(sb.verdicts(scores)) == 4
+    every = sb.score_all(sb.ALL_TARGETS, sb.ALL_RECORDED_RUNS)
+    assert [s.target.target_id for s in every] == [t.target_id for t in sb.ALL_TARGETS]
+
+
+def test_a_host_target_needs_the_ratio_and_the_time():
+    t = sb.get_target("host-call")
+    rows = []
+    for kernel, dtype, shape in sb._HOST_CASES:
+        for impl, time_s in (("torch", 20e-6), ("gpuperf", 24e-6 if kernel != "matmul" else 26e-6)):
+            rows.append({"kernel": kernel, "dtype": dtype, "shape": shape, "impl": impl, "family": "host",
+                         "label": f"{impl} {kernel}", "time_s": time_s, "calls_per_s": 1 / time_s,
+                         "metric": "calls_per_s"})
+    score = sb.score_target(t, _run(rows))
+    assert [c.met for c in score.cases] == [c.shape["kernel"] != "matmul" for c in score.cases]
+    assert score.status == "missed" and score.missed_cases == ("matmul bf16 256^3",)
+    assert all(c.fraction_of_peak is None for c in score.cases)
+    summary = sb.summary_rows([score])[0]
+    assert summary["status"] == "missed: 1 of 5 cases over 25 \u00b5s per call"
+    case = next(r for r in sb.case_rows([score]) if r["case"] == "matmul bf16 256^3")
+    assert case["unit"] == "\u00b5s per call" and case["rate"] / 1e12 == pytest.approx(26.0)
 
 
 def test_every_target_reads_a_recorded_run_with_provenance():

@@ -1,8 +1,9 @@
-"""The course's kernel scoreboard: issue 15's targets, read from the recorded H200 runs.
+"""The course's kernel scoreboard: each kernel's target, read from the recorded H200 runs.
 
-Issue 15 asks each kernel of the course to reach a stated fraction of a reference timed *in the same run*
-(the device copy, cuBLAS, ``torch.softmax``, ``torch.compile``, SDPA's cuDNN backend), and to report its
-rate as a fraction of the datasheet peak and of the measured reference rate. This module holds that table
+Each kernel of the course has a target: a stated fraction of a reference timed *in the same run* (the
+device copy, cuBLAS, ``torch.softmax``, ``torch.compile``, SDPA's cuDNN backend, or for the host time of a
+small call the PyTorch call it replaces), and its rate is reported as a fraction of the datasheet peak and
+of the measured reference rate. This module holds that table
 as data (:data:`TARGETS`), says which recorded run each target is read from (:data:`RECORDED_RUNS`, the one
 place to change when a run is re-recorded), and scores a target against a run with pure functions:
 
@@ -31,8 +32,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from gpuperf import hardware
 
-#: The rates a target can be scored on (the benchmark rows' columns).
-METRICS = ("bytes_per_s", "flop_per_s")
+#: The rates a target can be scored on (the benchmark rows' columns); ``calls_per_s`` is the inverse of the
+#: host time of one call (family ``host``), which has no datasheet peak.
+METRICS = ("bytes_per_s", "flop_per_s", "calls_per_s")
 
 #: What each target's cases are read from: ``run_key`` of a target -> recorded run (``book/data/NAME.json``).
 #: Switching a group of targets to a re-recorded run (e.g. ``softmax_targets_h200``) is the one line of its
@@ -48,7 +50,15 @@ RECORDED_RUNS: Mapping[str, str] = MappingProxyType({
     "attention_backward": "attention_backward_targets_h200",
 })
 
-#: Before 2026-12-01 the forward wrapper (:func:`gpuperf.kernels.flash_attention.flash_attention_forward`)
+#: The runs :data:`NEW_TARGETS` read, by ``run_key``; :data:`ALL_RECORDED_RUNS` is both mappings.
+NEW_RECORDED_RUNS: Mapping[str, str] = MappingProxyType({
+    "host": "host_h200",  # host time of one call at small shapes, ours vs PyTorch's
+    "softmax_shapes": "softmax_targets_h200",  # vocabulary-sized, odd and long rows, today's default launch
+    "attention_odd": "attention_odd_h200",  # forward at N not a multiple of 128
+})
+ALL_RECORDED_RUNS: Mapping[str, str] = MappingProxyType({**RECORDED_RUNS, **NEW_RECORDED_RUNS})
+
+#: In the attention family's first recorded runs the forward wrapper (:func:`gpuperf.kernels.flash_attention.flash_attention_forward`)
 #: ran its tensor-descriptor variant from this many keys on and the pointer variant below; the runs of the
 #: attention family recorded then (``attention_h200``) are scored on those rows (a fixed fact of those runs,
 #: not the kernel's current rule).
@@ -100,18 +110,22 @@ class CaseSpec:
 
 @dataclass(frozen=True)
 class Target:
-    """One target of issue 15: the kernel's cases, the same-run reference and the ratio to reach.
+    """One target: the kernel's cases, the same-run reference and the ratio to reach.
 
     ``target_id``: short unique name. ``kernel``: what is measured, as a reader names it. ``issue_row``: the
-    kernel cell of issue 15's table this target comes from. ``family``: the benchmark family whose rows it
+    kernel and shapes the target is stated for, in words. ``family``: the benchmark family whose rows it
     reads (rows with a ``family`` column must match). ``run_key``: key of :data:`RECORDED_RUNS`.
-    ``metric``: ``"bytes_per_s"`` or ``"flop_per_s"``. ``cases``: the shapes and dtypes issue 15 names.
+    ``metric``: one of :data:`METRICS`. ``cases``: the shapes and dtypes the target names.
     ``reference``: the reference's name; ``reference_params``: the params that pick its row among the rows
     of a case's shape. ``min_ratio``: the case meets the target when kernel rate / reference rate >=
     ``min_ratio``. ``case_format``: ``str.format`` template of a case's name from its shape params.
     ``chapter``: the book page (doc name) where the kernel is built and measured. ``note``: which of the
     kernel's rows is scored, when there is a choice. ``quoted_in``: other pages that quote the target's
-    ratios (they must read the same run; ``tests/test_scoreboard.py`` checks it).
+    ratios (they must read the same run; ``tests/test_scoreboard.py`` checks it). ``max_time_s``: when
+    set, a case also needs the kernel's row to take at most this many seconds (the host-time targets:
+    a ratio to PyTorch's call and an absolute bound). ``read_by_chapter``: the chapter loads the target's
+    run and quotes it (``tests/test_scoreboard.py`` checks that it loads the same run); False for a target
+    that only this scoreboard shows so far.
     """
 
     target_id: str
@@ -128,6 +142,8 @@ class Target:
     chapter: str
     note: str = ""
     quoted_in: tuple[str, ...] = ()
+    max_time_s: float | None = None
+    read_by_chapter: bool = True
 
     def __post_init__(self) -> None:
         for name in ("target_id", "kernel", "issue_row", "family", "run_key", "reference", "case_format",
@@ -150,6 +166,10 @@ class Target:
         if (isinstance(self.min_ratio, bool) or not isinstance(self.min_ratio, numbers.Real)
                 or not (math.isfinite(self.min_ratio) and self.min_ratio > 0)):
             raise ValueError(f"min_ratio must be a finite number > 0, got {self.min_ratio!r}")
+        if self.max_time_s is not None and (
+                isinstance(self.max_time_s, bool) or not isinstance(self.max_time_s, numbers.Real)
+                or not (math.isfinite(self.max_time_s) and self.max_time_s > 0)):
+            raise ValueError(f"max_time_s must be None or a finite number > 0, got {self.max_time_s!r}")
         names = [self.describe_case(c) for c in cases]
         if len(set(names)) != len(names):
             raise ValueError(f"cases must be distinct; target {self.target_id!r} repeats one of {names}")
@@ -197,7 +217,7 @@ _SOFTMAX_NOTE = "the default launch (method 'auto'), not the best of the sweep"
 _SOFTMAX_LONG_NOTE = ("method 'auto' as recorded (the split kernel with prefetch, the default then; today's "
                       "default drops the prefetch and was timed in fp16 only: chapter 13)")
 
-#: Issue 15's table, one target per (kernel, reference) pair; the attention forward's d = 64 shapes carry
+#: The targets, one per (kernel, reference) pair; the attention forward's d = 64 shapes carry
 #: the stricter target (>= 1.0) and d = 128 the general one (>= 0.90).
 TARGETS: tuple[Target, ...] = (
     Target("vector-add", "vector add (Triton)", "vector add, 2^28 elements (fp32/fp16/bf16)", "elementwise",
@@ -262,17 +282,72 @@ TARGETS: tuple[Target, ...] = (
 )
 
 
+_SOFTMAX_VOCAB = ((4096, 32000), (2048, 50257), (1024, 128256), (32768, 3000), (32768, 5000), (32768, 6144))
+
+
+def _softmax_default_launch(n: int) -> dict[str, Any]:
+    """The row of a ``softmax_targets`` run that times the launch ``method="auto"`` makes today: that run's
+    own "auto" rows, except where the dispatch changed after it, using launches the same run timed: rows of
+    5000 columns (not a multiple of 16) take the fused kernel at 8 warps, timed there as "split" (one chunk,
+    which is that launch); rows of 50257 stay fused ("fused")."""
+    if n == 5000:
+        return {"kernel": "triton", "method": "split"}
+    if n == 50257:
+        return {"kernel": "triton", "method": "fused"}
+    return dict(_FUSED_SOFTMAX)
+
+
+_HOST_CASES = (("softmax", "fp16", "32x1024"), ("add_rms_norm", "bf16", "32x4096"), ("matmul", "bf16", "256^3"),
+               ("attention_forward", "fp16", "1x16x1024x64 causal"),
+               ("attention_backward", "fp16", "1x16x1024x64 causal"))
+_ODD_N = (1000, 1500, 3000, 4000)
+
+#: Targets added after the first table: host time per call, softmax on vocabulary-sized, odd and long rows
+#: at 0.85 of the copy, the forward at N not a multiple of 128. No chapter quotes their runs yet; score
+#: them with ``score_all(ALL_TARGETS, ALL_RECORDED_RUNS)`` (the defaults score :data:`TARGETS`).
+NEW_TARGETS: tuple[Target, ...] = (
+    Target("host-call", "one call from Python (host time)", "host time of one call (wrapper + launch), small "
+           "shapes", "host", "host", "calls_per_s",
+           tuple(CaseSpec({"kernel": k, "dtype": dt, "shape": sh}, {"impl": "gpuperf"}) for k, dt, sh in _HOST_CASES),
+           "the PyTorch call", {"impl": "torch"}, 1 / 1.5, "{kernel} {dtype} {shape}", "09-fusion-and-recomputation",
+           "within 1.5x of PyTorch's call (ratio >= 0.67) and at most 25 \u00b5s per call",
+           max_time_s=25e-6, read_by_chapter=False),
+    Target("softmax-vocab", "softmax, vocabulary-sized and odd rows",
+           "softmax with rows not a power of two (vocabularies, a few thousand columns)", "softmax",
+           "softmax_shapes", "bytes_per_s",
+           tuple(CaseSpec({"dtype": dt, "rows": r, "n": n}, _softmax_default_launch(n))
+                 for dt in _HALF for r, n in _SOFTMAX_VOCAB),
+           "device copy", {"kernel": "copy"}, 0.85, "{dtype} {rows}x{n}", "13-online-softmax",
+           "the launch method 'auto' makes (for 5000 and 50257 columns, the same run's rows of that launch)",
+           read_by_chapter=False),
+    Target("softmax-long-rows", "softmax, long rows (today's launch)", "softmax with rows of 65536-262144 "
+           "(today's default launch)", "softmax", "softmax_shapes", "bytes_per_s",
+           _cases(({"dtype": dt, "rows": r, "n": n} for dt in _HALF for r, n in _SOFTMAX_LONG), _FUSED_SOFTMAX),
+           "device copy", {"kernel": "copy"}, 0.85, "{dtype} {rows}x{n}", "13-online-softmax",
+           "method 'auto' (the split kernel without prefetch)", read_by_chapter=False),
+    Target("attention-fwd-odd", "FlashAttention forward, N not a multiple of 128",
+           "FlashAttention forward, N not a multiple of the block", "attention", "attention_odd", "flop_per_s",
+           _cases(({"dtype": dt, "head_dim": d, "mask": mask, "n_seq": n} for dt in _HALF for d in (64, 128)
+                   for mask in ("full", "causal") for n in _ODD_N), _ATTENTION_FORWARD_DEFAULT),
+           "SDPA cuDNN", {"kernel": "sdpa-cudnn"}, 0.90, "{dtype} d={head_dim} {mask} N={n_seq}",
+           "14-flashattention-forward", "the launch the wrapper runs by default", read_by_chapter=False),
+)
+
+#: Every target: :data:`TARGETS` then :data:`NEW_TARGETS`.
+ALL_TARGETS: tuple[Target, ...] = TARGETS + NEW_TARGETS
+
+
 def target_ids() -> tuple[str, ...]:
     """The ids of :data:`TARGETS`, in table order."""
     return tuple(t.target_id for t in TARGETS)
 
 
 def get_target(target_id: str) -> Target:
-    """The target of :data:`TARGETS` named ``target_id``; ``ValueError`` listing the ids otherwise."""
-    for t in TARGETS:
+    """The target of :data:`ALL_TARGETS` named ``target_id``; ``ValueError`` listing the ids otherwise."""
+    for t in ALL_TARGETS:
         if t.target_id == target_id:
             return t
-    raise ValueError(f"target_id must be one of {target_ids()}, got {target_id!r}")
+    raise ValueError(f"target_id must be one of {tuple(t.target_id for t in ALL_TARGETS)}, got {target_id!r}")
 
 
 def run_name(target: Target, runs: Mapping[str, str] = RECORDED_RUNS) -> str:
@@ -383,6 +458,8 @@ def peak_rate(device: str, metric: str, dtype: str) -> float:
     ``"flop_per_s"``, both from :mod:`gpuperf.hardware`."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+    if metric == "calls_per_s":
+        return None  # host time: no datasheet peak
     acc = hardware.get_accelerator(device)
     return acc.hbm_bytes_per_s if metric == "bytes_per_s" else acc.peak_flop_per_s(dtype, "matrix")
 
@@ -390,6 +467,8 @@ def peak_rate(device: str, metric: str, dtype: str) -> float:
 def peak_name(device: str, metric: str, dtypes: Sequence[str]) -> str:
     """What :func:`peak_rate` compares with, in words, e.g. ``"H200 SXM HBM, 4.8 TB/s"``."""
     acc = hardware.get_accelerator(device)
+    if metric == "calls_per_s":
+        return "none (host time per call)"
     if metric == "bytes_per_s":
         return f"{acc.name} HBM, {peak_rate(device, metric, 'bf16') / 1e12:.1f} TB/s"
     dtypes = list(dict.fromkeys(dtypes))
@@ -413,6 +492,8 @@ def _work(row: Mapping[str, Any], metric: str) -> float | None:
 def _retimed_ratios(row: Mapping[str, Any], ref: Mapping[str, Any], metric: str) -> tuple[float, ...]:
     """Ratios from the re-timings both rows have: ``time_s_repeat``, then interleaved rounds."""
     w_row, w_ref = _work(row, metric), _work(ref, metric)
+    if metric == "calls_per_s":
+        w_row = w_ref = 1.0
     if w_row is None or w_ref is None:
         return ()
     pairs = []
@@ -481,11 +562,15 @@ def score_case(target: Target, case: CaseSpec, rows: Sequence[Mapping[str, Any]]
                          f"{recorded_ratio!r}, its rows give {ratio!r}")
     peak = peak_rate(device, target.metric, case.shape.get("dtype", "bf16"))
     margin = ratio - target.min_ratio
+    met = ratio >= target.min_ratio
+    if target.max_time_s is not None:
+        met = met and isinstance(row.get("time_s"), numbers.Real) and row["time_s"] <= target.max_time_s
     return CaseScore(
         case=name, shape=case.shape, measured=True, label=row.get("label"), reference_label=ref.get("label"),
         rate=rate, reference_rate=ref_rate, ratio=ratio, ratio_retimed=_retimed_ratios(row, ref, target.metric),
-        met=ratio >= target.min_ratio, margin=margin, relative_margin=ratio / target.min_ratio - 1.0,
-        peak=peak, fraction_of_peak=rate / peak, reference_fraction_of_peak=ref_rate / peak,
+        met=met, margin=margin, relative_margin=ratio / target.min_ratio - 1.0,
+        peak=peak, fraction_of_peak=rate / peak if peak else None,
+        reference_fraction_of_peak=ref_rate / peak if peak else None,
     )
 
 
@@ -514,6 +599,7 @@ def score_target(target: Target, run: Mapping[str, Any], run_name: str | None = 
         status = "met" if len(measured) == len(cases) else "met where measured"
 
     def span(values):
+        values = [v for v in values if v is not None]
         return (min(values), max(values)) if values else None
 
     return TargetScore(
@@ -599,6 +685,9 @@ def summary_rows(scores: Sequence[TargetScore]) -> list[dict[str, Any]]:
         t = s.target
         if s.status in ("met", "met where measured"):
             verdict = s.status
+        elif s.status == "missed" and s.margin >= 0:  # every ratio met; a time bound was not
+            verdict = (f"missed: {len(s.missed_cases)} of {s.n_measured} cases over "
+                       f"{t.max_time_s * 1e6:.0f} \u00b5s per call")
         elif s.status == "missed":
             verdict = f"missed by {-s.margin:.2f}; {len(s.missed_cases)} of {s.n_measured} cases under"
         else:
@@ -618,19 +707,24 @@ def case_rows(scores: Sequence[TargetScore]) -> list[dict[str, Any]]:
     """One row per case of every target (not-measured cases included), for an HTML table."""
     if isinstance(scores, (str, Mapping)) or not all(isinstance(s, TargetScore) for s in scores):
         raise ValueError(f"scores must be a sequence of TargetScore, got {scores!r}")
-    unit = {"bytes_per_s": "TB/s", "flop_per_s": "TFLOP/s"}
+    unit = {"bytes_per_s": "TB/s", "flop_per_s": "TFLOP/s", "calls_per_s": "\u00b5s per call"}
     out = []
     for s in scores:
+        host = s.target.metric == "calls_per_s"  # shown as microseconds per call, in the rate columns' scale
         for c in s.cases:
+            rate, ref_rate = c.rate, c.reference_rate
+            if host and c.measured:
+                rate, ref_rate = 1e18 / rate, 1e18 / ref_rate
             retimed = (min(c.ratio_retimed + (c.ratio,)), max(c.ratio_retimed + (c.ratio,))) \
                 if c.measured and c.ratio_retimed else None
             out.append({
                 "target_id": s.target.target_id, "kernel": s.target.kernel, "case": c.case,
                 "reference": s.target.reference, "unit": unit[s.target.metric],
-                "rate": c.rate, "reference_rate": c.reference_rate, "ratio": c.ratio,
+                "rate": rate, "reference_rate": ref_rate, "ratio": c.ratio,
                 "retimed": _span_text(retimed) if retimed else "\u2014",
                 "target": f"\u2265 {s.target.min_ratio:.2f}",
-                "verdict": (c.missing if not c.measured else "met" if c.met else f"missed by {-c.margin:.2f}"),
+                "verdict": (c.missing if not c.measured else "met" if c.met else f"missed by {-c.margin:.2f}"
+                            if c.margin < 0 else f"missed: over {s.target.max_time_s * 1e6:.0f} \u00b5s"),
                 "of_peak": c.fraction_of_peak, "reference_of_peak": c.reference_fraction_of_peak,
             })
     return out
@@ -665,15 +759,24 @@ def verdicts(scores: Sequence[TargetScore]) -> list[str]:
         if s.status == "not measured":
             out.append(f"{head}: not measured (no rows in `{s.run_name}`).")
             continue
-        if s.status == "missed":
+        if s.status == "missed" and s.margin >= 0:
+            verdict = (f"missed on {len(s.missed_cases)} of {s.n_measured} measured cases{unmeasured}, each over "
+                       f"{t.max_time_s * 1e6:.0f} \u00b5s per call though within the ratio (worst {s.worst:.3f})")
+        elif s.status == "missed":
             verdict = (f"missed on {len(s.missed_cases)} of {s.n_measured} measured cases{unmeasured}; worst "
                        f"{s.worst:.3f} ({s.worst_case}), {-s.margin:.3f} short ({-100 * s.relative_margin:.0f} % "
                        f"under the target)")
         else:
             which = "its one measured case" if s.n_measured == 1 else f"all {s.n_measured} measured cases"
             verdict = f"met on {which}{unmeasured}; worst {s.worst:.3f} ({s.worst_case})"
-        peaks = (f"the kernel runs at {_span_text(s.fraction_of_peak)} of the datasheet peak, the reference "
-                 f"at {_span_text(s.reference_fraction_of_peak)}")
+        if t.metric == "calls_per_s":
+            times = [1e6 / c.rate for c in s.cases if c.measured]
+            ref_times = [1e6 / c.reference_rate for c in s.cases if c.measured]
+            peaks = (f"our calls take {_span_text((min(times), max(times)), 1)} \u00b5s of host time, PyTorch's "
+                     f"{_span_text((min(ref_times), max(ref_times)), 1)} \u00b5s")
+        else:
+            peaks = (f"the kernel runs at {_span_text(s.fraction_of_peak)} of the datasheet peak, the reference "
+                     f"at {_span_text(s.reference_fraction_of_peak)}")
         out.append(f"{head}: {verdict}; median {s.median:.3f}, best {s.best:.3f}; {peaks}.")
     return out
 

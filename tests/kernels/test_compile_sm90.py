@@ -36,6 +36,16 @@ for kernel, extra in ((sm._online_kernel, {"BLOCK": 256, "NUM_STAGES": 4}),
         const = {**extra, **({n: 1 for n in names} if unit else {})}
         triton.compile(ASTSource(fn=kernel, signature=sig, constexprs=const), target=target,
                        options={"num_warps": 4})
+# Rows not a multiple of 16 long: the aligned body loads and stores 16 bytes at a time (the head and tail
+# are scalar), in fp16 (8 per vector) and fp32 (4).
+for dtype, vec in (("fp16", 8), ("fp32", 4)):
+    sig = {"X": f"*{dtype}", "Y": f"*{dtype}", "n_cols": "i32", "stride": "i32", "BLOCK": "constexpr",
+           "VEC": "constexpr"}
+    aligned = {(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]]}  # as a launch specialises
+    src = ASTSource(fn=sm._fused_body_kernel, signature=sig, constexprs={"BLOCK": 4096, "VEC": vec},
+                    attrs=aligned)
+    ptx = triton.compile(src, target=target, options={"num_warps": 8}).asm["ptx"]
+    assert "ld.global.v4.b32" in ptx and "st.global.v4.b32" in ptx, dtype
 for causal in (False, True):
     const = {"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64, "CAUSAL": causal, "INPUT_PRECISION": "ieee"}
     sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "O": "*fp16", "LSE": "*fp32", "H": "i32",
@@ -50,10 +60,12 @@ smem_max = get_sm_limits("H200 SXM").max_shared_memory_per_block_bytes
 for (d, causal), entries in fa.HOPPER_CONFIGS.items():
     for _, cfg in entries:
         bm, bn = cfg.block_m, cfg.block_n
-        for even_k in ((False,) if causal else (False, True)):
-            const = {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": causal, "EVEN_K": even_k}
-            sig = {"desc_q": f"tensordesc<fp16[{bm}, {d}]>", "desc_k": f"tensordesc<fp16[{bn}, {d}]>",
-                   "desc_v": f"tensordesc<fp16[{bn}, {d}]>", "desc_o": f"tensordesc<fp16[{bm}, {d}]>",
+        for even_k, ragged in [(e, r) for e in ((False,) if causal else (False, True)) for r in (False, True)]:
+            const = {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": causal, "EVEN_K": even_k,
+                     "RAGGED_Q": ragged}
+            qo = f"tensordesc<fp16[1, {bm}, {d}]>" if ragged else f"tensordesc<fp16[{bm}, {d}]>"
+            sig = {"desc_q": qo, "desc_k": f"tensordesc<fp16[{bn}, {d}]>",
+                   "desc_v": f"tensordesc<fp16[{bn}, {d}]>", "desc_o": qo,
                    "LSE": "*fp32", "N_Q": "i32", "N_K": "i32", "qk_scale": "fp32",
                    **{k: "constexpr" for k in const}}
             opts = {"num_warps": cfg.num_warps, "num_stages": cfg.num_stages,

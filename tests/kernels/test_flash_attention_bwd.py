@@ -469,15 +469,16 @@ def test_poisoned_accumulator_is_caught(device, gen, monkeypatch):
     # The check above can fail: skip the zeroing (ZERO_DQ False) and the NaN fill shows up in dQ.
     q, k, v, do = _inputs((1, 1, 20, 40, 16), torch.float32, device, gen)
     o64, lse64, *_ = _reference_grads(q, k, v, do, False)
-    empty, kernel = torch.empty, fab._preprocess_kernel
+    empty, empty_like, kernel = torch.empty, torch.empty_like, fab._preprocess_kernel
 
-    class NoZeroing:
+    class NoZeroing:  # the wrapper passes every parameter positionally, ZERO_DQ last
         def __getitem__(self, grid):
             def launch(*args, **kwargs):
-                return kernel[grid](*args, **{**kwargs, "ZERO_DQ": False})
+                return kernel[grid](*args[:-1], False, **kwargs)
             return launch
 
     monkeypatch.setattr(torch, "empty", lambda *a, **kw: empty(*a, **kw).fill_(float("nan")))
+    monkeypatch.setattr(torch, "empty_like", lambda *a, **kw: empty_like(*a, **kw).fill_(float("nan")))
     monkeypatch.setattr(fab, "_preprocess_kernel", NoZeroing())
     dq, _, _ = fab.flash_attention_backward(q, k, v, o64.float(), lse64.float(), do,
                                             config=dataclasses.replace(fab.INTERPRETER_CONFIG,

@@ -36,6 +36,17 @@ def test_softmax_matches_float64(device, gen, dtype, method, shape):
     _check(y, x, gen.initial_seed())
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(9, 100), (5, 1001), (3, 4099), (2, 50257)])
+def test_fused_rows_not_a_multiple_of_16_match_float64(device, gen, dtype, shape):
+    # Rows whose length is not a multiple of 16 start at every offset modulo 16 bytes: the fused kernel
+    # splits each into a head, a 16-byte aligned body and a tail (_fused_body_kernel). Every row checked.
+    x = (torch.randn(shape, generator=gen, device=device) * 4).to(dtype)
+    y = torch.full_like(x, float("nan"))
+    sm.softmax(x, out=y, method="fused")
+    _check(y, x, gen.initial_seed())
+
+
 @pytest.mark.parametrize("method", ["fused", "online", "three_pass", "split"])
 def test_softmax_is_safe_for_large_logits(device, method):
     # exp(1000) overflows fp32: only a kernel that subtracts the max gets this right.
@@ -381,14 +392,18 @@ def test_split_row_of_minus_inf_only_is_nan_like_torch(device):
 
 
 def test_auto_picks_fused_then_split_then_online(monkeypatch):
-    x_short, x_long = torch.empty(2, sm.AUTO_FUSED_MAX_COLS), torch.empty(2, sm.AUTO_FUSED_MAX_COLS + 1)
+    x_short, x_long = torch.empty(2, sm.AUTO_FUSED_MAX_COLS), torch.empty(2, sm.AUTO_FUSED_MAX_COLS + 16)
     assert sm._auto_method(x_short) == "fused"
+    # a row not a multiple of 16 long stays fused (aligned body) as long as the fused kernel holds it
+    assert sm._auto_method(torch.empty(2, sm.AUTO_FUSED_MAX_COLS + 1)) == "fused"
+    assert sm._auto_method(torch.empty(2, sm.FUSED_MAX_COLS - 1)) == "fused"
     monkeypatch.setattr(sm, "INTERPRETED", False)  # a GPU: split only when the cooperative plan exists
     for coop, expected in ((True, "split"), (False, "online")):
         plan = sm.SplitPlan(1024, 8, False, 33, coop)
         monkeypatch.setattr(sm, "split_plan", lambda x, plan=plan: plan)
         assert sm._auto_method(x_long) == expected
         assert sm._auto_method(x_short) == "fused"
+        assert sm._auto_method(torch.empty(2, sm.FUSED_MAX_COLS + 1)) == expected
     monkeypatch.setattr(sm, "INTERPRETED", True)  # the interpreter: always the two-launch split
     assert sm._auto_method(x_long) == "split"
 
@@ -396,9 +411,9 @@ def test_auto_picks_fused_then_split_then_online(monkeypatch):
 def test_auto_beyond_the_fused_limit_runs_split_correctly(device, gen):
     if not sm.INTERPRETED:
         pytest.skip("interpreter path (the GPU path is test_split_cooperative_gpu)")
-    x = torch.randn(1, sm.AUTO_FUSED_MAX_COLS + 3, generator=gen, device=device) * 4
+    x = torch.randn(1, sm.AUTO_FUSED_MAX_COLS + 48, generator=gen, device=device) * 4
     y = torch.full_like(x, float("nan"))
-    sm.softmax(x, out=y)  # "auto": 33 chunks of 1024, the last of 3 columns
+    sm.softmax(x, out=y)  # "auto": 33 chunks of 1024, the last of 48 columns
     _check(y, x, gen.initial_seed())
 
 

@@ -43,8 +43,13 @@ ROW_KEYS = ("family", "label", "flop", "bytes_moved", "time_s", "flop_per_s", "b
 ROUND_KEYS = ("time_s_rounds", "sm_clock_mhz_rounds", "temperature_c_rounds", "power_w_rounds",
               "gpu_state_source")
 
-#: The two rates a case can be compared on.
-METRICS = ("bytes_per_s", "flop_per_s")
+#: The rates a case can be compared on (``calls_per_s``: calls per second of host time, for
+#: ``timing="host"`` cases; its row has a ``calls_per_s`` column after :data:`ROW_KEYS`).
+METRICS = ("bytes_per_s", "flop_per_s", "calls_per_s")
+
+#: How a case is timed: ``"device"`` (:func:`time_callable`, CUDA events) or ``"host"``
+#: (:func:`time_host_callable`, the CPU's wall time per call issued back to back).
+TIMINGS = ("device", "host")
 
 Row = dict[str, Any]
 
@@ -67,6 +72,7 @@ class Case:
     rounds: when > 1, this case, its reference and the other cases naming that reference (consecutive in
         the family's order) are timed in interleaved rounds (:func:`run_cases`); 1 (the default) keeps
         the plain check-then-time order.
+    timing: one of :data:`TIMINGS`.
     """
 
     label: str
@@ -79,6 +85,7 @@ class Case:
     params: Mapping[str, Any] = field(default_factory=dict)
     retime: bool = False
     rounds: int = 1
+    timing: str = "device"
 
     def __post_init__(self) -> None:
         if not isinstance(self.label, str) or not self.label:
@@ -91,6 +98,8 @@ class Case:
                 raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
         if self.metric not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}, got {self.metric!r}")
+        if self.timing not in TIMINGS:
+            raise ValueError(f"timing must be one of {TIMINGS}, got {self.timing!r}")
         if self.reference is not None and not isinstance(self.reference, str):
             raise ValueError(f"reference must be a case label or None, got {self.reference!r}")
         if self.check is not None and not callable(self.check):
@@ -122,11 +131,44 @@ def time_callable(fn: Callable[[], object], warmup_ms: float = 25.0, rep_ms: flo
     return float(triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median")) * 1e-3
 
 
+def time_host_callable(fn: Callable[[], object], calls: int = 200, batches: int = 9,
+                       warmup_calls: int = 50) -> float:
+    """Host time of one call of ``fn`` in seconds: the median over ``batches`` of the wall time of ``calls``
+    calls issued back to back with no synchronisation between them, divided by ``calls`` (the GPU is
+    synchronised after each batch, outside the timed region). For small launches the GPU keeps up, so
+    this is the time the CPU spends per call: argument checks, allocations, the launch."""
+    import statistics
+    import time
+
+    import torch
+
+    for name, value in (("calls", calls), ("batches", batches), ("warmup_calls", warmup_calls)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    for _ in range(warmup_calls):
+        fn()
+    torch.cuda.synchronize()
+    per_call = []
+    for _ in range(batches):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        per_call.append((time.perf_counter() - start) / calls)
+        torch.cuda.synchronize()
+    return float(statistics.median(per_call))
+
+
+def _time_case(case: Case, warmup_ms: float, rep_ms: float) -> float:
+    if case.timing == "host":
+        return time_host_callable(case.fn)
+    return time_callable(case.fn, warmup_ms, rep_ms)
+
+
 def make_row(family: str, case: Case, time_s: float) -> Row:
     """The row of a case timed at ``time_s`` seconds (ratios are filled in by :func:`with_ratios`)."""
     if isinstance(time_s, bool) or not isinstance(time_s, numbers.Real) or not (math.isfinite(time_s) and time_s > 0):
         raise ValueError(f"time_s must be a finite positive number of seconds, got {time_s!r}")
-    return {
+    row = {
         **dict(case.params),
         "family": family,
         "label": case.label,
@@ -140,6 +182,10 @@ def make_row(family: str, case: Case, time_s: float) -> Row:
         "ratio_to_reference": None,
         "time_s_repeat": None,
     }
+    if case.metric == "calls_per_s":
+        row["calls_per_s"] = 1.0 / time_s
+        row["timing"] = case.timing
+    return row
 
 
 def with_ratios(rows: Sequence[Row]) -> list[Row]:
@@ -230,9 +276,9 @@ def run_cases(family: str, cases: Iterable[Case], *, progress: bool = True, warm
         if joins or case.rounds > 1:
             group.append(case)
             continue
-        rows.append(make_row(family, case, time_callable(case.fn, warmup_ms, rep_ms)))
+        rows.append(make_row(family, case, _time_case(case, warmup_ms, rep_ms)))
         if case.retime:  # at once, while the family still holds this case's tensors
-            rows[-1]["time_s_repeat"] = time_callable(case.fn, warmup_ms, rep_ms)
+            rows[-1]["time_s_repeat"] = _time_case(case, warmup_ms, rep_ms)
     flush()
     torch.cuda.empty_cache()
     return with_ratios(rows)
@@ -275,7 +321,7 @@ def _time_interleaved(family: str, group: Sequence[Case], warmup_ms: float, rep_
     states: list[list[dict]] = [[] for _ in group]
     for i in interleaved_order(len(group), rounds):
         with GpuSampler(read) as sampler:
-            times[i].append(time_callable(group[i].fn, warmup_ms, rep_ms))
+            times[i].append(_time_case(group[i], warmup_ms, rep_ms))
         states[i].append(sampler.summary())
     rows = []
     for case, ts, st in zip(group, times, states):
@@ -395,6 +441,7 @@ def check_relative_error(label: str, out, reference, tolerance: float) -> float:
 __all__ = [
     "Case",
     "METRICS",
+    "TIMINGS",
     "ROUND_KEYS",
     "ROW_KEYS",
     "check_all_written",
@@ -411,5 +458,6 @@ __all__ = [
     "spread",
     "summarize_ratios",
     "time_callable",
+    "time_host_callable",
     "with_ratios",
 ]

@@ -31,8 +31,9 @@ rounded to 10-bit significands, Triton's silent default; ~1e-3 relative error). 
 pointer arithmetic: it runs under the Triton interpreter, on Ampere and on a T4. On Hopper (compute
 capability 9.x) with fp16/bf16 inputs the default is ``_fwd_kernel_desc`` (``"tma_host"``): Q, K, V and O
 move by TMA through descriptors built once on the host over the (B*H*N, d) matrices, with a launch per
-(head dim, mask, N_k) from :data:`HOPPER_CONFIGS` (H200 sweeps, bench/NOTES.md "fwd"); it needs N_q to be a
-multiple of its query block. Otherwise, from :data:`TMA_MIN_KEYS` keys on, ``_fwd_kernel_tma``
+(head dim, mask, N_k) from :data:`HOPPER_CONFIGS` (H200 sweeps, bench/NOTES.md "fwd"); when N_q is not a
+multiple of its query block, Q and O are viewed per head (B*H, N_q, d) instead, so that TMA bound-checks
+the last block of each head. For fp32, from :data:`TMA_MIN_KEYS` keys on, ``_fwd_kernel_tma``
 (``"tma_device"``) builds per-head descriptors inside each program, which bound-check every head in
 hardware. ``use_tma=False`` forces the pointer kernel. TMA needs 16-byte aligned base addresses: inputs
 that start elsewhere (a contiguous view into the middle of a buffer) take the pointer kernel by default,
@@ -49,7 +50,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gpuperf.kernels import _checks, interpreter_enabled
+from gpuperf.kernels import _checks, _launch, interpreter_enabled
 
 INTERPRETED = interpreter_enabled()
 
@@ -291,12 +292,15 @@ def _fwd_kernel_tma(Q, K, V, O, LSE, H, N_Q, N_K, qk_scale,
 @triton.jit
 def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, N_Q, N_K, qk_scale,
                      HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                     CAUSAL: tl.constexpr, EVEN_K: tl.constexpr):
-    """One program per (query block, head). Each descriptor views all B*H heads as one (B*H*N, d) matrix,
-    so a head starts at row bh*N. A query block never crosses a head (N_Q % BLOCK_M == 0, the wrapper
-    checks); a key block past N_K reads the next head's rows (or TMA's zeros at the very end), which the
-    masked step removes from the softmax before they can reach the output. EVEN_K: no causal mask and
-    N_K % BLOCK_N == 0, so there is no masked loop at all."""
+                     CAUSAL: tl.constexpr, EVEN_K: tl.constexpr, RAGGED_Q: tl.constexpr):
+    """One program per (query block, head). The K and V descriptors view all B*H heads as one (B*H*N, d)
+    matrix, so a head starts at row bh*N; a key block past N_K reads the next head's rows (or TMA's zeros
+    at the very end), whose scores the masked step sets to -inf, so their probabilities are 0. With finite
+    data that keeps them out of the output; a non-finite value in the neighbour's V would still reach it
+    through 0 * inf = NaN in tl.dot(p, v). EVEN_K: no causal mask and N_K % BLOCK_N == 0, so there is no
+    masked loop at all. Q and O: the same 2-D view when N_Q % BLOCK_M == 0 (a query block never crosses a
+    head); otherwise (RAGGED_Q) a 3-D (B*H, N_Q, d) view, whose bounds TMA checks per head: the last
+    block's rows past N_Q load as zeros and are dropped by the store."""
     # listing: fwd-program
     start_m = tl.program_id(0)
     if CAUSAL:  # the longest rows start first, the short ones fill the tail
@@ -305,7 +309,10 @@ def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, N_Q, N_K, qk_scale,
     q_row = bh * N_Q + start_m * BLOCK_M
     kv_row = bh * N_K
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    q = desc_q.load([q_row, 0])
+    if RAGGED_Q:
+        q = desc_q.load([bh, start_m * BLOCK_M, 0]).reshape([BLOCK_M, HEAD_DIM])
+    else:
+        q = desc_q.load([q_row, 0])
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
@@ -327,8 +334,13 @@ def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, N_Q, N_K, qk_scale,
                 qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL, "ieee")
     acc = acc / l_i[:, None]
     lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453
-    tl.store(LSE + bh.to(tl.int64) * N_Q + offs_m, lse)
-    desc_o.store([q_row, 0], acc.to(q.dtype))
+    if RAGGED_Q:
+        tl.store(LSE + bh.to(tl.int64) * N_Q + offs_m, lse, mask=offs_m < N_Q)
+        tile = acc.to(q.dtype).reshape([1, BLOCK_M, HEAD_DIM])
+        desc_o.store([bh, start_m * BLOCK_M, 0], tile)
+    else:
+        tl.store(LSE + bh.to(tl.int64) * N_Q + offs_m, lse)
+        desc_o.store([q_row, 0], acc.to(q.dtype))
     # end listing: fwd-program
 
 
@@ -342,7 +354,7 @@ def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, N_Q, N_K, qk_scale,
 GPU_CONFIGS = {16: (128, 64, 4, 3), 32: (128, 64, 4, 3), 64: (128, 64, 8, 3), 128: (128, 128, 8, 3)}
 
 #: The device-descriptor TMA variant is picked on Hopper from this many keys on when the host-descriptor
-#: kernel cannot run (N_q not a multiple of its query block, or fp32): in the recorded H200 run it was faster
+#: kernel cannot run (fp32 inputs, or a ``config`` given): in the recorded H200 run it was faster
 #: than the pointer kernel for N >= 8192 (book/data/attention_h200.json).
 TMA_MIN_KEYS = 8192
 
@@ -391,12 +403,16 @@ GPU_CONFIG_FP32 = (64, 32, 4, 2)
 #: Blocks under the interpreter (launch options are ignored there; bigger tiles mean fewer programs).
 INTERPRETER_BLOCK = 32
 
-_ALLOCATOR_SET = False
+_CAPABILITY: dict = {}
 
 
 def _tma_available(device: torch.device) -> bool:
-    return (not INTERPRETED and device.type == "cuda" and torch.cuda.get_device_capability(device)[0] == 9
-            and hasattr(tl, "make_tensor_descriptor"))
+    if INTERPRETED or device.type != "cuda" or not hasattr(tl, "make_tensor_descriptor"):
+        return False
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    if index not in _CAPABILITY:  # asked once per device: the query costs microseconds per call
+        _CAPABILITY[index] = torch.cuda.get_device_capability(index)
+    return _CAPABILITY[index][0] == 9
 
 
 def _host_descriptors_available(device: torch.device) -> bool:
@@ -411,28 +427,57 @@ def _host_descriptors_available(device: torch.device) -> bool:
 
 def _ensure_allocator() -> None:
     """Device-side tensor descriptors need scratch global memory; Triton asks an allocator for it."""
-    global _ALLOCATOR_SET
-    if not _ALLOCATOR_SET:
-        def alloc_fn(size: int, alignment: int, stream):
-            return torch.empty(size, dtype=torch.int8, device="cuda")
-
-        triton.set_allocator(alloc_fn)
-        _ALLOCATOR_SET = True
+    _launch.ensure_scratch_allocator()
 
 
 def _launch_host_descriptors(q, k, v, o, lse, causal: bool, scale: float, cfg: HopperConfig) -> None:
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
     b, h, n_q, d = q.shape
     n_k = k.shape[2]
     bm, bn = cfg.block_m, cfg.block_n
-    desc = {name: TensorDescriptor.from_tensor(t.view(-1, d), [rows, d])
-            for name, t, rows in (("q", q, bm), ("k", k, bn), ("v", v, bn), ("o", o, bm))}
-    extra = {"maxnreg": cfg.maxnreg} if cfg.maxnreg and not INTERPRETED else {}
-    _fwd_kernel_desc[(n_q // bm, b * h)](desc["q"], desc["k"], desc["v"], desc["o"], lse, n_q, n_k,
-                                         scale * _LOG2E, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal,
-                                         EVEN_K=(not causal) and n_k % bn == 0, num_warps=cfg.num_warps,
-                                         num_stages=cfg.num_stages, **extra)
+    ragged = n_q % bm != 0
+    if ragged:  # per-head bounds for Q and O (the kernel's docstring)
+        dq = _descriptor(q, (b * h, n_q, d), (n_q * d, d, 1), [1, bm, d])
+        do = _descriptor(o, (b * h, n_q, d), (n_q * d, d, 1), [1, bm, d])
+    else:
+        dq = _descriptor(q, (b * h * n_q, d), (d, 1), [bm, d])
+        do = _descriptor(o, (b * h * n_q, d), (d, 1), [bm, d])
+    dk = _descriptor(k, (b * h * n_k, d), (d, 1), [bn, d])
+    dv = _descriptor(v, (b * h * n_k, d), (d, 1), [bn, d])
+    options = (("num_warps", cfg.num_warps), ("num_stages", cfg.num_stages))
+    if cfg.maxnreg and not INTERPRETED:
+        options += (("maxnreg", cfg.maxnreg),)
+    _launch.launch(_fwd_kernel_desc, (triton.cdiv(n_q, bm), b * h, 1),
+                   (dq, dk, dv, do, lse, n_q, n_k, scale * _LOG2E, d, bm, bn, causal,
+                    (not causal) and n_k % bn == 0, ragged), options)
+
+
+_DESC_FIELDS: dict | None = None
+
+
+def _descriptor(t: torch.Tensor, shape: tuple, strides: tuple, block: list):
+    """A host tensor descriptor over contiguous ``t`` viewed with ``shape`` and ``strides`` (elements),
+    without ``TensorDescriptor``'s checks, which cost a few microseconds per call: the wrapper has checked
+    what they check (16-byte aligned base, contiguous rows of d >= 16 elements, a power-of-two block)."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    global _DESC_FIELDS
+    if _DESC_FIELDS is None:
+        import dataclasses
+
+        fields = dataclasses.fields(TensorDescriptor) if dataclasses.is_dataclass(TensorDescriptor) else ()
+        names = [f.name for f in fields]
+        ok = names[:4] == ["base", "shape", "strides", "block_shape"] and all(
+            f.default is not dataclasses.MISSING for f in fields[4:])
+        _DESC_FIELDS = {f.name: f.default for f in fields[4:]} if ok else {}
+        _DESC_FIELDS["_fast"] = ok
+    if not _DESC_FIELDS["_fast"]:
+        return TensorDescriptor(t, list(shape), list(strides), block)
+    desc = object.__new__(TensorDescriptor)
+    desc.__dict__.update(base=t, shape=list(shape), strides=list(strides), block_shape=block)
+    for name, default in _DESC_FIELDS.items():
+        if name != "_fast":
+            desc.__dict__[name] = default
+    return desc
 
 
 def _tma_aligned(*tensors) -> bool:
@@ -446,8 +491,7 @@ def _choose_variant(device, dtype, n_q: int, n_k: int, cfg: HopperConfig, use_tm
     """host_ok=False (the caller gave a ``config``, a launch of the other two kernels): not "tma_host"."""
     if not aligned:  # no descriptor kernel can take these inputs; the pointer kernel can
         return "pointer"
-    if (host_ok and dtype in (torch.float16, torch.bfloat16)
-            and _host_descriptors_available(device) and n_q % cfg.block_m == 0):
+    if host_ok and dtype in (torch.float16, torch.bfloat16) and _host_descriptors_available(device):
         return "tma_host"
     if _tma_available(device) and (use_tma or n_k >= TMA_MIN_KEYS):
         return "tma_device"
@@ -476,7 +520,7 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
     """FlashAttention forward pass; returns ``(o, lse)`` (module docstring for shapes and semantics).
 
     Kernel choice (``variant``): None picks, on compute capability 9.x with fp16/bf16 inputs, the
-    host-descriptor kernel (``"tma_host"``) when N_q is a multiple of its query block, else the
+    host-descriptor kernel (``"tma_host"``, any N_q), else (fp32) the
     device-descriptor kernel (``"tma_device"``) for N_k >= :data:`TMA_MIN_KEYS`, else the pointer kernel
     (``"pointer"``, the only one chosen under the interpreter, on Ampere and on a T4, and for inputs whose
     base address is not 16-byte aligned, which TMA cannot read). ``use_tma`` (the
@@ -486,6 +530,16 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
     overrides :data:`HOPPER_CONFIGS` (host-descriptor kernel only). Both are for benchmarks and tests; an
     override for a kernel that does not run raises ``ValueError``, as does any bad argument (named).
     """
+    plain = (not INTERPRETED and use_tma is None and config is None and variant is None and hopper is None
+             and fp32_precision == "ieee")
+    if plain:  # a call like an earlier one that ran the host-descriptor kernel: skip straight to its launch
+        key = _plan_key(q, k, v, causal, softmax_scale)
+        plan = _PLANS.get(key) if key is not None else None
+        if plan is not None:
+            o = torch.empty_like(q)
+            lse = torch.empty(plan[0], dtype=torch.float32, device=q.device)
+            _launch_host_descriptors(q, k, v, o, lse, causal, plan[1], plan[2])
+            return o, lse
     _check_inputs(q, k, v)
     if fp32_precision not in FP32_PRECISIONS:
         raise ValueError(f"fp32_precision must be one of {FP32_PRECISIONS}, got {fp32_precision!r}")
@@ -528,10 +582,13 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
     if variant == "tma_host":
         if not sixteen_bit:
             raise ValueError(f"variant='tma_host' takes fp16 or bf16 inputs, got {q.dtype}")
-        if n_q % cfg.block_m:
-            raise ValueError(f"variant='tma_host' needs N_q (q.shape[2] = {n_q}) to be a multiple of "
-                             f"BLOCK_M = {cfg.block_m}")
         _launch_host_descriptors(q, k, v, o, lse, causal, scale, cfg)
+        if plain and hopper is None:
+            key = _plan_key(q, k, v, causal, softmax_scale)
+            if key is not None:
+                if len(_PLANS) >= 1024:
+                    _PLANS.clear()
+                _PLANS[key] = ((b, h, n_q), scale, cfg)
         return o, lse
     precision = fp32_precision if q.dtype == torch.float32 else "ieee"  # only fp32 dots have a choice
     if config is None:
@@ -553,6 +610,24 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
                           BLOCK_N=block_n, CAUSAL=causal, INPUT_PRECISION=precision,
                           num_warps=num_warps, num_stages=num_stages)
     return o, lse
+
+
+#: Default launches already checked and chosen, by :func:`_plan_key`: ((B, H, N_q), scale, HopperConfig).
+_PLANS: dict = {}
+
+
+def _plan_key(q, k, v, causal, softmax_scale):
+    """Everything the checks and the choice of kernel read from the arguments (classes, shapes, dtypes,
+    devices, contiguity, 16-byte alignment, mask, scale), or None for an input the fast path leaves to the
+    full checks. Two calls with one key pass or fail the checks alike and run the same launch."""
+    if not (q.__class__ is torch.Tensor and k.__class__ is torch.Tensor and v.__class__ is torch.Tensor
+            and causal.__class__ is bool and (softmax_scale is None or softmax_scale.__class__ is float)):
+        return None
+    if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
+        return None
+    return (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.get_device(), k.get_device(),
+            v.get_device(), q.data_ptr() % 16 == 0 and k.data_ptr() % 16 == 0 and v.data_ptr() % 16 == 0,
+            causal, softmax_scale)
 
 
 def attention_flop(batch: int, heads: int, n_q: int, n_k: int, head_dim: int, causal: bool) -> float:

@@ -61,7 +61,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gpuperf.kernels import _checks, interpreter_enabled
+from gpuperf.kernels import _checks, _launch, interpreter_enabled
 # TMA detection and Triton's scratch allocator: one copy, shared with the forward pass.
 from gpuperf.kernels.flash_attention import _ensure_allocator, _tma_available
 
@@ -538,6 +538,12 @@ def flash_attention_backward(q, k, v, o, lse, do, causal: bool = False, softmax_
 
     Returns ``(dq, dk, dv)``, contiguous, in q's dtype. Raises ``ValueError`` naming a bad argument.
     """
+    plain = config is None and fp32_precision == "ieee" and not return_kernels and not INTERPRETED
+    if plain:  # a call like an earlier one, already checked: straight to the launches
+        key = _plan_key(q, k, v, o, lse, do, causal, softmax_scale)
+        plan = _PLANS.get(key) if key is not None else None
+        if plan is not None:
+            return _launch_backward(q, k, v, o, lse, do, causal, plan[0], plan[1])
     _check_attention_inputs(q, k, v)
     scale = _check_causal_and_scale(causal, softmax_scale)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
@@ -559,9 +565,31 @@ def flash_attention_backward(q, k, v, o, lse, do, causal: bool = False, softmax_
         raise ValueError(f"fp32_precision must be 'ieee' or 'tf32', got {fp32_precision!r}")
     if config is None:
         config = default_config(head_dim, q.dtype, causal)
+        if plain:
+            key = _plan_key(q, k, v, o, lse, do, causal, softmax_scale)
+            if key is not None:
+                if len(_PLANS) >= 1024:
+                    _PLANS.clear()
+                _PLANS[key] = (scale, config)
     elif not isinstance(config, BackwardConfig):
         raise ValueError(f"config must be a BackwardConfig or None, got {type(config).__name__}")
     return _launch_backward(q, k, v, o, lse, do, causal, scale, config, fp32_precision, return_kernels)
+
+
+#: Checked default launches by :func:`_plan_key`: (scale, BackwardConfig).
+_PLANS: dict = {}
+
+
+def _plan_key(q, k, v, o, lse, do, causal, softmax_scale):
+    """Everything the checks and the default configuration read from the arguments (classes, shapes,
+    dtypes, devices, mask, scale; contiguity, which the launches need and the checks do not), or None for
+    inputs left to the full checks."""
+    ts = (q, k, v, o, lse, do)
+    if not (all(t.__class__ is torch.Tensor and t.is_contiguous() for t in ts) and causal.__class__ is bool
+            and (softmax_scale is None or softmax_scale.__class__ is float)):
+        return None
+    return (*(t.shape for t in ts), *(t.dtype for t in ts), *(t.get_device() for t in ts), causal,
+            softmax_scale)
 
 
 def _launch_backward(q, k, v, o, lse, do, causal, scale, config, fp32_precision="ieee",
@@ -581,33 +609,34 @@ def _launch_backward(q, k, v, o, lse, do, causal, scale, config, fp32_precision=
         do = do.to(q.dtype)
     precision = fp32_precision if q.dtype == torch.float32 else "default"
     delta = torch.empty((batch, heads, n_q), device=q.device, dtype=torch.float32)
-    dq = torch.empty((batch, heads, n_q, head_dim), device=q.device, dtype=q.dtype)
-    dk = torch.empty((batch, heads, n_k, head_dim), device=q.device, dtype=q.dtype)
-    dv = torch.empty_like(dk)
+    dq = torch.empty_like(q)
+    dk = torch.empty_like(k)
+    dv = torch.empty_like(k)
     # The fused variant sums dQ over key blocks in fp32 (zeroed by the preprocess kernel).
-    dq_acc = torch.empty((batch, heads, n_q, head_dim), device=q.device, dtype=torch.float32) \
-        if config.fused else delta
+    dq_acc = torch.empty_like(q, dtype=torch.float32) if config.fused else delta
 
     pre_block = 64 if not INTERPRETED else 32
     handles = {}  # the compiled kernels (Triton's launch result): registers and spills for the sweep
-    handles["preprocess"] = _preprocess_kernel[(triton.cdiv(n_q, pre_block), batch * heads)](
-        o, do, delta, dq_acc, n_q, BLOCK_M=pre_block, HEAD_DIM=head_dim, ZERO_DQ=config.fused)
+    launch = _launch.launch
+    handles["preprocess"] = launch(_preprocess_kernel, (triton.cdiv(n_q, pre_block), batch * heads, 1),
+                                   (o, do, delta, dq_acc, n_q, pre_block, head_dim, config.fused))
     common = (n_q, n_k, scale * _LOG2E, scale)
-    handles["dkdv"] = _dkdv_kernel[(triton.cdiv(n_k, config.dkdv_block_n), batch * heads)](
-        q, k, v, do, lse, delta, dk, dv, dq_acc, *common, CAUSAL=causal, BLOCK_M=config.dkdv_block_m,
-        BLOCK_N=config.dkdv_block_n, HEAD_DIM=head_dim, FUSED_DQ=config.fused, USE_TMA=use_tma,
-        PRECISION=precision,
-        num_warps=config.num_warps, num_stages=config.num_stages)
+    handles["dkdv"] = launch(
+        _dkdv_kernel, (triton.cdiv(n_k, config.dkdv_block_n), batch * heads, 1),
+        (q, k, v, do, lse, delta, dk, dv, dq_acc, *common, causal, config.dkdv_block_m, config.dkdv_block_n,
+         head_dim, config.fused, use_tma, precision),
+        (("num_warps", config.num_warps), ("num_stages", config.num_stages)))
     if config.fused:
         n_elements = dq.numel()
         convert_block = 1024 if not INTERPRETED else 4096
-        handles["convert"] = _dq_convert_kernel[(triton.cdiv(n_elements, convert_block),)](
-            dq_acc, dq, n_elements, scale, BLOCK=convert_block)
+        handles["convert"] = launch(_dq_convert_kernel, (triton.cdiv(n_elements, convert_block), 1, 1),
+                                    (dq_acc, dq, n_elements, scale, convert_block))
     else:
-        handles["dq"] = _dq_kernel[(triton.cdiv(n_q, config.dq_block_m), batch * heads)](
-            q, k, v, do, lse, delta, dq, *common, CAUSAL=causal, BLOCK_M=config.dq_block_m,
-            BLOCK_N=config.dq_block_n, HEAD_DIM=head_dim, PRECISION=precision,
-            num_warps=config.dq_num_warps, num_stages=config.dq_num_stages)
+        handles["dq"] = launch(
+            _dq_kernel, (triton.cdiv(n_q, config.dq_block_m), batch * heads, 1),
+            (q, k, v, do, lse, delta, dq, *common, causal, config.dq_block_m, config.dq_block_n, head_dim,
+             precision),
+            (("num_warps", config.dq_num_warps), ("num_stages", config.dq_num_stages)))
     if return_kernels:
         return dq, dk, dv, handles
     return dq, dk, dv

@@ -43,7 +43,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gpuperf.kernels import _checks, interpreter_enabled
+from gpuperf.kernels import _checks, _launch, interpreter_enabled
 
 #: True when this module's kernels were defined for Triton's interpreter (fixed at import, as in
 #: :mod:`gpuperf.kernels.elementwise`).
@@ -278,7 +278,6 @@ def _launch_tma_fixed(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, tile:
                                     WARP_SPECIALIZE=warp_specialize, num_stages=stages, num_warps=warps)
 
 
-_allocator_set = False
 _warp_specialize_failed = False
 
 
@@ -290,10 +289,7 @@ def _note_warp_specialize_failed() -> None:
 
 def _set_tma_allocator() -> None:
     # Device-side descriptors live in a small global-memory scratch buffer that Triton asks for.
-    global _allocator_set
-    if not _allocator_set:
-        triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
-        _allocator_set = True
+    _launch.ensure_scratch_allocator()
 
 
 _device_cache: dict = {}
@@ -352,6 +348,15 @@ def matmul(
     kernel as ``"tma"``). ``config`` fixes the portable kernel's tile (keys of :data:`INTERPRETER_CONFIG`) instead of
     autotuning (always fixed under the interpreter). Raises ``ValueError`` naming the argument.
     """
+    plain = out is None and backend == "auto" and config is None and input_precision is None
+    if plain and not INTERPRETED:  # a call like an earlier one: its checked, tuned launch
+        key = _plan_key(a, b)
+        plan = _PLANS.get(key) if key is not None else None
+        if plan is not None:
+            shape, grid, consts, options = plan
+            out = torch.empty(shape, dtype=a.dtype, device=a.device)
+            _launch.launch(_matmul_tma_kernel, grid, (a, b, out, *shape, a.shape[1], *consts), options)
+            return out
     _check_operand("a", a)
     _check_operand("b", b, like=("a", a))
     if a.shape[1] != b.shape[0]:
@@ -393,7 +398,10 @@ def matmul(
             if backend != "auto" or kind != "tma_ws":
                 raise
             _note_warp_specialize_failed()
+            kind = "tma"
             _autotuned_kernel("tma")[grid](a, b, out, m, n, k, NUM_PROGRAMS=num_sms)
+        if plain:
+            _remember_plan(a, b, _autotuned_kernel(kind), num_sms)
         return out
     precision = input_precision or "tf32"  # 16-bit inputs: the argument has no effect
     args = (a, b, out, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1))
@@ -405,6 +413,44 @@ def matmul(
         grid = lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)
         _autotuned_kernel("portable")[grid](*args, INPUT_PRECISION=precision)
     return out
+
+
+#: Checked, tuned TMA launches by :func:`_plan_key`: ((m, n), grid, constexprs after K, options).
+_PLANS: dict = {}
+
+
+def _plan_key(a, b):
+    """What the checks, the backend choice and the autotuner read from the operands (classes, shapes,
+    dtypes, devices, contiguity, 16-byte alignment), or None for inputs left to the full checks."""
+    if not (a.__class__ is torch.Tensor and b.__class__ is torch.Tensor and a.is_contiguous()
+            and b.is_contiguous()):
+        return None
+    return (a.shape, b.shape, a.dtype, b.dtype, a.get_device(), b.get_device(), a.data_ptr() % 16 == 0,
+            b.data_ptr() % 16 == 0)
+
+
+def _remember_plan(a, b, autotuned, num_sms: int) -> None:
+    """Keep the launch the autotuner chose for these operands (its ``best_config``), so that the next call
+    of the same key launches the kernel directly."""
+    best = getattr(autotuned, "best_config", None)
+    key = _plan_key(a, b)
+    if best is None or key is None or getattr(best, "pre_hook", None) is not None:
+        return
+    kwargs = dict(best.kwargs)
+    kwargs["NUM_PROGRAMS"] = num_sms
+    names = _matmul_tma_kernel.arg_names[6:]
+    if set(names) != set(kwargs):
+        return
+    m, n = a.shape[0], b.shape[1]
+    grid = (min(num_sms, triton.cdiv(m, kwargs["BLOCK_M"]) * triton.cdiv(n, kwargs["BLOCK_N"])), 1, 1)
+    options = tuple((name, value) for name, value in (("num_warps", best.num_warps),
+                                                       ("num_stages", best.num_stages),
+                                                       ("num_ctas", getattr(best, "num_ctas", 1)),
+                                                       ("maxnreg", getattr(best, "maxnreg", None)))
+                    if value is not None)
+    if len(_PLANS) >= 1024:
+        _PLANS.clear()
+    _PLANS[key] = ((m, n), grid, tuple(kwargs[name] for name in names), options)
 
 
 def _check_config(config: object) -> dict:

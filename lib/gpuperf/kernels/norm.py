@@ -28,7 +28,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gpuperf.kernels import _checks, interpreter_enabled
+from gpuperf.kernels import _checks, _launch, interpreter_enabled
 
 INTERPRETED = interpreter_enabled()
 
@@ -124,6 +124,40 @@ def add_rms_norm(
     each program reads its row before writing it) but must not partly overlap an input. Raises
     ``ValueError`` naming the argument.
     """
+    if not INTERPRETED and out is None and residual_out is None and _plain_inputs(x, residual, weight, eps):
+        # The common call, checked in a few cheap tests (the same conditions as below, fresh outputs).
+        out, residual_out = torch.empty_like(x), torch.empty_like(x)
+        rows, n = x.shape
+    else:
+        rows, n, out, residual_out = _checked_call(x, residual, weight, eps, out, residual_out)
+    if rows == 0:
+        return out, residual_out
+    block_n = _next_power_of_2(n)
+    _launch.launch(_add_rms_norm_kernel, (rows,),
+                   (x, residual, weight, out, residual_out, n, x.stride(0), residual.stride(0), out.stride(0),
+                    residual_out.stride(0), float(eps), block_n, block_n == n),
+                   (("num_warps", _num_warps(block_n)),))
+    return out, residual_out
+
+
+def _next_power_of_2(n: int) -> int:
+    return 1 << (n - 1).bit_length()
+
+
+def _plain_inputs(x, residual, weight, eps) -> bool:
+    """x and residual: contiguous 2-D CUDA tensors of one supported dtype, shape and device; weight: (n,)
+    of that dtype and device; 1 <= n <= MAX_COLS; eps a float > 0 (finite)."""
+    if not (x.__class__ is torch.Tensor and residual.__class__ is torch.Tensor
+            and weight.__class__ is torch.Tensor and eps.__class__ is float and 0.0 < eps < math.inf):
+        return False
+    dtype = x.dtype
+    return (x.is_cuda and dtype in DTYPE_NAMES and x.dim() == 2 and residual.dtype is dtype
+            and weight.dtype is dtype and residual.shape == x.shape and weight.shape == x.shape[1:]
+            and 1 <= x.shape[1] <= MAX_COLS and residual.device == x.device and weight.device == x.device
+            and x.is_contiguous() and residual.is_contiguous() and weight.is_contiguous())
+
+
+def _checked_call(x, residual, weight, eps, out, residual_out):
     _check_tensor("x", x)
     if x.dim() != 2:
         raise ValueError(f"x must be 2-D (rows, n), got shape {tuple(x.shape)}")
@@ -144,15 +178,7 @@ def add_rms_norm(
     residual_out = _checked_output("residual_out", residual_out, x, inputs)
     if out.data_ptr() == residual_out.data_ptr() and out.numel():
         raise ValueError("out and residual_out must be different tensors")
-    if rows == 0:
-        return out, residual_out
-    block_n = triton.next_power_of_2(n)
-    _add_rms_norm_kernel[(rows,)](
-        x, residual, weight, out, residual_out, n, x.stride(0), residual.stride(0), out.stride(0),
-        residual_out.stride(0), float(eps), BLOCK_N=block_n, EVEN_N=(block_n == n),
-        num_warps=_num_warps(block_n),
-    )
-    return out, residual_out
+    return rows, n, out, residual_out
 
 
 def _checked_output(name: str, out, like: torch.Tensor, inputs: dict) -> torch.Tensor:

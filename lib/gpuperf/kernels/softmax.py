@@ -26,8 +26,9 @@ method            what one program does with its row                          HB
 ================  ==========================================================  ==================
 
 ``torch.softmax`` moves ``2 n b`` too; a copy (``2 n b``) is the same-run reference for "as fast as memory
-allows". ``"auto"`` takes ``"fused"`` up to :data:`AUTO_FUSED_MAX_COLS` columns, ``"split"`` beyond (when the
-row's programs fit on the GPU at once) and ``"online"`` otherwise.
+allows". ``"auto"`` takes ``"fused"`` up to :data:`AUTO_FUSED_MAX_COLS` columns (and up to
+:data:`FUSED_MAX_COLS` for rows whose length is not a multiple of 16), ``"split"`` beyond (when the row's
+programs fit on the GPU at once) and ``"online"`` otherwise.
 
 The cooperative split kernel is the one kernel of the course whose programs wait for each other; the comment
 above :func:`_split_coop_kernel` argues why it cannot deadlock. The Triton interpreter runs programs one
@@ -47,7 +48,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gpuperf.kernels import _checks, interpreter_enabled
+from gpuperf.kernels import _checks, _launch, interpreter_enabled
 
 INTERPRETED = interpreter_enabled()
 
@@ -57,6 +58,10 @@ METHODS = ("auto", "fused", "online", "three_pass", "split")
 
 #: Longest row the fused kernel holds in registers (65536 fp32 values over 32 warps: 64 per thread).
 FUSED_MAX_COLS = 65536
+
+#: Rows from this many columns on whose length is not a multiple of 16 take the fused kernel with an
+#: aligned body (:func:`_fused_body_kernel`); shorter ones the plain masked kernel.
+BODY_MIN_COLS = 64
 
 #: Longest row "auto" gives to the fused kernel; longer rows stream (set from the H200 run, bench/NOTES.md).
 AUTO_FUSED_MAX_COLS = 32768
@@ -87,7 +92,10 @@ def softmax_reference(x: torch.Tensor) -> torch.Tensor:
 
 
 def _fused_num_warps(block: int) -> int:
-    return 4 if block <= 1024 else 8 if block <= 4096 else 16 if block <= 16384 else 32
+    # 8 warps up to 8192 columns: at 5000 and 6144 columns 8 warps reached 0.84 and 0.95 of the copy, 16
+    # warps 0.69 and 0.91 (H200, book/data/softmax_targets_h200.json: the "split" rows, one chunk, are the
+    # fused kernel at 8 warps).
+    return 4 if block <= 1024 else 8 if block <= 8192 else 16 if block <= 16384 else 32
 
 
 @triton.jit
@@ -109,6 +117,36 @@ def _fused_kernel(X, Y, n_cols, stride_x, stride_y, BLOCK: tl.constexpr, EVEN: t
         tl.store(Y + row * stride_y + offs, y.to(Y.dtype.element_ty),
                  mask=offs < n_cols)
     # end listing: fused
+
+
+@triton.jit
+def _fused_body_kernel(X, Y, n_cols, stride, BLOCK: tl.constexpr, VEC: tl.constexpr):
+    # The fused kernel for rows whose length is not a multiple of 16 elements: such rows start at addresses
+    # that are not 16-byte aligned, and a mask offs < n_cols that changes inside a 16-byte group, so the
+    # compiler would load and store one element at a time. Here a row is a short head (up to the first
+    # 16-byte boundary), an aligned body of whole 16-byte groups (VEC elements each) and a short tail: the
+    # body's start and length are multiples of VEC (tl.multiple_of), so its accesses are 16-byte vectors.
+    # HBM: read the row once, write it once. X and Y are 16-byte aligned with one row stride (wrapper).
+    row_start = tl.program_id(0).to(tl.int64) * stride
+    head = (VEC - row_start % VEC) % VEC
+    body = ((n_cols - head) // VEC) * VEC
+    body_start = tl.multiple_of(row_start + head, VEC)
+    body_len = tl.multiple_of(body, VEC)
+    tail_start = row_start + head + body
+    n_tail = n_cols - head - body
+    offs = tl.arange(0, BLOCK)
+    small = tl.arange(0, VEC)
+    xb = tl.load(X + body_start + offs, mask=offs < body_len, other=float("-inf")).to(tl.float32)
+    xh = tl.load(X + row_start + small, mask=small < head, other=float("-inf")).to(tl.float32)
+    xt = tl.load(X + tail_start + small, mask=small < n_tail, other=float("-inf")).to(tl.float32)
+    m = tl.maximum(tl.max(xb, 0), tl.maximum(tl.max(xh, 0), tl.max(xt, 0)))
+    eb = tl.exp(xb - m)
+    eh = tl.exp(xh - m)
+    et = tl.exp(xt - m)
+    inv = 1.0 / (tl.sum(eb, 0) + tl.sum(eh, 0) + tl.sum(et, 0))
+    tl.store(Y + body_start + offs, (eb * inv).to(Y.dtype.element_ty), mask=offs < body_len)
+    tl.store(Y + row_start + small, (eh * inv).to(Y.dtype.element_ty), mask=small < head)
+    tl.store(Y + tail_start + small, (et * inv).to(Y.dtype.element_ty), mask=small < n_tail)
 
 
 @triton.jit
@@ -364,7 +402,8 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
     ``prefetch`` tune ``"split"``. ``out`` (allocated when None) must match ``x`` and must not overlap it.
     Raises ``ValueError`` naming the argument.
     """
-    _check_tensor("x", x)
+    if INTERPRETED or not _plain_input(x):  # the full checks, with their messages, off the fast path
+        _check_tensor("x", x)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     n_rows, n_cols = x.shape
@@ -379,9 +418,10 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
             raise ValueError("out must not overlap x (the streaming methods re-read x after writing)")
     if num_warps is not None and num_warps not in (1, 2, 4, 8, 16, 32):
         raise ValueError(f"num_warps must be a power of two from 1 to 32, got {num_warps!r}")
-    for name, flag in (("cooperative", cooperative), ("prefetch", prefetch)):
-        if flag is not None and not isinstance(flag, bool):
-            raise ValueError(f"{name} must be True, False or None, got {flag!r}")
+    if cooperative is not None or prefetch is not None:
+        for name, flag in (("cooperative", cooperative), ("prefetch", prefetch)):
+            if flag is not None and not isinstance(flag, bool):
+                raise ValueError(f"{name} must be True, False or None, got {flag!r}")
     if cooperative and INTERPRETED:
         raise ValueError("cooperative=True needs a GPU: the Triton interpreter runs programs one after "
                          "another, so a program waiting for the others would wait forever; got True")
@@ -425,7 +465,10 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
 
 def _auto_method(x: torch.Tensor) -> str:
     n_cols = x.shape[1]
-    if n_cols <= AUTO_FUSED_MAX_COLS:
+    if n_cols <= AUTO_FUSED_MAX_COLS or (n_cols % 16 and n_cols <= FUSED_MAX_COLS):
+        # Rows not a multiple of 16 long are not 16-byte aligned: the split kernel's chunks would load
+        # one element at a time; the fused kernel's aligned body does not (50257 columns: 0.53-0.60 of
+        # the copy against 0.37, book/data/softmax_targets_h200.json).
         return "fused"
     if INTERPRETED or split_plan(x).cooperative:
         return "split"
@@ -435,8 +478,13 @@ def _auto_method(x: torch.Tensor) -> str:
 def _launch_fused(x: torch.Tensor, out: torch.Tensor, num_warps: int | None) -> None:
     n_rows, n_cols = x.shape
     block = triton.next_power_of_2(n_cols)
-    _fused_kernel[(n_rows,)](x, out, n_cols, x.stride(0), out.stride(0), BLOCK=block, EVEN=(block == n_cols),
-                             num_warps=num_warps or _fused_num_warps(block))
+    if (n_cols % 16 and n_cols >= BODY_MIN_COLS and x.stride(0) == out.stride(0)
+            and x.data_ptr() % 16 == 0 and out.data_ptr() % 16 == 0):
+        _launch.launch(_fused_body_kernel, (n_rows,), (x, out, n_cols, x.stride(0), block, 16 // x.element_size()),
+                       (("num_warps", num_warps or _fused_num_warps(block)),))
+        return
+    _launch.launch(_fused_kernel, (n_rows,), (x, out, n_cols, x.stride(0), out.stride(0), block, block == n_cols),
+                   (("num_warps", num_warps or _fused_num_warps(block)),))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -609,6 +657,12 @@ def softmax_bytes_moved(n_rows: int, n_cols: int, bytes_per_element: int, method
     if method not in passes:
         raise ValueError(f"method must be one of {list(passes)}, got {method!r}")
     return passes[method] * n_rows * n_cols * bytes_per_element
+
+
+def _plain_input(x) -> bool:
+    """The common valid input, in a few cheap tests: a contiguous 2-D CUDA tensor of a supported dtype."""
+    return x.__class__ is torch.Tensor and x.is_cuda and x.dim() == 2 and x.dtype in DTYPE_NAMES \
+        and x.is_contiguous()
 
 
 def _check_tensor(name: str, t) -> None:
