@@ -252,77 +252,16 @@ def run_bandwidth(out: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------------
-# Latency (pointer chasing, one thread) and host-link bandwidth, for the hierarchy figure
+# Host-link bandwidth, for the hierarchy figure. (Latencies are not measured here: the course has one
+# latency method, the pointer chase of bench/part1_gpu.py, whose pointer_chase_h200.json every chapter
+# reads.)
 # ------------------------------------------------------------------------------------------------
-LATENCY_SRC = r"""
-// One thread follows a chain of indices: each load's address depends on the previous load, so the loop
-// runs at one memory latency per hop. A first pass warms the caches; clock64 times the second.
-#define CHASE(NAME, LOAD) extern "C" __global__ void NAME(const unsigned int* next, int hops, \
-        unsigned int* out, long long* cycles) { \
-    unsigned int j = 0; \
-    for (int h = 0; h < hops; ++h) j = LOAD(next + j); \
-    long long t0 = clock64(); \
-    for (int h = 0; h < hops; ++h) j = LOAD(next + j); \
-    long long t1 = clock64(); \
-    out[0] = j; cycles[0] = t1 - t0; }
-CHASE(chase_ca, __ldca)
-CHASE(chase_cg, __ldcg)
-extern "C" __global__ void chase_shared(const unsigned int* next, int hops, int n, unsigned int* out,
-                                         long long* cycles) {
-    __shared__ unsigned int s[8192];
-    for (int k = 0; k < n; ++k) s[k] = next[k];
-    __syncthreads();
-    unsigned int j = 0;
-    for (int h = 0; h < hops; ++h) j = s[j];
-    long long t0 = clock64();
-    for (int h = 0; h < hops; ++h) j = s[j];
-    long long t1 = clock64();
-    out[0] = j; cycles[0] = t1 - t0;
-}
-"""
-
-
-def _chain(cp, n_slots: int, slot_elements: int, seed: int = 0):
-    """A random cyclic chain over n_slots slots, each slot_elements apart (one hop per slot)."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(n_slots)
-    nxt = np.zeros(n_slots * slot_elements, dtype=np.uint32)
-    src = order * slot_elements
-    dst = np.roll(order, -1) * slot_elements
-    nxt[src] = dst
-    return cp.asarray(nxt)
-
-
 def run_latency(out: Path) -> None:
+    """Pinned host <-> device copies of 1 GiB (the mode keeps its name so old job scripts still run)."""
     import cupy as cp
 
-    mod = cp.RawModule(code=LATENCY_SRC, options=("--std=c++17",))
-    res = cp.zeros(1, dtype=cp.uint32)
-    cyc = cp.zeros(1, dtype=cp.int64)
     rows = []
     start, end = cp.cuda.Event(), cp.cuda.Event()
-    # (level, kernel, bytes spanned, slot bytes, hops): slots of 128 B (one line each)
-    cases = [("L1", "chase_ca", 8 * 1024, 128, 20000), ("L2", "chase_cg", 4 * 1024 * 1024, 128, 20000),
-             ("HBM", "chase_cg", 256 * 1024 * 1024, 128, 4000)]
-    for level, kname, span, slot, hops in cases:
-        chain = _chain(cp, span // slot, slot // 4)
-        k = mod.get_function(kname)
-        start.record()
-        k((1,), (1,), (chain, cp.int32(hops), res, cyc))
-        end.record(); end.synchronize()
-        t = cp.cuda.get_elapsed_time(start, end) * 1e-3
-        rows.append({"level": level, "kernel": kname, "span_bytes": span, "slot_bytes": slot, "hops": hops,
-                     "cycles_per_hop": int(cyc.get()[0]) / hops, "kernel_time_s": t,
-                     "ns_per_hop_from_kernel_time": t / (2 * hops) * 1e9})
-        del chain
-    chain = _chain(cp, 2048, 4)  # 2048 slots of 16 B in 32 KiB of shared memory
-    k = mod.get_function("chase_shared")
-    k((1,), (1,), (chain, cp.int32(20000), cp.int32(8192), res, cyc))
-    cp.cuda.runtime.deviceSynchronize()
-    rows.append({"level": "shared", "kernel": "chase_shared", "span_bytes": 32768, "slot_bytes": 16,
-                 "hops": 20000, "cycles_per_hop": int(cyc.get()[0]) / 20000})
     # host link: pinned host <-> device copies of 1 GiB
     import cupyx
 

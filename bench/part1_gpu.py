@@ -7,6 +7,7 @@ CUDA C++ in ``bench/part1_kernels.cu``, built at run time by CuPy (NVRTC).
 Usage (from the repository root, on a GPU machine with CuPy)::
 
     python bench/part1_gpu.py --out-dir DIR            # latency, bytes-in-flight sweep, divergence timings
+    python bench/part1_gpu.py --out-dir book/data --skip sweep divergence   # latency only (~10 s)
     ncu --clock-control none --csv --kernel-name regex:^div_ \\
         --metrics smsp__thread_inst_executed_per_inst_executed.ratio,smsp__inst_executed.sum,\\
 smsp__thread_inst_executed.sum python bench/part1_gpu.py --ncu-divergence --out-dir DIR > DIR/ncu.csv
@@ -14,7 +15,9 @@ smsp__thread_inst_executed.sum python bench/part1_gpu.py --ncu-divergence --out-
 
 Every kernel's output is checked before its timing is kept: the chase's final index against the cycle
 it walks, the sweep's XOR of everything read against an independent CuPy reduction, the divergence kernels
-against a float64 NumPy evaluation of the same arithmetic. It writes ``pointer_chase_<dev>.json``,
+against a float64 NumPy evaluation of the same arithmetic; a wrong chase, or latencies out of order,
+stops the run before anything is written. The pointer chase is the course's one latency method: chapters
+02, 04 and 05 all read ``pointer_chase_<dev>.json``. It writes ``pointer_chase_<dev>.json``,
 ``bytes_in_flight_<dev>.json`` and ``divergence_<dev>.json``.
 """
 
@@ -85,7 +88,22 @@ def sm_clock_hz() -> float:
     return float(out.get()[0]) / t
 
 
+#: Working sets up to this size are chased twice: a full first pass, then a timed pass over the same lines.
+FULL_WARM_BYTES = 96 << 20
+#: Larger working sets (HBM) start from a flushed L2: this many bytes are written between the chain's
+#: construction and the chase, so that no line of the chain is still in the 60 MiB L2.
+FLUSH_BYTES = 256 << 20
+
+
 def pointer_chase(steps: int = 1 << 15) -> list[dict]:
+    """Latency of one dependent load over working sets of 4 KiB to 1 GiB (global) and in shared memory.
+
+    The course's one latency method (chapters 02, 04 and 05 read its rows). Up to ``FULL_WARM_BYTES`` the
+    first pass walks the whole cycle, so the timed pass revisits lines that pass touched: a cache level is
+    measured warm. The first pass is timed too (``first_pass_cycles_per_load``): its loads are first touches
+    by this SM. Beyond it, L2 is flushed first and a short first pass only warms the TLBs' neighbourhood.
+    Raises ``RuntimeError`` if a chase ends anywhere but where its cycle says.
+    """
     import cupy as cp
 
     rows = []
@@ -94,25 +112,38 @@ def pointer_chase(steps: int = 1 << 15) -> list[dict]:
     sizes = sorted({int(2 ** (e / 2)) // line_bytes * line_bytes for e in range(2 * 12, 2 * 30 + 1)})
     max_bytes = sizes[-1]
     next_buf = cp.zeros(max_bytes // 4, dtype=cp.uint32)
-    out = cp.zeros(1, dtype=cp.uint32)
-    cycles = cp.zeros(1, dtype=cp.int64)
+    flush = cp.empty(FLUSH_BYTES, dtype=cp.uint8)
+    out = cp.zeros(2, dtype=cp.uint32)
+    cycles = cp.zeros(2, dtype=cp.int64)
     kg = kernel("chase_global")
     rng = cp.random.RandomState(1234)
     for size in sizes:
         n_lines = size // line_bytes
         perm = rng.permutation(n_lines).astype(cp.uint32) * words_per_line
         next_buf[perm.astype(cp.int64)] = cp.roll(perm, -1)  # one cycle through every line: perm[i] -> perm[i+1]
-        warm = n_lines if size <= (96 << 20) else 4096  # a full pass first puts cacheable sets in cache
+        full = size <= FULL_WARM_BYTES
+        warm = n_lines if full else 4096
+        if not full:
+            flush.fill(1)
         start = perm[0].item()
         (t,) = event_time_s(lambda: kg((1,), (1,), (next_buf, np.uint32(start), np.int32(warm),
                                                      np.int32(steps), out, cycles)))
-        expected = int(perm[(warm + steps) % n_lines].item())
-        got = int(out.get()[0])
-        ok = got == expected
-        cyc = float(cycles.get()[0])
+        got_warm, got = (int(v) for v in out.get())
+        ok = (got_warm == int(perm[warm % n_lines].item())
+              and got == int(perm[(warm + steps) % n_lines].item()))
+        # with a full first pass the timed pass starts where the cycle starts: every line it loads was
+        # loaded by the first pass (steps may wrap round the cycle, never past lines not yet touched)
+        revisits = full and warm % n_lines == 0
+        timed, first = (float(v) for v in cycles.get())
         rows.append({"level": "global", "working_set_bytes": size, "steps": steps, "warm_steps": warm,
-                     "cycles_per_load": cyc / steps, "kernel_time_s": t, "correct": ok})
-        log(f"chase {size / 2**20:10.3f} MiB: {cyc / steps:7.1f} cycles/load {'ok' if ok else 'WRONG'}")
+                     "cycles_per_load": timed / steps, "first_pass_cycles_per_load": first / warm,
+                     "timed_pass_revisits_first_pass": revisits, "l2_flushed_before": not full,
+                     "kernel_time_s": t, "correct": ok})
+        log(f"chase {size / 2**20:10.3f} MiB: {timed / steps:7.1f} cycles/load "
+            f"(first pass {first / warm:7.1f}) {'ok' if ok else 'WRONG'}")
+        if not ok:
+            raise RuntimeError(f"the chase over {size} bytes ended at the wrong index: nothing recorded")
+    del flush
     ks = kernel("chase_shared")
     for size in (1 << 12, 1 << 14, 1 << 15):
         n = size // 4
@@ -124,6 +155,8 @@ def pointer_chase(steps: int = 1 << 15) -> list[dict]:
         cp.cuda.Device().synchronize()
         expected = int(perm[(64 + steps) % n].item())
         ok = int(out.get()[0]) == expected
+        if not ok:
+            raise RuntimeError(f"the shared-memory chase over {size} bytes ended at the wrong index")
         cyc = float(cycles.get()[0])
         rows.append({"level": "shared", "working_set_bytes": size, "steps": steps, "warm_steps": 64,
                      "cycles_per_load": cyc / steps, "kernel_time_s": None, "correct": ok})
@@ -381,6 +414,14 @@ def main(argv: list[str]) -> int:
         for r in rows:
             r["latency_s"] = r["cycles_per_load"] / clock_after
         prov["sm_clock_hz_after_chase"] = f"{clock_after:.4g}"
+        from gpuperf import hardware, littles_law
+
+        lv = littles_law.latency_levels(rows, hardware.get_accelerator("H200 SXM").l2_bytes, clock_after)
+        log(f"levels (cycles): shared {lv.shared_cycles:.0f}, L1 {lv.l1_cycles:.0f}, "
+            f"L2 {lv.l2_cycles:.0f}, HBM {lv.hbm_cycles:.0f}")
+        if not (lv.shared_cycles < lv.l2_cycles and lv.l1_cycles < lv.l2_cycles < lv.hbm_cycles):
+            raise SystemExit("latencies out of order (a chase that did not reach the level it names): "
+                             "nothing recorded")
         save_run("pointer_chase_h200", rows, prov, data_dir=args.out_dir)
         log(f"chase done at {time.time() - t0:.1f} s")
     if "sweep" not in args.skip:

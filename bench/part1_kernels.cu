@@ -15,20 +15,27 @@
 #endif
 
 // ---------------------------------------------------------------------------------------------
-// Chapter 02: pointer chasing. One thread follows next[] for `steps` dependent loads; every load's
-// address is the previous load's value, so nothing overlaps and cycles/steps is the load latency.
+// Chapter 02: pointer chasing, the one latency method of the course (chapters 02, 04, 05).
+// One thread follows next[] for `steps` dependent loads; every load's address is the previous load's
+// value, so nothing overlaps and cycles/steps is the load latency. The first pass (`warm` loads) is
+// timed too: cycles[1] covers it, cycles[0] the second pass. With warm = the whole cycle, the second
+// pass revisits only lines the first pass touched (what a cache level holds once it is warm); the first
+// pass pays first touches (lines this SM has not read yet).
 // The pointer is deliberately not __restrict__/const-qualified, so the loads take the ordinary
 // global path (LDG through L1 and L2), not the read-only path.
 // ---------------------------------------------------------------------------------------------
 extern "C" __global__ void chase_global(unsigned int* next, unsigned int start, int warm, int steps,
                                         unsigned int* out, long long* cycles) {
     unsigned int j = start;
+    long long w0 = clock64();
     for (int s = 0; s < warm; ++s) j = next[j];
+    out[1] = j;                 // a use of j: the first pass has completed before t0
     long long t0 = clock64();
     for (int s = 0; s < steps; ++s) j = next[j];
     out[0] = j;                 // the store needs j, so the last load has completed before t1
     long long t1 = clock64();
     cycles[0] = t1 - t0;
+    cycles[1] = t0 - w0;
 }
 
 // The same chase in shared memory: the block copies the chain in, then thread 0 follows it.

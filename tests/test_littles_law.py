@@ -141,3 +141,25 @@ def test_recorded_h200_chase():
     lv = ll.latency_levels(run["results"], hardware.get_accelerator("H200").l2_bytes,
                            float(run["provenance"]["sm_clock_hz_after_chase"]))
     assert lv.shared_cycles < lv.l1_cycles < lv.l2_cycles < lv.hbm_cycles
+
+
+def test_first_touch_is_read_where_recorded():
+    rows = ([{"level": "global", "working_set_bytes": 2**k, "cycles_per_load": 40.0} for k in range(12, 17)]
+            + [{"level": "global", "working_set_bytes": 2**k, "cycles_per_load": 290.0,
+                "first_pass_cycles_per_load": 370.0 + k} for k in range(19, 24)]
+            + [{"level": "global", "working_set_bytes": 2**k, "cycles_per_load": 700.0} for k in range(28, 31)])
+    assert ll.latency_levels(rows, 2**25, 2e9).l2_first_touch_cycles == 391.0
+    plain = [{k: v for k, v in r.items() if k != "first_pass_cycles_per_load"} for r in rows]
+    assert ll.latency_levels(plain, 2**25, 2e9).l2_first_touch_cycles is None
+
+
+def test_one_recorded_set_of_latencies():
+    """Every chapter reads the same pointer chase; its levels are ordered and plausible for an H200
+    (ranges, not values: a new recording may move each by a few per cent)."""
+    lv, run = ll.recorded_latency_levels()
+    assert run["provenance"]["device"] == "NVIDIA H200"
+    assert 1.7e9 < lv.clock_hz < 2.1e9
+    assert 20 < lv.shared_cycles < lv.l1_cycles < 60
+    assert 250 < lv.l2_cycles < 320 and 600 < lv.hbm_cycles < 720
+    if lv.l2_first_touch_cycles is not None:
+        assert lv.l2_first_touch_cycles > lv.l2_cycles

@@ -69,3 +69,10 @@ def test_simt_figures(ax):
     pt.plot_efficiency_vs_probability(fresh(), [0, 0.5, 1], {32: [1, 0.5, 1]}, {32: [1, 0.5, 1]})
     pt.plot_loop_imbalance(fresh(), simt.long_tailed_trip_counts(320), 32)
     pt.plot_prediction_vs_measurement(fresh(), ["a", "b"], [32, 16], [32, 16.4], "threads")
+
+
+def test_gpu_anatomy_draws_every_sm(ax):
+    pl.plot_gpu_anatomy(ax, 132, 64, 4, "L2", "HBM")
+    # 132 SMs + 64 warp slots + 32 threads + the boxes around them
+    assert len(ax.patches) >= 132 + 64 + 32
+    assert any("132 SMs" in t.get_text() for t in ax.texts)

@@ -259,3 +259,42 @@ def test_h200_case_inputs():
         simt.h200_case_inputs("div_loop", trips="zipf")
     with pytest.raises(ValueError, match="taken"):
         simt.two_way_counts([1, 0], 1, 1)
+
+
+PTX_SNIPPET = """
+\t.loc\t1 102 20
+\tmax.f32 \t%r28, %r1, %r2;
+\tmax.f32 \t%r29, %r3, %r4;
+\tmax.f32 \t%r34, %r28, %r29;
+$L__tmp3:
+\tshfl.sync.bfly.b32 \t%r35, %r34, 16, 31, -1;   // comment
+\tmax.f32 \t%r36, %r34, %r35;
+\tst.shared.b32 \t[%r24], %r36;
+\tbar.sync \t0;
+\tld.shared.b32 \t%r45, [%r27];
+\tshfl.sync.bfly.b32 \t%r46, %r45, 1, 31, -1;
+\tmax.f32 \t%r47, %r45, %r46;
+\tsub.f32 \t%r50, %r1, %r47;
+\tsetp.lt.s32 \t%p1, %r21, %r19;
+\tmov.b32 \t%r2, -8388608;
+\tmov.u32 %r1, %r2;
+\t@%p1 ld.global.b32 { %r1 }, [ %rd1 + 0 ];
+"""
+
+
+def test_ptx_excerpts():
+    ex = simt.ptx_reduction_excerpt(PTX_SNIPPET)
+    assert ex[0] == "max.f32 %r28, %r1, %r2;" and ex[-1] == "max.f32 %r47, %r45, %r46;"
+    assert simt.shuffle_offsets(ex) == [16, 1]
+    c = simt.ptx_counts(ex)
+    assert (c["shfl_bfly"], c["st_shared"], c["bar_sync"], c["ld_shared"]) == (2, 1, 1, 1)
+    load = simt.ptx_predicated_load_excerpt(PTX_SNIPPET)
+    assert load == ["setp.lt.s32 %p1, %r21, %r19;", "mov.b32 %r2, -8388608;", "mov.u32 %r1, %r2;",
+                    "@%p1 ld.global.b32 { %r1 }, [ %rd1 + 0 ];"]
+    assert simt.ptx_counts(simt.ptx_instructions(PTX_SNIPPET))["predicated"] == 1
+    with pytest.raises(ValueError, match="ptx"):
+        simt.ptx_reduction_excerpt("add.f32 %r1, %r2, %r3;")
+    with pytest.raises(ValueError, match="ptx"):
+        simt.ptx_predicated_load_excerpt("add.f32 %r1, %r2, %r3;")
+    with pytest.raises(ValueError, match="ptx"):
+        simt.ptx_instructions(None)

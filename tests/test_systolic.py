@@ -64,3 +64,18 @@ def test_bad_input_raises_naming_the_argument():
         wavefront(2, 2, 2, -1)
     with pytest.raises(ValueError, match="m must"):
         closed_form_cycles(0, 1, 1, 1, 1)
+
+
+def test_pipelined_count_overlaps_tiles():
+    from gpuperf.systolic import pipelined_cycles, utilization
+
+    # one tile: nothing to overlap, so the two counts agree when m >= rows
+    assert pipelined_cycles(200, 16, 16, 16, 16) == closed_form_cycles(200, 16, 16, 16, 16)
+    # many tiles: fill and drain once; a short stream still waits for the next weights (rows cycles)
+    assert pipelined_cycles(8, 1024, 1024, 128, 128) == 128 + 64 * 128 + 128 + 128 - 2
+    assert pipelined_cycles(4096, 1024, 1024, 128, 128) < closed_form_cycles(4096, 1024, 1024, 128, 128)
+    assert abs(utilization(8, 1024, 1024, 128, 128, pipelined=True) - 8 / 128) < 0.005
+    assert utilization(4096, 1024, 1024, 128, 128, pipelined=True) > 0.99
+    assert utilization(8, 128, 128, 128, 128) == 8 / (8 + 2 * 128 + 128 - 2)
+    with pytest.raises(ValueError, match="rows"):
+        pipelined_cycles(1, 1, 1, 0, 1)

@@ -1129,3 +1129,34 @@ NVLINK_SOURCES = {
     "H100 SXM": f"{_H100_DS}, H100 SXM column: NVIDIA NVLink 900 GB/s",
     "H200 SXM": f"{_H200_DS}, H200 SXM column: NVIDIA NVLink 900 GB/s",
 }
+
+
+@dataclass(frozen=True)
+class TPUPod:
+    """A TPU generation's inter-chip interconnect (ICI) and pod, as Google's Cloud TPU pages print them.
+
+    ``ici_bytes_per_s_per_chip`` counts both directions together (None where the page gives none);
+    ``allreduce_bytes_per_s_per_pod`` and ``bisection_bytes_per_s_per_pod`` are the pod figures (None where
+    not printed). Chapter 05 compares them with NVLink."""
+
+    name: str
+    chips_per_pod: int
+    topology: str
+    ici_bytes_per_s_per_chip: float | None
+    allreduce_bytes_per_s_per_pod: float | None
+    bisection_bytes_per_s_per_pod: float | None
+    source: str
+
+
+_TPU_V4_PAGE = "Google Cloud, 'TPU v4' (cloud.google.com/tpu/docs/v4), system architecture table"
+_TPU_V5E_PAGE = "Google Cloud, 'TPU v5e' (cloud.google.com/tpu/docs/v5e), key chip and Pod specifications"
+_TPU_V5P_PAGE = "Google Cloud, 'TPU v5p' (cloud.google.com/tpu/docs/v5p), key specifications"
+TPU_PODS = {
+    "TPU v4": TPUPod("TPU v4", 4096, "3-D mesh; 3-D torus on slices of the documented shapes", None,
+                     1.1e15, 24e12, f"{_TPU_V4_PAGE}: 4096 chips, all-reduce 1.1 PB/s, bisection 24 TB/s"),
+    "TPU v5e": TPUPod("TPU v5e", 256, "2-D torus", 400e9, 51.2e12, 1.6e12,
+                      f"{_TPU_V5E_PAGE}: bidirectional ICI 400 GBps per chip, 256 chips, all-reduce "
+                      "51.2 TBps, bisection 1.6 TBps"),
+    "TPU v5p": TPUPod("TPU v5p", 8960, "3-D torus", 1200e9, None, None,
+                      f"{_TPU_V5P_PAGE}: bidirectional ICI 1200 GBps per chip, 8960 chips per pod"),
+}

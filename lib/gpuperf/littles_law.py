@@ -9,7 +9,8 @@ warps together keep ``B * t`` bytes outstanding: that is what its many resident 
 thread issues before it needs their results, are for.
 
 All functions are pure; device figures come from :mod:`gpuperf.hardware`, latencies from the caller (the
-chapter uses the H200's measured pointer-chase latency, ``book/data/pointer_chase_h200.json``).
+chapters use the H200's measured pointer-chase latencies, ``book/data/pointer_chase_h200.json``, through
+:func:`recorded_latency_levels`).
 """
 
 from __future__ import annotations
@@ -183,6 +184,8 @@ class LatencyLevels:
     l1_cycles: float
     l2_cycles: float
     hbm_cycles: float
+    #: first touches of L2-resident lines (the chase's first pass), where the run recorded it
+    l2_first_touch_cycles: float | None = None
 
     def seconds(self, level: str) -> float:
         cycles = getattr(self, f"{level}_cycles")
@@ -207,10 +210,25 @@ def latency_levels(rows, l2_bytes: float, clock_hz: float, l1_bytes: float = 128
             raise ValueError(f"rows have no global-memory working set in [{lo:.3g}, {hi:.3g}] bytes")
         return float(np.median(vals))
 
+    first = [r["first_pass_cycles_per_load"] for r in glob
+             if "first_pass_cycles_per_load" in r and 4 * l1_bytes <= r["working_set_bytes"] <= l2_bytes / 4]
     return LatencyLevels(
         clock_hz=clock,
         shared_cycles=float(np.median(shared)) if shared else None,
         l1_cycles=median(0, l1_bytes),
         l2_cycles=median(4 * l1_bytes, l2_bytes / 4),
         hbm_cycles=median(4 * l2_bytes, math.inf),
+        l2_first_touch_cycles=float(np.median(first)) if first else None,
     )
+
+
+def recorded_latency_levels(run_name: str = "pointer_chase_h200") -> tuple[LatencyLevels, dict]:
+    """The course's one set of measured latencies: the recorded pointer chase, summarised by
+    :func:`latency_levels` at the SM clock the run measured right after the chase. Returns the levels and
+    the run (for its provenance and rows). Chapters 02, 04 and 05 all read latencies through this."""
+    from gpuperf import recorded
+
+    run = recorded.load_run(run_name)
+    l2_bytes = hardware.get_accelerator(run["provenance"]["device"]).l2_bytes
+    clock = float(run["provenance"]["sm_clock_hz_after_chase"])
+    return latency_levels(run["results"], l2_bytes, clock), run

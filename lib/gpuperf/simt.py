@@ -525,3 +525,87 @@ def h200_case_inputs(kernel: str, pattern: str | None = None, probability: float
         counts = long_tailed_trip_counts(n, median=4.0, sigma=1.0, max_trips=64, seed=3)
         return {"trips": np.sort(counts) if trips == "long_tailed_sorted" else counts}
     raise ValueError(f"kernel must be div_branch, div_nested or div_loop, got {kernel!r}")
+
+
+# ------------------------------------------------------------------------------------------------
+# Reading compiled code: a warp-level reduction and a predicated load in Triton's PTX
+# ------------------------------------------------------------------------------------------------
+
+
+def ptx_instructions(ptx: str) -> list[str]:
+    """The instruction lines of a PTX listing, whitespace collapsed: directives (``.loc``, ``.reg``...),
+    labels, comments and braces dropped; inline-asm lines kept (Triton emits its loads as inline asm)."""
+    if not isinstance(ptx, str):
+        raise ValueError(f"ptx must be a string of PTX, got {type(ptx).__name__}")
+    out = []
+    for line in ptx.splitlines():
+        text = line.split("//", 1)[0].strip()
+        if not text.endswith(";") or text.startswith((".", "$", "{", "}")):
+            continue
+        out.append(" ".join(text.split()))
+    return out
+
+
+def _opcode(instruction: str) -> str:
+    words = instruction.split()
+    return words[1] if words[0].startswith("@") else words[0]
+
+
+def ptx_reduction_excerpt(ptx: str, combine: str = "max.f32") -> list[str]:
+    """The instructions of the first warp-level reduction in ``ptx``: the combining instructions
+    (``combine``) just before the first butterfly shuffle, the shuffles and combines inside the warp, and
+    the exchange between warps (shared-memory store, barrier, load, more shuffles) that follows.
+
+    Raises ValueError (naming ``ptx``) if the code has no butterfly shuffle."""
+    instrs = ptx_instructions(ptx)
+    first = next((i for i, s in enumerate(instrs) if _opcode(s).startswith("shfl.sync.bfly")), None)
+    if first is None:
+        raise ValueError("ptx has no shfl.sync.bfly: no warp-level reduction to show")
+    start = first
+    while start > 0 and _opcode(instrs[start - 1]) == combine:
+        start -= 1
+    allowed = (combine, "shfl.sync.bfly", "st.shared", "bar.sync", "ld.shared")
+    end = first
+    while end + 1 < len(instrs) and _opcode(instrs[end + 1]).startswith(allowed):
+        end += 1
+    return instrs[start:end + 1]
+
+
+def ptx_counts(instructions: Sequence[str]) -> dict[str, int]:
+    """How many butterfly shuffles, shared-memory stores and loads, barriers, predicated instructions and
+    branches a list of PTX instructions holds."""
+    ops = [_opcode(s) for s in instructions]
+    return {
+        "shfl_bfly": sum(o.startswith("shfl.sync.bfly") for o in ops),
+        "st_shared": sum(o.startswith("st.shared") for o in ops),
+        "ld_shared": sum(o.startswith("ld.shared") for o in ops),
+        "bar_sync": sum(o.startswith("bar.sync") for o in ops),
+        "predicated": sum(s.startswith("@") for s in instructions),
+        "branches": sum(o.startswith("bra") for o in ops),
+    }
+
+
+def shuffle_offsets(instructions: Sequence[str]) -> list[int]:
+    """The lane offsets (XOR masks) of the butterfly shuffles, in order: ``shfl.sync.bfly.b32 d, a, 16,
+    31, -1`` has offset 16."""
+    return [int(s.split(",")[2]) for s in instructions if _opcode(s).startswith("shfl.sync.bfly")]
+
+
+def ptx_predicated_load_excerpt(ptx: str) -> list[str]:
+    """The first predicated global load of ``ptx`` with what sets it up: the comparison that computes its
+    predicate, the moves that preset its destination (the value masked-off lanes keep), and the load.
+
+    Raises ValueError (naming ``ptx``) if the code has no predicated load."""
+    instrs = ptx_instructions(ptx)
+    j = next((i for i, s in enumerate(instrs) if s.startswith("@") and "ld.global" in s), None)
+    if j is None:
+        raise ValueError("ptx has no predicated global load")
+    pred = instrs[j].split()[0][1:]
+    dest = instrs[j].split("{")[1].split("}")[0].strip()
+    setp = next(s for s in reversed(instrs[:j]) if _opcode(s).startswith("setp") and f" {pred}," in s)
+    moves, want = [], dest
+    for s in reversed(instrs[:j]):  # the chain of moves that defines the preset value
+        if _opcode(s).startswith("mov") and s.split()[1].rstrip(",") == want:
+            moves.insert(0, s)
+            want = s.split(",")[1].strip().rstrip(";")
+    return [setp, *moves, instrs[j]]

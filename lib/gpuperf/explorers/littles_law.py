@@ -14,7 +14,7 @@ import functools
 import numpy as np
 from matplotlib.figure import Figure
 
-from gpuperf import hardware, littles_law, recorded
+from gpuperf import hardware, littles_law
 from gpuperf.explorers.core import View, dropdown, explorer, slider
 from gpuperf.plotting.style import PALETTE, use_book_style
 
@@ -27,10 +27,7 @@ BYTES_PER_LOAD = 16
 @functools.lru_cache(maxsize=1)
 def measured_hbm_latency_s() -> float:
     """HBM latency of the H200 from the recorded pointer chase (seconds)."""
-    run = recorded.load_run("pointer_chase_h200")
-    h200 = hardware.get_accelerator("H200 SXM")
-    clock = float(run["provenance"]["sm_clock_hz_after_chase"])
-    return littles_law.latency_levels(run["results"], h200.l2_bytes, clock).seconds("hbm")
+    return littles_law.recorded_latency_levels()[0].seconds("hbm")
 
 
 def in_flight_view(warps_per_sm: int, loads_per_thread: int, device: str) -> View:

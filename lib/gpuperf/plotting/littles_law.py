@@ -89,3 +89,60 @@ def plot_small_transfers(ax, bytes_moved, fraction_of_peak, label: str) -> None:
     ax.set_ylabel("fraction of peak bandwidth")
     ax.set_ylim(0, 1.05)
     ax.legend(loc="upper left")
+
+
+def plot_gpu_anatomy(ax, sm_count: int, warps_per_sm: int, schedulers: int, l2_label: str,
+                     hbm_label: str) -> None:
+    """Chapter 02's primer figure: the GPU as SMs sharing L2 and HBM; one SM's schedulers and warp
+    slots (a block shaded); one warp's 32 threads. Sizes come from the caller (``gpuperf.hardware``)."""
+    from matplotlib.patches import Rectangle
+
+    def box(x, y, w, h, fc="none", ec="0.35", lw=1.0, **kw):
+        ax.add_patch(Rectangle((x, y), w, h, fc=fc, ec=ec, lw=lw, **kw))
+
+    # the GPU: a grid of SMs above L2 and HBM
+    cols = 12
+    rows = -(-sm_count // cols)
+    cell = 0.3
+    for i in range(sm_count):
+        r, c = divmod(i, cols)
+        box(0.2 + c * cell, 1.6 + (rows - 1 - r) * cell, cell * 0.8, cell * 0.8,
+            fc=PALETTE[0] if i else PALETTE[1], ec="none", alpha=0.8)
+    ax.text(0.2 + cols * cell / 2, 1.7 + rows * cell, f"GPU: {sm_count} SMs", ha="center", fontsize=9)
+    box(0.2, 0.95, cols * cell - 0.06, 0.45, fc="0.85")
+    ax.text(0.2 + cols * cell / 2, 1.17, l2_label, ha="center", va="center", fontsize=8)
+    box(0.2, 0.3, cols * cell - 0.06, 0.45, fc="0.7")
+    ax.text(0.2 + cols * cell / 2, 0.52, hbm_label, ha="center", va="center", fontsize=8)
+    # one SM, enlarged: its schedulers and warp slots
+    x0, y0, w, h = 4.5, 0.3, 3.9, 4.3
+    box(x0, y0, w, h, ec=PALETTE[1], lw=1.5)
+    ax.text(x0 + w / 2, y0 + h + 0.1, "one SM", ha="center", fontsize=9)
+    per = warps_per_sm // schedulers
+    lane_w = (w - 0.4) / schedulers
+    for s in range(schedulers):
+        sx = x0 + 0.2 + s * lane_w
+        ax.text(sx + lane_w / 2 - 0.05, y0 + h - 0.3, f"scheduler {s}", ha="center", fontsize=7)
+        for k in range(per):
+            in_block = k < 2  # the first two slots of every scheduler: one block of 8 warps
+            box(sx + 0.05, y0 + h - 0.6 - (k + 1) * 0.17, lane_w - 0.2, 0.12,
+                fc=PALETTE[2] if in_block else "0.9", ec="none")
+    ax.text(x0 + w / 2, y0 + 0.85, f"{warps_per_sm} warp slots; shaded: one block of "
+            f"{2 * schedulers} warps", ha="center", fontsize=7)
+    box(x0 + 0.2, y0 + 0.15, w - 0.4, 0.5, fc="0.85")
+    ax.text(x0 + w / 2, y0 + 0.4, "registers  |  L1 + shared memory", ha="center", va="center",
+            fontsize=7)
+    # one warp: 32 threads
+    x1 = 9.0
+    for t in range(32):
+        r, c = divmod(t, 8)
+        box(x1 + c * 0.34, 2.9 - r * 0.34, 0.28, 0.28, fc=PALETTE[2], ec="none")
+    ax.text(x1 + 1.35, 3.35, "one warp: 32 threads", ha="center", fontsize=9)
+    ax.text(x1 + 1.35, 1.25, "one instruction,\n32 lanes at once", ha="center", fontsize=8)
+    ax.annotate("", xy=(x0, 2.5), xytext=(0.2 + cols * cell, 2.2),
+                arrowprops=dict(arrowstyle="->", color="0.4"))
+    ax.annotate("", xy=(x1 - 0.1, 2.6), xytext=(x0 + w, 2.6),
+                arrowprops=dict(arrowstyle="->", color="0.4"))
+    ax.set_xlim(0, 12)
+    ax.set_ylim(0, 5)
+    ax.set_aspect("equal")
+    ax.axis("off")

@@ -1,0 +1,41 @@
+"""A fresh compile of the fused softmax for sm_90 still reduces a row with butterfly shuffles inside each
+warp and a shared-memory exchange between warps, and still predicates its masked loads (chapter 03 shows
+the recorded excerpt, book/data/reduction_ptx_sm90.json, written by bench/reduction_ptx.py)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("triton")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_fresh_compile_has_the_shuffles_and_the_shared_memory_exchange():
+    script = ("import json, sys; sys.path.insert(0, 'bench'); import reduction_ptx; "
+              "print(json.dumps(reduction_ptx.cases()))")
+    env = {**os.environ, "TRITON_INTERPRET": "0", "TRITON_DEFAULT_FP_FUSION": "1",
+           "PYTHONPATH": str(ROOT / "lib")}
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    reduction, masked = json.loads(done.stdout.splitlines()[-1])
+    assert any(line.startswith("shfl.sync.bfly") for line in reduction["excerpt"])
+    # five steps inside a warp (16, 8, 4, 2, 1), then two across the 4 warps' partial results
+    assert reduction["shuffle_offsets"] == [16, 8, 4, 2, 1, 2, 1]
+    counts = reduction["counts"]
+    assert counts["st_shared"] >= 1 and counts["bar_sync"] >= 1 and counts["ld_shared"] >= 1
+    ops = [line.split()[0] for line in reduction["excerpt"]]
+    first_store = next(i for i, o in enumerate(ops) if o.startswith("st.shared"))
+    assert sum(o.startswith("shfl") for o in ops[:first_store]) == 5  # in-warp first, then shared memory
+    # the masked load is predicated, and the kernel has no branch at all
+    assert masked["excerpt"][-1].startswith("@%p") and "ld.global" in masked["excerpt"][-1]
+    assert masked["kernel_counts"]["branches"] == 0 and masked["kernel_counts"]["predicated"] > 0
+    # the recorded excerpt has the same structure as the fresh one
+    recorded = json.loads((ROOT / "book" / "data" / "reduction_ptx_sm90.json").read_text())["results"]
+    assert recorded[0]["shuffle_offsets"] == reduction["shuffle_offsets"]
+    assert recorded[0]["counts"] == counts
