@@ -128,7 +128,7 @@ def pointer_chase(steps: int = 1 << 15) -> list[dict]:
         start = perm[0].item()
         (t,) = event_time_s(lambda: kg((1,), (1,), (next_buf, np.uint32(start), np.int32(warm),
                                                      np.int32(steps), out, cycles)))
-        got_warm, got = (int(v) for v in out.get())
+        got, got_warm = (int(v) for v in out.get())  # the kernel writes out[0] last, out[1] after warm-up
         ok = (got_warm == int(perm[warm % n_lines].item())
               and got == int(perm[(warm + steps) % n_lines].item()))
         # with a full first pass the timed pass starts where the cycle starts: every line it loads was
