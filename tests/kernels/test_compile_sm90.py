@@ -88,3 +88,39 @@ def test_kernels_compile_for_sm90():
     if out.returncode != 0 and "ptxas" in out.stderr and "not found" in out.stderr:
         pytest.skip("this Triton build has no ptxas")
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+
+
+REDUCTION_SCRIPT = r'''
+import re
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+import gpuperf.kernels.softmax as sm
+from gpuperf.attention import row_reduction
+
+n, warps = 4096, sm._fused_num_warps(4096)
+sig = {"X": "*fp16", "Y": "*fp16", "n_cols": "i32", "stride_x": "i32", "stride_y": "i32",
+       "BLOCK": "constexpr", "EVEN": "constexpr"}
+ptx = triton.compile(ASTSource(fn=sm._fused_kernel, signature=sig,
+                               constexprs={"BLOCK": n, "EVEN": True}),
+                     target=GPUTarget("cuda", 90, 32), options={"num_warps": warps}).asm["ptx"]
+offsets = [int(m) for m in re.findall(r"shfl\.sync\.bfly\.b32\s+%r\d+, %r\d+, (\d+),", ptx)]
+plan = row_reduction(n, warps)
+in_warp = [2 ** i for i in reversed(range(plan.shuffle_steps))]
+across = [2 ** i for i in reversed(range(plan.cross_warp_steps))]
+assert offsets == 2 * (in_warp + across), offsets  # two reductions: the max, then the sum
+assert len(re.findall(r"\bst\.shared", ptx)) == 2 and len(re.findall(r"\bld\.shared", ptx)) == 2
+print("ok")
+'''
+
+
+def test_fused_softmax_reduction_is_shuffles_then_shared_memory():
+    """Chapter 13 describes tl.max / tl.sum over a 4096-value row on 8 warps as five butterfly shuffles in
+    each warp, one trip through shared memory and three more shuffles; the sm_90 PTX must say the same."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(root / "lib")}
+    out = subprocess.run([sys.executable, "-c", REDUCTION_SCRIPT], capture_output=True, text=True,
+                         env=env, timeout=600)
+    if out.returncode != 0 and "ptxas" in out.stderr and "not found" in out.stderr:
+        pytest.skip("this Triton build has no ptxas")
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
