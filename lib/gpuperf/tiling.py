@@ -392,7 +392,8 @@ def tile_choice(device: str, m: int, n: int, k: int, tile_m: int, tile_n: int, t
 
     Blocks per SM by shared memory follow :func:`gpuperf.memory.sm_occupancy` (the CUDA occupancy rules: the
     1 KiB reserved per block, the allocation unit, and the per-block maximum, 227 KiB on an H100/H200), capped
-    at 2 because a 128 x 128 or larger tile's fp32 accumulator fills about half the register file. A tile
+    at 2 as a stand-in for the register limit the model does not count (a 128 x 128 fp32 accumulator is a
+    quarter of a 256 KiB register file before addresses and operand fragments, 128 x 256 half). A tile
     over the per-block maximum does not fit (0 blocks). ``device`` must have tabulated SM limits
     (:func:`gpuperf.hardware.get_sm_limits`: T4, A100, H100, H200); others raise ``ValueError``."""
     from gpuperf.memory.occupancy import sm_occupancy
