@@ -60,3 +60,28 @@ def _check_every_control_changes_the_text(live, names) -> None:
 def every_control_changes_the_text():
     """The check above, as a function a test calls with ``(live_explorer, control_names)``."""
     return _check_every_control_changes_the_text
+
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: unknown (and unused) without it
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` (make test-gpu) hands the tests to the workers one by one, so that a file of
+    kernel tests, each compiling its kernels, spreads over every worker; a notebook's cells (nbval) share
+    one kernel and stay together on one worker, in order. (pytest-xdist's own loadgroup needs an
+    ``xdist_group`` mark on each cell and, with pytest 9.2, no longer applies it.) Notebooks, the units
+    with the most items, are handed out first (xdist's default ``--loadscope-reorder``)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    return notebooks_together_scheduler()(config, log)
+
+
+def notebooks_together_scheduler():
+    """pytest-xdist's loadgroup scheduler, with every notebook one group (imported only under xdist)."""
+    from xdist.scheduler import LoadGroupScheduling
+
+    class NotebooksTogether(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if path.endswith(".ipynb") else super()._split_scope(nodeid)
+
+    return NotebooksTogether

@@ -262,6 +262,32 @@ def test_make_test_keeps_each_notebook_on_one_worker():
     assert "--dist loadfile" in pytest_line, "make test runs nbval under xdist without --dist loadfile"
 
 
+def test_make_test_gpu_runs_everything_but_what_a_gpu_makes_redundant():
+    """make test-gpu: the whole suite and every notebook (nbval), browser tests aside, spread test by test
+    (--dist loadgroup, whose scheduler in tests/conftest.py keeps a notebook's cells on one worker), the
+    redundant_on_gpu tests skipped, a registered marker."""
+    recipe = re.search(r"^test-gpu:.*?(?=^\S)", (ROOT / "Makefile").read_text(), re.M | re.S)
+    assert recipe, "Makefile has no test-gpu target"
+    line = " ".join(recipe.group(0).split("\\\n"))
+    assert "--nbval-lax" in line and " -n $(JOBS)" in line and "--dist loadgroup" in line
+    assert '-m "not redundant_on_gpu"' in line and "--ignore=tests/browser tests book labs" in line
+    assert "torch.cuda.is_available()" in line  # refuses to run without a GPU, instead of testing nothing
+    tomllib = pytest.importorskip("tomllib")
+    markers = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]
+    assert any(m.startswith("redundant_on_gpu:") for m in markers)
+
+
+def test_the_gpu_scheduler_keeps_a_notebook_on_one_worker():
+    """tests/conftest.py's xdist scheduler: each notebook is one unit of work, every test its own."""
+    pytest.importorskip("xdist")
+    import conftest
+
+    assert conftest.pytest_xdist_make_scheduler(type("C", (), {"getvalue": lambda self, n: "load"})(), None) is None
+    split = object.__new__(conftest.notebooks_together_scheduler())._split_scope
+    assert split("book/06-roofline.ipynb::Cell 3") == split("book/06-roofline.ipynb::Cell 40") == "book/06-roofline.ipynb"
+    assert split("tests/test_a.py::test_x[1]") != split("tests/test_a.py::test_x[2]")
+
+
 def test_book_config():
     assert CONFIG["title"] == "GPU Performance from First Principles"
     assert CONFIG["only_build_toc_files"] is True
