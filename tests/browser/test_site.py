@@ -407,3 +407,25 @@ def test_page_reads_clean(context, site_server, rel):
     for b in found["noisy"]:
         problems.append(f"shows {b['reason']}: {_name_block(b, cells, found['cells'])}: {b['first']!r}")
     assert not problems, f"{rel}: {len(problems)} blocks to fix\n  " + "\n  ".join(problems)
+
+
+def test_reads_clean_check_catches_what_it_should(browser):
+    """The checks of test_page_reads_clean can fail: a wide output, a wide code block in the text, a
+    stderr output and a warning printed to stdout are found; a narrow cell and a collapsed one are not."""
+    wide = "x" * 300
+    html = f"""<html><body><article class="bd-article" style="width: 700px">
+      <div class="cell"><div class="cell_input"><div class="highlight"><pre>narrow = 1</pre></div></div>
+        <div class="cell_output"><div class="output stream"><div class="highlight"><pre>{wide}</pre></div></div></div></div>
+      <div class="cell"><details><summary>Show code</summary><div class="cell_input"><div class="highlight">
+        <pre>{wide}</pre></div></div></details>
+        <div class="cell_output"><div class="output stderr"><pre>oops</pre></div>
+        <div class="output stream"><pre>/tmp/ipykernel_1/2.py:3: UserWarning: careful</pre></div></div></div>
+      <div class="highlight"><pre>{wide}</pre></div>
+    </article></body></html>"""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_content(html)
+    found = page.evaluate(_READS_CLEAN_JS)
+    page.close()
+    assert [(b["cell"], b["kind"]) for b in found["wide"]] == [(0, "output"), (-1, "code block in the text")]
+    assert [(b["cell"], b["reason"]) for b in found["noisy"]] == [(1, "stderr output"), (1, "a warning")]
+    assert found["cells"] == 2
