@@ -85,3 +85,18 @@ def notebooks_together_scheduler():
             return path if path.endswith(".ipynb") else super()._split_scope(nodeid)
 
     return NotebooksTogether
+
+
+#: Tests that add nothing where a CUDA GPU runs the kernels compiled, by path or node id prefix: marked
+#: redundant_on_gpu here (make test-gpu deselects them; make test runs them). Files whose owners mark their
+#: tests themselves need no entry.
+REDUNDANT_ON_GPU = (
+    # compiles the Part IV kernels for sm_90 on a CPU; on a GPU the kernel tests compile and run them
+    "tests/kernels/test_compile_sm90.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid.startswith(REDUNDANT_ON_GPU):
+            item.add_marker(pytest.mark.redundant_on_gpu)
