@@ -169,6 +169,9 @@ def _screenshots_dir() -> Path:
 def context(browser, site_server):
     ctx = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
     ctx.outside = []  # requests that tried to leave the site
+    # Playwright's waits are hang detectors here, not speed limits: a loaded CI machine is slow, not broken.
+    ctx.set_default_timeout(120_000)
+    ctx.set_default_navigation_timeout(120_000)
 
     def route(r):
         url = r.request.url
@@ -219,7 +222,7 @@ def test_page(context, site_server, rel):
                 problems.append(f"{len(bad)} formulas not rendered by MathJax, e.g. {bad[:3]}")
     # images
     page.evaluate("() => document.querySelectorAll('img[loading=lazy]').forEach(i => { i.loading = 'eager'; })")
-    page.wait_for_function("() => Array.from(document.images).every(i => i.complete)", timeout=10_000)
+    page.wait_for_function("() => Array.from(document.images).every(i => i.complete)", timeout=120_000)
     broken = page.evaluate("""() => Array.from(document.images)
         .filter(i => i.style.display !== 'none' && i.offsetParent !== null && !(i.naturalWidth > 0))
         .map(i => (i.getAttribute('src') || '').slice(0, 80))""")
@@ -267,6 +270,7 @@ def test_page_from_file_url(browser, rel):
         return  # the redirect page, checked in test_page
     problems: list[str] = []
     page = browser.new_page()
+    page.set_default_timeout(120_000)  # a hang detector, not a speed limit
     page.route(re.compile(r"^(?!file:|data:|blob:|about:)"), lambda r: (problems.append(
         f"request leaving the site (blocked): {r.request.url}"), r.abort("blockedbyclient")))
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
