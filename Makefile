@@ -72,10 +72,12 @@ test: $(ENV_DEP)
 # --dist loadgroup hands out tests one by one (a file's kernel tests, which compile, spread over the workers)
 # while tests/conftest.py keeps each notebook's cells together on one worker and hands the notebooks out
 # first. Tests marked redundant_on_gpu (what a GPU run repeats compiled, e.g. compiling for sm_90 on a
-# CPU) are skipped. Fails at once without a CUDA GPU, or with TRITON_INTERPRET on.
+# CPU) are skipped. Fails at once without a CUDA GPU, or with TRITON_INTERPRET on. lib/ goes on PYTHONPATH
+# (gpuperf need not be installed; the notebooks' install cells then find it and install nothing).
 test-gpu: $(ENV_DEP)
 	@$(PYTHON) -c "import os, sys, torch; sys.exit('make test-gpu needs a CUDA GPU: torch.cuda.is_available() is False' if not torch.cuda.is_available() else 'make test-gpu runs the kernels compiled: unset TRITON_INTERPRET' if os.environ.get('TRITON_INTERPRET', '0') not in ('', '0') else 0)"
-	MPLBACKEND=Agg $(PYTHON) -m pytest -n $(JOBS) --dist loadgroup --nbval-lax --nbval-current-env \
+	PYTHONPATH=$(CURDIR)/lib$${PYTHONPATH:+:$$PYTHONPATH} MPLBACKEND=Agg \
+		$(PYTHON) -m pytest -n $(JOBS) --dist loadgroup --nbval-lax --nbval-current-env \
 		-p no:cacheprovider -m "not redundant_on_gpu" --durations=15 --ignore=tests/browser tests book labs
 
 # Fails with a message (exit 2) without torch, triton or a CUDA GPU, or with TRITON_INTERPRET on.
