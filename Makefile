@@ -5,6 +5,7 @@
 #   make lab   JupyterLab in the course environment, opened on labs/ (the explorers' widgets work there)
 #   make test-colab  the labs, the graders and the explorer tests in a second venv with Colab's pins
 # and, on a machine with an NVIDIA GPU:
+#   make test-gpu  the test suite and every notebook, kernels compiled (e.g. PYTHON=python3 JOBS=12)
 #   make bench  measure the kernels against a device-to-device copy; writes book/data/*.json
 #               (bench/run.py; families and options in BENCH_ARGS, e.g. make bench BENCH_ARGS="softmax --quick")
 #
@@ -21,7 +22,7 @@ BOOK_OUT ?= .
 BUILD := $(BOOK_OUT)/_build
 BENCH_ARGS ?=
 
-.PHONY: book test bench env clean strip lab test-colab
+.PHONY: book test test-gpu bench env clean strip lab test-colab
 
 ifeq ($(PYTHON),$(VENV)/bin/python)
 ENV_DEP := $(STAMP)
@@ -63,6 +64,21 @@ test: $(ENV_DEP)
 	rm -rf $(BUILD)/screenshots
 	GPUPERF_SITE=$(abspath $(BUILD))/html $(PYTHON) -m pytest -n $(JOBS) --dist load -p no:cacheprovider \
 		-rs tests/browser
+
+# On a CUDA machine: the whole test suite and every chapter and lab under nbval, the kernels compiled, in
+# $(JOBS) workers (no site build, no browser tests: `make test` covers those). E.g. on a GPU box whose
+# python3 has torch and triton (add pytest, pytest-xdist, hypothesis, nbval, ipykernel, ipywidgets, nbformat,
+# nbclient, pyyaml from wheels): make test-gpu PYTHON=python3 JOBS=12.
+# --dist loadgroup hands out tests one by one (a file's kernel tests, which compile, spread over the workers)
+# while tests/conftest.py keeps each notebook's cells together on one worker and hands the notebooks out
+# first. Tests marked redundant_on_gpu (what a GPU run repeats compiled, e.g. compiling for sm_90 on a
+# CPU) are skipped. Fails at once without a CUDA GPU, or with TRITON_INTERPRET on. lib/ goes on PYTHONPATH
+# (gpuperf need not be installed; the notebooks' install cells then find it and install nothing).
+test-gpu: $(ENV_DEP)
+	@$(PYTHON) -c "import os, sys, torch; sys.exit('make test-gpu needs a CUDA GPU: torch.cuda.is_available() is False' if not torch.cuda.is_available() else 'make test-gpu runs the kernels compiled: unset TRITON_INTERPRET' if os.environ.get('TRITON_INTERPRET', '0') not in ('', '0') else 0)"
+	PYTHONPATH=$(CURDIR)/lib$${PYTHONPATH:+:$$PYTHONPATH} MPLBACKEND=Agg \
+		$(PYTHON) -m pytest -n $(JOBS) --dist loadgroup --nbval-lax --nbval-current-env \
+		-p no:cacheprovider -m "not redundant_on_gpu" --durations=15 --ignore=tests/browser tests book labs
 
 # Fails with a message (exit 2) without torch, triton or a CUDA GPU, or with TRITON_INTERPRET on.
 bench: $(ENV_DEP)

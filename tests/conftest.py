@@ -9,6 +9,19 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
+try:  # no property test may fail because the machine is busy (issue: a test suite that never flakes)
+    from hypothesis import HealthCheck, settings
+
+    # Hypothesis's defaults fail an example that runs over 200 ms (deadline) and a strategy that is slow to
+    # draw (HealthCheck.too_slow): both are wall-clock timings, which a loaded 2-core CI machine or a
+    # compiling GPU run can exceed. The course's profile turns both off for every test; a test's own
+    # @settings(...) inherits it.
+    settings.register_profile("course", deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile("course")
+except ImportError:  # hypothesis is in requirements.txt; the tests that use it import it themselves
+    pass
+
 
 def _toc_entries(node) -> list[str]:
     found = []
@@ -47,3 +60,43 @@ def _check_every_control_changes_the_text(live, names) -> None:
 def every_control_changes_the_text():
     """The check above, as a function a test calls with ``(live_explorer, control_names)``."""
     return _check_every_control_changes_the_text
+
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: unknown (and unused) without it
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` (make test-gpu) hands the tests to the workers one by one, so that a file of
+    kernel tests, each compiling its kernels, spreads over every worker; a notebook's cells (nbval) share
+    one kernel and stay together on one worker, in order. (pytest-xdist's own loadgroup needs an
+    ``xdist_group`` mark on each cell and, with pytest 9.2, no longer applies it.) Notebooks, the units
+    with the most items, are handed out first (xdist's default ``--loadscope-reorder``)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    return notebooks_together_scheduler()(config, log)
+
+
+def notebooks_together_scheduler():
+    """pytest-xdist's loadgroup scheduler, with every notebook one group (imported only under xdist)."""
+    from xdist.scheduler import LoadGroupScheduling
+
+    class NotebooksTogether(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if path.endswith(".ipynb") else super()._split_scope(nodeid)
+
+    return NotebooksTogether
+
+
+#: Tests that add nothing where a CUDA GPU runs the kernels compiled, by path or node id prefix: marked
+#: redundant_on_gpu here (make test-gpu deselects them; make test runs them). Files whose owners mark their
+#: tests themselves need no entry.
+REDUNDANT_ON_GPU = (
+    # compiles the Part IV kernels for sm_90 on a CPU; on a GPU the kernel tests compile and run them
+    "tests/kernels/test_compile_sm90.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid.startswith(REDUNDANT_ON_GPU):
+            item.add_marker(pytest.mark.redundant_on_gpu)

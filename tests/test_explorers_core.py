@@ -147,6 +147,7 @@ def test_import_is_torch_free():
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.redundant_on_gpu  # pure CPU (matplotlib, ipywidgets): make test covers it; make test-gpu skips it
 def test_forked_workers_give_the_same_page():
     def strip(h):
         return re.sub(r"gx-[0-9a-f]{10}", "", h)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
 
@@ -28,6 +29,7 @@ def test_every_state_matches_the_model():
         view.figure.clear()
 
 
+@pytest.mark.redundant_on_gpu  # pure CPU (matplotlib, ipywidgets): make test covers it; make test-gpu skips it
 def test_live_and_static(every_control_changes_the_text):
     static = dx.decode_explorer(mode="static")
     assert isinstance(static, core.StaticExplorer) and static.n_states == 4 * 3 * 7

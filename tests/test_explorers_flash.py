@@ -51,6 +51,7 @@ def test_every_control_changes_the_numbers():
         assert fx.flash_view(**{**base, control.name: other}).html != html0, control.name
 
 
+@pytest.mark.redundant_on_gpu  # pure CPU (matplotlib, ipywidgets): make test covers it; make test-gpu skips it
 def test_live_and_static():
     live = fx.flash_explorer(mode="live")
     assert live is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
 
@@ -51,6 +52,7 @@ def test_bank_view_shows_the_seeds_padding_mistake():
     assert "conflict-free" in em.bank_view("chunks", 8, "fp16").html
 
 
+@pytest.mark.redundant_on_gpu  # pure CPU (matplotlib, ipywidgets): make test covers it; make test-gpu skips it
 def test_explorers_build_live_and_static():
     import pytest
 

@@ -37,6 +37,7 @@ def test_divergence_view_matches_the_simulator():
     assert "<b>60.0%</b>" in sx.divergence_view("alternating", 0.5, 32).html  # (2 + 4) x 32 / (32 x 10)
 
 
+@pytest.mark.redundant_on_gpu  # pure CPU (matplotlib, ipywidgets): make test covers it; make test-gpu skips it
 @pytest.mark.parametrize("make, names, n_states", [
     (lx.bytes_in_flight_explorer, ("warps_per_sm", "loads_per_thread", "device"), 40),
     (sx.divergence_explorer, ("pattern", "probability", "warp_size"), 30),

@@ -127,6 +127,7 @@ def test_default_explorer_on_the_real_table():
     assert [roofline.as_accelerator(d).name for d in explorer.DEFAULT_DEVICES] == list(explorer.DEFAULT_DEVICES)
 
 
+@pytest.mark.redundant_on_gpu  # pure CPU (matplotlib, ipywidgets): make test covers it; make test-gpu skips it
 def test_static_figure_precomputes_every_state():
     page = explorer.roofline_explorer("Big GPU", "bf16", accelerators=DEVICES, mode="static", sizes=(64, 4096),
                                       n=4096)

@@ -31,6 +31,7 @@ def test_nvidia_example_in_the_view():
     assert "117 tiles" in two and "<b>2 wave(s)</b>" in two
 
 
+@pytest.mark.redundant_on_gpu  # pure CPU (matplotlib, ipywidgets): make test covers it; make test-gpu skips it
 def test_static_and_live(every_control_changes_the_text):
     static = te.tile_explorer(mode="static")
     assert isinstance(static, core.StaticExplorer)

@@ -262,6 +262,32 @@ def test_make_test_keeps_each_notebook_on_one_worker():
     assert "--dist loadfile" in pytest_line, "make test runs nbval under xdist without --dist loadfile"
 
 
+def test_make_test_gpu_runs_everything_but_what_a_gpu_makes_redundant():
+    """make test-gpu: the whole suite and every notebook (nbval), browser tests aside, spread test by test
+    (--dist loadgroup, whose scheduler in tests/conftest.py keeps a notebook's cells on one worker), the
+    redundant_on_gpu tests skipped, a registered marker."""
+    recipe = re.search(r"^test-gpu:.*?(?=^\S)", (ROOT / "Makefile").read_text(), re.M | re.S)
+    assert recipe, "Makefile has no test-gpu target"
+    line = " ".join(recipe.group(0).split("\\\n"))
+    assert "--nbval-lax" in line and " -n $(JOBS)" in line and "--dist loadgroup" in line
+    assert '-m "not redundant_on_gpu"' in line and "--ignore=tests/browser tests book labs" in line
+    assert "torch.cuda.is_available()" in line  # refuses to run without a GPU, instead of testing nothing
+    tomllib = pytest.importorskip("tomllib")
+    markers = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]
+    assert any(m.startswith("redundant_on_gpu:") for m in markers)
+
+
+def test_the_gpu_scheduler_keeps_a_notebook_on_one_worker():
+    """tests/conftest.py's xdist scheduler: each notebook is one unit of work, every test its own."""
+    pytest.importorskip("xdist")
+    import conftest
+
+    assert conftest.pytest_xdist_make_scheduler(type("C", (), {"getvalue": lambda self, n: "load"})(), None) is None
+    split = object.__new__(conftest.notebooks_together_scheduler())._split_scope
+    assert split("book/06-roofline.ipynb::Cell 3") == split("book/06-roofline.ipynb::Cell 40") == "book/06-roofline.ipynb"
+    assert split("tests/test_a.py::test_x[1]") != split("tests/test_a.py::test_x[2]")
+
+
 def test_book_config():
     assert CONFIG["title"] == "GPU Performance from First Principles"
     assert CONFIG["only_build_toc_files"] is True
@@ -281,21 +307,71 @@ CODE_WIDTH = 88
 HIDDEN_SOURCE_TAGS = {"remove-cell", "remove-input", "hide-input", "hide-cell"}
 
 
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
+
+
+def visible_markdown_code(source: str) -> list[tuple[int, str]]:
+    """(line number, line) of every line of a markdown cell's code blocks that shows on the page: fenced
+    blocks (```python, ```c, ```text, plain ```), outside a collapsed dropdown (a directive with
+    `:class: dropdown`); directive bodies themselves (admonitions, math) are prose, not code."""
+    lines = source.splitlines()
+    stack: list[tuple[str, bool, bool]] = []  # (fence, is code, collapsed)
+    out = []
+    for n, line in enumerate(lines, 1):
+        m = _FENCE.match(line)
+        in_code = bool(stack) and stack[-1][1]
+        if m and stack and m.group(1)[0] == stack[-1][0][0] and len(m.group(1)) >= len(stack[-1][0]) \
+                and not m.group(2).strip():
+            stack.pop()
+            continue
+        if m and not in_code:
+            info = m.group(2).strip()
+            collapsed = any(c for _, _, c in stack)
+            if info.startswith("{"):
+                options = [l.strip() for l in lines[n:n + 8] if l.strip().startswith(":")]
+                collapsed = collapsed or any(o.startswith(":class:") and "dropdown" in o for o in options)
+                stack.append((m.group(1), False, collapsed))
+            else:
+                stack.append((m.group(1), True, collapsed))
+            continue
+        if in_code and not stack[-1][2]:
+            out.append((n, line))
+    return out
+
+
+def test_visible_markdown_code_is_found():
+    text = "\n".join([
+        "Prose.", "```python", "x = 1", "```",
+        "```{admonition} Solution", ":class: dropdown", "```python", "hidden = 1", "```", "```",
+        "```{note}", "Some prose in a note.", "```c", "int shown;", "```", "```",
+        "~~~text", "```not a fence end inside a tilde block", "~~~",
+    ])
+    assert [l for _, l in visible_markdown_code(text)] == ["x = 1", "int shown;",
+                                                            "```not a fence end inside a tilde block"]
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_visible_code_fits_the_column(path):
     """A visible code line wider than the page's code column makes the reader scroll sideways: keep
-    visible code cells to CODE_WIDTH characters (formatting and plumbing go into gpuperf or behind
-    hide-input, CONTRIBUTING.md)."""
+    visible code cells, and code blocks in the text, to CODE_WIDTH characters (formatting and plumbing go
+    into gpuperf or behind hide-input, CONTRIBUTING.md). The column holds 92 characters of the site's 12 px
+    code font in a 1280-pixel window (measured on the built site); 88 leaves room for other fonts."""
     nb = json.loads(path.read_text())
     wide = []
     for i, cell in enumerate(nb["cells"]):
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        if cell["cell_type"] == "markdown":
+            for j, line in visible_markdown_code(source):
+                if len(line) > CODE_WIDTH:
+                    wide.append(f"cell {i} (id {cell.get('id')}, a code block in the text) line {j} "
+                                f"({len(line)} chars): {line.strip()[:50]!r}")
+            continue
         if cell["cell_type"] != "code" or HIDDEN_SOURCE_TAGS & set(cell.get("metadata", {}).get("tags", [])):
             continue
-        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
         for j, line in enumerate(source.splitlines(), 1):
             if len(line) > CODE_WIDTH:
-                wide.append(f"cell {i} line {j} ({len(line)} chars)")
-    assert not wide, f"{path.name}: visible code lines wider than {CODE_WIDTH} characters: {wide}"
+                wide.append(f"cell {i} (id {cell.get('id')}) line {j} ({len(line)} chars): {line.strip()[:50]!r}")
+    assert not wide, f"{path.name}: visible code lines wider than {CODE_WIDTH} characters:\n  " + "\n  ".join(wide)
 
 
 def test_site_extension_is_configured():

@@ -24,6 +24,7 @@ TABLE = format_table(FMTS)
 @pytest.fixture(scope="module")
 def page(browser):
     p = browser.new_page()
+    p.set_default_timeout(120_000)  # a hang detector, not a speed limit
     errors = []
     p.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     p.on("pageerror", lambda e: errors.append(str(e)))

@@ -7,6 +7,10 @@ figure or numbers do not change when a control moves, an internal link to a miss
 launch (Colab) or repository link to a notebook that is not in the repository. Light and dark screenshots
 of every page go to `_build/screenshots/` (beside the site; JPEG, the first 16,000 pixels) for review.
 
+A page also fails `test_page_reads_clean` when, in a 1280-pixel-wide window, a code cell, an output or a
+code block scrolls sideways (or spills out of the column), or when it shows a warning, stderr output or a
+traceback; the message names each block (its notebook cell and first line) so that the author can fix it.
+
 The pages are found in the built site (every .html outside `_`-folders), and every `_toc.yml` entry must
 have one, so new chapters are covered without editing this file.
 """
@@ -165,6 +169,9 @@ def _screenshots_dir() -> Path:
 def context(browser, site_server):
     ctx = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
     ctx.outside = []  # requests that tried to leave the site
+    # Playwright's waits are hang detectors here, not speed limits: a loaded CI machine is slow, not broken.
+    ctx.set_default_timeout(120_000)
+    ctx.set_default_navigation_timeout(120_000)
 
     def route(r):
         url = r.request.url
@@ -215,7 +222,7 @@ def test_page(context, site_server, rel):
                 problems.append(f"{len(bad)} formulas not rendered by MathJax, e.g. {bad[:3]}")
     # images
     page.evaluate("() => document.querySelectorAll('img[loading=lazy]').forEach(i => { i.loading = 'eager'; })")
-    page.wait_for_function("() => Array.from(document.images).every(i => i.complete)", timeout=10_000)
+    page.wait_for_function("() => Array.from(document.images).every(i => i.complete)", timeout=120_000)
     broken = page.evaluate("""() => Array.from(document.images)
         .filter(i => i.style.display !== 'none' && i.offsetParent !== null && !(i.naturalWidth > 0))
         .map(i => (i.getAttribute('src') || '').slice(0, 80))""")
@@ -226,13 +233,7 @@ def test_page(context, site_server, rel):
         problem = _check_link(href, url, site_server)
         if problem and problem not in problems:
             problems.append(problem)
-    # code cells: a line within the repository's limit (88 characters) must fit the column, no scrolling
-    too_wide = page.evaluate("""() => Array.from(document.querySelectorAll('div.cell_input pre'))
-        .filter(p => p.offsetParent !== null && p.scrollWidth > p.clientWidth + 1)
-        .filter(p => Math.max(...p.textContent.split('\\n').map(l => l.length)) <= 88)
-        .map(p => p.textContent.split('\\n')[0].slice(0, 50))""")
-    if too_wide:
-        problems.append(f"code cells within 88 characters that still scroll sideways: {too_wide}")
+    # code and outputs that scroll sideways, warnings and stderr: test_page_reads_clean
     # a bare ipywidget has no kernel on the site and shows nothing: explorers go through gpuperf.explorers.core
     widgets = page.evaluate(
         "() => document.querySelectorAll('script[type=\"application/vnd.jupyter.widget-view+json\"]').length")
@@ -269,6 +270,7 @@ def test_page_from_file_url(browser, rel):
         return  # the redirect page, checked in test_page
     problems: list[str] = []
     page = browser.new_page()
+    page.set_default_timeout(120_000)  # a hang detector, not a speed limit
     page.route(re.compile(r"^(?!file:|data:|blob:|about:)"), lambda r: (problems.append(
         f"request leaving the site (blocked): {r.request.url}"), r.abort("blockedbyclient")))
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
@@ -283,3 +285,151 @@ def test_page_from_file_url(browser, rel):
             problems.append("MathJax did not load" if rendered < 0 else f"{rendered} formulas not rendered")
     page.close()
     assert not problems, f"{rel} (file://):\n  " + "\n  ".join(problems)
+
+
+#: The code column at 1280 px holds 92 characters of the 12 px monospace font (measured: 684 px of
+#: 7.22 px characters, 16 px padding); tests/test_repository.py keeps visible code lines to 88.
+CODE_WIDTH = 88
+
+_READS_CLEAN_JS = r"""
+async () => {
+  await document.fonts.ready;
+  const root = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  // shown on load: laid out, not inside a closed <details> (hide-input cells, dropdowns) or a hidden toggle
+  const visible = e => e.offsetParent !== null && e.getClientRects().length > 0
+    && (e.checkVisibility ? e.checkVisibility({contentVisibilityAuto: false, visibilityProperty: true}) : true)
+    && !e.closest('details:not([open])');
+  const firstLine = t => (t || '').split('\n').map(l => l.trim()).find(l => l.length) || '';
+  const longest = t => Math.max(0, ...(t || '').split('\n').map(l => l.length));
+  const cells = Array.from(root.querySelectorAll('div.cell'));
+  const describe = el => {
+    const cell = el.closest('div.cell');
+    const input = cell ? cell.querySelector('div.cell_input') : null;
+    const inOutput = !!el.closest('div.cell_output');
+    return {
+      cell: cell ? cells.indexOf(cell) : -1,
+      kind: cell ? (inOutput ? 'output' : 'code') : 'code block in the text',
+      input: input ? firstLine(input.innerText) : '',
+      first: firstLine(el.innerText).slice(0, 70),
+    };
+  };
+  const wide = [];
+  const seen = new Set();
+  const blocks = root.querySelectorAll(
+    'div.cell_input, div.cell_output, div.output, div.highlight, pre, div.cell_output table');
+  for (const el of blocks) {
+    if (!visible(el) || el.scrollWidth <= el.clientWidth + 1) { continue; }
+    // report the innermost block that is too wide, once per cell part
+    const inner = Array.from(el.querySelectorAll('div.output, div.highlight, pre, table'))
+      .some(c => visible(c) && c.scrollWidth > c.clientWidth + 1);
+    if (inner) { continue; }
+    const d = describe(el);
+    const key = d.cell + '|' + d.kind + '|' + (d.cell < 0 ? d.first : '');
+    if (seen.has(key)) { continue; }
+    seen.add(key);
+    d.excess_px = el.scrollWidth - el.clientWidth;
+    d.longest = longest(el.innerText);
+    wide.push(d);
+  }
+  const noisy = [];
+  const warning = /\b[A-Z]\w*Warning: |\/tmp\/ipykernel_|ipykernel_\d+\/|Traceback \(most recent call last\)/;
+  for (const el of root.querySelectorAll('div.cell_output div.output')) {
+    const cls = el.className;
+    const reason = /\bstderr\b/.test(cls) ? 'stderr output'
+      : /\b(error|traceback)\b/.test(cls) ? 'an error'
+      : warning.test(el.innerText) ? 'a warning' : '';
+    if (reason) {
+      const d = describe(el);
+      const line = el.innerText.split('\n').find(l => warning.test(l)) || firstLine(el.innerText);
+      d.reason = reason;
+      d.first = line.trim().slice(0, 110);
+      noisy.push(d);
+    }
+  }
+  return {wide, noisy, cells: cells.length};
+}
+"""
+
+
+def _notebook_cells(rel: str) -> list[dict]:
+    """The code cells of the notebook a page was built from (for naming a block by its cell)."""
+    import json
+
+    path = ROOT / Path(rel).with_suffix(".ipynb")
+    if not path.is_file():
+        return []
+    cells = json.loads(path.read_text())["cells"]
+    return [{"index": i, "id": c.get("id"), "source": "".join(c["source"]),
+             "removed": "remove-cell" in c.get("metadata", {}).get("tags", [])}
+            for i, c in enumerate(cells) if c["cell_type"] == "code"]
+
+
+def _name_block(block: dict, cells: list[dict], page_cells: int) -> str:
+    """'notebook cell 12 (id ...)' for a block of a cell, else 'in the text'. The page's cells are the
+    notebook's code cells less those tagged remove-cell, in order; where the counts disagree, a cell is
+    found by the first line of its input."""
+    if block["cell"] < 0:
+        return f"in the text, {block['kind']}"
+    shown = [c for c in cells if not c["removed"]]
+    if len(shown) == page_cells:
+        c = shown[block["cell"]]
+        return f"notebook cell {c['index']} (id {c['id']}), {block['kind']}"
+    where = f"page cell {block['cell']}"
+    first = " ".join(block["input"].split())
+    if first:
+        for c in cells:
+            lines = [l.strip() for l in c["source"].splitlines() if l.strip()]
+            if lines and " ".join(lines[0].split()) == first:
+                where = f"notebook cell {c['index']} (id {c['id']})"
+                break
+    return f"{where}, {block['kind']}"
+
+
+@pytest.mark.parametrize("rel", PAGES or ["(no built site)"])
+def test_page_reads_clean(context, site_server, rel):
+    """In a 1280-pixel window no code cell, output or code block scrolls sideways (or spills out of the
+    column: keep visible code lines to 88 characters, wrap or shorten wide output), and no output shows a
+    warning, stderr or a traceback (silence the cause, e.g. a matplotlib layout call, not the warning)."""
+    if not PAGES:
+        pytest.skip(f"no built site at {SITE}: run `make book` first (make test does)")
+    source = (SITE / rel).read_text(errors="replace")
+    if re.search(r'http-equiv="Refresh"', source, re.I):
+        return
+    page = context.new_page()
+    try:
+        page.goto(f"{site_server}/{rel}", wait_until="load")
+        found = page.evaluate(_READS_CLEAN_JS)
+    finally:
+        page.close()
+    cells = _notebook_cells(rel)
+    problems = []
+    for b in found["wide"]:
+        css = (" (within 88 characters: the column is narrower than the site's CSS promises)"
+               if b["kind"] == "code" and b["longest"] <= CODE_WIDTH else "")
+        problems.append(f"scrolls sideways by {b['excess_px']} px, longest line {b['longest']} chars: "
+                        f"{_name_block(b, cells, found['cells'])}: {b['first']!r}{css}")
+    for b in found["noisy"]:
+        problems.append(f"shows {b['reason']}: {_name_block(b, cells, found['cells'])}: {b['first']!r}")
+    assert not problems, f"{rel}: {len(problems)} blocks to fix\n  " + "\n  ".join(problems)
+
+
+def test_reads_clean_check_catches_what_it_should(browser):
+    """The checks of test_page_reads_clean can fail: a wide output, a wide code block in the text, a
+    stderr output and a warning printed to stdout are found; a narrow cell and a collapsed one are not."""
+    wide = "x" * 300
+    html = f"""<html><body><article class="bd-article" style="width: 700px">
+      <div class="cell"><div class="cell_input"><div class="highlight"><pre>narrow = 1</pre></div></div>
+        <div class="cell_output"><div class="output stream"><div class="highlight"><pre>{wide}</pre></div></div></div></div>
+      <div class="cell"><details><summary>Show code</summary><div class="cell_input"><div class="highlight">
+        <pre>{wide}</pre></div></div></details>
+        <div class="cell_output"><div class="output stderr"><pre>oops</pre></div>
+        <div class="output stream"><pre>/tmp/ipykernel_1/2.py:3: UserWarning: careful</pre></div></div></div>
+      <div class="highlight"><pre>{wide}</pre></div>
+    </article></body></html>"""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_content(html)
+    found = page.evaluate(_READS_CLEAN_JS)
+    page.close()
+    assert [(b["cell"], b["kind"]) for b in found["wide"]] == [(0, "output"), (-1, "code block in the text")]
+    assert [(b["cell"], b["reason"]) for b in found["noisy"]] == [(1, "stderr output"), (1, "a warning")]
+    assert found["cells"] == 2

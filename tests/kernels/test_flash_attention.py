@@ -159,6 +159,8 @@ def test_descriptor_variants_need_aligned_inputs(device, gen):
 def test_variant_choice_on_hopper(monkeypatch):
     # The dispatch logic of the default path, as it runs on a compute capability 9.x GPU (the availability
     # probes patched), on the CPU: every branch of _choose_variant and every entry of HOPPER_CONFIGS.
+    # The inputs are CPU tensors on a GPU machine too: let the input checks take them as the interpreter does.
+    monkeypatch.setattr(fa, "INTERPRETED", True)
     monkeypatch.setattr(fa, "_tma_available", lambda device: True)
     monkeypatch.setattr(fa, "_host_descriptors_available", lambda device: True)
     cpu, f16, b16, f32 = torch.device("cpu"), torch.float16, torch.bfloat16, torch.float32

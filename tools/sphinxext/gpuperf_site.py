@@ -50,9 +50,11 @@ html[data-theme="dark"] .bd-content div.cell_output .text_html:has(.gpuperf-bits
   color: inherit !important;
   padding: 0 !important;
 }
-/* Code cells: 88 characters (the limit tests/test_repository.py enforces) fit the column from a
-   1280-pixel-wide window up, with both sidebars shown (14 px monospace fits 77). */
-.bd-content div.cell div.cell_input pre, .bd-content div.cell div.cell_output pre {
+/* Code cells and code blocks in the text: 88 characters (the limit tests/test_repository.py enforces) fit
+   the column from a 1280-pixel-wide window up, with both sidebars shown (14 px monospace fits 77; 12 px
+   fits 92, measured). */
+.bd-content div.cell div.cell_input pre, .bd-content div.cell div.cell_output pre,
+.bd-content div.highlight pre {
   font-size: 12px;
   padding-left: 10px;
   padding-right: 6px;
