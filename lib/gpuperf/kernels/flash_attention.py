@@ -229,10 +229,12 @@ def _fwd_block_tma(acc, l_i, m_i, q, k_desc, v_desc, row0, offs_m, start_n, N_K,
     qk = tl.dot(q, tl.trans(k), input_precision=INPUT_PRECISION)
     if MASKED:
         offs_n = start_n + tl.arange(0, BLOCK_N)
-        keep = offs_n[None, :] < N_K  # rows past N_K belong to the next head: mask them out
+        keep = offs_n[None, :] < N_K  # keys past N_K: mask them out
         if CAUSAL:
             keep = keep & (offs_n[None, :] <= offs_m[:, None])
-        qk = tl.where(keep, qk, float("-inf"))  # V rows past N_K were zero-filled by TMA
+        # p = 0 for masked keys, but V rows past N_K (TMA's zeros, or the next head's
+        # rows) still enter tl.dot(p, v): harmless unless they hold an inf or a NaN
+        qk = tl.where(keep, qk, float("-inf"))
     m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
     p = tl.math.exp2(qk * qk_scale - m_new[:, None])
     alpha = tl.math.exp2(m_i - m_new)
@@ -295,7 +297,8 @@ def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, N_Q, N_K, qk_scale,
     """One program per (query block, head). Each descriptor views all B*H heads as one (B*H*N, d) matrix,
     so a head starts at row bh*N. A query block never crosses a head (N_Q % BLOCK_M == 0, the wrapper
     checks); a key block past N_K reads the next head's rows (or TMA's zeros at the very end), which the
-    masked step removes from the softmax before they can reach the output. EVEN_K: no causal mask and
+    masked step removes from the softmax (p = 0); their V rows still enter p @ V multiplied by those zeros,
+    which is exact for finite values (an inf or NaN there would give NaN). EVEN_K: no causal mask and
     N_K % BLOCK_N == 0, so there is no masked loop at all."""
     # listing: fwd-program
     start_m = tl.program_id(0)
