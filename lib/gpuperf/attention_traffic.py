@@ -140,7 +140,7 @@ class KernelBudget:
 def forward_kernel_budget(block_m: int, block_n: int, head_dim: int, num_warps: int, num_stages: int,
                           bytes_per_element: int = 2) -> KernelBudget:
     """The tile budget of one program: shared memory for Q and ``num_stages`` buffers of (K, V); registers
-    for the fp32 score tile, its 16-bit copy P, the fp32 accumulator, spread over 32 ``num_warps``
+    for the fp32 score tile, its 16-bit copy P, the fp32 accumulator, spread over 32 x ``num_warps``
     threads. Rows: a warpgroup's wgmma gives each thread 2 rows of every 64 (so ``2 * block_m / 64 /
     (num_warps / 4)``) and each row needs m, l and alpha. Addresses, loop counters and temporaries come on
     top; the compiler's count is the test."""

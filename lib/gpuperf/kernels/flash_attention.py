@@ -230,10 +230,12 @@ def _fwd_block_tma(acc, l_i, m_i, q, k_desc, v_desc, row0, offs_m, start_n, N_K,
     qk = tl.dot(q, tl.trans(k), input_precision=INPUT_PRECISION)
     if MASKED:
         offs_n = start_n + tl.arange(0, BLOCK_N)
-        keep = offs_n[None, :] < N_K  # rows past N_K belong to the next head: mask them out
+        keep = offs_n[None, :] < N_K  # keys past N_K: mask them out
         if CAUSAL:
             keep = keep & (offs_n[None, :] <= offs_m[:, None])
-        qk = tl.where(keep, qk, float("-inf"))  # V rows past N_K were zero-filled by TMA
+        # p = 0 for masked keys, but V rows past N_K (TMA's zeros, or the next head's
+        # rows) still enter tl.dot(p, v): harmless unless they hold an inf or a NaN
+        qk = tl.where(keep, qk, float("-inf"))
     m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
     p = tl.math.exp2(qk * qk_scale - m_new[:, None])
     alpha = tl.math.exp2(m_i - m_new)
