@@ -74,9 +74,11 @@ test: $(ENV_DEP)
 # first. Tests marked redundant_on_gpu (what a GPU run repeats compiled, e.g. compiling for sm_90 on a
 # CPU) are skipped. Fails at once without a CUDA GPU, or with TRITON_INTERPRET on. lib/ goes on PYTHONPATH
 # (gpuperf need not be installed; the notebooks' install cells then find it and install nothing).
+# OMP_NUM_THREADS=1: each worker's float64 CPU references use one thread, so JOBS workers do not each start
+# a thread per core and oversubscribe the CPU while others compile kernels.
 test-gpu: $(ENV_DEP)
 	@$(PYTHON) -c "import os, sys, torch; sys.exit('make test-gpu needs a CUDA GPU: torch.cuda.is_available() is False' if not torch.cuda.is_available() else 'make test-gpu runs the kernels compiled: unset TRITON_INTERPRET' if os.environ.get('TRITON_INTERPRET', '0') not in ('', '0') else 0)"
-	PYTHONPATH=$(CURDIR)/lib$${PYTHONPATH:+:$$PYTHONPATH} MPLBACKEND=Agg \
+	PYTHONPATH=$(CURDIR)/lib$${PYTHONPATH:+:$$PYTHONPATH} MPLBACKEND=Agg OMP_NUM_THREADS=1 \
 		$(PYTHON) -m pytest -n $(JOBS) --dist loadgroup --nbval-lax --nbval-current-env \
 		-p no:cacheprovider -m "not redundant_on_gpu" --durations=15 --ignore=tests/browser tests book labs
 
