@@ -1,5 +1,5 @@
 """The kernel scoreboard's figure (book/kernel-scoreboard.ipynb): every case's same-run ratio against its
-target, one row per target of issue 15, from :func:`gpuperf.scoreboard.score_all`."""
+target, one row per target, from :func:`gpuperf.scoreboard.score_all`."""
 
 from __future__ import annotations
 
@@ -22,13 +22,18 @@ def row_label(score: TargetScore) -> str:
     return f"{score.target.kernel}\nvs {score.target.reference}"
 
 
-def plot_scoreboard(scores: Sequence[TargetScore], title: str = ""):
+def plot_scoreboard(scores: Sequence[TargetScore], title: str = "", split_at: int | None = None,
+                    split_label: str = ""):
     """One row per target, top to bottom in the order given: each measured case's ratio to its same-run
     reference (log scale; circles met, triangles missed, spread vertically within the row), the target as a
     dashed segment, and at the right how many of the row's cases have no rows in the recorded run; thin
-    lines separate the rows of issue 15's table. Returns ``(fig, ax)``."""
+    lines separate targets stated for different kernels or shapes. ``split_at``: the index of the first of a
+    later group of targets, drawn below a solid line with ``split_label`` at its left. Returns ``(fig, ax)``."""
     if isinstance(scores, (str, bytes)) or not scores or not all(isinstance(s, TargetScore) for s in scores):
         raise ValueError(f"scores must be a non-empty sequence of TargetScore, got {scores!r}")
+    if split_at is not None and (isinstance(split_at, bool) or not isinstance(split_at, int)
+                                 or not 0 < split_at < len(scores)):
+        raise ValueError(f"split_at must be None or an index inside the scores, got {split_at!r}")
     fig, ax = new_figure(width=8.0, height=0.5 * len(scores) + 1.4)
     ratios = [c.ratio for s in scores for c in s.cases if c.measured]
     targets = [s.target.min_ratio for s in scores]
@@ -50,11 +55,15 @@ def plot_scoreboard(scores: Sequence[TargetScore], title: str = ""):
         if s.n_missing:
             ax.text(high / 1.02, y, f"{s.n_missing} of {len(s.cases)} not measured", ha="right",
                     va="center", fontsize=7.5, color="0.35")
-        if y and s.target.issue_row != scores[y - 1].target.issue_row:  # a new row of issue 15's table
+        if y and y == split_at:
+            ax.axhline(y - 0.5, color="0.2", lw=1.2)
+            if split_label:
+                ax.text(low * 1.02, y - 0.53, split_label, ha="left", va="bottom", fontsize=7.5, color="0.2")
+        elif y and s.target.issue_row != scores[y - 1].target.issue_row:  # a new kernel or set of shapes
             ax.axhline(y - 0.5, color="0.8", lw=0.8)
     ax.set_xscale("log")
     ax.set_xlim(low, high)
-    ticks = [t for t in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.5, 2.0, 3.0, 4.0) if low <= t <= high]
+    ticks = [t for t in (0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.5, 2.0, 3.0, 4.0) if low <= t <= high]
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_minor_formatter(NullFormatter())
