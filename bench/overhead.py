@@ -13,9 +13,9 @@ Three experiments, written to ``book/data/overhead_<device>.json`` with their pr
   ``torch.compile(mode="reduce-overhead")`` (CUDA Graphs), at a small and a large size.
 * ``launch_split`` (not in the default run): the course's Triton add three ways, to split its launch cost:
   the checked wrapper ``ew.vector_add``, the bare ``_add_kernel[grid](...)`` launch, and ``torch.add``.
-* ``sync_trace`` (not in the default run): a ``torch.profiler`` trace (CPU and CUDA) of 50 small adds issued
-  back to back, then of the same 50 with ``.item()`` after each; rows are the trace's ranges (host and
-  device), for a timeline figure in chapter 07.
+* ``sync_trace`` (not in the default run): a ``torch.profiler`` trace (CPU and CUDA) of 50 fp32 adds of
+  ``--sync-elements`` elements (default 2^16) issued back to back, then of the same 50 with ``.item()`` after
+  each; rows are the trace's ranges (host and device), for a timeline figure in chapter 07.
 
 Usage: ``python bench/overhead.py [--out-dir DIR] [--quick] [--parts launch,size_sweep,compile_chain]
 [--name STEM]``; e.g. ``python bench/overhead.py --parts launch_split,sync_trace --name overhead_sync``.
@@ -157,11 +157,11 @@ def launch_split_rows(calls: int = 1000) -> list[dict]:
             for name, fn in kernels.items()]
 
 
-def sync_trace_rows(kernels: int = 50) -> list[dict]:
+def sync_trace_rows(kernels: int = 50, elements: int = 1 << 16) -> list[dict]:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    x = torch.randn(1 << 16, device="cuda")
+    x = torch.randn(elements, device="cuda")
     rows = []
     for variant in ("no sync", "item() after each"):
         for _ in range(3):
@@ -176,7 +176,7 @@ def sync_trace_rows(kernels: int = 50) -> list[dict]:
         events = [e for e in prof.events() if e.cpu_parent is None or e.device_type.name == "CUDA"]
         t0 = min(e.time_range.start for e in events)
         for e in events:
-            rows.append({"experiment": "sync_trace", "variant": variant, "name": e.name,
+            rows.append({"experiment": "sync_trace", "variant": variant, "elements": elements, "name": e.name,
                          "lane": "device" if e.device_type.name == "CUDA" else "host",
                          "start_s": (e.time_range.start - t0) * 1e-6,
                          "duration_s": (e.time_range.end - e.time_range.start) * 1e-6})
@@ -193,6 +193,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--parts", default=",".join(DEFAULT_PARTS), help=f"comma-separated, of {PARTS}")
     parser.add_argument("--name", default="overhead", help="stem of the JSON file (device appended)")
+    parser.add_argument("--sync-elements", type=int, default=1 << 16,
+                        help="fp32 elements of each add in sync_trace (2^24: kernels outlast their launch)")
     args = parser.parse_args(argv)
     parts = [p for p in args.parts.split(",") if p]
     if not parts or any(p not in PARTS for p in parts):
@@ -208,7 +210,7 @@ def main(argv: list[str]) -> int:
     rows = []
     runners = {"launch": launch_rows, "size_sweep": lambda: size_sweep_rows(args.quick),
                "compile_chain": lambda: compile_chain_rows(args.quick), "launch_split": launch_split_rows,
-               "sync_trace": sync_trace_rows}
+               "sync_trace": lambda: sync_trace_rows(elements=args.sync_elements)}
     for part in (runners[p] for p in parts):
         t0 = time.perf_counter()
         new = part()

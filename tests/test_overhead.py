@@ -119,3 +119,58 @@ def test_timeline_from_rows():
     assert [(e.name, e.depth) for e in events] == [("aten::add", 0), ("k", 1)]
     with pytest.raises(ValueError, match="variant"):
         oh.timeline_from_rows(rows, "c")
+
+
+def _sync_rows(steps: int, item: bool) -> list[dict]:
+    """A synthetic sync trace: each step an add (host 10 us) and its kernel (1 us); with ``item``, an item
+    (host 5 us) enclosing a 1 us copy. Steps every 20 us."""
+    rows = []
+    for i in range(steps):
+        t = 20e-6 * i
+        rows.append({"experiment": "sync_trace", "variant": "v", "name": "aten::add", "lane": "host",
+                     "start_s": t, "duration_s": 10e-6})
+        rows.append({"experiment": "sync_trace", "variant": "v", "name": "void kernel", "lane": "device",
+                     "start_s": t + 9e-6, "duration_s": 1e-6})
+        if item:
+            rows.append({"experiment": "sync_trace", "variant": "v", "name": "aten::item", "lane": "host",
+                         "start_s": t + 11e-6, "duration_s": 5e-6})
+            rows.append({"experiment": "sync_trace", "variant": "v", "name": "Memcpy DtoH", "lane": "device",
+                         "start_s": t + 12e-6, "duration_s": 1e-6})
+    return rows
+
+
+def test_summarize_sync_trace():
+    s = oh.summarize_sync_trace(oh.timeline_from_rows(_sync_rows(6, item=True), "v"), skip=1)
+    assert s.steps == 4 and s.first_step_s == pytest.approx(20e-6)
+    assert s.step_s == pytest.approx(20e-6) and s.kernel_s == pytest.approx(1e-6)
+    assert s.host_op_s == pytest.approx({"aten::add": 10e-6, "aten::item": 5e-6})
+    assert s.device_busy_fraction == pytest.approx(0.1)
+    assert s.copies == 4 and s.copies_inside_host == 4
+    plain = oh.summarize_sync_trace(oh.timeline_from_rows(_sync_rows(6, item=False), "v"), skip=0)
+    assert plain.steps == 5 and plain.copies == 0 and plain.device_busy_fraction == pytest.approx(0.05)
+    events = oh.timeline_from_rows(_sync_rows(3, item=False), "v")
+    with pytest.raises(ValueError, match="events"):
+        oh.summarize_sync_trace(events, skip=2)
+    with pytest.raises(ValueError, match="skip"):
+        oh.summarize_sync_trace(events, skip=-1)
+
+
+def test_timeline_window_clips_and_shifts():
+    events = [oh.TimelineEvent("a", 0.0, 10e-6, 0), oh.TimelineEvent("b", 8e-6, 4e-6, 1),
+              oh.TimelineEvent("c", 30e-6, 1e-6, 0)]
+    out = oh.timeline_window(events, 5e-6, 10e-6)
+    assert [e.name for e in out] == ["a", "b"]
+    assert out[0].start_s == 0 and out[0].duration_s == pytest.approx(5e-6)
+    assert out[1].start_s == pytest.approx(3e-6) and out[1].duration_s == pytest.approx(4e-6)
+    with pytest.raises(ValueError, match="length_s"):
+        oh.timeline_window(events, 0.0, 0.0)
+
+
+def test_recorded_sync_trace_shows_the_wait():
+    from gpuperf import recorded
+
+    rows = recorded.load_run("overhead_sync_h200")["results"]
+    free = oh.summarize_sync_trace(oh.timeline_from_rows(rows, "no sync"), skip=3)
+    item = oh.summarize_sync_trace(oh.timeline_from_rows(rows, "item() after each"), skip=3)
+    assert free.copies == 0 and item.copies == item.copies_inside_host == item.steps
+    assert item.step_s > 2 * free.step_s

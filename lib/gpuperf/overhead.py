@@ -16,7 +16,9 @@ The batch-doubling test: double the work; if the time barely changes, the kernel
 (:func:`doubling_ratio`, :func:`regime_from_doubling`).
 
 Live CPU helpers (torch imported inside): :func:`count_aten_ops` counts the ATen operators a function
-dispatches (each a kernel launch on a GPU).
+dispatches (each a kernel launch on a GPU), :func:`host_timeline` profiles one call. A recorded GPU trace
+(``bench/overhead.py --parts sync_trace``) is read with :func:`timeline_from_rows`, cut with
+:func:`timeline_window` and summarised with :func:`summarize_sync_trace`.
 
 This module imports neither torch nor triton at import time.
 """
@@ -235,9 +237,82 @@ def timeline_from_rows(rows, variant: str) -> list[TimelineEvent]:
                   key=lambda ev: ev.start_s)
 
 
+def timeline_window(events: Sequence[TimelineEvent], start_s: float, length_s: float) -> list[TimelineEvent]:
+    """The ranges of ``events`` that overlap ``[start_s, start_s + length_s)``, clipped to it and shifted so
+    that the window starts at 0 (for drawing a stretch of a long trace)."""
+    start_s = _check_nonneg("start_s", start_s)
+    length_s = _check_pos("length_s", length_s)
+    end_s = start_s + length_s
+    out = []
+    for e in events:
+        lo, hi = max(e.start_s, start_s), min(e.start_s + e.duration_s, end_s)
+        if hi > lo or (e.duration_s == 0 and start_s <= e.start_s < end_s):
+            out.append(TimelineEvent(e.name, lo - start_s, max(hi - lo, 0.0), e.depth))
+    return out
+
+
+@dataclass(frozen=True)
+class SyncTraceSummary:
+    """What a recorded trace of repeated steps shows (:func:`summarize_sync_trace`). Times in seconds;
+    medians over the steps counted, the first ``skip`` steps left out (the profiler's start-up)."""
+
+    steps: int
+    first_step_s: float
+    step_s: float
+    kernel_s: float
+    host_op_s: dict
+    device_busy_fraction: float
+    copies: int
+    copies_inside_host: int
+
+
+def _median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])
+
+
+def summarize_sync_trace(events: Sequence[TimelineEvent], step_op: str = "aten::add",
+                         skip: int = 1) -> SyncTraceSummary:
+    """Summarise a recorded trace (:func:`timeline_from_rows`) of a loop whose every step starts with the
+    host range ``step_op``: the median time from one step's start to the next (``step_s``), the median
+    duration of a device kernel (device ranges other than ``Memcpy`` copies), the median duration of each
+    host range's name, the fraction of the counted steps' span the device lane was busy, and how many of the
+    device-to-host copies lie wholly inside a host range (the host waiting for that copy to finish)."""
+    if isinstance(skip, bool) or not isinstance(skip, numbers.Integral) or skip < 0:
+        raise ValueError(f"skip must be an integer >= 0, got {skip!r}")
+    starts = sorted(e.start_s for e in events if e.depth == 0 and e.name == step_op)[skip:]
+    if len(starts) < 2:
+        raise ValueError(f"events: need at least {skip + 2} {step_op!r} host ranges, got {len(starts) + skip}")
+    lo, hi = starts[0], starts[-1]
+    counted = [e for e in events if lo <= e.start_s < hi]
+    host = [e for e in counted if e.depth == 0]
+    device = [e for e in counted if e.depth != 0]
+    kernels = [e.duration_s for e in device if not e.name.startswith("Memcpy")]
+    if not kernels:
+        raise ValueError("events: no device kernel between the counted steps")
+    copies = [e for e in device if e.name.startswith("Memcpy")]
+    inside = sum(any(h.start_s <= c.start_s and c.start_s + c.duration_s <= h.start_s + h.duration_s
+                     for h in host) for c in copies)
+    names = sorted({e.name for e in host})
+    return SyncTraceSummary(
+        steps=len(starts) - 1,
+        first_step_s=lo,
+        step_s=_median([b - a for a, b in zip(starts, starts[1:])]),
+        kernel_s=_median(kernels),
+        host_op_s={n: _median([e.duration_s for e in host if e.name == n]) for n in names},
+        device_busy_fraction=sum(min(e.duration_s, hi - e.start_s) for e in device) / (hi - lo),
+        copies=len(copies),
+        copies_inside_host=inside,
+    )
+
+
 __all__ = [
+    "SyncTraceSummary",
     "TimelineEvent",
+    "summarize_sync_trace",
     "timeline_from_rows",
+    "timeline_window",
     "host_timeline",
     "KernelTime",
     "REGIMES",

@@ -60,19 +60,41 @@ def plot_busy_fraction(ax, host_times_s: Mapping[str, float], gpu_times_s: Seque
     return ax
 
 
-def plot_timeline(ax, events, lane_labels=("called from Python", "operators")):
+def plot_timeline(ax, events, lane_labels=("called from Python", "operators"), *, highlight=None,
+                  window_s=None):
     """A profiler timeline (:func:`gpuperf.overhead.host_timeline`): one lane per nesting depth, one bar per
     range (microseconds from the start). White space in the top lane is the host's own (Python) time. For a
     recorded GPU trace (:func:`gpuperf.overhead.timeline_from_rows`) pass ``lane_labels=("host", "device")``:
-    white space in the device lane is time the GPU had nothing to run."""
+    white space in the device lane is time the GPU had nothing to run.
+
+    ``highlight`` maps a prefix of range names to a legend label: those ranges get their own colour.
+    ``window_s=(start_s, length_s)`` draws only that stretch (:func:`gpuperf.overhead.timeline_window`),
+    with the axis starting at 0."""
+    if window_s is not None:
+        events = overhead.timeline_window(events, *window_s)
+    if not events:
+        raise ValueError("events: nothing to draw (empty, or no range inside window_s)")
+    highlight = dict(highlight or {})
     depths = sorted({e.depth for e in events})
+    labelled = set()
     for e in events:
         lane = depths.index(e.depth)
-        ax.barh(lane, e.duration_s * 1e6, left=e.start_s * 1e6, height=0.7,
-                color=PALETTE[lane % len(PALETTE)], edgecolor="white", linewidth=0.4)
+        prefix = next((p for p in highlight if e.name.startswith(p)), None)
+        if prefix is None:
+            colour, label = PALETTE[lane % len(PALETTE)], None
+        else:
+            colour = PALETTE[(2 + list(highlight).index(prefix)) % len(PALETTE)]
+            label = highlight[prefix] if prefix not in labelled else None
+            labelled.add(prefix)
+        ax.barh(lane, e.duration_s * 1e6, left=e.start_s * 1e6, height=0.7, color=colour,
+                edgecolor="white", linewidth=0.4, label=label)
     labels = [lane_labels[d] if d < len(lane_labels) else f"depth {d}" for d in depths]
     ax.set_yticks(range(len(depths)), labels)
     ax.invert_yaxis()
+    if window_s is not None:
+        ax.set_xlim(0, window_s[1] * 1e6)
     ax.set_xlabel("time (us)")
     ax.grid(axis="y", visible=False)
+    if labelled:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False)
     return ax
