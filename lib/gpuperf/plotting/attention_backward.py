@@ -14,10 +14,11 @@ import numpy as np
 
 from gpuperf.plotting.style import PALETTE, new_figure
 
-_IMPL_COLORS = {"standard": PALETTE[1], "sdpa-flash": PALETTE[0], "sdpa-cudnn": PALETTE[2],
-                "triton": PALETTE[3]}
-_IMPL_NAMES = {"standard": "standard (eager, P stored)", "sdpa-flash": "SDPA flash (FlashAttention-2)",
-               "sdpa-cudnn": "SDPA cuDNN", "triton": "ours (Triton)"}
+_IMPL_COLORS = {"standard": PALETTE[1], "standard-fp16": PALETTE[4], "sdpa-flash": PALETTE[0],
+                "sdpa-cudnn": PALETTE[2], "triton": PALETTE[3]}
+_IMPL_NAMES = {"standard": "eager, fp32 softmax", "standard-fp16": "eager, fp16",
+               "sdpa-flash": "SDPA flash (FlashAttention-2)", "sdpa-cudnn": "SDPA cuDNN",
+               "triton": "ours (Triton)"}
 
 
 #: Arrays of the counted algorithms, grouped for :func:`plot_traffic_by_array` (name -> legend entry).
@@ -210,7 +211,7 @@ def plot_measured_bars(rows: Sequence[Mapping], dtype: str = "fp16"):
 def plot_memory_run(rows: Sequence[Mapping]):
     """Two panels from the ``attention_memory`` run: peak extra memory and time of a training step vs N."""
     fig, axes = new_figure(ncols=2, width=10.0, height=3.8)
-    for impl in ("standard", "triton", "sdpa-flash"):
+    for impl in ("standard", "standard-fp16", "triton", "sdpa-flash"):
         pts = sorted((r["n_seq"], r["peak_bytes"], r["time_s"]) for r in rows if r["impl"] == impl)
         if not pts:
             continue
