@@ -5,7 +5,7 @@ Two eager baselines. ``standard`` is attention as many models wrote it: six kern
 cast to fp32, an fp32 softmax, a cast back to fp16, P V); autograd saves the fp32 softmax output *and* its
 fp16 copy (6 bytes per score) and the backward materialises dP and dS (about 16 bytes per score at the
 peak, recorded). ``standard-fp16`` is Algorithm 0 of the FlashAttention paper in three kernels (Q scaled
-first, Q K^T, an fp16 softmax, P V): one fp16 P saved, about 6 bytes per score at the peak.
+first, Q K^T, an fp16 softmax, P V): one fp16 P saved, 8 bytes per score at the peak (recorded).
 
 B = 1, H = 16, d = 64, fp16, no mask, N = 1K..16K. For each implementation and N: the peak memory allocated
 by the step above what its inputs occupy (``torch.cuda.max_memory_allocated``), and the median time of the
