@@ -49,6 +49,9 @@ U32 = UNIT_ROUNDOFF["fp32"]
 #: Half the smallest subnormal of each format: the absolute error of rounding a tiny value (a probability or
 #: a dS far below 1) to it, where the relative bound u no longer holds.
 ETA = {"fp32": 0.0, "fp16": 2.0**-25, "bf16": 2.0**-134, "fp64": 0.0}
+#: fp32 values below 2^-126 may flush to zero (GPUs flush the subnormals of exp): the absolute error of a
+#: probability or a dS that underflows.
+FLUSH = 2.0**-126
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -384,8 +387,8 @@ def _offsets_check(runner, label) -> list[CaseResult]:
     if w.counters.narrow_offsets:
         return [CaseResult(label, "-", False,
                            "your kernel's addresses are computed with 32-bit offsets: past 2^31 elements "
-                           "(8 GB of fp32) they wrap around; make the program's first offset 64-bit "
-                           "(.to(tl.int64)) before multiplying")]
+                           "(8 GB of fp32) they wrap around; convert the program id to a 64-bit integer "
+                           "before multiplying it by the block size")]
     return []
 
 
@@ -672,7 +675,7 @@ def _forward_bounds(ref, v, dtype, n_k, d, canary=False):
     u_p = 0.0 if (name == "fp32" or canary) else UNIT_ROUNDOFF[name]
     delta = _score_error(s, a, d)
     pv = p @ v64.abs()
-    eta = 0.0 if canary else ETA[name]
+    eta = FLUSH if canary else max(ETA[name], FLUSH)
     visible = torch.isfinite(s).double()
     bound_o = 2 * u_out * o.abs() + 2 * (2 * delta[..., None] + u_p + (n_k + d + 8) * U32) * pv \
         + 2 * eta * (visible @ v64.abs())
@@ -768,7 +771,7 @@ def _block_skip_case(gen, device, n, label):
                 if dots > 0.8 or loads > 0.8:
                     results.append(CaseResult(
                         label, "-", False,
-                        f"with the causal mask your kernel ran {dots:.0%} of the tl.dot calls and loaded "
+                        f"with the causal mask your kernel ran {dots:.0%} of the tile products and loaded "
                         f"{loads:.0%} of the elements it does without it (N = {n}): it still visits the key "
                         "blocks that no query of a block can see; skip them (about half, plus the diagonal)"))
         else:
@@ -837,7 +840,8 @@ def _backward_bounds(ref, q, k, v, do, dtype, refs, canary=False, forward_bounds
     if forward_bounds is not None:
         delta = delta + forward_bounds[1]
     e_rel = 2 * delta[..., None] + 8 * U32
-    ep = p * e_rel
+    visible = torch.isfinite(s).double()
+    ep = p * e_rel + FLUSH * visible
     dp = do64 @ v64.transpose(-1, -2)
     dd = (do64 * o).sum(-1, keepdim=True)
     d_dp = (d + 2) * U32 * (do64.abs() @ v64.abs().transpose(-1, -2))
@@ -848,11 +852,10 @@ def _backward_bounds(ref, q, k, v, do, dtype, refs, canary=False, forward_bounds
     e = ep * (dp - dd).abs() + p * (d_dp + d_dd)
     u_p = 0.0 if canary else u_in
     eta = 0.0 if canary else ETA[name]
-    visible = torch.isfinite(s).double()
     pt = p.transpose(-1, -2)
     bound_dv = 2 * u_out * dv.abs() + 2 * ((ep + u_p * p + eta * visible).transpose(-1, -2) @ do64.abs()) \
         + 2 * (n_q + 8) * U32 * (pt @ do64.abs())
-    eds = e + u_in * ds.abs() + ETA[name] * visible
+    eds = e + u_in * ds.abs() + max(ETA[name], FLUSH) * visible
     bound_dq = 2 * u_out * dq.abs() + 2 * scale * (eds @ k64.abs() + (n_k + 8) * U32 * (ds.abs() @ k64.abs()))
     bound_dk = 2 * u_out * dk.abs() + 2 * scale * (eds.transpose(-1, -2) @ q64.abs()
                                                    + (n_q + 8) * U32 * (ds.abs().transpose(-1, -2) @ q64.abs()))
