@@ -21,8 +21,10 @@ def _report(key, fn, seed=7):
     return grading.grade_report(key, fn, seed=seed)
 
 
-def _assert_rejected(key, fn, *needles, seed=7, allow_course_kernels=False):
-    report = grading.grade_report(key, fn, seed=seed, allow_course_kernels=allow_course_kernels)
+def _assert_rejected(key, fn, *needles, seed=7, allow_course_kernels=False, only=None, every_case=False):
+    """Grade a wrong ``fn``; by default only up to its first failing case (the tests stay fast)."""
+    report = grading.grade_report(key, fn, seed=seed, allow_course_kernels=allow_course_kernels, only=only,
+                                  stop_at_first_failure=not every_case)
     text = report.text()
     print(text)
     assert not report.passed, f"{key}: a wrong solution passed:\n{text}"
@@ -40,8 +42,13 @@ def _assert_rejected(key, fn, *needles, seed=7, allow_course_kernels=False):
 # --------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("key", sorted(grading.EXERCISES))
-@pytest.mark.parametrize("seed", SEEDS)
+#: Exercises whose grader runs long under the interpreter: one seed each here (the labs run them again).
+_HEAVY = ("L3.online", "L4.matmul", "L5.tiled", "L5.forward", "L5.causal", "L6.backward", "L6.autograd")
+_SOLUTION_RUNS = [(key, seed) for key in sorted(grading.EXERCISES)
+                  for seed in ((sum(map(ord, key)) % 1000,) if key in _HEAVY else SEEDS)]
+
+
+@pytest.mark.parametrize("key,seed", _SOLUTION_RUNS)
 def test_the_course_solutions_pass(key, seed):
     report = grading.grade_report(key, grading.solution(key), seed=seed, allow_course_kernels=True)
     assert report.passed, report.text()
@@ -444,7 +451,8 @@ def _matmul_wrong(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM
              mask=(rows[:, None] < M) & (cols[None, :] < N))
 
 
-@pytest.mark.parametrize("mode,needle", [(0, "NaN"), (1, "first wrong element"), (2, "TF32"), (3, "TF32")])
+@pytest.mark.parametrize("mode,needle", [(0, "loaded from memory outside"), (1, "first wrong element"),
+                                         (2, "TF32"), (3, "TF32")])
 def test_l4_matmul_rejects_wrong_kernels(mode, needle):
     if mode == 3 and torch.cuda.is_available() and torch.cuda.get_device_capability()[0] < 8:
         pytest.skip("no TF32 before sm_80: Triton's fp32 dot is exact fp32 there")
@@ -463,7 +471,7 @@ def test_l4_matmul_rejects_wrong_kernels(mode, needle):
     report = _assert_rejected("L4.matmul", fn, needle)
     if mode in (2, 3):
         bad = report.failures[0]
-        assert "fp32" in bad.case and bad.tolerance is not None and bad.tolerance.rtol < 2.0**-11
+        assert "fp32" in bad.case and bad.tolerance is not None and "TF32" in bad.tolerance.reason
 
 
 @triton.jit
@@ -601,16 +609,18 @@ def _fwd_wrong_fn(mode):
 def test_l5_forward_rejects_wrong_kernels(mode, needle):
     if mode == 5 and torch.cuda.is_available() and torch.cuda.get_device_capability()[0] < 8:
         pytest.skip("no TF32 before sm_80")
-    report = _assert_rejected("L5.forward", _fwd_wrong_fn(mode), needle)
+    report = _assert_rejected("L5.forward", _fwd_wrong_fn(mode), needle, every_case=mode == 5,
+                              only=(lambda label: "q = 0" not in label) if mode == 5 else None)
     if mode == 5:  # only the fp32 cases fail: fp16 products are exact in fp32 whatever the precision
         assert all("fp32" in r.case for r in report.failures), report.text()
 
 
-def test_l5_causal_rejects_an_off_by_one_mask_and_accepts_the_right_one():
+def test_l5_causal_rejects_an_off_by_one_mask_and_a_kernel_that_visits_every_block():
     _assert_rejected("L5.causal", _fwd_wrong_fn(2), "causal", "first wrong element")
-    _assert_rejected("L5.causal", _fwd_wrong_fn(0), "output o")  # no rescaling
-    _assert_rejected("L5.causal", _fwd_wrong_fn(3), "output lse")  # lse without the max
-    assert grading.grade_report("L5.causal", _fwd_wrong_fn(4), seed=3).passed  # MODE 4: no mistake
+    # MODE 4 makes no mistake in the values, but visits every key block: only block skipping fails
+    report = grading.grade_report("L5.causal", _fwd_wrong_fn(4), seed=3,
+                                  only=lambda label: "causal against full" in label or "N_q=97" in label)
+    assert [r.case for r in report.failures] and all("causal against full" in r.case for r in report.failures)
 
 
 def test_l5_rejects_cheats():
@@ -729,7 +739,7 @@ def test_a_module_named_triton_gets_no_exemption():
     with grading.forbid(("mean",), "L4.matmul"):
         with pytest.raises(grading.ForbiddenCall, match="took data out of torch"):
             fake.summarise(torch.ones(3))
-        with pytest.raises(grading.ForbiddenCall, match="aten.mean"):
+        with pytest.raises(grading.ForbiddenCall, match="'mean'"):
             torch.ones(3).mean()
 
     def add_in_triton_module(x, y, out):
@@ -1175,13 +1185,17 @@ def test_4_l4_rejects_a_16_bit_accumulator_in_fp16_cases_too():
                                                             BM=32, BN=32, BK=32)
         return c
 
-    report = _assert_rejected("L4.matmul", fn, "first wrong element")
-    assert any("fp16" in r.case and "[0, 1)" in r.case for r in report.failures), report.text()
+    _assert_rejected("L4.matmul", fn, "first wrong element")
+    # fp16 inputs with entries in [0, 1) and K = 2048: |A||B| = |C|, the bound is about 1.5e-3 |C|
+    report = _assert_rejected("L4.matmul", fn, "first wrong element", only=lambda label: "fp16" in label
+                              and "[0, 1)" in label)
+    assert report.failures
 
 
 def test_4_l5_rejects_a_16_bit_running_output():
-    report = _assert_rejected("L5.forward", _fwd_variant_fn(2), "first wrong element")
-    assert any("fp16" in r.case and "q = 0" in r.case for r in report.failures), report.text()
+    report = _assert_rejected("L5.forward", _fwd_variant_fn(2), "first wrong element",
+                              only=lambda label: "fp16" in label and "q = 0" in label)
+    assert report.failures
 
 
 @triton.jit
@@ -1221,10 +1235,9 @@ def test_4_l6_rejects_a_16_bit_dv_accumulator():
                                                      BM=32, BN=32)
         return dq, dk, dv16
 
-    report = grading.grade_report("L6.backward", fn, seed=7, allow_course_kernels=True)
-    assert not report.passed, report.text()
-    assert any("fp16" in r.case and "q = 0" in r.case and r.output == "dv" for r in report.failures), \
-        report.text()
+    report = _assert_rejected("L6.backward", fn, "output dv", allow_course_kernels=True,
+                              only=lambda label: "fp16" in label and "q = 0" in label)
+    assert report.failures
 
 
 # ---- (5) out-of-bounds memory -----------------------------------------------------------------------------
@@ -1362,8 +1375,9 @@ def test_5_on_a_gpu_an_unmasked_store_lands_in_the_guard_band():
 
 @pytest.mark.parametrize("mode", [3, 4])
 def test_6_l5_causal_rejects_a_kernel_that_does_not_skip_hidden_blocks(mode):
-    report = _assert_rejected("L5.causal", _fwd_variant_fn(mode), "key blocks")
-    assert all("causal against full" in r.case for r in report.failures), report.text()
+    report = _assert_rejected("L5.causal", _fwd_variant_fn(mode), "key blocks",
+                              only=lambda label: "causal against full" in label)
+    assert report.failures
 
 
 def test_6_the_output_dtype_is_checked():
@@ -1407,3 +1421,26 @@ def test_6_tf32_is_caught_on_a_gpu_without_tf32():
         return c
 
     _assert_rejected("L4.matmul", fn, "TF32")
+
+
+def _dot16(a_ptr, b_ptr, c_ptr, N: tl.constexpr):  # compiled below as a JITFunction, as on a GPU
+    idx = tl.arange(0, N)[:, None] * N + tl.arange(0, N)[None, :]
+    a, b = tl.load(a_ptr + idx), tl.load(b_ptr + idx)
+    tl.store(c_ptr + idx, tl.dot(a, b))
+
+
+def test_6_on_a_gpu_without_tf32_the_fp32_cases_run_through_the_interpreter_with_tf32():
+    """A T4 (sm_75) computes an fp32 tl.dot exactly whatever input_precision says; the grader runs the fp32
+    cases of L4-L6 there through Triton's interpreter, whose dot it makes round to TF32 when asked. Checked
+    here with a compiled-style JITFunction launched on the CPU."""
+    from triton.runtime.jit import JITFunction
+
+    from gpuperf.grading.exercises import interpreted_launches
+
+    kernel = JITFunction(_dot16)
+    a, b = torch.randn(16, 16) + 1 / 3, torch.randn(16, 16) - 1 / 7
+    c = torch.empty(16, 16)
+    with interpreted_launches():
+        kernel[(1,)](a, b, c, N=16)
+    err = float(((c.double() - a.double() @ b.double()).abs() / (a.double().abs() @ b.double().abs())).max())
+    assert 2.0**-14 < err < 2 * 2.0**-11

@@ -6,8 +6,10 @@ A :class:`Watch` is entered around every call of the reader's function. It stack
   Python name called it (``torch.linalg.matmul``, ``torch.ops.aten.mm.default``, ``F.softmin`` and ``a @ b``
   all arrive as ``aten.mm`` / ``aten._softmax``), and checks it against the exercise's **allow-list**;
 * a :class:`torch.overrides.TorchFunctionMode`, which refuses the few Tensor methods that hand torch's memory
-  to code torch cannot see (``numpy``, ``__array__``, ``tolist``, ``data_ptr``, ``untyped_storage``,
-  ``__dlpack__``): the allow-list would be worthless if the data could leave torch and come back.
+  to code torch cannot see (``numpy``, ``__array__``, ``tolist``, ``untyped_storage``, ``__dlpack__``):
+  the allow-list would be worthless if the data could leave torch and come back. (``data_ptr`` stays
+  allowed: wrappers check it; memory written through a raw address is caught by the written-by-a-kernel
+  check below.)
 
 The allow-list of a Triton exercise (:data:`TRITON_OPS`) holds what a wrapper needs to set up a kernel and
 nothing that computes: allocation (``empty``, ``zeros``, ``full``, ... and ``fill_``/``zero_`` with a
@@ -93,7 +95,7 @@ SOFTMAX_LIKE_NAMES = frozenset((
     "softmax", "log_softmax", "softmin", "logsumexp", "special_softmax", "special_log_softmax",
     "special_logsumexp", "scaled_dot_product_attention", "multi_head_attention_forward", "gumbel_softmax"))
 #: Tensor methods that hand torch's memory to code torch cannot see.
-LEAVES_TORCH = frozenset(("numpy", "__array__", "tolist", "data_ptr", "untyped_storage", "storage",
+LEAVES_TORCH = frozenset(("numpy", "__array__", "tolist", "untyped_storage", "storage",
                           "_typed_storage", "__dlpack__", "__array_wrap__", "__reduce_ex__", "item"))
 
 #: torch functions that run Python of the reader's (an autograd.Function's forward and backward): a torch
