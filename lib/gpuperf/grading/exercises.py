@@ -545,11 +545,13 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block):
                            device=device)]
         if results[0].passed:
             results += runner.written_check("y", got)
-        if block is not None and device == "cpu" and watch.counters.widest_load > block:
+        widest = watch.counters.widest_load if device == "cpu" else watch.counters.widest_block
+        if block is not None and widest > block:
+            what = "loaded" if device == "cpu" else "was launched with a block of"
             results.append(CaseResult(label, "-", False,
-                                      f"the grader asked for blocks of {block} elements, but your kernel loaded "
-                                      f"{watch.counters.widest_load} at once: the online kernel must walk the "
-                                      "row block by block with the block it is given"))
+                                      f"the grader asked for blocks of {block} elements, but your kernel {what} "
+                                      f"{widest} at once: the online kernel must walk the row block by block "
+                                      "with the block it is given"))
         return results
 
     return run

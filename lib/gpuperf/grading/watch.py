@@ -163,6 +163,7 @@ class Counters:
     stores_2d: int = 0
     stores: int = 0
     narrow_offsets: int = 0  # stores whose addresses were computed from 32-bit offsets only
+    widest_block: int = 0  # on a GPU: the largest integer constexpr of a launch
     kernels: list = field(default_factory=list)
 
 
@@ -855,6 +856,7 @@ def _compiled_hooks(watch_getter) -> list:
                 _check_kernel(w, self.fn)
                 w.check_alive("at a kernel launch")
                 w.counters.launches += 1
+                _check_compiled_args(w, self, args, kwargs)
             saved_pause, w.paused = w.paused, True
             try:
                 return original(self, *args, **kwargs)
@@ -868,6 +870,24 @@ def _compiled_hooks(watch_getter) -> list:
     wrap(Autotuner, False)
     wrap(Heuristics, False)
     return saved
+
+
+def _check_compiled_args(w: Watch, kernel, args, kwargs) -> None:
+    """A compiled launch: its tensors must be memory the grader or torch gave out; its widest constexpr
+    (the block size, as far as the grader can see on a GPU) is recorded."""
+    import torch
+
+    params = getattr(kernel, "params", [])
+    values = {p.name: args[i] for i, p in enumerate(params) if i < len(args)}
+    values.update(kwargs)
+    for name, value in values.items():
+        if isinstance(value, torch.Tensor) and w.policy.kernels and not w._is_known(value):
+            w._refuse(f"your kernel was given {name}, a tensor that neither the grader gave your function nor "
+                      "torch made inside it (made from numpy or a raw address?)")
+    for p in params:
+        value = values.get(p.name)
+        if getattr(p, "is_constexpr", False) and isinstance(value, int) and not isinstance(value, bool):
+            w.counters.widest_block = max(w.counters.widest_block, value)
 
 
 @contextlib.contextmanager
