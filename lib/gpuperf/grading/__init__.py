@@ -128,6 +128,9 @@ def _relabel(r: CaseResult, label: str) -> CaseResult:
 
 _SOLUTION_MODULES = ("gpuperf.kernels.labs", "gpuperf.labs.solutions")
 
+#: Reports printed on a lab's page are wrapped to the page's code column.
+PAGE_WIDTH = 88
+
 
 def solution(key: str) -> Callable:
     """The course's solution of exercise ``key`` (for the labs' later cells and for CI)."""
@@ -144,7 +147,7 @@ def grade(key: str, fn: Callable | None, *, seed: int | None = None) -> Callable
     if solutions_requested():
         sol = ex.load_solution()
         report = grade_report(key, sol, seed=seed, graded="the course's solution", allow_course_kernels=True)
-        print(report.text())
+        print(report.text(PAGE_WIDTH))
         if not report.passed:
             raise AssertionError(f"the course's solution of {key} fails its grader:\n{report.text()}")
         return sol
@@ -152,14 +155,16 @@ def grade(key: str, fn: Callable | None, *, seed: int | None = None) -> Callable
         print(f"NOT YET {key} ({ex.title}): nothing to grade yet")
         return ex.load_solution()
     if getattr(fn, "__module__", "").startswith(_SOLUTION_MODULES):
-        print(f"NOT YET {key} ({ex.title}): the function given is the course's solution, standing in "
-              "because an earlier exercise has not passed yet; finish that one, re-run its cell, then this")
+        print(f"NOT YET {key} ({ex.title}):\n  the function given is the course's solution, standing in\n"
+              "  because an earlier exercise has not passed yet; finish that one, re-run its cell,\n"
+              "  then this one")
         return fn
     report = grade_report(key, fn, seed=seed)
-    print(report.text())
+    print(report.text(PAGE_WIDTH))
     if report.passed:
         return fn
-    print("  (until yours passes, the cells below use the course's solution, so the lab still runs)")
+    print("  (until yours passes, the cells below use the course's solution, so the lab still\n"
+          "  runs)")
     return ex.load_solution()
 
 

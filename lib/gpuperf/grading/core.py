@@ -80,14 +80,29 @@ class GradeReport:
     def failures(self) -> tuple[CaseResult, ...]:
         return tuple(r for r in self.results if not r.passed)
 
-    def text(self) -> str:
+    def text(self, width: int | None = None) -> str:
+        """The report; with ``width``, every line wrapped to that many characters (a lab's page)."""
+        text = self._text()
+        if width is None:
+            return text
+        import textwrap
+
+        out = []
+        for line in text.splitlines():
+            indent = " " * (len(line) - len(line.lstrip()))
+            out.extend(textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_long_words=True,
+                                     break_on_hyphens=False) or [""])
+        return "\n".join(out)
+
+    def _text(self) -> str:
         cases = list(dict.fromkeys(r.case for r in self.results))
         bad_cases = list(dict.fromkeys(r.case for r in self.failures))
-        head = (f"{self.exercise} ({self.title}), {self.graded}, on {self.device}: "
-                f"{len(cases) - len(bad_cases)} of {len(cases)} cases pass (seed {self.seed})")
+        head = (f"{self.exercise} ({self.graded}): {len(cases) - len(bad_cases)} of {len(cases)} cases pass "
+                f"(seed {self.seed})")
+        about = f"  {self.title}, on {self.device}"
         if self.passed:
-            return "\n".join(["PASSED " + head] + ["  " + n for n in self.notes])
-        lines = ["NOT YET " + head]
+            return "\n".join(["PASSED " + head, about] + ["  " + n for n in self.notes])
+        lines = ["NOT YET " + head, about]
         first = self.failures[0]
         lines.append(f"  first failing case: {first.case}, output {first.output}")
         lines.extend("    " + line for line in _describe_failure(first).splitlines())
