@@ -1444,3 +1444,46 @@ def test_6_on_a_gpu_without_tf32_the_fp32_cases_run_through_the_interpreter_with
         kernel[(1,)](a, b, c, N=16)
     err = float(((c.double() - a.double() @ b.double()).abs() / (a.double().abs() @ b.double().abs())).max())
     assert 2.0**-14 < err < 2 * 2.0**-11
+
+
+def test_1_work_in_another_thread_raw_addresses_printing_and_course_helpers_are_refused():
+    import threading
+
+    def in_a_thread(x, y, out):
+        worker = threading.Thread(target=lambda: out.copy_(x + y))
+        worker.start()
+        worker.join()
+        return out
+
+    def through_ctypes(x, y, out):
+        import ctypes
+
+        import numpy as np
+
+        n = x.numel()
+        as_np = [np.ctypeslib.as_array((ctypes.c_float * n).from_address(t.data_ptr())) for t in (x, y, out)]
+        as_np[2][:] = as_np[0] + as_np[1]
+        return out
+
+    def printing(x, y, out):
+        print(x)
+        return _add_launch(x, y, out)
+
+    def python_constants(x, y, out):
+        return out.copy_(torch.tensor([1.0] * x.numel(), dtype=x.dtype))
+
+    _assert_rejected("L2.add", in_a_thread, "started a thread")
+    _assert_rejected("L2.add", through_ctypes, "raw address")
+    _assert_rejected("L2.add", printing, "printed a tensor")
+    _assert_rejected("L2.add", python_constants, "ran torch's operator")
+
+
+def test_1_a_kernel_that_calls_a_course_device_function_is_refused():
+    from gpuperf.grading.watch import _course_helper_used
+    from gpuperf.kernels import elementwise
+
+    assert _course_helper_used(_add_masked.fn) == ""
+    namespace = {"tl": tl, "triton": triton, "helper": elementwise._add_tile}
+    exec("def mine(x_ptr, y_ptr, out_ptr, n, BLOCK):\n    return helper(x_ptr, y_ptr, out_ptr, 0, 0)\n",
+         namespace)
+    assert "_add_tile" in _course_helper_used(namespace["mine"])

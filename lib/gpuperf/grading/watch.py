@@ -75,7 +75,7 @@ ALLOCATIONS = frozenset(("empty", "empty_like", "empty_strided", "new_empty", "n
 #: Views and metadata: alias an existing tensor, compute nothing.
 VIEWS = frozenset(("view", "_unsafe_view", "slice", "select", "t", "transpose", "permute", "unsqueeze",
                    "squeeze", "expand", "split", "split_with_sizes", "unbind", "chunk", "detach", "alias",
-                   "lift_fresh", "_reshape_alias", "narrow", "record_stream", "is_same_size",
+                   "_reshape_alias", "narrow", "record_stream", "is_same_size",
                    "_has_compatible_shallow_copy_type"))
 #: Copies and constant fills: move or set values, combine none.
 COPIES = frozenset(("clone", "copy_", "_to_copy", "fill_", "zero_"))
@@ -97,6 +97,8 @@ SOFTMAX_LIKE_NAMES = frozenset((
 #: Tensor methods that hand torch's memory to code torch cannot see.
 LEAVES_TORCH = frozenset(("numpy", "__array__", "tolist", "untyped_storage", "storage",
                           "_typed_storage", "__dlpack__", "__array_wrap__", "__reduce_ex__", "item"))
+#: Printing a tensor turns its values into text the program can read back: refused with its own message.
+PRINTING = frozenset(("__repr__", "__str__", "__format__"))
 
 #: torch functions that run Python of the reader's (an autograd.Function's forward and backward): a torch
 #: function mode is popped while its handler runs (and cannot re-enter: the call would come back to it), so
@@ -333,6 +335,12 @@ class Watch:
             self._probe_seen[0] = True
             return func(*args, **kwargs)
         name = getattr(func, "__name__", "")
+        if name in PRINTING:
+            self._refuse("your function printed a tensor while it was graded (printing takes the values out "
+                         "of torch, as text): print outside the graded function, or print shapes and dtypes")
+        if name == "data_ptr" and _from_outside(2, course_trusted=True):
+            self._refuse("your function read a tensor's raw address (data_ptr): memory reached through it is "
+                         f"out of the grader's sight; {self.policy.exercise} {self.policy.why}")
         if name in LEAVES_TORCH:
             self._refuse(f"your function took data out of torch ({name!r}): the grader can only see what "
                          f"torch does; {self.policy.exercise} {self.policy.why}")
@@ -478,10 +486,13 @@ def _op_kind(name: str) -> str:
     return "arithmetic or a reduction: it computes values"
 
 
-def _from_outside(depth: int = 1) -> bool:
-    """True when the frame ``depth`` levels above the caller is not torch's or Triton's own code."""
+def _from_outside(depth: int = 1, course_trusted: bool = False) -> bool:
+    """True when the frame ``depth`` levels above the caller is not torch's or Triton's own code (nor, with
+    ``course_trusted``, the course's kernels' wrappers, whose launches are refused anyway)."""
     frame = sys._getframe(depth + 1)
-    filename = frame.f_code.co_filename
+    filename = os.path.abspath(frame.f_code.co_filename)
+    if course_trusted and filename.startswith(_COURSE_KERNELS_DIR):
+        return False
     return not any(filename.startswith(d) for d in _trusted_dirs())
 
 
@@ -510,7 +521,11 @@ def _block_switches(watch: Watch) -> list:
     import torch.overrides
     import torch.utils._python_dispatch as pd
 
-    targets = [(torch._C, "DisableTorchFunction"), (torch._C, "DisableTorchFunctionSubclass"),
+    import _thread
+    import threading
+
+    targets = [(threading.Thread, "start"), (_thread, "start_new_thread"), (_thread, "start_joinable_thread"),
+               (torch._C, "DisableTorchFunction"), (torch._C, "DisableTorchFunctionSubclass"),
                (torch._C, "_DisableTorchDispatch"), (torch._C, "_pop_torch_dispatch_mode"),
                (torch._C, "_pop_torch_function_stack"), (torch._C, "_push_on_torch_dispatch_stack"),
                (torch._C, "_push_on_torch_function_stack"), (torch._C, "_set_dispatch_mode"),
@@ -527,6 +542,10 @@ def _block_switches(watch: Watch) -> list:
 
         def guard(*args, _original=original, _name=name, **kwargs):
             if watch.active and not watch.paused and not watch.internal and _from_outside(1):
+                if "thread" in _name.lower() or _name == "start":
+                    watch._refuse("your function started a thread: torch's modes are per thread, so work done "
+                                  f"there is out of the grader's sight; {watch.policy.exercise} is graded in "
+                                  "one thread")
                 watch._refuse(f"your function called {_name}, which switches the grader's watch off: "
                               f"{watch.policy.exercise} is graded with it on")
             return _original(*args, **kwargs)
@@ -558,10 +577,46 @@ def _course_kernel_name(fn) -> str:
 
 
 def _check_kernel(watch: Watch, fn) -> None:
+    """Refuse a launch of one of the course's kernels, or of a kernel that calls one of the course's
+    ``@triton.jit`` functions (found through the names its code uses)."""
+    if watch.allow_course_kernels:
+        return
     name = _course_kernel_name(fn)
-    if name and not watch.allow_course_kernels:
+    if name:
         watch._refuse(f"your function launched the course's own kernel {name}: {watch.policy.exercise} asks "
                       "you to write the kernel yourself")
+    helper = _course_helper_used(fn)
+    if helper:
+        watch._refuse(f"your kernel calls the course's own {helper}: {watch.policy.exercise} asks you to "
+                      "write the kernel yourself")
+
+
+def _course_helper_used(fn, depth: int = 3) -> str:
+    """The name of a course ``@triton.jit`` function that ``fn``'s code refers to (directly, through a
+    module attribute, or through the learner's own helpers, ``depth`` levels down), or ""."""
+    import types
+
+    code = getattr(fn, "__code__", None)
+    glb = getattr(fn, "__globals__", {})
+    if code is None or depth == 0:
+        return ""
+    for name in code.co_names:
+        value = glb.get(name)
+        candidates = [value]
+        if isinstance(value, types.ModuleType):
+            candidates = [getattr(value, n, None) for n in code.co_names]
+        for cand in candidates:
+            inner = getattr(cand, "fn", None)
+            if inner is None or not callable(inner):
+                continue
+            found = _course_kernel_name(inner)
+            if found:
+                return found
+            if inner is not fn:
+                deeper = _course_helper_used(inner, depth - 1)
+                if deeper:
+                    return deeper
+    return ""
 
 
 class _Spans:
