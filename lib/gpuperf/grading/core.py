@@ -6,7 +6,7 @@ import contextlib
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Iterator
 
 SOLUTIONS_ENV_VAR = "GPUPERF_LAB_SOLUTIONS"
 

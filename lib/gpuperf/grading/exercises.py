@@ -147,7 +147,7 @@ class Runner:
         for _, t in tensors:
             watch.know(t)
         watch.know(*known)
-        snapshots += [(f"the tensor the grader handed to the backward", t, _storage_bits(t).clone())
+        snapshots += [("the tensor the grader handed to the backward", t, _storage_bits(t).clone())
                       for t in known]
         for _, alloc in given:
             watch.adopt(alloc)
@@ -167,7 +167,7 @@ class Runner:
         for alloc in watch.allocs:
             damage = band_damage(alloc)
             if damage:
-                which = next((f"the output buffer the grader gave your function" for v, a in given
+                which = next(("the output buffer the grader gave your function" for v, a in given
                               if a is alloc), "a buffer your function allocated")
                 problems.append(CaseResult(self.label, "memory", False,
                                            f"your kernel wrote past the end of {which}: {damage} changed; "
@@ -269,8 +269,7 @@ def _device() -> str:
     import torch
 
     if torch.cuda.is_available():
-        import gpuperf.kernels  # noqa: F401 (the interpreter switch)
-        from gpuperf.kernels import interpreter_enabled
+        from gpuperf.kernels import interpreter_enabled  # (importing it sets the interpreter switch)
 
         return "cpu" if interpreter_enabled() else "cuda"
     return "cpu"
@@ -939,8 +938,6 @@ def _grad_tolerances(dtype):
 
 def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
     def run(runner):
-        import torch
-
         q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
         do0 = _randn(gen, (b, h, n_q, d), dtype, device)
         if spread == "canary":

@@ -365,7 +365,6 @@ class Watch:
 
     def check_alive(self, where: str) -> None:
         """Raise :class:`ForbiddenCall` unless both modes are on top of their stacks and see a probe."""
-        import torch
         from torch.overrides import _get_current_function_mode_stack
         from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
 

@@ -19,12 +19,12 @@ import gpuperf.kernels  # noqa: F401  (no GPU: switch on the Triton interpreter 
 @triton.jit
 def outer_kernel(x_ptr, y_ptr, out_ptr, M, N, stride_om, BLOCK_M: tl.constexpr,
                  BLOCK_N: tl.constexpr):
-    # Program (i, j) owns the tile of rows [i BLOCK_M, (i+1) BLOCK_M), columns [j BLOCK_N, ...).
+    # Program (i, j) owns rows [i BLOCK_M, (i+1) BLOCK_M) x columns [j BLOCK_N, ...).
     rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = tl.program_id(1).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
     x = tl.load(x_ptr + rows, mask=rows < M, other=0.0)  # a column of the tile
     y = tl.load(y_ptr + cols, mask=cols < N, other=0.0)  # a row of the tile
-    tile = x[:, None] * y[None, :]  # (BLOCK_M, 1) times (1, BLOCK_N) broadcasts to the tile
+    tile = x[:, None] * y[None, :]  # (BLOCK_M, 1) times (1, BLOCK_N): the whole tile
     mask = (rows[:, None] < M) & (cols[None, :] < N)  # both edges may stick out
     tl.store(out_ptr + rows[:, None] * stride_om + cols[None, :], tile, mask=mask)
 

@@ -1,6 +1,6 @@
 """Lab L5 solutions: the FlashAttention forward in plain PyTorch (blocks in a Python loop, to see the
-algorithm apart from the language), then the FlashAttention forward pass (FlashAttention-2 loop order), returning O and the
-log-sum-exp L of every query row, with an optional causal mask (top-left aligned: query i sees keys j <= i,
+algorithm apart from the language), then the FlashAttention forward pass (FlashAttention-2 loop order),
+returning O and the log-sum-exp L of every query row, with an optional causal mask (top-left aligned: query i sees keys j <= i,
 as ``scaled_dot_product_attention(is_causal=True)``).
 
 HBM traffic per head: Q read once, K and V once per block of queries, O and L written once; the N_q x N_k
@@ -81,8 +81,8 @@ def attention_forward(q, k, v, causal=False):
 
 
 def tiled_attention(q, k, v, block_rows, block_cols):
-    # o = softmax(q k^T / sqrt(d)) v for q (N_q, d), k and v (N_k, d), one block of queries at a
-    # time; the scores exist only block by block, never as an N_q x N_k matrix.
+    # o = softmax(q k^T / sqrt(d)) v for q (N_q, d), k and v (N_k, d), one block of
+    # queries at a time; the scores exist only block by block, never as N_q x N_k.
     n_q, d = q.shape
     n_k = k.shape[0]
     scale = 1.0 / math.sqrt(d)

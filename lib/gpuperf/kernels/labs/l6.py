@@ -131,8 +131,8 @@ def attention_backward(q, k, v, o, lse, do, causal=False):
 
 
 class FlashAttention(torch.autograd.Function):
-    # O = FlashAttention.apply(q, k, v, causal): the forward saves O and the log-sum-exp,
-    # the backward recomputes P from them (no N x N matrix is ever stored).
+    # O = FlashAttention.apply(q, k, v, causal): the forward saves O and the
+    # log-sum-exp, the backward recomputes P from them (no N x N matrix is stored).
     @staticmethod
     def forward(ctx, q, k, v, causal=False):
         o, lse = attention_forward(q, k, v, causal)
