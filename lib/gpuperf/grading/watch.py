@@ -681,23 +681,29 @@ def _interpreter_hooks(watch_getter) -> list:
     saved = []
 
     def patch(owner, name, new):
+        if not hasattr(owner, name):  # another Triton's interpreter: leave that hook out
+            return
         saved.append((owner, name, getattr(owner, name)))
         setattr(owner, name, new)
 
-    run0 = interp.InterpretedFunction.run
-    call0 = interp.GridExecutor.__call__
-    init_args0 = interp.GridExecutor._init_args_hst
-    restore0 = interp.GridExecutor._restore_args_dev
-    grid_idx0 = interp.InterpreterBuilder.set_grid_idx
-    load0 = interp.InterpreterBuilder.create_masked_load
-    store0 = interp.InterpreterBuilder.create_masked_store
-    rmw0 = interp.InterpreterBuilder.create_atomic_rmw
-    cas0 = interp.InterpreterBuilder.create_atomic_cas
-    dot0 = interp.InterpreterBuilder.create_dot
-    addptr0 = interp.InterpreterBuilder.create_addptr
-    splat0 = interp.InterpreterBuilder.create_splat
-    broadcast0 = interp.InterpreterBuilder.create_broadcast
-    expand0 = interp.InterpreterBuilder.create_expand_dims
+    def original(owner, name):
+        return getattr(owner, name, None)
+
+    builder = interp.InterpreterBuilder
+    run0 = original(interp.InterpretedFunction, "run")
+    call0 = original(interp.GridExecutor, "__call__")
+    init_args0 = original(interp.GridExecutor, "_init_args_hst")
+    restore0 = original(interp.GridExecutor, "_restore_args_dev")
+    grid_idx0 = original(builder, "set_grid_idx")
+    load0 = original(builder, "create_masked_load")
+    store0 = original(builder, "create_masked_store")
+    rmw0 = original(builder, "create_atomic_rmw")
+    cas0 = original(builder, "create_atomic_cas")
+    dot0 = original(builder, "create_dot")
+    addptr0 = original(builder, "create_addptr")
+    splat0 = original(builder, "create_splat")
+    broadcast0 = original(builder, "create_broadcast")
+    expand0 = original(builder, "create_expand_dims")
     state = {"spans": None}
 
     def run(self, *args, **kwargs):
@@ -752,11 +758,11 @@ def _interpreter_hooks(watch_getter) -> list:
             w.paused = True
         return restore0(self, *args, **kwargs)
 
-    def set_grid_idx(self, x, y, z):
+    def set_grid_idx(self, *args):
         w = watch_getter()
         if w is not None:
             w.paused = False  # the kernel body: the reader's Python, watched
-        return grid_idx0(self, x, y, z)
+        return grid_idx0(self, *args)
 
     def check(kind, ptrs, mask, element_size):
         spans = state["spans"]
@@ -782,7 +788,7 @@ def _interpreter_hooks(watch_getter) -> list:
         ty = ptrs.get_element_ty()
         return max(1, ty.primitive_bitwidth // 8)
 
-    def load(self, ptrs, mask, other, cache_policy, is_volatile):
+    def load(self, ptrs, mask, other, *rest):
         w = watch_getter()
         if w is not None:
             res = check("loaded from", ptrs, mask, element_size(ptrs))
@@ -790,7 +796,7 @@ def _interpreter_hooks(watch_getter) -> list:
                 _, active = res
                 w.counters.loaded_elements += int(active.sum())
                 w.counters.widest_load = max(w.counters.widest_load, int(active.size))
-        return load0(self, ptrs, mask, other, cache_policy, is_volatile)
+        return load0(self, ptrs, mask, other, *rest)
 
     def wide(handle) -> bool:
         return bool(getattr(handle, "_gpuperf_wide", False))
@@ -816,7 +822,7 @@ def _interpreter_hooks(watch_getter) -> list:
             res._gpuperf_wide = True
         return res
 
-    def store(self, ptrs, value, mask, cache_policy):
+    def store(self, ptrs, value, mask, *rest):
         w = watch_getter()
         if w is not None:
             if not wide(ptrs):
@@ -830,22 +836,22 @@ def _interpreter_hooks(watch_getter) -> list:
             if res is not None:
                 addresses, active = res
                 _mark_stores(w, addresses[active], es)
-        return store0(self, ptrs, value, mask, cache_policy)
+        return store0(self, ptrs, value, mask, *rest)
 
-    def atomic_rmw(self, rmwOp, ptr, val, mask, sem, scope):
+    def atomic_rmw(self, rmwOp, ptr, val, mask, *rest):
         w = watch_getter()
         if w is not None:
             res = check("updated (atomically)", ptr, mask, element_size(ptr))
             if res is not None:
                 addresses, active = res
                 _mark_stores(w, addresses[active], element_size(ptr))
-        return rmw0(self, rmwOp, ptr, val, mask, sem, scope)
+        return rmw0(self, rmwOp, ptr, val, mask, *rest)
 
-    def atomic_cas(self, ptr, cmp, val, sem, scope):
+    def atomic_cas(self, ptr, cmp, val, *rest):
         w = watch_getter()
         if w is not None:
             check("updated (atomically)", ptr, None, element_size(ptr))
-        return cas0(self, ptr, cmp, val, sem, scope)
+        return cas0(self, ptr, cmp, val, *rest)
 
     def dot(self, *args, **kwargs):
         w = watch_getter()
@@ -947,8 +953,13 @@ def _check_compiled_args(w: Watch, kernel, args, kwargs) -> None:
 @contextlib.contextmanager
 def triton_hooks() -> Iterator[None]:
     """Install the launch hooks (interpreter and compiled) for the duration of a grade; they act only while a
-    :class:`Watch` is on."""
-    saved = _interpreter_hooks(lambda: _ACTIVE) + _compiled_hooks(lambda: _ACTIVE)
+    :class:`Watch` is on. A Triton laid out differently loses the hooks it lacks, never the grade."""
+    saved = []
+    for install in (_interpreter_hooks, _compiled_hooks):
+        try:
+            saved += install(lambda: _ACTIVE)
+        except (AttributeError, ImportError, TypeError):  # pragma: no cover - another Triton layout
+            pass
     try:
         yield
     finally:
