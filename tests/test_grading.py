@@ -21,8 +21,10 @@ def _report(key, fn, seed=7):
     return grading.grade_report(key, fn, seed=seed)
 
 
-def _assert_rejected(key, fn, *needles, seed=7):
-    report = _report(key, fn, seed)
+def _assert_rejected(key, fn, *needles, seed=7, allow_course_kernels=False, only=None, every_case=False):
+    """Grade a wrong ``fn``; by default only up to its first failing case (the tests stay fast)."""
+    report = grading.grade_report(key, fn, seed=seed, allow_course_kernels=allow_course_kernels, only=only,
+                                  stop_at_first_failure=not every_case)
     text = report.text()
     print(text)
     assert not report.passed, f"{key}: a wrong solution passed:\n{text}"
@@ -40,8 +42,13 @@ def _assert_rejected(key, fn, *needles, seed=7):
 # --------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("key", sorted(grading.EXERCISES))
-@pytest.mark.parametrize("seed", SEEDS)
+#: Exercises whose grader runs long under the interpreter: one seed each here (the labs run them again).
+_HEAVY = ("L3.online", "L4.matmul", "L5.tiled", "L5.forward", "L5.causal", "L6.backward", "L6.autograd")
+_SOLUTION_RUNS = [(key, seed) for key in sorted(grading.EXERCISES)
+                  for seed in ((sum(map(ord, key)) % 1000,) if key in _HEAVY else SEEDS)]
+
+
+@pytest.mark.parametrize("key,seed", _SOLUTION_RUNS)
 def test_the_course_solutions_pass(key, seed):
     report = grading.grade_report(key, grading.solution(key), seed=seed, allow_course_kernels=True)
     assert report.passed, report.text()
@@ -212,7 +219,7 @@ def _add_no_pid(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 @triton.jit
 def _add_masked(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
 
@@ -222,7 +229,7 @@ def test_l2_add_rejects_a_missing_tail_mask():
         _add_no_mask[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)
         return out
 
-    _assert_rejected("L2.add", fn, "wrote past the end of out")
+    _assert_rejected("L2.add", fn, "outside the tensors it was given")
 
 
 def test_l2_add_rejects_a_kernel_without_the_program_id():
@@ -251,8 +258,8 @@ def test_l2_add_rejects_a_new_tensor_instead_of_out():
 
 
 def test_l2_add_rejects_cheats():
-    _assert_rejected("L2.add", lambda x, y, out: out.copy_(x + y), "called torch's", "Triton kernel")
-    _assert_rejected("L2.add", lambda x, y, out: torch.add(x, y, out=out), "called torch's 'add'")
+    _assert_rejected("L2.add", lambda x, y, out: out.copy_(x + y), "ran torch's operator aten.add", "Triton kernel")
+    _assert_rejected("L2.add", lambda x, y, out: torch.add(x, y, out=out), "aten.add")
     from gpuperf.kernels.elementwise import vector_add
 
     _assert_rejected("L2.add", lambda x, y, out: vector_add(x, y, out), "course's own kernel")
@@ -289,7 +296,7 @@ def test_l2_chain_rejects_a_torch_loop():
             y = y * scale if j % 2 == 0 else y + shift
         return y.to(x.dtype)
 
-    _assert_rejected("L2.chain", fn, "called torch's")
+    _assert_rejected("L2.chain", fn, "ran torch's operator")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -335,9 +342,9 @@ def test_l3_softmax_reports_a_kernel_that_does_not_compile():
 
 
 def test_l3_softmax_rejects_cheats():
-    _assert_rejected("L3.softmax", lambda x: torch.softmax(x.float(), -1).to(x.dtype), "called torch's 'softmax'")
-    _assert_rejected("L3.softmax", lambda x: x.float().softmax(-1).to(x.dtype), "called torch's")
-    _assert_rejected("L3.softmax", lambda x: (x.float() - x.float().amax(-1, keepdim=True)).exp(), "called torch's")
+    _assert_rejected("L3.softmax", lambda x: torch.softmax(x.float(), -1).to(x.dtype), "aten._softmax")
+    _assert_rejected("L3.softmax", lambda x: x.float().softmax(-1).to(x.dtype), "ran torch's operator")
+    _assert_rejected("L3.softmax", lambda x: (x.float() - x.float().amax(-1, keepdim=True)).exp(), "aten.amax")
     from gpuperf.kernels.softmax import softmax
 
     _assert_rejected("L3.softmax", lambda x: softmax(x.contiguous()), "course's own kernel")
@@ -375,9 +382,9 @@ def _online_wrong(x_ptr, y_ptr, n_cols, sx, sy, BLOCK: tl.constexpr, MODE: tl.co
 @pytest.mark.parametrize("mode,needle", [(0, "first wrong element"), (1, "first wrong element"),
                                          (2, "first wrong element")])
 def test_l3_online_rejects_wrong_kernels(mode, needle):
-    def fn(x):
+    def fn(x, block=1024):
         y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-        _online_wrong[(x.shape[0],)](x, y, x.shape[1], x.stride(0), y.stride(0), BLOCK=256, MODE=mode)
+        _online_wrong[(x.shape[0],)](x, y, x.shape[1], x.stride(0), y.stride(0), BLOCK=block, MODE=mode)
         return y
 
     _assert_rejected("L3.online", fn, needle)
@@ -396,14 +403,15 @@ def test_l3_softmax_rejects_a_cheat_through_numpy():
         e = np.exp(a - a.max(axis=-1, keepdims=True))
         return torch.tensor(e / e.sum(axis=-1, keepdims=True), dtype=x.dtype, device=x.device)
 
-    _assert_rejected("L3.softmax", via_numpy, "took the data out of torch ('numpy')")
-    _assert_rejected("L3.softmax", via_asarray, "took the data out of torch")
+    _assert_rejected("L3.softmax", via_numpy, "took data out of torch ('numpy')")
+    _assert_rejected("L3.softmax", via_asarray, "took data out of torch")
 
 
 def test_l3_online_rejects_cheats():
-    _assert_rejected("L3.online", lambda x: torch.nn.functional.softmax(x, dim=-1), "called torch's 'softmax'")
-    _assert_rejected("L3.online", lambda x: torch.exp(x.float() - torch.logsumexp(x.float(), -1, keepdim=True)),
-                     "called torch's")
+    _assert_rejected("L3.online", lambda x, block: torch.nn.functional.softmax(x, dim=-1), "aten._softmax")
+    _assert_rejected("L3.online", lambda x, block: torch.exp(x.float() - torch.logsumexp(x.float(), -1,
+                                                                                           keepdim=True)),
+                     "ran torch's operator")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -443,7 +451,8 @@ def _matmul_wrong(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM
              mask=(rows[:, None] < M) & (cols[None, :] < N))
 
 
-@pytest.mark.parametrize("mode,needle", [(0, "NaN"), (1, "first wrong element"), (2, "TF32"), (3, "TF32")])
+@pytest.mark.parametrize("mode,needle", [(0, "loaded from memory outside"), (1, "first wrong element"),
+                                         (2, "TF32"), (3, "TF32")])
 def test_l4_matmul_rejects_wrong_kernels(mode, needle):
     if mode == 3 and torch.cuda.is_available() and torch.cuda.get_device_capability()[0] < 8:
         pytest.skip("no TF32 before sm_80: Triton's fp32 dot is exact fp32 there")
@@ -462,7 +471,7 @@ def test_l4_matmul_rejects_wrong_kernels(mode, needle):
     report = _assert_rejected("L4.matmul", fn, needle)
     if mode in (2, 3):
         bad = report.failures[0]
-        assert "fp32" in bad.case and bad.tolerance is not None and bad.tolerance.rtol < 2.0**-11
+        assert "fp32" in bad.case and bad.tolerance is not None and "TF32" in bad.tolerance.reason
 
 
 @triton.jit
@@ -495,11 +504,11 @@ def test_the_interpreters_dot_rounds_to_tf32_while_grading_as_a_gpu_would():
 
 
 def test_l4_matmul_rejects_cheats():
-    _assert_rejected("L4.matmul", lambda a, b: a @ b, "called torch's")
-    _assert_rejected("L4.matmul", lambda a, b: torch.mm(a, b), "called torch's 'mm'")
-    _assert_rejected("L4.matmul", lambda a, b: torch.einsum("mk,kn->mn", a, b), "called torch's 'einsum'")
+    _assert_rejected("L4.matmul", lambda a, b: a @ b, "aten.mm")
+    _assert_rejected("L4.matmul", lambda a, b: torch.mm(a, b), "aten.mm")
+    _assert_rejected("L4.matmul", lambda a, b: torch.einsum("mk,kn->mn", a, b), "ran torch's operator")
     _assert_rejected("L4.matmul", lambda a, b: (a.float()[:, :, None] * b.float()[None]).sum(1).to(a.dtype),
-                     "called torch's")  # a product by broadcasting
+                     "aten.mul")  # a product by broadcasting
     from gpuperf.kernels.matmul import matmul
 
     _assert_rejected("L4.matmul", lambda a, b: matmul(a.contiguous(), b, input_precision="ieee"),
@@ -600,16 +609,18 @@ def _fwd_wrong_fn(mode):
 def test_l5_forward_rejects_wrong_kernels(mode, needle):
     if mode == 5 and torch.cuda.is_available() and torch.cuda.get_device_capability()[0] < 8:
         pytest.skip("no TF32 before sm_80")
-    report = _assert_rejected("L5.forward", _fwd_wrong_fn(mode), needle)
+    report = _assert_rejected("L5.forward", _fwd_wrong_fn(mode), needle, every_case=mode == 5,
+                              only=(lambda label: "q = 0" not in label) if mode == 5 else None)
     if mode == 5:  # only the fp32 cases fail: fp16 products are exact in fp32 whatever the precision
         assert all("fp32" in r.case for r in report.failures), report.text()
 
 
-def test_l5_causal_rejects_an_off_by_one_mask_and_accepts_the_right_one():
+def test_l5_causal_rejects_an_off_by_one_mask_and_a_kernel_that_visits_every_block():
     _assert_rejected("L5.causal", _fwd_wrong_fn(2), "causal", "first wrong element")
-    _assert_rejected("L5.causal", _fwd_wrong_fn(0), "output o")  # no rescaling
-    _assert_rejected("L5.causal", _fwd_wrong_fn(3), "output lse")  # lse without the max
-    assert grading.grade_report("L5.causal", _fwd_wrong_fn(4), seed=3).passed  # MODE 4: no mistake
+    # MODE 4 makes no mistake in the values, but visits every key block: only block skipping fails
+    report = grading.grade_report("L5.causal", _fwd_wrong_fn(4), seed=3,
+                                  only=lambda label: "causal against full" in label or "N_q=97" in label)
+    assert [r.case for r in report.failures] and all("causal against full" in r.case for r in report.failures)
 
 
 def test_l5_rejects_cheats():
@@ -619,9 +630,9 @@ def test_l5_rejects_cheats():
         o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         return o, torch.zeros(q.shape[:3])
 
-    _assert_rejected("L5.forward", sdpa, "scaled_dot_product_attention")
+    _assert_rejected("L5.forward", sdpa, "ran torch's operator")
     _assert_rejected("L5.forward", lambda q, k, v, causal=False: (torch.softmax(q @ k.transpose(-1, -2), -1) @ v,
-                                                                  None), "called torch's")
+                                                                  None), "ran torch's operator")
     from gpuperf.kernels.flash_attention import flash_attention_forward
 
     _assert_rejected("L5.causal", lambda q, k, v, causal=False: flash_attention_forward(q, k, v, causal),
@@ -710,7 +721,7 @@ def test_l6_rejects_cheats():
         F.scaled_dot_product_attention(qq, kk, vv, is_causal=causal).backward(do)
         return qq.grad, kk.grad, vv.grad
 
-    _assert_rejected("L6.backward", autograd, "called torch's")
+    _assert_rejected("L6.backward", autograd, "ran torch's operator")
     from gpuperf.kernels.flash_attention_bwd import flash_attention_backward
 
     _assert_rejected("L6.backward", lambda q, k, v, o, lse, do, causal=False: flash_attention_backward(
@@ -718,16 +729,761 @@ def test_l6_rejects_cheats():
     _assert_rejected("L6.backward", lambda *a, **kw: (None, None, None), "expected a torch.Tensor")
 
 
-def test_forbid_lets_triton_itself_call_torch_but_not_the_reader():
-    """Some Triton versions summarise the autotuner's timings with torch.quantile(...).tolist(): a reader's
-    autotuned kernel must not be refused for that; the same call from the reader's code is."""
+def test_a_module_named_triton_gets_no_exemption():
+    """The old denylist let any code whose module was named ``triton.*`` through; the watch exempts only
+    Triton's own launches (by entry point), so code exec'd in such a module is refused like any other."""
     import types
 
-    triton_side = types.ModuleType("triton._fake_statistics")
-    exec("def summarise(t):\n    return t.tolist(), float(t.mean())\n", triton_side.__dict__)
+    fake = types.ModuleType("triton._fake_statistics")
+    exec("def summarise(t):\n    return t.tolist(), float(t.mean())\n", fake.__dict__)
     with grading.forbid(("mean",), "L4.matmul"):
-        assert triton_side.summarise(torch.ones(3)) == ([1.0, 1.0, 1.0], 1.0)
-        with pytest.raises(grading.ForbiddenCall, match="called torch's 'mean'"):
+        with pytest.raises(grading.ForbiddenCall, match="took data out of torch"):
+            fake.summarise(torch.ones(3))
+        with pytest.raises(grading.ForbiddenCall, match="'mean'"):
             torch.ones(3).mean()
-        with pytest.raises(grading.ForbiddenCall, match="took the data out of torch"):
-            torch.ones(3).tolist()
+
+    def add_in_triton_module(x, y, out):
+        fake.out, fake.x, fake.y = out, x, y
+        exec("out.copy_(x + y)", fake.__dict__)
+        return out
+
+    _assert_rejected("L2.add", add_in_triton_module, "aten.add")
+
+
+# ========================================================================================================
+# Issue 19: one wrong solution per hole class and exercise. Classes: (1) torch under other names and ways to
+# switch the watch off, (2) the reference within reach, (3) inputs only the taught algorithm survives,
+# (4) 16-bit accumulation, (5) out-of-bounds memory, (6) block skipping, output dtype, 64-bit offsets,
+# TF32 without TF32 hardware, L1's case labels.
+# ========================================================================================================
+
+
+def _add_launch(x, y, out, kernel=None, block=64):
+    (kernel or _add_masked)[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), BLOCK=block)
+    return out
+
+
+# ---- (1) torch under other names, and switching the watch off ------------------------------------------
+
+
+@pytest.mark.parametrize("cheat", ["subtract", "nansum", "addcdiv", "aten_add_out", "set_"])
+def test_1_l2_add_rejects_torch_under_other_names(cheat):
+    def fn(x, y, out):
+        if cheat == "subtract":
+            return torch.subtract(x, y, alpha=-1, out=out)
+        if cheat == "nansum":
+            return out.copy_(torch.nansum(torch.stack([x, y]), 0))
+        if cheat == "addcdiv":
+            return torch.addcdiv(x, y, torch.ones_like(y), out=out)
+        if cheat == "aten_add_out":
+            return torch.ops.aten.add.out(x, y, out=out)
+        return out.set_(x)
+
+    _assert_rejected("L2.add", fn, "ran torch's operator")
+
+
+def test_1_l4_and_l5_reject_aliases_of_matmul_and_softmax():
+    import torch.nn.functional as F
+
+    _assert_rejected("L4.matmul", lambda a, b: torch.linalg.matmul(a, b), "aten.mm")
+    _assert_rejected("L4.matmul", lambda a, b: torch.ops.aten.mm.default(a, b), "aten.mm")
+    _assert_rejected("L3.softmax", lambda x: torch.special.softmax(x, -1), "aten._softmax")
+    _assert_rejected("L3.softmax", lambda x: F.softmin(-x, -1), "ran torch's operator")
+
+    def alias_attention(q, k, v, causal=False):
+        s = torch.linalg.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
+        return torch.linalg.matmul(torch.special.softmax(s, -1), v), torch.special.logsumexp(s, -1)
+
+    _assert_rejected("L5.forward", alias_attention, "ran torch's operator")
+
+    def float64_backward(q, k, v, o, lse, do, causal=False):
+        q64, k64 = q.double(), k.double()
+        p = torch.expm1(torch.linalg.matmul(q64, k64.transpose(-1, -2)) - lse.double()[..., None]) + 1
+        return torch.linalg.matmul(p, k64).to(q.dtype), k, v
+
+    _assert_rejected("L6.backward", float64_backward, "ran torch's operator")
+
+
+def test_1_l4_outer_rejects_broadcasting_and_torch_outer():
+    _assert_rejected("L4.outer", lambda x, y: x[:, None] * y[None, :], "aten.mul")
+    _assert_rejected("L4.outer", lambda x, y: torch.outer(x, y), "ran torch's operator")
+    _assert_rejected("L4.outer", lambda x, y: torch.einsum("i,j->ij", x, y), "ran torch's operator")
+
+
+@pytest.mark.parametrize("how", ["DisableTorchFunction", "pop_dispatch_mode", "disable_current_modes",
+                                 "DisableTorchDispatch", "swallow"])
+def test_1_switching_the_watch_off_is_refused(how):
+    import torch.utils._python_dispatch as pd
+
+    def fn(x, y, out):
+        if how == "DisableTorchFunction":
+            with torch._C.DisableTorchFunction():
+                a = x.numpy()
+            return out.copy_(torch.from_numpy(a + y.numpy()))
+        if how == "pop_dispatch_mode":
+            mode = torch._C._pop_torch_dispatch_mode()
+            out.copy_(x + y)
+            torch._C._push_on_torch_dispatch_stack(mode)
+            return out
+        if how == "disable_current_modes":
+            with pd._disable_current_modes():
+                return out.copy_(x + y)
+        if how == "DisableTorchDispatch":
+            with torch._C._DisableTorchDispatch():
+                return out.copy_(x + y)
+        try:  # "swallow": the refusal caught and ignored
+            out.copy_(x + y)
+        except Exception:
+            pass
+        return out
+
+    _assert_rejected("L2.add", fn, "NOT YET")
+
+
+def test_1_a_disabling_guard_left_entered_is_seen_after_the_call():
+    captured = torch._C._DisableTorchDispatch  # taken before grading, so the watch cannot refuse the call
+
+    def fn(x, y, out):
+        guard = captured()
+        guard.__enter__()  # never left: the dispatch mode stays off
+        try:
+            return _add_launch(x, y, out)
+        finally:
+            guard.__exit__(None, None, None)
+
+    report = grading.grade_report("L2.add", fn, seed=1)
+    assert not report.passed and "switched off" in report.text(), report.text()
+
+
+def test_1_the_course_kernels_are_refused_by_what_runs_not_by_name():
+    import types
+
+    from gpuperf.kernels.labs import l2
+
+    rejitted = triton.jit(l2.add_kernel.fn)
+    copied = triton.jit(types.FunctionType(l2.add_kernel.fn.__code__, l2.add_kernel.fn.__globals__,
+                                           "add_kernel"))
+    for kernel in (rejitted, copied):
+        _assert_rejected("L2.add", lambda x, y, out, kernel=kernel: _add_launch(x, y, out, kernel),
+                         "course's own kernel")
+
+
+def test_1_data_from_numpy_cannot_come_back():
+    import numpy as np
+
+    def from_numpy(x, y, out):
+        return torch.from_numpy(np.zeros(x.shape, dtype=np.float32)).to(x.dtype)
+
+    _assert_rejected("L2.add", from_numpy, "NOT YET")
+
+
+def test_1_l5_tiled_refuses_softmax_and_the_full_score_matrix():
+    def with_softmax(q, k, v, br, bc):
+        return torch.cat([torch.softmax(q[i:i + br] @ k.T / math.sqrt(q.shape[1]), -1) @ v
+                          for i in range(0, q.shape[0], br)])
+
+    def whole_rows(q, k, v, br, bc):  # every query block against all keys: a block_rows x N_k matrix
+        outs = []
+        for i in range(0, q.shape[0], br):
+            s = q[i:i + br] @ k.T / math.sqrt(q.shape[1])
+            p = torch.exp(s - s.amax(1, keepdim=True))
+            outs.append((p @ v) / p.sum(1, keepdim=True))
+        return torch.cat(outs)
+
+    def sdpa(q, k, v, br, bc):
+        return torch.nn.functional.scaled_dot_product_attention(q[None], k[None], v[None])[0]
+
+    _assert_rejected("L5.tiled", with_softmax, "softmax")
+    _assert_rejected("L5.tiled", whole_rows, "more than the")
+    _assert_rejected("L5.tiled", sdpa, "NOT YET")
+
+
+def _flash_reference_function():
+    """An autograd.Function whose backward is autograd of a torch reference (the cheat)."""
+
+    class Cheat(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, causal=False):
+            o, lse = grading.solution("L5.forward")(q, k, v, causal)
+            ctx.save_for_backward(q, k, v)
+            ctx.causal = causal
+            return o
+
+        @staticmethod
+        def backward(ctx, do):
+            q, k, v = (t.detach().requires_grad_(True) for t in ctx.saved_tensors)
+            with torch.enable_grad():
+                o = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=ctx.causal)
+                dq, dk, dv = torch.autograd.grad(o, (q, k, v), do)
+            return dq, dk, dv, None
+
+    return Cheat
+
+
+def test_1_l6_autograd_rejects_a_backward_through_torch_autograd_and_missing_gradients():
+    from gpuperf.kernels.labs import l5, l6
+
+    # the course's forward is allowed here, so that what is refused is the backward
+    _assert_rejected("L6.autograd", _flash_reference_function(), "ran torch's operator", allow_course_kernels=True)
+
+    class NoGrads(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, causal=False):
+            return l5.attention_forward(q, k, v, causal)[0]
+
+        @staticmethod
+        def backward(ctx, do):
+            return None, None, None, None
+
+    class WrongShape(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, causal=False):
+            o, lse = l5.attention_forward(q, k, v, causal)
+            ctx.save_for_backward(q, k, v, o, lse)
+            ctx.causal = causal
+            return o
+
+        @staticmethod
+        def backward(ctx, do):
+            q, k, v, o, lse = ctx.saved_tensors
+            dq, dk, dv = l6.attention_backward(q, k, v, o, lse, do, ctx.causal)
+            return dq[..., :1, :], dk, dv, None
+
+    _assert_rejected("L6.autograd", NoGrads, "is None", allow_course_kernels=True)
+    _assert_rejected("L6.autograd", WrongShape, "your function raised", allow_course_kernels=True)
+
+
+# ---- (2) the reference out of reach; inputs read-only ---------------------------------------------------
+
+
+def test_2_the_reference_does_not_exist_while_the_readers_function_runs():
+    import sys
+
+    found = []
+
+    def snoop(x, y, out):
+        frame = sys._getframe(1)
+        while frame is not None:
+            for value in frame.f_locals.values():
+                if isinstance(value, torch.Tensor) and value.dtype == torch.float64:
+                    found.append(value)
+            frame = frame.f_back
+        return _add_launch(x, y, out)
+
+    assert grading.grade_report("L2.add", snoop, seed=0).passed
+    assert not found, "a float64 tensor (the reference?) was reachable from the reader's function"
+
+
+@triton.jit
+def _chain_writes_input(x_ptr, out_ptr, n, scale, shift, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    y = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
+    tl.store(x_ptr + offs, tl.zeros_like(y).to(x_ptr.dtype.element_ty), mask=mask)  # scribbles on the input
+    tl.store(out_ptr + offs, (y * scale).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def test_2_changing_an_input_is_rejected():
+    def fn(x, k_ops, scale, shift):
+        out = torch.empty_like(x)
+        _chain_writes_input[(triton.cdiv(x.numel(), 128),)](x, out, x.numel(), scale, shift, BLOCK=128)
+        return out
+
+    _assert_rejected("L2.chain", fn, "changed its input x")
+
+
+# ---- (3) inputs only the taught algorithm survives -------------------------------------------------------
+
+
+@triton.jit
+def _softmax_shifted(x_ptr, y_ptr, n_cols, sx, sy, BLOCK: tl.constexpr, MODE: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * sx + cols, mask=mask, other=float("-inf")).to(tl.float32)
+    if MODE == 0:  # shift by the row's first element
+        shift = tl.sum(tl.where(cols == 0, x, 0.0), axis=0)
+    elif MODE == 1:  # shift by the row's mean
+        shift = tl.sum(tl.where(mask, x, 0.0), axis=0) / n_cols
+    else:  # no shift, in fp64
+        shift = 0.0
+    if MODE == 2:
+        e = tl.exp(x.to(tl.float64))
+    else:
+        e = tl.exp(x - shift)
+    tl.store(y_ptr + row * sy + cols, (e / tl.sum(e, axis=0)).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_3_l3_softmax_rejects_shifts_other_than_the_max(mode):
+    def fn(x):
+        y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        _softmax_shifted[(x.shape[0],)](x, y, x.shape[1], x.stride(0), y.stride(0),
+                                        BLOCK=triton.next_power_of_2(x.shape[1]), MODE=mode)
+        return y
+
+    _assert_rejected("L3.softmax", fn, "first wrong element")
+
+
+@triton.jit
+def _online_fixed_shift(x_ptr, y_ptr, n_cols, sx, sy, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    x0 = tl.load(x_ptr + row * sx)  # a fixed shift (the first element) instead of a running max
+    l = 0.0
+    for start in range(0, n_cols, BLOCK):
+        x = tl.load(x_ptr + row * sx + start + cols, mask=start + cols < n_cols, other=float("-inf"))
+        l += tl.sum(tl.exp(x.to(tl.float32) - x0), axis=0)
+    for start in range(0, n_cols, BLOCK):
+        mask = start + cols < n_cols
+        x = tl.load(x_ptr + row * sx + start + cols, mask=mask, other=float("-inf")).to(tl.float32)
+        tl.store(y_ptr + row * sy + start + cols, (tl.exp(x - x0) / l).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def test_3_l3_online_rejects_a_fixed_shift_and_the_fused_kernel_in_disguise():
+    def fixed(x, block=1024):
+        y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        _online_fixed_shift[(x.shape[0],)](x, y, x.shape[1], x.stride(0), y.stride(0), BLOCK=block)
+        return y
+
+    def fused(x, block=1024):  # ignores the block it is given: the fused kernel, one block per row
+        y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        _softmax_wrong[(x.shape[0],)](x, y, x.shape[1], x.stride(0), y.stride(0),
+                                      BLOCK=triton.next_power_of_2(x.shape[1]), MODE=3)
+        return y
+
+    _assert_rejected("L3.online", fixed, "first wrong element")
+    _assert_rejected("L3.online", fused, "loaded")
+
+
+@triton.jit
+def _fwd_variant(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, N_Q, N_K, scale, CAUSAL: tl.constexpr, D: tl.constexpr,
+                 BM: tl.constexpr, BN: tl.constexpr, MODE: tl.constexpr):
+    # MODE 0: correct; 1: no running max (p = exp(s)); 2: the running output kept in fp16;
+    # 3: causal without block skipping; 4: causal "skipping" by masked loads (the dots still run);
+    # 5: K and V loads unmasked; 6: o stored as fp32 whatever the output type (wrong dtype: see the wrapper)
+    block_m = tl.program_id(0)
+    head = tl.program_id(1).to(tl.int64)
+    rows = block_m * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    q = tl.load(q_ptr + head * N_Q * D + rows[:, None] * D + dims[None, :], mask=rows[:, None] < N_Q, other=0.0)
+    m = tl.full((BM,), float("-inf"), dtype=tl.float32)
+    l = tl.zeros((BM,), dtype=tl.float32)
+    acc = tl.zeros((BM, D), dtype=tl.float32)
+    end = N_K
+    if CAUSAL and MODE != 3 and MODE != 4:
+        end = tl.minimum(N_K, (block_m + 1) * BM)
+    for start in range(0, end, BN):
+        keys = start + tl.arange(0, BN)
+        kmask = keys[:, None] < N_K
+        if MODE == 4 and CAUSAL:
+            kmask = kmask & (keys[:, None] < (block_m + 1) * BM)
+        if MODE == 5:
+            k = tl.load(k_ptr + head * N_K * D + keys[:, None] * D + dims[None, :])
+            v = tl.load(v_ptr + head * N_K * D + keys[:, None] * D + dims[None, :])
+        else:
+            k = tl.load(k_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=kmask, other=0.0)
+            v = tl.load(v_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=kmask, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision="ieee") * scale
+        visible = keys[None, :] < N_K
+        if CAUSAL:
+            visible = visible & (keys[None, :] <= rows[:, None])
+        s = tl.where(visible, s, float("-inf"))
+        if MODE == 1:
+            p = tl.exp(s)
+            l = l + tl.sum(p, axis=1)
+            acc = acc + tl.dot(p.to(v.dtype), v, input_precision="ieee")
+            m = tl.zeros((BM,), dtype=tl.float32)
+        else:
+            m_new = tl.maximum(m, tl.max(s, axis=1))
+            alpha = tl.exp(m - m_new)
+            p = tl.exp(s - m_new[:, None])
+            l = l * alpha + tl.sum(p, axis=1)
+            acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision="ieee")
+            if MODE == 2:
+                acc = acc.to(tl.float16).to(tl.float32)
+            m = m_new
+    o = acc / l[:, None]
+    tl.store(o_ptr + head * N_Q * D + rows[:, None] * D + dims[None, :], o.to(o_ptr.dtype.element_ty),
+             mask=rows[:, None] < N_Q)
+    tl.store(lse_ptr + head * N_Q + rows, m + tl.log(l), mask=rows < N_Q)
+
+
+def _fwd_variant_fn(mode):
+    def fn(q, k, v, causal=False):
+        b, h, n_q, d = q.shape
+        o = torch.empty(q.shape, dtype=torch.float32 if mode == 6 else q.dtype, device=q.device)
+        lse = torch.empty((b, h, n_q), dtype=torch.float32, device=q.device)
+        _fwd_variant[(triton.cdiv(n_q, 32), b * h)](q, k, v, o, lse, n_q, k.shape[2], 1 / math.sqrt(d),
+                                                    CAUSAL=causal, D=d, BM=32, BN=32, MODE=mode)
+        return o, lse
+
+    return fn
+
+
+def test_3_l5_rejects_a_forward_without_the_running_max():
+    _assert_rejected("L5.forward", _fwd_variant_fn(1), "first wrong element")
+    _assert_rejected("L5.causal", _fwd_variant_fn(1), "first wrong element")
+
+
+def _tiled_variant(no_max):
+    def fn(q, k, v, br, bc):
+        o = torch.empty_like(q)
+        scale = 1 / math.sqrt(q.shape[1])
+        for r in range(0, q.shape[0], br):
+            m = torch.full((min(br, q.shape[0] - r), 1), float("-inf"))
+            l = torch.zeros_like(m)
+            acc = torch.zeros(m.shape[0], q.shape[1])
+            for c in range(0, k.shape[0], bc):
+                s = q[r:r + br] @ k[c:c + bc].T * scale
+                if no_max:
+                    p = torch.exp(s)
+                    l, acc = l + p.sum(1, keepdim=True), acc + p @ v[c:c + bc]
+                else:  # a max per block, but the old sums are not rescaled
+                    m = torch.maximum(m, s.amax(1, keepdim=True))
+                    p = torch.exp(s - m)
+                    l, acc = l + p.sum(1, keepdim=True), acc + p @ v[c:c + bc]
+            o[r:r + br] = acc / l
+        return o
+
+    return fn
+
+
+def test_3_l5_tiled_rejects_no_running_max_and_no_rescaling():
+    _assert_rejected("L5.tiled", _tiled_variant(True), "first wrong element")
+    _assert_rejected("L5.tiled", _tiled_variant(False), "first wrong element")
+
+
+# ---- (4) 16-bit accumulation ---------------------------------------------------------------------------
+
+
+@triton.jit
+def _mm_acc16(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr,
+              BK: tl.constexpr):
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    cols = tl.program_id(1) * BN + tl.arange(0, BN)
+    ks = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float16)
+    for k0 in range(0, K, BK):
+        a = tl.load(a_ptr + rows[:, None] * sam + (k0 + ks)[None, :] * sak,
+                    mask=(rows[:, None] < M) & ((k0 + ks)[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + (k0 + ks)[:, None] * sbk + cols[None, :] * sbn,
+                    mask=((k0 + ks)[:, None] < K) & (cols[None, :] < N), other=0.0)
+        prec: tl.constexpr = "ieee" if a.dtype == tl.float32 else "tf32"
+        acc = (acc.to(tl.float32) + tl.dot(a, b, input_precision=prec)).to(tl.float16)
+    tl.store(c_ptr + rows[:, None] * scm + cols[None, :] * scn, acc.to(c_ptr.dtype.element_ty),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+def test_4_l4_rejects_a_16_bit_accumulator_in_fp16_cases_too():
+    def fn(a, b):
+        M, K = a.shape
+        N = b.shape[1]
+        c = torch.empty((M, N), dtype=a.dtype, device=a.device)
+        _mm_acc16[(triton.cdiv(M, 32), triton.cdiv(N, 32))](a, b, c, M, N, K, a.stride(0), a.stride(1),
+                                                            b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                                                            BM=32, BN=32, BK=32)
+        return c
+
+    _assert_rejected("L4.matmul", fn, "first wrong element")
+    # fp16 inputs with entries in [0, 1) and K = 2048: |A||B| = |C|, the bound is about 1.5e-3 |C|
+    report = _assert_rejected("L4.matmul", fn, "first wrong element", only=lambda label: "fp16" in label
+                              and "[0, 1)" in label)
+    assert report.failures
+
+
+def test_4_l5_rejects_a_16_bit_running_output():
+    report = _assert_rejected("L5.forward", _fwd_variant_fn(2), "first wrong element",
+                              only=lambda label: "fp16" in label and "q = 0" in label)
+    assert report.failures
+
+
+@triton.jit
+def _bwd_dv_acc16(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, dv_ptr, N_Q, N_K, scale, D: tl.constexpr,
+                  BM: tl.constexpr, BN: tl.constexpr):
+    head = tl.program_id(1).to(tl.int64)
+    keys = tl.program_id(0) * BN + tl.arange(0, BN)
+    dims = tl.arange(0, D)
+    k = tl.load(k_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+    dv = tl.zeros((BN, D), dtype=tl.float16)
+    for m0 in range(0, N_Q, BM):
+        rows = m0 + tl.arange(0, BM)
+        q = tl.load(q_ptr + head * N_Q * D + rows[:, None] * D + dims[None, :], mask=rows[:, None] < N_Q,
+                    other=0.0)
+        do = tl.load(do_ptr + head * N_Q * D + rows[:, None] * D + dims[None, :], mask=rows[:, None] < N_Q,
+                     other=0.0)
+        lse = tl.load(lse_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision="ieee") * scale
+        visible = (rows[:, None] < N_Q) & (keys[None, :] < N_K)
+        p = tl.where(visible, tl.exp(s - lse[:, None]), 0.0)
+        dv = (dv.to(tl.float32) + tl.dot(tl.trans(p.to(do.dtype)), do, input_precision="ieee")).to(tl.float16)
+    tl.store(dv_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], dv.to(dv_ptr.dtype.element_ty),
+             mask=keys[:, None] < N_K)
+
+
+def test_4_l6_rejects_a_16_bit_dv_accumulator():
+    from gpuperf.kernels.labs import l6
+
+    def fn(q, k, v, o, lse, do, causal=False):
+        dq, dk, dv = l6.attention_backward(q, k, v, o, lse, do, causal)
+        if causal:
+            return dq, dk, dv
+        b, h, n_q, d = q.shape
+        n_k = k.shape[2]
+        dv16 = torch.empty_like(v)
+        _bwd_dv_acc16[(triton.cdiv(n_k, 32), b * h)](q, k, v, do, lse, dv16, n_q, n_k, 1 / math.sqrt(d), D=d,
+                                                     BM=32, BN=32)
+        return dq, dk, dv16
+
+    report = _assert_rejected("L6.backward", fn, "output dv", allow_course_kernels=True,
+                              only=lambda label: "fp16" in label and "q = 0" in label)
+    assert report.failures
+
+
+# ---- (5) out-of-bounds memory -----------------------------------------------------------------------------
+
+
+@triton.jit
+def _add_variants(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr, MODE: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    if MODE == 0:  # unmasked loads, masked store
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) + tl.load(y_ptr + offs), mask=mask)
+    elif MODE == 1:  # masked loads, unmasked store
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask))
+    else:  # 32-bit offsets
+        o32 = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m32 = o32 < n
+        tl.store(out_ptr + o32, tl.load(x_ptr + o32, mask=m32) + tl.load(y_ptr + o32, mask=m32), mask=m32)
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+def test_5_l2_add_out_of_bounds_with_the_labs_block_of_1024_is_a_clear_failure(mode):
+    def fn(x, y, out):
+        _add_variants[(triton.cdiv(x.numel(), 1024),)](x, y, out, x.numel(), BLOCK=1024, MODE=mode)
+        return out
+
+    kind = "loaded from" if mode == 0 else "stored to"
+    _assert_rejected("L2.add", fn, f"your kernel {kind} memory outside the tensors it was given")
+
+
+@triton.jit
+def _chain_unmasked_store(x_ptr, out_ptr, n, scale, shift, K_OPS: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    y = tl.load(x_ptr + offs, mask=offs < n).to(tl.float32)
+    for j in tl.static_range(K_OPS):
+        y = y * scale if j % 2 == 0 else y + shift
+    tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty))
+
+
+def test_5_l2_chain_rejects_an_unmasked_store():
+    def fn(x, k_ops, scale, shift):
+        out = torch.empty_like(x)
+        _chain_unmasked_store[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), scale, shift, K_OPS=k_ops,
+                                                                BLOCK=1024)
+        return out
+
+    _assert_rejected("L2.chain", fn, "stored to memory outside")
+
+
+@triton.jit
+def _softmax_unmasked_store(x_ptr, y_ptr, n_cols, sx, sy, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * sx + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + row * sy + cols, (e / tl.sum(e, axis=0)).to(y_ptr.dtype.element_ty))
+
+
+def test_5_l3_rejects_an_unmasked_store():
+    def fn(x):
+        y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        _softmax_unmasked_store[(x.shape[0],)](x, y, x.shape[1], x.stride(0), y.stride(0),
+                                               BLOCK=triton.next_power_of_2(x.shape[1]))
+        return y
+
+    _assert_rejected("L3.softmax", fn, "stored to memory outside")
+
+
+@triton.jit
+def _outer_variant(x_ptr, y_ptr, out_ptr, M, N, som, BM: tl.constexpr, BN: tl.constexpr, MODE: tl.constexpr):
+    rows = tl.program_id(0).to(tl.int64) * BM + tl.arange(0, BM)
+    cols = tl.program_id(1).to(tl.int64) * BN + tl.arange(0, BN)
+    x = tl.load(x_ptr + rows, mask=rows < M, other=0.0)
+    y = tl.load(y_ptr + cols, mask=cols < N, other=0.0)
+    if MODE == 0:  # masked along the rows only
+        mask = (rows[:, None] < M) & (cols[None, :] >= 0)
+    else:
+        mask = (rows[:, None] < M) & (cols[None, :] < N)
+    tl.store(out_ptr + rows[:, None] * som + cols[None, :], x[:, None] * y[None, :], mask=mask)
+
+
+@triton.jit
+def _outer_rows(x_ptr, y_ptr, out_ptr, M, N, som, BN: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)  # one row per program: 1-D blocks
+    cols = tl.program_id(1).to(tl.int64) * BN + tl.arange(0, BN)
+    x = tl.load(x_ptr + row)
+    y = tl.load(y_ptr + cols, mask=cols < N, other=0.0)
+    tl.store(out_ptr + row * som + cols, x * y, mask=cols < N)
+
+
+def test_5_l4_outer_rejects_a_mask_in_one_dimension_and_1d_blocks():
+    def one_mask(x, y):
+        out = torch.empty((x.shape[0], y.shape[0]), dtype=x.dtype, device=x.device)
+        grid = (triton.cdiv(x.shape[0], 32), triton.cdiv(y.shape[0], 64))
+        _outer_variant[grid](x, y, out, x.shape[0], y.shape[0], out.stride(0), BM=32, BN=64, MODE=0)
+        return out
+
+    def rows(x, y):
+        out = torch.empty((x.shape[0], y.shape[0]), dtype=x.dtype, device=x.device)
+        _outer_rows[(x.shape[0], triton.cdiv(y.shape[0], 64))](x, y, out, x.shape[0], y.shape[0], out.stride(0),
+                                                               BN=64)
+        return out
+
+    _assert_rejected("L4.outer", one_mask, "stored to memory outside")
+    _assert_rejected("L4.outer", rows, "2-D tiles")
+
+
+def test_5_l5_rejects_unmasked_key_loads():
+    _assert_rejected("L5.forward", _fwd_variant_fn(5), "loaded from memory outside")
+
+
+def test_5_guard_bands_see_a_write_past_the_end():
+    from gpuperf.grading.watch import band_damage, banded_empty
+
+    view, alloc = banded_empty((10,), (1,), torch.float32, "cpu", 64)
+    assert torch.isnan(view).all() and band_damage(alloc) == ""
+    alloc.buffer[64 + 10 + 3] = 1.0
+    assert "element 3 past the end" in band_damage(alloc)
+    view2, alloc2 = banded_empty((4, 5), (5, 1), torch.float16, "cpu", 16)
+    alloc2.buffer[15] = 0.0
+    assert "before the start" in band_damage(alloc2)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available() or gpuperf.kernels.interpreter_enabled(), reason="a GPU")
+def test_5_on_a_gpu_an_unmasked_store_lands_in_the_guard_band():
+    def fn(x, y, out):
+        _add_variants[(triton.cdiv(x.numel(), 1024),)](x, y, out, x.numel(), BLOCK=1024, MODE=1)
+        return out
+
+    _assert_rejected("L2.add", fn, "wrote past the end")
+
+
+# ---- (6) block skipping, output dtype, 64-bit offsets, TF32, L1's labels --------------------------------
+
+
+@pytest.mark.parametrize("mode", [3, 4])
+def test_6_l5_causal_rejects_a_kernel_that_does_not_skip_hidden_blocks(mode):
+    report = _assert_rejected("L5.causal", _fwd_variant_fn(mode), "key blocks",
+                              only=lambda label: "causal against full" in label)
+    assert report.failures
+
+
+def test_6_the_output_dtype_is_checked():
+    _assert_rejected("L5.forward", _fwd_variant_fn(6), "has dtype float32, expected float16")
+
+    def chain_fp32(x, k_ops, scale, shift):
+        out = torch.empty(x.shape, dtype=torch.float32, device=x.device)
+        _chain_unmasked_store[(triton.cdiv(x.numel(), 1),)](x, out, x.numel(), scale, shift, K_OPS=k_ops, BLOCK=1)
+        return out
+
+    _assert_rejected("L2.chain", chain_fp32, "expected float16")
+
+
+def test_6_l2_add_rejects_32_bit_offsets():
+    def fn(x, y, out):
+        _add_variants[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64, MODE=2)
+        return out
+
+    _assert_rejected("L2.add", fn, "32-bit offsets")
+
+
+def test_6_l1_time_memory_term_alone_fails_every_seed():
+    for seed in range(40):
+        report = grading.grade_report("L1.time", lambda f, b, p, w: b / w, seed=seed)
+        assert not report.passed, f"seed {seed}: the memory term alone passed"
+        report = grading.grade_report("L1.time", lambda f, b, p, w: f / p, seed=seed)
+        assert not report.passed, f"seed {seed}: the compute term alone passed"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available() or gpuperf.kernels.interpreter_enabled()
+                    or torch.cuda.get_device_capability()[0] >= 8, reason="a GPU without TF32 (sm < 80)")
+def test_6_tf32_is_caught_on_a_gpu_without_tf32():
+    def fn(a, b):
+        M, K = a.shape
+        N = b.shape[1]
+        c = torch.empty((M, N), dtype=a.dtype, device=a.device)
+        _matmul_wrong[(triton.cdiv(M, 32), triton.cdiv(N, 32))](
+            a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+            BM=32, BN=32, BK=32, MODE=3)
+        return c
+
+    _assert_rejected("L4.matmul", fn, "TF32")
+
+
+def _dot16(a_ptr, b_ptr, c_ptr, N: tl.constexpr):  # compiled below as a JITFunction, as on a GPU
+    idx = tl.arange(0, N)[:, None] * N + tl.arange(0, N)[None, :]
+    a, b = tl.load(a_ptr + idx), tl.load(b_ptr + idx)
+    tl.store(c_ptr + idx, tl.dot(a, b))
+
+
+def test_6_on_a_gpu_without_tf32_the_fp32_cases_run_through_the_interpreter_with_tf32():
+    """A T4 (sm_75) computes an fp32 tl.dot exactly whatever input_precision says; the grader runs the fp32
+    cases of L4-L6 there through Triton's interpreter, whose dot it makes round to TF32 when asked. Checked
+    here with a compiled-style JITFunction launched on the CPU."""
+    from triton.runtime.jit import JITFunction
+
+    from gpuperf.grading.exercises import interpreted_launches
+
+    kernel = JITFunction(_dot16)
+    a, b = torch.randn(16, 16) + 1 / 3, torch.randn(16, 16) - 1 / 7
+    c = torch.empty(16, 16)
+    with interpreted_launches():
+        kernel[(1,)](a, b, c, N=16)
+    err = float(((c.double() - a.double() @ b.double()).abs() / (a.double().abs() @ b.double().abs())).max())
+    assert 2.0**-14 < err < 2 * 2.0**-11
+
+
+def test_1_work_in_another_thread_raw_addresses_printing_and_course_helpers_are_refused():
+    import threading
+
+    def in_a_thread(x, y, out):
+        worker = threading.Thread(target=lambda: out.copy_(x + y))
+        worker.start()
+        worker.join()
+        return out
+
+    def through_ctypes(x, y, out):
+        import ctypes
+
+        import numpy as np
+
+        n = x.numel()
+        as_np = [np.ctypeslib.as_array((ctypes.c_float * n).from_address(t.data_ptr())) for t in (x, y, out)]
+        as_np[2][:] = as_np[0] + as_np[1]
+        return out
+
+    def printing(x, y, out):
+        print(x)
+        return _add_launch(x, y, out)
+
+    def python_constants(x, y, out):
+        return out.copy_(torch.tensor([1.0] * x.numel(), dtype=x.dtype))
+
+    _assert_rejected("L2.add", in_a_thread, "started a thread")
+    _assert_rejected("L2.add", through_ctypes, "raw address")
+    _assert_rejected("L2.add", printing, "printed a tensor")
+    _assert_rejected("L2.add", python_constants, "ran torch's operator")
+
+
+def test_1_a_kernel_that_calls_a_course_device_function_is_refused():
+    from gpuperf.grading.watch import _course_helper_used
+    from gpuperf.kernels import elementwise
+
+    assert _course_helper_used(_add_masked.fn) == ""
+    namespace = {"tl": tl, "triton": triton, "helper": elementwise._add_tile}
+    exec("def mine(x_ptr, y_ptr, out_ptr, n, BLOCK):\n    return helper(x_ptr, y_ptr, out_ptr, 0, 0)\n",
+         namespace)
+    assert "_add_tile" in _course_helper_used(namespace["mine"])

@@ -45,9 +45,11 @@ def parse_ref(ref: str) -> tuple[str, list[str]]:
     return module, [n.strip() for n in names.split(",")]
 
 
-def _functions(path: Path) -> dict[str, ast.FunctionDef]:
+def _functions(path: Path) -> dict[str, ast.FunctionDef | ast.ClassDef]:
+    """The top-level functions and classes of a module (a solution may be a class: L6.autograd's
+    ``torch.autograd.Function``)."""
     tree = ast.parse(path.read_text())
-    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    return {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
 
 
 def solution_source(ref: str) -> str:
@@ -67,11 +69,20 @@ def solution_source(ref: str) -> str:
 
 
 def def_lines(source: str) -> dict[str, str]:
-    """``name -> its def line(s)`` (the signature up to the colon) of the top-level functions in source."""
+    """``name -> its def line(s)`` (the signature up to the colon) of the top-level functions in source; for a
+    class, its ``class`` line and, as ``Class.method``, the def lines of its methods."""
     tree = ast.parse(source)
     lines = source.splitlines()
     out = {}
     for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            end = node.body[0].lineno - 1
+            out[node.name] = re.sub(r"\s+", " ", "\n".join(lines[node.lineno - 1: end]).split(":")[0]).strip()
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef):
+                    text = "\n".join(lines[item.lineno - 1: item.body[0].lineno - 1])
+                    out[f"{node.name}.{item.name}"] = re.sub(r"\s+", " ", text.split("):")[0] + ")").strip()
+            continue
         if isinstance(node, ast.FunctionDef):
             end = node.body[0].lineno - 1
             text = "\n".join(lines[node.lineno - 1: end])

@@ -1,4 +1,7 @@
-"""Lab L4 solution: a tiled matmul C = A B with grouped program order.
+"""Lab L4 solutions: an outer product (the 2-D warm-up: a tile of rows times a tile of columns, masked in
+both dimensions) and a tiled matmul C = A B with grouped program order.
+
+HBM traffic of the outer product: x and y read once per tile row or column, out (M N b bytes) written once.
 
 HBM traffic (at best, every tile read once per use): A is read once per column of output tiles and B once
 per row of output tiles: M K b (N / BLOCK_N) + K N b (M / BLOCK_M) + M N b, less when L2 serves re-reads.
@@ -11,6 +14,28 @@ import triton
 import triton.language as tl
 
 import gpuperf.kernels  # noqa: F401  (no GPU: switch on the Triton interpreter before @triton.jit runs)
+
+
+@triton.jit
+def outer_kernel(x_ptr, y_ptr, out_ptr, M, N, stride_om, BLOCK_M: tl.constexpr,
+                 BLOCK_N: tl.constexpr):
+    # Program (i, j) owns rows [i BLOCK_M, (i+1) BLOCK_M) x columns [j BLOCK_N, ...).
+    rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+    x = tl.load(x_ptr + rows, mask=rows < M, other=0.0)  # a column of the tile
+    y = tl.load(y_ptr + cols, mask=cols < N, other=0.0)  # a row of the tile
+    tile = x[:, None] * y[None, :]  # (BLOCK_M, 1) times (1, BLOCK_N): the whole tile
+    mask = (rows[:, None] < M) & (cols[None, :] < N)  # both edges may stick out
+    tl.store(out_ptr + rows[:, None] * stride_om + cols[None, :], tile, mask=mask)
+
+
+def outer(x, y):
+    M, N = x.shape[0], y.shape[0]
+    out = torch.empty((M, N), dtype=x.dtype, device=x.device)
+    block_m, block_n = 32, 64
+    grid = (triton.cdiv(M, block_m), triton.cdiv(N, block_n))
+    outer_kernel[grid](x, y, out, M, N, out.stride(0), BLOCK_M=block_m, BLOCK_N=block_n)
+    return out
 
 
 @triton.jit

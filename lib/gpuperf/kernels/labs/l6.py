@@ -5,7 +5,8 @@ With S = scale Q K^T (masked), P = exp(S - L) row by row, the gradients are dV =
 dS = P * (dP - D) with D_i = sum_d dO_id O_id, dQ = scale dS K and dK = scale dS^T Q. Three kernels: D per row;
 dK and dV per block of keys (looping over the queries that see them); dQ per block of queries (looping over
 the keys they see). HBM traffic per head: Q, K, V, dO read about twice each, L and D read, dQ, dK, dV written
-once; P and dS never leave the chip.
+once; P and dS never leave the chip. ``FlashAttention`` joins the L5 forward and this backward into one
+``torch.autograd.Function``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import triton
 import triton.language as tl
 
 import gpuperf.kernels  # noqa: F401  (no GPU: switch on the Triton interpreter before @triton.jit runs)
+from gpuperf.kernels.labs.l5 import attention_forward
 
 
 @triton.jit
@@ -126,3 +128,20 @@ def attention_backward(q, k, v, o, lse, do, causal=False):
     dq_kernel[(triton.cdiv(n_q, block), heads_total)](
         q, k, v, do, lse, delta, dq, n_q, n_k, scale, **common)
     return dq, dk, dv
+
+
+class FlashAttention(torch.autograd.Function):
+    # O = FlashAttention.apply(q, k, v, causal): the forward saves O and the
+    # log-sum-exp, the backward recomputes P from them (no N x N matrix is stored).
+    @staticmethod
+    def forward(ctx, q, k, v, causal=False):
+        o, lse = attention_forward(q, k, v, causal)
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.causal = causal
+        return o
+
+    @staticmethod
+    def backward(ctx, do):
+        q, k, v, o, lse = ctx.saved_tensors
+        dq, dk, dv = attention_backward(q, k, v, o, lse, do, ctx.causal)
+        return dq, dk, dv, None  # no gradient for the flag causal

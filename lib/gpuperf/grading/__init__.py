@@ -1,0 +1,189 @@
+"""Graders of the labs: run the reader's function on fresh random inputs and say precisely what is wrong.
+
+Each exercise of a lab has a key (``"L2.add"``) in :data:`EXERCISES`. :func:`grade_report` runs the reader's
+function on a list of cases drawn from a fresh random seed (awkward sizes included: one element, sizes that
+are not multiples of any block, masked tails, rows longer than a block, N_q != N_k, inputs whose rows are
+strided), compares every output with a float64 reference and returns a :class:`GradeReport`: for the first
+failing case, the first wrong index, the reader's value and the expected one, the largest error, the
+tolerance used and why that tolerance. It never shows the solution.
+
+The inputs are chosen so that only the algorithm a lab teaches passes: softmax rows whose offsets differ
+within and between rows (up to +-800) with the max late and in a different column per row, attention
+scores spread wide enough that exp overflows without the running max, maxima that arrive in the last key
+block, non-negative matmul inputs with K = 2048 and attention cases with thousands of keys (where a 16-bit
+accumulator falls outside tolerances scaled by the output's own magnitude), and block sizes the grader picks.
+The tolerances are derived in :mod:`gpuperf.grading.exercises`.
+
+What the reader's function may do while it runs is enforced at torch's dispatch level (an allow-list of
+operators, data kept inside torch, the course's kernels refused by what runs, tamper checks) and, under the
+Triton interpreter, at every load and store of a kernel (out-of-bounds accesses, dots and loads counted):
+:mod:`gpuperf.grading.watch`. Every buffer sits between guard bands; the inputs are copied before the call and
+must be unchanged after it; the float64 reference is computed only after the reader's function returned.
+An exception (a stub not yet written, a compile error) is reported as such, never raised, so a lab as
+shipped runs top to bottom.
+
+:func:`grade` is what a lab calls: it prints the report and returns the function later cells should use (the
+reader's once it passes, the course's solution until then). With the environment variable
+``GPUPERF_LAB_SOLUTIONS=1`` it grades the course's solution (``gpuperf.kernels.labs``) instead of the reader's
+cell and raises ``AssertionError`` if that fails: that is how CI runs every lab with the solutions in place.
+
+torch is imported inside the functions (``import gpuperf.grading`` stays light).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from typing import Callable, Iterator, Sequence
+
+from gpuperf.grading.core import (SOLUTIONS_ENV_VAR, UNIT_ROUNDOFF, CaseResult, GradeReport, Tolerance,
+                                  _result_of_exception, compare, dtype_name, elementwise_tolerance, guarded,
+                                  interpreter_dot_as_on_gpu, matmul_tolerance, normwise_tolerance,
+                                  poison_memory, reduction_tolerance, row_strided, solutions_requested)
+from gpuperf.grading.exercises import (EXERCISES, Case, CallFailed, Exercise, Runner, _device)
+from gpuperf.grading.watch import (TRITON_OPS, ForbiddenCall, OutOfBounds, Policy, Watch, triton_hooks)
+
+
+def _exercise(key: str) -> Exercise:
+    if key not in EXERCISES:
+        raise ValueError(f"exercise must be one of {sorted(EXERCISES)}, got {key!r}")
+    return EXERCISES[key]
+
+
+def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str | None = None,
+                 graded: str = "yours", allow_course_kernels: bool = False,
+                 only: Callable[[str], bool] | None = None, stop_at_first_failure: bool = False) -> GradeReport:
+    """Grade ``fn`` on the cases of exercise ``key``; never raises for a wrong or crashing ``fn``.
+
+    ``seed`` (default: fresh, from the OS) draws the inputs; ``device`` defaults to ``"cuda"`` when kernels
+    run compiled on a GPU, else ``"cpu"`` (the Triton interpreter). ``only`` (a predicate on case labels)
+    and ``stop_at_first_failure`` run fewer cases (the tests of the graders use them to stay fast)."""
+    ex = _exercise(key)
+    if not callable(fn):
+        raise ValueError(f"fn must be callable, got {fn!r}")
+    if seed is None:
+        seed = secrets.randbits(31)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+    if not ex.needs_torch:
+        return _grade_plain(ex, fn, seed, device, graded)
+    import torch
+
+    if device is None:
+        device = _device()
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    gen = torch.Generator().manual_seed(seed)
+    results: list[CaseResult] = []
+    notes: list[str] = []
+    import numpy as np
+
+    # numpy warnings (overflow in a wrong kernel under the interpreter) would print on the lab's page; the
+    # report says what went wrong
+    with triton_hooks(), interpreter_dot_as_on_gpu(device == "cpu"), np.errstate(all="ignore"):
+        for case in ex.cases(gen, device):
+            if only is not None and not only(case.label):
+                continue
+            if stop_at_first_failure and any(not r.passed for r in results):
+                break
+            runner = Runner(fn, case.label, ex.get_policy(), device, allow_course_kernels)
+            runner.notes = notes
+            runner.interpret = case.interpret
+            try:
+                case_results = case.run(runner)
+            except CallFailed as failed:
+                case_results = failed.results
+            except Exception as exc:  # the reader's code: report, never raise
+                case_results = [_result_of_exception(case.label, exc)]
+            results.extend(r if r.case == case.label else _relabel(r, case.label) for r in case_results)
+    name = torch.cuda.get_device_name() if device == "cuda" else "CPU (Triton interpreter)"
+    return GradeReport(key, ex.title, seed, name, tuple(results), graded, tuple(notes))
+
+
+def _grade_plain(ex: Exercise, fn, seed: int, device, graded: str) -> GradeReport:
+    """Plain-Python exercises (L1): no torch, nothing to watch but the values."""
+    import random
+
+    class _Gen:  # the cases read only the seed
+        def initial_seed(self):
+            return seed
+
+    del random
+    results: list[CaseResult] = []
+    for case in ex.cases(_Gen(), "cpu"):
+        runner = Runner(fn, case.label, ex.get_policy(), "cpu", False)
+        try:
+            case_results = case.run(runner)
+        except Exception as exc:
+            case_results = [_result_of_exception(case.label, exc)]
+        results.extend(r if r.case == case.label else _relabel(r, case.label) for r in case_results)
+    return GradeReport(ex.key, ex.title, seed, "CPU (plain Python)", tuple(results), graded)
+
+
+def _relabel(r: CaseResult, label: str) -> CaseResult:
+    from dataclasses import replace
+
+    return replace(r, case=label)
+
+
+_SOLUTION_MODULES = ("gpuperf.kernels.labs", "gpuperf.labs.solutions")
+
+#: Reports printed on a lab's page are wrapped to the page's code column.
+PAGE_WIDTH = 88
+
+
+def solution(key: str) -> Callable:
+    """The course's solution of exercise ``key`` (for the labs' later cells and for CI)."""
+    return _exercise(key).load_solution()
+
+
+def grade(key: str, fn: Callable | None, *, seed: int | None = None) -> Callable:
+    """Grade the reader's ``fn`` for exercise ``key``, print the report, and return the function the lab's
+    later cells should use: ``fn`` once it passes, the course's solution until then (said in the report).
+
+    With ``GPUPERF_LAB_SOLUTIONS=1`` the course's solution is graded in place of ``fn``, and a failure raises
+    ``AssertionError`` (CI runs every lab that way)."""
+    ex = _exercise(key)
+    if solutions_requested():
+        sol = ex.load_solution()
+        report = grade_report(key, sol, seed=seed, graded="the course's solution", allow_course_kernels=True)
+        print(report.text(PAGE_WIDTH))
+        if not report.passed:
+            raise AssertionError(f"the course's solution of {key} fails its grader:\n{report.text()}")
+        return sol
+    if fn is None:
+        print(f"NOT YET {key} ({ex.title}): nothing to grade yet")
+        return ex.load_solution()
+    if getattr(fn, "__module__", "").startswith(_SOLUTION_MODULES):
+        print(f"NOT YET {key} ({ex.title}):\n  the function given is the course's solution, standing in\n"
+              "  because an earlier exercise has not passed yet; finish that one, re-run its cell,\n"
+              "  then this one")
+        return fn
+    report = grade_report(key, fn, seed=seed)
+    print(report.text(PAGE_WIDTH))
+    if report.passed:
+        return fn
+    print("  (until yours passes, the cells below use the course's solution, so the lab still\n"
+          "  runs)")
+    return ex.load_solution()
+
+
+@contextlib.contextmanager
+def forbid(names: Sequence[str], exercise: str, allow_course_kernels: bool = False,
+           device: str = "cpu") -> Iterator[Watch]:
+    """A watch (see :mod:`gpuperf.grading.watch`) that refuses the ATen operators and Python names in
+    ``names`` (any other operator runs), data taken out of torch, and (unless ``allow_course_kernels``) the
+    course's own kernels; raises :class:`ForbiddenCall` inside the block."""
+    names = frozenset(names)
+    policy = Policy(exercise, allowed=None, refused=names, refused_names=names, kernels=False)
+    with triton_hooks(), Watch(policy, device, allow_course_kernels) as watch:
+        yield watch
+
+
+__all__ = [
+    "EXERCISES", "SOLUTIONS_ENV_VAR", "TRITON_OPS", "UNIT_ROUNDOFF", "Case", "CaseResult", "Exercise",
+    "ForbiddenCall", "GradeReport", "OutOfBounds", "Policy", "Tolerance", "Watch", "compare", "dtype_name",
+    "elementwise_tolerance", "forbid", "grade", "grade_report", "guarded", "interpreter_dot_as_on_gpu",
+    "matmul_tolerance", "normwise_tolerance", "poison_memory", "reduction_tolerance", "row_strided", "solution",
+    "solutions_requested",
+]

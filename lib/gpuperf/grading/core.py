@@ -1,0 +1,402 @@
+"""Results, tolerances and the comparison of the labs' graders (see :mod:`gpuperf.grading`)."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from dataclasses import dataclass
+from typing import Iterator
+
+SOLUTIONS_ENV_VAR = "GPUPERF_LAB_SOLUTIONS"
+
+#: Unit roundoff u = 2^-p (p = significand bits including the implicit one) of each format.
+UNIT_ROUNDOFF = {"fp64": 2.0**-53, "fp32": 2.0**-24, "tf32": 2.0**-11, "fp16": 2.0**-11, "bf16": 2.0**-8}
+
+#: Smallest positive subnormal of each output format: values below it cannot be told apart from 0.
+_TINY = {"fp64": 5e-324, "fp32": 1.4e-45, "fp16": 2.0**-24, "bf16": 9.2e-41}
+
+
+def solutions_requested() -> bool:
+    """True when ``GPUPERF_LAB_SOLUTIONS`` is set to 1/true/yes/on (any case)."""
+    return os.environ.get(SOLUTIONS_ENV_VAR, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Results.
+# --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """An element passes when ``|yours - expected| <= atol + rtol * scale``; ``scale`` is ``|expected|``
+    unless the exercise names another (e.g. ``|A| |B|`` for a matmul); ``reason`` says why these values."""
+
+    atol: float
+    rtol: float
+    reason: str
+    scale_name: str = "|expected|"
+
+    def describe(self) -> str:
+        if self.atol == 0 and self.rtol == 1:  # a bound computed whole, named by scale_name
+            return f"|error| <= {self.scale_name} ({self.reason})"
+        return f"|error| <= {self.atol:.3g} + {self.rtol:.3g} x {self.scale_name} ({self.reason})"
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One output of one case: passed or not, and if not, where and by how much."""
+
+    case: str
+    output: str
+    passed: bool
+    message: str = ""
+    first_wrong_index: tuple[int, ...] | None = None
+    yours: float | None = None
+    expected: float | None = None
+    max_abs_error: float | None = None
+    n_wrong: int = 0
+    n_elements: int = 0
+    tolerance: Tolerance | None = None
+
+
+@dataclass(frozen=True)
+class GradeReport:
+    """All cases of one exercise, with the seed that drew their inputs."""
+
+    exercise: str
+    title: str
+    seed: int
+    device: str
+    results: tuple[CaseResult, ...]
+    graded: str = "yours"  # or "the course's solution"
+    notes: tuple[str, ...] = ()  # information that is not graded (e.g. a GPU timing)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.results) and all(r.passed for r in self.results)
+
+    @property
+    def failures(self) -> tuple[CaseResult, ...]:
+        return tuple(r for r in self.results if not r.passed)
+
+    def text(self, width: int | None = None) -> str:
+        """The report; with ``width``, every line wrapped to that many characters (a lab's page)."""
+        text = self._text()
+        if width is None:
+            return text
+        import textwrap
+
+        out = []
+        for line in text.splitlines():
+            indent = " " * (len(line) - len(line.lstrip()))
+            out.extend(textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_long_words=True,
+                                     break_on_hyphens=False) or [""])
+        return "\n".join(out)
+
+    def _text(self) -> str:
+        cases = list(dict.fromkeys(r.case for r in self.results))
+        bad_cases = list(dict.fromkeys(r.case for r in self.failures))
+        head = (f"{self.exercise} ({self.graded}): {len(cases) - len(bad_cases)} of {len(cases)} cases pass "
+                f"(seed {self.seed})")
+        about = f"  {self.title}, on {self.device}"
+        if self.passed:
+            return "\n".join(["PASSED " + head, about] + ["  " + n for n in self.notes])
+        lines = ["NOT YET " + head, about]
+        first = self.failures[0]
+        lines.append(f"  first failing case: {first.case}, output {first.output}")
+        lines.extend("    " + line for line in _describe_failure(first).splitlines())
+        others = [c for c in bad_cases if c != first.case]
+        if others:
+            shown = "; ".join(others[:4]) + (f"; and {len(others) - 4} more" if len(others) > 4 else "")
+            lines.append(f"  also failing: {shown}")
+        passing = [c for c in cases if c not in bad_cases]
+        if passing:
+            shown = "; ".join(passing[:4]) + (f"; and {len(passing) - 4} more" if len(passing) > 4 else "")
+            lines.append(f"  passing: {shown}")
+        lines.append(f"  (the same inputs again: grading.grade_report({self.exercise!r}, your_function, "
+                     f"seed={self.seed}))")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def _describe_failure(r: CaseResult) -> str:
+    lines = []
+    if r.message:
+        lines.append(r.message)
+    if r.first_wrong_index is not None:
+        lines.append(f"first wrong element at index {list(r.first_wrong_index)}: "
+                     f"yours {_fmt(r.yours)} vs expected {_fmt(r.expected)}")
+        lines.append(f"{r.n_wrong} of {r.n_elements} elements wrong; largest error {_fmt(r.max_abs_error)}")
+    if r.tolerance is not None:
+        lines.append("tolerance: " + r.tolerance.describe())
+    return "\n".join(lines)
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return str(value)
+    return f"{value:.6g}"
+
+
+# --------------------------------------------------------------------------------------------------------
+# Tolerances.
+# --------------------------------------------------------------------------------------------------------
+
+
+def dtype_name(dtype) -> str:
+    """Short name (fp32, fp16, bf16, fp64) of a torch dtype or a short name."""
+    name = str(dtype).replace("torch.", "")
+    names = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64"}
+    name = names.get(name, name)
+    if name not in UNIT_ROUNDOFF:
+        raise ValueError(f"dtype must be one of fp64, fp32, fp16, bf16, got {dtype!r}")
+    return name
+
+
+def elementwise_tolerance(dtype, n_ops: int = 1) -> Tolerance:
+    """``n_ops`` fp32 operations per element, then one rounding to ``dtype`` for the store."""
+    name = dtype_name(dtype)
+    if isinstance(n_ops, bool) or not isinstance(n_ops, int) or n_ops < 1:
+        raise ValueError(f"n_ops must be an int >= 1, got {n_ops!r}")
+    u_out, u32 = UNIT_ROUNDOFF[name], UNIT_ROUNDOFF["fp32"]
+    rtol = 2 * u_out + 2 * n_ops * u32
+    reason = (f"{name} output: its unit roundoff 2^{int(math.log2(u_out))} = {u_out:.2g}, doubled, plus "
+              f"{n_ops} fp32 operation(s) at 2^-24 each, doubled")
+    return Tolerance(atol=_TINY[name], rtol=rtol, reason=reason)
+
+
+def reduction_tolerance(dtype, n_terms: int, what: str = "sum") -> Tolerance:
+    """A result of ``n_terms`` fp32 terms summed (the worst-case bound n u of a sum in any order), then
+    rounded to ``dtype``."""
+    name = dtype_name(dtype)
+    if isinstance(n_terms, bool) or not isinstance(n_terms, int) or n_terms < 1:
+        raise ValueError(f"n_terms must be an int >= 1, got {n_terms!r}")
+    u_out, u32 = UNIT_ROUNDOFF[name], UNIT_ROUNDOFF["fp32"]
+    rtol = 4 * u_out + (n_terms + 8) * u32
+    reason = (f"{name} output (unit roundoff {u_out:.2g}, x4 for exp and the division) plus a {what} of "
+              f"{n_terms} terms in fp32: at most (n + 8) x 2^-24; TF32 or fp16 accumulation would exceed it")
+    return Tolerance(atol=_TINY[name], rtol=rtol, reason=reason)
+
+
+def matmul_tolerance(dtype, k: int) -> Tolerance:
+    """C = A B with fp32 accumulation over ``k`` products: |error| <= (k + 2) u_fp32 (|A||B|)_ij plus the
+    rounding of C to ``dtype``; products of fp16/bf16 inputs are exact in fp32. TF32 (10-bit significands,
+    u = 2^-11) does not meet it for fp32 inputs unless k is in the tens of thousands."""
+    name = dtype_name(dtype)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    u_out, u32 = UNIT_ROUNDOFF[name], UNIT_ROUNDOFF["fp32"]
+    rtol = 2 * u_out + 2 * (k + 2) * u32
+    reason = (f"fp32 accumulation of {k} products, 2 (k + 2) x 2^-24, plus the rounding of C to {name} "
+              f"(2 x {u_out:.2g}); fp32 products at TF32 precision (2^-11 each, the default of an fp32 dot in Triton) fail it")
+    return Tolerance(atol=_TINY[name], rtol=rtol, reason=reason, scale_name="(|A| |B|)_ij")
+
+
+def normwise_tolerance(dtype, n_terms: int, factor: float = 4.0, what: str = "") -> Tolerance:
+    """An error bound relative to the largest expected magnitude of the output (``max|expected|``): for
+    results built from several products and sums (attention and its gradients)."""
+    name = dtype_name(dtype)
+    u32 = UNIT_ROUNDOFF["fp32"]
+    if name == "fp32":
+        rtol = factor * (n_terms + 8) * u32
+        reason = (f"fp32 inputs, fp32 products and sums over about {n_terms} terms: {factor:g} (n + 8) x "
+                  "2^-24 of the largest value; TF32 products (2^-11) would exceed it")
+    else:
+        u_in = UNIT_ROUNDOFF[name]
+        rtol = factor * 4 * u_in
+        reason = (f"{name} inputs: probabilities and intermediate tiles rounded to {name} "
+                  f"(unit roundoff {u_in:.2g}) before the products, {4 * factor:g} x that of the largest value")
+    if what:
+        reason = f"{what}: {reason}"
+    return Tolerance(atol=0.0, rtol=rtol, reason=reason, scale_name="max|expected|")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Comparison.
+# --------------------------------------------------------------------------------------------------------
+
+
+def compare(case: str, output: str, yours, expected, tol: Tolerance, scale=None, dtype=None,
+            device=None) -> CaseResult:
+    """Compare one output tensor (any float dtype, any device) with its float64 ``expected`` (CPU).
+
+    ``scale`` (a float64 tensor like ``expected``, or a float) replaces ``|expected|`` in the bound. NaN or
+    infinity where the expected value is finite is always wrong (an infinity in the expected value must be
+    matched exactly). ``dtype``/``device``, when given, must be the output's. Returns a :class:`CaseResult` naming the first wrong index in row-major order."""
+    import torch
+
+    if not isinstance(yours, torch.Tensor):
+        return CaseResult(case, output, False, f"expected a torch.Tensor for {output}, got "
+                          f"{type(yours).__name__}", tolerance=tol)
+    exp = expected.detach().to(device="cpu", dtype=torch.float64)
+    if dtype is not None and yours.dtype != dtype:
+        return CaseResult(case, output, False, f"{output} has dtype {str(yours.dtype).replace('torch.', '')}, "
+                          f"expected {str(dtype).replace('torch.', '')} (the exercise's output type)",
+                          tolerance=tol)
+    if device is not None and yours.device.type != torch.device(device).type:
+        return CaseResult(case, output, False, f"{output} is on {yours.device}, expected it on {device} "
+                          "(where the inputs are)", tolerance=tol)
+    if tuple(yours.shape) != tuple(exp.shape):
+        return CaseResult(case, output, False, f"{output} has shape {tuple(yours.shape)}, expected "
+                          f"{tuple(exp.shape)}", tolerance=tol)
+    got = yours.detach().to(device="cpu", dtype=torch.float64)
+    if scale is None:
+        bound_scale = exp.abs()
+    elif isinstance(scale, torch.Tensor):
+        bound_scale = scale.detach().to(device="cpu", dtype=torch.float64)
+    else:
+        bound_scale = torch.full_like(exp, float(scale))
+    finite_exp = torch.isfinite(exp)
+    diff = torch.where(finite_exp, (got - exp).abs(), torch.zeros_like(exp))
+    diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
+    bound = tol.atol + tol.rtol * torch.where(finite_exp, bound_scale, torch.zeros_like(exp))
+    wrong = (diff > bound) | (finite_exp & ~torch.isfinite(got)) | (~finite_exp & (got != exp))
+    n_wrong = int(wrong.sum())
+    max_err = float(diff.max()) if diff.numel() else 0.0
+    if n_wrong == 0:
+        return CaseResult(case, output, True, max_abs_error=max_err, n_elements=exp.numel(), tolerance=tol)
+    flat = int(wrong.reshape(-1).nonzero()[0])
+    index = tuple(int(i) for i in _unravel(flat, tuple(exp.shape)))
+    message = _diagnose(got, exp, wrong)
+    return CaseResult(case, output, False, message, index, float(got[index]), float(exp[index]), max_err,
+                      n_wrong, exp.numel(), tol)
+
+
+def _unravel(flat: int, shape: tuple[int, ...]) -> list[int]:
+    index = []
+    for size in reversed(shape):
+        index.append(flat % size)
+        flat //= size
+    return list(reversed(index))
+
+
+def _diagnose(got, exp, wrong) -> str:
+    """A symptom, never a fix: what the wrong elements have in common."""
+    import torch
+
+    notes = []
+    n_nan = int((torch.isnan(got) & wrong).sum())
+    if n_nan:
+        notes.append(f"{n_nan} wrong element(s) are NaN: NaN comes from memory the kernel was not meant to "
+                     "read (the grader fills it with NaN), from an element never written, or from inf - inf")
+    flat_wrong = wrong.reshape(-1)
+    if got.dim() >= 1 and n_nan < int(flat_wrong.sum()):
+        last = wrong.reshape(-1, got.shape[-1]) if got.dim() >= 1 else wrong
+        cols = last.any(dim=0).nonzero().reshape(-1)
+        if cols.numel() and int(cols[0]) > 0 and int(cols[-1]) == got.shape[-1] - 1:
+            notes.append(f"along the last dimension (length {got.shape[-1]}) only positions from "
+                         f"{int(cols[0])} on are wrong: look at how the kernel treats the end of a row")
+    finite = torch.isfinite(got) & torch.isfinite(exp) & wrong
+    if int(finite.sum()) >= 4:
+        ratio = (got[finite] / exp[finite]).abs()
+        r_med = float(ratio.median())
+        if abs(r_med - 1.0) > 1e-3 and float((ratio - r_med).abs().max()) < 1e-3 * max(r_med, 1e-30):
+            notes.append(f"every wrong element is off by the same factor, yours / expected = {r_med:.6g}")
+    return "\n".join(notes)
+
+
+def _result_of_exception(case: str, exc: BaseException) -> CaseResult:
+    from gpuperf.grading.watch import ForbiddenCall, OutOfBounds
+
+    seen, cause = set(), exc
+    while cause is not None and id(cause) not in seen:  # the interpreter wraps what a kernel raised
+        seen.add(id(cause))
+        if isinstance(cause, (ForbiddenCall, OutOfBounds)):
+            return CaseResult(case, "-", False, str(cause))
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(exc, NotImplementedError):
+        return CaseResult(case, "-", False, "not written yet: your function raised NotImplementedError")
+    text = str(exc).strip().splitlines()
+    first = text[-1] if text else ""
+    return CaseResult(case, "-", False, f"your function raised {type(exc).__name__}: {first[:300]}")
+
+
+def _round_fp32_to_tf32(data):
+    """fp32 values (a numpy array) rounded to TF32's 10 explicit significand bits, to nearest (ties away
+    from zero, as ``cvt.rna.tf32.f32``); infinities and NaN unchanged."""
+    import numpy as np
+
+    bits = np.ascontiguousarray(data, dtype=np.float32).view(np.uint32)
+    special = (bits & np.uint32(0x7F800000)) == np.uint32(0x7F800000)
+    rounded = (bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)
+    return np.where(special, bits, rounded).view(np.float32)
+
+
+@contextlib.contextmanager
+def interpreter_dot_as_on_gpu(active: bool = True) -> Iterator[None]:
+    """Make the Triton interpreter's ``tl.dot`` round fp32 operands to TF32 when the dot asks for TF32 (as
+    ``tl.dot`` does by default), the way a GPU with TF32 matrix units computes it.
+
+    The interpreter multiplies in full fp32 whatever ``input_precision`` says, so without this a kernel that
+    forgets ``input_precision="ieee"`` would pass its grader on a CPU and fail it on an A100 or an H200.
+    Does nothing when ``active`` is false or when this Triton's interpreter is not laid out as expected."""
+    if not active:
+        yield
+        return
+    try:
+        import triton.language as tl
+        from triton._C.libtriton import ir
+        from triton.runtime.interpreter import InterpreterBuilder, TensorHandle
+
+        tf32 = ir.INPUT_PRECISION.TF32
+        original = InterpreterBuilder.create_dot
+    except (ImportError, AttributeError):  # pragma: no cover - another Triton layout: leave it alone
+        yield
+        return
+
+    def create_dot(self, a, b, d, input_precision, *args, **kwargs):
+        fp32 = all(getattr(t.dtype, "scalar", t.dtype) == tl.float32 for t in (a, b))
+        if input_precision == tf32 and fp32:
+            a = TensorHandle(_round_fp32_to_tf32(a.data), a.dtype)
+            b = TensorHandle(_round_fp32_to_tf32(b.data), b.dtype)
+        return original(self, a, b, d, input_precision, *args, **kwargs)
+
+    InterpreterBuilder.create_dot = create_dot
+    try:
+        yield
+    finally:
+        InterpreterBuilder.create_dot = original
+
+
+
+def poison_memory(device: str, n_bytes: int) -> None:
+    """Allocate ``n_bytes`` on ``device``, fill them with NaN and free them: a buffer the reader allocates
+    next is likely to reuse this memory, so an element the kernel never writes reads NaN, not a stale answer."""
+    import torch
+
+    n = max(1, n_bytes // 4 + 1024)
+    junk = torch.full((n,), float("nan"), dtype=torch.float32, device=device)
+    if device != "cpu":
+        torch.cuda.synchronize()
+    del junk
+
+
+def guarded(values, pad: int = 64, fill: float = float("nan")):
+    """``values`` copied into a contiguous view at the start of a larger buffer whose last ``pad`` elements
+    hold ``fill``: an unmasked load past the end reads ``fill``. Returns ``(view, buffer)``."""
+    import torch
+
+    buf = torch.full((values.numel() + pad,), fill, dtype=values.dtype, device=values.device)
+    view = buf[: values.numel()].view(values.shape)
+    view.copy_(values)
+    return view, buf
+
+
+def row_strided(values, pad_cols: int = 13, fill: float = float("nan")):
+    """A 2-D ``values`` copied into the left columns of a wider buffer filled with ``fill``: the rows of the
+    view are ``values.shape[1] + pad_cols`` elements apart (a kernel that assumes they are adjacent reads the
+    padding), and a load past a row's end reads ``fill``."""
+    import torch
+
+    rows, cols = values.shape
+    buf = torch.full((rows, cols + pad_cols), fill, dtype=values.dtype, device=values.device)
+    view = buf[:, :cols]
+    view.copy_(values)
+    return view
+
+

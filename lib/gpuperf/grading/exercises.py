@@ -1,0 +1,1118 @@
+"""The exercises of the labs: for each, the cases (inputs drawn from a seed), the policy of what the reader's
+function may do (:mod:`gpuperf.grading.watch`), and the tolerances with their derivations.
+
+How a case runs (:class:`Runner`): the grader draws its inputs, snapshots them, calls the reader's function
+inside a :class:`~gpuperf.grading.watch.Watch`, checks that the inputs are unchanged, that the guard bands of
+every buffer are intact and that the outputs are memory torch or the grader gave out, and only then
+computes the float64 reference (so the reference never exists while the reader's code runs).
+
+**Tolerances.** ``u_out`` is the unit roundoff of the output format, ``u32 = 2^-24``. Each bound is the
+worst-case rounding error of the algorithm the lab teaches, fp32 accumulation included, doubled, and scaled
+by the magnitudes that error is proportional to (never by a magnitude that cancellation makes larger than
+the result, where that would hide a 16-bit accumulator):
+
+* L4, C = A B: the rounding of C to ``u_out`` is relative to |C|; the fp32 sum of k products is at most
+  (k + 2) u32 (|A||B|)_ij (products of 16-bit inputs are exact in fp32; fp32 products add one u32). Bound:
+  ``2 u_out |C_ij| + 2 (k + 2) u32 (|A||B|)_ij``. A case with non-negative inputs and k = 2048 (|A||B| =
+  |C| there) makes it about 1.5e-3 |C| in fp16: an accumulator rounded to 16 bits after every block of K
+  exceeds it, and TF32 products (2^-11 each) exceed the fp32 bound.
+* L5, o = softmax(S) V with S = scale Q K^T: a score carries an absolute error of at most
+  ``Delta_i = (d + 2) u32 max_j A_ij + u32 max_j |S_ij|`` (A = scale |Q||K|^T), which changes P_ij by the
+  factor exp(+-2 Delta_i); P is rounded to the input format before P V (u_p = u_in for 16-bit inputs, 0
+  for fp32) and P V sums N_k terms in fp32. Bound: ``2 u_out |o_id| + 2 (2 Delta_i + u_p + (N_k + d + 8)
+  u32) (P|V|)_id``. For lse = m + log l: ``2 (Delta_i + (N_k + 8) u32 + u32 |lse_i|)``. The accumulation
+  case (q = 0, so S = 0 and P = 1 exactly: Delta = u_p = 0; v = 1/3 + noise, N_k = 4096) leaves only
+  ``2 u_out |o| + 2 (N_k + d + 8) u32 |o|``, which a running output kept in 16 bits exceeds.
+* L6: P recomputed from the given lse (fp32) and S: relative error ``eP = 2 Delta_i + 2 u32 |lse_i| + 8 u32``;
+  dP = dO V^T has ``(d + 2) u32 (|dO||V|^T)``; D_i = sum dO O, from O rounded to the input format, has
+  ``(d + 2 + u_o / u32) u32 (|dO||O|)_i``; dS = P (dP - D) then has
+  ``E = eP |dP - D| + P (delta dP + delta D)`` and is rounded to the input format (u_in |dS|) before its
+  products. Bounds, each on its own output: dV ``2 u_out |dV| + 2 ((eP + u_in) P)^T |dO| + 2 (N_q + 8) u32
+  P^T |dO|``; dQ ``2 u_out |dQ| + 2 scale ((E + u_in |dS|) |K| + (N_k + 8) u32 |dS||K|)``; dK the same
+  with Q and N_q. The accumulation case (q = 0, N_k a power of two, so P = 1/N_k is exact in every format;
+  dO = 1/3 + noise, N_q = 4096) makes dV's bound about 3 u_out |dV|, which a 16-bit dV accumulator exceeds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import random
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from gpuperf.grading.core import (UNIT_ROUNDOFF, CaseResult, Tolerance, compare, dtype_name,
+                                  elementwise_tolerance, reduction_tolerance)
+from gpuperf.grading.watch import (SOFTMAX_LIKE_NAMES, SOFTMAX_LIKE_OPS, TRITON_OPS, ForbiddenCall, Policy,
+                                   Watch, band_damage, banded_empty, unwritten)
+
+U32 = UNIT_ROUNDOFF["fp32"]
+#: Half the smallest subnormal of each format: the absolute error of rounding a tiny value (a probability or
+#: a dS far below 1) to it, where the relative bound u no longer holds.
+ETA = {"fp32": 0.0, "fp16": 2.0**-25, "bf16": 2.0**-134, "fp64": 0.0}
+#: fp32 values below 2^-126 may flush to zero (GPUs flush the subnormals of exp): the absolute error of a
+#: probability or a dS that underflows.
+FLUSH = 2.0**-126
+
+
+# --------------------------------------------------------------------------------------------------------
+# Cases and the runner.
+# --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """One run of the reader's function: ``label`` names it in the report; ``run(runner)`` draws its inputs,
+    calls the reader's function through ``runner.call`` and returns its :class:`CaseResult` list."""
+
+    label: str
+    run: Callable[[Any], list[CaseResult]]
+    poison_bytes: int = 0
+    interpret: bool = False  # run the kernels through Triton's interpreter (a GPU without TF32: see _no_tf32)
+
+
+@dataclass(frozen=True)
+class Exercise:
+    key: str
+    title: str
+    solution: str  # "module:function" in gpuperf.kernels.labs (or a pure module)
+    cases: Callable[[Any, str], list[Case]]  # (torch.Generator, device) -> cases
+    forbidden: tuple[str, ...] = ()  # kept for compatibility: Python names refused on top of the policy
+    needs_torch: bool = True
+    policy: Policy | None = None  # None: a Triton exercise with the default allow-list
+
+    def load_solution(self) -> Callable:
+        import importlib
+
+        module, _, name = self.solution.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    def get_policy(self) -> Policy:
+        if self.policy is not None:
+            return self.policy
+        return Policy(self.key, refused_names=frozenset(self.forbidden))
+
+
+class CallFailed(Exception):
+    """A check after the reader's call failed; carries the results to report."""
+
+    def __init__(self, results):
+        super().__init__("; ".join(r.message for r in results))
+        self.results = results
+
+
+class Runner:
+    """Calls the reader's function for one case, inside a watch, and checks what it left behind."""
+
+    def __init__(self, fn, label: str, policy: Policy, device: str, allow_course_kernels: bool):
+        self.fn = fn
+        self.label = label
+        self.policy = policy
+        self.device = device
+        self.allow_course_kernels = allow_course_kernels
+        self.watch: Watch | None = None
+        self.interpret = False
+        self.notes: list[str] = []
+
+    def input(self, values, band: int = 1024):
+        """``values`` copied into a tensor with ``band`` elements of NaN before and after it (an unmasked load
+        past either end reads NaN); contiguous."""
+        view, _ = banded_empty(values.shape, _contiguous_strides(values.shape), values.dtype, values.device,
+                               band)
+        view.copy_(values)
+        return view
+
+    def output_buffer(self, shape, dtype):
+        """A buffer the grader hands to the reader's function to write into (NaN, banded)."""
+        view, alloc = banded_empty(shape, _contiguous_strides(shape), dtype, self.device,
+                                   Watch(self.policy, self.device).band)
+        self._given = getattr(self, "_given", []) + [(view, alloc)]
+        return view
+
+    def call(self, *args, names: tuple[str, ...] = (), fn=None, after=None, known=(), **kwargs):
+        """Call the reader's function (or ``fn``) on ``args``; returns ``(result, watch)``. ``after`` runs
+        inside the watch after the call (the backward of L6.autograd). Raises :class:`CallFailed` when an
+        input changed, a guard band was overwritten or an output is not memory torch gave out."""
+        import torch
+
+        fn = self.fn if fn is None else fn
+        tensors = [(names[i] if i < len(names) else f"argument {i}", a) for i, a in enumerate(args)
+                   if isinstance(a, torch.Tensor)]
+        given = getattr(self, "_given", [])
+        given_ptrs = {v.untyped_storage().data_ptr() for v, _ in given}
+        inputs = [(n, t) for n, t in tensors if t.untyped_storage().data_ptr() not in given_ptrs]
+        snapshots = [(n, t, _storage_bits(t).clone()) for n, t in inputs]
+        watch = Watch(self.policy, self.device, self.allow_course_kernels)
+        self.watch = watch
+        for _, t in tensors:
+            watch.know(t)
+        watch.know(*known)
+        snapshots += [("the tensor the grader handed to the backward", t, _storage_bits(t).clone())
+                      for t in known]
+        for _, alloc in given:
+            watch.adopt(alloc)
+        with (interpreted_launches() if self.interpret else contextlib.nullcontext()), watch:
+            result = fn(*args, **kwargs)
+            if after is not None:
+                after(result)
+        _sync(self.device)
+        if watch.violation is not None:  # raised inside, then swallowed by the reader's code
+            raise watch.violation
+        problems = []
+        for name, t, bits in snapshots:
+            if not torch.equal(_storage_bits(t), bits):
+                problems.append(CaseResult(self.label, name, False,
+                                           f"your function changed its input {name} (or the memory around it): "
+                                           "inputs are read-only"))
+        for alloc in watch.allocs:
+            damage = band_damage(alloc)
+            if damage:
+                which = next(("the output buffer the grader gave your function" for v, a in given
+                              if a is alloc), "a buffer your function allocated")
+                problems.append(CaseResult(self.label, "memory", False,
+                                           f"your kernel wrote past the end of {which}: {damage} changed; "
+                                           "mask the lanes past the end"))
+        if self.policy.kernels:
+            for i, out in enumerate(_tensors(result)):
+                if out.untyped_storage().data_ptr() not in watch.known:
+                    problems.append(CaseResult(self.label, "-", False,
+                                               "your function returned a tensor that neither the grader gave it "
+                                               "nor torch allocated inside it (made from numpy?)"))
+        if problems:
+            raise CallFailed(problems)
+        return result, watch
+
+    def written_check(self, name: str, tensor) -> list[CaseResult]:
+        """Under the interpreter: every element of ``tensor`` must have been written by a kernel's store, a
+        torch fill or a copy (not behind torch's back)."""
+        if self.device != "cpu" or self.watch is None or not self.policy.kernels:
+            return []
+        first = unwritten(self.watch, tensor)
+        if first < 0:
+            return []
+        index = _unravel(first, tuple(tensor.shape))
+        return [CaseResult(self.label, name, False,
+                           f"element {index} of {name} was not written by a kernel's store, a torch fill or a "
+                           "copy: it was written behind torch's back, or not at all")]
+
+
+@contextlib.contextmanager
+def interpreted_launches():
+    """Run every compiled Triton launch through Triton's interpreter instead (it copies CUDA tensors to the
+    host and back), with the interpreter's dot rounding fp32 operands to TF32 where the kernel asks for
+    TF32. On a GPU without TF32 (a T4, sm_75) Triton's fp32 ``tl.dot`` is exact whatever the kernel says,
+    so a forgotten ``input_precision="ieee"`` would pass there and fail on an A100 or H200; the fp32 cases
+    run this way on such GPUs catch it."""
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    from gpuperf.grading.core import interpreter_dot_as_on_gpu
+
+    original = JITFunction.run
+    interpreted: dict = {}
+
+    def run(self, *args, grid, warmup, **kwargs):
+        if self.fn not in interpreted:
+            interpreted[self.fn] = InterpretedFunction(self.fn)
+        return interpreted[self.fn].run(*args, grid=grid, warmup=warmup, **kwargs)
+
+    JITFunction.run = run
+    try:
+        with interpreter_dot_as_on_gpu(True):
+            yield
+    finally:
+        JITFunction.run = original
+
+
+def _no_tf32(device: str) -> bool:
+    """A GPU without TF32 matrix units (compute capability below 8.0, e.g. Colab's T4)."""
+    if device == "cpu":
+        return False
+    import torch
+
+    return torch.cuda.get_device_capability()[0] < 8
+
+
+def _unravel(flat: int, shape) -> list[int]:
+    index = []
+    for size in reversed(shape):
+        index.append(flat % size)
+        flat //= size
+    return list(reversed(index))
+
+
+def _storage_bits(t):
+    import torch
+
+    return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
+
+
+def _tensors(result) -> list:
+    import torch
+
+    if isinstance(result, torch.Tensor):
+        return [result]
+    if isinstance(result, (tuple, list)):
+        return [r for r in result if isinstance(r, torch.Tensor)]
+    return []
+
+
+def _contiguous_strides(shape) -> tuple[int, ...]:
+    strides, acc = [], 1
+    for s in reversed(tuple(shape)):
+        strides.append(acc)
+        acc *= max(int(s), 1)
+    return tuple(reversed(strides))
+
+
+def _device() -> str:
+    import torch
+
+    if torch.cuda.is_available():
+        from gpuperf.kernels import interpreter_enabled  # (importing it sets the interpreter switch)
+
+        return "cpu" if interpreter_enabled() else "cuda"
+    return "cpu"
+
+
+def _dtypes(device: str):
+    """fp32 and fp16 everywhere; bf16 on GPUs of compute capability 8.0 or later only (the interpreter
+    cannot do bf16, and a T4, sm_75, has no bf16 arithmetic: Triton rejects or emulates it there)."""
+    import torch
+
+    if device == "cpu" or torch.cuda.get_device_capability()[0] < 8:
+        return (torch.float32, torch.float16)
+    return (torch.float32, torch.float16, torch.bfloat16)
+
+
+def _randn(gen, shape, dtype, device, scale=1.0, offset=0.0):
+    import torch
+
+    x = torch.randn(*shape, generator=gen, dtype=torch.float32) * scale + offset
+    return x.to(dtype).to(device)
+
+
+def _sync(device: str) -> None:
+    if device != "cpu":
+        import torch
+
+        torch.cuda.synchronize()
+
+
+def torch_randint(gen, lo: int, hi: int) -> int:
+    import torch
+
+    return int(torch.randint(lo, hi, (1,), generator=gen))
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def _bound(scale_name: str, reason: str) -> Tolerance:
+    """A tolerance whose elementwise bound is computed whole (passed to ``compare`` as ``scale``)."""
+    return Tolerance(atol=0.0, rtol=1.0, reason=reason, scale_name=scale_name)
+
+
+# ---- L1: roofline arithmetic (plain Python) ----------------------------------------------------------
+
+
+def _l1_time_cases(gen, device) -> list[Case]:
+    rng = random.Random(int(gen.initial_seed()))
+    cases = []
+    # the intensity is drawn relative to the drawn ridge point, so each label is true by construction
+    specs = [("a memory-bound op (intensity = ridge / 4)", 0.25), ("a compute-bound op (intensity = 4 x ridge)",
+                                                                   4.0),
+             ("an op exactly at the ridge point", 1.0), ("no arithmetic at all (a copy)", 0.0)]
+    for label, of_ridge in specs:
+        peak = rng.uniform(0.5, 2.0) * 10 ** rng.randint(11, 15)
+        bw = rng.uniform(0.5, 5.0) * 10 ** rng.randint(10, 12)
+        bytes_moved = rng.uniform(1, 9) * 10 ** rng.randint(6, 10)
+        ridge = peak / bw
+        flop = bytes_moved * ridge * of_ridge
+        expected = max(flop / peak, bytes_moved / bw)
+
+        def run(runner, flop=flop, bytes_moved=bytes_moved, peak=peak, bw=bw, expected=expected, label=label):
+            got = runner.fn(flop, bytes_moved, peak, bw)
+            return [_scalar_result(label, "time_s", got, expected, 1e-9)]
+
+        cases.append(Case(f"{label}: flop={flop:.3g}, bytes={bytes_moved:.3g}, peak={peak:.3g} FLOP/s, "
+                          f"bandwidth={bw:.3g} B/s", run))
+    return cases
+
+
+def _l1_bytes_cases(gen, device) -> list[Case]:
+    rng = random.Random(int(gen.initial_seed()) + 1)
+    cases = []
+    shapes = [(1, rng.randint(2, 9000), rng.randint(2, 9000)), (rng.randint(2, 4096), rng.randint(2, 4096), 1),
+              (rng.randint(100, 9000), rng.randint(100, 9000), rng.randint(100, 9000)), (97, 1, 1025)]
+    for (m, n, k), b in zip(shapes, (2, 4, 1, 2)):
+        expected = float((m * k + k * n + m * n) * b)
+
+        def run(runner, m=m, n=n, k=k, b=b, expected=expected):
+            got = runner.fn(m, n, k, b)
+            return [_scalar_result(f"m={m}, n={n}, k={k}, {b} bytes per element", "bytes_moved", got,
+                                   expected, 0.0)]
+
+        cases.append(Case(f"m={m}, n={n}, k={k}, {b} bytes per element", run))
+    return cases
+
+
+def _scalar_result(case: str, output: str, got, expected: float, rtol: float) -> CaseResult:
+    tol = Tolerance(0.0, rtol, "exact arithmetic up to double rounding" if rtol else "an exact count")
+    if isinstance(got, bool) or not isinstance(got, (int, float)):
+        try:
+            import numpy as np
+
+            ok_type = isinstance(got, np.number)
+        except ImportError:  # pragma: no cover
+            ok_type = False
+        if not ok_type:
+            return CaseResult(case, output, False, f"expected a number, got {type(got).__name__}", tolerance=tol)
+    value = float(got)
+    err = abs(value - expected)
+    ok = err <= rtol * abs(expected) and math.isfinite(value)
+    return CaseResult(case, output, ok, "" if ok else _scalar_hint(value, expected), () if not ok else None,
+                      value, expected, err, 0 if ok else 1, 1, tol)
+
+
+def _scalar_hint(value: float, expected: float) -> str:
+    if expected and value:
+        return f"yours / expected = {value / expected:.6g}"
+    return ""
+
+
+# ---- L2: vector add and the fused chain ---------------------------------------------------------------
+
+
+def _l2_add_cases(gen, device) -> list[Case]:
+    sizes = [1, 97, 1024, 1025, 4096 + int(torch_randint(gen, 1, 999))]
+    if device != "cpu":
+        sizes += [1 << 20, (1 << 20) + 3]
+    cases = []
+    for dtype in _dtypes(device):
+        for n in sizes:
+            cases.append(Case(f"n={n} {dtype_name(dtype)}", _add_case(gen, device, dtype, n)))
+    return cases
+
+
+def _add_case(gen, device, dtype, n):
+    def run(runner):
+        import torch
+
+        label = f"n={n} {dtype_name(dtype)}"
+        x = runner.input(_randn(gen, (n,), dtype, device))
+        y = runner.input(_randn(gen, (n,), dtype, device))
+        out = runner.output_buffer((n,), dtype)  # NaN, with guard bands before and after
+        got, watch = runner.call(x, y, out, names=("x", "y", "out"))
+        results = []
+        if not isinstance(got, torch.Tensor) or got.data_ptr() != out.data_ptr():
+            results.append(CaseResult(label, "out", False, "the function must write into `out` and return it; "
+                                      "it returned something else"))
+        expected = x.double().cpu() + y.double().cpu()
+        results.append(compare(label, "out", out, expected, elementwise_tolerance(dtype, 1)))
+        results += runner.written_check("out", out)
+        if n > 4096 and all(r.passed for r in results):  # said once, when nothing else is wrong
+            results += _offsets_check(runner, label)
+        return results
+
+    return run
+
+
+def _offsets_check(runner, label) -> list[CaseResult]:
+    w = runner.watch
+    if runner.device != "cpu" or w is None or w.counters.stores == 0:
+        return []
+    if w.counters.narrow_offsets:
+        return [CaseResult(label, "-", False,
+                           "your kernel's addresses are computed with 32-bit offsets: past 2^31 elements "
+                           "(8 GB of fp32) they wrap around; convert the program id to a 64-bit integer "
+                           "before multiplying it by the block size")]
+    return []
+
+
+def _l2_chain_cases(gen, device) -> list[Case]:
+    cases = []
+    sizes = [1, 97, 1025, 3000 + torch_randint(gen, 1, 999)]
+    if device != "cpu":
+        sizes += [(1 << 20) + 7]
+    for dtype in _dtypes(device):
+        for n in sizes:
+            for k_ops in (1, 2, 5, 8):
+                if n > 2000 and k_ops not in (5,):
+                    continue
+                scale = 0.5 + float(_torch().rand(1, generator=gen))
+                shift = float(_torch().randn(1, generator=gen)) * 0.25
+                label = f"n={n} {dtype_name(dtype)} k_ops={k_ops} scale={scale:.4f} shift={shift:.4f}"
+                cases.append(Case(label, _chain_case(gen, device, dtype, n, k_ops, scale, shift, label)))
+    return cases
+
+
+def _chain_case(gen, device, dtype, n, k_ops, scale, shift, label):
+    def run(runner):
+        x = runner.input(_randn(gen, (n,), dtype, device, scale=2.0))
+        got, _ = runner.call(x, k_ops, scale, shift, names=("x",))
+        y = x.double().cpu()
+        largest = y.abs()  # the bound follows the largest intermediate value (y + shift may cancel)
+        for j in range(k_ops):
+            y = y * scale if j % 2 == 0 else y + shift
+            largest = largest.maximum(y.abs())
+        tol = elementwise_tolerance(dtype, 2 * k_ops + 1)
+        tol = Tolerance(tol.atol, tol.rtol, tol.reason, scale_name="max |intermediate value|")
+        results = [compare(label, "out", got, y, tol, scale=largest, dtype=dtype, device=device)]
+        if results[0].passed:
+            results += runner.written_check("out", got)
+        if n > 2000 and all(r.passed for r in results):  # said once, when nothing else is wrong
+            results += _offsets_check(runner, label)
+        return results
+
+    return run
+
+
+# ---- L3: softmax ------------------------------------------------------------------------------------
+
+
+def _softmax_shapes(device: str, online: bool, gen) -> list[tuple[int, int]]:
+    if device == "cpu":
+        shapes = [(1, 1), (3, 97), (4, 1024), (2, 1025), (6, 1000 + torch_randint(gen, 1, 999))]
+        if online:
+            shapes += [(3, 4096 + torch_randint(gen, 1, 2000))]
+    else:
+        shapes = [(1, 1), (3, 97), (64, 1024), (33, 1025), (128, 4000 + torch_randint(gen, 1, 999))]
+        if online:
+            shapes += [(8, 65536 + 17), (3, 200_003)]
+    return shapes
+
+
+def _softmax_rows(gen, rows: int, cols: int):
+    """Rows only the safe softmax survives. Row r is centred at an offset c_r (from -800 to 800 across rows,
+    so offsets differ between rows) with N(0, 3^2) noise; in every row but the second, one element sits 95
+    above c_r in a late column that differs from row to row (the row's max arrives late, in the last block of
+    an online kernel), and the first element 60 below: shifting by the mean, the first element or any value
+    but the max leaves exp(95) or more (fp32 overflows above 88.7, fp64 above 709.8 for rows with
+    |c_r| > 620). A few elements are -inf (exp(-inf) = 0 is allowed by the math). The second row has no
+    spike: its probabilities spread, testing the sum."""
+    import torch
+
+    x = torch.randn(rows, cols, generator=gen) * 3.0
+    offsets = (torch.rand(rows, generator=gen) * 2 - 1) * 800.0
+    offsets[0] = 750.0 if cols > 1 else offsets[0]
+    x += offsets.reshape(rows, 1)
+    if cols >= 4:
+        for r in range(rows):
+            if r == 1:
+                continue
+            late = cols - 1 - int(torch.randint(0, max(1, cols // 4), (1,), generator=gen))
+            late = max(1, min(cols - 1, late - r))
+            x[r, late] = offsets[r] + 95.0
+            x[r, 0] = offsets[r] - 60.0
+        if cols >= 16:
+            for r in range(0, rows, 2):
+                x[r, 1 + int(torch.randint(0, cols - 2, (1,), generator=gen)) % (cols - 2)] = float("-inf")
+    return x
+
+
+def _softmax_cases_for(online: bool):
+    def cases(gen, device) -> list[Case]:
+        out = []
+        for dtype in _dtypes(device):
+            for rows, cols in _softmax_shapes(device, online, gen):
+                block = None
+                if online:
+                    block = 128 if device == "cpu" else 1024
+                label = (f"x {rows}x{cols} {dtype_name(dtype)}, rows {cols + 13} apart, row offsets -800 to "
+                         "800, late maxima" + (f", block={block}" if block else ""))
+                out.append(Case(label, _softmax_case(gen, device, dtype, rows, cols, label, block)))
+        return out
+
+    return cases
+
+
+def _softmax_case(gen, device, dtype, rows, cols, label, block):
+    def run(runner):
+        from gpuperf.grading.core import row_strided
+
+        x = row_strided(_softmax_rows(gen, rows, cols).to(dtype).to(device))
+        if block is None:
+            got, watch = runner.call(x, names=("x",))
+        else:
+            got, watch = runner.call(x, block, names=("x",))
+        expected = torch_softmax64(x)
+        results = [compare(label, "y", got, expected, reduction_tolerance(dtype, cols, "row sum"), dtype=dtype,
+                           device=device)]
+        if results[0].passed:
+            results += runner.written_check("y", got)
+        widest = watch.counters.widest_load if device == "cpu" else watch.counters.widest_block
+        if block is not None and widest > block:
+            what = "loaded" if device == "cpu" else "was launched with a block of"
+            results.append(CaseResult(label, "-", False,
+                                      f"the grader asked for blocks of {block} elements, but your kernel {what} "
+                                      f"{widest} at once: the online kernel must walk the row block by block "
+                                      "with the block it is given"))
+        return results
+
+    return run
+
+
+def torch_softmax64(x):
+    import torch
+
+    return torch.softmax(x.detach().double().cpu(), dim=-1)
+
+
+# ---- L4: outer product and matmul ---------------------------------------------------------------------
+
+
+def _outer_cases(gen, device) -> list[Case]:
+    if device == "cpu":
+        shapes = [(1, 1), (97, 33), (33, 1025), (130, 64 + torch_randint(gen, 1, 60)), (1, 200)]
+    else:
+        shapes = [(1, 1), (97, 33), (1000 + torch_randint(gen, 1, 99), 1025), (4097, 333), (1, 5000)]
+    cases = []
+    for dtype in _dtypes(device):
+        for m, n in shapes:
+            label = f"x ({m},) y ({n},) {dtype_name(dtype)}"
+            cases.append(Case(label, _outer_case(gen, device, dtype, m, n, label)))
+    return cases
+
+
+def _outer_case(gen, device, dtype, m, n, label):
+    def run(runner):
+        x = runner.input(_randn(gen, (m,), dtype, device))
+        y = runner.input(_randn(gen, (n,), dtype, device))
+        got, watch = runner.call(x, y, names=("x", "y"))
+        expected = x.double().cpu()[:, None] * y.double().cpu()[None, :]
+        tol = Tolerance(_TINY16 if dtype_name(dtype) != "fp32" else 1.4e-45, 2 * UNIT_ROUNDOFF[dtype_name(dtype)],
+                        f"one product rounded to {dtype_name(dtype)}, doubled")
+        results = [compare(label, "out", got, expected, tol, dtype=dtype, device=device)]
+        if results[0].passed:
+            results += runner.written_check("out", got)
+        if device == "cpu" and m > 1 and n > 1 and watch.counters.stores and not watch.counters.stores_2d:
+            results.append(CaseResult(label, "-", False,
+                                      "your kernel stores 1-D blocks: the exercise asks for 2-D tiles (a block of "
+                                      "rows times a block of columns, masked in both dimensions)"))
+        return results
+
+    return run
+
+
+_TINY16 = 2.0**-24
+
+
+def _matmul_cases(gen, device) -> list[Case]:
+    if device == "cpu":
+        shapes = [(1, 1, 1, "randn"), (97, 33, 65, "randn"), (64, 64, 64, "randn"),
+                  (33, 129, 70 + torch_randint(gen, 1, 50), "randn"), (1, 96, 200, "randn"),
+                  (33, 40, 2048, "uniform")]
+    else:
+        shapes = [(1, 1, 1, "randn"), (97, 33, 65, "randn"), (64, 64, 64, "randn"),
+                  (1000 + torch_randint(gen, 1, 99), 1025, 777, "randn"), (1, 4096, 512, "randn"),
+                  (2048, 2048, 2048, "randn"), (257, 300, 8192, "uniform")]
+    cases = []
+    for dtype in _dtypes(device):
+        for m, n, k, dist in shapes:
+            what = ", entries in [0, 1)" if dist == "uniform" else ""
+            label = f"A {m}x{k} @ B {k}x{n} {dtype_name(dtype)}, A rows {k + 13} apart{what}"
+            cases.append(Case(label, _matmul_case(gen, device, dtype, m, n, k, dist, label)))
+    if _no_tf32(device):
+        import torch
+
+        label = "A 97x65 @ B 65x33 fp32 through Triton's interpreter (TF32 rounded as on an A100 or H200)"
+        cases.append(Case(label, _matmul_case(gen, device, torch.float32, 97, 33, 65, "randn", label),
+                          interpret=True))
+    return cases
+
+
+def _matmul_case(gen, device, dtype, m, n, k, dist, label):
+    def run(runner):
+        import torch
+
+        from gpuperf.grading.core import row_strided
+
+        if dist == "uniform":
+            a0 = torch.rand(m, k, generator=gen).to(dtype).to(device)
+            b0 = torch.rand(k, n, generator=gen).to(dtype).to(device)
+        else:
+            a0, b0 = _randn(gen, (m, k), dtype, device), _randn(gen, (k, n), dtype, device)
+        a = row_strided(a0)
+        b = runner.input(b0)
+        got, _ = runner.call(a, b, names=("a", "b"))
+        a64, b64 = a.double().cpu(), b.double().cpu()
+        expected = a64 @ b64
+        u_out = UNIT_ROUNDOFF[dtype_name(dtype)]
+        bound = 2 * u_out * expected.abs() + 2 * (k + 2) * U32 * (a64.abs() @ b64.abs())
+        tol = _bound(f"2 u_out |C| + 2 (k + 2) 2^-24 (|A||B|), u_out = {u_out:.3g}, k = {k}",
+                     f"C rounded to {dtype_name(dtype)} once, fp32 accumulation of {k} products; a 16-bit "
+                     "accumulator or TF32 products (2^-11 each) exceed it")
+        results = [compare(label, "c", got, expected, tol, scale=bound, dtype=dtype, device=device)]
+        if results[0].passed:
+            results += runner.written_check("c", got)
+        return results
+
+    return run
+
+
+# ---- L5 and L6: attention -----------------------------------------------------------------------------
+
+
+def _attention_shapes(device: str, gen) -> list[tuple[int, int, int, int, int, bool]]:
+    """(batch, heads, n_q, n_k, head_dim, causal)."""
+    if device == "cpu":
+        return [(1, 1, 1, 1, 16, False), (1, 2, 97, 97, 32, True), (2, 1, 40, 130, 16, False),
+                (1, 1, 130, 64, 32, True), (1, 1, 33 + torch_randint(gen, 0, 30), 70, 64, False)]
+    return [(1, 1, 1, 1, 16, False), (1, 2, 97, 97, 32, True), (2, 3, 40, 1030, 64, False),
+            (1, 2, 1030, 300, 64, True), (2, 4, 1024, 1024, 128, True), (2, 2, 777, 2049, 64, False)]
+
+
+#: How the scores are spread: "normal" (q, k ~ N(0, 1): scores ~ N(0, 1)), "large" (q x 30: scores to about
+#: +-100, exp overflows fp32 without the running max), "late" (q x 12 and the keys' norms growing along the
+#: sequence: each row's max arrives in the last key blocks, far above the first blocks' max).
+SPREADS = ("normal", "large", "late")
+
+
+def _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread="normal"):
+    import torch
+
+    q = torch.randn(b, h, n_q, d, generator=gen)
+    k = torch.randn(b, h, n_k, d, generator=gen)
+    v = torch.randn(b, h, n_k, d, generator=gen)
+    if spread == "large":
+        q = q * 30.0
+    elif spread == "late":
+        q = q * 12.0
+        k = k * torch.linspace(0.2, 2.5, n_k).reshape(1, 1, n_k, 1)
+    elif spread == "canary":
+        q = torch.zeros_like(q)
+        v = 1.0 / 3.0 + 0.01 * v
+    return tuple(t.to(dtype).to(device) for t in (q, k, v))
+
+
+def _attention_reference(q, k, v, causal):
+    """float64 on the CPU: o, lse, P (masked softmax), the scores S and A = scale |Q||K|^T; top-left causal
+    mask, as ``scaled_dot_product_attention(is_causal=True)``."""
+    import torch
+
+    q64, k64, v64 = (t.detach().double().cpu() for t in (q, k, v))
+    scale = 1.0 / math.sqrt(q.shape[-1])
+    s = (q64 @ k64.transpose(-1, -2)) * scale
+    a = (q64.abs() @ k64.abs().transpose(-1, -2)) * scale
+    if causal:
+        hidden = torch.ones(s.shape[-2], s.shape[-1], dtype=torch.bool).triu(1)
+        s = s.masked_fill(hidden, float("-inf"))
+        a = a.masked_fill(hidden, 0.0)
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.exp(s - lse[..., None])
+    o = p @ v64
+    return o, lse, p, s, a
+
+
+def _score_error(s, a, d):
+    """Delta_i: the largest absolute error of a score of row i (see the module docstring)."""
+    import torch
+
+    finite = torch.where(torch.isfinite(s), s.abs(), torch.zeros_like(s))
+    return (d + 2) * U32 * a.amax(dim=-1) + U32 * finite.amax(dim=-1)
+
+
+def _forward_bounds(ref, v, dtype, n_k, d, canary=False):
+    import torch
+
+    o, lse, p, s, a = ref
+    v64 = v.detach().double().cpu()
+    name = dtype_name(dtype)
+    u_out = UNIT_ROUNDOFF[name]
+    u_p = 0.0 if (name == "fp32" or canary) else UNIT_ROUNDOFF[name]
+    delta = _score_error(s, a, d)
+    pv = p @ v64.abs()
+    eta = FLUSH if canary else max(ETA[name], FLUSH)
+    visible = torch.isfinite(s).double()
+    bound_o = 2 * u_out * o.abs() + 2 * (2 * delta[..., None] + u_p + (n_k + d + 8) * U32) * pv \
+        + 2 * eta * (visible @ v64.abs())
+    bound_lse = 2 * (delta + (n_k + 8) * U32 + U32 * lse.abs())
+    return bound_o, bound_lse
+
+
+def _l5_cases_for(want_causal: bool):
+    """The forward's cases without (``L5.forward``) or with (``L5.causal``) the causal mask; the causal
+    grader also checks a few full cases, so adding the mask cannot break the full path unnoticed."""
+
+    def cases(gen, device) -> list[Case]:
+        return _l5_cases(gen, device, want_causal)
+
+    return cases
+
+
+def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
+    cases = []
+    for dtype in _dtypes(device):
+        shapes = _attention_shapes(device, gen)
+        if want_causal:
+            shapes = [s for s in shapes if s[-1]] + [s for s in shapes if not s[-1]][:1]
+            shapes += [(1, 1, 50, 50, 16, True), (1, 1, 64, 33, 32, True)]
+        else:
+            shapes = [s[:-1] + (False,) for s in shapes]
+        if device == "cpu" and dtype != _dtypes(device)[0]:
+            shapes = shapes[:3]
+        for i, (b, h, n_q, n_k, d, causal) in enumerate(shapes):
+            spread = SPREADS[i % len(SPREADS)] if n_k > 1 else "normal"
+            label = (f"B={b} H={h} N_q={n_q} N_k={n_k} d={d} {dtype_name(dtype)} "
+                     f"{'causal' if causal else 'full'}, {spread} scores")
+            cases.append(Case(label, _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label)))
+        n_k = 4096 if device == "cpu" else 16384
+        label = (f"B=1 H=1 N_q=16 N_k={n_k} d=16 {dtype_name(dtype)} full, q = 0 and v near 1/3: the running "
+                 "output summed over every key")
+        cases.append(Case(label, _l5_case(gen, device, dtype, 1, 1, 16, n_k, 16, False, "canary", label)))
+    if _no_tf32(device):
+        import torch
+
+        label = ("B=1 H=2 N_q=97 N_k=97 d=32 fp32 through Triton's interpreter (TF32 rounded as on an A100 "
+                 "or H200)")
+        cases.append(Case(label, _l5_case(gen, device, torch.float32, 1, 2, 97, 97, 32, want_causal, "normal",
+                                          label), interpret=True))
+    if want_causal:
+        n = 256 if device == "cpu" else 4096
+        label = f"B=1 H=1 N={n} d=16 fp32 causal against full: the key blocks the causal kernel visits"
+        cases.append(Case(label, _block_skip_case(gen, device, n, label)))
+    return cases
+
+
+def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
+    def run(runner):
+        import torch
+
+        q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
+        got, _ = runner.call(q, k, v, causal, names=("q", "k", "v"))
+        if not isinstance(got, tuple) or len(got) != 2:
+            return [CaseResult(label, "-", False, "return a tuple (o, lse)")]
+        o, lse = got
+        ref = _attention_reference(q, k, v, causal)
+        bound_o, bound_lse = _forward_bounds(ref, v, dtype, n_k, d, canary=spread == "canary")
+        name = dtype_name(dtype)
+        tol_o = _bound("2 u_out |o| + 2 (2 Delta + u_p + (N_k + d + 8) 2^-24) (P|V|)",
+                       f"o rounded to {name}, scores off by at most Delta = (d + 2) 2^-24 scale (|Q||K|^T) "
+                       "(fp32 products and sums), P rounded to the input type before P V, fp32 sums over "
+                       "N_k keys; TF32 scores or a 16-bit running output exceed it")
+        tol_lse = _bound("2 (Delta + (N_k + 8) 2^-24 + 2^-24 |lse|)",
+                         "lse kept in fp32 from fp32 scores; TF32 scores, a 16-bit lse or one without the max "
+                         "exceed it")
+        results = [compare(label, "o", o, ref[0], tol_o, scale=bound_o, dtype=dtype, device=device),
+                   compare(label, "lse", lse, ref[1], tol_lse, scale=bound_lse, dtype=torch.float32,
+                           device=device)]
+        if all(r.passed for r in results):
+            results += runner.written_check("o", o) + runner.written_check("lse", lse)
+        return results
+
+    return run
+
+
+def _block_skip_case(gen, device, n, label):
+    def run(runner):
+        import torch
+
+        q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, torch.float32, 1, 1, n, n, 16))
+        got, causal_watch = runner.call(q, k, v, True, names=("q", "k", "v"))
+        if not isinstance(got, tuple) or len(got) != 2:
+            return [CaseResult(label, "-", False, "return a tuple (o, lse)")]
+        ref = _attention_reference(q, k, v, True)
+        bound_o, bound_lse = _forward_bounds(ref, v, torch.float32, n, 16)
+        tol = _bound("as in the other cases", "fp32")
+        results = [compare(label, "o", got[0], ref[0], tol, scale=bound_o, dtype=torch.float32, device=device),
+                   compare(label, "lse", got[1], ref[1], tol, scale=bound_lse, dtype=torch.float32,
+                           device=device)]
+        if device == "cpu":
+            _, full_watch = runner.call(q, k, v, False, names=("q", "k", "v"))
+            c, f = causal_watch.counters, full_watch.counters
+            if f.dots and f.loaded_elements:
+                dots, loads = c.dots / f.dots, c.loaded_elements / f.loaded_elements
+                if dots > 0.8 or loads > 0.8:
+                    results.append(CaseResult(
+                        label, "-", False,
+                        f"with the causal mask your kernel ran {dots:.0%} of the tile products and loaded "
+                        f"{loads:.0%} of the elements it does without it (N = {n}): it still visits the key "
+                        "blocks that no query of a block can see; skip them (about half, plus the diagonal)"))
+        else:
+            runner.notes.append(_causal_timing_note(runner, q, k, v))
+        return results
+
+    return run
+
+
+def _causal_timing_note(runner, q, k, v) -> str:
+    """On a GPU, the causal/full time ratio: information only (a busy machine must never fail a grade)."""
+    try:
+        from gpuperf.labs import median_time_s
+
+        causal = median_time_s(lambda: runner.fn(q, k, v, True), on_gpu=True)
+        full = median_time_s(lambda: runner.fn(q, k, v, False), on_gpu=True)
+        return (f"information, not graded: causal took {causal / full:.2f}x the time of full at N = "
+                f"{q.shape[2]} (about 0.5-0.6x when the kernel skips the hidden key blocks)")
+    except Exception as exc:  # the reader's code or the timer: information only
+        return f"information, not graded: the causal/full timing did not run ({type(exc).__name__})"
+
+
+def _l6_cases(gen, device) -> list[Case]:
+    cases = []
+    for dtype in _dtypes(device):
+        shapes = _attention_shapes(device, gen)
+        if device == "cpu":
+            shapes = shapes[:4] if dtype == _dtypes(device)[0] else shapes[:2]
+        for i, (b, h, n_q, n_k, d, causal) in enumerate(shapes):
+            spread = ("normal", "large", "late")[i % 3] if n_k > 1 else "normal"
+            label = (f"B={b} H={h} N_q={n_q} N_k={n_k} d={d} {dtype_name(dtype)} "
+                     f"{'causal' if causal else 'full'}, {spread} scores")
+            cases.append(Case(label, _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label)))
+        n_q = 4096 if device == "cpu" else 16384
+        label = (f"B=1 H=1 N_q={n_q} N_k=32 d=16 {dtype_name(dtype)} full, q = 0 and dO near 1/3: dV summed "
+                 "over every query")
+        cases.append(Case(label, _l6_case(gen, device, dtype, 1, 1, n_q, 32, 16, False, "canary", label)))
+    if _no_tf32(device):
+        import torch
+
+        label = ("B=1 H=2 N_q=97 N_k=97 d=32 fp32 causal through Triton's interpreter (TF32 rounded as on an "
+                 "A100 or H200)")
+        cases.append(Case(label, _l6_case(gen, device, torch.float32, 1, 2, 97, 97, 32, True, "normal", label),
+                          interpret=True))
+    return cases
+
+
+def _backward_reference(q, k, v, do, causal):
+    """float64 gradients through ``scaled_dot_product_attention`` (autograd, math backend)."""
+    import torch.nn.functional as F
+
+    q64, k64, v64 = (t.detach().double().cpu().requires_grad_(True) for t in (q, k, v))
+    o64 = F.scaled_dot_product_attention(q64, k64, v64, is_causal=causal)
+    o64.backward(do.detach().double().cpu())
+    return o64.detach(), q64.grad, k64.grad, v64.grad
+
+
+def _backward_bounds(ref, q, k, v, do, dtype, refs, canary=False, forward_bounds=None):
+    """Elementwise bounds of dq, dk, dv (module docstring). ``forward_bounds``: the bounds of o and lse when
+    they come from the reader's own forward (L6.autograd) instead of the exact values rounded."""
+    import torch
+
+    o, lse, p, s, a = ref
+    q64, k64, v64, do64 = (t.detach().double().cpu() for t in (q, k, v, do))
+    dq, dk, dv = refs
+    n_q, n_k, d = q.shape[-2], k.shape[-2], q.shape[-1]
+    scale = 1.0 / math.sqrt(d)
+    name = dtype_name(dtype)
+    u_out = UNIT_ROUNDOFF[name]
+    u_in = 0.0 if name == "fp32" else UNIT_ROUNDOFF[name]
+    u_o = UNIT_ROUNDOFF[name]
+    delta = _score_error(s, a, d) + 2 * U32 * lse.abs()
+    if forward_bounds is not None:
+        delta = delta + forward_bounds[1]
+    e_rel = 2 * delta[..., None] + 8 * U32
+    visible = torch.isfinite(s).double()
+    ep = p * e_rel + FLUSH * visible
+    dp = do64 @ v64.transpose(-1, -2)
+    dd = (do64 * o).sum(-1, keepdim=True)
+    d_dp = (d + 2) * U32 * (do64.abs() @ v64.abs().transpose(-1, -2))
+    d_dd = ((d + 2) * U32 + u_o) * (do64.abs() * o.abs()).sum(-1, keepdim=True)
+    if forward_bounds is not None:
+        d_dd = d_dd + (do64.abs() * forward_bounds[0]).sum(-1, keepdim=True)
+    ds = p * (dp - dd)
+    e = ep * (dp - dd).abs() + p * (d_dp + d_dd)
+    u_p = 0.0 if canary else u_in
+    eta = 0.0 if canary else ETA[name]
+    pt = p.transpose(-1, -2)
+    bound_dv = 2 * u_out * dv.abs() + 2 * ((ep + u_p * p + eta * visible).transpose(-1, -2) @ do64.abs()) \
+        + 2 * (n_q + 8) * U32 * (pt @ do64.abs())
+    eds = e + u_in * ds.abs() + max(ETA[name], FLUSH) * visible
+    bound_dq = 2 * u_out * dq.abs() + 2 * scale * (eds @ k64.abs() + (n_k + 8) * U32 * (ds.abs() @ k64.abs()))
+    bound_dk = 2 * u_out * dk.abs() + 2 * scale * (eds.transpose(-1, -2) @ q64.abs()
+                                                   + (n_q + 8) * U32 * (ds.abs().transpose(-1, -2) @ q64.abs()))
+    return bound_dq, bound_dk, bound_dv
+
+
+def _grad_tolerances(dtype):
+    name = dtype_name(dtype)
+    why = (f"{name} inputs; P recomputed from lse, dP and D in fp32, dS rounded to the input type, fp32 sums; "
+           "each gradient against its own magnitude; TF32 products or 16-bit accumulators exceed it")
+    return {"dq": _bound("2 u_out |dQ| + 2 scale ((E + u_in |dS|)|K| + (N_k + 8) 2^-24 |dS||K|)", why),
+            "dk": _bound("2 u_out |dK| + 2 scale ((E + u_in |dS|)^T|Q| + (N_q + 8) 2^-24 |dS|^T|Q|)", why),
+            "dv": _bound("2 u_out |dV| + 2 ((eP + u_in) P)^T|dO| + 2 (N_q + 8) 2^-24 P^T|dO|", why)}
+
+
+def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
+    def run(runner):
+        q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
+        do0 = _randn(gen, (b, h, n_q, d), dtype, device)
+        if spread == "canary":
+            do0 = (1.0 / 3.0 + 0.01 * do0.float()).to(dtype)
+        do = runner.input(do0)
+        ref = _attention_reference(q, k, v, causal)
+        # the forward values handed to the backward: o rounded to the input dtype, lse in fp32
+        o_in = runner.input(ref[0].to(dtype).to(device))
+        lse_in = runner.input(ref[1].float().to(device))
+        del ref
+        got, _ = runner.call(q, k, v, o_in, lse_in, do, causal, names=("q", "k", "v", "o", "lse", "do"))
+        if not isinstance(got, tuple) or len(got) != 3:
+            return [CaseResult(label, "-", False, "return a tuple (dq, dk, dv)")]
+        ref = _attention_reference(q, k, v, causal)
+        _, dq, dk, dv = _backward_reference(q, k, v, do, causal)
+        bounds = _backward_bounds(ref, q, k, v, do, dtype, (dq, dk, dv), canary=spread == "canary")
+        tols = _grad_tolerances(dtype)
+        results = []
+        for name, mine, want, bound in zip(("dq", "dk", "dv"), got, (dq, dk, dv), bounds):
+            results.append(compare(label, name, mine, want, tols[name], scale=bound, dtype=dtype, device=device))
+        if all(r.passed for r in results):
+            for name, mine in zip(("dq", "dk", "dv"), got):
+                results += runner.written_check(name, mine)
+        return results
+
+    return run
+
+
+# ---- L5.tiled: FlashAttention forward in plain PyTorch ------------------------------------------------
+
+
+def _tiled_cases(gen, device) -> list[Case]:
+    # (n_q, n_k, d, block_rows, block_cols): blocks smaller than N and wider than d, so a block of rows
+    # against all keys (block_rows x N_k) or of keys against all queries (N_q x block_cols) is larger than
+    # the limit max(block_rows * block_cols, block_rows * d, N_q * d, N_k * d)
+    shapes = [(64, 64, 16, 32, 32, "large"), (97, 130, 16, 32, 48, "late"), (32, 300, 16, 32, 64, "large"),
+              (130, 97, 32, 64, 48, "normal"), (70 + torch_randint(gen, 0, 30), 200, 16, 32, 32, "huge")]
+    cases = []
+    for n_q, n_k, d, br, bc, spread in shapes:
+        label = f"N_q={n_q} N_k={n_k} d={d} fp32, block_rows={br} block_cols={bc}, {spread} scores"
+        cases.append(Case(label, _tiled_case(gen, n_q, n_k, d, br, bc, spread, label)))
+    return cases
+
+
+def _tiled_limit(n_q, n_k, d, br, bc) -> int:
+    return max(br * bc, br * d, n_q * d, n_k * d)
+
+
+def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
+    def run(runner):
+        import torch
+
+        s = "large" if spread == "huge" else spread
+        q, k, v = (t[0, 0] for t in _attention_inputs(gen, "cpu", torch.float32, 1, 1, n_q, n_k, d, s))
+        if spread == "huge":  # scores to about +-1000: exp overflows even fp64 without the running max
+            q = q * 10.0
+        q, k, v = runner.input(q), runner.input(k), runner.input(v)
+        limit = _tiled_limit(n_q, n_k, d, br, bc)
+        runner.policy = Policy(runner.policy.exercise, allowed=None, refused=SOFTMAX_LIKE_OPS,
+                               refused_names=SOFTMAX_LIKE_NAMES, max_numel=limit, kernels=False,
+                               why="asks for the online softmax over blocks of keys, in plain PyTorch")
+        got, _ = runner.call(q, k, v, br, bc, names=("q", "k", "v"))
+        ref = _attention_reference(q[None, None], k[None, None], v[None, None], False)
+        bound_o, _ = _forward_bounds(ref, v[None, None], torch.float32, n_k, d)
+        tol = _bound("2 u_out |o| + 2 (2 Delta + (N_k + d + 8) 2^-24) (P|V|)",
+                     "fp32 scores, probabilities and sums (see the forward's tolerance)")
+        return [compare(label, "o", got, ref[0][0, 0], tol, scale=bound_o[0, 0], dtype=torch.float32,
+                        device="cpu")]
+
+    return run
+
+
+# ---- L6.autograd: the reader's forward and backward as one autograd.Function --------------------------
+
+
+def _autograd_cases(gen, device) -> list[Case]:
+    if device == "cpu":
+        shapes = [(1, 2, 97, 97, 32, True, "normal"), (2, 1, 64, 80, 16, False, "large"),
+                  (1, 1, 70, 70, 16, True, "late")]
+    else:
+        shapes = [(1, 2, 97, 97, 32, True, "normal"), (2, 3, 512, 700, 64, False, "large"),
+                  (2, 2, 1024, 1024, 128, True, "late")]
+    cases = []
+    for dtype in _dtypes(device):
+        for b, h, n, n_k, d, causal, spread in (shapes if dtype == _dtypes(device)[0] else shapes[:2]):
+            label = (f"B={b} H={h} N_q={n} N_k={n_k} d={d} {dtype_name(dtype)} "
+                     f"{'causal' if causal else 'full'}, {spread} scores: O, then dQ, dK, dV of a random dO")
+            cases.append(Case(label, _autograd_case(gen, device, dtype, b, h, n, n_k, d, causal, spread, label)))
+    return cases
+
+
+def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
+    def run(runner):
+        import torch
+
+        q, k, v = (runner.input(t).requires_grad_(True)
+                   for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
+        do = runner.input(_randn(gen, (b, h, n_q, d), dtype, device))
+        apply = getattr(runner.fn, "apply", None)
+        if apply is None:
+            return [CaseResult(label, "-", False, "expected a torch.autograd.Function subclass (with .apply)")]
+
+        def backward(o):
+            if isinstance(o, torch.Tensor) and o.requires_grad:
+                o.backward(do)
+
+        o, _ = runner.call(q, k, v, causal, names=("q", "k", "v"), fn=apply, after=backward, known=(do,))
+        if not isinstance(o, torch.Tensor):
+            return [CaseResult(label, "o", False, f"Fn.apply returned {type(o).__name__}, expected the output O "
+                               "(a tensor)")]
+        if not o.requires_grad:
+            return [CaseResult(label, "o", False, "Fn.apply returned an O that does not require grad: the "
+                               "backward would never run")]
+        ref = _attention_reference(q, k, v, causal)
+        o64, dq, dk, dv = _backward_reference(q, k, v, do, causal)
+        bound_o, bound_lse = _forward_bounds(ref, v, dtype, n_k, d)
+        tol_o = _bound("2 u_out |o| + 2 (2 Delta + u_p + (N_k + d + 8) 2^-24) (P|V|)", "as in L5")
+        results = [compare(label, "o", o, o64, tol_o, scale=bound_o, dtype=dtype, device=device)]
+        # the backward reads the reader's own o and lse: their errors (at most the forward's bounds) add to D
+        # and to the recomputed P
+        bounds = _backward_bounds(ref, q, k, v, do, dtype, (dq, dk, dv), forward_bounds=(bound_o, bound_lse))
+        tols = _grad_tolerances(dtype)
+        for name, t, want, bound in zip(("dq", "dk", "dv"), (q, k, v), (dq, dk, dv), bounds):
+            if t.grad is None:
+                results.append(CaseResult(label, name, False, f"{name} is None after the backward: the "
+                                          "Function's backward must return a gradient for q, k and v"))
+                continue
+            results.append(compare(label, name, t.grad, want, tols[name], scale=bound, dtype=dtype,
+                                   device=device))
+        return results
+
+    return run
+
+
+# --------------------------------------------------------------------------------------------------------
+# The exercises.
+# --------------------------------------------------------------------------------------------------------
+
+
+def _policy(key, **kw) -> Policy:
+    return Policy(key, **kw)
+
+
+EXERCISES: dict[str, Exercise] = {
+    e.key: e
+    for e in (
+        Exercise("L1.time", "roofline lower bound on the time of an operation",
+                 "gpuperf.labs.solutions:time_lower_bound_s", _l1_time_cases, needs_torch=False),
+        Exercise("L1.matmul_bytes", "bytes a matmul must move", "gpuperf.labs.solutions:matmul_bytes_moved",
+                 _l1_bytes_cases, needs_torch=False),
+        Exercise("L2.add", "vector add in Triton", "gpuperf.kernels.labs.l2:add", _l2_add_cases,
+                 policy=_policy("L2.add", int64_offsets=True)),
+        Exercise("L2.chain", "fused elementwise chain in Triton", "gpuperf.kernels.labs.l2:chain",
+                 _l2_chain_cases, policy=_policy("L2.chain", int64_offsets=True)),
+        Exercise("L3.softmax", "fused softmax, one row per program", "gpuperf.kernels.labs.l3:softmax_rows",
+                 _softmax_cases_for(False)),
+        Exercise("L3.online", "online softmax for long rows", "gpuperf.kernels.labs.l3:online_softmax",
+                 _softmax_cases_for(True)),
+        Exercise("L4.outer", "outer product, a 2-D tiled kernel", "gpuperf.kernels.labs.l4:outer",
+                 _outer_cases),
+        Exercise("L4.matmul", "tiled matmul", "gpuperf.kernels.labs.l4:matmul", _matmul_cases),
+        Exercise("L5.tiled", "FlashAttention forward in plain PyTorch (blocks in a loop)",
+                 "gpuperf.kernels.labs.l5:tiled_attention", _tiled_cases,
+                 policy=_policy("L5.tiled", allowed=None, refused=SOFTMAX_LIKE_OPS, refused_names=SOFTMAX_LIKE_NAMES,
+                                kernels=False,
+                                why="asks for the online softmax over blocks of keys, in plain PyTorch")),
+        Exercise("L5.forward", "FlashAttention forward (o, lse)", "gpuperf.kernels.labs.l5:attention_forward",
+                 _l5_cases_for(False)),
+        Exercise("L5.causal", "FlashAttention forward with the causal mask",
+                 "gpuperf.kernels.labs.l5:attention_forward", _l5_cases_for(True)),
+        Exercise("L6.backward", "FlashAttention backward (dq, dk, dv)",
+                 "gpuperf.kernels.labs.l6:attention_backward", _l6_cases),
+        Exercise("L6.autograd", "your forward and backward as one torch.autograd.Function",
+                 "gpuperf.kernels.labs.l6:FlashAttention", _autograd_cases),
+    )
+}
+
+__all__ = ["EXERCISES", "Case", "Exercise", "ForbiddenCall", "Runner", "TRITON_OPS"]

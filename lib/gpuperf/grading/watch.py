@@ -1,0 +1,994 @@
+"""What the reader's function may do while it is graded, enforced below torch's Python API.
+
+A :class:`Watch` is entered around every call of the reader's function. It stacks two torch modes:
+
+* a :class:`torch.utils._python_dispatch.TorchDispatchMode`, which sees every ATen operator that runs, whatever
+  Python name called it (``torch.linalg.matmul``, ``torch.ops.aten.mm.default``, ``F.softmin`` and ``a @ b``
+  all arrive as ``aten.mm`` / ``aten._softmax``), and checks it against the exercise's **allow-list**;
+* a :class:`torch.overrides.TorchFunctionMode`, which refuses the few Tensor methods that hand torch's memory
+  to code torch cannot see (``numpy``, ``__array__``, ``tolist``, ``untyped_storage``, ``__dlpack__``):
+  the allow-list would be worthless if the data could leave torch and come back. (``data_ptr`` stays
+  allowed: wrappers check it; memory written through a raw address is caught by the written-by-a-kernel
+  check below.)
+
+The allow-list of a Triton exercise (:data:`TRITON_OPS`) holds what a wrapper needs to set up a kernel and
+nothing that computes: allocation (``empty``, ``zeros``, ``full``, ... and ``fill_``/``zero_`` with a
+constant), views (``view``, ``slice``, ``select``, ``t``, ``transpose``, ``permute``, ``unsqueeze``,
+``expand``, ``split``, ``detach``, ``alias``) and copies (``clone``, which ``.contiguous()`` runs,
+``copy_``, and ``_to_copy``, which ``.to(dtype)``/``.float()`` run). Copies move values without combining
+them, so they cannot compute a sum, a product or an exponential; a dtype conversion rounds, which the
+tolerances already judge. Left out on purpose: ``as_strided`` (a view of any memory of a storage, guard bands
+included), ``set_`` (makes one tensor point at another's memory), ``item``/``_local_scalar_dense`` (data out
+of torch) and every arithmetic or reduction operator. A refused operator fails the case with a message
+naming it.
+
+**Kernel launches.** A Triton launch on a GPU runs no torch operator of the reader's; Triton's own launcher
+and autotuner call ``data_ptr``, allocate, and time with torch. Under the interpreter a launch copies its
+tensors' storages to the host and back with torch operators of its own, while the kernel body itself is
+plain Python that could call torch. The watch therefore pauses exactly around Triton's own work: the
+whole of ``JITFunction.run``/``Autotuner.run`` on a GPU (no Python of the reader's runs inside), and under
+the interpreter the launch minus the kernel body: paused from ``InterpretedFunction.run`` until the first
+program starts, watched while programs run, paused again for the copy back. These entry points are patched
+on Triton's classes for the duration of a grade (not looked up by module name).
+
+**Tamper checks.** The Python switches that turn modes off (``torch._C.DisableTorchFunction``,
+``_DisableTorchDispatch``, popping or pushing modes, ``_disable_current_modes``) raise
+:class:`ForbiddenCall` when called from outside torch and Triton while the watch is on. At every kernel
+launch and after the reader's function returns, a probe operator must reach both modes: a mode that was
+popped, or a disabling guard left entered, fails the case.
+
+**The course's own kernels** are refused by what runs, not by name: a launch whose Python function was
+compiled from a file of ``gpuperf/kernels`` (re-jitting ``kernel.fn`` or copying its code object keeps
+that file) fails unless the grader allows it (the course's solutions are graded with it allowed).
+
+**Memory.** Every allocation the reader makes is served from a larger buffer whose bands before and after
+hold a NaN with a payload of the grader's (:data:`BAND_ELEMENTS` each side, wider than any Triton block:
+Triton caps a block at 2^20 elements); an ``empty`` tensor starts as NaN, so an element never written is
+seen. After the call the bands must be unchanged. Under the interpreter, every load and store of a kernel
+is checked against the tensors of its launch (:class:`OutOfBounds` names the lane, the address and the
+nearest tensor), so a stray store is a clear failure instead of a corrupted heap, and an unmasked load is
+caught even where its value is never stored. Tensors the reader's code hands to torch or to a kernel must
+come from the grader or from torch inside the call (not, say, ``torch.from_numpy``), and so must the
+outputs; under the interpreter every element of an output must have been written by a kernel's store or a
+torch fill/copy, not behind torch's back.
+
+This is a guard for a learner's shortcuts and accidents, not a sandbox: code in the same process can always
+rewrite the grader itself. The solution is printed under every exercise anyway.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+#: Guard band, in elements, on each side of every allocation made while a reader's function runs: wider than
+#: any Triton block (at most 2^20 elements), so an unmasked store of one block cannot jump over it.
+BAND_ELEMENTS = {"cpu": 1 << 16, "cuda": 1 << 20}
+
+#: Allocation operators: served from a banded buffer.
+ALLOCATIONS = frozenset(("empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros",
+                         "zeros_like", "new_zeros", "full", "full_like", "new_full", "ones", "ones_like",
+                         "new_ones"))
+#: Views and metadata: alias an existing tensor, compute nothing.
+VIEWS = frozenset(("view", "_unsafe_view", "slice", "select", "t", "transpose", "permute", "unsqueeze",
+                   "squeeze", "expand", "split", "split_with_sizes", "unbind", "chunk", "detach", "alias",
+                   "_reshape_alias", "narrow", "record_stream", "is_same_size",
+                   "_has_compatible_shallow_copy_type"))
+#: Copies and constant fills: move or set values, combine none.
+COPIES = frozenset(("clone", "copy_", "_to_copy", "fill_", "zero_"))
+#: Everything a Triton exercise's wrapper may run outside its kernels.
+TRITON_OPS = ALLOCATIONS | VIEWS | COPIES
+#: Softmax- and attention-like operators (ATen names) refused even where arithmetic is allowed (L5.tiled).
+SOFTMAX_LIKE_OPS = frozenset((
+    "_softmax", "softmax", "_log_softmax", "log_softmax", "_safe_softmax", "logsumexp", "special_logsumexp",
+    "_softmax_backward_data", "scaled_dot_product_attention", "_scaled_dot_product_attention_math",
+    "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_flash_attention_for_cpu",
+    "_scaled_dot_product_fused_attention_overrideable", "_flash_attention_forward",
+    "_efficient_attention_forward", "_native_multi_head_attention", "_transformer_encoder_layer_fwd",
+    "_masked_softmax"))
+#: The same by Python name (the torch-function level sees the name the reader typed).
+SOFTMAX_LIKE_NAMES = frozenset((
+    "softmax", "log_softmax", "softmin", "logsumexp", "special_softmax", "special_log_softmax",
+    "special_logsumexp", "scaled_dot_product_attention", "multi_head_attention_forward", "gumbel_softmax"))
+#: Tensor methods that hand torch's memory to code torch cannot see.
+LEAVES_TORCH = frozenset(("numpy", "__array__", "tolist", "untyped_storage", "storage",
+                          "_typed_storage", "__dlpack__", "__array_wrap__", "__reduce_ex__", "item"))
+#: Printing a tensor turns its values into text the program can read back: refused with its own message.
+PRINTING = frozenset(("__repr__", "__str__", "__format__"))
+
+#: torch functions that run Python of the reader's (an autograd.Function's forward and backward): a torch
+#: function mode is popped while its handler runs (and cannot re-enter: the call would come back to it), so
+#: inside them only the dispatch mode watches (allow-list, known tensors, launches, bands).
+_RUNS_PYTHON = frozenset(("apply", "backward", "grad", "_make_grads", "run_backward"))
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_COURSE_KERNELS_DIR = os.path.join(_PACKAGE_DIR, "kernels") + os.sep
+
+
+class ForbiddenCall(RuntimeError):
+    """The reader's function did something the exercise asks them not to (an operator that computes the
+    answer, data taken out of torch, the course's own kernel, the grader's watch switched off)."""
+
+
+class OutOfBounds(RuntimeError):
+    """A kernel run by the Triton interpreter loaded or stored outside every tensor of its launch."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What one exercise allows. ``allowed``: ATen operator names (overload packets) allowed outside kernel
+    launches, or None for any operator not in ``refused``; ``max_numel``: no operator may create a tensor of
+    more elements; ``kernels``: the exercise is a Triton one (launches are watched, outputs must be memory
+    the grader or torch gave out inside the call)."""
+
+    exercise: str
+    allowed: frozenset | None = TRITON_OPS
+    refused: frozenset = frozenset()
+    refused_names: frozenset = frozenset()
+    max_numel: int | None = None
+    kernels: bool = True
+    why: str = "asks for a Triton kernel that does the work itself"
+    int64_offsets: bool = False  # under the interpreter: every store's addresses must come from 64-bit offsets
+
+
+@dataclass
+class _Alloc:
+    """A buffer the watch handed out: ``tensor`` the whole buffer, the reader's elements from ``start`` to
+    ``stop`` (in elements), guard bands outside them holding ``pattern``."""
+
+    buffer: Any
+    start: int
+    stop: int
+    band_bits: Any = None  # copy of the bands' bits, to compare afterwards
+    written: Any = None  # numpy bool per element of [start, stop): stored by a kernel, a fill or a copy
+    base: int = 0  # address of element ``start``
+    element_size: int = 1
+
+    def __post_init__(self):
+        self.element_size = self.buffer.element_size()
+        self.base = self.buffer.data_ptr() + self.start * self.element_size
+        self.storage = self.buffer.untyped_storage().data_ptr()
+
+
+@dataclass
+class Counters:
+    """What the kernels did under the interpreter (all launches of one call)."""
+
+    launches: int = 0
+    dots: int = 0
+    loaded_elements: int = 0
+    widest_load: int = 0
+    stores_2d: int = 0
+    stores: int = 0
+    narrow_offsets: int = 0  # stores whose addresses were computed from 32-bit offsets only
+    widest_block: int = 0  # on a GPU: the largest integer constexpr of a launch
+    kernels: list = field(default_factory=list)
+
+
+_ACTIVE: "Watch | None" = None
+
+
+def _nan_pattern(dtype):
+    """A NaN with a payload of the grader's, as the integer dtype of the same width and its bit value."""
+    import torch
+
+    bits = {torch.float32: (torch.int32, 0x7FC0BEEF), torch.float16: (torch.int16, 0x7E5B),
+            torch.bfloat16: (torch.int16, 0x7FDB), torch.float64: (torch.int64, 0x7FF8DEADBEEF0001)}
+    if dtype in bits:
+        return bits[dtype]
+    size = torch.empty((), dtype=dtype).element_size()
+    ints = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+    return ints[size], 0x5B
+
+
+def banded_empty(shape, stride, dtype, device, band: int):
+    """A tensor of ``shape``/``stride`` inside a buffer with ``band`` elements of payload NaN before and after
+    it; returns ``(view, alloc)``. The view's own elements are plain NaN (never written = NaN)."""
+    import torch
+
+    shape, stride = tuple(shape), tuple(stride)
+    span = 1 + sum((s - 1) * st for s, st in zip(shape, stride)) if all(s > 0 for s in shape) else 0
+    itype, pattern = _nan_pattern(dtype)
+    buf = torch.empty(span + 2 * band, dtype=dtype, device=device)
+    buf.view(itype).fill_(pattern)
+    view = buf.as_strided(shape, stride, band)
+    if dtype.is_floating_point:
+        buf[band: band + span].fill_(float("nan"))
+    alloc = _Alloc(buf, band, band + span)
+    alloc.band_bits = (buf[:band].view(itype).clone(), buf[band + span:].view(itype).clone())
+    return view, alloc
+
+
+def band_damage(alloc: _Alloc) -> str:
+    """"" when the guard bands of ``alloc`` are intact, else where the first changed element lies."""
+    import torch
+
+    before, after = alloc.band_bits
+    itype = before.dtype
+    buf = alloc.buffer
+    now_before = buf[: alloc.start].view(itype)
+    now_after = buf[alloc.stop:].view(itype)
+    if not torch.equal(now_after, after):
+        first = int((now_after != after).nonzero()[0])
+        return f"element {first} past the end (buffer index {alloc.stop + first})"
+    if not torch.equal(now_before, before):
+        last = int((now_before != before).nonzero()[-1])
+        return f"element {alloc.start - last} before the start"
+    return ""
+
+
+class Watch:
+    """Enter around one call of the reader's function (see the module docstring)."""
+
+    def __init__(self, policy: Policy, device: str, allow_course_kernels: bool = False):
+        self.policy = policy
+        self.device = device
+        self.allow_course_kernels = allow_course_kernels
+        self.band = BAND_ELEMENTS["cpu" if device == "cpu" else "cuda"]
+        self.paused = False
+        self.internal = False
+        self.active = False
+        self.ops: list[str] = []
+        self.allocs: list[_Alloc] = []
+        self.known: set[int] = set()  # storage addresses the grader or torch gave out
+        self.grader_tensors: list = []
+        self.counters = Counters()
+        self.violation: BaseException | None = None
+        self._probe = None
+        self._probe_seen = [False, False]
+        self._python_inside = 0
+        self._stack = None
+
+    # ---- bookkeeping ------------------------------------------------------------------------------------
+
+    def know(self, *tensors) -> None:
+        """Register tensors the grader hands to the reader's function (inputs, a given output buffer)."""
+        for t in tensors:
+            self.known.add(_storage_ptr(t))
+            self.grader_tensors.append(t)
+
+    def adopt(self, alloc: _Alloc) -> None:
+        """Register a banded buffer the grader made (a given output): its bands are checked afterwards."""
+        self.allocs.append(alloc)
+        self.known.add(alloc.storage)
+
+    def _refuse(self, message: str):
+        exc = ForbiddenCall(message)
+        if self.violation is None:
+            self.violation = exc
+        raise exc
+
+    def _is_known(self, t) -> bool:
+        return _storage_ptr(t) in self.known
+
+    # ---- the modes --------------------------------------------------------------------------------------
+
+    def _dispatch(self, func, args, kwargs):
+        if self.paused or self.internal or not self.active:
+            return func(*args, **kwargs)
+        if self._probe is not None and args and args[0] is self._probe:
+            self._probe_seen[1] = True
+            return func(*args, **kwargs)
+        name = func.overloadpacket.__name__
+        self.ops.append(name)
+        p = self.policy
+        if name in p.refused or (p.allowed is not None and name not in p.allowed):
+            kind = _op_kind(name)
+            self._refuse(f"your function ran torch's operator aten.{name} ({kind}) outside a kernel: "
+                         f"{p.exercise} {p.why}")
+        tensors = _tensors_in(args, kwargs)
+        if p.kernels:
+            for t in tensors:
+                if not self._is_known(t):
+                    self._refuse(f"your function passed aten.{name} a tensor that neither the grader gave it "
+                                 "nor torch made inside it (made from numpy or from a raw address?): "
+                                 f"{p.exercise} {p.why}")
+        if name in ALLOCATIONS:
+            return self._allocate(func, args, kwargs)
+        out = func(*args, **kwargs)
+        for t in _tensors_in((out,), {}):
+            ptr = _storage_ptr(t)
+            if ptr in self.known:
+                if name in COPIES:
+                    self._mark_written(t)
+                continue
+            if p.max_numel is not None and t.numel() > p.max_numel:
+                self._refuse(f"aten.{name} made a tensor of shape {tuple(t.shape)} ({t.numel()} elements), "
+                             f"more than the {p.max_numel} a block of this exercise holds: {p.exercise} "
+                             f"{p.why}")
+            self.known.add(ptr)
+        return out
+
+    def _allocate(self, func, args, kwargs):
+        import torch
+
+        self.internal = True
+        try:
+            template = func(*args, **kwargs)
+            if not template.is_floating_point() and template.dtype not in (torch.int32, torch.int64):
+                self.known.add(_storage_ptr(template))
+                return template
+            view, alloc = banded_empty(template.shape, template.stride(), template.dtype, template.device,
+                                       self.band)
+            name = func.overloadpacket.__name__
+            if not name.startswith(("empty", "new_empty")):
+                view.copy_(template)
+                alloc.written = True
+            if self.policy.max_numel is not None and template.numel() > self.policy.max_numel:
+                self._refuse(f"aten.{name} allocated a tensor of shape {tuple(template.shape)} "
+                             f"({template.numel()} elements), more than the {self.policy.max_numel} a block of "
+                             f"this exercise holds: {self.policy.exercise} {self.policy.why}")
+            self.allocs.append(alloc)
+            self.known.add(alloc.storage)
+            return view
+        finally:
+            self.internal = False
+
+    def _function(self, func, args, kwargs):
+        if self.paused or self.internal or not self.active:
+            return func(*args, **kwargs)
+        if self._probe is not None and args and args[0] is self._probe:
+            self._probe_seen[0] = True
+            return func(*args, **kwargs)
+        name = getattr(func, "__name__", "")
+        if name in PRINTING:
+            self._refuse("your function printed a tensor while it was graded (printing takes the values out "
+                         "of torch, as text): print outside the graded function, or print shapes and dtypes")
+        if name == "data_ptr" and _from_outside(2, course_trusted=True):
+            self._refuse("your function read a tensor's raw address (data_ptr): memory reached through it is "
+                         f"out of the grader's sight; {self.policy.exercise} {self.policy.why}")
+        if name in LEAVES_TORCH:
+            self._refuse(f"your function took data out of torch ({name!r}): the grader can only see what "
+                         f"torch does; {self.policy.exercise} {self.policy.why}")
+        if name in self.policy.refused_names:
+            self._refuse(f"your function called {name!r}, which computes the answer for you: "
+                         f"{self.policy.exercise} {self.policy.why}")
+        if name in _RUNS_PYTHON:  # a Function's forward or backward runs with this mode popped
+            self._python_inside += 1
+            try:
+                return func(*args, **kwargs)
+            finally:
+                self._python_inside -= 1
+        return func(*args, **kwargs)
+
+    def _mark_written(self, t) -> None:
+        ptr = _storage_ptr(t)
+        for a in self.allocs:
+            if a.storage == ptr:
+                a.written = True
+
+    # ---- probes -----------------------------------------------------------------------------------------
+
+    def check_alive(self, where: str) -> None:
+        """Raise :class:`ForbiddenCall` unless both modes are on top of their stacks and see a probe."""
+        from torch.overrides import _get_current_function_mode_stack
+        from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+        dispatch_stack = _get_current_dispatch_mode_stack()
+        function_stack = _get_current_function_mode_stack()
+        functions_on = not self._python_inside
+        ok = (dispatch_stack and dispatch_stack[-1] is self._modes[1]
+              and (not functions_on or (function_stack and function_stack[-1] is self._modes[0])))
+        self._probe_seen = [not functions_on, False]
+        saved, self.paused = self.paused, False
+        try:
+            self._probe.view(-1)
+        finally:
+            self.paused = saved
+        if not (ok and all(self._probe_seen)):
+            self._refuse(f"the grader's watch was switched off inside your function ({where}): "
+                         f"{self.policy.exercise} is graded with it on")
+
+    # ---- entering and leaving ---------------------------------------------------------------------------
+
+    def __enter__(self):
+        import torch
+        from torch.overrides import TorchFunctionMode
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        watch = self
+
+        class _Functions(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                return watch._function(func, args, kwargs or {})
+
+        class _Dispatch(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return watch._dispatch(func, args, kwargs or {})
+
+        global _ACTIVE
+        self._previous = _ACTIVE
+        self._probe = torch.zeros(1)
+        self._modes = (_Functions(), _Dispatch())
+        self._modes[0].__enter__()
+        self._modes[1].__enter__()
+        self._switches = _block_switches(self)
+        _ACTIVE = self
+        self.active = True
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        global _ACTIVE
+        try:
+            if exc_type is None and self.violation is None:
+                self.check_alive("after it returned")
+        finally:
+            self.active = False
+            _ACTIVE = self._previous
+            _restore(self._switches)
+            # leave the modes even if the reader's code left others on top of them
+            _unwind_modes(self._modes)
+        return False
+
+
+def _unwind_modes(modes) -> None:
+    import torch
+
+    fmode, dmode = modes
+    from torch.overrides import _get_current_function_mode_stack
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    while _get_current_dispatch_mode_stack() and dmode in _get_current_dispatch_mode_stack():
+        top = _get_current_dispatch_mode_stack()[-1]
+        if top is dmode:
+            dmode.__exit__(None, None, None)
+            break
+        torch._C._pop_torch_dispatch_mode()
+    while _get_current_function_mode_stack() and fmode in _get_current_function_mode_stack():
+        top = _get_current_function_mode_stack()[-1]
+        if top is fmode:
+            fmode.__exit__(None, None, None)
+            break
+        torch._C._pop_torch_function_stack()
+
+
+def _storage_ptr(t) -> int:
+    w = _ACTIVE
+    if w is None:
+        return t.untyped_storage().data_ptr()
+    saved, w.internal = w.internal, True
+    try:
+        return t.untyped_storage().data_ptr()
+    finally:
+        w.internal = saved
+
+
+def _tensors_in(args, kwargs) -> list:
+    import torch
+
+    out = []
+
+    def walk(x):
+        if isinstance(x, torch.Tensor):
+            out.append(x)
+        elif isinstance(x, (list, tuple)):
+            for y in x:
+                walk(y)
+        elif isinstance(x, dict):
+            for y in x.values():
+                walk(y)
+
+    walk(args)
+    walk(kwargs)
+    return out
+
+
+def _op_kind(name: str) -> str:
+    if name in SOFTMAX_LIKE_OPS:
+        return "a softmax or attention operator"
+    if name in ("as_strided", "set_", "resize_", "_local_scalar_dense"):
+        return "it reaches memory or values behind the grader's back"
+    return "arithmetic or a reduction: it computes values"
+
+
+def _from_outside(depth: int = 1, course_trusted: bool = False) -> bool:
+    """True when the frame ``depth`` levels above the caller is not torch's or Triton's own code (nor, with
+    ``course_trusted``, the course's kernels' wrappers, whose launches are refused anyway)."""
+    frame = sys._getframe(depth + 1)
+    filename = os.path.abspath(frame.f_code.co_filename)
+    if course_trusted and filename.startswith(_COURSE_KERNELS_DIR):
+        return False
+    return not any(filename.startswith(d) for d in _trusted_dirs())
+
+
+_TRUSTED: list[str] = []
+
+
+def _trusted_dirs() -> list[str]:
+    if not _TRUSTED:
+        import torch
+
+        dirs = [os.path.dirname(os.path.abspath(torch.__file__)) + os.sep]
+        try:
+            import triton
+
+            dirs.append(os.path.dirname(os.path.abspath(triton.__file__)) + os.sep)
+        except ImportError:  # pragma: no cover
+            pass
+        dirs.append(os.path.dirname(os.path.abspath(contextlib.__file__)) + os.sep)  # the standard library
+        _TRUSTED.extend(dirs)
+    return _TRUSTED
+
+
+def _block_switches(watch: Watch) -> list:
+    """Replace the Python-level switches that turn torch modes off with ones that refuse the reader's code."""
+    import torch
+    import torch.overrides
+    import torch.utils._python_dispatch as pd
+
+    import _thread
+    import threading
+
+    targets = [(threading.Thread, "start"), (_thread, "start_new_thread"), (_thread, "start_joinable_thread"),
+               (torch._C, "DisableTorchFunction"), (torch._C, "DisableTorchFunctionSubclass"),
+               (torch._C, "_DisableTorchDispatch"), (torch._C, "_pop_torch_dispatch_mode"),
+               (torch._C, "_pop_torch_function_stack"), (torch._C, "_push_on_torch_dispatch_stack"),
+               (torch._C, "_push_on_torch_function_stack"), (torch._C, "_set_dispatch_mode"),
+               (torch._C, "_unset_dispatch_mode"), (torch._C, "_ExcludeDispatchKeyGuard"),
+               (torch._C, "_DisablePythonDispatcher"), (torch._C, "_DisableFuncTorch"),
+               (pd, "_disable_current_modes"), (pd, "_pop_mode_temporarily"), (pd, "_pop_mode"),
+               (pd, "_push_mode"), (torch.overrides, "_pop_mode_temporarily"), (torch.overrides, "_pop_mode"),
+               (torch.overrides, "_push_mode")]
+    saved = []
+    for owner, name in targets:
+        if not hasattr(owner, name):
+            continue
+        original = getattr(owner, name)
+
+        def guard(*args, _original=original, _name=name, **kwargs):
+            if watch.active and not watch.paused and not watch.internal and _from_outside(1):
+                if "thread" in _name.lower() or _name == "start":
+                    watch._refuse("your function started a thread: torch's modes are per thread, so work done "
+                                  f"there is out of the grader's sight; {watch.policy.exercise} is graded in "
+                                  "one thread")
+                watch._refuse(f"your function called {_name}, which switches the grader's watch off: "
+                              f"{watch.policy.exercise} is graded with it on")
+            return _original(*args, **kwargs)
+
+        saved.append((owner, name, original))
+        setattr(owner, name, guard)
+    return saved
+
+
+def _restore(saved) -> None:
+    for owner, name, original in reversed(saved):
+        setattr(owner, name, original)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Triton: launches, and the interpreter's loads, stores and dots.
+# --------------------------------------------------------------------------------------------------------
+
+
+def _course_kernel_name(fn) -> str:
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return ""
+    filename = os.path.abspath(code.co_filename)
+    if filename.startswith(_COURSE_KERNELS_DIR):
+        module = os.path.relpath(filename, _PACKAGE_DIR)[:-3].replace(os.sep, ".")
+        return f"gpuperf.{module}.{code.co_name}"
+    return ""
+
+
+def _check_kernel(watch: Watch, fn) -> None:
+    """Refuse a launch of one of the course's kernels, or of a kernel that calls one of the course's
+    ``@triton.jit`` functions (found through the names its code uses)."""
+    if watch.allow_course_kernels:
+        return
+    name = _course_kernel_name(fn)
+    if name:
+        watch._refuse(f"your function launched the course's own kernel {name}: {watch.policy.exercise} asks "
+                      "you to write the kernel yourself")
+    helper = _course_helper_used(fn)
+    if helper:
+        watch._refuse(f"your kernel calls the course's own {helper}: {watch.policy.exercise} asks you to "
+                      "write the kernel yourself")
+
+
+def _course_helper_used(fn, depth: int = 3) -> str:
+    """The name of a course ``@triton.jit`` function that ``fn``'s code refers to (directly, through a
+    module attribute, or through the learner's own helpers, ``depth`` levels down), or ""."""
+    import types
+
+    code = getattr(fn, "__code__", None)
+    glb = getattr(fn, "__globals__", {})
+    if code is None or depth == 0:
+        return ""
+    for name in code.co_names:
+        value = glb.get(name)
+        candidates = [value]
+        if isinstance(value, types.ModuleType):
+            candidates = [getattr(value, n, None) for n in code.co_names]
+        for cand in candidates:
+            inner = getattr(cand, "fn", None)
+            if inner is None or not callable(inner):
+                continue
+            found = _course_kernel_name(inner)
+            if found:
+                return found
+            if inner is not fn:
+                deeper = _course_helper_used(inner, depth - 1)
+                if deeper:
+                    return deeper
+    return ""
+
+
+class _Spans:
+    """The memory of one interpreted launch's tensors: sorted, merged intervals of byte addresses."""
+
+    def __init__(self, named_tensors):
+        import numpy as np
+
+        spans = []
+        self.named = []
+        for name, t in named_tensors:
+            if t.numel() == 0:
+                continue
+            es = t.element_size()
+            last = sum((s - 1) * st for s, st in zip(t.shape, t.stride()))
+            start = t.data_ptr()
+            spans.append((start, start + (last + 1) * es))
+            self.named.append((name, start, start + (last + 1) * es, es, t.numel()))
+        spans.sort()
+        merged = []
+        for s, e in spans:
+            if merged and s <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], e)
+            else:
+                merged.append([s, e])
+        self.starts = np.array([m[0] for m in merged], dtype=np.uint64)
+        self.ends = np.array([m[1] for m in merged], dtype=np.uint64)
+
+    def outside(self, addresses, element_size: int):
+        """Boolean mask of the addresses whose element does not lie inside one tensor."""
+        import numpy as np
+
+        if self.starts.size == 0:
+            return np.ones(addresses.shape, dtype=bool)
+        idx = np.searchsorted(self.starts, addresses, side="right").astype(np.int64) - 1
+        ok = idx >= 0
+        safe = np.where(ok, idx, 0)
+        ok &= addresses + np.uint64(element_size) <= self.ends[safe]
+        return ~ok
+
+    def describe(self, address: int) -> str:
+        best = None
+        for name, start, end, es, n in self.named:
+            dist = start - address if address < start else address - end + es if address >= end else 0
+            if best is None or dist < best[0]:
+                best = (dist, name, start, end, es, n)
+        if best is None:
+            return "the launch has no tensor arguments"
+        _, name, start, end, es, n = best
+        if address < start:
+            return f"{(start - address) // es} element(s) before the start of {name} ({n} elements)"
+        return f"element {(address - start) // es} of {name}, which has {n} elements"
+
+
+def _interpreter_hooks(watch_getter) -> list:
+    """Patch the interpreter: pause the watch for Triton's own copies, check every load and store against
+    the launch's tensors, count dots and loaded elements."""
+    try:
+        import numpy as np
+        from triton.runtime import interpreter as interp
+    except ImportError:  # pragma: no cover
+        return []
+    saved = []
+
+    def patch(owner, name, new):
+        if not hasattr(owner, name):  # another Triton's interpreter: leave that hook out
+            return
+        saved.append((owner, name, getattr(owner, name)))
+        setattr(owner, name, new)
+
+    def original(owner, name):
+        return getattr(owner, name, None)
+
+    builder = interp.InterpreterBuilder
+    run0 = original(interp.InterpretedFunction, "run")
+    call0 = original(interp.GridExecutor, "__call__")
+    init_args0 = original(interp.GridExecutor, "_init_args_hst")
+    restore0 = original(interp.GridExecutor, "_restore_args_dev")
+    grid_idx0 = original(builder, "set_grid_idx")
+    load0 = original(builder, "create_masked_load")
+    store0 = original(builder, "create_masked_store")
+    rmw0 = original(builder, "create_atomic_rmw")
+    cas0 = original(builder, "create_atomic_cas")
+    dot0 = original(builder, "create_dot")
+    addptr0 = original(builder, "create_addptr")
+    splat0 = original(builder, "create_splat")
+    broadcast0 = original(builder, "create_broadcast")
+    expand0 = original(builder, "create_expand_dims")
+    state = {"spans": None}
+
+    def run(self, *args, **kwargs):
+        w = watch_getter()
+        if w is None:
+            return run0(self, *args, **kwargs)
+        saved_pause, w.paused = w.paused, True
+        try:
+            return run0(self, *args, **kwargs)
+        finally:
+            w.paused = saved_pause
+
+    def call(self, *args, **kwargs):
+        w = watch_getter()
+        if w is None:
+            return call0(self, *args, **kwargs)
+        saved_pause, w.paused = w.paused, True
+        previous = state["spans"]
+        try:
+            _check_kernel(w, self.fn)
+            w.check_alive("at a kernel launch")
+            w.paused = True
+            w.counters.launches += 1
+            w.counters.kernels.append(getattr(self.fn, "__name__", "?"))
+            return call0(self, *args, **kwargs)
+        finally:
+            state["spans"] = previous
+            w.paused = saved_pause
+
+    def init_args(self, args_dev, kwargs):
+        args_hst, kwargs_hst = init_args0(self, args_dev, kwargs)
+        w = watch_getter()
+        if w is not None:
+            pairs = [(self.arg_names[i] if i < len(self.arg_names) else f"argument {i}", dev, hst)
+                     for i, (dev, hst) in enumerate(zip(args_dev, args_hst))]
+            pairs += [(k, kwargs[k], kwargs_hst[k]) for k in kwargs_hst]
+            named = []
+            for name, dev, hst in pairs:
+                if not hasattr(hst, "data_ptr"):
+                    continue
+                dev, hst = getattr(dev, "base", dev), getattr(hst, "base", hst)
+                if w.policy.kernels and not w._is_known(dev):
+                    w._refuse(f"your kernel was given {name}, a tensor that neither the grader gave your "
+                              "function nor torch made inside it (made from numpy or a raw address?)")
+                named.append((name, hst))
+            state["spans"] = _Spans(named)
+        return args_hst, kwargs_hst
+
+    def restore(self, *args, **kwargs):
+        w = watch_getter()
+        if w is not None:
+            w.paused = True
+        return restore0(self, *args, **kwargs)
+
+    def set_grid_idx(self, *args):
+        w = watch_getter()
+        if w is not None:
+            w.paused = False  # the kernel body: the reader's Python, watched
+        return grid_idx0(self, *args)
+
+    def check(kind, ptrs, mask, element_size):
+        spans = state["spans"]
+        if spans is None:
+            return
+        addresses = np.asarray(ptrs.data).astype(np.uint64)
+        active = np.broadcast_to(np.asarray(mask.data, dtype=bool), addresses.shape) if mask is not None \
+            else np.ones(addresses.shape, dtype=bool)
+        bad = spans.outside(addresses, element_size) & active
+        if bad.any():
+            lanes = np.argwhere(bad)
+            first = tuple(int(i) for i in lanes[0])
+            address = int(addresses[first])
+            where = spans.describe(address)
+            raise OutOfBounds(
+                f"your kernel {kind} memory outside the tensors it was given: {int(bad.sum())} active "
+                f"lane(s) of a block of shape {list(addresses.shape)}, the first at block index {list(first)}, "
+                f"address {address:#x}: {where}. On a GPU this reads or overwrites memory that is not "
+                "yours; mask the lanes past the end")
+        return addresses, active
+
+    def element_size(ptrs):
+        ty = ptrs.get_element_ty()
+        return max(1, ty.primitive_bitwidth // 8)
+
+    def load(self, ptrs, mask, other, *rest):
+        w = watch_getter()
+        if w is not None:
+            res = check("loaded from", ptrs, mask, element_size(ptrs))
+            if res is not None:
+                _, active = res
+                w.counters.loaded_elements += int(active.sum())
+                w.counters.widest_load = max(w.counters.widest_load, int(active.size))
+        return load0(self, ptrs, mask, other, *rest)
+
+    def wide(handle) -> bool:
+        return bool(getattr(handle, "_gpuperf_wide", False))
+
+    def addptr(self, ptr, offset):
+        res = addptr0(self, ptr, offset)
+        if watch_getter() is not None and (wide(ptr) or np.asarray(offset.data).dtype.itemsize >= 8):
+            res._gpuperf_wide = True
+        return res
+
+    def carry(original):
+        def op(self, arg, *args):
+            res = original(self, arg, *args)
+            if watch_getter() is not None and wide(arg):
+                res._gpuperf_wide = True
+            return res
+
+        return op
+
+    def splat(self, ret_ty, arg):
+        res = splat0(self, ret_ty, arg)
+        if watch_getter() is not None and wide(arg):
+            res._gpuperf_wide = True
+        return res
+
+    def store(self, ptrs, value, mask, *rest):
+        w = watch_getter()
+        if w is not None:
+            if not wide(ptrs):
+                w.counters.narrow_offsets += 1
+            es = element_size(ptrs)
+            res = check("stored to", ptrs, mask, es)
+            w.counters.stores += 1
+            shape = np.shape(ptrs.data)
+            if len(shape) >= 2 and sum(1 for s in shape if s > 1) >= 2:
+                w.counters.stores_2d += 1
+            if res is not None:
+                addresses, active = res
+                _mark_stores(w, addresses[active], es)
+        return store0(self, ptrs, value, mask, *rest)
+
+    def atomic_rmw(self, rmwOp, ptr, val, mask, *rest):
+        w = watch_getter()
+        if w is not None:
+            res = check("updated (atomically)", ptr, mask, element_size(ptr))
+            if res is not None:
+                addresses, active = res
+                _mark_stores(w, addresses[active], element_size(ptr))
+        return rmw0(self, rmwOp, ptr, val, mask, *rest)
+
+    def atomic_cas(self, ptr, cmp, val, *rest):
+        w = watch_getter()
+        if w is not None:
+            check("updated (atomically)", ptr, None, element_size(ptr))
+        return cas0(self, ptr, cmp, val, *rest)
+
+    def dot(self, *args, **kwargs):
+        w = watch_getter()
+        if w is not None:
+            w.counters.dots += 1
+        return dot0(self, *args, **kwargs)
+
+    patch(interp.InterpretedFunction, "run", run)
+    patch(interp.GridExecutor, "__call__", call)
+    patch(interp.GridExecutor, "_init_args_hst", init_args)
+    patch(interp.GridExecutor, "_restore_args_dev", restore)
+    patch(interp.InterpreterBuilder, "set_grid_idx", set_grid_idx)
+    patch(interp.InterpreterBuilder, "create_masked_load", load)
+    patch(interp.InterpreterBuilder, "create_masked_store", store)
+    patch(interp.InterpreterBuilder, "create_atomic_rmw", atomic_rmw)
+    patch(interp.InterpreterBuilder, "create_atomic_cas", atomic_cas)
+    patch(interp.InterpreterBuilder, "create_dot", dot)
+    patch(interp.InterpreterBuilder, "create_addptr", addptr)
+    patch(interp.InterpreterBuilder, "create_splat", splat)
+    patch(interp.InterpreterBuilder, "create_broadcast", carry(broadcast0))
+    patch(interp.InterpreterBuilder, "create_expand_dims", carry(expand0))
+    return saved
+
+
+def _mark_stores(w: Watch, addresses, element_size: int) -> None:
+    import numpy as np
+
+    if addresses.size == 0:
+        return
+    for a in w.allocs:
+        if a.written is True:
+            continue
+        es, base = a.element_size, a.base
+        n = a.stop - a.start
+        rel = (addresses.astype(np.int64) - base)
+        inside = (rel >= 0) & (rel < n * es)
+        if not inside.any():
+            continue
+        if a.written is None:
+            a.written = np.zeros(n, dtype=bool)
+        a.written[rel[inside] // es] = True
+
+
+def _compiled_hooks(watch_getter) -> list:
+    """On a GPU: pause the watch for the whole of a compiled launch and of the autotuner (no Python of the
+    reader's runs inside them), and refuse the course's own kernels."""
+    try:
+        from triton.runtime.autotuner import Autotuner, Heuristics
+        from triton.runtime.jit import JITFunction
+    except ImportError:  # pragma: no cover
+        return []
+    saved = []
+
+    def wrap(cls, check_fn):
+        original = cls.run
+
+        def run(self, *args, **kwargs):
+            w = watch_getter()
+            if w is None:
+                return original(self, *args, **kwargs)
+            if check_fn:
+                _check_kernel(w, self.fn)
+                w.check_alive("at a kernel launch")
+                w.counters.launches += 1
+                _check_compiled_args(w, self, args, kwargs)
+            saved_pause, w.paused = w.paused, True
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                w.paused = saved_pause
+
+        saved.append((cls, "run", original))
+        cls.run = run
+
+    wrap(JITFunction, True)
+    wrap(Autotuner, False)
+    wrap(Heuristics, False)
+    return saved
+
+
+def _check_compiled_args(w: Watch, kernel, args, kwargs) -> None:
+    """A compiled launch: its tensors must be memory the grader or torch gave out; its widest constexpr
+    (the block size, as far as the grader can see on a GPU) is recorded."""
+    import torch
+
+    params = getattr(kernel, "params", [])
+    values = {p.name: args[i] for i, p in enumerate(params) if i < len(args)}
+    values.update(kwargs)
+    for name, value in values.items():
+        if isinstance(value, torch.Tensor) and w.policy.kernels and not w._is_known(value):
+            w._refuse(f"your kernel was given {name}, a tensor that neither the grader gave your function nor "
+                      "torch made inside it (made from numpy or a raw address?)")
+    for p in params:
+        value = values.get(p.name)
+        if getattr(p, "is_constexpr", False) and isinstance(value, int) and not isinstance(value, bool):
+            w.counters.widest_block = max(w.counters.widest_block, value)
+
+
+@contextlib.contextmanager
+def triton_hooks() -> Iterator[None]:
+    """Install the launch hooks (interpreter and compiled) for the duration of a grade; they act only while a
+    :class:`Watch` is on. A Triton laid out differently loses the hooks it lacks, never the grade."""
+    saved = []
+    for install in (_interpreter_hooks, _compiled_hooks):
+        try:
+            saved += install(lambda: _ACTIVE)
+        except (AttributeError, ImportError, TypeError):  # pragma: no cover - another Triton layout
+            pass
+    try:
+        yield
+    finally:
+        _restore(saved)
+
+
+def unwritten(alloc_or_watch: Watch, tensor) -> int:
+    """How many elements of ``tensor`` (memory the watch handed out) no kernel store, fill or copy wrote:
+    the first such flat index, or -1 when all were written (or the memory is not tracked)."""
+    import numpy as np
+
+    ptr = _storage_ptr(tensor)
+    for a in alloc_or_watch.allocs:
+        if a.storage != ptr:
+            continue
+        if a.written is True:
+            return -1
+        written = a.written if a.written is not None else np.zeros(a.stop - a.start, dtype=bool)
+        es = tensor.element_size()
+        offset = (tensor.data_ptr() - a.buffer.data_ptr()) // es - a.start
+        idx = np.zeros(tuple(tensor.shape), dtype=np.int64) + offset
+        for dim, (size, stride) in enumerate(zip(tensor.shape, tensor.stride())):
+            shape = [1] * tensor.dim()
+            shape[dim] = size
+            idx = idx + (np.arange(size) * stride).reshape(shape)
+        flat = idx.reshape(-1)
+        inside = (flat >= 0) & (flat < written.size)
+        missing = ~inside | ~written[np.clip(flat, 0, max(written.size - 1, 0))]
+        if missing.any():
+            return int(np.argmax(missing))
+        return -1
+    return -1
