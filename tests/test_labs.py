@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -78,19 +77,13 @@ def test_the_lab_runs_with_the_solutions_and_every_grader_passes(path, monkeypat
     monkeypatch.setenv("GPUPERF_LAB_SOLUTIONS", "1")
     monkeypatch.setenv("MPLBACKEND", "Agg")
     nb = nbformat.read(str(path), as_version=4)
-    start = time.perf_counter()
     nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}}).execute()
-    elapsed = time.perf_counter() - start
     text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     keys = _graded_keys(json.loads(path.read_text()))
     passed = re.findall(r"^PASSED (\S+) .*the course's solution", text, re.M)
     assert sorted(passed) == sorted(keys), f"{path.name}: graders passed {passed}, expected {keys}:\n{text}"
     assert "NOT YET" not in text
-    import torch
-
-    if not torch.cuda.is_available():  # on a GPU, compiling the kernels takes its own time
-        assert elapsed < 90, f"{path.name} took {elapsed:.0f} s with the solutions (budget ~30 s on CI)"
 
 
 def test_run_lab_runs_a_lab_without_jupyter(monkeypatch, capsys):

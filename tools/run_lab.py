@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import linecache
 import json
 import os
 import re
@@ -84,8 +85,12 @@ def run(path: Path) -> bool:
         for i, cell in enumerate(cells, 1):
             source = "".join(cell["source"]).replace("from IPython.display import",
                                                      f"from {DISPLAY} import")
+            fname = f"{path.name}[code cell {i}]"
+            # A compiled @triton.jit reads its function's source through inspect/linecache (the interpreter
+            # does not): register the cell's text under the name the code is compiled with.
+            linecache.cache[fname] = (len(source), None, source.splitlines(True), fname)
             try:
-                exec(compile(source, f"{path.name}[code cell {i}]", "exec"), namespace)
+                exec(compile(source, fname, "exec"), namespace)
             except Exception:
                 traceback.print_exc(file=sys.stdout)
                 print(f"FAILED {path.name}: code cell {i} raised")
