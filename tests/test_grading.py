@@ -21,6 +21,31 @@ def _report(key, fn, seed=7):
     return grading.grade_report(key, fn, seed=seed)
 
 
+#: Kernels run compiled (a GPU): out-of-bounds accesses are not bound-checked one by one as under the
+#: interpreter; a stray store lands in the guard band around the buffer, a stray load reads the band's NaN.
+ON_GPU = torch.cuda.is_available() and not gpuperf.kernels.interpreter_enabled()
+#: What the interpreter's report says -> what a compiled run's report says for the same mistake.
+GPU_WORDING = {
+    "stored to memory outside": ("past the end",),
+    "your kernel stored to memory outside the tensors it was given": ("past the end",),
+    "outside the tensors it was given": ("past the end",),
+    "loaded from memory outside": ("NaN comes from memory",),
+    "loaded": ("NaN comes from memory", "launched with a block"),
+}
+
+
+def _says(text, needle):
+    if ON_GPU and needle in GPU_WORDING:
+        return any(alt in text for alt in GPU_WORDING[needle])
+    return needle in text
+
+
+def _interpreter_only(what):
+    """Skip on a GPU a check that only the interpreter can make (it sees every load and its offsets)."""
+    if ON_GPU:
+        pytest.skip(f"{what}: checked through the Triton interpreter only (the CPU run of this test)")
+
+
 def _assert_rejected(key, fn, *needles, seed=7, allow_course_kernels=False, only=None, every_case=False):
     """Grade a wrong ``fn``; by default only up to its first failing case (the tests stay fast)."""
     report = grading.grade_report(key, fn, seed=seed, allow_course_kernels=allow_course_kernels, only=only,
@@ -30,7 +55,7 @@ def _assert_rejected(key, fn, *needles, seed=7, allow_course_kernels=False, only
     assert not report.passed, f"{key}: a wrong solution passed:\n{text}"
     assert text.startswith("NOT YET")
     for needle in needles:
-        assert needle in text, f"{key}: the report does not say {needle!r}:\n{text}"
+        assert _says(text, needle), f"{key}: the report does not say {needle!r}:\n{text}"
     # never the solution: no kernel code in the report
     for code in ("tl.", "def ", "program_id"):
         assert code not in text, f"{key}: the report shows code ({code!r}):\n{text}"
@@ -618,6 +643,7 @@ def test_l5_forward_rejects_wrong_kernels(mode, needle):
 def test_l5_causal_rejects_an_off_by_one_mask_and_a_kernel_that_visits_every_block():
     _assert_rejected("L5.causal", _fwd_wrong_fn(2), "causal", "first wrong element")
     # MODE 4 makes no mistake in the values, but visits every key block: only block skipping fails
+    _interpreter_only("block skipping (counted key blocks; a GPU only reports the causal/full time)")
     report = grading.grade_report("L5.causal", _fwd_wrong_fn(4), seed=3,
                                   only=lambda label: "causal against full" in label or "N_q=97" in label)
     assert [r.case for r in report.failures] and all("causal against full" in r.case for r in report.failures)
@@ -1259,6 +1285,9 @@ def _add_variants(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr, MODE: tl.conste
 
 @pytest.mark.parametrize("mode", [0, 1])
 def test_5_l2_add_out_of_bounds_with_the_labs_block_of_1024_is_a_clear_failure(mode):
+    if mode == 0:  # an unmasked load whose lanes are never stored changes no output on a GPU
+        _interpreter_only("a stray load that reaches no output")
+
     def fn(x, y, out):
         _add_variants[(triton.cdiv(x.numel(), 1024),)](x, y, out, x.numel(), BLOCK=1024, MODE=mode)
         return out
@@ -1375,6 +1404,7 @@ def test_5_on_a_gpu_an_unmasked_store_lands_in_the_guard_band():
 
 @pytest.mark.parametrize("mode", [3, 4])
 def test_6_l5_causal_rejects_a_kernel_that_does_not_skip_hidden_blocks(mode):
+    _interpreter_only("block skipping (counted key blocks; a GPU only reports the causal/full time)")
     report = _assert_rejected("L5.causal", _fwd_variant_fn(mode), "key blocks",
                               only=lambda label: "causal against full" in label)
     assert report.failures
@@ -1392,6 +1422,8 @@ def test_6_the_output_dtype_is_checked():
 
 
 def test_6_l2_add_rejects_32_bit_offsets():
+    _interpreter_only("the width of the offsets (a GPU shows it only past 2^31 elements)")
+
     def fn(x, y, out):
         _add_variants[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64, MODE=2)
         return out

@@ -6,6 +6,7 @@ Each test names what it protects. To check that a test can fail, break a copy of
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -280,7 +281,11 @@ def test_make_test_gpu_runs_everything_but_what_a_gpu_makes_redundant():
 def test_the_gpu_scheduler_keeps_a_notebook_on_one_worker():
     """tests/conftest.py's xdist scheduler: each notebook is one unit of work, every test its own."""
     pytest.importorskip("xdist")
-    import conftest
+    # load tests/conftest.py by its path: the module name "conftest" may already be another directory's
+    # conftest (tests/kernels/conftest.py) in this worker
+    spec = importlib.util.spec_from_file_location("_tests_conftest", ROOT / "tests" / "conftest.py")
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
 
     assert conftest.pytest_xdist_make_scheduler(type("C", (), {"getvalue": lambda self, n: "load"})(), None) is None
     split = object.__new__(conftest.notebooks_together_scheduler())._split_scope

@@ -1059,7 +1059,13 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label)
         # the backward reads the reader's own o and lse: their errors (at most the forward's bounds) add to D
         # and to the recomputed P
         bounds = _backward_bounds(ref, q, k, v, do, dtype, (dq, dk, dv), forward_bounds=(bound_o, bound_lse))
-        tols = _grad_tolerances(dtype)
+        # The reader's own forward and backward compiled for a GPU (exp2 with log2(e) folded into the scale,
+        # their own order of roundings) add error that the itemised bound does not list: on the H200
+        # (2026-12-01, fp16) the course's solution exceeded it on 1 element of 6208 of dV. This exercise
+        # grades the wiring of the Function; L6.backward grades the precision: allow twice the bound.
+        bounds = tuple(2 * b for b in bounds)
+        tols = {name: _bound(f"2 x [{t.scale_name}]", t.reason + "; doubled: your own forward's rounding")
+                for name, t in _grad_tolerances(dtype).items()}
         for name, t, want, bound in zip(("dq", "dk", "dv"), (q, k, v), (dq, dk, dv), bounds):
             if t.grad is None:
                 results.append(CaseResult(label, name, False, f"{name} is None after the backward: the "
