@@ -166,6 +166,7 @@ class Counters:
     stores: int = 0
     narrow_offsets: int = 0  # stores whose addresses were computed from 32-bit offsets only
     widest_block: int = 0  # on a GPU: the largest integer constexpr of a launch
+    dot_shapes: set = field(default_factory=set)  # under the interpreter: (M, K, N) of every tl.dot
     kernels: list = field(default_factory=list)
 
 
@@ -857,6 +858,11 @@ def _interpreter_hooks(watch_getter) -> list:
         w = watch_getter()
         if w is not None:
             w.counters.dots += 1
+            try:
+                a, b = (np.shape(t.data) for t in args[:2])
+                w.counters.dot_shapes.add((int(a[-2]), int(a[-1]), int(b[-1])))
+            except (AttributeError, IndexError, TypeError):  # pragma: no cover - another layout
+                pass
         return dot0(self, *args, **kwargs)
 
     patch(interp.InterpretedFunction, "run", run)
