@@ -1062,7 +1062,8 @@ def _fwd_variant(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, N_Q, N_K, scale, CAUSAL: t
     # MODE 0: correct; 1: no running max (p = exp(s)); 2: the running output kept in fp16;
     # 3: causal without block skipping; 4: causal "skipping" by masked loads (the dots still run);
     # 5: K and V loads unmasked; 6: o stored as fp32 whatever the output type (wrong dtype: see the wrapper);
-    # 7: causal skipping in every other block of rows only
+    # 7: causal skipping in every other block of rows only; 8: MODE 4, with every score product run twice
+    # without the mask (the full run inflated, so the causal/full ratio looks right)
     block_m = tl.program_id(0)
     head = tl.program_id(1).to(tl.int64)
     rows = block_m * BM + tl.arange(0, BM)
@@ -1072,12 +1073,12 @@ def _fwd_variant(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, N_Q, N_K, scale, CAUSAL: t
     l = tl.zeros((BM,), dtype=tl.float32)
     acc = tl.zeros((BM, D), dtype=tl.float32)
     end = N_K
-    if CAUSAL and MODE != 3 and MODE != 4 and (MODE != 7 or block_m % 2 == 0):
+    if CAUSAL and MODE != 3 and MODE != 4 and MODE != 8 and (MODE != 7 or block_m % 2 == 0):
         end = tl.minimum(N_K, (block_m + 1) * BM)
     for start in range(0, end, BN):
         keys = start + tl.arange(0, BN)
         kmask = keys[:, None] < N_K
-        if MODE == 4 and CAUSAL:
+        if (MODE == 4 or MODE == 8) and CAUSAL:
             kmask = kmask & (keys[:, None] < (block_m + 1) * BM)
         if MODE == 5:
             k = tl.load(k_ptr + head * N_K * D + keys[:, None] * D + dims[None, :])
@@ -1086,6 +1087,8 @@ def _fwd_variant(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, N_Q, N_K, scale, CAUSAL: t
             k = tl.load(k_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=kmask, other=0.0)
             v = tl.load(v_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=kmask, other=0.0)
         s = tl.dot(q, tl.trans(k), input_precision="ieee") * scale
+        if MODE == 8 and not CAUSAL:
+            s = s + 0.0 * tl.dot(q, tl.trans(k), input_precision="ieee")
         visible = keys[None, :] < N_K
         if CAUSAL:
             visible = visible & (keys[None, :] <= rows[:, None])
@@ -1536,11 +1539,12 @@ def test_7_pausing_the_watch_from_inside_the_call_is_refused():
     _assert_rejected("L2.add", pause, "NOT YET")
 
 
-def test_7_l5_causal_rejects_skipping_hidden_blocks_in_some_programs_only():
+def test_7_l5_causal_rejects_skipping_in_some_programs_only_and_an_inflated_full_run():
     # 32 x 32 blocks at N = 256: skipping everywhere visits 36 of 64 tile pairs (56%), skipping in every
     # other block of rows 48 (75%), under the old flat limit of 80%
-    _assert_rejected("L5.causal", _fwd_variant_fn(7), "key blocks that no query",
-                     only=lambda label: "against full" in label)
+    for mode in (7, 8):
+        _assert_rejected("L5.causal", _fwd_variant_fn(mode), "key blocks that no query",
+                         only=lambda label: "against full" in label)
     report = grading.grade_report("L5.causal", _fwd_variant_fn(0), seed=7,
                                   only=lambda label: "against full" in label)
     assert report.passed, report.text()
