@@ -1087,7 +1087,9 @@ def _fwd_variant(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, N_Q, N_K, scale, CAUSAL: t
                  BM: tl.constexpr, BN: tl.constexpr, MODE: tl.constexpr):
     # MODE 0: correct; 1: no running max (p = exp(s)); 2: the running output kept in fp16;
     # 3: causal without block skipping; 4: causal "skipping" by masked loads (the dots still run);
-    # 5: K and V loads unmasked; 6: o stored as fp32 whatever the output type (wrong dtype: see the wrapper)
+    # 5: K and V loads unmasked; 6: o stored as fp32 whatever the output type (wrong dtype: see the wrapper);
+    # 7: causal skipping in every other block of rows only; 8: MODE 4, with every score product run twice
+    # without the mask (the full run inflated, so the causal/full ratio looks right)
     block_m = tl.program_id(0)
     head = tl.program_id(1).to(tl.int64)
     rows = block_m * BM + tl.arange(0, BM)
@@ -1097,12 +1099,12 @@ def _fwd_variant(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, N_Q, N_K, scale, CAUSAL: t
     l = tl.zeros((BM,), dtype=tl.float32)
     acc = tl.zeros((BM, D), dtype=tl.float32)
     end = N_K
-    if CAUSAL and MODE != 3 and MODE != 4:
+    if CAUSAL and MODE != 3 and MODE != 4 and MODE != 8 and (MODE != 7 or block_m % 2 == 0):
         end = tl.minimum(N_K, (block_m + 1) * BM)
     for start in range(0, end, BN):
         keys = start + tl.arange(0, BN)
         kmask = keys[:, None] < N_K
-        if MODE == 4 and CAUSAL:
+        if (MODE == 4 or MODE == 8) and CAUSAL:
             kmask = kmask & (keys[:, None] < (block_m + 1) * BM)
         if MODE == 5:
             k = tl.load(k_ptr + head * N_K * D + keys[:, None] * D + dims[None, :])
@@ -1111,6 +1113,8 @@ def _fwd_variant(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, N_Q, N_K, scale, CAUSAL: t
             k = tl.load(k_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=kmask, other=0.0)
             v = tl.load(v_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=kmask, other=0.0)
         s = tl.dot(q, tl.trans(k), input_precision="ieee") * scale
+        if MODE == 8 and not CAUSAL:
+            s = s + 0.0 * tl.dot(q, tl.trans(k), input_precision="ieee")
         visible = keys[None, :] < N_K
         if CAUSAL:
             visible = visible & (keys[None, :] <= rows[:, None])
@@ -1519,3 +1523,121 @@ def test_1_a_kernel_that_calls_a_course_device_function_is_refused():
     exec("def mine(x_ptr, y_ptr, out_ptr, n, BLOCK):\n    return helper(x_ptr, y_ptr, out_ptr, 0, 0)\n",
          namespace)
     assert "_add_tile" in _course_helper_used(namespace["mine"])
+
+
+# --------------------------------------------------------------------------------------------------------
+# Red-team round 2 (r19): holes found by attacking the graders, each closed or marked.
+# --------------------------------------------------------------------------------------------------------
+
+
+def test_7_rewriting_the_grader_or_torch_fails_the_case_and_is_undone():
+    import gpuperf.grading.core as core
+    import gpuperf.grading.exercises as ex
+
+    compare0, written0, passed0 = ex.compare, ex.Runner.written_check, core.GradeReport.passed
+
+    def patch_compare(x, y, out):  # a compare that always passes, and no written check
+        ex.compare = lambda case, output, *a, **k: core.CaseResult(case, output, True)
+        ex.Runner.written_check = lambda *a, **k: []
+        return out
+
+    def patch_report(x, y, out):  # every report passes
+        core.GradeReport.passed = property(lambda self: True)
+        return out
+
+    def patch_torch(x, y, out):  # compare's own arithmetic made blind
+        torch.Tensor.sum = lambda self, *a, **k: torch.zeros(())
+        return _add_launch(x, y, out)
+
+    for fn in (patch_compare, patch_report, patch_torch):
+        _assert_rejected("L2.add", fn, "changed the grader or torch")
+        assert (ex.compare, ex.Runner.written_check, core.GradeReport.passed) == (compare0, written0, passed0)
+    assert "sum" not in vars(torch.Tensor)
+
+
+@pytest.mark.xfail(strict=True, reason="the reader's code runs in the grader's process: grader state changed "
+                   "and put back inside the call (the watch paused, the course kernels allowed) cannot be "
+                   "seen afterwards; only grading in a separate process would close it")
+def test_7_pausing_the_watch_from_inside_the_call_is_refused():
+    import gpuperf.grading.watch as watch
+
+    def pause(x, y, out):
+        out.zero_()  # a torch fill: marks every element written
+        watch._ACTIVE.paused = True
+        out.copy_(x + y)
+        watch._ACTIVE.paused = False
+        return out
+
+    _assert_rejected("L2.add", pause, "NOT YET")
+
+
+def test_7_l5_causal_rejects_skipping_in_some_programs_only_and_an_inflated_full_run():
+    # 32 x 32 blocks at N = 256: skipping everywhere visits 36 of 64 tile pairs (56%), skipping in every
+    # other block of rows 48 (75%), under the old flat limit of 80%
+    for mode in (7, 8):
+        _assert_rejected("L5.causal", _fwd_variant_fn(mode), "key blocks that no query",
+                         only=lambda label: "against full" in label)
+    report = grading.grade_report("L5.causal", _fwd_variant_fn(0), seed=7,
+                                  only=lambda label: "against full" in label)
+    assert report.passed, report.text()
+
+
+@triton.jit
+def _three_pass_softmax_kernel(x_ptr, y_ptr, n_cols, x_row_stride, y_row_stride, BLOCK: tl.constexpr):
+    # blocked, but not online: a pass for the max, one for the sum, one to write (the row read three times)
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * x_row_stride
+    y_row = y_ptr + row * y_row_stride
+    cols = tl.arange(0, BLOCK)
+    m = tl.max(tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32), axis=0)
+    for start in range(BLOCK, n_cols, BLOCK):
+        x = tl.load(x_row + start + cols, mask=start + cols < n_cols, other=float("-inf")).to(tl.float32)
+        m = tl.maximum(m, tl.max(x, axis=0))
+    l = tl.sum(tl.exp(tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32) - m),
+               axis=0)
+    for start in range(BLOCK, n_cols, BLOCK):
+        x = tl.load(x_row + start + cols, mask=start + cols < n_cols, other=float("-inf")).to(tl.float32)
+        l = l + tl.sum(tl.exp(x - m), axis=0)
+    for start in range(0, n_cols, BLOCK):
+        mask = start + cols < n_cols
+        x = tl.load(x_row + start + cols, mask=mask, other=float("-inf")).to(tl.float32)
+        tl.store(y_row + start + cols, (tl.exp(x - m) / l).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def test_7_l3_online_rejects_a_three_pass_softmax():
+    def three_pass(x, block=1024):
+        y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        _three_pass_softmax_kernel[(x.shape[0],)](x, y, x.shape[1], x.stride(0), y.stride(0), BLOCK=block)
+        return y
+
+    _assert_rejected("L3.online", three_pass, "NOT YET")
+
+
+def test_7_l5_tiled_rejects_one_query_at_a_time_a_max_pass_and_blocks_of_its_own():
+    def per_query(q, k, v, br, bc):  # each score row (1 x N_k) is under the block limit
+        outs = []
+        for i in range(q.shape[0]):
+            s = (q[i:i + 1] @ k.T) / math.sqrt(q.shape[1])
+            p = torch.exp(s - s.amax())
+            outs.append((p @ v) / p.sum())
+        return torch.cat(outs)
+
+    def two_pass(q, k, v, br, bc, own=None):  # exact, blocked, but a first pass over the keys for the max
+        br, bc = own or (br, bc)
+        scale, outs = 1 / math.sqrt(q.shape[1]), []
+        for i in range(0, q.shape[0], br):
+            qb = q[i:i + br]
+            m = torch.full((qb.shape[0], 1), float("-inf"))
+            for j in range(0, k.shape[0], bc):
+                m = torch.maximum(m, (qb @ k[j:j + bc].T * scale).amax(1, keepdim=True))
+            l, acc = torch.zeros_like(m), torch.zeros(qb.shape[0], v.shape[1])
+            for j in range(0, k.shape[0], bc):
+                p = torch.exp(qb @ k[j:j + bc].T * scale - m)
+                l, acc = l + p.sum(1, keepdim=True), acc + p @ v[j:j + bc]
+            outs.append(acc / l)
+        return torch.cat(outs)
+
+    _assert_rejected("L5.tiled", per_query, "matrix products")
+    _assert_rejected("L5.tiled", two_pass, "matrix products")
+    _assert_rejected("L5.tiled", lambda q, k, v, br, bc: two_pass(q, k, v, br, bc, own=(4, 8)),
+                     "matrix products")

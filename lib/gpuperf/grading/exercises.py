@@ -151,10 +151,18 @@ class Runner:
                       for t in known]
         for _, alloc in given:
             watch.adopt(alloc)
-        with (interpreted_launches() if self.interpret else contextlib.nullcontext()), watch:
-            result = fn(*args, **kwargs)
-            if after is not None:
-                after(result)
+        integrity = _GraderIntegrity()
+        try:
+            with (interpreted_launches() if self.interpret else contextlib.nullcontext()), watch:
+                result = fn(*args, **kwargs)
+                if after is not None:
+                    after(result)
+        finally:
+            changed = integrity.restore()
+        if changed:
+            raise CallFailed([CaseResult(self.label, "-", False,
+                                         f"your function changed the grader or torch ({', '.join(changed[:3])}): "
+                                         "they were put back, and the case fails")])
         _sync(self.device)
         if watch.violation is not None:  # raised inside, then swallowed by the reader's code
             raise watch.violation
@@ -194,6 +202,72 @@ class Runner:
         return [CaseResult(self.label, name, False,
                            f"element {index} of {name} was not written by a kernel's store, a torch fill or a "
                            "copy: it was written behind torch's back, or not at all")]
+
+
+class _GraderIntegrity:
+    """A snapshot of the names the grader relies on (the modules of :mod:`gpuperf.grading` and their classes,
+    ``torch``, ``torch.Tensor``, ``numpy``, ``builtins``): :meth:`restore` puts back every name the reader's
+    function rebound or deleted (a ``compare`` that always passes, a ``GradeReport.passed`` that is always
+    true), removes names it added to the grader's modules and classes and to ``torch.Tensor`` (a ``sum``
+    that shadows torch's), and returns their names. Names added to ``torch``, ``numpy`` and ``builtins``
+    are left alone (torch imports submodules lazily). Changes undone inside the call are not seen."""
+
+    def __init__(self):
+        import builtins
+        import sys
+
+        import numpy
+        import torch
+
+        owners = [m for name, m in list(sys.modules.items())
+                  if m is not None and (name == "gpuperf.grading" or name.startswith("gpuperf.grading."))]
+        classes = [v for m in owners for v in vars(m).values()
+                   if isinstance(v, type) and getattr(v, "__module__", "").startswith("gpuperf.grading")]
+        owners += classes + [torch.Tensor, torch._C.TensorBase]
+        # names added to these are changes too; torch, numpy and builtins gain names lazily
+        self.strict = {id(o) for o in owners}
+        owners += [torch, numpy, builtins]
+        self.saved = [(o, dict(vars(o))) for o in owners]
+
+    def restore(self) -> list[str]:
+        changed = []
+        for owner, before in self.saved:
+            now = vars(owner)
+            if id(owner) in self.strict:
+                for key in [key for key in now if key not in before]:
+                    changed.append(f"{getattr(owner, '__name__', owner)}.{key}")
+                    try:
+                        delattr(owner, key)
+                    except (AttributeError, TypeError):  # pragma: no cover - a read-only slot
+                        pass
+            for key, value in before.items():
+                if key in now and now[key] is value:
+                    continue
+                if key in ("__doc__", "__dict__", "__weakref__") and key in now:
+                    continue
+                if key in now and _wraps(now[key], value) and not self._grader(owner):
+                    continue  # torch wraps some of its functions on first use (torch.manual_seed)
+                changed.append(f"{getattr(owner, '__name__', owner)}.{key}")
+                try:
+                    setattr(owner, key, value)
+                except (AttributeError, TypeError):  # pragma: no cover - a read-only slot
+                    pass
+        return changed
+
+    @staticmethod
+    def _grader(owner) -> bool:
+        return getattr(owner, "__module__", getattr(owner, "__name__", "")).startswith("gpuperf.grading") or \
+            getattr(owner, "__name__", "").startswith("gpuperf.grading")
+
+
+def _wraps(new, old) -> bool:
+    for _ in range(8):
+        new = getattr(new, "__wrapped__", None)
+        if new is None:
+            return False
+        if new is old:
+            return True
+    return False
 
 
 @contextlib.contextmanager
@@ -551,6 +625,14 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block):
                                       f"the grader asked for blocks of {block} elements, but your kernel {what} "
                                       f"{widest} at once: the online kernel must walk the row block by block "
                                       "with the block it is given"))
+        loaded = watch.counters.loaded_elements
+        if block is not None and device == "cpu" and results[0].passed and \
+                loaded > 2 * rows * cols + rows * min(block, cols):  # a few extra loads (a block) are fine
+            results.append(CaseResult(label, "-", False,
+                                      f"your kernel loaded {loaded} elements of x ({loaded / (rows * cols):.2g} "
+                                      f"times each of the {rows * cols}): the online softmax reads a row twice, "
+                                      "once for the running max and sum together, once to write; a separate "
+                                      "pass for the max reads it three times"))
         return results
 
     return run
@@ -826,17 +908,38 @@ def _block_skip_case(gen, device, n, label):
             c, f = causal_watch.counters, full_watch.counters
             if f.dots and f.loaded_elements:
                 dots, loads = c.dots / f.dots, c.loaded_elements / f.loaded_elements
-                if dots > 0.8 or loads > 0.8:
+                # the score tiles (BM, 16) x (16, BN) of the causal run, against the pairs of blocks a
+                # kernel that skips in every program visits (not against the full run, which the reader's
+                # code could inflate)
+                visited, pairs, shape = _causal_tiles(n, 16, c.dot_shapes)
+                extra = c.dot_shapes.get(shape, 0) > visited + 0.1 * pairs if shape else False
+                if dots > 0.8 or loads > 0.8 or extra:
+                    what = (f"ran {c.dot_shapes[shape]} score tiles of shape {shape[0]} x {shape[2]} where "
+                            f"skipping in every program runs {visited} of the {pairs}" if extra else
+                            f"ran {dots:.0%} of the tile products and loaded {loads:.0%} of the elements it "
+                            "does without it")
                     results.append(CaseResult(
                         label, "-", False,
-                        f"with the causal mask your kernel ran {dots:.0%} of the tile products and loaded "
-                        f"{loads:.0%} of the elements it does without it (N = {n}): it still visits the key "
+                        f"with the causal mask your kernel {what} (N = {n}): it still visits the key "
                         "blocks that no query of a block can see; skip them (about half, plus the diagonal)"))
         else:
             runner.notes.append(_causal_timing_note(runner, q, k, v))
         return results
 
     return run
+
+
+def _causal_tiles(n: int, d: int, dot_shapes):
+    """For the block sizes read off a causal forward's score products (a (BM, d) by (d, BN) dot): the
+    (block of queries, block of keys) pairs a kernel that skips every hidden key block visits, all the pairs,
+    and that dot's shape; (0, 0, None) when no such dot ran."""
+    blocks = [(m, k, nn) for m, k, nn in dot_shapes if k == d]
+    if not blocks:
+        return 0, 0, None
+    bm, _, bn = max(blocks, key=lambda shape: dot_shapes[shape])
+    rows = -(-n // bm)
+    visited = sum(-(-min(n, (i + 1) * bm) // bn) for i in range(rows))
+    return visited, rows * -(-n // bn), (bm, d, bn)
 
 
 def _causal_timing_note(runner, q, k, v) -> str:
@@ -982,6 +1085,11 @@ def _tiled_cases(gen, device) -> list[Case]:
     return cases
 
 
+#: ATen matrix products (``@``, ``torch.matmul``, ``einsum`` and ``F.linear`` arrive as one of these).
+_MATRIX_PRODUCTS = frozenset(("mm", "bmm", "addmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot",
+                              "matmul", "_addmm_activation"))
+
+
 def _tiled_limit(n_q, n_k, d, br, bc) -> int:
     return max(br * bc, br * d, n_q * d, n_k * d)
 
@@ -999,13 +1107,25 @@ def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
         runner.policy = Policy(runner.policy.exercise, allowed=None, refused=SOFTMAX_LIKE_OPS,
                                refused_names=SOFTMAX_LIKE_NAMES, max_numel=limit, kernels=False,
                                why="asks for the online softmax over blocks of keys, in plain PyTorch")
-        got, _ = runner.call(q, k, v, br, bc, names=("q", "k", "v"))
+        got, watch = runner.call(q, k, v, br, bc, names=("q", "k", "v"))
         ref = _attention_reference(q[None, None], k[None, None], v[None, None], False)
         bound_o, _ = _forward_bounds(ref, v[None, None], torch.float32, n_k, d)
         tol = _bound("2 u_out |o| + 2 (2 Delta + (N_k + d + 8) 2^-24) (P|V|)",
                      "fp32 scores, probabilities and sums (see the forward's tolerance)")
-        return [compare(label, "o", got, ref[0][0, 0], tol, scale=bound_o[0, 0], dtype=torch.float32,
-                        device="cpu")]
+        results = [compare(label, "o", got, ref[0][0, 0], tol, scale=bound_o[0, 0], dtype=torch.float32,
+                           device="cpu")]
+        # one pass: each (block of queries, block of keys) pair costs two matrix products, S = Q_i K_j^T and
+        # P V_j; a first pass for the max, blocks of another size or one query at a time cost more
+        tiles = -(-n_q // br) * -(-n_k // bc)
+        products = sum(1 for name in watch.ops if name in _MATRIX_PRODUCTS)
+        if results[0].passed and products > 2 * tiles:
+            results.append(CaseResult(label, "-", False,
+                                      f"your function ran {products} matrix products; one pass over the "
+                                      f"{tiles} pairs of a block of {br} queries and a block of {bc} keys "
+                                      f"runs {2 * tiles} (S = Q_i K_j^T, then P V_j): keep a running max and "
+                                      "sum instead of a first pass for the max, and use the block sizes "
+                                      "given"))
+        return results
 
     return run
 

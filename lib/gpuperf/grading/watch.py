@@ -166,6 +166,7 @@ class Counters:
     stores: int = 0
     narrow_offsets: int = 0  # stores whose addresses were computed from 32-bit offsets only
     widest_block: int = 0  # on a GPU: the largest integer constexpr of a launch
+    dot_shapes: dict = field(default_factory=dict)  # under the interpreter: (M, K, N) of each tl.dot: count
     kernels: list = field(default_factory=list)
 
 
@@ -857,6 +858,12 @@ def _interpreter_hooks(watch_getter) -> list:
         w = watch_getter()
         if w is not None:
             w.counters.dots += 1
+            try:
+                a, b = (np.shape(t.data) for t in args[:2])
+                shape = (int(a[-2]), int(a[-1]), int(b[-1]))
+                w.counters.dot_shapes[shape] = w.counters.dot_shapes.get(shape, 0) + 1
+            except (AttributeError, IndexError, TypeError):  # pragma: no cover - another layout
+                pass
         return dot0(self, *args, **kwargs)
 
     patch(interp.InterpretedFunction, "run", run)
