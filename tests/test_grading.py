@@ -1374,6 +1374,7 @@ def test_5_l4_outer_rejects_a_mask_in_one_dimension_and_1d_blocks():
         return out
 
     _assert_rejected("L4.outer", one_mask, "stored to memory outside")
+    _interpreter_only("the shape of the stored tiles (the interpreter sees each store)")
     _assert_rejected("L4.outer", rows, "2-D tiles")
 
 
@@ -1572,6 +1573,7 @@ def test_7_pausing_the_watch_from_inside_the_call_is_refused():
 
 
 def test_7_l5_causal_rejects_skipping_in_some_programs_only_and_an_inflated_full_run():
+    _interpreter_only("block skipping (counted tile products; a GPU only reports the causal/full time)")
     # 32 x 32 blocks at N = 256: skipping everywhere visits 36 of 64 tile pairs (56%), skipping in every
     # other block of rows 48 (75%), under the old flat limit of 80%
     for mode in (7, 8):
@@ -1605,6 +1607,7 @@ def _three_pass_softmax_kernel(x_ptr, y_ptr, n_cols, x_row_stride, y_row_stride,
 
 
 def test_7_l3_online_rejects_a_three_pass_softmax():
+    _interpreter_only("the number of times a row is loaded (counted by the interpreter)")
     def three_pass(x, block=1024):
         y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
         _three_pass_softmax_kernel[(x.shape[0],)](x, y, x.shape[1], x.stride(0), y.stride(0), BLOCK=block)
