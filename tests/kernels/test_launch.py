@@ -61,3 +61,120 @@ def test_scratch_allocator_without_a_gpu_gives_host_memory():
         pytest.skip("CPU behaviour")
     buf = _launch.scratch_allocator(1000, 128, None)
     assert buf.numel() >= 1000 and buf.dtype == torch.int8
+
+
+def test_an_empty_hook_chain_counts_as_no_hook():
+    class HookChain:  # Triton's own name: the check reads the class name and its calls
+        def __init__(self, calls):
+            self.calls = calls
+
+    assert _launch._no_hook(None) and _launch._no_hook(HookChain([]))
+    assert not _launch._no_hook(HookChain([print])) and not _launch._no_hook(print)
+
+
+def test_a_desc_lists_its_shape_for_the_encoder_and_makes_tritons_descriptor():
+    t = torch.empty(256, 64, dtype=torch.float16)
+    d = _launch.Desc(t, (256, 64), (64, 1), [64, 64])
+    listed = d.listed()
+    assert listed.shape == [256, 64] and listed.strides == [64, 1] and listed.base is t
+    real = d.descriptor()
+    assert list(real.shape) == [256, 64] and list(real.block_shape) == [64, 64] and d.padding == "zero"
+
+
+def _wrapper_calls():
+    """Each kernel's default call, its inputs and a float64 reference of its first output."""
+    import torch.nn.functional as F
+
+    from gpuperf.kernels import flash_attention as fa
+    from gpuperf.kernels import flash_attention_bwd as fab
+    from gpuperf.kernels import matmul as mm
+    from gpuperf.kernels import norm as nm
+    from gpuperf.kernels import softmax as sm
+
+    gen = torch.Generator(device="cuda").manual_seed(1234)
+    print("seed 1234")
+
+    def rand(*shape, dtype=torch.float16):
+        return torch.randn(*shape, device="cuda", generator=gen).to(dtype)
+
+    def attention_ref(q, k, v):
+        return F.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True)
+
+    def backward_ref(q, k, v, o, lse, do):
+        qd, kd, vd = (t.double().requires_grad_(True) for t in (q, k, v))
+        od = F.scaled_dot_product_attention(qd, kd, vd, is_causal=True)
+        return torch.autograd.grad(od, (qd, kd, vd), do.double())[0]
+
+    def backward_inputs():
+        q, k, v, do = (rand(1, 4, 200, 64) for _ in range(4))
+        o, lse = fa.flash_attention_forward(q, k, v, causal=True)
+        return q, k, v, o, lse, do
+
+    return [
+        ("softmax", lambda x: sm.softmax(x), lambda: (rand(33, 3000),),
+         lambda x: torch.softmax(x.double(), -1), 2e-3),
+        ("add_rms_norm", lambda x, r, w: nm.add_rms_norm(x, r, w)[0],
+         lambda: (rand(17, 1000), rand(17, 1000), rand(1000)),
+         lambda x, r, w: nm.add_rms_norm_reference_fp64(x, r, w)[0], 2e-2),
+        ("matmul", lambda a, b: mm.matmul(a, b), lambda: (rand(200, 256), rand(256, 136)),
+         lambda a, b: a.double() @ b.double(), 2e-2),
+        ("attention forward", lambda q, k, v: fa.flash_attention_forward(q, k, v, causal=True)[0],
+         lambda: tuple(rand(1, 4, 200, 64) for _ in range(3)), attention_ref, 2e-2),
+        ("attention backward", lambda *t: fab.flash_attention_backward(*t, causal=True)[0], backward_inputs,
+         backward_ref, 5e-2),
+    ]
+
+
+def _rel_error(got, want):
+    got, want = got.detach().double().cpu(), want.detach().double().cpu()
+    return ((got - want).norm() / want.norm()).item()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", range(5))
+def test_repeated_calls_through_the_plans_compute_what_the_checked_call_does(case):
+    """The first call of a shape takes the checks and records a plan; later calls launch through it (with
+    the launcher, tensor maps cached by address): every call, on new inputs and new outputs, is right."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    name, call, inputs, reference, tol = _wrapper_calls()[case]
+    for i in range(4):  # a fresh set of inputs every time (a new address for some, reused for others)
+        args = inputs()
+        got = call(*args)
+        torch.cuda.synchronize()
+        err = _rel_error(got, reference(*args))
+        assert err < tol, f"{name}, call {i}: relative error {err:.2e}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", range(5))
+def test_a_launch_hook_sends_the_plans_through_tritons_own_call(case):
+    """A profiler's launch hook must see every launch, the plans' ones included."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    import triton
+
+    runtime = triton.knobs.runtime
+    seen = []
+
+    def hook(metadata):
+        seen.append(metadata)
+
+    name, call, inputs, reference, tol = _wrapper_calls()[case]
+    args = inputs()
+    call(*args), call(*args)  # the plan exists
+    chain = runtime.launch_enter_hook
+    if chain.__class__.__name__ == "HookChain":
+        chain.add(hook)
+    else:
+        runtime.launch_enter_hook = hook
+    try:
+        got = call(*args)
+        torch.cuda.synchronize()
+    finally:
+        if chain.__class__.__name__ == "HookChain":
+            chain.remove(hook)
+        else:
+            runtime.launch_enter_hook = chain
+    assert seen, f"{name}: the hook saw no launch"
+    assert _rel_error(got, reference(*args)) < tol

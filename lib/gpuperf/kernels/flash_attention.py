@@ -432,25 +432,37 @@ def _ensure_allocator() -> None:
     _launch.ensure_scratch_allocator()
 
 
-def _launch_host_descriptors(q, k, v, o, lse, causal: bool, scale: float, cfg: HopperConfig) -> None:
+def _host_descriptor_launch(q, k, v, o, lse, causal: bool, scale: float, cfg: HopperConfig):
+    """The host-descriptor kernel's launch for these tensors: (grid, arguments with each descriptor as a
+    :class:`gpuperf.kernels._launch.Desc`, launch options)."""
     b, h, n_q, d = q.shape
     n_k = k.shape[2]
     bm, bn = cfg.block_m, cfg.block_n
     ragged = n_q % bm != 0
+    Desc = _launch.Desc
     if ragged:  # per-head bounds for Q and O (the kernel's docstring)
-        dq = _descriptor(q, (b * h, n_q, d), (n_q * d, d, 1), [1, bm, d])
-        do = _descriptor(o, (b * h, n_q, d), (n_q * d, d, 1), [1, bm, d])
+        dq = Desc(q, (b * h, n_q, d), (n_q * d, d, 1), [1, bm, d])
+        do = Desc(o, (b * h, n_q, d), (n_q * d, d, 1), [1, bm, d])
     else:
-        dq = _descriptor(q, (b * h * n_q, d), (d, 1), [bm, d])
-        do = _descriptor(o, (b * h * n_q, d), (d, 1), [bm, d])
-    dk = _descriptor(k, (b * h * n_k, d), (d, 1), [bn, d])
-    dv = _descriptor(v, (b * h * n_k, d), (d, 1), [bn, d])
+        dq = Desc(q, (b * h * n_q, d), (d, 1), [bm, d])
+        do = Desc(o, (b * h * n_q, d), (d, 1), [bm, d])
+    dk = Desc(k, (b * h * n_k, d), (d, 1), [bn, d])
+    dv = Desc(v, (b * h * n_k, d), (d, 1), [bn, d])
     options = (("num_warps", cfg.num_warps), ("num_stages", cfg.num_stages))
     if cfg.maxnreg and not INTERPRETED:
         options += (("maxnreg", cfg.maxnreg),)
-    _launch.launch(_fwd_kernel_desc, (triton.cdiv(n_q, bm), b * h, 1),
-                   (dq, dk, dv, do, lse, n_q, n_k, scale * _LOG2E, d, bm, bn, causal,
-                    (not causal) and n_k % bn == 0, ragged), options)
+    args = (dq, dk, dv, do, lse, n_q, n_k, scale * _LOG2E, d, bm, bn, causal, (not causal) and n_k % bn == 0,
+            ragged)
+    return (triton.cdiv(n_q, bm), b * h, 1), args, options
+
+
+def _launch_host_descriptors(q, k, v, o, lse, causal: bool, scale: float, cfg: HopperConfig):
+    """Launch the host-descriptor kernel through Triton (descriptors built as ``TensorDescriptor``s);
+    returns the launcher that relaunches it (:func:`gpuperf.kernels._launch.launcher`) or None."""
+    grid, args, options = _host_descriptor_launch(q, k, v, o, lse, causal, scale, cfg)
+    args = tuple(_descriptor(a.base, a.shape, a.strides, a.block_shape) if a.__class__ is _launch.Desc else a
+                 for a in args)
+    return _launch.launcher(_fwd_kernel_desc, grid, args, options)
 
 
 _DESC_FIELDS: dict | None = None
@@ -538,9 +550,14 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
         key = _plan_key(q, k, v, causal, softmax_scale)
         plan = _PLANS.get(key) if key is not None else None
         if plan is not None:
+            lse_shape, scale, cfg, launcher = plan
             o = torch.empty_like(q)
-            lse = torch.empty(plan[0], dtype=torch.float32, device=q.device)
-            _launch_host_descriptors(q, k, v, o, lse, causal, plan[1], plan[2])
+            lse = torch.empty(lse_shape, dtype=torch.float32, device=q.device)
+            if launcher is None:
+                plan[3] = _launch_host_descriptors(q, k, v, o, lse, causal, scale, cfg)
+            else:  # the compiled kernel, its tensor maps encoded once per address
+                grid, args, _ = _host_descriptor_launch(q, k, v, o, lse, causal, scale, cfg)
+                launcher.launch_described(grid, _launch.current_stream(key[6]), args)
             return o, lse
     _check_inputs(q, k, v)
     if fp32_precision not in FP32_PRECISIONS:
@@ -590,7 +607,7 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
             if key is not None:
                 if len(_PLANS) >= 1024:
                     _PLANS.clear()
-                _PLANS[key] = ((b, h, n_q), scale, cfg)
+                _PLANS[key] = [(b, h, n_q), scale, cfg, None]
         return o, lse
     precision = fp32_precision if q.dtype == torch.float32 else "ieee"  # only fp32 dots have a choice
     if config is None:
@@ -614,7 +631,8 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
     return o, lse
 
 
-#: Default launches already checked and chosen, by :func:`_plan_key`: ((B, H, N_q), scale, HopperConfig).
+#: Default launches already checked and chosen, by :func:`_plan_key`: [(B, H, N_q), scale, HopperConfig,
+#: launcher] (the launcher from the first launch through the plan).
 _PLANS: dict = {}
 
 

@@ -543,7 +543,7 @@ def flash_attention_backward(q, k, v, o, lse, do, causal: bool = False, softmax_
         key = _plan_key(q, k, v, o, lse, do, causal, softmax_scale)
         plan = _PLANS.get(key) if key is not None else None
         if plan is not None:
-            return _launch_backward(q, k, v, o, lse, do, causal, plan[0], plan[1])
+            return _launch_backward(q, k, v, o, lse, do, causal, plan[0], plan[1], launchers=plan[2])
     _check_attention_inputs(q, k, v)
     scale = _check_causal_and_scale(causal, softmax_scale)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
@@ -570,13 +570,14 @@ def flash_attention_backward(q, k, v, o, lse, do, causal: bool = False, softmax_
             if key is not None:
                 if len(_PLANS) >= 1024:
                     _PLANS.clear()
-                _PLANS[key] = (scale, config)
+                _PLANS[key] = (scale, config, {})
     elif not isinstance(config, BackwardConfig):
         raise ValueError(f"config must be a BackwardConfig or None, got {type(config).__name__}")
     return _launch_backward(q, k, v, o, lse, do, causal, scale, config, fp32_precision, return_kernels)
 
 
-#: Checked default launches by :func:`_plan_key`: (scale, BackwardConfig).
+#: Checked default launches by :func:`_plan_key`: (scale, BackwardConfig, {kernel: launcher}) (the
+#: launchers, :class:`gpuperf.kernels._launch.Launcher`, from the first launches through the plan).
 _PLANS: dict = {}
 
 
@@ -588,12 +589,12 @@ def _plan_key(q, k, v, o, lse, do, causal, softmax_scale):
     if not (all(t.__class__ is torch.Tensor and t.is_contiguous() for t in ts) and causal.__class__ is bool
             and (softmax_scale is None or softmax_scale.__class__ is float)):
         return None
-    return (*(t.shape for t in ts), *(t.dtype for t in ts), *(t.get_device() for t in ts), causal,
-            softmax_scale)
+    return (*(t.shape for t in ts), *(t.dtype for t in ts), *(t.get_device() for t in ts),
+            *(t.data_ptr() & 15 for t in ts), causal, softmax_scale)
 
 
 def _launch_backward(q, k, v, o, lse, do, causal, scale, config, fp32_precision="ieee",
-                     return_kernels=False):
+                     return_kernels=False, launchers: dict | None = None):
     # The launches, without the checks (the autograd Function's inputs were checked by its forward).
     batch, heads, n_q, head_dim = q.shape
     n_k = k.shape[2]
@@ -617,7 +618,7 @@ def _launch_backward(q, k, v, o, lse, do, causal, scale, config, fp32_precision=
 
     pre_block = 64 if not INTERPRETED else 32
     handles = {}  # the compiled kernels (Triton's launch result): registers and spills for the sweep
-    launch = _launch.launch
+    launch = _launch.launch if launchers is None else _plan_launch(launchers, q.get_device())
     handles["preprocess"] = launch(_preprocess_kernel, (triton.cdiv(n_q, pre_block), batch * heads, 1),
                                    (o, do, delta, dq_acc, n_q, pre_block, head_dim, config.fused))
     common = (n_q, n_k, scale * _LOG2E, scale)
@@ -640,6 +641,26 @@ def _launch_backward(q, k, v, o, lse, do, causal, scale, config, fp32_precision=
     if return_kernels:
         return dq, dk, dv, handles
     return dq, dk, dv
+
+
+def _plan_launch(launchers: dict, device: int):
+    """:func:`gpuperf.kernels._launch.launch` for a plan's launches: each kernel's first launch through
+    the plan keeps its launcher in ``launchers``; the next ones call it directly (same key: the plan's key
+    fixes every argument but the tensors' addresses, and fresh outputs are aligned)."""
+    stream = _launch.current_stream(device)
+
+    def launch(kernel, grid, args, options=()):
+        launcher = launchers.get(kernel)
+        if launcher is None:
+            launcher = _launch.launcher(kernel, grid, args, options)
+            if launcher is None:
+                return None
+            launchers[kernel] = launcher
+        else:
+            launcher(grid, stream, args)
+        return launcher.compiled
+
+    return launch
 
 
 def _forward(q, k, v, causal, softmax_scale):

@@ -353,9 +353,13 @@ def matmul(
         key = _plan_key(a, b)
         plan = _PLANS.get(key) if key is not None else None
         if plan is not None:
-            shape, grid, consts, options = plan
+            shape, grid, consts, options, launcher = plan
             out = torch.empty(shape, dtype=a.dtype, device=a.device)
-            _launch.launch(_matmul_tma_kernel, grid, (a, b, out, *shape, a.shape[1], *consts), options)
+            args = (a, b, out, *shape, a.shape[1], *consts)
+            if launcher is not None:  # the compiled kernel, launched directly
+                launcher(grid, _launch.current_stream(key[4]), args)
+            else:
+                plan[4] = _launch.launcher(_matmul_tma_kernel, grid, args, options)
             return out
     _check_operand("a", a)
     _check_operand("b", b, like=("a", a))
@@ -415,7 +419,8 @@ def matmul(
     return out
 
 
-#: Checked, tuned TMA launches by :func:`_plan_key`: ((m, n), grid, constexprs after K, options).
+#: Checked, tuned TMA launches by :func:`_plan_key`: [(m, n), grid, constexprs after K, options, launcher]
+#: (the launcher, :class:`gpuperf.kernels._launch.Launcher`, from the first launch through the plan).
 _PLANS: dict = {}
 
 
@@ -450,7 +455,7 @@ def _remember_plan(a, b, autotuned, num_sms: int) -> None:
                     if value is not None)
     if len(_PLANS) >= 1024:
         _PLANS.clear()
-    _PLANS[key] = ((m, n), grid, tuple(kwargs[name] for name in names), options)
+    _PLANS[key] = [(m, n), grid, tuple(kwargs[name] for name in names), options, None]
 
 
 def _check_config(config: object) -> dict:

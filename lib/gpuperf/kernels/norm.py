@@ -124,20 +124,52 @@ def add_rms_norm(
     each program reads its row before writing it) but must not partly overlap an input. Raises
     ``ValueError`` naming the argument.
     """
+    plan_key = None
+    if not INTERPRETED and out is None and residual_out is None:
+        # The call as a model makes it: a plan per (shapes, strides, dtypes, devices, alignments, eps) of a
+        # call that passed the checks holds the compiled kernel and its other arguments.
+        try:
+            plan_key = _plan_key(x, residual, weight, eps)
+            plan = _PLANS.get(plan_key) if plan_key is not None else None
+        except (AttributeError, TypeError):  # not tensors, or an eps of no value: the checks say what is wrong
+            plan_key = plan = None
+        if plan is not None:
+            launcher, grid3, tail = plan
+            out, residual_out = torch.empty_like(x), torch.empty_like(x)
+            launcher(grid3, _launch.current_stream(plan_key[3]), (x, residual, weight, out, residual_out, *tail))
+            return out, residual_out
     if not INTERPRETED and out is None and residual_out is None and _plain_inputs(x, residual, weight, eps):
         # The common call, checked in a few cheap tests (the same conditions as below, fresh outputs).
         out, residual_out = torch.empty_like(x), torch.empty_like(x)
         rows, n = x.shape
     else:
+        plan_key = None
         rows, n, out, residual_out = _checked_call(x, residual, weight, eps, out, residual_out)
     if rows == 0:
         return out, residual_out
     block_n = _next_power_of_2(n)
-    _launch.launch(_add_rms_norm_kernel, (rows,),
-                   (x, residual, weight, out, residual_out, n, x.stride(0), residual.stride(0), out.stride(0),
-                    residual_out.stride(0), float(eps), block_n, block_n == n),
-                   (("num_warps", _num_warps(block_n)),))
+    tail = (n, x.stride(0), residual.stride(0), out.stride(0), residual_out.stride(0), float(eps), block_n,
+            block_n == n)
+    launcher = _launch.launcher(_add_rms_norm_kernel, (rows,), (x, residual, weight, out, residual_out, *tail),
+                                (("num_warps", _num_warps(block_n)),))
+    if plan_key is not None and launcher is not None:
+        if len(_PLANS) >= _launch.MAX_ENTRIES:
+            _PLANS.clear()
+        _PLANS[plan_key] = (launcher, (rows, 1, 1), tail)
     return out, residual_out
+
+
+#: The key of a default call (fresh outputs) -> its plan: launcher, grid, the arguments after the tensors.
+_PLANS: dict = {}
+
+
+def _plan_key(x, residual, weight, eps) -> tuple | None:
+    if x.__class__ is not torch.Tensor or residual.__class__ is not torch.Tensor \
+            or weight.__class__ is not torch.Tensor:
+        return None
+    return (x.shape, x.stride(), x.dtype, x.get_device(), residual.shape, residual.stride(), residual.dtype,
+            residual.get_device(), weight.shape, weight.stride(), weight.dtype, weight.get_device(),
+            x.data_ptr() & 15, residual.data_ptr() & 15, weight.data_ptr() & 15, eps.__class__, eps)
 
 
 def _next_power_of_2(n: int) -> int:

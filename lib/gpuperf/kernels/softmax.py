@@ -402,6 +402,19 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
     ``prefetch`` tune ``"split"``. ``out`` (allocated when None) must match ``x`` and must not overlap it.
     Raises ``ValueError`` naming the argument.
     """
+    plan_key = None
+    if (out is None and method == "auto" and block_cols is None and num_warps is None and num_stages is None
+            and programs_per_sm is None and cooperative is None and prefetch is None and not INTERPRETED
+            and x.__class__ is torch.Tensor):
+        # The call as a model makes it: a plan per (shape, strides, dtype, device, alignment) holds the
+        # compiled kernel and its other arguments, so a repeated call allocates and launches, nothing else.
+        plan_key = (x.shape, x.stride(), x.dtype, x.get_device(), x.data_ptr() & 15)
+        plan = _PLANS.get(plan_key)
+        if plan is not None:
+            launcher, grid3, tail = plan
+            out = torch.empty_like(x)
+            launcher(grid3, _launch.current_stream(plan_key[3]), (x, out, *tail))
+            return out
     if INTERPRETED or not _plain_input(x):  # the full checks, with their messages, off the fast path
         _check_tensor("x", x)
     if method not in METHODS:
@@ -433,7 +446,11 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
         if n_cols > FUSED_MAX_COLS:
             raise ValueError(f"method 'fused' holds a row in registers: x.shape[1] must be at most "
                              f"{FUSED_MAX_COLS}, got {n_cols} (use 'split' or 'online')")
-        _launch_fused(x, out, num_warps)
+        plan = _launch_fused(x, out, num_warps)
+        if plan_key is not None and plan is not None:
+            if len(_PLANS) >= _launch.MAX_ENTRIES:
+                _PLANS.clear()
+            _PLANS[plan_key] = plan
         return out
     if block_cols is None:
         block_cols = (1024 if INTERPRETED else ONLINE_BLOCK if method == "online"
@@ -475,16 +492,23 @@ def _auto_method(x: torch.Tensor) -> str:
     return "online"
 
 
-def _launch_fused(x: torch.Tensor, out: torch.Tensor, num_warps: int | None) -> None:
+def _launch_fused(x: torch.Tensor, out: torch.Tensor, num_warps: int | None):
+    """Launch the fused kernel on every row; returns the plan of this launch (launcher, grid, the arguments
+    after ``x`` and ``out``) or None where there is none (the interpreter)."""
     n_rows, n_cols = x.shape
     block = triton.next_power_of_2(n_cols)
+    options = (("num_warps", num_warps or _fused_num_warps(block)),)
     if (n_cols % 16 and n_cols >= BODY_MIN_COLS and x.stride(0) == out.stride(0)
             and x.data_ptr() % 16 == 0 and out.data_ptr() % 16 == 0):
-        _launch.launch(_fused_body_kernel, (n_rows,), (x, out, n_cols, x.stride(0), block, 16 // x.element_size()),
-                       (("num_warps", num_warps or _fused_num_warps(block)),))
-        return
-    _launch.launch(_fused_kernel, (n_rows,), (x, out, n_cols, x.stride(0), out.stride(0), block, block == n_cols),
-                   (("num_warps", num_warps or _fused_num_warps(block)),))
+        kernel, tail = _fused_body_kernel, (n_cols, x.stride(0), block, 16 // x.element_size())
+    else:
+        kernel, tail = _fused_kernel, (n_cols, x.stride(0), out.stride(0), block, block == n_cols)
+    launcher = _launch.launcher(kernel, (n_rows,), (x, out, *tail), options)
+    return None if launcher is None else (launcher, (n_rows, 1, 1), tail)
+
+
+#: (shape, strides, dtype, device index, address mod 16) of a default call -> its plan (_launch_fused).
+_PLANS: dict = {}
 
 
 @dataclasses.dataclass(frozen=True)
