@@ -178,3 +178,32 @@ def test_a_launch_hook_sends_the_plans_through_tritons_own_call(case):
             runtime.launch_enter_hook = chain
     assert seen, f"{name}: the hook saw no launch"
     assert _rel_error(got, reference(*args)) < tol
+
+
+def test_a_launcher_calls_the_c_launch_directly_and_falls_back_with_a_hook(monkeypatch):
+    """With Triton 3.6's attributes (faked here), a launch is one call of the C function with no hooks,
+    no metadata and no scratch; with a hook installed it is the compiled kernel's own call."""
+    calls = []
+
+    class Run:
+        global_scratch_size = profile_scratch_size = 0
+        launch_cooperative_grid, launch_pdl = False, True
+
+        @staticmethod
+        def launch(*args):
+            calls.append(("c", args))
+
+    class Compiled:
+        run, function, packed_metadata = Run(), 7, "meta"
+
+        def __getitem__(self, grid):
+            return lambda *args, stream=None: calls.append(("triton", grid, args, stream))
+
+    runtime = type("Runtime", (), {"launch_enter_hook": None, "launch_exit_hook": None})
+    monkeypatch.setattr(_launch, "_RUNTIME", runtime)
+    launcher = _launch.Launcher(Compiled())
+    launcher((3, 1, 1), 99, ("x", 5))
+    assert calls == [("c", (3, 1, 1, 99, 7, False, True, None, None, "meta", None, None, None, "x", 5))]
+    runtime.launch_enter_hook = print
+    launcher((3, 1, 1), 99, ("x", 5))
+    assert calls[-1] == ("triton", (3, 1, 1), ("x", 5), 99)

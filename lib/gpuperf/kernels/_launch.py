@@ -181,6 +181,20 @@ class Launcher:
                   self._meta, None, None, None, *flat)
 
 
+    def __call__(self, grid3: tuple, stream, args: tuple) -> None:
+        runtime = _RUNTIME
+        if _no_hook(runtime.launch_enter_hook) and _no_hook(runtime.launch_exit_hook):
+            if self._direct:
+                self._c_launch(grid3[0], grid3[1], grid3[2], stream, self._function, self._coop, self._pdl,
+                               None, None, self._meta, None, None, None, *args)
+                return
+            if self._run is not None:  # the launcher object allocates the kernel's scratch memory
+                self._run(grid3[0], grid3[1], grid3[2], stream, self._function, self._meta, None, None, None,
+                          *args)
+                return
+        self.compiled[grid3](*args, stream=stream)  # hooks installed (a profiler): Triton's own call
+
+
 class Desc:
     """A host tensor descriptor as :meth:`Launcher.launch_described` takes it: ``base`` (a contiguous
     tensor), ``shape`` and ``strides`` (tuples, in elements), ``block_shape``; what Triton's encoder reads
@@ -200,19 +214,6 @@ class Desc:
         from triton.tools.tensor_descriptor import TensorDescriptor
 
         return TensorDescriptor(self.base, list(self.shape), list(self.strides), list(self.block_shape))
-
-    def __call__(self, grid3: tuple, stream, args: tuple) -> None:
-        runtime = _RUNTIME
-        if _no_hook(runtime.launch_enter_hook) and _no_hook(runtime.launch_exit_hook):
-            if self._direct:
-                self._c_launch(grid3[0], grid3[1], grid3[2], stream, self._function, self._coop, self._pdl,
-                               None, None, self._meta, None, None, None, *args)
-                return
-            if self._run is not None:  # the launcher object allocates the kernel's scratch memory
-                self._run(grid3[0], grid3[1], grid3[2], stream, self._function, self._meta, None, None, None,
-                          *args)
-                return
-        self.compiled[grid3](*args, stream=stream)  # hooks installed (a profiler): Triton's own call
 
 
 def _no_hook(hook) -> bool:
