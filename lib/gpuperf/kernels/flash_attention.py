@@ -556,7 +556,7 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
             if launcher is None:
                 plan[3] = _launch_host_descriptors(q, k, v, o, lse, causal, scale, cfg)
             else:  # the compiled kernel, its tensor maps encoded once per address
-                grid, args, _ = _host_descriptor_launch(q, k, v, o, lse, causal, scale, cfg)
+                grid, args, _ = _host_descriptor_launch(q, k, v, o, lse.data_ptr(), causal, scale, cfg)
                 launcher.launch_described(grid, _launch.current_stream(key[6]), args)
             return o, lse
     _check_inputs(q, k, v)

@@ -656,8 +656,8 @@ def _plan_launch(launchers: dict, device: int):
             if launcher is None:
                 return None
             launchers[kernel] = launcher
-        else:
-            launcher(grid, stream, args)
+        else:  # pointers as integers: the launcher then skips asking the driver about each one
+            launcher(grid, stream, tuple(a.data_ptr() if a.__class__ is torch.Tensor else a for a in args))
         return launcher.compiled
 
     return launch

@@ -355,11 +355,12 @@ def matmul(
         if plan is not None:
             shape, grid, consts, options, launcher = plan
             out = torch.empty(shape, dtype=a.dtype, device=a.device)
-            args = (a, b, out, *shape, a.shape[1], *consts)
-            if launcher is not None:  # the compiled kernel, launched directly
-                launcher(grid, _launch.current_stream(key[4]), args)
+            if launcher is not None:  # the compiled kernel, launched directly, pointers as integers
+                launcher(grid, _launch.current_stream(key[4]),
+                         (a.data_ptr(), b.data_ptr(), out.data_ptr(), *shape, a.shape[1], *consts))
             else:
-                plan[4] = _launch.launcher(_matmul_tma_kernel, grid, args, options)
+                plan[4] = _launch.launcher(_matmul_tma_kernel, grid, (a, b, out, *shape, a.shape[1], *consts),
+                                           options)
             return out
     _check_operand("a", a)
     _check_operand("b", b, like=("a", a))

@@ -136,7 +136,9 @@ def add_rms_norm(
         if plan is not None:
             launcher, grid3, tail = plan
             out, residual_out = torch.empty_like(x), torch.empty_like(x)
-            launcher(grid3, _launch.current_stream(plan_key[3]), (x, residual, weight, out, residual_out, *tail))
+            launcher(grid3, _launch.current_stream(plan_key[3]),  # pointers as integers (softmax.py)
+                     (x.data_ptr(), residual.data_ptr(), weight.data_ptr(), out.data_ptr(),
+                      residual_out.data_ptr(), *tail))
             return out, residual_out
     if not INTERPRETED and out is None and residual_out is None and _plain_inputs(x, residual, weight, eps):
         # The common call, checked in a few cheap tests (the same conditions as below, fresh outputs).
