@@ -1,7 +1,15 @@
 """One benchmark harness for every kernel family of the course (run by ``make bench``, GPU only).
 
-A *family* is a module of this subpackage (``gpuperf.benchmark.family.elementwise``, ``gpuperf.benchmark.family.matmul``,
-...) that defines
+Every measurement of the course lives in this subpackage: the harness (this module, and ``_gpustate``, the
+SM clock, temperature and power sampled during a timing), the benchmark families (:mod:`gpuperf.benchmark.family`),
+and the measurements that are not "time a kernel family": :mod:`~gpuperf.benchmark.timing` (the reader's
+own machine on its roofline), :mod:`~gpuperf.benchmark.blas_threads`, :mod:`~gpuperf.benchmark.layer_profile`
+(a transformer layer under the PyTorch profiler), :mod:`~gpuperf.benchmark.ncu` (Nsight Compute's reports)
+and :mod:`~gpuperf.benchmark.occupancy` (the CUDA occupancy API asked live). Reading the recorded runs is
+:mod:`gpuperf.results`' work.
+
+A *family* is a module of :mod:`gpuperf.benchmark.family` (``gpuperf.benchmark.family.elementwise``,
+``gpuperf.benchmark.family.matmul``, ...) that defines
 
 * ``DESCRIPTION``: one line saying what it measures and against which same-run reference;
 * ``cases(quick=False, **options) -> Iterable[Case]``: the cases, built lazily (a generator), so that a case's
