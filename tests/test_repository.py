@@ -252,6 +252,98 @@ def test_every_module_is_found():
     assert not any("__" in m for m in modules), modules
 
 
+def _gpuperf_import_graph(function_level: bool = True) -> dict[str, set[str]]:
+    """``{module: {gpuperf modules it imports}}`` read from the source with ast (nothing is imported).
+
+    Module-level imports, and with ``function_level`` those inside functions too (the lazy imports that keep
+    torch out of import time). ``from a.b import c`` counts as importing ``a.b.c`` when that is a module,
+    else ``a.b``; a package's implicit import of its parent packages is not an edge."""
+    import ast
+
+    package = ROOT / "lib" / "gpuperf"
+    paths = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        paths[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {name: set() for name in paths}
+
+    def resolve(name: str, is_package: bool, node: ast.Import | ast.ImportFrom) -> list[str]:
+        if isinstance(node, ast.Import):
+            return [alias.name for alias in node.names]
+        base = node.module or ""
+        if node.level:
+            here = name.split(".") if is_package else name.split(".")[:-1]
+            here = here[: len(here) - (node.level - 1)]
+            base = ".".join(here + ([base] if base else []))
+        return [f"{base}.{a.name}" if f"{base}.{a.name}" in paths else base for a in node.names]
+
+    for name, path in paths.items():
+        def visit(node: ast.AST, in_function: bool) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, (ast.Import, ast.ImportFrom)) and (function_level or not in_function):
+                    for target in resolve(name, path.name == "__init__.py", child):
+                        while target and target not in paths:
+                            target = target.rpartition(".")[0]
+                        if target and target != name:
+                            graph[name].add(target)
+                visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+        visit(ast.parse(path.read_text()), False)
+    return graph
+
+
+def _import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` as a list of modules (first == last), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def walk(module: str) -> list[str] | None:
+        state[module] = 1
+        path.append(module)
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                return path[path.index(target):] + [target]
+            if target not in state and (cycle := walk(target)):
+                return cycle
+        state[module] = 2
+        path.pop()
+        return None
+
+    for module in sorted(graph):
+        if module not in state and (cycle := walk(module)):
+            return cycle
+    return None
+
+
+def test_import_graph_reads_lazy_imports():
+    """The graph the next tests check sees function-level imports (a check that missed them would pass
+    vacuously): gpuperf.benchmark imports its families only inside load_family/families."""
+    assert "gpuperf.benchmark.family" in _gpuperf_import_graph()["gpuperf.benchmark"]
+    assert "gpuperf.benchmark.family" not in _gpuperf_import_graph(function_level=False)["gpuperf.benchmark"]
+    assert _import_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_the_package_has_no_import_cycle():
+    """No cycle among gpuperf's modules, counting module-level and function-level imports alike (issue 24:
+    a lazy import that closes a cycle hides an arrow pointing the wrong way; the layers are the models at the
+    root, gpuperf.kernels, gpuperf.benchmark (measuring), gpuperf.results (reading recorded runs) and
+    gpuperf.plotting / gpuperf.explorers (presentation))."""
+    cycle = _import_cycle(_gpuperf_import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_kernels_import_neither_the_harness_nor_the_readers():
+    """gpuperf.kernels holds the kernels only: a benchmark family's cases and counting live in
+    gpuperf.benchmark.family, the reading of recorded runs in gpuperf.results (no arrow back up)."""
+    graph = _gpuperf_import_graph()
+    upward = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.items() if re.match(r"gpuperf\.kernels(\.|$)", module)
+        for target in targets if re.match(r"gpuperf\.(benchmark|results)(\.|$)", target)
+    )
+    assert not upward, upward
+
+
 def test_make_test_keeps_each_notebook_on_one_worker():
     """Under pytest-xdist, nbval needs --dist loadfile: with the default scheduling one notebook's cells
     are spread over several workers (several kernels), and a cell then misses the variables of the ones

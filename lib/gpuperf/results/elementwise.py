@@ -15,9 +15,10 @@ fused (one Triton kernel). Each result is one row, a dict with the keys :data:`R
 ``bytes_per_s``  ``bytes_moved / time_s``
 ``flop_per_s``   ``flop / time_s``
 
-This module only reads rows, so it runs anywhere: it imports neither torch nor the benchmark module (whose
-package switches on the Triton interpreter and imports torch). The copy measured in the same run is the
-reference for "as fast as memory allows": every other kernel is compared with it.
+This module only reads rows, so it runs anywhere: it imports no torch (the schema, :data:`ROW_KEYS` and
+:data:`KERNELS`, comes from the benchmark family, which imports torch and the kernels only when its cases
+run). The copy measured in the same run is the reference for "as fast as memory allows": every other
+kernel is compared with it.
 """
 
 from __future__ import annotations
@@ -27,14 +28,11 @@ import numbers
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from gpuperf.benchmark.family.elementwise import KERNELS, ROW_KEYS  # the rows' schema, from their producer
 from gpuperf.hardware import Accelerator
 from gpuperf.roofline import arithmetic_intensity, as_accelerator
 
-#: Keys of one result row (``gpuperf.benchmark.family.elementwise`` imports them from here).
-ROW_KEYS = ("kernel", "dtype", "n_elements", "k_ops", "flop", "bytes_moved", "time_s", "bytes_per_s", "flop_per_s")
-
-#: The kernels a benchmark measures; all but the copy stream a tensor while doing arithmetic on it.
-KERNELS = ("copy", "torch_add", "triton_add", "torch_chain_unfused", "triton_chain_fused")
+#: The kernels that stream a tensor while doing arithmetic on it (all of :data:`KERNELS` but the copy).
 STREAMING_KERNELS = KERNELS[1:]
 
 Row = dict[str, Any]

@@ -25,10 +25,13 @@ from typing import Any, Sequence
 
 from gpuperf.accumulation import unit_roundoff
 from gpuperf.benchmark import check_all_written
-from gpuperf.results.elementwise import KERNELS, ROW_KEYS  # the rows' schema lives with their reader
 from gpuperf.roofline import bytes_per_element
 
-# KERNELS (imported above) is also the order in which rows are produced for each dtype.
+#: Keys of one result row, in order (their meaning: :mod:`gpuperf.results.elementwise`, which reads the rows).
+ROW_KEYS = ("kernel", "dtype", "n_elements", "k_ops", "flop", "bytes_moved", "time_s", "bytes_per_s", "flop_per_s")
+
+#: The kernels measured, in the order their rows are produced for each dtype.
+KERNELS = ("copy", "torch_add", "triton_add", "torch_chain_unfused", "triton_chain_fused")
 
 DESCRIPTION = "copy, add and k-op chains (unfused torch vs fused Triton) vs the same-run device copy"
 
