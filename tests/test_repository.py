@@ -344,6 +344,59 @@ def test_kernels_import_neither_the_harness_nor_the_readers():
     assert not upward, upward
 
 
+def _module_file(dotted: str) -> Path | None:
+    base = ROOT / "lib" / Path(*dotted.split("."))
+    return next((f for f in (base.with_suffix(".py"), base / "__init__.py") if f.is_file()), None)
+
+
+def _top_level_names(path: Path) -> set[str]:
+    import ast
+
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+#: Placeholders the docs write inside dotted paths (``gpuperf.kernels.labs.lN``: the lab's number).
+DOC_PLACEHOLDERS = {"lN"}
+
+
+@pytest.mark.parametrize("doc", ["CONTRIBUTING.md", "README.md", "labs/README.md",
+                                 *_ids(PAGES)])
+def test_docs_name_only_modules_and_functions_that_exist(doc):
+    """A dotted path ``gpuperf.a.b.name`` in the docs names a module of lib/ and, after it, a name that
+    module defines or imports (a path left behind by a move, as issue 24's, fails here)."""
+    stale = []
+    for dotted in sorted(set(re.findall(r"(?<![\w/.])gpuperf(?:\.\w+)+", (ROOT / doc).read_text()))):
+        parts = dotted.split(".")
+        if DOC_PLACEHOLDERS & set(parts):
+            continue
+        k = next(k for k in range(len(parts), 0, -1) if _module_file(".".join(parts[:k])))
+        rest = parts[k:]
+        if rest and rest[0] not in _top_level_names(_module_file(".".join(parts[:k]))):
+            stale.append(dotted)
+    assert not stale, f"{doc} names {stale}, which lib/ does not define"
+
+
+def test_contributing_maps_every_module_at_the_package_root():
+    """CONTRIBUTING.md's map of the package names every module at its root (the models and simulators)
+    and every subpackage, so that a newcomer finds a concern's code from it."""
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    package = ROOT / "lib" / "gpuperf"
+    root_modules = {p.stem for p in package.glob("*.py") if p.stem != "__init__"}
+    subpackages = {f"gpuperf.{p.parent.name}" for p in package.glob("*/__init__.py")}
+    missing = sorted(m for m in root_modules if f"`{m}`" not in text)
+    missing += sorted(s for s in subpackages if f"`{s}`" not in text)
+    assert not missing, f"CONTRIBUTING.md's map of the package does not name {missing}"
+
+
 def test_make_test_keeps_each_notebook_on_one_worker():
     """Under pytest-xdist, nbval needs --dist loadfile: with the default scheduling one notebook's cells
     are spread over several workers (several kernels), and a cell then misses the variables of the ones
