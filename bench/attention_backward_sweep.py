@@ -30,7 +30,7 @@ from pathlib import Path
 import torch
 
 from gpuperf.kernels import flash_attention_bwd as fab
-from gpuperf.ncu import profile_window
+from gpuperf.benchmark.ncu import profile_window
 
 Cfg = fab.BackwardConfig
 
@@ -172,9 +172,9 @@ def _one_shape(head_dim, causal, table, gen, backward_flop, n_seq=4096):
 
 
 def variants(out_dir: Path) -> None:
-    from gpuperf import recorded
+    from gpuperf.results import recorded
     from gpuperf.benchmark import device_slug
-    from gpuperf.benchmark.attention_backward import backward_flop
+    from gpuperf.benchmark.family.attention_backward import backward_flop
 
     jobs = [(d, dt, c, cfg) for d, table in CANDIDATES.items() for cfg in table.values()
             for dt in ("fp16", "bf16") for c in (False, True)]
@@ -209,7 +209,7 @@ def overhead(out_dir: Path) -> None:
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.profiler import ProfilerActivity, profile
 
-    from gpuperf import recorded
+    from gpuperf.results import recorded
     from gpuperf.benchmark import device_slug
 
     def sdpa(backend):
@@ -328,7 +328,8 @@ def launch_cost() -> None:
 def collect(out_dir: Path, reports: list[str]) -> None:
     """Per-kernel summaries (``gpuperf.ncu.kernel_summary``) of ncu CSV reports given as LABEL=PATH (e.g.
     before=bench/profiles/.../ncu_attn_bwd_d128_causal_n4096.csv): ``attention_backward_profile_<device>``."""
-    from gpuperf import ncu, recorded
+    from gpuperf.benchmark import ncu
+    from gpuperf.results import recorded
     from gpuperf.benchmark import device_slug
 
     rows = []

@@ -62,7 +62,7 @@ def run(launch_path: str, shape_set: str = "default") -> None:
     from torch.nn.functional import scaled_dot_product_attention as sdpa
 
     from gpuperf.kernels import flash_attention as fa
-    from gpuperf.ncu import profile_window
+    from gpuperf.benchmark.ncu import profile_window
 
     if shape_set not in ("default", "l2"):
         raise ValueError(f"shape_set must be 'default' or 'l2', got {shape_set!r}")
@@ -100,7 +100,7 @@ def run(launch_path: str, shape_set: str = "default") -> None:
 def parse_ncu_csv(text: str) -> list[dict]:
     """One dict per profiled kernel, in launch order: its name and the metrics of :data:`METRICS` (read by
     :func:`gpuperf.ncu.parse_ncu_csv`)."""
-    from gpuperf import ncu
+    from gpuperf.benchmark import ncu
 
     return [{"kernel_name": launch["kernel_name"],
              **{key: float(launch["metrics"][name][1]) for name, key in METRICS.items()
@@ -111,7 +111,7 @@ def parse_ncu_csv(text: str) -> list[dict]:
 def collect(csv_path: str, launch_path: str, out_dir: str | None = None,
             name: str = "attention_forward_profile_h200") -> None:
     """Pair the profile with the launches and save the recorded run (``out_dir``: default book/data)."""
-    from gpuperf import recorded
+    from gpuperf.results import recorded
 
     with open(csv_path) as f:
         profiled = parse_ncu_csv(f.read())

@@ -240,7 +240,7 @@ def record(out_path, job_paths):
     with provenance as a recorded run (gpuperf.recorded.save_run)."""
     from pathlib import Path
 
-    from gpuperf import recorded
+    from gpuperf.results import recorded
 
     rows, prov = [], None
     for job_path in job_paths:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from gpuperf import recorded
+from gpuperf.results import recorded
 from gpuperf.benchmark import device_slug, time_callable
 
 SEQ_LENS = (1024, 2048, 4096, 8192, 16384)

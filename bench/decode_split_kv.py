@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from gpuperf import recorded
+from gpuperf.results import recorded
 from gpuperf.benchmark import device_slug, time_callable
 
 N_KEYS = (4096, 16384, 65536, 131072)

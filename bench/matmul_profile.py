@@ -23,7 +23,7 @@ from pathlib import Path
 if importlib.util.find_spec("gpuperf") is None:  # a machine without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
-from gpuperf import ncu  # noqa: E402
+from gpuperf.benchmark import ncu  # noqa: E402
 
 
 def rows_from_reports(reports: dict[tuple[str, str, int], str]) -> list[dict]:
@@ -57,7 +57,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--skip-bad", action="store_true",
                         help="leave out (with a message) a report that is missing or holds no launch")
     args = parser.parse_args(argv)
-    from gpuperf.recorded import provenance, save_run
+    from gpuperf.results.recorded import provenance, save_run
 
     reports = {}
     for spec in args.reports:

@@ -195,7 +195,7 @@ def sweep_rows(report: dict) -> list:
 def collect(argv) -> int:
     import argparse
     from pathlib import Path
-    from gpuperf.recorded import save_run
+    from gpuperf.results.recorded import save_run
     parser = argparse.ArgumentParser(description="record a sweep report")
     parser.add_argument("report", type=Path)
     parser.add_argument("--provenance-from", type=Path, required=True)

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))  # the repository's gpuperf, uninstalled
-from gpuperf.memory.live import REGISTER_HUNGRY_SOURCE  # noqa: E402  (the occupancy kernels' template)
+from gpuperf.benchmark.occupancy import REGISTER_HUNGRY_SOURCE  # noqa: E402  (the occupancy kernels' template)
 
 METRICS = (
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
@@ -510,7 +510,7 @@ def parse_ncu_csv(text: str) -> list[dict]:
 
 def run_collect(out: Path) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
-    from gpuperf.recorded import provenance, save_run
+    from gpuperf.results.recorded import provenance, save_run
 
     launches = json.loads((out / "launches.json").read_text())
     profiled = parse_ncu_csv((out / "ncu.csv").read_text())

@@ -370,7 +370,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--merge-ncu", type=Path, default=None, help="ncu CSV to merge into divergence JSON")
     parser.add_argument("--skip", nargs="*", default=[], choices=["chase", "sweep", "divergence"])
     args = parser.parse_args(argv)
-    from gpuperf.recorded import provenance, save_run
+    from gpuperf.results.recorded import provenance, save_run
 
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.ncu_divergence:

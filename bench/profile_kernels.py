@@ -19,7 +19,7 @@ import sys
 
 import torch
 
-from gpuperf.ncu import profile_window
+from gpuperf.benchmark.ncu import profile_window
 
 
 def _softmax_long():

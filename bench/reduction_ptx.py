@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
 
     import triton
 
-    from gpuperf.recorded import save_run
+    from gpuperf.results.recorded import save_run
 
     rows = cases()
     if rows[0]["counts"]["shfl_bfly"] == 0 or rows[0]["counts"]["st_shared"] == 0:

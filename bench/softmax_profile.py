@@ -37,7 +37,7 @@ from pathlib import Path
 if importlib.util.find_spec("gpuperf") is None:  # a machine without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
-from gpuperf import ncu  # noqa: E402
+from gpuperf.benchmark import ncu  # noqa: E402
 
 SHAPE = {"dtype": "fp16", "rows": 512, "n": 262144}
 
@@ -113,7 +113,7 @@ def main(argv: list[str]) -> int:
     if args.run_passes:
         ncu.profile_window(_pass_calls())
         return 0
-    from gpuperf.recorded import load_run, provenance, save_run
+    from gpuperf.results.recorded import load_run, provenance, save_run
 
     if args.passes is not None:
         rows = rows_from_passes_report(args.passes.read_text())

@@ -64,7 +64,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out-dir", type=Path, default=ROOT / "book" / "data")
     args = parser.parse_args(argv)
-    from gpuperf.recorded import save_run
+    from gpuperf.results.recorded import save_run
 
     nvcc, cuobjdump = _tool("nvcc"), _tool("cuobjdump")
     rows = []

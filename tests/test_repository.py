@@ -191,7 +191,7 @@ def test_module_does_not_import_torch_or_triton_at_import_time(module):
 
 
 def test_recorded_runs_carry_provenance():
-    from gpuperf.recorded import load_run
+    from gpuperf.results.recorded import load_run
 
     data_dir = ROOT / "book" / "data"
     for path in sorted(data_dir.glob("*.json")):
@@ -250,6 +250,151 @@ def test_every_module_is_found():
     modules = _gpuperf_modules()
     assert {"gpuperf", "gpuperf.roofline", "gpuperf.kernels", "gpuperf.kernels.elementwise"} <= set(modules)
     assert not any("__" in m for m in modules), modules
+
+
+def _gpuperf_import_graph(function_level: bool = True) -> dict[str, set[str]]:
+    """``{module: {gpuperf modules it imports}}`` read from the source with ast (nothing is imported).
+
+    Module-level imports, and with ``function_level`` those inside functions too (the lazy imports that keep
+    torch out of import time). ``from a.b import c`` counts as importing ``a.b.c`` when that is a module,
+    else ``a.b``; a package's implicit import of its parent packages is not an edge."""
+    import ast
+
+    package = ROOT / "lib" / "gpuperf"
+    paths = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        paths[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {name: set() for name in paths}
+
+    def resolve(name: str, is_package: bool, node: ast.Import | ast.ImportFrom) -> list[str]:
+        if isinstance(node, ast.Import):
+            return [alias.name for alias in node.names]
+        base = node.module or ""
+        if node.level:
+            here = name.split(".") if is_package else name.split(".")[:-1]
+            here = here[: len(here) - (node.level - 1)]
+            base = ".".join(here + ([base] if base else []))
+        return [f"{base}.{a.name}" if f"{base}.{a.name}" in paths else base for a in node.names]
+
+    for name, path in paths.items():
+        def visit(node: ast.AST, in_function: bool) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, (ast.Import, ast.ImportFrom)) and (function_level or not in_function):
+                    for target in resolve(name, path.name == "__init__.py", child):
+                        while target and target not in paths:
+                            target = target.rpartition(".")[0]
+                        if target and target != name:
+                            graph[name].add(target)
+                visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+        visit(ast.parse(path.read_text()), False)
+    return graph
+
+
+def _import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` as a list of modules (first == last), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def walk(module: str) -> list[str] | None:
+        state[module] = 1
+        path.append(module)
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                return path[path.index(target):] + [target]
+            if target not in state and (cycle := walk(target)):
+                return cycle
+        state[module] = 2
+        path.pop()
+        return None
+
+    for module in sorted(graph):
+        if module not in state and (cycle := walk(module)):
+            return cycle
+    return None
+
+
+def test_import_graph_reads_lazy_imports():
+    """The graph the next tests check sees function-level imports (a check that missed them would pass
+    vacuously): gpuperf.benchmark imports its families only inside load_family/families."""
+    assert "gpuperf.benchmark.family" in _gpuperf_import_graph()["gpuperf.benchmark"]
+    assert "gpuperf.benchmark.family" not in _gpuperf_import_graph(function_level=False)["gpuperf.benchmark"]
+    assert _import_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_the_package_has_no_import_cycle():
+    """No cycle among gpuperf's modules, counting module-level and function-level imports alike (issue 24:
+    a lazy import that closes a cycle hides an arrow pointing the wrong way; the layers are the models at the
+    root, gpuperf.kernels, gpuperf.benchmark (measuring), gpuperf.results (reading recorded runs) and
+    gpuperf.plotting / gpuperf.explorers (presentation))."""
+    cycle = _import_cycle(_gpuperf_import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_kernels_import_neither_the_harness_nor_the_readers():
+    """gpuperf.kernels holds the kernels only: a benchmark family's cases and counting live in
+    gpuperf.benchmark.family, the reading of recorded runs in gpuperf.results (no arrow back up)."""
+    graph = _gpuperf_import_graph()
+    upward = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.items() if re.match(r"gpuperf\.kernels(\.|$)", module)
+        for target in targets if re.match(r"gpuperf\.(benchmark|results)(\.|$)", target)
+    )
+    assert not upward, upward
+
+
+def _module_file(dotted: str) -> Path | None:
+    base = ROOT / "lib" / Path(*dotted.split("."))
+    return next((f for f in (base.with_suffix(".py"), base / "__init__.py") if f.is_file()), None)
+
+
+def _top_level_names(path: Path) -> set[str]:
+    import ast
+
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+#: Placeholders the docs write inside dotted paths (``gpuperf.kernels.labs.lN``: the lab's number).
+DOC_PLACEHOLDERS = {"lN"}
+
+
+@pytest.mark.parametrize("doc", ["CONTRIBUTING.md", "README.md", "labs/README.md",
+                                 *_ids(PAGES)])
+def test_docs_name_only_modules_and_functions_that_exist(doc):
+    """A dotted path ``gpuperf.a.b.name`` in the docs names a module of lib/ and, after it, a name that
+    module defines or imports (a path left behind by a move, as issue 24's, fails here)."""
+    stale = []
+    for dotted in sorted(set(re.findall(r"(?<![\w/.])gpuperf(?:\.\w+)+", (ROOT / doc).read_text()))):
+        parts = dotted.split(".")
+        if DOC_PLACEHOLDERS & set(parts):
+            continue
+        k = next(k for k in range(len(parts), 0, -1) if _module_file(".".join(parts[:k])))
+        rest = parts[k:]
+        if rest and rest[0] not in _top_level_names(_module_file(".".join(parts[:k]))):
+            stale.append(dotted)
+    assert not stale, f"{doc} names {stale}, which lib/ does not define"
+
+
+def test_contributing_maps_every_module_at_the_package_root():
+    """CONTRIBUTING.md's map of the package names every module at its root (the models and simulators)
+    and every subpackage, so that a newcomer finds a concern's code from it."""
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    package = ROOT / "lib" / "gpuperf"
+    root_modules = {p.stem for p in package.glob("*.py") if p.stem != "__init__"}
+    subpackages = {f"gpuperf.{p.parent.name}" for p in package.glob("*/__init__.py")}
+    missing = sorted(m for m in root_modules if f"`{m}`" not in text)
+    missing += sorted(s for s in subpackages if f"`{s}`" not in text)
+    assert not missing, f"CONTRIBUTING.md's map of the package does not name {missing}"
 
 
 def test_make_test_keeps_each_notebook_on_one_worker():

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -638,3 +638,26 @@ def dequantize_int(q, scale) -> np.ndarray:
         raise ValueError(f"q must hold integers, got dtype {codes.dtype}")
     result = codes.astype(np.float64) * scale_array
     return result[()] if result.ndim == 0 else result
+
+
+_SPECIALS_TEXT = {"ieee": "inf, NaN", "fn": "NaN only", "none": "none"}
+
+
+def formats_table_rows(names: Sequence[str] | None = None) -> list[dict[str, str]]:
+    """One row of display strings per floating-point format (all of :data:`FORMATS` by default), for
+    :data:`gpuperf.plotting.tables.FORMAT_COLUMNS`."""
+    rows = []
+    for name in (FORMATS if names is None else names):
+        f = get_format(name)
+        rows.append({
+            "name": f.name,
+            "bits": f"{f.total_bits}",
+            "layout": f"{'S1 ' if f.signed else ''}E{f.exponent_bits} M{f.mantissa_bits}",
+            "bias": f"{f.bias}",
+            "max": f"{f.max_value:.4g}",
+            "min_normal": f"{f.min_normal:.3g}",
+            "min_subnormal": f"{f.min_subnormal:.3g}" if f.has_subnormals else "none",
+            "epsilon": f"{f.machine_epsilon:.3g}",
+            "specials": _SPECIALS_TEXT[f.specials],
+        })
+    return rows

@@ -539,7 +539,7 @@ def min_square_matmul_for_compute_bound(
 def ridge_rows(accelerators: Sequence[str | Accelerator], dtypes: Sequence[str] = ("fp16", "fp8", "fp4"),
                unit: str = "matrix") -> list[dict[str, object]]:
     """One dict per device: ``name``, ``hbm_bytes_per_s`` and, for each dtype, ``peak_<dtype>`` (FLOP/s) and
-    ``ridge_<dtype>`` (FLOP/byte), ``None`` where the device has no such unit (for :mod:`gpuperf.tables`)."""
+    ``ridge_<dtype>`` (FLOP/byte), ``None`` where the device has no such unit (for :mod:`gpuperf.plotting.tables`)."""
     _check_unit(unit)
     for d in dtypes:
         _check_dtype(d)
@@ -614,3 +614,16 @@ def memory_roofs(accelerator: str | Accelerator) -> list[Roof]:
         source = "; ".join(f"{p}: {sources[p]}" for p in parts if sources.get(p))
         roofs.append(Roof("shared memory", "memory", value, source))
     return sorted(roofs, key=lambda roof: roof.value)
+
+
+def analysis_rows(analyses: Mapping) -> list[dict[str, object]]:
+    """One row per ``{label: RooflineAnalysis}`` item, for
+    :data:`gpuperf.plotting.tables.ANALYSIS_COLUMNS`."""
+    if not isinstance(analyses, Mapping):
+        raise ValueError(f"analyses must be a mapping of labels to RooflineAnalysis, got {type(analyses).__name__}")
+    return [
+        {"operation": label, "flop": a.op.flop, "bytes_moved": a.op.bytes_moved,
+         "intensity": a.intensity_flop_per_byte, "bound": a.bound, "time_s": a.time_s,
+         "percent_of_peak": 100 * a.fraction_of_peak}
+        for label, a in analyses.items()
+    ]

@@ -1,4 +1,6 @@
-"""Plotting helpers: one style for every figure in the book, and one module per chapter's figures.
+"""Presentation: one style for every figure in the book (``style``), one module per chapter's figures,
+HTML tables (``tables``) and a kernel's source shown on the page (``listing``).
 
-Simulators and models in ``gpuperf`` return plain data; only this subpackage draws.
+Simulators and models in ``gpuperf`` return plain data; only this subpackage draws. Importing it (or
+``tables`` and ``listing``) does not import matplotlib; the figure modules do.
 """

@@ -3,6 +3,12 @@
 The hardware appendix uses it to show :func:`gpuperf.hardware.hardware_table_rows`: FLOP/s become TFLOP/s,
 bytes/s TB/s, bytes GB, KiB or MiB, Hz GHz, and a missing figure (``None`` or NaN) becomes a dash. The
 functions return strings; a notebook shows them with ``IPython.display.HTML``.
+
+Presentation only: the rows come from the module that computes them (``hardware_table_rows``,
+:func:`gpuperf.roofline.ridge_rows` and :func:`~gpuperf.roofline.analysis_rows`,
+:func:`gpuperf.formats.formats_table_rows`, the readers of :mod:`gpuperf.results`); this module holds
+the renderer and the column sets (which keys a table shows, under which header, in which unit). It
+imports nothing but the standard library.
 """
 
 from __future__ import annotations
@@ -165,37 +171,13 @@ def format_sources_html(accelerators: Iterable) -> str:
     return "\n".join(out)
 
 
-#: Columns for :func:`formats_table_rows`.
+#: Columns for :func:`gpuperf.formats.formats_table_rows`.
 FORMAT_COLUMNS = (
     Column("name", "format"), Column("bits", "bits"), Column("layout", "layout"), Column("bias", "bias"),
     Column("max", "largest"), Column("min_normal", "smallest normal"),
     Column("min_subnormal", "smallest subnormal"), Column("epsilon", "machine epsilon"),
     Column("specials", "inf / NaN"),
 )
-
-_SPECIALS_TEXT = {"ieee": "inf, NaN", "fn": "NaN only", "none": "none"}
-
-
-def formats_table_rows(names: Sequence[str] | None = None) -> list[dict[str, str]]:
-    """One row of display strings per floating-point format of :mod:`gpuperf.formats` (all by default)."""
-    from gpuperf import formats
-
-    rows = []
-    for name in (formats.FORMATS if names is None else names):
-        f = formats.get_format(name)
-        rows.append({
-            "name": f.name,
-            "bits": f"{f.total_bits}",
-            "layout": f"{'S1 ' if f.signed else ''}E{f.exponent_bits} M{f.mantissa_bits}",
-            "bias": f"{f.bias}",
-            "max": f"{f.max_value:.4g}",
-            "min_normal": f"{f.min_normal:.3g}",
-            "min_subnormal": f"{f.min_subnormal:.3g}" if f.has_subnormals else "none",
-            "epsilon": f"{f.machine_epsilon:.3g}",
-            "specials": _SPECIALS_TEXT[f.specials],
-        })
-    return rows
-
 
 # ---- chapter 06: ridge points, roofline analyses, precision, the measured matmul sweep and chain ------------
 
@@ -211,7 +193,7 @@ RIDGE_COLUMNS: tuple[Column, ...] = (
     Column("ridge_fp4", "FP4 ridge (FLOP/B)", 1.0, 0),
 )
 
-#: Columns for :func:`analysis_rows`.
+#: Columns for :func:`gpuperf.roofline.analysis_rows`.
 ANALYSIS_COLUMNS: tuple[Column, ...] = (
     Column("operation", "Operation"),
     Column("flop", "GFLOP", 1e9, 2),
@@ -221,18 +203,6 @@ ANALYSIS_COLUMNS: tuple[Column, ...] = (
     Column("time_s", "Time \u2265 (\u00b5s)", 1e-6, 1),
     Column("percent_of_peak", "Peak reachable (%)", 1.0, 2),
 )
-
-
-def analysis_rows(analyses: Mapping) -> list[dict[str, object]]:
-    """One row per ``{label: RooflineAnalysis}`` item, for :data:`ANALYSIS_COLUMNS`."""
-    if not isinstance(analyses, Mapping):
-        raise ValueError(f"analyses must be a mapping of labels to RooflineAnalysis, got {type(analyses).__name__}")
-    return [
-        {"operation": label, "flop": a.op.flop, "bytes_moved": a.op.bytes_moved,
-         "intensity": a.intensity_flop_per_byte, "bound": a.bound, "time_s": a.time_s,
-         "percent_of_peak": 100 * a.fraction_of_peak}
-        for label, a in analyses.items()
-    ]
 
 
 #: Columns for the precision table of chapter 06 (rows built there from dicts with these keys).
@@ -245,7 +215,7 @@ PRECISION_COLUMNS: tuple[Column, ...] = (
     Column("threshold", "Smallest compute-bound N", 1.0, 0),
 )
 
-#: Columns for :func:`gpuperf.matmul_results.report_table_rows`.
+#: Columns for :func:`gpuperf.results.matmul.report_table_rows`.
 MATMUL_COLUMNS: tuple[Column, ...] = (
     Column("shape", "m x k x n"),
     Column("kind", "Kind"),
@@ -257,7 +227,7 @@ MATMUL_COLUMNS: tuple[Column, ...] = (
     Column("of_bound", "% of roofline bound", 1.0, 1),
 )
 
-#: Columns for :func:`gpuperf.elementwise_results.chain_table_rows`.
+#: Columns for :func:`gpuperf.results.elementwise.chain_table_rows`.
 CHAIN_COLUMNS: tuple[Column, ...] = (
     Column("k", "k (FLOP per element)", 1.0, 0),
     Column("intensity", "FLOP/byte", 1.0, 2),
