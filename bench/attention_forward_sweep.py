@@ -249,7 +249,7 @@ OLD_FIELDS = {8: FIELDS + ("warp_specialize", "persistent", "maxnreg", "lookahea
 
 def record(out_path, job_paths):
     """Flatten the jobs' fwd_sweep.json files into rows (one per timed candidate and shape) and save them
-    with provenance as a recorded run (gpuperf.recorded.save_run)."""
+    with provenance as a recorded run (gpuperf.results.recorded.save_run)."""
     from gpuperf.results import recorded
 
     rows, prov = [], None

@@ -6,7 +6,7 @@ measurements"). This module follows, cell by cell, which names hold a value comp
 timing and reports every ``assert`` that reads one.
 
 How a value becomes live ("tainted"): it is the result of a call of a timing function (:data:`SOURCES`: the
-measurement helpers of ``gpuperf.measure``, ``gpuperf.overhead``, ``gpuperf.labs`` and
+measurement helpers of ``gpuperf.benchmark.timing``, ``gpuperf.overhead``, ``gpuperf.labs`` and
 ``gpuperf.benchmark``, and the clocks of ``time``, ``timeit``, Triton and CUDA events), or it is computed
 from a live value, or it is a function of the notebook whose body does either (calling it gives a live
 value), or it is a container a live value was put into (``d[k] = t``, ``xs.append(t)``).
@@ -39,7 +39,7 @@ CLOCKS = frozenset({
     "thread_time", "timeit", "autorange", "blocked_autorange", "adaptive_autorange", "do_bench",
     "do_bench_cudagraph", "elapsed_time",
 })
-#: The measurement helpers of the course's package (gpuperf.measure, .overhead, .labs, .benchmark, ...): every
+#: The measurement helpers of the course's package (gpuperf.benchmark.timing, .overhead, .labs, .benchmark, ...): every
 #: public function of lib/gpuperf that calls a clock or another helper (:func:`library_timing_functions`;
 #: tests/test_live_timing.py fails when one is missing here).
 HELPERS = frozenset({

@@ -1,12 +1,13 @@
-"""Tests of gpuperf.elementwise_results: on a synthetic run whose answers follow from closed forms, and on
+"""Tests of gpuperf.results.elementwise: on a synthetic run whose answers follow from closed forms, and on
 the recorded H200 run in book/data (the claims chapter 06 makes about it)."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpuperf import elementwise_results as er
-from gpuperf import hardware, recorded
+from gpuperf.results import elementwise as er
+from gpuperf import hardware
+from gpuperf.results import recorded
 from gpuperf import roofline as rl
 
 # --- a synthetic run ----------------------------------------------------------------------------------------
@@ -258,9 +259,10 @@ def test_recorded_run_missing_dtype_raises(h200_run):
 
 # ---- second edition: series, chain table, the run's accelerator ------------------------------------------
 def test_series_table_and_accelerator_on_the_recorded_long_run():
-    from gpuperf import elementwise_results as er
-    from gpuperf import hardware, recorded
-    from gpuperf.tables import CHAIN_COLUMNS, format_table_html
+    from gpuperf.results import elementwise as er
+    from gpuperf import hardware
+    from gpuperf.results import recorded
+    from gpuperf.plotting.tables import CHAIN_COLUMNS, format_table_html
 
     run = recorded.load_run("elementwise_long_h200")
     rows = er.rows_for_dtype(run, "bf16")
@@ -284,7 +286,7 @@ def test_series_table_and_accelerator_on_the_recorded_long_run():
 
 
 def test_load_or_run_reads_the_recorded_run_without_a_gpu():
-    from gpuperf import elementwise_results as er
+    from gpuperf.results import elementwise as er
 
     run, dtype = er.load_or_run(False)
     assert dtype == "bf16" and run["provenance"]["device"] == "NVIDIA H200"

@@ -1,4 +1,4 @@
-"""Tests for gpuperf.layer_profile on the CPU: the layer's two attention forms agree with a float64
+"""Tests for gpuperf.benchmark.layer_profile on the CPU: the layer's two attention forms agree with a float64
 reference, decode matches the last row of prefill, and the trace parser attributes kernels."""
 
 import json
@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from gpuperf import layer_profile as lp  # noqa: E402
+from gpuperf.benchmark import layer_profile as lp  # noqa: E402
 
 CFG = {"d_model": 64, "n_heads": 4, "head_dim": 16, "d_ff": 96, "seq_len": 97, "batch": 1}
 
@@ -84,7 +84,7 @@ def test_trace_parser_attributes_kernels_to_the_innermost_range(tmp_path):
 
 
 def test_chapter_profile_without_a_gpu_loads_the_record(monkeypatch):
-    from gpuperf import recorded
+    from gpuperf.results import recorded
 
     monkeypatch.setattr(recorded, "cuda_available", lambda: False)
     profile = lp.chapter_profile()

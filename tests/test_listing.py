@@ -1,8 +1,8 @@
-"""gpuperf.listing: a region read from a module's source, markers dropped, errors that name the region."""
+"""gpuperf.plotting.listing: a region read from a module's source, markers dropped, errors that name the region."""
 
 import pytest
 
-from gpuperf import listing
+from gpuperf.plotting import listing
 
 
 def _sample(x):

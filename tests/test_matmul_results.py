@@ -1,12 +1,12 @@
-"""gpuperf.matmul_results and the matmul_roof benchmark family's cases (no GPU needed for either)."""
+"""gpuperf.results.matmul and the matmul_roof benchmark family's cases (no GPU needed for either)."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpuperf import matmul_results as mr
+from gpuperf.results import matmul as mr
 from gpuperf import roofline as rl
-from gpuperf.benchmark import matmul_roof
+from gpuperf.benchmark.family import matmul_roof
 
 
 def _row(kind, m, k, n, time_s, label=None):
@@ -183,12 +183,12 @@ def test_run_cases_interleaves_a_group_and_leaves_plain_cases_alone(monkeypatch,
 
 
 # --------------------------------------------------------------------------------------------------
-# Nsight Compute CSV reports (gpuperf.ncu) and bench/matmul_profile.py's rows
+# Nsight Compute CSV reports (gpuperf.benchmark.ncu) and bench/matmul_profile.py's rows
 # --------------------------------------------------------------------------------------------------
 
 from pathlib import Path  # noqa: E402
 
-from gpuperf import ncu  # noqa: E402
+from gpuperf.benchmark import ncu  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = REPO / "bench" / "profiles" / "2026-12-01-baseline" / "ncu_matmul_bf16_4096.csv"
@@ -309,10 +309,10 @@ def test_sweep_rows_from_a_sweep_report():
 
 
 # --------------------------------------------------------------------------------------------------
-# gpuperf.matmul_targets: chapter 08's tables of the targets, the sweep and the profiles
+# gpuperf.results.matmul_targets: chapter 08's tables of the targets, the sweep and the profiles
 # --------------------------------------------------------------------------------------------------
 
-from gpuperf import matmul_targets as mt  # noqa: E402
+from gpuperf.results import matmul_targets as mt  # noqa: E402
 
 
 def _target_pair(dtype, size, cublas_times, triton_times, clocks=(1600.0, 1700.0)):
@@ -350,7 +350,7 @@ def test_target_rows_read_medians_and_per_round_ratios():
 
 
 def test_sweep_and_profile_tables_from_the_recorded_files():
-    from gpuperf import recorded
+    from gpuperf.results import recorded
 
     shapes = [("bf16", 4096), ("fp16", 4096), ("bf16", 8192), ("fp16", 8192)]
     sweep = mt.sweep_table(recorded.load_run("matmul_sweep_h200")["results"], shapes)
@@ -377,7 +377,7 @@ def test_plot_interleaved_rounds_draws_each_rounds_rate_and_clock():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from gpuperf import recorded
+    from gpuperf.results import recorded
     from gpuperf.plotting.tiling import plot_interleaved_rounds
 
     rows = recorded.load_run("matmul_targets_h200")["results"]
@@ -396,7 +396,7 @@ def test_plot_interleaved_rounds_draws_each_rounds_rate_and_clock():
 
 
 def test_profile_window_refuses_a_bad_warmup_count():
-    from gpuperf.ncu import profile_window
+    from gpuperf.benchmark.ncu import profile_window
 
     for bad in (-1, 1.5, True, "2"):
         with pytest.raises(ValueError, match="^warmups must be"):
@@ -404,7 +404,7 @@ def test_profile_window_refuses_a_bad_warmup_count():
 
 
 def test_load_or_run_reads_the_recorded_run_without_a_gpu():
-    from gpuperf import matmul_results as mr
+    from gpuperf.results import matmul as mr
 
     run = mr.load_or_run(False)
     assert run["provenance"]["device"] == "NVIDIA H200" and mr.rows_of_kind(run, "square")

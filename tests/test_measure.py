@@ -1,4 +1,4 @@
-"""Tests of gpuperf.measure: the counting (against closed forms), the timing harness (with a fake clock),
+"""Tests of gpuperf.benchmark.timing: the counting (against closed forms), the timing harness (with a fake clock),
 the structure of a Measurement, and input validation. Speeds are never asserted: they depend on the machine.
 """
 
@@ -9,8 +9,8 @@ import statistics
 import numpy as np
 import pytest
 
-from gpuperf import measure
-from gpuperf.measure import (
+from gpuperf.benchmark import timing as measure
+from gpuperf.benchmark.timing import (
     Measurement,
     copy_bytes_moved,
     measure_copy_bytes_per_s,
@@ -163,9 +163,9 @@ def test_unknown_device_raises(bad):
 
 
 def test_cuda_without_a_gpu_raises(monkeypatch):
-    import gpuperf.recorded
+    import gpuperf.results.recorded
 
-    monkeypatch.setattr(gpuperf.recorded, "cuda_available", lambda: False)
+    monkeypatch.setattr(gpuperf.results.recorded, "cuda_available", lambda: False)
     with pytest.raises(ValueError, match="device 'cuda'"):
         measure_copy_bytes_per_s(n_bytes=4, device="cuda")
 
@@ -182,7 +182,7 @@ def test_time_calls_s_rejects_non_callable():
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not __import__("gpuperf.recorded").recorded.cuda_available(), reason="needs a CUDA GPU")
+@pytest.mark.skipif(not __import__("gpuperf.results.recorded").results.recorded.cuda_available(), reason="needs a CUDA GPU")
 def test_cuda_measurements_structure():
     m = measure_matmul_flop_per_s(n=256, dtype="bf16", repeats=3, device="cuda")
     assert m.device == "cuda" and m.dtype == "bf16" and m.value > 0
@@ -201,7 +201,7 @@ def _fake(unit, value, device="cpu", dtype="fp32", samples=None):
 
 
 def test_measured_accelerator_carries_the_two_numbers():
-    from gpuperf.measure import measured_accelerator
+    from gpuperf.benchmark.timing import measured_accelerator
 
     acc = measured_accelerator(_fake("FLOP/s", 3e11), _fake("bytes/s", 4e10), name="my laptop")
     assert acc.name == "my laptop"
@@ -214,7 +214,7 @@ def test_measured_accelerator_carries_the_two_numbers():
 
 
 def test_measured_accelerator_validates():
-    from gpuperf.measure import measured_accelerator
+    from gpuperf.benchmark.timing import measured_accelerator
 
     flops, bw = _fake("FLOP/s", 1e9), _fake("bytes/s", 1e9)
     with pytest.raises(ValueError, match="matmul must be"):
@@ -230,7 +230,7 @@ def test_measured_accelerator_validates():
 
 
 def test_measured_accelerator_best_takes_the_fastest_samples():
-    from gpuperf.measure import measured_accelerator
+    from gpuperf.benchmark.timing import measured_accelerator
 
     matmul = _fake("FLOP/s", 2e11, samples=(1e11, 2e11, 5e11))
     copy = _fake("bytes/s", 3e10, samples=(3e10, 1e10, 4e10))
@@ -245,7 +245,7 @@ def test_measured_accelerator_best_takes_the_fastest_samples():
 @pytest.mark.parametrize("n_elements", [1, 3, 1000, 1_000_003])
 @pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
 def test_add_counts_match_the_arrays_it_touches(n_elements, dtype):
-    from gpuperf.measure import add_bytes_moved, add_flop
+    from gpuperf.benchmark.timing import add_bytes_moved, add_flop
 
     x = np.ones(n_elements, dtype=dtype)
     y = np.full(n_elements, 2, dtype=dtype)
@@ -259,7 +259,7 @@ def test_add_counts_match_the_arrays_it_touches(n_elements, dtype):
 
 @pytest.mark.parametrize("dtype, b", [("float32", 4), ("fp32", 4), ("float64", 8), ("fp16", 2), ("bf16", 2)])
 def test_add_bytes_moved_is_3nb_and_intensity_1_over_3b(dtype, b):
-    from gpuperf.measure import add_bytes_moved, add_flop
+    from gpuperf.benchmark.timing import add_bytes_moved, add_flop
     from gpuperf.roofline import arithmetic_intensity
 
     n = 2**23 + 5
@@ -305,7 +305,7 @@ def test_add_measurement_structure():
 
 @pytest.mark.parametrize("bad", [0, -4, 2.0, "8", True, None])
 def test_add_rejects_bad_sizes_naming_the_argument(bad):
-    from gpuperf.measure import add_bytes_moved, add_flop
+    from gpuperf.benchmark.timing import add_bytes_moved, add_flop
 
     with pytest.raises(ValueError, match="n_elements must be") as err:
         measure.measure_add_flop_per_s(n_elements=bad)
@@ -346,7 +346,7 @@ def test_numpy_integer_sizes_are_accepted_and_counted_exactly():
 
 def test_measured_accelerator_marks_unmeasured_figures_as_none():
     from gpuperf import roofline
-    from gpuperf.measure import measured_accelerator
+    from gpuperf.benchmark.timing import measured_accelerator
 
     acc = measured_accelerator(_fake("FLOP/s", 3e11), _fake("bytes/s", 4e10))
     assert acc.sm_count is None and acc.boost_clock_hz is None and acc.l2_bytes is None
@@ -374,14 +374,14 @@ def test_matmul_on_the_cpu_computes_the_product_it_times(monkeypatch):
 
 # ---- the bandwidth roof as the best of copy and add; the BLAS thread request -------------------------------
 def _fake_run(unit, samples, work, device="cpu"):
-    from gpuperf.measure import Measurement
+    from gpuperf.benchmark.timing import Measurement
 
     return Measurement("fake", sorted(samples)[len(samples) // 2], unit, tuple(samples),
                        tuple(work / s for s in samples), work, device, "fp32")
 
 
 def test_as_bandwidth_scales_every_sample():
-    from gpuperf.measure import as_bandwidth
+    from gpuperf.benchmark.timing import as_bandwidth
 
     add = _fake_run("FLOP/s", [1e9, 2e9, 3e9], work=100.0)
     bw = as_bandwidth(add, bytes_moved=1200.0)
@@ -393,7 +393,7 @@ def test_as_bandwidth_scales_every_sample():
 
 
 def test_best_bandwidth_picks_the_fastest_call():
-    from gpuperf.measure import best_bandwidth
+    from gpuperf.benchmark.timing import best_bandwidth
 
     copy = _fake_run("bytes/s", [5e9, 6e9], work=1.0)
     add = _fake_run("bytes/s", [4e9, 8e9], work=1.0)
@@ -410,7 +410,7 @@ def test_request_single_blas_thread_in_a_fresh_process():
 
     code = ("import os; [os.environ.pop(v, None) for v in ('OPENBLAS_NUM_THREADS','MKL_NUM_THREADS',"
             "'OMP_NUM_THREADS','VECLIB_MAXIMUM_THREADS')]\n"
-            "from gpuperf.blas_threads import request_single_blas_thread as r\n"
+            "from gpuperf.benchmark.blas_threads import request_single_blas_thread as r\n"
             "first = r(); import numpy; second = r()\n"
             "print(first, second, os.environ['OPENBLAS_NUM_THREADS'])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()

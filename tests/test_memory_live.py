@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuperf.memory import live
+from gpuperf.benchmark import occupancy as live
 
 
 def test_cupy_gpu_available_is_a_bool():

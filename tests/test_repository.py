@@ -191,7 +191,7 @@ def test_module_does_not_import_torch_or_triton_at_import_time(module):
 
 
 def test_recorded_runs_carry_provenance():
-    from gpuperf.recorded import load_run
+    from gpuperf.results.recorded import load_run
 
     data_dir = ROOT / "book" / "data"
     for path in sorted(data_dir.glob("*.json")):

@@ -1,4 +1,4 @@
-"""gpuperf.scoreboard: the course's targets scored on the recorded runs and on hand-built runs, and the book's
+"""gpuperf.results.scoreboard: the course's targets scored on the recorded runs and on hand-built runs, and the book's
 scoreboard page (book/kernel-scoreboard.ipynb) and chapters reading the same files."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuperf import recorded
-from gpuperf import scoreboard as sb
+from gpuperf.results import recorded
+from gpuperf.results import scoreboard as sb
 from gpuperf.benchmark import summarize_ratios
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -201,7 +201,7 @@ def test_recorded_ratios_agree_with_the_rows_found_by_label(recorded_scores):
         fwd = by_id[target_id]
         rows = recorded.load_run(fwd.run_name)["results"]
         if any("variant" in r for r in rows):  # the family's own ratios (since 2026-12-01)
-            from gpuperf.benchmark.attention import speed_ratios
+            from gpuperf.benchmark.family.attention import speed_ratios
 
             expected = speed_ratios(rows)
             for c in fwd.cases:

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpuperf import hardware
-from gpuperf.tables import (
+from gpuperf.plotting.tables import (
     DASH,
     MATRIX_COLUMNS,
     ON_CHIP_COLUMNS,
@@ -158,7 +158,7 @@ def test_sources_list_names_every_device_and_field():
 
 
 def test_formats_table_rows():
-    from gpuperf.tables import FORMAT_COLUMNS, formats_table_rows
+    from gpuperf.plotting.tables import FORMAT_COLUMNS, formats_table_rows
 
     rows = {r["name"]: r for r in formats_table_rows()}
     assert rows["fp16"]["max"] == "6.55e+04" and rows["fp16"]["bias"] == "15" and rows["fp16"]["specials"] == "inf, NaN"
@@ -174,7 +174,7 @@ def test_formats_table_rows():
 
 def test_chapter06_tables_render():
     from gpuperf import roofline as rl
-    from gpuperf.tables import ANALYSIS_COLUMNS, RIDGE_COLUMNS, analysis_rows, format_table_html
+    from gpuperf.plotting.tables import ANALYSIS_COLUMNS, RIDGE_COLUMNS, analysis_rows, format_table_html
 
     html_text = format_table_html(rl.ridge_rows(["V100 SXM2", "B200"]), RIDGE_COLUMNS)
     assert "B200" in html_text and "1,169" in html_text and DASH in html_text  # fp4 ridge; the V100 has no fp4

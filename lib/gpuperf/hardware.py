@@ -73,7 +73,7 @@ class Accelerator:
 
     name: str
     vendor: str
-    kind: str  # "gpu" or "tpu" in the table; gpuperf.measure builds one for the machine it measured
+    kind: str  # "gpu" or "tpu" in the table; gpuperf.benchmark.timing builds one for the machine it measured
     matrix_flop_per_s: Mapping[str, float]
     vector_flop_per_s: Mapping[str, float]
     hbm_bytes_per_s: float

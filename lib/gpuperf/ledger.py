@@ -598,7 +598,7 @@ class Ledger:
         return {g: sum(r.time_s for r in self.rows if r.op.group == g) for g in GROUPS}
 
     def table_rows(self) -> list[dict]:
-        """One dict per operator for :func:`gpuperf.tables.format_table_html`."""
+        """One dict per operator for :func:`gpuperf.plotting.tables.format_table_html`."""
         total_t, total_f = self.time_s, self.flop
         return [{
             "operator": r.op.name, "group": r.op.group, "kernels": r.op.kernels,

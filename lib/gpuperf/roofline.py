@@ -539,7 +539,7 @@ def min_square_matmul_for_compute_bound(
 def ridge_rows(accelerators: Sequence[str | Accelerator], dtypes: Sequence[str] = ("fp16", "fp8", "fp4"),
                unit: str = "matrix") -> list[dict[str, object]]:
     """One dict per device: ``name``, ``hbm_bytes_per_s`` and, for each dtype, ``peak_<dtype>`` (FLOP/s) and
-    ``ridge_<dtype>`` (FLOP/byte), ``None`` where the device has no such unit (for :mod:`gpuperf.tables`)."""
+    ``ridge_<dtype>`` (FLOP/byte), ``None`` where the device has no such unit (for :mod:`gpuperf.plotting.tables`)."""
     _check_unit(unit)
     for d in dtypes:
         _check_dtype(d)

@@ -23,7 +23,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from gpuperf.kernels import interpreter_enabled  # noqa: E402
 from gpuperf.kernels import elementwise as ew  # noqa: E402
-from gpuperf.kernels import elementwise_bench as eb  # noqa: E402
+from gpuperf.benchmark.family import elementwise as eb  # noqa: E402
 
 HAS_CUDA = torch.cuda.is_available()
 gpu_only = [pytest.mark.gpu, pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")]
@@ -527,7 +527,7 @@ def test_bench_script_fails_clearly_without_a_gpu(tmp_path):
 def test_benchmark_refuses_interpreted_kernels_on_gpu(tmp_path):
     done = run_process(["bench/run.py", "elementwise", "--out-dir", str(tmp_path)], "1")
     assert done.returncode == 2 and "TRITON_INTERPRET is on" in done.stderr, done.stderr
-    code = ("import gpuperf.kernels.elementwise_bench as eb\n"
+    code = ("import gpuperf.benchmark.family.elementwise as eb\n"
             "try:\n    eb.run_elementwise_benchmark(n_elements=1000, progress=False)\n"
             "except RuntimeError as e:\n    print(e)\n")
     assert "TRITON_INTERPRET was on" in run_python(code, "1")

@@ -329,7 +329,7 @@ def test_default_path_long_keys_gpu(gen, causal):
 
 
 def test_benchmark_ratio_helpers():
-    from gpuperf.benchmark import attention as fam
+    from gpuperf.benchmark.family import attention as fam
 
     rows = [{"kernel": k, "dtype": "fp16", "head_dim": d, "mask": "full", "n_seq": n, "flop_per_s": rate}
             for k, d, n, rate in (("triton", 64, 1024, 9.0), ("sdpa-cudnn", 64, 1024, 10.0),

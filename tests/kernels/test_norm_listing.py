@@ -7,7 +7,7 @@ pytest.importorskip("triton")
 
 import gpuperf.kernels  # noqa: E402,F401  (sets the interpreter mode before the kernel module is imported)
 from gpuperf.kernels import norm  # noqa: E402
-from gpuperf.listing import longest_line, source_region  # noqa: E402
+from gpuperf.plotting.listing import longest_line, source_region  # noqa: E402
 
 
 def test_chapter_09_listing_shows_the_whole_kernel_within_88_columns():

@@ -1,6 +1,6 @@
 """One benchmark harness for every kernel family of the course (run by ``make bench``, GPU only).
 
-A *family* is a module of this subpackage (``gpuperf.benchmark.elementwise``, ``gpuperf.benchmark.matmul``,
+A *family* is a module of this subpackage (``gpuperf.benchmark.family.elementwise``, ``gpuperf.benchmark.family.matmul``,
 ...) that defines
 
 * ``DESCRIPTION``: one line saying what it measures and against which same-run reference;
@@ -16,8 +16,8 @@ second time (right after the first timing, with its own warm-up: the repeatabili
 family may instead ask for *interleaved rounds* (``Case.rounds``, opt-in): a reference and the cases that
 name it are then timed round-robin, so neither is always timed first on a cooler chip (see
 :func:`run_cases`). ``bench/run.py`` saves each family's rows with their
-provenance as ``book/data/<family>_<device>.json`` (:func:`gpuperf.recorded.save_run`); the book reads them
-back with :func:`gpuperf.recorded.load_run` and :func:`summarize_ratios`.
+provenance as ``book/data/<family>_<device>.json`` (:func:`gpuperf.results.recorded.save_run`); the book reads them
+back with :func:`gpuperf.results.recorded.load_run` and :func:`summarize_ratios`.
 
 A row (one dict per case) holds the case's ``params`` (kernel, dtype, shape, ... as the family chooses)
 followed by :data:`ROW_KEYS`. Importing this module does not import torch or triton.
@@ -314,7 +314,7 @@ def run_cases(family: str, cases: Iterable[Case], *, progress: bool = True, warm
 
     if not torch.cuda.is_available():
         raise RuntimeError(f"benchmark {family!r} needs a CUDA GPU; without one, read the recorded run with "
-                           f"gpuperf.recorded.load_run")
+                           f"gpuperf.results.recorded.load_run")
     rows: list[Row] = []
     seen: set[str] = set()
     group: list[Case] = []  # an interleaved group, checked, waiting to be timed
@@ -475,8 +475,10 @@ def device_slug(device_name: str) -> str:
 
 
 def families() -> list[str]:
-    """Names of the benchmark families (the modules of this subpackage), sorted."""
-    return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+    """Names of the benchmark families (the modules of :mod:`gpuperf.benchmark.family`), sorted."""
+    from gpuperf.benchmark import family as package
+
+    return sorted(m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_"))
 
 
 def load_family(name: str) -> ModuleType:
@@ -484,7 +486,7 @@ def load_family(name: str) -> ModuleType:
     known = families()
     if name not in known:
         raise ValueError(f"name must be one of the benchmark families {known}, got {name!r}")
-    module = importlib.import_module(f"{__name__}.{name}")
+    module = importlib.import_module(f"{__name__}.family.{name}")
     if not callable(getattr(module, "cases", None)):
         raise ValueError(f"benchmark family {name!r} defines no cases() function")
     return module

@@ -4,7 +4,7 @@ A tensor-core-bound kernel on an H200 draws close to the board's power limit, so
 its boost value as the chip warms; two kernels timed one after the other then run at different clocks.
 :class:`GpuSampler` polls NVML (``pynvml``, when installed) or else ``nvidia-smi --query-gpu`` while a
 timing runs, so each timing can be read with the clock it ran at. Not a family (the leading underscore
-keeps it out of :func:`gpuperf.benchmark.families`); no torch import.
+keeps it out of :func:`gpuperf.benchmark.family`); no torch import.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ KERNEL_METRICS = (
     "gpu__time_duration.sum",
 )
 
-#: Warps stalled per issued instruction, one metric per stall reason (``gpuperf.ncu.kernel_summary``'s
+#: Warps stalled per issued instruction, one metric per stall reason (``gpuperf.benchmark.ncu.kernel_summary``'s
 #: ``stalls``).
 STALL_METRICS = (r"regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio",)
 
@@ -125,7 +125,7 @@ def pair_launches(launches: Sequence[Mapping[str, Any]], profiled: Sequence[Mapp
 
 
 def provenance_of_job(run: Mapping[str, Any], command: str) -> dict[str, str]:
-    """The provenance of a recorded ``run`` (a dict as :func:`gpuperf.recorded.load_run` returns) with its
+    """The provenance of a recorded ``run`` (a dict as :func:`gpuperf.results.recorded.load_run` returns) with its
     ``command`` replaced: for a record collected away from the GPU from reports of the job that recorded
     ``run`` (same machine, versions and date)."""
     if not isinstance(run, Mapping) or not isinstance(run.get("provenance"), Mapping):

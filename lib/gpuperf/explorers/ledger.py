@@ -12,7 +12,7 @@ import html
 from gpuperf import ledger as L
 from gpuperf.explorers.core import View, dropdown, explorer, toggle
 from gpuperf.plotting.ledger import GROUP_COLORS, GROUP_LABELS
-from gpuperf.tables import Column, format_table_html
+from gpuperf.plotting.tables import Column, format_table_html
 
 COLUMNS = (
     Column("operator", "operator"),

@@ -119,7 +119,7 @@ def median_time_s(fn: Callable[[], object], on_gpu: bool, repeats: int = 5) -> f
         from gpuperf.benchmark import time_callable
 
         return time_callable(fn)
-    from gpuperf.measure import time_calls_s
+    from gpuperf.benchmark.timing import time_calls_s
 
     return statistics.median(time_calls_s(fn, repeats=repeats, warmup=1))
 
@@ -134,7 +134,8 @@ def your_accelerator(env: Environment, dtype: str = "fp32", unit: str = "matrix"
     """The roofline of the reader's device as ``(accelerator, dtype, unit)``: the datasheet figures of a
     known GPU (``gpuperf.hardware``) when it has a ``dtype`` peak on ``unit``, else two quick measurements
     (an fp32 matmul and a copy) on this device, whose peak is an fp32 "matrix" one."""
-    from gpuperf import hardware, measure
+    from gpuperf import hardware
+    from gpuperf.benchmark import timing as measure
 
     if env.on_gpu:
         try:

@@ -1,5 +1,5 @@
 """The kernel scoreboard's figure (book/kernel-scoreboard.ipynb): every case's same-run ratio against its
-target, one row per target, from :func:`gpuperf.scoreboard.score_all`."""
+target, one row per target, from :func:`gpuperf.results.scoreboard.score_all`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Sequence
 from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
 
 from gpuperf.plotting.style import PALETTE, new_figure
-from gpuperf.scoreboard import TargetScore
+from gpuperf.results.scoreboard import TargetScore
 
 #: How far a row's cases spread around its y position (fraction of the distance between rows).
 ROW_HEIGHT = 0.6

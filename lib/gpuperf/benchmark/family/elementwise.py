@@ -1,16 +1,20 @@
-"""Benchmark of the elementwise kernels against a device-to-device copy, measured in the same run (GPU only).
+"""Benchmark family ``elementwise``: copy, vector add (torch and Triton) and a chain of k elementwise ops
+(unfused torch vs one fused Triton kernel), each against the device-to-device copy of its dtype in the same
+run (GPU only).
 
 The copy (``dst.copy_(src)``: read n b bytes, write n b bytes) is the reference for "as fast as HBM allows",
 so every case is reported beside it. It is not a hard ceiling: on an H200 the add, which reads two bytes for
 every one it writes, streams 3-5 % faster than the one-to-one copy (``bench/NOTES.md``).
 
 One row per case, as recorded in ``book/data/elementwise_<device>.json`` by ``make bench``; the keys
-(:data:`ROW_KEYS`) and their meaning are documented in :mod:`gpuperf.elementwise_results`, which reads the
+(:data:`ROW_KEYS`) and their meaning are documented in :mod:`gpuperf.results.elementwise`, which reads the
 rows. Bytes are the HBM bytes a kernel must move (:func:`bytes_moved`), FLOP count 1 per element per
 operation (:func:`flop_count`), ``time_s`` is the median of ``triton.testing.do_bench`` (CUDA events).
 
-The counting functions and :func:`with_ratio_to_copy` need no GPU; the cases (:func:`elementwise_cases`) and
-:func:`run_elementwise_benchmark` do, and run through the one harness, :mod:`gpuperf.benchmark`. Like every module of :mod:`gpuperf.kernels`, this one imports torch.
+The counting functions and :func:`with_ratio_to_copy` need no GPU; the cases (:func:`cases`,
+:func:`elementwise_cases`) and :func:`run_elementwise_benchmark` do, and run through the one harness,
+:mod:`gpuperf.benchmark`. Importing this module imports neither torch nor triton (the cases import them, and
+the kernels of :mod:`gpuperf.kernels.elementwise`, when they run).
 """
 
 from __future__ import annotations
@@ -21,16 +25,28 @@ from typing import Any, Sequence
 
 from gpuperf.accumulation import unit_roundoff
 from gpuperf.benchmark import check_all_written
-from gpuperf.elementwise_results import KERNELS, ROW_KEYS  # the rows' schema lives with their reader
+from gpuperf.results.elementwise import KERNELS, ROW_KEYS  # the rows' schema lives with their reader
 from gpuperf.roofline import bytes_per_element
 
 # KERNELS (imported above) is also the order in which rows are produced for each dtype.
+
+DESCRIPTION = "copy, add and k-op chains (unfused torch vs fused Triton) vs the same-run device copy"
 
 #: Storage dtypes benchmarked, with their bytes per element (from :mod:`gpuperf.roofline`).
 ELEMENT_BYTES = {dtype: int(bytes_per_element(dtype)) for dtype in ("fp32", "fp16", "bf16")}
 
 #: Unit roundoff u = 2**-(mantissa bits + 1) of each storage dtype (from :mod:`gpuperf.accumulation`).
 UNIT_ROUNDOFF = {dtype: unit_roundoff(dtype) for dtype in ELEMENT_BYTES}
+
+
+def cases(quick: bool = False, n_elements: int | None = None, k_max: int = 16):
+    """Every dtype (fp32, fp16, bf16) at 2**28 elements (2**24 when ``quick``), chains of k = 1, 2, 4, ...,
+    ``k_max`` (powers of two)."""
+    n = int(n_elements) if n_elements is not None else (2**24 if quick else 2**28)
+    k_values = [1]
+    while k_values[-1] * 2 <= int(k_max):
+        k_values.append(k_values[-1] * 2)
+    return elementwise_cases(n_elements=n, k_values=tuple(k_values))
 
 
 def _check_kernel(kernel: str) -> None:
@@ -162,7 +178,7 @@ def elementwise_cases(
 
     if not torch.cuda.is_available():
         raise RuntimeError("run_elementwise_benchmark needs a CUDA GPU; load the recorded run instead "
-                           "(gpuperf.recorded.load_run('elementwise_h200'))")
+                           "(gpuperf.results.recorded.load_run('elementwise_h200'))")
     import gpuperf.kernels.elementwise as kernels_module
     from gpuperf.benchmark import Case
 
@@ -285,11 +301,13 @@ def run_elementwise_benchmark(
 
 
 __all__ = [
+    "DESCRIPTION",
     "ELEMENT_BYTES",
     "KERNELS",
     "ROW_KEYS",
     "UNIT_ROUNDOFF",
     "bytes_moved",
+    "cases",
     "elementwise_cases",
     "flop_count",
     "make_row",

@@ -17,7 +17,7 @@ is re-recorded), and scores a target against a run with pure functions:
   row chosen here, a recorded ``ratio_to_reference`` that the rows do not give, another family's rows)
   raises ``ValueError`` naming the argument, the target and the case.
 
-:func:`score_all` loads the runs named in :data:`RECORDED_RUNS` (through :func:`gpuperf.recorded.load_run`)
+:func:`score_all` loads the runs named in :data:`RECORDED_RUNS` (through :func:`gpuperf.results.recorded.load_run`)
 and scores every target; :func:`summary_rows` and :func:`case_rows` turn the scores into table rows.
 Importing this module does not import torch or triton.
 """
@@ -622,7 +622,7 @@ def score_case(target: Target, case: CaseSpec, rows: Sequence[Mapping[str, Any]]
 
 
 def score_target(target: Target, run: Mapping[str, Any], run_name: str | None = None) -> TargetScore:
-    """Score every case of ``target`` on the recorded ``run`` (a dict as :func:`gpuperf.recorded.load_run`
+    """Score every case of ``target`` on the recorded ``run`` (a dict as :func:`gpuperf.results.recorded.load_run`
     returns); ``run_name`` (default: the run's ``name``) is what the score and the errors call it."""
     if not isinstance(target, Target):
         raise ValueError(f"target must be a Target, got {target!r}")
@@ -666,9 +666,9 @@ def score_target(target: Target, run: Mapping[str, Any], run_name: str | None = 
 def load_runs(targets: Sequence[Target] = TARGETS, runs: Mapping[str, str] = RECORDED_RUNS,
               loader: Callable[[str], Mapping[str, Any]] | None = None) -> dict[str, Mapping[str, Any]]:
     """``{run name: run}`` for every run the ``targets`` read (each loaded once, by ``loader``, default
-    :func:`gpuperf.recorded.load_run`)."""
+    :func:`gpuperf.results.recorded.load_run`)."""
     if loader is None:
-        from gpuperf.recorded import load_run as loader
+        from gpuperf.results.recorded import load_run as loader
     if not callable(loader):
         raise ValueError(f"loader must be callable (a run name -> run), got {loader!r}")
     names = dict.fromkeys(run_name(t, runs) for t in _check_targets(targets))
@@ -722,7 +722,7 @@ def _shapes_text(target: Target) -> str:
 
 
 def summary_rows(scores: Sequence[TargetScore]) -> list[dict[str, Any]]:
-    """One row per target for :func:`gpuperf.tables.format_table_html`: kernel, reference, target, cases
+    """One row per target for :func:`gpuperf.plotting.tables.format_table_html`: kernel, reference, target, cases
     measured, worst/median/best ratio, status and margin, the datasheet peak and the kernel's and the
     reference's fractions of it (lowest-highest over the measured cases)."""
     if isinstance(scores, (str, Mapping)) or not all(isinstance(s, TargetScore) for s in scores):
@@ -779,8 +779,8 @@ def case_rows(scores: Sequence[TargetScore]) -> list[dict[str, Any]]:
 
 def provenance_rows(scores: Sequence[TargetScore]) -> list[dict[str, Any]]:
     """One row per recorded run the ``scores`` read: its name, the targets read from it, the sentence of
-    :func:`gpuperf.recorded.describe_provenance` and the command that recorded it."""
-    from gpuperf.recorded import describe_provenance
+    :func:`gpuperf.results.recorded.describe_provenance` and the command that recorded it."""
+    from gpuperf.results.recorded import describe_provenance
 
     if isinstance(scores, (str, Mapping)) or not all(isinstance(s, TargetScore) for s in scores):
         raise ValueError(f"scores must be a sequence of TargetScore, got {scores!r}")
@@ -853,7 +853,7 @@ def reference_of_copy(scores: Sequence[TargetScore]) -> dict[str, tuple[float, f
 
 
 def _columns():
-    from gpuperf.tables import Column
+    from gpuperf.plotting.tables import Column
 
     summary = (
         Column("kernel", "kernel"), Column("reference", "reference"), Column("target", "target"),
@@ -876,7 +876,7 @@ def _columns():
     return summary, peaks, cases, provenance
 
 
-#: Columns for :func:`gpuperf.tables.format_table_html`: the ratios and verdicts of :func:`summary_rows`
+#: Columns for :func:`gpuperf.plotting.tables.format_table_html`: the ratios and verdicts of :func:`summary_rows`
 #: (SUMMARY_COLUMNS), the same rows' fractions of the datasheet peak (PEAK_COLUMNS), :func:`case_rows`
 #: (rates in TB/s or TFLOP/s, as each case's ``unit`` says) and :func:`provenance_rows`.
 SUMMARY_COLUMNS, PEAK_COLUMNS, CASE_COLUMNS, PROVENANCE_COLUMNS = _columns()

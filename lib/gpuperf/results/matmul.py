@@ -121,7 +121,7 @@ def copy_bytes_per_s(run_or_rows) -> float:
 
 
 def report_table_rows(results: Sequence[ShapeResult]) -> list[dict[str, object]]:
-    """Rows for :func:`gpuperf.tables.format_table_html` with :data:`TABLE_COLUMNS`."""
+    """Rows for :func:`gpuperf.plotting.tables.format_table_html` with :data:`TABLE_COLUMNS`."""
     return [
         {"shape": f"{r.m} x {r.k} x {r.n}", "kind": r.kind, "intensity": r.intensity_flop_per_byte,
          "time_us": r.time_s * 1e6, "tflop_per_s": r.flop_per_s / 1e12, "tb_per_s": r.bytes_per_s / 1e12,
@@ -147,12 +147,12 @@ def load_or_run(live: bool, recorded_name: str = "matmul_roof_h200") -> dict:
     """The ``matmul_roof`` run chapter 06 reads: a quick sweep measured now with cuBLAS on this machine's GPU
     when ``live`` (a GPU with bf16 Tensor Cores), else the run recorded on an H200. torch and the benchmark
     harness are imported only for a live run."""
-    from gpuperf import recorded
+    from gpuperf.results import recorded
 
     if not live:
         return recorded.load_run(recorded_name)
     from gpuperf import benchmark
-    from gpuperf.benchmark import matmul_roof
+    from gpuperf.benchmark.family import matmul_roof
 
     rows = benchmark.run_cases("matmul_roof", matmul_roof.cases(quick=True), progress=False)
     return {"provenance": recorded.provenance("live run in book/06-roofline.ipynb"), "results": rows}

@@ -15,10 +15,10 @@ import statistics
 from typing import Any, Mapping, Sequence
 
 from gpuperf.benchmark import round_ratios, with_ratios
-from gpuperf.scoreboard import get_target
+from gpuperf.results.scoreboard import get_target
 
 #: Issue 15's targets: Triton / cuBLAS at least this, by square size (read from the scoreboard's table,
-#: :data:`gpuperf.scoreboard.TARGETS`, which holds every target once).
+#: :data:`gpuperf.results.scoreboard.TARGETS`, which holds every target once).
 TARGETS = {size: get_target(f"matmul-{size}").min_ratio for size in (4096, 8192)}
 
 #: What each launch of ``bench/matmul_sweep.py`` changes from the default (its name in the sweep -> words).

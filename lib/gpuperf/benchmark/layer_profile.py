@@ -19,7 +19,7 @@ Each kernel's time is its GPU duration in the profiler trace (CUPTI), averaged o
 iterations; each wall time is measured on the same layer without the ``record_function`` ranges
 (``annotate=False``), as the compiled variant runs (runs recorded before 2026-12-01 timed the eager
 variants with the ranges in place: their provenance lacks ``wall_time_without_ranges``). Every variant is first checked against a float32 run of the same layer. torch is imported
-inside the functions (``import gpuperf.layer_profile`` works without it). ``bench/ledger_profile.py``
+inside the functions (``import gpuperf.benchmark.layer_profile`` works without it). ``bench/ledger_profile.py``
 records a run with it.
 """
 
@@ -394,7 +394,8 @@ def chapter_profile(record: str = "ledger_profile_h200", tolerance: float = 0.05
     `record`. The ledger prices the run on its own device when the hardware table has all its roofs,
     else on the H200 SXM. Raises ValueError if a live variant differs from float32 by `tolerance` or more.
     """
-    from gpuperf import hardware, ledger, recorded
+    from gpuperf import hardware, ledger
+    from gpuperf.results import recorded
 
     live = recorded.cuda_available()
     if live:

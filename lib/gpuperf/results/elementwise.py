@@ -1,6 +1,6 @@
 """Reading an elementwise benchmark against the roofline: which rows to compare, where they sit, what they show.
 
-The benchmark (:func:`gpuperf.kernels.elementwise_bench.run_elementwise_benchmark`, recorded by
+The benchmark (:func:`gpuperf.benchmark.family.elementwise.run_elementwise_benchmark`, recorded by
 ``make bench`` in ``book/data/elementwise_<device>.json``) times a device-to-device copy, a vector add in
 torch and in Triton, and a chain of ``k`` elementwise operations run unfused (``k`` torch operations) and
 fused (one Triton kernel). Each result is one row, a dict with the keys :data:`ROW_KEYS`:
@@ -30,7 +30,7 @@ from typing import Any, Mapping, Sequence
 from gpuperf.hardware import Accelerator
 from gpuperf.roofline import arithmetic_intensity, as_accelerator
 
-#: Keys of one result row (``gpuperf.kernels.elementwise_bench`` imports them from here).
+#: Keys of one result row (``gpuperf.benchmark.family.elementwise`` imports them from here).
 ROW_KEYS = ("kernel", "dtype", "n_elements", "k_ops", "flop", "bytes_moved", "time_s", "bytes_per_s", "flop_per_s")
 
 #: The kernels a benchmark measures; all but the copy stream a tensor while doing arithmetic on it.
@@ -116,7 +116,7 @@ def rows_for_dtype(run: Mapping[str, Any] | Sequence[Row], dtype: str) -> list[R
     """The rows of ``run`` in ``dtype`` at the largest ``n_elements`` measured in that dtype.
 
     ``run`` is a recorded run (a dict whose ``"results"`` are rows, as
-    :func:`gpuperf.recorded.load_run` returns it) or a plain list of rows. The largest size is the one that
+    :func:`gpuperf.results.recorded.load_run` returns it) or a plain list of rows. The largest size is the one that
     streams from HBM rather than from cache, so it is the one to read against the roofline. Returns copies,
     in the run's order. Raises ``ValueError`` naming ``dtype`` if the run has no row in it.
     """
@@ -293,7 +293,7 @@ def roofline_series(rows: Sequence[Row]) -> dict[str, tuple[list[float], list[fl
 def chain_table_rows(rows: Sequence[Row], vector_peak_flop_per_s: float) -> list[dict[str, float]]:
     """One dict per ``k`` of the chain: ``k``, the fused and unfused times (s), the fused time over the
     same-run copy's, the fused FLOP/s and their fraction of ``vector_peak_flop_per_s`` (for
-    :data:`gpuperf.tables.CHAIN_COLUMNS`)."""
+    :data:`gpuperf.plotting.tables.CHAIN_COLUMNS`)."""
     checked = _check_rows(rows)
     if (not isinstance(vector_peak_flop_per_s, numbers.Real) or isinstance(vector_peak_flop_per_s, bool)
             or not (math.isfinite(vector_peak_flop_per_s) and vector_peak_flop_per_s > 0)):
@@ -365,13 +365,13 @@ def load_or_run(live: bool, n_elements: int = 2**26, recorded_name: str = "eleme
     ``live`` (bf16 data, fp16 before Ampere, k = 1 ... 256, ``n_elements`` per tensor), else the run
     recorded on an H200 (``book/data/<recorded_name>.json``). Returns ``(run, dtype)``. torch and the
     benchmark are imported only for a live run."""
-    from gpuperf import recorded
+    from gpuperf.results import recorded
 
     if not live:
         return recorded.load_run(recorded_name), "bf16"
     import torch
 
-    from gpuperf.kernels.elementwise_bench import run_elementwise_benchmark
+    from gpuperf.benchmark.family.elementwise import run_elementwise_benchmark
 
     dtype = "bf16" if torch.cuda.get_device_capability() >= (8, 0) else "fp16"
     results = run_elementwise_benchmark(n_elements=n_elements, dtypes=(dtype,),

@@ -20,7 +20,7 @@ from :func:`gpuperf.kernels.flash_attention.default_launch`, ``None`` for the li
 
 from __future__ import annotations
 
-from gpuperf.scoreboard import get_target
+from gpuperf.results.scoreboard import get_target
 
 #: ``bench/run.py attention`` writes ``attention_targets_<device>.json`` (what chapter 14 and the scoreboard
 #: read); ``attention_h200.json`` is the family's first run (2026-11-30, another row format), kept as recorded.
@@ -40,7 +40,7 @@ TOLERANCE = {"fp16": 4e-3, "bf16": 3e-2}
 
 
 #: Issue 15's targets for the Triton forward pass over SDPA's cuDNN backend, by head dim (read from the
-#: scoreboard's table, :data:`gpuperf.scoreboard.TARGETS`, which holds every target once).
+#: scoreboard's table, :data:`gpuperf.results.scoreboard.TARGETS`, which holds every target once).
 TARGET_OVER_CUDNN = {d: get_target(f"attention-fwd-d{d}").min_ratio for d in HEAD_DIMS}
 
 
@@ -54,7 +54,7 @@ def speed_ratios(rows, kernel: str = "triton", reference: str = "sdpa-cudnn") ->
 
 def ratio_table_rows(ratios: dict) -> list[dict]:
     """One row per (dtype, head dim, mask) with a column ``N<n>`` per sequence length (for
-    :func:`gpuperf.tables.format_table_html`), plus the worst ratio and the issue's target for that head dim."""
+    :func:`gpuperf.plotting.tables.format_table_html`), plus the worst ratio and the issue's target for that head dim."""
     out = {}
     for (dtype, d, mask, n), value in sorted(ratios.items()):
         row = out.setdefault((dtype, d, mask), {"case": f"{dtype}, d = {d}, {mask}",

@@ -7,7 +7,7 @@ decoding, each checked against a float64 product of a few rows and timed. Two sa
 * ``copy bf16 2^29``: a device-to-device copy of 1 GiB; the decode shapes, memory-bound by the roofline,
   are compared with it (``bytes_per_s``).
 
-Chapter 06 reads the rows through :mod:`gpuperf.matmul_results` (fraction of the datasheet peak, the knee).
+Chapter 06 reads the rows through :mod:`gpuperf.results.matmul` (fraction of the datasheet peak, the knee).
 Shapes are (m, k, n): A is m x k, B is k x n. FLOP = 2 m k n; bytes = 2 (m k + k n + m n) (bf16, each
 operand read once and the product written once, the roofline's minimum).
 """

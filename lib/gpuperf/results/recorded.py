@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 #: Folder of the recorded runs (``book/data`` in the repository), where :func:`save_run` writes.
-DATA_DIR = Path(__file__).resolve().parents[2] / "book" / "data"
+DATA_DIR = Path(__file__).resolve().parents[3] / "book" / "data"
 
 #: Folder of recorded runs shipped inside the package (for installs that do not include the repository).
-PACKAGE_DATA_DIR = Path(__file__).resolve().parent / "data"
+PACKAGE_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
 REQUIRED_PROVENANCE = ("device", "driver", "torch", "triton", "date")
 

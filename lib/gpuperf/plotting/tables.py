@@ -245,7 +245,7 @@ PRECISION_COLUMNS: tuple[Column, ...] = (
     Column("threshold", "Smallest compute-bound N", 1.0, 0),
 )
 
-#: Columns for :func:`gpuperf.matmul_results.report_table_rows`.
+#: Columns for :func:`gpuperf.results.matmul.report_table_rows`.
 MATMUL_COLUMNS: tuple[Column, ...] = (
     Column("shape", "m x k x n"),
     Column("kind", "Kind"),
@@ -257,7 +257,7 @@ MATMUL_COLUMNS: tuple[Column, ...] = (
     Column("of_bound", "% of roofline bound", 1.0, 1),
 )
 
-#: Columns for :func:`gpuperf.elementwise_results.chain_table_rows`.
+#: Columns for :func:`gpuperf.results.elementwise.chain_table_rows`.
 CHAIN_COLUMNS: tuple[Column, ...] = (
     Column("k", "k (FLOP per element)", 1.0, 0),
     Column("intensity", "FLOP/byte", 1.0, 2),
