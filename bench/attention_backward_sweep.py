@@ -344,9 +344,9 @@ def collect(out_dir: Path, reports: list[str]) -> None:
             rows.append({"run": label, "report": Path(path).name, "id": launch["id"], **summary,
                          "l2_reduction_sectors": red if isinstance(red, float) else None})
             print(rows[-1], flush=True)
-    name = f"attention_backward_profile_{device_slug(torch.cuda.get_device_name())}"
     prov = recorded.provenance("ncu --clock-control none (bench/attention_backward_sweep.py profile, "
                                "bench/profile_kernels.py) + attention_backward_sweep.py collect")
+    name = f"attention_backward_profile_{device_slug(prov['device'])}"  # the machine that collects
     print(recorded.save_run(name, rows, prov, data_dir=out_dir))
 
 

@@ -19,8 +19,15 @@ name it are then timed round-robin, so neither is always timed first on a cooler
 provenance as ``book/data/<family>_<device>.json`` (:func:`gpuperf.results.recorded.save_run`); the book reads them
 back with :func:`gpuperf.results.recorded.load_run` and :func:`summarize_ratios`.
 
-A row (one dict per case) holds the case's ``params`` (kernel, dtype, shape, ... as the family chooses)
-followed by :data:`ROW_KEYS`. Importing this module does not import torch or triton.
+A row (one dict per case) holds the case's ``params`` (kernel, dtype, shape, ... as the family chooses;
+``Case.measure`` may add columns such as a peak memory) followed by :data:`ROW_KEYS`. Importing this module
+does not import torch or triton.
+
+What is not "time a callable" (CUDA C microbenchmarks, Nsight Compute profiles, compile-only records) is a
+script under ``bench/`` built from the same pieces: :func:`time_callable`, :func:`time_host_callable`,
+:func:`time_wall_per_call` and :func:`event_times_s` for times, :mod:`gpuperf.benchmark.profile` for the
+profiler window and the ncu command line, :mod:`gpuperf.benchmark.compiled` for compile-only records, and
+:func:`gpuperf.results.recorded.provenance` / ``save_run`` for the record (``bench/README.md`` lists them).
 """
 
 from __future__ import annotations
@@ -190,7 +197,8 @@ def time_wall_per_call(fn: Callable[[], object], calls: int, repeats: int = 5, w
     return times[len(times) // 2]
 
 
-def event_times_s(fn: Callable[[], object], reps: int = 1, warmup_calls: int = 0, backend: str = "torch") -> list[float]:
+def event_times_s(fn: Callable[[], object], reps: int = 1, warmup_calls: int = 0,
+                  backend: str = "torch") -> list[float]:
     """Device time of each of ``reps`` calls of ``fn`` in seconds, one CUDA event pair around each call (no
     L2 flush, no averaging: every call's own time), after ``warmup_calls`` untimed calls. ``backend``:
     ``"torch"`` (``torch.cuda.Event``) or ``"cupy"`` (``cupy.cuda.Event``, for the CUDA C kernels of

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sys
 
-DESCRIPTION = "one decoding step (1 query row per head, long KV cache): Triton, SDPA flash and cuDNN vs the copy of K, V"
+DESCRIPTION = "one decoding step (1 query row per head, 4K-128K keys): Triton, SDPA flash, cuDNN vs the copy of K, V"
 
 #: Cached keys per head of the recorded run.
 N_KEYS = (4096, 16384, 65536, 131072)
