@@ -267,7 +267,7 @@ def run_bandwidth(out: Path) -> None:
 # reads.)
 # ------------------------------------------------------------------------------------------------
 def run_latency(out: Path) -> None:
-    """Pinned host <-> device copies of 1 GiB (the mode keeps its name so old job scripts still run)."""
+    """Pinned host <-> device copies of 1 GiB (the mode keeps its name; ``all`` runs it)."""
     import cupy as cp
 
     from gpuperf.benchmark import event_times_s

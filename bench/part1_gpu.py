@@ -8,11 +8,11 @@ Usage (from the repository root, on a GPU machine with CuPy)::
 
     python bench/part1_gpu.py --out-dir DIR            # latency, bytes-in-flight sweep, divergence timings
     python bench/part1_gpu.py --out-dir book/data --skip sweep divergence   # latency only (~10 s)
-    python bench/part1_gpu.py --out-dir DIR --skip chase sweep --ncu   # divergence, with its ncu counters
+    python bench/part1_gpu.py --out-dir DIR --skip chase sweep --ncu RAW   # divergence, with ncu counters
 
-``--ncu`` runs, after the timings, ``--ncu-divergence`` (each divergence case launched once) under the
+``--ncu RAW`` runs, after the timings, ``--ncu-divergence`` (each divergence case launched once) under the
 harness's ncu command line (``gpuperf.benchmark.profile.ncu_command``: every ``div_`` kernel from the start,
-the metrics of :data:`DIVERGENCE_METRICS`) into ``DIR/ncu.csv``, then ``--merge-ncu DIR/ncu.csv`` (the
+the metrics of :data:`DIVERGENCE_METRICS`) into ``RAW/ncu.csv``, then ``--merge-ncu RAW/ncu.csv`` (the
 counters into ``divergence_h200.json``, each report kernel paired with its case by
 ``profile.pair_launches``). Times are CUDA events around each launch (``gpuperf.benchmark.event_times_s``
 on CuPy's stream); provenance and recording are ``gpuperf.results.recorded``'s.
@@ -347,11 +347,11 @@ DIVERGENCE_METRICS = ("smsp__thread_inst_executed_per_inst_executed.ratio", "sms
                       "smsp__thread_inst_executed.sum")
 
 
-def ncu_command(out_dir: Path) -> list[str]:
+def ncu_command(raw: Path) -> list[str]:
     """The ncu command line of the divergence counters (every ``div_`` launch of ``--ncu-divergence``)."""
     from gpuperf.benchmark import profile
 
-    program = [sys.executable, __file__, "--ncu-divergence", "--out-dir", str(out_dir)]
+    program = [sys.executable, __file__, "--ncu-divergence", "--out-dir", str(raw)]
     return profile.ncu_command(program, sections=(), metrics=DIVERGENCE_METRICS, window=False,
                                kernel_regex="^div_")
 
@@ -384,8 +384,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--ncu-divergence", action="store_true", help="launch each divergence case once")
     parser.add_argument("--merge-ncu", type=Path, default=None, help="ncu CSV to merge into divergence JSON")
     parser.add_argument("--skip", nargs="*", default=[], choices=["chase", "sweep", "divergence"])
-    parser.add_argument("--ncu", action="store_true",
-                        help="after the divergence timings, profile the divergence kernels under ncu and merge")
+    parser.add_argument("--ncu", type=Path, default=None, metavar="RAW",
+                        help="after the divergence timings, profile the divergence kernels under ncu (report "
+                             "into RAW/ncu.csv) and merge the counters")
     args = parser.parse_args(argv)
     from gpuperf.results.recorded import provenance, save_run
 
@@ -436,7 +437,7 @@ def main(argv: list[str]) -> int:
         if args.ncu:
             from gpuperf.benchmark import profile
 
-            report = profile.run_ncu(ncu_command(args.out_dir), args.out_dir / "ncu.csv")
+            report = profile.run_ncu(ncu_command(args.ncu), args.ncu / "ncu.csv")
             return merge_ncu(args.out_dir / "divergence_h200.json", report)
     return 0
 
