@@ -312,3 +312,40 @@ def test_every_bench_script_answers_help_without_a_gpu(script):
     done = subprocess.run([sys.executable, f"bench/{script}", "--help"], cwd=REPO, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip(), (done.stdout[-400:], done.stderr[-800:])
+
+
+class _Parsed(Exception):
+    pass
+
+
+def test_every_index_command_parses_with_its_script(monkeypatch):
+    """The index's script commands use options the scripts have: each script's argparse parses the command
+    (stopped right after parsing, so nothing runs)."""
+    import argparse
+    import importlib.util
+
+    original = argparse.ArgumentParser.parse_args
+
+    def parse_then_stop(self, args=None, namespace=None):
+        original(self, args, namespace)  # a bad option exits with code 2
+        raise _Parsed
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_then_stop)
+    modules = {}
+    checked = 0
+    for record, cell, _ in _index_rows():
+        for script, *args in _commands(cell):
+            if script in ("bench/run.py", "bench/attention_forward_sweep.py") or (
+                    script == "bench/matmul_sweep.py" and args[:1] != ["collect"]):
+                continue  # run.py: checked above; the two sweeps run without options
+            if script not in modules:
+                spec = importlib.util.spec_from_file_location(f"bench_{Path(script).stem}", REPO / script)
+                modules[script] = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(modules[script])
+            module = modules[script]
+            entry = (lambda: module.collect(args[1:])) if script == "bench/matmul_sweep.py" else (
+                lambda: module.main(args))
+            with pytest.raises(_Parsed):
+                entry()
+            checked += 1
+    assert checked >= 20
