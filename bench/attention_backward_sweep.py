@@ -14,23 +14,38 @@ Used to choose ``gpuperf.kernels.flash_attention_bwd.GPU_CONFIGS`` (bench/NOTES.
 Compiles dominate a short job: ``precompile`` builds every kernel a mode needs in parallel worker processes
 first (Triton's on-disk cache then serves the timed process), on tiny inputs with the same specialisation.
 
+* ``profile``: one backward of a candidate (or the default) and one of cuDNN's in the harness's profiler
+  window; with ``--ncu CSV`` it runs itself under the harness's ncu command line (the sections of
+  ``gpuperf.benchmark.profile.SECTIONS``, the metrics of :data:`PROFILE_METRICS`);
+* ``collect``: per-kernel summaries of such reports -> ``attention_backward_profile_<device>.json``.
+
+Times are the harness's (``gpuperf.benchmark.time_callable``: the median of do_bench; host times
+``time_host_callable``); provenance and recording are ``gpuperf.results.recorded``'s.
+
     python bench/attention_backward_sweep.py variants OUT_DIR
     python bench/attention_backward_sweep.py overhead OUT_DIR
     python bench/attention_backward_sweep.py precompile    # the defaults, before bench/run.py
-    ncu --clock-control none --profile-from-start off ... \
-        python bench/attention_backward_sweep.py profile F1 128 causal
+    python bench/attention_backward_sweep.py profile default 128 causal --ncu RAW/after.csv
+    python bench/attention_backward_sweep.py collect OUT_DIR LABEL=CSV [LABEL=CSV ...]
+    python bench/attention_backward_sweep.py launch        # host time of single launches (printed only)
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import sys
 import time
 from pathlib import Path
 
-import torch
+if importlib.util.find_spec("gpuperf") is None:  # a machine without `pip install -e .`
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
-from gpuperf.kernels import flash_attention_bwd as fab
-from gpuperf.benchmark.ncu import profile_window
+import torch  # noqa: E402
+
+from gpuperf.benchmark import profile as prof  # noqa: E402
+from gpuperf.benchmark import time_callable, time_host_callable  # noqa: E402
+from gpuperf.kernels import flash_attention_bwd as fab  # noqa: E402
 
 Cfg = fab.BackwardConfig
 
@@ -53,6 +68,10 @@ CANDIDATES = {
         "F1": Cfg(64, 128, 64, 128, num_warps=8, num_stages=2, fused=True),
     },
 }
+
+#: The metrics of ``profile --ncu``: the harness's kernel metrics and the L2's reduction sectors (the fused
+#: design's atomic dQ adds).
+PROFILE_METRICS = prof.KERNEL_METRICS + ("lts__t_sectors_op_red.sum",)
 
 ROWS = 2**19
 WIDTH = 2048
@@ -122,8 +141,6 @@ def _check(cfg, head_dim, dtype, causal, gen) -> float:
 
 def _one_shape(head_dim, causal, table, gen, backward_flop, n_seq=4096):
     """cuDNN's backward, then every candidate, at one (d, mask), fp16: rows with times and errors."""
-    import triton.testing
-
     results = []
     heads = WIDTH // head_dim
     batch = ROWS // (heads * n_seq)
@@ -137,8 +154,8 @@ def _one_shape(head_dim, causal, table, gen, backward_flop, n_seq=4096):
     torch.autograd.grad(out, (qr, kr, vr), do, retain_graph=True)
     torch.cuda.synchronize()
     first_s = time.perf_counter() - t0
-    t_ref = triton.testing.do_bench(lambda: torch.autograd.grad(out, (qr, kr, vr), do, retain_graph=True),
-                                    warmup=10, rep=40, return_mode="median") * 1e-3
+    t_ref = time_callable(lambda: torch.autograd.grad(out, (qr, kr, vr), do, retain_graph=True),
+                          warmup_ms=10, rep_ms=40)
     row = {"head_dim": head_dim, "mask": mask, "n_seq": n_seq, "batch": batch, "heads": heads,
            "impl": "sdpa-cudnn", "time_s": t_ref, "tflop_per_s": flop / t_ref / 1e12, "first_call_s": first_s}
     results.append(row)
@@ -162,7 +179,7 @@ def _one_shape(head_dim, causal, table, gen, backward_flop, n_seq=4096):
             def run(cfg=cfg):
                 return fab.flash_attention_backward(q, k, v, o, lse, do, causal, config=cfg)
 
-            t = triton.testing.do_bench(run, warmup=10, rep=40, return_mode="median") * 1e-3
+            t = time_callable(run, warmup_ms=10, rep_ms=40)
             row.update(time_s=t, tflop_per_s=flop / t / 1e12, ratio_to_cudnn=t_ref / t)
         except Exception as exc:  # out of resources: record and go on
             row["failed"] = repr(exc)[:300]
@@ -172,9 +189,9 @@ def _one_shape(head_dim, causal, table, gen, backward_flop, n_seq=4096):
 
 
 def variants(out_dir: Path) -> None:
-    from gpuperf.results import recorded
     from gpuperf.benchmark import device_slug
     from gpuperf.benchmark.family.attention_backward import backward_flop
+    from gpuperf.results import recorded
 
     jobs = [(d, dt, c, cfg) for d, table in CANDIDATES.items() for cfg in table.values()
             for dt in ("fp16", "bf16") for c in (False, True)]
@@ -209,8 +226,8 @@ def overhead(out_dir: Path) -> None:
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.profiler import ProfilerActivity, profile
 
-    from gpuperf.results import recorded
     from gpuperf.benchmark import device_slug
+    from gpuperf.results import recorded
 
     def sdpa(backend):
         def fn(q, k, v):
@@ -266,14 +283,7 @@ def overhead(out_dir: Path) -> None:
              "checks": lambda: fab._check_attention_inputs(q, k, v),
              "torch.empty x4": lambda: [torch.empty_like(q) for _ in range(4)]}
     for name, fn in calls.items():
-        for _ in range(20):
-            fn()
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(200):
-            fn()
-        host_s = (time.perf_counter() - t0) / 200
-        torch.cuda.synchronize()
+        host_s = time_host_callable(fn, calls=200, batches=1, warmup_calls=20)
         results.append({"impl": "host", "call": name, "host_s": host_s})
         print(f"host time of {name}: {host_s * 1e6:.1f} us", flush=True)
     name = f"attention_backward_overhead_{device_slug(torch.cuda.get_device_name())}"
@@ -293,7 +303,7 @@ def profile(name: str, head_dim: int, causal: bool, n_seq: int = 4096) -> None:
     out = _sdpa_cudnn(qr, kr, vr, causal)
     calls = [lambda: fab.flash_attention_backward(q, k, v, o, lse, do, causal, config=cfg),
              lambda: torch.autograd.grad(out, (qr, kr, vr), do, retain_graph=True)]
-    profile_window(calls)  # warm-up twice, then one call each in the window
+    prof.profile_window(calls)  # warm-up twice, then one call each in the window
 
 
 def launch_cost() -> None:
@@ -314,52 +324,66 @@ def launch_cost() -> None:
         "torch.empty": lambda: torch.empty(1, 2, 64, 64, device="cuda"),
     }
     for name, fn in calls.items():
-        for _ in range(20):
-            fn()
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(300):
-            fn()
-        host_s = (time.perf_counter() - t0) / 300
-        torch.cuda.synchronize()
+        host_s = time_host_callable(fn, calls=300, batches=1, warmup_calls=20)
         print(f"host time of {name}: {host_s * 1e6:.1f} us", flush=True)
 
 
 def collect(out_dir: Path, reports: list[str]) -> None:
-    """Per-kernel summaries (``gpuperf.ncu.kernel_summary``) of ncu CSV reports given as LABEL=PATH (e.g.
+    """Per-kernel summaries (``gpuperf.benchmark.profile.kernel_summary``) of ncu CSV reports given as LABEL=PATH (e.g.
     before=bench/profiles/.../ncu_attn_bwd_d128_causal_n4096.csv): ``attention_backward_profile_<device>``."""
-    from gpuperf.benchmark import ncu
-    from gpuperf.results import recorded
     from gpuperf.benchmark import device_slug
+    from gpuperf.results import recorded
 
     rows = []
     for item in reports:
         label, _, path = item.partition("=")
-        for launch in ncu.parse_ncu_csv(Path(path).read_text()):
-            summary = ncu.kernel_summary(launch)
+        for launch in prof.parse_ncu_csv(Path(path).read_text()):
+            summary = prof.kernel_summary(launch)
             summary.pop("stalls", None)
             red = launch["metrics"].get("lts__t_sectors_op_red.sum", (None, None))[1]
             rows.append({"run": label, "report": Path(path).name, "id": launch["id"], **summary,
                          "l2_reduction_sectors": red if isinstance(red, float) else None})
             print(rows[-1], flush=True)
-    name = f"attention_backward_profile_{device_slug(torch.cuda.get_device_name())}"
     prov = recorded.provenance("ncu --clock-control none (bench/attention_backward_sweep.py profile, "
                                "bench/profile_kernels.py) + attention_backward_sweep.py collect")
+    name = f"attention_backward_profile_{device_slug(prov['device'])}"  # the machine that collects
     print(recorded.save_run(name, rows, prov, data_dir=out_dir))
 
 
-if __name__ == "__main__":
-    mode = sys.argv[1] if len(sys.argv) > 1 else "variants"
-    if mode == "profile":  # profile NAME HEAD_DIM full|causal
-        profile(sys.argv[2], int(sys.argv[3]), sys.argv[4] == "causal")
-    elif mode == "launch":
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    modes = parser.add_subparsers(dest="mode", required=True)
+    for mode in ("variants", "overhead"):
+        sub = modes.add_parser(mode)
+        sub.add_argument("out_dir", type=Path, nargs="?", default=Path.cwd(), help="folder for the JSON")
+    sub = modes.add_parser("profile", help="one backward and cuDNN's in the profiler window")
+    sub.add_argument("name", help='a candidate of CANDIDATES[head_dim], or "default"')
+    sub.add_argument("head_dim", type=int, choices=sorted(CANDIDATES))
+    sub.add_argument("mask", choices=("full", "causal"))
+    sub.add_argument("--ncu", type=Path, default=None, metavar="CSV", help="run under ncu, report here")
+    sub = modes.add_parser("collect", help="ncu reports -> attention_backward_profile_<device>.json")
+    sub.add_argument("out_dir", type=Path)
+    sub.add_argument("reports", nargs="+", metavar="LABEL=CSV")
+    modes.add_parser("precompile", help="compile the default kernels (forward + backward) for bench/run.py")
+    modes.add_parser("launch", help="host time of single launches (printed)")
+    args = parser.parse_args(argv)
+    if args.mode == "profile" and args.ncu is not None:
+        program = [sys.executable, __file__, "profile", args.name, str(args.head_dim), args.mask]
+        print(f"wrote {prof.run_ncu(prof.ncu_command(program, metrics=PROFILE_METRICS), args.ncu)}")
+    elif args.mode == "profile":
+        profile(args.name, args.head_dim, args.mask == "causal")
+    elif args.mode == "launch":
         launch_cost()
-    elif mode == "collect":  # collect OUT_DIR LABEL=CSV ...
-        collect(Path(sys.argv[2]), sys.argv[3:])
-    elif mode == "precompile":  # precompile the defaults (forward + backward) for a family run
+    elif args.mode == "collect":
+        collect(args.out_dir, args.reports)
+    elif args.mode == "precompile":
         defaults = [(d, dt, c, cfg) for d in (64, 128) for dt in ("fp16", "bf16") for c in (False, True)
                     for cfg in ("forward", fab.GPU_CONFIGS[(d, c)])]
         print(f"precompiled {len(defaults)} kernel sets in {precompile(defaults):.1f} s", flush=True)
     else:
-        out = Path(sys.argv[2]) if len(sys.argv) > 2 else Path.cwd()
-        {"variants": variants, "overhead": overhead}[mode](out)
+        {"variants": variants, "overhead": overhead}[args.mode](args.out_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -4,25 +4,34 @@ Compiles every candidate in parallel worker processes (sharing TRITON_CACHE_DIR)
 checks each candidate against a float64 reference and times it next to SDPA's cuDNN and flash backends on
 the same inputs. Writes $JOB_OUT/fwd_sweep.json and prints a table.
 
-    python bench/attention_forward_sweep.py            # the whole job (the GPU jobs ran it from gpujobs/)
+    JOB_OUT=RAW python bench/attention_forward_sweep.py   # the whole job; writes RAW/fwd_sweep.json
     python bench/attention_forward_sweep.py --compile I N   # worker: compile its share of the candidates
     python bench/attention_forward_sweep.py --record OUT.json JOB1.json [JOB2.json ...]
         # the jobs' fwd_sweep.json files -> one recorded run, book/data/attention_forward_sweep_h200.json
+
+Times are the harness's (``gpuperf.benchmark.time_callable``); the job's report carries the harness's
+provenance (``gpuperf.results.recorded.provenance``), which ``--record`` keeps (the reports of jobs fwd-1
+and fwd-2, older, held only the device and the versions).
 
 The candidates of rounds 1 and 2 used options of the kernel that lost and were removed (warp
 specialisation with in-kernel descriptors, a persistent grid, a hand-pipelined loop); the recorded rows
 keep their launch fields by name.
 """
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-import torch
+if importlib.util.find_spec("gpuperf") is None:  # a machine without `pip install -e .`
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
-import gpuperf.kernels.flash_attention as fa
+import torch  # noqa: E402
+
+import gpuperf.kernels.flash_attention as fa  # noqa: E402
 
 HC = fa.HopperConfig
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
@@ -220,8 +229,11 @@ def main():
         for c in row["cands"]:
             print(f"     {str(c['config']):60s} {c.get('tflops', 0):6.0f} TF/s  x{c.get('vs_cudnn', 0):.3f}  "
                   f"first {c.get('first_call_s', 0):.1f}s {c.get('error', '')[:120]}", flush=True)
+    from gpuperf.results.recorded import provenance
+
     with open(os.path.join(out_dir, "fwd_sweep.json"), "w") as f:
-        json.dump({"results": results, "checks": checks, "compile_log": compile_log,
+        json.dump({"provenance": provenance("JOB_OUT=RAW python bench/attention_forward_sweep.py"),
+                   "results": results, "checks": checks, "compile_log": compile_log,
                    "torch": torch.__version__, "triton": __import__("triton").__version__,
                    "device": torch.cuda.get_device_name() if not DRY else "cpu", "total_s": time.time() - t0}, f, indent=1)
     print(f"total {time.time() - t0:.1f}s")
@@ -237,15 +249,15 @@ OLD_FIELDS = {8: FIELDS + ("warp_specialize", "persistent", "maxnreg", "lookahea
 
 def record(out_path, job_paths):
     """Flatten the jobs' fwd_sweep.json files into rows (one per timed candidate and shape) and save them
-    with provenance as a recorded run (gpuperf.recorded.save_run)."""
-    from pathlib import Path
-
+    with provenance as a recorded run (gpuperf.results.recorded.save_run)."""
     from gpuperf.results import recorded
 
     rows, prov = [], None
     for job_path in job_paths:
         job = json.load(open(job_path))
         job_name = Path(job_path).parent.name.replace(".result", "")
+        if prov is None and "provenance" in job:  # the harness's provenance, taken by the job itself
+            prov = {**job["provenance"], "command": "python bench/attention_forward_sweep.py, jobs "}
         prov = prov or {"device": job["device"], "driver": "not recorded by the job", "torch": job["torch"],
                         "triton": job["triton"], "date": "2026-12-01",
                         "command": "python gpujobs/fwd_sweep.py (= bench/attention_forward_sweep.py), jobs "}
@@ -271,5 +283,8 @@ if __name__ == "__main__":
         record(sys.argv[2], sys.argv[3:])
     elif len(sys.argv) > 1 and sys.argv[1] == "--compile":
         compile_worker(int(sys.argv[2]), int(sys.argv[3]))
+    elif len(sys.argv) > 1:  # --help or a mistake: the usage, not a run
+        print(__doc__)
+        sys.exit(0 if sys.argv[1] in ("-h", "--help") else 2)
     else:
         main()

@@ -1,15 +1,20 @@
 """Chapter 08's matmul profile, before and after (issue 15): ncu reports -> book/data/matmul_profile_h200.json.
 
-Each report comes from ``bench/profile_kernels.py matmul_<dtype>_<n>`` under ``ncu --csv --page details``
-(one launch of the course's matmul and one of cuBLAS in the profiler window, after warm-up)::
+Each report comes from ``bench/profile_kernels.py`` (one launch of the course's matmul and one of cuBLAS in
+the harness's profiler window, after warm-up), run under ncu by its ``--ncu`` option::
 
+    python bench/profile_kernels.py matmul_bf16_4096 --ncu RAW/after_4096.csv
+    python bench/profile_kernels.py matmul_bf16_8192 --ncu RAW/after_8192.csv
+    python bench/profile_kernels.py matmul_bf16_4096 --ncu RAW/stalls_4096.csv --stalls
     python bench/matmul_profile.py \\
         before:bf16:4096=bench/profiles/2026-12-01-baseline/ncu_matmul_bf16_4096.csv \\
-        after:bf16:4096=$JOB_OUT/ncu_matmul_bf16_4096.csv [--name matmul_profile_h200]
+        after:bf16:4096=RAW/after_4096.csv after:bf16:8192=RAW/after_8192.csv \\
+        stalls:bf16:4096=RAW/stalls_4096.csv [--name matmul_profile_h200]
 
 Each argument is ``STAGE:DTYPE:N=PATH``. Every launch in a report becomes one row: the stage, dtype and
 size, ``kernel`` ("triton" for the course's kernel, "cublas" otherwise) and the figures of
-:func:`gpuperf.ncu.kernel_summary`. Run it on the machine that profiled (its provenance is recorded).
+:func:`gpuperf.benchmark.profile.kernel_summary`. Run it on the machine that profiled (its provenance is
+recorded).
 """
 
 from __future__ import annotations
@@ -23,18 +28,18 @@ from pathlib import Path
 if importlib.util.find_spec("gpuperf") is None:  # a machine without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
-from gpuperf.benchmark import ncu  # noqa: E402
+from gpuperf.benchmark import profile  # noqa: E402
 
 
 def rows_from_reports(reports: dict[tuple[str, str, int], str]) -> list[dict]:
     """{(stage, dtype, n): report text} -> rows (one per launch), stages in the order given."""
     rows = []
     for (stage, dtype, n), text in reports.items():
-        launches = ncu.parse_ncu_csv(text)
+        launches = profile.parse_ncu_csv(text)
         if not launches:
             raise ValueError(f"reports: the {stage} {dtype} {n} report holds no launch")
         for launch in launches:
-            summary = ncu.kernel_summary(launch)
+            summary = profile.kernel_summary(launch)
             kernel = "triton" if summary["kernel_name"].startswith("_matmul") else "cublas"
             rows.append({"stage": stage, "dtype": dtype, "n": n, "kernel": kernel, **summary})
     return rows

@@ -1,6 +1,6 @@
 """Chapter 08's launch sweep (issue 15, job mm-1): TMA matmul launches vs cuBLAS, timed in interleaved rounds.
 
-``python bench/matmul_sweep.py`` (GPU, writes ``$JOB_OUT/mm_sweep.json``): compiles every candidate launch
+``JOB_OUT=RAW python bench/matmul_sweep.py`` (GPU, writes ``RAW/mm_sweep.json``): compiles every candidate launch
 of :data:`CANDIDATES` in parallel processes first (Triton's on-disk cache is shared; a compiler crash loses
 one candidate, not the run), checks each on an awkward shape and at 4096^3 against float64 (first and last
 64 rows, NaN-poisoned output), then times cuBLAS and every candidate round-robin (order reversed every other
@@ -8,9 +8,20 @@ round) with the SM clock, temperature and power sampled during each timing.
 
 ``python bench/matmul_sweep.py collect SWEEP_JSON --provenance-from RECORDED_JSON`` turns that report into
 the recorded run ``book/data/matmul_sweep_h200.json`` (one row per launch and shape), with the provenance
-of a recorded run made by the same job (``bench/run.py`` in job mm-1).
+of a recorded run made by the same job (``bench/run.py`` in job mm-1; ``gpuperf.benchmark.profile.
+provenance_of_job``). Times are the harness's (``gpuperf.benchmark.time_callable``, ``interleaved_order``,
+the GPU-state sampler of the ``rounds`` option); ``MM_ONLY`` (comma-separated names) and ``MM_ROUNDS``
+(default 3) narrow the sweep.
 """
-import json, os, statistics, sys, time, traceback
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import time
+
+if importlib.util.find_spec("gpuperf") is None:  # a machine without `pip install -e .`
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 
 OUT = os.environ.get("JOB_OUT", "/tmp/mm_out")
 # name: ((BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, stages, warps, split epilogue), warp_specialize)
@@ -195,6 +206,7 @@ def sweep_rows(report: dict) -> list:
 def collect(argv) -> int:
     import argparse
     from pathlib import Path
+    from gpuperf.benchmark.profile import provenance_of_job
     from gpuperf.results.recorded import save_run
     parser = argparse.ArgumentParser(description="record a sweep report")
     parser.add_argument("report", type=Path)
@@ -202,9 +214,9 @@ def collect(argv) -> int:
     parser.add_argument("--name", default="matmul_sweep_h200")
     parser.add_argument("--out-dir", type=Path, default=None)
     args = parser.parse_args(argv)
-    prov = dict(json.loads(args.provenance_from.read_text())["provenance"])
-    prov["command"] = (f"python3 bench/matmul_sweep.py (job mm-1, as gpujobs/mm_sweep.py); provenance of the "
-                       f"same job's {prov['command'].split(' --')[0]} call")
+    run = json.loads(args.provenance_from.read_text())
+    prov = provenance_of_job(run, f"python3 bench/matmul_sweep.py (job mm-1, as gpujobs/mm_sweep.py); provenance "
+                                  f"of the same job's {run['provenance']['command'].split(' --')[0]} call")
     print(save_run(args.name, sweep_rows(json.loads(args.report.read_text())), prov, data_dir=args.out_dir))
     return 0
 
@@ -213,7 +225,9 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--compile":
         _compile_all(sys.argv[2])
     elif len(sys.argv) > 1 and sys.argv[1] == "collect":
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
         sys.exit(collect(sys.argv[2:]))
+    elif len(sys.argv) > 1:  # --help or a mistake: the usage, not a run
+        print(__doc__)
+        sys.exit(0 if sys.argv[1] in ("-h", "--help") else 2)
     else:
         main()

@@ -2,13 +2,25 @@
 
 A standalone script (not a `gpuperf.benchmark` family: the harness times callables, while most of what
 this script records are hardware counters read by Nsight Compute and answers of the CUDA occupancy API).
-It needs CuPy, and for the Triton part torch and triton; run it on a GPU machine, one mode at a time:
+It needs CuPy, and for the Triton part torch and triton. On a GPU machine, one command does every mode and
+writes ``memory_{coalescing,banks,latency,occupancy}_h200.json``::
 
-    python3 bench/memory_gpu.py occupancy OUT        # CUDA occupancy API over a grid; Triton metadata
-    ncu --clock-control none --csv --print-units base --kernel-name regex:'^(coalesce|bank)_' \
-        --metrics <METRICS> python3 bench/memory_gpu.py counters OUT > OUT/ncu.csv
-    python3 bench/memory_gpu.py bandwidth OUT        # achieved bandwidth of strided loads (CUDA events)
-    python3 bench/memory_gpu.py collect OUT          # parse ncu.csv, write memory_*.json with provenance
+    python3 bench/memory_gpu.py all RAW [--out-dir book/data]
+
+or one mode at a time (each writes its raw results into RAW)::
+
+    python3 bench/memory_gpu.py occupancy RAW        # CUDA occupancy API over a grid; Triton metadata
+    python3 bench/memory_gpu.py counters RAW         # each counted kernel once (run it under ncu: `all` does)
+    python3 bench/memory_gpu.py bandwidth RAW        # achieved bandwidth of strided loads (CUDA events)
+    python3 bench/memory_gpu.py latency RAW          # pinned host <-> device copies (CUDA events)
+    python3 bench/memory_gpu.py collect RAW [--out-dir DIR]   # pair ncu.csv with the launches; the records
+
+The harness's pieces: ``counters`` runs under ``gpuperf.benchmark.profile.ncu_command`` (every
+``coalesce_``/``bank_`` kernel from the start, base units, the counters of :data:`METRICS`), and ``collect``
+pairs the report's kernels with the launch list in order (``profile.pair_launches``), so a missing or extra
+profile fails loudly instead of mislabelling rows; times are CUDA events around each call
+(``gpuperf.benchmark.event_times_s`` on CuPy's stream); provenance and recording are
+``gpuperf.results.recorded``'s.
 
 Every kernel here is CUDA C++ compiled by NVRTC through ``cupy.RawModule``: the access patterns (a stride
 chosen at run time, one scalar load per thread, a shared-memory load at byte offsets given per lane) are
@@ -19,8 +31,9 @@ shared memory the compiler reported); the chapter compares them.
 
 from __future__ import annotations
 
-import csv
+import argparse
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -207,13 +220,15 @@ def run_counters(out: Path) -> None:
         launches.append({"kind": "bank", "kernel": f"bank_{case['access_bytes']}", **case,
                          "warps": bank_block // 32})
     cp.cuda.runtime.deviceSynchronize()
-    (out / "launches.json").write_text(json.dumps(launches, indent=1))
+    (out / "launches.json").write_text(json.dumps(launches, indent=1))  # profile.read_launches reads it
     _log(f"launched {len(launches)} counted kernels")
 
 
 def run_bandwidth(out: Path) -> None:
     """Achieved load bandwidth of 4-byte strided loads, stride 1-32, timed with CUDA events."""
     import cupy as cp
+
+    from gpuperf.benchmark import event_times_s
 
     cmod = cp.RawModule(code=COALESCE_SRC, options=("--std=c++17",))
     k = cmod.get_function("coalesce_4")
@@ -222,15 +237,10 @@ def run_bandwidth(out: Path) -> None:
     src = cp.zeros(n_threads * max_stride, dtype=cp.float32)  # 4 GiB
     flag = cp.zeros(1, dtype=cp.int32)
     block = 256
-    start, end = cp.cuda.Event(), cp.cuda.Event()
 
     def time_once(fn, reps=10):
-        fn(); fn()
-        times = []
-        for _ in range(reps):
-            start.record(); fn(); end.record(); end.synchronize()
-            times.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
-        times.sort()
+        """Median and sorted event times of ``reps`` calls after two untimed ones."""
+        times = sorted(event_times_s(fn, reps=reps, warmup_calls=2, backend="cupy"))
         return times[len(times) // 2], times
 
     rows = []
@@ -257,27 +267,21 @@ def run_bandwidth(out: Path) -> None:
 # reads.)
 # ------------------------------------------------------------------------------------------------
 def run_latency(out: Path) -> None:
-    """Pinned host <-> device copies of 1 GiB (the mode keeps its name so old job scripts still run)."""
+    """Pinned host <-> device copies of 1 GiB (the mode keeps its name; ``all`` runs it)."""
     import cupy as cp
 
+    from gpuperf.benchmark import event_times_s
+
     rows = []
-    start, end = cp.cuda.Event(), cp.cuda.Event()
     # host link: pinned host <-> device copies of 1 GiB
     import cupyx
 
     nbytes = 1 << 30
     host = cupyx.empty_pinned((nbytes,), dtype=cp.uint8)
     dev = cp.empty(nbytes, dtype=cp.uint8)
+    copies = {"host_to_device": lambda: dev.set(host), "device_to_host": lambda: dev.get(out=host)}
     for direction in ("host_to_device", "device_to_host"):
-        times = []
-        for _ in range(3):
-            start.record()
-            if direction == "host_to_device":
-                dev.set(host)
-            else:
-                dev.get(out=host)
-            end.record(); end.synchronize()
-            times.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
+        times = event_times_s(copies[direction], reps=3, backend="cupy")
         rows.append({"level": "host", "direction": direction, "bytes": nbytes, "time_s": min(times),
                      "bytes_per_s": nbytes / min(times)})
     for r in rows:
@@ -488,39 +492,29 @@ def _triton_row(cp, name, params, ck) -> dict:
 # ------------------------------------------------------------------------------------------------
 # Collect: parse ncu's CSV, pair rows with launches, save with provenance
 # ------------------------------------------------------------------------------------------------
-def parse_ncu_csv(text: str) -> list[dict]:
-    """Rows of ncu's --csv output (one per kernel and metric) grouped per kernel launch, in order."""
-    lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
-    reader = csv.DictReader(lines[start:])
-    kernels: dict[str, dict] = {}
-    for row in reader:
-        if not row.get("Metric Name"):
-            continue
-        entry = kernels.setdefault(row["ID"], {"id": int(row["ID"]), "kernel": row["Kernel Name"],
-                                               "block": row.get("Block Size"), "grid": row.get("Grid Size"),
-                                               "metrics": {}})
-        value = row["Metric Value"].replace(",", "")
-        try:
-            entry["metrics"][row["Metric Name"]] = float(value)
-        except ValueError:
-            entry["metrics"][row["Metric Name"]] = value
-    return sorted(kernels.values(), key=lambda e: e["id"])
+def ncu_command(out: Path) -> list[str]:
+    """The ncu command line of the ``counters`` mode: every coalescing and bank kernel from the start."""
+    from gpuperf.benchmark import profile
+
+    program = [sys.executable, __file__, "counters", str(out)]
+    return profile.ncu_command(program, sections=(), metrics=METRICS, window=False, base_units=True,
+                               kernel_regex="^(coalesce|bank)_")
 
 
-def run_collect(out: Path) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+def run_collect(out: Path, data_dir: Path | None = None) -> None:
+    """Pair ``out/ncu.csv`` with ``out/launches.json`` and save the four records into ``data_dir``
+    (default: ``out``)."""
+    from gpuperf.benchmark import profile
     from gpuperf.results.recorded import provenance, save_run
 
-    launches = json.loads((out / "launches.json").read_text())
-    profiled = parse_ncu_csv((out / "ncu.csv").read_text())
-    if len(profiled) != len(launches):
-        raise SystemExit(f"ncu profiled {len(profiled)} kernels, the script launched {len(launches)}")
+    data_dir = out if data_dir is None else data_dir
+    launches = profile.read_launches(out / "launches.json")
+    profiled = profile.parse_ncu_csv((out / "ncu.csv").read_text())
+    pairs = profile.pair_launches(launches, profiled,
+                                  lambda launch, kernel: launch["kernel"] == kernel.split("(")[0].strip())
     coalescing, banks = [], []
-    for launch, prof in zip(launches, profiled):
-        if launch["kernel"] != prof["kernel"].split("(")[0].strip():
-            raise SystemExit(f"launch order mismatch: {launch['kernel']} vs {prof['kernel']}")
-        row = {**launch, "ncu": prof["metrics"]}
+    for launch, prof in pairs:
+        row = {**launch, "ncu": profile.metric_values(prof)}
         (coalescing if launch["kind"] == "coalescing" else banks).append(row)
     cmd = "bench/memory_gpu.py (occupancy, counters under ncu --clock-control none, bandwidth)"
     prov = provenance(cmd)
@@ -533,18 +527,46 @@ def run_collect(out: Path) -> None:
     if ncu_version.is_file():
         prov["ncu"] = ncu_version.read_text().strip().splitlines()[-1]
     save_run("memory_coalescing_h200", coalescing + json.loads((out / "bandwidth.json").read_text()), prov,
-             data_dir=out)
-    save_run("memory_banks_h200", banks, prov, data_dir=out)
+             data_dir=data_dir)
+    save_run("memory_banks_h200", banks, prov, data_dir=data_dir)
     if (out / "latency.json").is_file():
-        save_run("memory_latency_h200", json.loads((out / "latency.json").read_text()), prov, data_dir=out)
+        save_run("memory_latency_h200", json.loads((out / "latency.json").read_text()), prov, data_dir=data_dir)
     occ = json.loads((out / "occupancy.json").read_text())
-    save_run("memory_occupancy_h200", [occ], prov, data_dir=out)
-    _log("saved memory_coalescing_h200, memory_banks_h200, memory_occupancy_h200")
+    save_run("memory_occupancy_h200", [occ], prov, data_dir=data_dir)
+    _log(f"saved memory_coalescing_h200, memory_banks_h200, memory_occupancy_h200 into {data_dir}")
+
+
+def run_all(out: Path, data_dir: Path | None = None) -> None:
+    """Every mode in order: occupancy, the counters under ncu, bandwidth, latency, then collect."""
+    from gpuperf.benchmark import profile
+
+    run_occupancy(out)
+    version = subprocess.run(["ncu", "--version"], capture_output=True, text=True, check=True).stdout
+    (out / "ncu_version.txt").write_text(version)
+    profile.run_ncu(ncu_command(out), out / "ncu.csv")
+    run_bandwidth(out)
+    run_latency(out)
+    run_collect(out, data_dir)
+
+
+MODES = ("all", "occupancy", "counters", "bandwidth", "latency", "collect")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", choices=MODES)
+    parser.add_argument("out", type=Path, help="folder for the raw results (RAW)")
+    parser.add_argument("--out-dir", type=Path, default=None,
+                        help="all, collect: folder for the records (default: RAW)")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.mode in ("all", "collect"):
+        {"all": run_all, "collect": run_collect}[args.mode](args.out, args.out_dir)
+    else:
+        {"counters": run_counters, "bandwidth": run_bandwidth, "occupancy": run_occupancy,
+         "latency": run_latency}[args.mode](args.out)
+    return 0
 
 
 if __name__ == "__main__":
-    mode, folder = sys.argv[1], Path(sys.argv[2])
-    folder.mkdir(parents=True, exist_ok=True)
-    {"counters": run_counters, "bandwidth": run_bandwidth, "occupancy": run_occupancy,
-     "latency": run_latency,
-     "collect": run_collect}[mode](folder)
+    sys.exit(main(sys.argv[1:]))

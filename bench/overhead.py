@@ -1,6 +1,7 @@
 """The overhead experiments of chapter 07, recorded on a GPU (a standalone script: what it times is the
 *wall-clock* cost of calls issued from Python, launch overhead included, which ``do_bench``'s events between
-calls would hide).
+calls would hide: the harness's ``gpuperf.benchmark.time_wall_per_call``, GPU synchronised inside the timed
+region).
 
 Three experiments, written to ``book/data/overhead_<device>.json`` with their provenance:
 
@@ -34,21 +35,11 @@ if importlib.util.find_spec("gpuperf") is None:
 
 
 def per_call_s(fn, calls: int, repeats: int = 5) -> float:
-    """Median over ``repeats`` of (wall time of ``calls`` back-to-back calls, synchronised at both ends) / calls."""
-    import torch
+    """The harness's wall time per call (:func:`gpuperf.benchmark.time_wall_per_call`): median over ``repeats``
+    of (wall time of ``calls`` back-to-back calls, synchronised at both ends) / calls."""
+    from gpuperf.benchmark import time_wall_per_call
 
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - t0) / calls)
-    times.sort()
-    return times[len(times) // 2]
+    return time_wall_per_call(fn, calls, repeats=repeats, warmup_calls=3)
 
 
 def launch_rows(calls: int = 1000) -> list[dict]:

@@ -8,10 +8,14 @@ Usage (from the repository root, on a GPU machine with CuPy)::
 
     python bench/part1_gpu.py --out-dir DIR            # latency, bytes-in-flight sweep, divergence timings
     python bench/part1_gpu.py --out-dir book/data --skip sweep divergence   # latency only (~10 s)
-    ncu --clock-control none --csv --kernel-name regex:^div_ \\
-        --metrics smsp__thread_inst_executed_per_inst_executed.ratio,smsp__inst_executed.sum,\\
-smsp__thread_inst_executed.sum python bench/part1_gpu.py --ncu-divergence --out-dir DIR > DIR/ncu.csv
-    python bench/part1_gpu.py --merge-ncu DIR/ncu.csv --out-dir DIR   # counters into divergence_h200.json
+    python bench/part1_gpu.py --out-dir DIR --skip chase sweep --ncu RAW   # divergence, with ncu counters
+
+``--ncu RAW`` runs, after the timings, ``--ncu-divergence`` (each divergence case launched once) under the
+harness's ncu command line (``gpuperf.benchmark.profile.ncu_command``: every ``div_`` kernel from the start,
+the metrics of :data:`DIVERGENCE_METRICS`) into ``RAW/ncu.csv``, then ``--merge-ncu RAW/ncu.csv`` (the
+counters into ``divergence_h200.json``, each report kernel paired with its case by
+``profile.pair_launches``). Times are CUDA events around each launch (``gpuperf.benchmark.event_times_s``
+on CuPy's stream); provenance and recording are ``gpuperf.results.recorded``'s.
 
 Every kernel's output is checked before its timing is kept: the chase's final index against the cycle
 it walks, the sweep's XOR of everything read against an independent CuPy reduction, the divergence kernels
@@ -24,8 +28,6 @@ stops the run before anything is written. The pointer chase is the course's one 
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import shlex
 import sys
@@ -58,17 +60,10 @@ def kernel(name: str, **defines):
 
 
 def event_time_s(fn, reps: int = 1) -> list[float]:
-    import cupy as cp
+    """Device time of each of ``reps`` launches (the harness's CUDA events on CuPy's stream)."""
+    from gpuperf.benchmark import event_times_s
 
-    times = []
-    for _ in range(reps):
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
-    return times
+    return event_times_s(fn, reps=reps, backend="cupy")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -347,20 +342,40 @@ def run_divergence(timing: bool) -> list[dict]:
     return rows
 
 
-def parse_ncu_csv(text: str) -> list[dict]:
-    """Rows of ncu's CSV (it starts after ncu's own log lines) grouped by launch ID."""
-    lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
-    reader = csv.DictReader(io.StringIO("\n".join(lines[start:])))
-    launches: dict[int, dict] = {}
-    for rec in reader:
-        launch = launches.setdefault(int(rec["ID"]), {"kernel": rec["Kernel Name"]})
-        value = rec["Metric Value"].replace(",", "")
-        try:
-            launch[rec["Metric Name"]] = float(value)
-        except ValueError:
-            launch[rec["Metric Name"]] = value
-    return [launches[i] for i in sorted(launches)]
+#: The counters of the divergence profile (``--ncu``).
+DIVERGENCE_METRICS = ("smsp__thread_inst_executed_per_inst_executed.ratio", "smsp__inst_executed.sum",
+                      "smsp__thread_inst_executed.sum")
+
+
+def ncu_command(raw: Path) -> list[str]:
+    """The ncu command line of the divergence counters (every ``div_`` launch of ``--ncu-divergence``)."""
+    from gpuperf.benchmark import profile
+
+    program = [sys.executable, __file__, "--ncu-divergence", "--out-dir", str(raw)]
+    return profile.ncu_command(program, sections=(), metrics=DIVERGENCE_METRICS, window=False,
+                               kernel_regex="^div_")
+
+
+def merge_ncu(path: Path, report: Path) -> int:
+    """Pair the report's kernels with the divergence rows of the recorded run at ``path`` (same order) and
+    write their counters into it (``ncu``: {metric: value}); 1 (and nothing written) when they disagree."""
+    from gpuperf.benchmark import profile
+
+    run = json.loads(path.read_text())
+    rows = run["results"]
+    try:
+        pairs = profile.pair_launches(rows, profile.parse_ncu_csv(report.read_text()),
+                                      lambda row, kernel: kernel.startswith(row["kernel"]))
+    except ValueError as exc:
+        log(f"not merged: {exc}")
+        return 1
+    for row, launch in pairs:
+        row["ncu"] = profile.metric_values(launch)
+    run["provenance"]["ncu_command"] = ("ncu --clock-control none --csv --kernel-name regex:^div_ --metrics "
+                                        + ",".join(DIVERGENCE_METRICS) + " python bench/part1_gpu.py --ncu-divergence")
+    path.write_text(json.dumps(run, indent=1) + "\n")
+    log("merged ncu counters into", path)
+    return 0
 
 
 def main(argv: list[str]) -> int:
@@ -369,6 +384,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--ncu-divergence", action="store_true", help="launch each divergence case once")
     parser.add_argument("--merge-ncu", type=Path, default=None, help="ncu CSV to merge into divergence JSON")
     parser.add_argument("--skip", nargs="*", default=[], choices=["chase", "sweep", "divergence"])
+    parser.add_argument("--ncu", type=Path, default=None, metavar="RAW",
+                        help="after the divergence timings, profile the divergence kernels under ncu (report "
+                             "into RAW/ncu.csv) and merge the counters")
     args = parser.parse_args(argv)
     from gpuperf.results.recorded import provenance, save_run
 
@@ -377,25 +395,7 @@ def main(argv: list[str]) -> int:
         run_divergence(timing=False)
         return 0
     if args.merge_ncu is not None:
-        path = args.out_dir / "divergence_h200.json"
-        run = json.loads(path.read_text())
-        launches = parse_ncu_csv(args.merge_ncu.read_text())
-        rows = run["results"]
-        if len(launches) != len(rows):
-            log(f"ncu reported {len(launches)} launches for {len(rows)} cases: not merged")
-            return 1
-        for row, launch in zip(rows, launches):
-            if not launch["kernel"].startswith(row["kernel"]):
-                log(f"launch order mismatch: {launch['kernel']} vs {row['kernel']}")
-                return 1
-            row["ncu"] = {k: v for k, v in launch.items() if k != "kernel"}
-        run["provenance"]["ncu_command"] = ("ncu --clock-control none --csv --kernel-name regex:^div_ --metrics "
-                                            "smsp__thread_inst_executed_per_inst_executed.ratio,"
-                                            "smsp__inst_executed.sum,smsp__thread_inst_executed.sum "
-                                            "python bench/part1_gpu.py --ncu-divergence")
-        path.write_text(json.dumps(run, indent=1) + "\n")
-        log("merged ncu counters into", path)
-        return 0
+        return merge_ncu(args.out_dir / "divergence_h200.json", args.merge_ncu)
 
     import cupy as cp
 
@@ -434,6 +434,11 @@ def main(argv: list[str]) -> int:
                                                  loop_body_instructions=str(LOOP_BODY)),
                  data_dir=args.out_dir)
         log(f"divergence done at {time.time() - t0:.1f} s")
+        if args.ncu:
+            from gpuperf.benchmark import profile
+
+            report = profile.run_ncu(ncu_command(args.ncu), args.ncu / "ncu.csv")
+            return merge_ncu(args.out_dir / "divergence_h200.json", report)
     return 0
 
 

@@ -1,25 +1,34 @@
 """Hardware-counter profiles of the course's kernels next to their same-run references (GPU only).
 
-Run one target under Nsight Compute; only the calls inside the profiler window are profiled (warm-up,
-compiles and autotuning happen before it opens)::
+Each target runs the course's kernel once and its reference (a device copy, cuBLAS, SDPA's cuDNN backend)
+once inside the harness's profiler window (``gpuperf.benchmark.profile.profile_window``: warm-up, compiles
+and autotuning happen before it opens), so one Nsight Compute report holds both::
 
-    ncu --clock-control none --profile-from-start off --csv --page details \\
-        --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \\
-        python bench/profile_kernels.py softmax_long
+    python bench/profile_kernels.py softmax_long --ncu RAW/ncu_softmax_long.csv   # runs itself under ncu
+    python bench/profile_kernels.py matmul_bf16_4096 --ncu RAW/stalls.csv --stalls  # stall reasons only
+    python bench/profile_kernels.py --list                                        # the targets
 
-``python bench/profile_kernels.py --list`` names the targets. Each target runs the course's kernel once and
-its reference (a device copy, cuBLAS, SDPA's cuDNN backend) once inside the window, so one report holds
-both. Issue 15's "profile before / after" comes from these reports (bench/NOTES.md).
+``--ncu CSV`` runs this script under ``ncu`` with the harness's command line (``profile.ncu_command``: clocks
+not locked, the sections of ``profile.SECTIONS`` and the metrics of ``profile.KERNEL_METRICS``; with
+``--stalls``, only ``profile.STALL_METRICS``) and writes the report (ncu's log next to it, ``.err``).
+Without ``--ncu`` it runs the window alone (for an ncu command line of your own). The reports are turned
+into recorded runs by ``bench/matmul_profile.py``, ``bench/softmax_profile.py`` and
+``bench/attention_backward_sweep.py collect`` (bench/README.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
+from pathlib import Path
 
-import torch
+if importlib.util.find_spec("gpuperf") is None:  # a machine without `pip install -e .`
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
-from gpuperf.benchmark.ncu import profile_window
+import torch  # noqa: E402
+
+from gpuperf.benchmark import profile  # noqa: E402
 
 
 def _softmax_long():
@@ -81,14 +90,22 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("target", nargs="?", choices=sorted(TARGETS))
     parser.add_argument("--list", action="store_true", help="print the targets and exit")
+    parser.add_argument("--ncu", type=Path, default=None, metavar="CSV",
+                        help="run this target under ncu and write its CSV report here")
+    parser.add_argument("--stalls", action="store_true", help="with --ncu: the per-reason stall metrics only")
     args = parser.parse_args(argv)
     if args.list or args.target is None:
         print("\n".join(sorted(TARGETS)))
         return 0
+    if args.ncu is not None:
+        options = {"sections": (), "metrics": profile.STALL_METRICS} if args.stalls else {}
+        command = profile.ncu_command([sys.executable, __file__, args.target], **options)
+        print(f"wrote {profile.run_ncu(command, args.ncu)}")
+        return 0
     if not torch.cuda.is_available():
         print("profile_kernels.py needs a CUDA GPU", file=sys.stderr)
         return 2
-    profile_window(TARGETS[args.target]())  # warm-up twice, then the window
+    profile.profile_window(TARGETS[args.target]())  # warm-up twice, then the window
     return 0
 
 

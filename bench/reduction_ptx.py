@@ -8,7 +8,8 @@ It compiles the course's fused softmax kernel (``gpuperf.kernels.softmax._fused_
 H100/H200 (sm_90) with a 1024-wide fp32 row and 4 warps, twice: with ``EVEN=True`` (no mask), whose row
 maximum is the warp-level reduction chapter 03 reads, and with ``EVEN=False`` (masked), whose loads are
 predicated rather than branched around. ``gpuperf.simt`` extracts the excerpts; the recorded file keeps
-the excerpts and their counts, with the Triton version that produced them.
+the excerpts and their counts, with the harness's compile-only provenance
+(``gpuperf.benchmark.compiled.compile_provenance``: the Triton version that produced them).
 """
 
 from __future__ import annotations
@@ -64,21 +65,13 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out-dir", type=Path, default=ROOT / "book" / "data")
     args = parser.parse_args(argv)
-    import platform
-
-    import triton
-
+    from gpuperf.benchmark.compiled import compile_provenance
     from gpuperf.results.recorded import save_run
 
     rows = cases()
     if rows[0]["counts"]["shfl_bfly"] == 0 or rows[0]["counts"]["st_shared"] == 0:
         raise SystemExit("the reduction has no shuffles or no shared-memory exchange: nothing recorded")
-    import datetime
-
-    prov = {"device": "none: compiled for sm_90 (H100/H200) on a CPU", "driver": "none",
-            "torch": __import__("torch").__version__, "triton": triton.__version__,
-            "python": platform.python_version(), "date": datetime.date.today().isoformat(),
-            "command": "TRITON_INTERPRET=0 python bench/reduction_ptx.py"}
+    prov = compile_provenance("TRITON_INTERPRET=0 python bench/reduction_ptx.py")
     path = save_run("reduction_ptx_sm90", rows, prov, data_dir=args.out_dir)
     print(f"wrote {path}")
     return 0

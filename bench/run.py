@@ -12,7 +12,8 @@ Usage (from the repository root)::
 
 Every case is checked against a reference before it is timed; the harness (``gpuperf.benchmark``) prints each
 result as a ratio to its same-run reference, and the cases a family marks are timed twice (the spread).
-Progress goes to stderr; the tables go to stdout.
+Progress goes to stderr; the tables go to stdout. bench/README.md says, for every file of book/data, which
+command (a family here, or a script of bench/) makes it and which chapters read it.
 """
 
 from __future__ import annotations

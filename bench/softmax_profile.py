@@ -11,18 +11,18 @@ Two profiles, each read from ``ncu --csv --page details`` reports:
           before=bench/profiles/2026-12-01-baseline/ncu_softmax_long.csv after=PATH/ncu_after.csv
 
 * **Where the extra passes are served from** (``softmax_passes_profile_h200``): the three-pass and the
-  online kernel and a copy at 32768 x 4096, 8192 x 16384 and 4096 x 32768 fp16, where chapter 13 argues
-  that the re-reads hit the L2 up to 16384 columns and miss it at 32768. Run on the GPU::
+  online kernel at 32768 x 4096, 8192 x 16384 and 4096 x 32768 fp16, where chapter 13 argues that the
+  re-reads hit the L2 up to 16384 columns and miss it at 32768. On the GPU, in one command::
 
-      ncu --clock-control none --profile-from-start off --csv --page details \\
-          --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \\
-          --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \\
-          python bench/softmax_profile.py --run-passes > ncu_passes.csv
-      python bench/softmax_profile.py --passes ncu_passes.csv
+      python bench/softmax_profile.py --profile-passes RAW    # RAW/ncu_passes.csv, then the record
+
+  which runs ``--run-passes`` (the launches in the harness's profiler window) under the harness's ncu
+  command line (``gpuperf.benchmark.profile.ncu_command`` with :data:`PASS_METRICS`) and then
+  ``--passes RAW/ncu_passes.csv`` (the collecting step alone).
 
 Every launch becomes one row: ``stage`` (or ``method``), ``dtype``, ``rows``, ``n``, ``kernel`` (the Triton
 kernel's name without its leading underscore and ``_kernel``, or "copy") and the figures of
-:func:`gpuperf.ncu.kernel_summary`. Run the collecting step on the machine that took the reports (its
+:func:`gpuperf.benchmark.profile.kernel_summary`. Run the collecting step on the machine that took the reports (its
 provenance is recorded) or anywhere with ``--provenance-from RUN``, the recorded run of the same GPU job.
 """
 
@@ -37,7 +37,7 @@ from pathlib import Path
 if importlib.util.find_spec("gpuperf") is None:  # a machine without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
-from gpuperf.benchmark import ncu  # noqa: E402
+from gpuperf.benchmark import profile  # noqa: E402
 
 SHAPE = {"dtype": "fp16", "rows": 512, "n": 262144}
 
@@ -45,6 +45,8 @@ SHAPE = {"dtype": "fp16", "rows": 512, "n": 262144}
 #: ``copy_`` is a cudaMemcpy, which Nsight Compute does not profile.)
 PASS_SHAPES = ((32768, 4096), (8192, 16384), (4096, 32768))
 PASS_METHODS = ("three_pass", "online")
+#: The metrics of the passes profile (with the harness's default sections).
+PASS_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum")
 
 
 def _kernel_label(name: str) -> str:
@@ -55,11 +57,11 @@ def rows_from_reports(reports: dict[str, str]) -> list[dict]:
     """{stage: report text} -> rows (one per launch), stages in the order given."""
     rows = []
     for stage, text in reports.items():
-        launches = ncu.parse_ncu_csv(text)
+        launches = profile.parse_ncu_csv(text)
         if not launches:
             raise ValueError(f"reports: the {stage} report holds no launch")
         for launch in launches:
-            summary = ncu.kernel_summary(launch)
+            summary = profile.kernel_summary(launch)
             rows.append({"stage": stage, **SHAPE, "kernel": _kernel_label(summary["kernel_name"]),
                          **summary})
     return rows
@@ -68,13 +70,13 @@ def rows_from_reports(reports: dict[str, str]) -> list[dict]:
 def rows_from_passes_report(text: str) -> list[dict]:
     """The report of ``--run-passes`` -> rows, each launch labelled with its shape and method (launch
     order: for each of :data:`PASS_SHAPES`, the :data:`PASS_METHODS`)."""
-    launches = ncu.parse_ncu_csv(text)
+    launches = profile.parse_ncu_csv(text)
     order = [(shape, m) for shape in PASS_SHAPES for m in PASS_METHODS]
     if len(launches) != len(order):
         raise ValueError(f"text: the passes report must hold {len(order)} launches, got {len(launches)}")
     rows = []
     for launch, ((n_rows, n), method) in zip(launches, order):
-        summary = ncu.kernel_summary(launch)
+        summary = profile.kernel_summary(launch)
         kernel = _kernel_label(summary["kernel_name"])
         if kernel != method:
             raise ValueError(f"text: launch {summary['kernel_name']!r} where {method!r} was expected")
@@ -103,6 +105,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--run-passes", action="store_true",
                         help="run the passes profile's launches inside a profiler window (under ncu)")
     parser.add_argument("--passes", type=Path, default=None, help="ncu CSV report of --run-passes")
+    parser.add_argument("--profile-passes", type=Path, default=None, metavar="RAW",
+                        help="run --run-passes under ncu (report into RAW), then record it as --passes does")
     parser.add_argument("--name", default=None,
                         help="stem of the recorded run (default softmax_profile_h200 or "
                              "softmax_passes_profile_h200)")
@@ -111,8 +115,11 @@ def main(argv: list[str]) -> int:
                         help="recorded run of the GPU job that took the reports (when run elsewhere)")
     args = parser.parse_args(argv)
     if args.run_passes:
-        ncu.profile_window(_pass_calls())
+        profile.profile_window(_pass_calls())
         return 0
+    if args.profile_passes is not None:
+        command = profile.ncu_command([sys.executable, __file__, "--run-passes"], metrics=PASS_METRICS)
+        args.passes = profile.run_ncu(command, args.profile_passes / "ncu_passes.csv")
     from gpuperf.results.recorded import load_run, provenance, save_run
 
     if args.passes is not None:
@@ -138,8 +145,9 @@ def main(argv: list[str]) -> int:
                   f"grid {r['grid_size']}, {r['registers_per_thread']} registers")
     command = shlex.join(["python", "bench/softmax_profile.py", *argv])
     if args.provenance_from:
-        prov = {**load_run(args.provenance_from)["provenance"],
-                "command": f"{command} (the ncu reports of the job that recorded {args.provenance_from})"}
+        prov = profile.provenance_of_job(
+            load_run(args.provenance_from),
+            f"{command} (the ncu reports of the job that recorded {args.provenance_from})")
     else:
         prov = provenance(command)
     path = save_run(name, rows, prov, data_dir=args.out_dir)

@@ -27,8 +27,15 @@ name it are then timed round-robin, so neither is always timed first on a cooler
 provenance as ``book/data/<family>_<device>.json`` (:func:`gpuperf.results.recorded.save_run`); the book reads them
 back with :func:`gpuperf.results.recorded.load_run` and :func:`summarize_ratios`.
 
-A row (one dict per case) holds the case's ``params`` (kernel, dtype, shape, ... as the family chooses)
-followed by :data:`ROW_KEYS`. Importing this module does not import torch or triton.
+A row (one dict per case) holds the case's ``params`` (kernel, dtype, shape, ... as the family chooses;
+``Case.measure`` may add columns such as a peak memory) followed by :data:`ROW_KEYS`. Importing this module
+does not import torch or triton.
+
+What is not "time a callable" (CUDA C microbenchmarks, Nsight Compute profiles, compile-only records) is a
+script under ``bench/`` built from the same pieces: :func:`time_callable`, :func:`time_host_callable`,
+:func:`time_wall_per_call` and :func:`event_times_s` for times, :mod:`gpuperf.benchmark.profile` for the
+profiler window and the ncu command line, :mod:`gpuperf.benchmark.compiled` for compile-only records, and
+:func:`gpuperf.results.recorded.provenance` / ``save_run`` for the record (``bench/README.md`` lists them).
 """
 
 from __future__ import annotations
@@ -81,6 +88,9 @@ class Case:
         the family's order) are timed in interleaved rounds (:func:`run_cases`); 1 (the default) keeps
         the plain check-then-time order.
     timing: one of :data:`TIMINGS`.
+    measure: called once after the check, before the timing; returns extra columns for the row (plain JSON
+        values, e.g. ``{"peak_bytes": ...}`` from ``torch.cuda.max_memory_allocated``): what a family
+        records about a case besides its time.
     """
 
     label: str
@@ -94,6 +104,7 @@ class Case:
     retime: bool = False
     rounds: int = 1
     timing: str = "device"
+    measure: Callable[[], Mapping[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.label, str) or not self.label:
@@ -112,6 +123,8 @@ class Case:
             raise ValueError(f"reference must be a case label or None, got {self.reference!r}")
         if self.check is not None and not callable(self.check):
             raise ValueError(f"check must be callable or None, got {self.check!r}")
+        if self.measure is not None and not callable(self.measure):
+            raise ValueError(f"measure must be callable or None, got {self.measure!r}")
         if not isinstance(self.params, Mapping):
             raise ValueError(f"params must be a mapping of column names to values, got {self.params!r}")
         if isinstance(self.rounds, bool) or not isinstance(self.rounds, int) or self.rounds < 1:
@@ -164,6 +177,68 @@ def time_host_callable(fn: Callable[[], object], calls: int = 200, batches: int 
         per_call.append((time.perf_counter() - start) / calls)
         torch.cuda.synchronize()
     return float(statistics.median(per_call))
+
+
+def time_wall_per_call(fn: Callable[[], object], calls: int, repeats: int = 5, warmup_calls: int = 3) -> float:
+    """Wall time of one call of ``fn`` in seconds, launch cost and GPU time together: the median over
+    ``repeats`` of (``calls`` calls issued back to back, the GPU synchronised at the end, inside the timed
+    region) / ``calls``. The per-call time is the larger of the CPU's cost to issue a call and the GPU's
+    time to run it (``bench/overhead.py``'s experiments)."""
+    import time
+
+    import torch
+
+    for name, value in (("calls", calls), ("repeats", repeats), ("warmup_calls", warmup_calls)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "warmup_calls" else 1):
+            raise ValueError(f"{name} must be an integer >= {0 if name == 'warmup_calls' else 1}, got {value!r}")
+    for _ in range(warmup_calls):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) / calls)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def event_times_s(fn: Callable[[], object], reps: int = 1, warmup_calls: int = 0,
+                  backend: str = "torch") -> list[float]:
+    """Device time of each of ``reps`` calls of ``fn`` in seconds, one CUDA event pair around each call (no
+    L2 flush, no averaging: every call's own time), after ``warmup_calls`` untimed calls. ``backend``:
+    ``"torch"`` (``torch.cuda.Event``) or ``"cupy"`` (``cupy.cuda.Event``, for the CUDA C kernels of
+    ``bench/part1_gpu.py`` and ``bench/memory_gpu.py``, launched on CuPy's stream)."""
+    if backend not in ("torch", "cupy"):
+        raise ValueError(f"backend must be 'torch' or 'cupy', got {backend!r}")
+    for name, value, low in (("reps", reps, 1), ("warmup_calls", warmup_calls, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    for _ in range(warmup_calls):
+        fn()
+    times = []
+    for _ in range(reps):
+        if backend == "cupy":
+            import cupy as cp
+
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
+        else:
+            import torch
+
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) * 1e-3)
+    return times
 
 
 def _time_case(case: Case, warmup_ms: float, rep_ms: float) -> float:
@@ -279,6 +354,8 @@ def run_cases(family: str, cases: Iterable[Case], *, progress: bool = True, warm
             flush()
         if case.check is not None:
             case.check()
+        if case.measure is not None:
+            _add_measured(case)
         case.fn()
         torch.cuda.synchronize()
         if joins or case.rounds > 1:
@@ -290,6 +367,17 @@ def run_cases(family: str, cases: Iterable[Case], *, progress: bool = True, warm
     flush()
     torch.cuda.empty_cache()
     return with_ratios(rows)
+
+
+def _add_measured(case: Case) -> None:
+    """Run ``case.measure`` and add its columns to the case's ``params`` (the row's leading columns)."""
+    extra = case.measure()
+    if not isinstance(extra, Mapping):
+        raise ValueError(f"case {case.label!r}: measure() must return a mapping of columns, got {extra!r}")
+    clash = [k for k in extra if k in ROW_KEYS or k in ROUND_KEYS or k in case.params]
+    if clash:
+        raise ValueError(f"case {case.label!r}: measure() returned columns {clash} the row already has")
+    case.params = {**case.params, **extra}
 
 
 def interleaved_order(n_cases: int, rounds: int) -> list[int]:
@@ -457,6 +545,7 @@ __all__ = [
     "check_all_written",
     "check_relative_error",
     "device_slug",
+    "event_times_s",
     "families",
     "load_family",
     "make_row",
@@ -469,5 +558,6 @@ __all__ = [
     "summarize_ratios",
     "time_callable",
     "time_host_callable",
+    "time_wall_per_call",
     "with_ratios",
 ]
