@@ -2,7 +2,8 @@
 
 A standalone profiler run, not a ``gpuperf.benchmark`` case: the harness times callables, while this run
 needs every kernel a layer launches, attributed to the ledger operator that launched it. The work is in
-``gpuperf.layer_profile`` (the chapter runs it live on a GPU); this script records it with provenance::
+``gpuperf.benchmark.layer_profile`` (the chapter runs it live on a GPU); this script records it with
+provenance::
 
     python bench/ledger_profile.py --out-dir book/data      # on a CUDA GPU
 
