@@ -21,9 +21,6 @@ JOBS  ?= 2
 BOOK_OUT ?= .
 BUILD := $(BOOK_OUT)/_build
 BENCH_ARGS ?=
-# nbval's options. A notebook's kernel gets 300 s to start, not nbval's 60: with every worker starting a
-# kernel at once (on the H200, 15 importing torch together) one missed 60 s on 2026-12-01.
-NBVAL := --nbval-lax --nbval-current-env --nbval-kernel-startup-timeout=300
 
 .PHONY: book test test-gpu bench env clean strip lab test-colab
 
@@ -61,7 +58,7 @@ book: $(ENV_DEP)
 # a GPU machine the kernels and the GPU-only tests run compiled. Then the strict site build, then the
 # browser tests on that site (they need it built; without Chromium they skip, saying how to install it).
 test: $(ENV_DEP)
-	MPLBACKEND=Agg $(PYTHON) -m pytest -n $(JOBS) --dist loadfile $(NBVAL) \
+	MPLBACKEND=Agg $(PYTHON) -m pytest -n $(JOBS) --dist loadfile --nbval-lax --nbval-current-env \
 		-p no:cacheprovider --ignore=tests/browser tests book labs
 	$(MAKE) --no-print-directory book PYTHON=$(PYTHON)
 	rm -rf $(BUILD)/screenshots
@@ -82,7 +79,7 @@ test: $(ENV_DEP)
 test-gpu: $(ENV_DEP)
 	@$(PYTHON) -c "import os, sys, torch; sys.exit('make test-gpu needs a CUDA GPU: torch.cuda.is_available() is False' if not torch.cuda.is_available() else 'make test-gpu runs the kernels compiled: unset TRITON_INTERPRET' if os.environ.get('TRITON_INTERPRET', '0') not in ('', '0') else 0)"
 	PYTHONPATH=$(CURDIR)/lib$${PYTHONPATH:+:$$PYTHONPATH} MPLBACKEND=Agg OMP_NUM_THREADS=1 \
-		$(PYTHON) -m pytest -n $(JOBS) --dist loadgroup $(NBVAL) \
+		$(PYTHON) -m pytest -n $(JOBS) --dist loadgroup --nbval-lax --nbval-current-env \
 		-p no:cacheprovider -m "not redundant_on_gpu" --durations=15 --ignore=tests/browser tests book labs
 
 # Fails with a message (exit 2) without torch, triton or a CUDA GPU, or with TRITON_INTERPRET on.
@@ -113,7 +110,7 @@ $(COLAB_VENV)/.installed: Makefile pyproject.toml
 	touch $@
 test-colab: $(COLAB_VENV)/.installed
 	$(COLAB_VENV)/bin/python -c "import sys, torch, triton, numpy, ipywidgets; print(sys.version.split()[0], torch.__version__, triton.__version__, numpy.__version__, ipywidgets.__version__)"
-	MPLBACKEND=Agg $(COLAB_VENV)/bin/python -m pytest -n $(JOBS) --dist loadfile $(NBVAL) \
+	MPLBACKEND=Agg $(COLAB_VENV)/bin/python -m pytest -n $(JOBS) --dist loadfile --nbval-lax --nbval-current-env \
 		-p no:cacheprovider tests/test_grading.py tests/test_labs.py tests/test_explorers_*.py labs
 
 # Clear outputs, execution counts and widget state from every notebook before committing.
