@@ -180,7 +180,6 @@ class Launcher:
         self._raw(grid3[0], grid3[1], grid3[2], stream, self._function, self._coop, self._pdl, None, None,
                   self._meta, None, None, None, *flat)
 
-
     def __call__(self, grid3: tuple, stream, args: tuple) -> None:
         runtime = _RUNTIME
         if _no_hook(runtime.launch_enter_hook) and _no_hook(runtime.launch_exit_hook):
