@@ -7,6 +7,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+import kernel_start
+
+# A notebook's kernel that never answers nbval is replaced by a fresh one (tests/kernel_start.py).
+kernel_start.install()
+
 ROOT = Path(__file__).resolve().parents[1]
 
 try:  # no property test may fail because the machine is busy (issue: a test suite that never flakes)
