@@ -180,18 +180,23 @@ class Launcher:
         self._raw(grid3[0], grid3[1], grid3[2], stream, self._function, self._coop, self._pdl, None, None,
                   self._meta, None, None, None, *flat)
 
+    # listing: launcher-call
     def __call__(self, grid3: tuple, stream, args: tuple) -> None:
         runtime = _RUNTIME
         if _no_hook(runtime.launch_enter_hook) and _no_hook(runtime.launch_exit_hook):
             if self._direct:
-                self._c_launch(grid3[0], grid3[1], grid3[2], stream, self._function, self._coop, self._pdl,
-                               None, None, self._meta, None, None, None, *args)
+                self._c_launch(grid3[0], grid3[1], grid3[2], stream, self._function,
+                               self._coop, self._pdl, None, None, self._meta,
+                               None, None, None, *args)
                 return
-            if self._run is not None:  # the launcher object allocates the kernel's scratch memory
-                self._run(grid3[0], grid3[1], grid3[2], stream, self._function, self._meta, None, None, None,
-                          *args)
+            if self._run is not None:
+                # the launcher object allocates the kernel's scratch memory
+                self._run(grid3[0], grid3[1], grid3[2], stream, self._function,
+                          self._meta, None, None, None, *args)
                 return
-        self.compiled[grid3](*args, stream=stream)  # hooks installed (a profiler): Triton's own call
+        # hooks installed (a profiler): Triton's own call, which passes them metadata
+        self.compiled[grid3](*args, stream=stream)
+    # end listing: launcher-call
 
 
 class Desc:
