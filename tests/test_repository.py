@@ -344,6 +344,20 @@ def test_kernels_import_neither_the_harness_nor_the_readers():
     assert not upward, upward
 
 
+def test_the_harness_reads_no_recorded_run_but_stores_them():
+    """gpuperf.benchmark measures; of gpuperf.results it uses only ``recorded`` (where runs are stored:
+    provenance, save_run, cuda_available). Reading a run, its ratios and its targets is gpuperf.results' work,
+    which imports the families (their rows' schema), never the other way round."""
+    graph = _gpuperf_import_graph()
+    readers = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.items() if re.match(r"gpuperf\.benchmark(\.|$)", module)
+        for target in targets
+        if re.match(r"gpuperf\.results(\.|$)", target) and target != "gpuperf.results.recorded"
+    )
+    assert not readers, readers
+
+
 def _module_file(dotted: str) -> Path | None:
     base = ROOT / "lib" / Path(*dotted.split("."))
     return next((f for f in (base.with_suffix(".py"), base / "__init__.py") if f.is_file()), None)

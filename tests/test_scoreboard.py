@@ -213,7 +213,7 @@ def test_recorded_ratios_agree_with_the_rows_found_by_label(recorded_scores):
         fwd = by_id[target_id]
         rows = recorded.load_run(fwd.run_name)["results"]
         if any("variant" in r for r in rows):  # the family's own ratios (since 2026-12-01)
-            from gpuperf.benchmark.family.attention import speed_ratios
+            from gpuperf.results.attention import speed_ratios
 
             expected = speed_ratios(rows)
             for c in fwd.cases:
