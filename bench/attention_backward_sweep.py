@@ -20,7 +20,8 @@ first (Triton's on-disk cache then serves the timed process), on tiny inputs wit
 * ``collect``: per-kernel summaries of such reports -> ``attention_backward_profile_<device>.json``.
 
 Times are the harness's (``gpuperf.benchmark.time_callable``: the median of do_bench; host times
-``time_host_callable``); provenance and recording are ``gpuperf.results.recorded``'s.
+``time_host_callable``, wall times ``time_wall_per_call``); provenance and recording are
+``gpuperf.results.recorded``'s.
 
     python bench/attention_backward_sweep.py variants OUT_DIR
     python bench/attention_backward_sweep.py overhead OUT_DIR
@@ -44,7 +45,7 @@ if importlib.util.find_spec("gpuperf") is None:  # a machine without `pip instal
 import torch  # noqa: E402
 
 from gpuperf.benchmark import profile as prof  # noqa: E402
-from gpuperf.benchmark import time_callable, time_host_callable  # noqa: E402
+from gpuperf.benchmark import time_callable, time_host_callable, time_wall_per_call  # noqa: E402
 from gpuperf.kernels import flash_attention_bwd as fab  # noqa: E402
 
 Cfg = fab.BackwardConfig
@@ -246,16 +247,10 @@ def overhead(out_dir: Path) -> None:
             def step(fn=fn):
                 return torch.autograd.grad(fn(q, k, v), (q, k, v), do)
 
-            for _ in range(5):
-                step()
-            torch.cuda.synchronize()
-            reps = 50
-            t0 = time.perf_counter()
-            for _ in range(reps):
-                step()
-            host_s = (time.perf_counter() - t0) / reps  # host time to issue one step (queue not full)
-            torch.cuda.synchronize()
-            wall_s = (time.perf_counter() - t0) / reps
+            # 50 steps issued back to back: the host's time to issue one (queue not full), then the wall
+            # time of one with the GPU synchronised at the end (the harness's two timers).
+            host_s = time_host_callable(step, calls=50, batches=1, warmup_calls=5)
+            wall_s = time_wall_per_call(step, calls=50, repeats=1, warmup_calls=0)
             with profile(activities=[ProfilerActivity.CUDA]) as prof:
                 for _ in range(10):
                     step()

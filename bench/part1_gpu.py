@@ -414,9 +414,10 @@ def main(argv: list[str]) -> int:
         for r in rows:
             r["latency_s"] = r["cycles_per_load"] / clock_after
         prov["sm_clock_hz_after_chase"] = f"{clock_after:.4g}"
-        from gpuperf import hardware, littles_law
+        from gpuperf import hardware
+        from gpuperf.results.latency import latency_levels
 
-        lv = littles_law.latency_levels(rows, hardware.get_accelerator("H200 SXM").l2_bytes, clock_after)
+        lv = latency_levels(rows, hardware.get_accelerator("H200 SXM").l2_bytes, clock_after)
         log(f"levels (cycles): shared {lv.shared_cycles:.0f}, L1 {lv.l1_cycles:.0f}, "
             f"L2 {lv.l2_cycles:.0f}, HBM {lv.hbm_cycles:.0f}")
         if not (lv.shared_cycles < lv.l2_cycles and lv.l1_cycles < lv.l2_cycles < lv.hbm_cycles):

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuperf import attention_backward as ab
+from gpuperf.results import attention as attention_results
 
 torch = pytest.importorskip("torch")
 
@@ -160,11 +161,11 @@ def test_comparison_rows():
                          "n_seq": n, "flop_per_s": rate})
             rows.append({"impl": impl, "pass": "fwd+bwd", "dtype": "fp16", "head_dim": 64, "mask": "full",
                          "n_seq": n, "flop_per_s": rate / 2})
-    out = ab.comparison_rows(rows)
+    out = attention_results.comparison_rows(rows)
     assert [r["n_seq"] for r in out] == [1024, 2048]
     assert out[0]["vs_flash"] == pytest.approx(1.2) and out[0]["vs_cudnn"] == pytest.approx(0.75)
-    assert ab.comparison_rows(rows, "fwd+bwd")[0]["triton"] == pytest.approx(150)
+    assert attention_results.comparison_rows(rows, "fwd+bwd")[0]["triton"] == pytest.approx(150)
     with pytest.raises(ValueError, match="lacks"):
-        ab.comparison_rows([r for r in rows if r["impl"] != "sdpa-cudnn"])
+        attention_results.comparison_rows([r for r in rows if r["impl"] != "sdpa-cudnn"])
     with pytest.raises(ValueError, match="pass_name"):
-        ab.comparison_rows(rows, "fwd")
+        attention_results.comparison_rows(rows, "fwd")

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuperf import hardware, littles_law as ll
+from gpuperf.results import latency as lat
 
 pos = st.floats(1e-9, 1e13, allow_nan=False, allow_infinity=False)
 
@@ -122,15 +123,15 @@ def test_latency_levels_pick_the_plateaus():
             + [{"level": "global", "working_set_bytes": 2**k, "cycles_per_load": 300.0} for k in range(19, 24)]
             + [{"level": "global", "working_set_bytes": 2**k, "cycles_per_load": 700.0 + k} for k in range(28, 31)]
             + [{"level": "shared", "working_set_bytes": 4096, "cycles_per_load": 30.0}])
-    lv = ll.latency_levels(rows, l2_bytes=2**25, clock_hz=2e9)
+    lv = lat.latency_levels(rows, l2_bytes=2**25, clock_hz=2e9)
     assert (lv.l1_cycles, lv.l2_cycles, lv.hbm_cycles, lv.shared_cycles) == (40.0, 300.0, 729.0, 30.0)
     assert lv.seconds("hbm") == pytest.approx(729 / 2e9)
     with pytest.raises(ValueError, match="level"):
-        ll.latency_levels([r for r in rows if r["level"] == "global"], 2**25, 2e9).seconds("shared")
+        lat.latency_levels([r for r in rows if r["level"] == "global"], 2**25, 2e9).seconds("shared")
     with pytest.raises(ValueError, match="working set"):
-        ll.latency_levels(rows[:3], 2**25, 2e9)
+        lat.latency_levels(rows[:3], 2**25, 2e9)
     with pytest.raises(ValueError, match="clock_hz"):
-        ll.latency_levels(rows, 2**25, 0)
+        lat.latency_levels(rows, 2**25, 0)
 
 
 def test_recorded_h200_chase():
@@ -138,7 +139,7 @@ def test_recorded_h200_chase():
 
     run = recorded.load_run("pointer_chase_h200")
     assert all(r["correct"] for r in run["results"])
-    lv = ll.latency_levels(run["results"], hardware.get_accelerator("H200").l2_bytes,
+    lv = lat.latency_levels(run["results"], hardware.get_accelerator("H200").l2_bytes,
                            float(run["provenance"]["sm_clock_hz_after_chase"]))
     assert lv.shared_cycles < lv.l1_cycles < lv.l2_cycles < lv.hbm_cycles
 
@@ -148,15 +149,15 @@ def test_first_touch_is_read_where_recorded():
             + [{"level": "global", "working_set_bytes": 2**k, "cycles_per_load": 290.0,
                 "first_pass_cycles_per_load": 370.0 + k} for k in range(19, 24)]
             + [{"level": "global", "working_set_bytes": 2**k, "cycles_per_load": 700.0} for k in range(28, 31)])
-    assert ll.latency_levels(rows, 2**25, 2e9).l2_first_touch_cycles == 391.0
+    assert lat.latency_levels(rows, 2**25, 2e9).l2_first_touch_cycles == 391.0
     plain = [{k: v for k, v in r.items() if k != "first_pass_cycles_per_load"} for r in rows]
-    assert ll.latency_levels(plain, 2**25, 2e9).l2_first_touch_cycles is None
+    assert lat.latency_levels(plain, 2**25, 2e9).l2_first_touch_cycles is None
 
 
 def test_one_recorded_set_of_latencies():
     """Every chapter reads the same pointer chase (H200, 2026-12-01): the values chapters 02, 04 and 05
     state, and first reads of L2 lines slower than revisits but faster than HBM."""
-    lv, run = ll.recorded_latency_levels()
+    lv, run = lat.recorded_latency_levels()
     assert run["provenance"]["device"] == "NVIDIA H200" and run["provenance"]["date"] == "2026-12-01"
     assert round(lv.clock_hz / 1e9, 2) == 1.98
     assert [round(c) for c in (lv.shared_cycles, lv.l1_cycles, lv.l2_cycles, lv.hbm_cycles)] == [

@@ -344,6 +344,20 @@ def test_kernels_import_neither_the_harness_nor_the_readers():
     assert not upward, upward
 
 
+def test_the_harness_reads_no_recorded_run_but_stores_them():
+    """gpuperf.benchmark measures; of gpuperf.results it uses only ``recorded`` (where runs are stored:
+    provenance, save_run, cuda_available). Reading a run, its ratios and its targets is gpuperf.results' work,
+    which imports the families (their rows' schema), never the other way round."""
+    graph = _gpuperf_import_graph()
+    readers = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.items() if re.match(r"gpuperf\.benchmark(\.|$)", module)
+        for target in targets
+        if re.match(r"gpuperf\.results(\.|$)", target) and target != "gpuperf.results.recorded"
+    )
+    assert not readers, readers
+
+
 def _module_file(dotted: str) -> Path | None:
     base = ROOT / "lib" / Path(*dotted.split("."))
     return next((f for f in (base.with_suffix(".py"), base / "__init__.py") if f.is_file()), None)
@@ -394,6 +408,12 @@ def test_contributing_maps_every_module_at_the_package_root():
     subpackages = {f"gpuperf.{p.parent.name}" for p in package.glob("*/__init__.py")}
     missing = sorted(m for m in root_modules if f"`{m}`" not in text)
     missing += sorted(s for s in subpackages if f"`{s}`" not in text)
+    # The two homes the issue-24 move made: every module of the harness (its families are one entry,
+    # `family/<family>.py`) and of the readers of recorded runs is named in the map's table.
+    for sub in ("benchmark", "results"):
+        row = next((line for line in text.splitlines() if line.startswith(f"| `gpuperf.{sub}` |")), "")
+        names = {p.stem for p in (package / sub).glob("*.py") if p.stem != "__init__"}
+        missing += sorted(f"gpuperf.{sub}.{m}" for m in names if f"`{m}`" not in row)
     assert not missing, f"CONTRIBUTING.md's map of the package does not name {missing}"
 
 

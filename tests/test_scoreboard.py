@@ -182,6 +182,18 @@ def test_recorded_scores_keep_every_case_and_are_consistent(recorded_scores):
             assert s.margin == pytest.approx(min(measured) - s.target.min_ratio)
 
 
+def test_the_page_tables_render_every_row(recorded_scores):
+    """The page's four tables: every row the scoreboard gives holds every key of its column set (the
+    column sets are presentation, in gpuperf.plotting.tables; the rows are the scoreboard's)."""
+    from gpuperf.plotting import tables
+
+    for rows, columns in ((sb.summary_rows(recorded_scores), tables.SCOREBOARD_SUMMARY_COLUMNS),
+                          (sb.summary_rows(recorded_scores), tables.SCOREBOARD_PEAK_COLUMNS),
+                          (sb.case_rows(recorded_scores), tables.SCOREBOARD_CASE_COLUMNS),
+                          (sb.provenance_rows(recorded_scores), tables.SCOREBOARD_PROVENANCE_COLUMNS)):
+        assert rows and tables.format_table_html(rows, columns).count("<tr>") == len(rows) + 1
+
+
 def test_every_target_finds_rows_in_its_run(recorded_scores):
     """A target with no measured case at all usually means the family renamed a kernel or a param value
     (the run has rows, the selector no longer matches them): update the target's selector in TARGETS."""
@@ -201,7 +213,7 @@ def test_recorded_ratios_agree_with_the_rows_found_by_label(recorded_scores):
         fwd = by_id[target_id]
         rows = recorded.load_run(fwd.run_name)["results"]
         if any("variant" in r for r in rows):  # the family's own ratios (since 2026-12-01)
-            from gpuperf.benchmark.family.attention import speed_ratios
+            from gpuperf.results.attention import speed_ratios
 
             expected = speed_ratios(rows)
             for c in fwd.cases:

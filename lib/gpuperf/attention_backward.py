@@ -502,42 +502,8 @@ def traffic_table(n_seqs, head_dims, sram_elements_list) -> list[TrafficPoint]:
 
 
 __all__ = [
-    "comparison_rows", "ForwardResult", "Gradients", "IOCount", "SlowMemory", "TrafficPoint", "block_sizes", "flash_backward",
+    "ForwardResult", "Gradients", "IOCount", "SlowMemory", "TrafficPoint", "block_sizes", "flash_backward",
     "flash_backward_io", "flash_forward", "flash_forward_io", "matmul_flop", "saved_for_backward_elements",
     "standard_backward", "standard_backward_io", "standard_forward", "standard_forward_io", "traffic_point",
     "traffic_table",
 ]
-
-
-# --------------------------------------------------------------------------------------------------------
-# Reading the recorded H200 runs (rows of the ``attention_backward`` benchmark family).
-# --------------------------------------------------------------------------------------------------------
-
-
-def comparison_rows(rows, pass_name: str = "bwd", dtype: str = "fp16") -> list[dict]:
-    """One dict per (head_dim, mask, n_seq) of a recorded ``attention_backward`` run: the TFLOP/s of
-    ``triton``, ``sdpa-flash`` and ``sdpa-cudnn`` for ``pass_name`` ("bwd" or "fwd+bwd"), and the ratios
-    ``vs_flash`` = triton / sdpa-flash and ``vs_cudnn`` = triton / sdpa-cudnn (speed ratios: same work).
-
-    Sorted by head_dim, mask ("full" first) and n_seq. Raises ``ValueError`` if a shape lacks an
-    implementation.
-    """
-    if pass_name not in ("bwd", "fwd+bwd"):
-        raise ValueError(f"pass_name must be 'bwd' or 'fwd+bwd', got {pass_name!r}")
-    table: dict[tuple, dict] = {}
-    for r in rows:
-        if r.get("pass") != pass_name or r.get("dtype") != dtype:
-            continue
-        key = (r["head_dim"], r["mask"], r["n_seq"])
-        table.setdefault(key, {})[r["impl"]] = r["flop_per_s"] / 1e12
-    out = []
-    for (head_dim, mask, n_seq), rates in sorted(table.items(),
-                                                 key=lambda kv: (kv[0][0], kv[0][1] != "full", kv[0][2])):
-        missing = {"triton", "sdpa-flash", "sdpa-cudnn"} - set(rates)
-        if missing:
-            raise ValueError(f"rows: shape d={head_dim} {mask} N={n_seq} lacks {sorted(missing)}")
-        out.append({"head_dim": head_dim, "mask": mask, "n_seq": n_seq, "triton": rates["triton"],
-                    "flash": rates["sdpa-flash"], "cudnn": rates["sdpa-cudnn"],
-                    "vs_flash": rates["triton"] / rates["sdpa-flash"],
-                    "vs_cudnn": rates["triton"] / rates["sdpa-cudnn"]})
-    return out

@@ -330,15 +330,16 @@ def test_default_path_long_keys_gpu(gen, causal):
 
 def test_benchmark_ratio_helpers():
     from gpuperf.benchmark.family import attention as fam
+    from gpuperf.results import attention as ra
 
     rows = [{"kernel": k, "dtype": "fp16", "head_dim": d, "mask": "full", "n_seq": n, "flop_per_s": rate}
             for k, d, n, rate in (("triton", 64, 1024, 9.0), ("sdpa-cudnn", 64, 1024, 10.0),
                                   ("triton", 64, 2048, 12.0), ("sdpa-cudnn", 64, 2048, 10.0),
                                   ("triton", 128, 1024, 5.0), ("sdpa-flash", 128, 1024, 4.0))]
-    ratios = fam.speed_ratios(rows)
+    ratios = ra.speed_ratios(rows)
     assert ratios == {("fp16", 64, "full", 1024): 0.9, ("fp16", 64, "full", 2048): 1.2}
-    assert fam.speed_ratios(rows, reference="sdpa-flash") == {("fp16", 128, "full", 1024): 1.25}
-    (row,) = fam.ratio_table_rows(ratios)
+    assert ra.speed_ratios(rows, reference="sdpa-flash") == {("fp16", 128, "full", 1024): 1.25}
+    (row,) = ra.ratio_table_rows(ratios)
     assert row == {"case": "fp16, d = 64, full", "target": 1.0, "N1024": 0.9, "N2048": 1.2, "worst": 0.9}
     with pytest.raises(ValueError, match="dtypes"):  # checked before any GPU work
         list(fam.cases(dtypes=("fp32",)))

@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 from gpuperf import hardware, littles_law
 from gpuperf.explorers.core import View, dropdown, explorer, slider
 from gpuperf.plotting.style import PALETTE, use_book_style
+from gpuperf.results.latency import recorded_latency_levels
 
 WARPS = (1, 4, 16, 32, 64)
 LOADS = (1, 2, 4, 8)
@@ -27,7 +28,7 @@ BYTES_PER_LOAD = 16
 @functools.lru_cache(maxsize=1)
 def measured_hbm_latency_s() -> float:
     """HBM latency of the H200 from the recorded pointer chase (seconds)."""
-    return littles_law.recorded_latency_levels()[0].seconds("hbm")
+    return recorded_latency_levels()[0].seconds("hbm")
 
 
 def in_flight_view(warps_per_sm: int, loads_per_thread: int, device: str) -> View:

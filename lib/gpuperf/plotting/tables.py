@@ -237,3 +237,34 @@ CHAIN_COLUMNS: tuple[Column, ...] = (
     Column("percent_of_vector_peak", "% of fp32 vector peak", 1.0, 1),
     Column("unfused_time_s", "Unfused (\u00b5s)", 1e-6, 0),
 )
+
+# ---- the kernel scoreboard (rows from gpuperf.results.scoreboard) --------------------------------------------
+
+#: Columns for :func:`gpuperf.results.scoreboard.summary_rows`: each target's ratios and verdict.
+SCOREBOARD_SUMMARY_COLUMNS: tuple[Column, ...] = (
+    Column("kernel", "kernel"), Column("reference", "reference"), Column("target", "target"),
+    Column("measured", "measured"), Column("worst", "worst", 1.0, 3),
+    Column("median", "median", 1.0, 3), Column("best", "best", 1.0, 3), Column("status", "verdict"),
+)
+
+#: Columns for the same rows: the kernel's and the reference's fractions of the datasheet peak.
+SCOREBOARD_PEAK_COLUMNS: tuple[Column, ...] = (
+    Column("kernel", "kernel"), Column("reference", "reference"), Column("peak", "datasheet peak"),
+    Column("of_peak", "kernel / peak"), Column("reference_of_peak", "reference / peak"),
+)
+
+#: Columns for :func:`gpuperf.results.scoreboard.case_rows` (rates in TB/s or TFLOP/s, as each case's
+#: ``unit`` says).
+SCOREBOARD_CASE_COLUMNS: tuple[Column, ...] = (
+    Column("kernel", "kernel"), Column("case", "case"), Column("reference", "reference"),
+    Column("unit", "unit"), Column("rate", "kernel", 1e12, 2), Column("reference_rate", "reference", 1e12, 2),
+    Column("ratio", "ratio", 1.0, 3), Column("retimed", "ratio re-timed"), Column("target", "target"),
+    Column("verdict", "verdict"), Column("of_peak", "kernel / peak", 1.0, 2),
+    Column("reference_of_peak", "reference / peak", 1.0, 2),
+)
+
+#: Columns for :func:`gpuperf.results.scoreboard.provenance_rows`.
+SCOREBOARD_PROVENANCE_COLUMNS: tuple[Column, ...] = (
+    Column("run", "recorded run"), Column("targets", "targets"), Column("provenance", "measured"),
+    Column("command", "command"),
+)

@@ -850,33 +850,3 @@ def reference_of_copy(scores: Sequence[TargetScore]) -> dict[str, tuple[float, f
         if fractions:
             out[s.target.target_id] = (min(fractions), max(fractions))
     return out
-
-
-def _columns():
-    from gpuperf.plotting.tables import Column
-
-    summary = (
-        Column("kernel", "kernel"), Column("reference", "reference"), Column("target", "target"),
-        Column("measured", "measured"), Column("worst", "worst", 1.0, 3),
-        Column("median", "median", 1.0, 3), Column("best", "best", 1.0, 3), Column("status", "verdict"),
-    )
-    peaks = (
-        Column("kernel", "kernel"), Column("reference", "reference"), Column("peak", "datasheet peak"),
-        Column("of_peak", "kernel / peak"), Column("reference_of_peak", "reference / peak"),
-    )
-    cases = (
-        Column("kernel", "kernel"), Column("case", "case"), Column("reference", "reference"),
-        Column("unit", "unit"), Column("rate", "kernel", 1e12, 2), Column("reference_rate", "reference", 1e12, 2),
-        Column("ratio", "ratio", 1.0, 3), Column("retimed", "ratio re-timed"), Column("target", "target"),
-        Column("verdict", "verdict"), Column("of_peak", "kernel / peak", 1.0, 2),
-        Column("reference_of_peak", "reference / peak", 1.0, 2),
-    )
-    provenance = (Column("run", "recorded run"), Column("targets", "targets"), Column("provenance", "measured"),
-                  Column("command", "command"))
-    return summary, peaks, cases, provenance
-
-
-#: Columns for :func:`gpuperf.plotting.tables.format_table_html`: the ratios and verdicts of :func:`summary_rows`
-#: (SUMMARY_COLUMNS), the same rows' fractions of the datasheet peak (PEAK_COLUMNS), :func:`case_rows`
-#: (rates in TB/s or TFLOP/s, as each case's ``unit`` says) and :func:`provenance_rows`.
-SUMMARY_COLUMNS, PEAK_COLUMNS, CASE_COLUMNS, PROVENANCE_COLUMNS = _columns()

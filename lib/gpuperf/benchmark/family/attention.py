@@ -15,12 +15,11 @@ and the Triton kernel both name it, so ``ratio_to_reference`` is the speed over 
 
 Rows' params: ``dtype, head_dim, mask, n_seq, batch, heads, kernel, config`` (``config``: the Triton launch,
 from :func:`gpuperf.kernels.flash_attention.default_launch`, ``None`` for the library kernels) and
-``variant`` (which Triton kernel ran).
+``variant`` (which Triton kernel ran). :mod:`gpuperf.results.attention` reads them (speed ratios, the
+target of each head dimension).
 """
 
 from __future__ import annotations
-
-from gpuperf.results.scoreboard import get_target
 
 #: ``bench/run.py attention`` writes ``attention_targets_<device>.json`` (what chapter 14 and the scoreboard
 #: read); ``attention_h200.json`` is the family's first run (2026-11-30, another row format), kept as recorded.
@@ -37,32 +36,6 @@ NAIVE_MAX_N = 8192
 
 #: Relative error bound of each check (one head against float64; the rounding of P and O dominates).
 TOLERANCE = {"fp16": 4e-3, "bf16": 3e-2}
-
-
-#: Issue 15's targets for the Triton forward pass over SDPA's cuDNN backend, by head dim (read from the
-#: scoreboard's table, :data:`gpuperf.results.scoreboard.TARGETS`, which holds every target once).
-TARGET_OVER_CUDNN = {d: get_target(f"attention-fwd-d{d}").min_ratio for d in HEAD_DIMS}
-
-
-def speed_ratios(rows, kernel: str = "triton", reference: str = "sdpa-cudnn") -> dict:
-    """``{(dtype, head_dim, mask, n_seq): rate of kernel / rate of reference}`` over the shapes of a recorded
-    or live run of this family that have both (pure; FLOP/s ratios, so equal to the time ratio inverted)."""
-    rate = {(r["kernel"], r["dtype"], r["head_dim"], r["mask"], r["n_seq"]): r["flop_per_s"] for r in rows}
-    return {key[1:]: rate[key] / rate[(reference, *key[1:])] for key in sorted(rate, key=str)
-            if key[0] == kernel and (reference, *key[1:]) in rate}
-
-
-def ratio_table_rows(ratios: dict) -> list[dict]:
-    """One row per (dtype, head dim, mask) with a column ``N<n>`` per sequence length (for
-    :func:`gpuperf.plotting.tables.format_table_html`), plus the worst ratio and the issue's target for that head dim."""
-    out = {}
-    for (dtype, d, mask, n), value in sorted(ratios.items()):
-        row = out.setdefault((dtype, d, mask), {"case": f"{dtype}, d = {d}, {mask}",
-                                                "target": TARGET_OVER_CUDNN.get(d)})
-        row[f"N{n}"] = value
-    for row in out.values():
-        row["worst"] = min(v for k, v in row.items() if k.startswith("N"))
-    return list(out.values())
 
 
 def _reference_fp64_cuda(q, k, v, causal):
