@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuperf import overhead as oh
+from gpuperf.benchmark import host_overhead as ho
 
 pos = st.floats(min_value=1e-9, max_value=1e3, allow_nan=False)
 
@@ -53,13 +54,13 @@ def test_min_gpu_time_to_hide_host():
 
 
 def test_python_call_time_is_positive():
-    assert oh.python_call_time_s(lambda: None, number=100, repeats=3) > 0
+    assert ho.python_call_time_s(lambda: None, number=100, repeats=3) > 0
 
 
 def test_count_aten_ops_counts_dispatched_ops():
     torch = pytest.importorskip("torch")
     x = torch.randn(4, 4)
-    counts = oh.count_aten_ops(lambda: (x * 2 + 1).relu().sum())
+    counts = ho.count_aten_ops(lambda: (x * 2 + 1).relu().sum())
     assert counts["mul"] == 1 and counts["add"] == 1 and counts["relu"] == 1 and counts["sum"] == 1
 
 
@@ -73,7 +74,7 @@ def test_bad_inputs_raise_value_error():
     with pytest.raises(ValueError, match="size"):
         oh.doubling_ratio(lambda n: 1.0, 0)
     with pytest.raises(ValueError, match="number"):
-        oh.python_call_time_s(lambda: None, number=0)
+        ho.python_call_time_s(lambda: None, number=0)
     with pytest.raises(ValueError, match="gpu_time_s"):
         oh.gpu_busy_fraction(0, 1)
 
@@ -97,13 +98,13 @@ def test_host_timeline_on_the_cpu():
     import torch
 
     x = torch.ones(64)
-    events = oh.host_timeline(lambda: torch.relu(torch.add(x, 1.0)))
+    events = ho.host_timeline(lambda: torch.relu(torch.add(x, 1.0)))
     top = [e for e in events if e.depth == 0]
     assert [e.name for e in top] == ["aten::add", "aten::relu"]
     assert top[0].start_s == 0 and all(e.duration_s >= 0 for e in events)
     assert top[1].start_s >= top[0].start_s + top[0].duration_s
     with pytest.raises(ValueError, match="max_depth"):
-        oh.host_timeline(lambda: None, max_depth=-1)
+        ho.host_timeline(lambda: None, max_depth=-1)
 
 
 def test_timeline_from_rows():

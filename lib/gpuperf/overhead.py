@@ -15,10 +15,11 @@ kernel replayed costs about a microsecond on an H200 including its run time, ``b
 The batch-doubling test: double the work; if the time barely changes, the kernel is overhead-bound
 (:func:`doubling_ratio`, :func:`regime_from_doubling`).
 
-Live CPU helpers (torch imported inside): :func:`count_aten_ops` counts the ATen operators a function
-dispatches (each a kernel launch on a GPU), :func:`host_timeline` profiles one call. A recorded GPU trace
-(``bench/overhead.py --parts sync_trace``) is read with :func:`timeline_from_rows`, cut with
-:func:`timeline_window` and summarised with :func:`summarize_sync_trace`.
+A profiler timeline is a list of :class:`TimelineEvent`: measured live on the reader's CPU by
+:func:`gpuperf.benchmark.host_overhead.host_timeline`, or read from a recorded GPU trace
+(``bench/overhead.py --parts sync_trace``) with :func:`timeline_from_rows`, cut with :func:`timeline_window`
+and summarised with :func:`summarize_sync_trace`. The live measurements of the host (a Python call's time,
+the ATen operators a function dispatches) are in :mod:`gpuperf.benchmark.host_overhead`.
 
 This module imports neither torch nor triton at import time.
 """
@@ -27,8 +28,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import time
-from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -142,42 +141,6 @@ def regime_from_doubling(ratio: float, threshold: float = 1.5) -> str:
     return "overhead" if ratio < _check_pos("threshold", threshold) else "work-bound"
 
 
-def python_call_time_s(fn: Callable[[], object], number: int = 10_000, repeats: int = 5,
-                       statistic: str = "median") -> float:
-    """The ``statistic`` ("median" or "min") over ``repeats`` of the wall time of ``number`` back-to-back calls
-    of ``fn``, per call (seconds). "min" is the least disturbed by other work on a shared machine."""
-    for name, v in (("number", number), ("repeats", repeats)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
-    if statistic not in ("median", "min"):
-        raise ValueError(f"statistic must be 'median' or 'min', got {statistic!r}")
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        samples.append((time.perf_counter() - t0) / number)
-    samples.sort()
-    return samples[0] if statistic == "min" else samples[len(samples) // 2]
-
-
-def count_aten_ops(fn: Callable[[], object]) -> Counter:
-    """The ATen operators ``fn()`` dispatches, counted by name (``Counter``), through a
-    ``TorchDispatchMode``: every one is a separate kernel launch on a GPU. Views and factory calls count too."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    counts: Counter = Counter()
-
-    class _Count(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            counts[str(func.overloadpacket.__name__)] += 1
-            return func(*args, **(kwargs or {}))
-
-    with _Count():
-        fn()
-    return counts
-
-
 @dataclass(frozen=True)
 class TimelineEvent:
     """One range of a profiler timeline: its name, start and duration (seconds, from the trace's first
@@ -187,40 +150,6 @@ class TimelineEvent:
     start_s: float
     duration_s: float
     depth: int
-
-
-def host_timeline(fn: Callable[[], object], max_depth: int = 1) -> list[TimelineEvent]:
-    """Profile one call of ``fn()`` with ``torch.profiler`` on the CPU and return its ranges down to
-    ``max_depth`` (0: the calls Python made; 1: the operators they dispatched), ordered by start. On a CPU
-    the operators run in the host thread, so the gaps between depth-0 ranges are Python's own time. The
-    profiler's native start/stop messages on file descriptor 2 are discarded (a page shows no stderr)."""
-    import os
-
-    from torch.profiler import ProfilerActivity, profile
-
-    if isinstance(max_depth, bool) or not isinstance(max_depth, numbers.Integral) or max_depth < 0:
-        raise ValueError(f"max_depth must be an integer >= 0, got {max_depth!r}")
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 2)
-            with profile(activities=[ProfilerActivity.CPU]) as prof:
-                fn()
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-    events = []
-    for e in prof.events():
-        depth, parent = 0, e.cpu_parent
-        while parent is not None:
-            depth, parent = depth + 1, parent.cpu_parent
-        if depth <= max_depth:
-            events.append((e.name, e.time_range.start, e.time_range.end - e.time_range.start, depth))
-    if not events:
-        return []
-    t0 = min(start for _, start, _, _ in events)
-    return sorted((TimelineEvent(name, (start - t0) * 1e-6, dur * 1e-6, depth)
-                   for name, start, dur, depth in events), key=lambda ev: ev.start_s)
 
 
 def timeline_from_rows(rows, variant: str) -> list[TimelineEvent]:
@@ -313,16 +242,13 @@ __all__ = [
     "summarize_sync_trace",
     "timeline_from_rows",
     "timeline_window",
-    "host_timeline",
     "KernelTime",
     "REGIMES",
-    "count_aten_ops",
     "doubling_ratio",
     "gpu_busy_fraction",
     "graph_busy_fraction",
     "kernel_time",
     "min_gpu_time_to_hide_host_s",
-    "python_call_time_s",
     "regime_from_doubling",
     "steady_state_time_s",
     "sweep_times_s",

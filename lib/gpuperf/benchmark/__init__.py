@@ -3,7 +3,8 @@
 Every measurement of the course lives in this subpackage: the harness (this module, and ``_gpustate``, the
 SM clock, temperature and power sampled during a timing), the benchmark families (:mod:`gpuperf.benchmark.family`),
 and the measurements that are not "time a kernel family": :mod:`~gpuperf.benchmark.timing` (the reader's
-own machine on its roofline), :mod:`~gpuperf.benchmark.blas_threads`, :mod:`~gpuperf.benchmark.layer_profile`
+own machine on its roofline), :mod:`~gpuperf.benchmark.host_overhead` (the host's cost of a call, an operator
+count, a profiler timeline), :mod:`~gpuperf.benchmark.blas_threads`, :mod:`~gpuperf.benchmark.layer_profile`
 (a transformer layer under the PyTorch profiler), :mod:`~gpuperf.benchmark.ncu` (Nsight Compute's reports)
 and :mod:`~gpuperf.benchmark.occupancy` (the CUDA occupancy API asked live). Reading the recorded runs is
 :mod:`gpuperf.results`' work.

@@ -62,8 +62,8 @@ def plot_busy_fraction(ax, host_times_s: Mapping[str, float], gpu_times_s: Seque
 
 def plot_timeline(ax, events, lane_labels=("called from Python", "operators"), *, highlight=None,
                   window_s=None):
-    """A profiler timeline (:func:`gpuperf.overhead.host_timeline`): one lane per nesting depth, one bar per
-    range (microseconds from the start). White space in the top lane is the host's own (Python) time. For a
+    """A profiler timeline (:func:`gpuperf.benchmark.host_overhead.host_timeline`): one lane per nesting
+    depth, one bar per range (microseconds from the start). White space in the top lane is the host's own (Python) time. For a
     recorded GPU trace (:func:`gpuperf.overhead.timeline_from_rows`) pass ``lane_labels=("host", "device")``:
     white space in the device lane is time the GPU had nothing to run.
 
