@@ -1,12 +1,13 @@
 """Start a notebook's Jupyter kernel again when it does not answer (used by tests/conftest.py for nbval).
 
 nbval starts one kernel per notebook and waits for its first reply (``kernel_info``); when the kernel never
-answers, every cell of that notebook fails with "Kernel didn't respond". On the H200 with 15 workers
-starting kernels at once this happened to one notebook in some runs (CONTRIBUTING.md, "Tests that never
-flake"), and a longer wait did not help: that kernel never answered. A fresh kernel (a new process, new
-ports) does, so :func:`retrying` wraps nbval's ``start_new_kernel``: after a failed start (nbval has
-already shut the silent kernel down) it starts another, up to ``attempts`` times, then raises the last
-error. Nothing about the notebook's cells changes; the retry is printed to stderr.
+answers, every cell of that notebook fails with "Kernel didn't respond". With several kernels starting at
+once this happens now and then (on the H200 with 15 workers; on a 2-core machine about 1 start in 300, 8 or
+12 at a time), and a longer wait does not help: that kernel never answers (CONTRIBUTING.md, "Tests that
+never flake"). A fresh kernel (a new process, new ports) does, so :func:`retrying` wraps nbval's
+``start_new_kernel``: after a failed start (nbval has already shut the silent kernel down) it starts
+another, up to ``attempts`` times, then raises the last error. Nothing about the notebook's cells changes;
+the retry is printed to stderr.
 """
 
 from __future__ import annotations
