@@ -201,9 +201,24 @@ def test_a_launcher_calls_the_c_launch_directly_and_falls_back_with_a_hook(monke
 
     runtime = type("Runtime", (), {"launch_enter_hook": None, "launch_exit_hook": None})
     monkeypatch.setattr(_launch, "_RUNTIME", runtime)
+    monkeypatch.setattr(_launch, "_SIGNATURES_VERIFIED", True)
     launcher = _launch.Launcher(Compiled())
     launcher((3, 1, 1), 99, ("x", 5))
     assert calls == [("c", (3, 1, 1, 99, 7, False, True, None, None, "meta", None, None, None, "x", 5))]
     runtime.launch_enter_hook = print
     launcher((3, 1, 1), 99, ("x", 5))
     assert calls[-1] == ("triton", (3, 1, 1), ("x", 5), 99)
+
+
+def test_on_an_unchecked_triton_a_launcher_takes_the_compiled_kernels_own_call(monkeypatch):
+    calls = []
+
+    class Compiled:
+        run = function = packed_metadata = None
+
+        def __getitem__(self, grid):
+            return lambda *args, stream=None: calls.append((grid, args, stream))
+
+    monkeypatch.setattr(_launch, "_SIGNATURES_VERIFIED", False)
+    _launch.Launcher(Compiled())((2, 1, 1), 5, ("x",))
+    assert calls == [((2, 1, 1), ("x",), 5)]

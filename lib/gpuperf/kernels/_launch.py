@@ -46,6 +46,13 @@ MAX_ENTRIES = 4096
 
 _JIT_TYPES: tuple = ()
 
+#: The Triton versions whose launcher signatures this module was written against and tested with (the C
+#: launch's arguments, ``CudaLauncher``'s attributes, ``wrap_handle_tensordesc``'s closure: Triton 3.6's
+#: ``backends/nvidia/driver.py``). On any other version a :class:`Launcher` takes the compiled kernel's own
+#: call, which every version keeps.
+VERIFIED_TRITON = ("3.6",)
+_SIGNATURES_VERIFIED = ".".join(triton.__version__.split(".")[:2]) in VERIFIED_TRITON
+
 #: Triton's runtime knobs: a launch hook installed there (a profiler such as Proton) sends every launch
 #: through Triton's own call, which passes the hooks their metadata.
 _RUNTIME = triton.knobs.runtime if hasattr(triton, "knobs") else type("_NoKnobs", (), {
@@ -114,6 +121,8 @@ class Launcher:
         self._direct = False
         self._run = None
         try:  # Triton 3.6 (python/triton/backends/nvidia/driver.py, CudaLauncher)
+            if not _SIGNATURES_VERIFIED:
+                raise AttributeError("a Triton whose launcher this module has not been checked against")
             run = compiled.run
             self._function = compiled.function
             self._meta = compiled.packed_metadata
