@@ -222,3 +222,34 @@ def test_on_an_unchecked_triton_a_launcher_takes_the_compiled_kernels_own_call(m
     monkeypatch.setattr(_launch, "_SIGNATURES_VERIFIED", False)
     _launch.Launcher(Compiled())((2, 1, 1), 5, ("x",))
     assert calls == [((2, 1, 1), ("x",), 5)]
+
+
+def test_the_first_launch_of_a_key_goes_through_triton_and_the_next_through_its_launcher(monkeypatch):
+    """The cache path of launch/launcher with Triton's types faked: first call compiles (Triton's call),
+    second call of the same key reuses the Launcher; an unkeyable argument never caches."""
+    calls = []
+
+    class Compiled:
+        def __getitem__(self, grid):
+            return lambda *args, stream=None: calls.append(("launcher", grid, args, stream))
+
+    class Jit:
+        def __getitem__(self, grid):
+            def run(*args, **options):
+                calls.append(("triton", grid, args, options))
+                return Compiled()
+            return run
+
+    monkeypatch.setattr(_launch, "_jit_types", lambda: (Jit,))
+    monkeypatch.setattr(_launch, "_compiled_type", lambda: Compiled)
+    monkeypatch.setattr(_launch, "_current_device", lambda: 0)
+    monkeypatch.setattr(_launch, "_current_stream", lambda device: 42)
+    monkeypatch.setattr(_launch, "_SIGNATURES_VERIFIED", False)  # the Launcher takes Compiled's own call
+    monkeypatch.setattr(_launch, "_CACHE", {})
+    kernel = Jit()
+    first = _launch.launcher(kernel, (4,), (1, 2), (("num_warps", 4),))
+    assert isinstance(first, _launch.Launcher) and calls[-1][0] == "triton"
+    compiled = _launch.launch(kernel, (4,), (1, 2), (("num_warps", 4),))
+    assert compiled is first.compiled and calls[-1] == ("launcher", (4, 1, 1), (1, 2), 42)
+    assert _launch.launcher(kernel, (4,), (object(),)) is None and calls[-1][0] == "triton"
+    assert len(_launch._CACHE) == 1

@@ -240,27 +240,33 @@ def _grid3(grid: tuple) -> tuple:
     return (grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1)
 
 
+def _launch_cached(kernel, grid: tuple, args: tuple, options: tuple):
+    """Launch once, through the cached :class:`Launcher` of the launch key when there is one, else through
+    Triton's own call (which compiles or looks up the kernel); returns ``(launcher or None, what Triton's
+    launch returned)``. The launcher is None under the interpreter or for arguments that cannot be keyed."""
+    if _current_stream is None or not isinstance(kernel, _jit_types()):
+        return None, kernel[grid](*args, **dict(options))
+    key = launch_key(kernel, args, options)
+    entry = _CACHE.get(key) if key is not None else None
+    if entry is None:
+        compiled = kernel[grid](*args, **dict(options))
+        if key is None or not isinstance(compiled, _compiled_type()):
+            return None, compiled
+        if len(_CACHE) >= MAX_ENTRIES:
+            _CACHE.clear()
+        entry = _CACHE[key] = Launcher(compiled)
+        return entry, compiled
+    entry(_grid3(grid), _current_stream(key[1]), args)
+    return entry, entry.compiled
+
+
 def launcher(kernel, grid: tuple, args: tuple, options: tuple = ()):
     """Launch like :func:`launch` and return the :class:`Launcher` that relaunches the same compiled kernel
     (None under the interpreter or when the arguments cannot be keyed).
 
     A wrapper that keeps it per shape (its *plan*) may call it again with new tensors of the same dtype
     and 16-byte alignment and the same values of every other argument: the launch key would be the same."""
-    if _current_stream is None or not isinstance(kernel, _jit_types()):
-        kernel[grid](*args, **dict(options))
-        return None
-    key = launch_key(kernel, args, options)
-    entry = _CACHE.get(key) if key is not None else None
-    if entry is None:
-        compiled = kernel[grid](*args, **dict(options))
-        if key is None or not isinstance(compiled, _compiled_type()):
-            return None
-        if len(_CACHE) >= MAX_ENTRIES:
-            _CACHE.clear()
-        entry = _CACHE[key] = Launcher(compiled)
-        return entry
-    entry(_grid3(grid), _current_stream(key[1]), args)
-    return entry
+    return _launch_cached(kernel, grid, args, options)[0]
 
 
 def launch(kernel, grid: tuple, args: tuple, options: tuple = ()):
@@ -272,19 +278,7 @@ def launch(kernel, grid: tuple, args: tuple, options: tuple = ()):
     Triton's compiled kernel (``n_regs``, ``n_spills``, ``metadata``), or under the interpreter whatever
     Triton's launch returns.
     """
-    if _current_stream is None or not isinstance(kernel, _jit_types()):
-        return kernel[grid](*args, **dict(options))
-    key = launch_key(kernel, args, options)
-    entry = _CACHE.get(key) if key is not None else None
-    if entry is None:
-        compiled = kernel[grid](*args, **dict(options))
-        if key is not None and isinstance(compiled, _compiled_type()):
-            if len(_CACHE) >= MAX_ENTRIES:
-                _CACHE.clear()
-            _CACHE[key] = Launcher(compiled)
-        return compiled
-    entry(_grid3(grid), _current_stream(key[1]), args)
-    return entry.compiled
+    return _launch_cached(kernel, grid, args, options)[1]
 
 
 def current_stream(device_index: int):

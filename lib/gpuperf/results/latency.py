@@ -15,16 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpuperf import hardware
-
-
-def _positive(name: str, value: object) -> float:
-    try:
-        x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number > 0, got {value!r}") from None
-    if not (x > 0 and math.isfinite(x)):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return x
+from gpuperf.littles_law import _positive  # the model's check of a positive, finite number
 
 
 @dataclass(frozen=True)
