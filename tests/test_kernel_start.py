@@ -1,4 +1,7 @@
-"""nbval's kernel start is retried when a kernel does not answer (tests/kernel_start.py)."""
+"""nbval's kernels start over Unix sockets, and again when one does not answer (tests/kernel_start.py)."""
+
+import os
+import queue
 
 import pytest
 
@@ -50,3 +53,43 @@ def test_wrapping_twice_wraps_once_and_attempts_must_be_positive():
 def test_this_run_wraps_nbvals_kernel_start():
     nbval_kernel = pytest.importorskip("nbval.kernel")
     assert getattr(nbval_kernel.start_new_kernel, "retries_kernel_start", False)
+    assert kernel_start.install()  # a second install keeps the one wrapper
+    assert getattr(nbval_kernel.start_new_kernel, "retries_kernel_start", False)
+
+
+def test_socket_paths_are_fresh_and_short(tmp_path):
+    first, second = kernel_start.ipc_address(str(tmp_path)), kernel_start.ipc_address(str(tmp_path))
+    assert first != second and first.startswith(str(tmp_path)) and len(first) + 3 <= 104
+    with pytest.raises(ValueError, match="104"):
+        kernel_start.ipc_address("/" + "d" * 100)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="ZeroMQ has no Unix-domain sockets on Windows")
+def test_a_kernel_started_over_unix_sockets_runs_code_and_leaves_no_socket_files():
+    pytest.importorskip("nbval.kernel")
+    from nbval.kernel import CURRENT_ENV_KERNEL_NAME
+
+    manager, client = kernel_start.start_new_kernel(startup_timeout=120, kernel_name=CURRENT_ENV_KERNEL_NAME,
+                                                    stderr=open(os.devnull, "w"))
+    try:
+        assert manager.transport == "ipc"
+        sockets = [f"{manager.ip}-{port}" for port in (manager.shell_port, manager.iopub_port,
+                                                        manager.stdin_port, manager.control_port,
+                                                        manager.hb_port)]
+        assert all(os.path.exists(path) for path in sockets)
+        reply = client.execute_interactive("x = 6 * 7", timeout=120)
+        assert reply["content"]["status"] == "ok"
+        client.execute("print(x)")
+        printed = ""
+        while "42" not in printed:
+            try:
+                message = client.get_iopub_msg(timeout=60)
+            except queue.Empty:
+                break
+            if message["msg_type"] == "stream":
+                printed += message["content"]["text"]
+        assert printed.strip() == "42"
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    assert not any(os.path.exists(path) for path in sockets)
