@@ -9,8 +9,8 @@ and three times; when the re-reads hit L2 their effective rate can still approac
 
 Reference: ``copy <dtype> <rows>x<n>``. Shapes: 32768 x 4096 (targets: >= 0.95 of the copy and >= 3x
 ``torch.softmax``), and rows of 16384 to 262144 values at 2^27 elements (target from 65536 on: >= 0.80 of
-the copy). ``sweep=True`` adds launches of the fused kernel at 4, 8, 16 and 32 warps on rows of up to 8192
-columns and of the split kernel on longer rows (first dtype only).
+the copy). ``sweep=True`` adds launches of the fused kernel at 4-32 warps (8-32 beyond 8192 columns)
+and of the split kernel on rows longer than 4096 (first dtype only).
 """
 
 from __future__ import annotations
@@ -65,8 +65,8 @@ def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bo
                 runs[f"triton {method}"] = ("triton", {"method": method},
                                             lambda x=x, y=y, m=method: sm.softmax(x, out=y, method=m))
             if sweep and not quick:
-                if n <= 8192:
-                    for nw in (4, 8, 16, 32):
+                if n <= sm.FUSED_MAX_COLS:
+                    for nw in ((4, 8, 16, 32) if n <= 8192 else (8, 16, 32)):
                         runs[f"triton fused w{nw}"] = ("triton", {"method": "fused", "num_warps": nw},
                                                        lambda x=x, y=y, w=nw: sm.softmax(
                                                            x, out=y, method="fused", num_warps=w))
