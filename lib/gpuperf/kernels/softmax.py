@@ -120,14 +120,12 @@ def _fused_kernel(X, Y, n_cols, stride_x, stride_y, BLOCK: tl.constexpr, EVEN: t
 
 
 @triton.jit
-def _fused_body_kernel(X, Y, n_cols, stride, BLOCK: tl.constexpr, VEC: tl.constexpr, BLOCK2: tl.constexpr):
+def _fused_body_kernel(X, Y, n_cols, stride, BLOCK: tl.constexpr, VEC: tl.constexpr):
     # The fused kernel for rows whose length is not a multiple of 16 elements: such rows start at addresses
     # that are not 16-byte aligned, and a mask offs < n_cols that changes inside a 16-byte group, so the
     # compiler would load and store one element at a time. Here a row is a short head (up to the first
     # 16-byte boundary), an aligned body of whole 16-byte groups (VEC elements each) and a short tail: the
     # body's start and length are multiples of VEC (tl.multiple_of), so its accesses are 16-byte vectors.
-    # The body is held in two power-of-two pieces, BLOCK and BLOCK2 lanes (BLOCK2 = 0: one piece), so a
-    # row of 5000 values takes 4096 + 1024 lanes rather than 8192 of which 39 % would idle.
     # HBM: read the row once, write it once. X and Y are 16-byte aligned with one row stride (wrapper).
     row_start = tl.program_id(0).to(tl.int64) * stride
     head = (VEC - row_start % VEC) % VEC
@@ -142,38 +140,13 @@ def _fused_body_kernel(X, Y, n_cols, stride, BLOCK: tl.constexpr, VEC: tl.conste
     xh = tl.load(X + row_start + small, mask=small < head, other=float("-inf")).to(tl.float32)
     xt = tl.load(X + tail_start + small, mask=small < n_tail, other=float("-inf")).to(tl.float32)
     m = tl.maximum(tl.max(xb, 0), tl.maximum(tl.max(xh, 0), tl.max(xt, 0)))
-    if BLOCK2 > 0:
-        offs2 = BLOCK + tl.arange(0, BLOCK2)
-        x2 = tl.load(X + body_start + offs2, mask=offs2 < body_len, other=float("-inf")).to(tl.float32)
-        m = tl.maximum(m, tl.max(x2, 0))
     eb = tl.exp(xb - m)
     eh = tl.exp(xh - m)
     et = tl.exp(xt - m)
-    total = tl.sum(eb, 0) + tl.sum(eh, 0) + tl.sum(et, 0)
-    if BLOCK2 > 0:
-        e2 = tl.exp(x2 - m)
-        total += tl.sum(e2, 0)
-    inv = 1.0 / total
+    inv = 1.0 / (tl.sum(eb, 0) + tl.sum(eh, 0) + tl.sum(et, 0))
     tl.store(Y + body_start + offs, (eb * inv).to(Y.dtype.element_ty), mask=offs < body_len)
     tl.store(Y + row_start + small, (eh * inv).to(Y.dtype.element_ty), mask=small < head)
     tl.store(Y + tail_start + small, (et * inv).to(Y.dtype.element_ty), mask=small < n_tail)
-    if BLOCK2 > 0:
-        tl.store(Y + body_start + offs2, (e2 * inv).to(Y.dtype.element_ty), mask=offs2 < body_len)
-
-
-def _body_blocks(n_cols: int, vec: int) -> tuple[int, int]:
-    """The two pieces of :func:`_fused_body_kernel`'s body for a row of ``n_cols``: the largest power of two
-    at most ``n_cols``, and the smallest power of two (at least ``vec``) covering the rest, or 0 when the
-    first covers the row. Together at least ``n_cols`` lanes, at most ``next_power_of_2(n_cols)``."""
-    first = 1 << (n_cols.bit_length() - 1)
-    rest = n_cols - first
-    return first, (max(triton.next_power_of_2(rest), vec) if rest > 0 else 0)
-
-
-def _body_num_warps(lanes: int) -> int:
-    # 4 warps up to 4096 lanes: at 3000 columns (4096 lanes then) 4 warps reached 0.95-0.96 of the copy
-    # and 8 warps 0.81-0.82 (H200, book/data/softmax_rows_sweep_h200.json); beyond, the fused rule.
-    return 4 if lanes <= 4096 else _fused_num_warps(lanes)
 
 
 @triton.jit
@@ -529,10 +502,7 @@ def _launch_fused(x: torch.Tensor, out: torch.Tensor, num_warps: int | None):
     options = (("num_warps", num_warps or _fused_num_warps(block)),)
     if (n_cols % 16 and n_cols >= BODY_MIN_COLS and x.stride(0) == out.stride(0)
             and x.data_ptr() % 16 == 0 and out.data_ptr() % 16 == 0):
-        vec = 16 // x.element_size()
-        first, second = _body_blocks(n_cols, vec)
-        options = (("num_warps", num_warps or _body_num_warps(first + second)),)
-        kernel, tail = _fused_body_kernel, (n_cols, x.stride(0), first, vec, second)
+        kernel, tail = _fused_body_kernel, (n_cols, x.stride(0), block, 16 // x.element_size())
     else:
         kernel, tail = _fused_kernel, (n_cols, x.stride(0), out.stride(0), block, block == n_cols)
     launcher = _launch.launcher(kernel, (n_rows,), (x, out, *tail), options)
