@@ -37,7 +37,7 @@ def test_softmax_matches_float64(device, gen, dtype, method, shape):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(9, 100), (5, 1001), (3, 4099), (2, 50257)])
+@pytest.mark.parametrize("shape", [(9, 100), (5, 1001), (3, 4099), (2, 50257), (17, 3000), (9, 5000)])
 def test_fused_rows_not_a_multiple_of_16_match_float64(device, gen, dtype, shape):
     # Rows whose length is not a multiple of 16 start at every offset modulo 16 bytes: the fused kernel
     # splits each into a head, a 16-byte aligned body and a tail (_fused_body_kernel). Every row checked.
@@ -45,6 +45,11 @@ def test_fused_rows_not_a_multiple_of_16_match_float64(device, gen, dtype, shape
     y = torch.full_like(x, float("nan"))
     sm.softmax(x, out=y, method="fused")
     _check(y, x, gen.initial_seed())
+
+
+def test_rows_not_a_multiple_of_16_take_4_warps_up_to_4096_lanes():
+    assert [sm._body_num_warps(b) for b in (64, 1024, 4096, 8192, 16384)] == [4, 4, 4, 8, 16]
+    assert sm._body_num_warps(8192) == sm._fused_num_warps(8192)
 
 
 @pytest.mark.parametrize("method", ["fused", "online", "three_pass", "split"])

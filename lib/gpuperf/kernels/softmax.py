@@ -149,6 +149,13 @@ def _fused_body_kernel(X, Y, n_cols, stride, BLOCK: tl.constexpr, VEC: tl.conste
     tl.store(Y + tail_start + small, (et * inv).to(Y.dtype.element_ty), mask=small < n_tail)
 
 
+def _body_num_warps(block: int) -> int:
+    # 4 warps up to 4096 lanes: at 3000 columns 4 warps reached 0.95-0.96 of the copy and 8 warps
+    # 0.81-0.82; at 5000 columns (8192 lanes) 8 warps 0.80-0.84, 4 warps 0.76-0.79 (H200,
+    # bench/profiles/softmax_rows_sweep_before_h200.json); beyond 4096 lanes, the fused kernel's rule.
+    return 4 if block <= 4096 else _fused_num_warps(block)
+
+
 @triton.jit
 def _load_block(X, row_start, start, n_cols, BLOCK: tl.constexpr):
     offs = start + tl.arange(0, BLOCK)
@@ -502,6 +509,7 @@ def _launch_fused(x: torch.Tensor, out: torch.Tensor, num_warps: int | None):
     options = (("num_warps", num_warps or _fused_num_warps(block)),)
     if (n_cols % 16 and n_cols >= BODY_MIN_COLS and x.stride(0) == out.stride(0)
             and x.data_ptr() % 16 == 0 and out.data_ptr() % 16 == 0):
+        options = (("num_warps", num_warps or _body_num_warps(block)),)
         kernel, tail = _fused_body_kernel, (n_cols, x.stride(0), block, 16 // x.element_size())
     else:
         kernel, tail = _fused_kernel, (n_cols, x.stride(0), out.stride(0), block, block == n_cols)
