@@ -305,8 +305,8 @@ if gl is not None:
                     x = gl.where((c >= 0) & (c < n_cols), x, float("-inf"))
                 m_lane = gl.maximum(m_lane, x)
             m_row = gl.max(gl.max(m_lane, axis=1), axis=0)
-            m_scaled = m_row * LOG2E
-            # Pass 2: the sum of exp(x - m) (exp2 of x log2(e) - m log2(e): one FMA and one MUFU.EX2).
+            # Pass 2: the sum of exp(x - m), as exp2((x - m) log2(e)) (one MUFU.EX2). Subtracting first
+            # keeps fp32 accurate at large x: x log2(e) - m log2(e) would lose the low bits of both.
             l_lane = gl.zeros([1, CHUNK], gl.float32, layout=vec_layout)
             for j in range(CHUNKS):
                 g = base + j
@@ -314,7 +314,7 @@ if gl is not None:
                 if not EVEN:
                     c = cols + (j * CHUNK - head)
                     x = gl.where((c >= 0) & (c < n_cols), x, float("-inf"))
-                l_lane += gl.exp2(x * LOG2E - m_scaled)
+                l_lane += gl.exp2((x - m_row) * LOG2E)
             inv = 1.0 / gl.sum(gl.sum(l_lane, axis=1), axis=0)
             # Pass 3: normalise, store, and hand each slot back to TMA for the chunk SLOTS further on.
             y_row = Y + row.to(gl.int64) * stride_y
@@ -323,11 +323,11 @@ if gl is not None:
                 if FLAT:
                     c1 = cols1 + (j * CHUNK - head)
                     x = ring.index(g % SLOTS).load(one_layout).to(gl.float32)
-                    y = gl.exp2(x * LOG2E - m_scaled) * inv
+                    y = gl.exp2((x - m_row) * LOG2E) * inv
                     gl.store(y_row + c1, y.to(Y.dtype.element_ty), mask=(c1 >= 0) & (c1 < n_cols))
                 else:
                     x = ring.index(g % SLOTS).load(vec_layout).to(gl.float32)
-                    y = gl.exp2(x * LOG2E - m_scaled) * inv
+                    y = gl.exp2((x - m_row) * LOG2E) * inv
                     c = cols + j * CHUNK
                     if EVEN:
                         gl.store(y_row + c, y.to(Y.dtype.element_ty))
