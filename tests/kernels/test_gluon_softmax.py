@@ -179,6 +179,12 @@ def test_cpu_tensor_is_refused():
         gs.softmax(torch.randn(4, 64))
 
 
+def test_usable_for_answers_without_raising():
+    status = gs.usable_for(torch.randn(4, 64))
+    assert not status and "CUDA" in status.reason
+    assert not gs.usable_for(torch.zeros(3, dtype=torch.float16))
+
+
 def test_bad_inputs_are_refused_before_the_device_is_asked():
     with pytest.raises(ValueError, match="x must be a 2-D matrix"):
         gs.softmax(torch.randn(2, 3, 4))
@@ -322,3 +328,4 @@ def test_errors_gpu():
     with pytest.raises(ValueError, match="out must not overlap"):
         gs.softmax(x, out=x)
     assert math.isclose(float(gs.softmax(x).float().sum()), 8.0, rel_tol=1e-2)
+    assert gs.usable_for(x) and not gs.usable_for(torch.randn(2, 131072, device="cuda").half())

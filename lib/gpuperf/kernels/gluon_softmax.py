@@ -121,6 +121,23 @@ def available(device: int | str | torch.device | None = None) -> Availability:
     return Availability(True, "")
 
 
+def usable_for(x: torch.Tensor) -> Availability:
+    """Can :func:`softmax` take ``x`` with its default launch? :func:`available` for ``x``'s device and,
+    if so, every check :func:`softmax` makes (dtype, layout, alignment, rows that fit); never raises."""
+    try:
+        _check_input("x", x)
+        status = available(x.device)
+        if not status:
+            return status
+        if x.shape[0] > 1 and x.stride(0) < x.shape[1]:
+            return Availability(False, f"rows overlap (row stride {x.stride(0)} < {x.shape[1]} columns)")
+        if x.numel():
+            plan_for(x)
+    except ValueError as exc:
+        return Availability(False, str(exc))
+    return Availability(True, "")
+
+
 def softmax_reference(x: torch.Tensor) -> torch.Tensor:
     """Softmax over the last dimension in float64 on the CPU (the accuracy reference)."""
     return torch.softmax(x.detach().to(device="cpu", dtype=torch.float64), dim=-1)
@@ -455,5 +472,6 @@ __all__ = [
     "shared_bytes_per_program",
     "softmax",
     "softmax_reference",
+    "usable_for",
     "uses_flat_view",
 ]
