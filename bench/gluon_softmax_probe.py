@@ -8,7 +8,8 @@ the Triton softmax (``gpuperf.kernels.softmax``, ``method="auto"``) and prints
    columns; rows with -inf; large offsets; a strided input; fp16 and bf16), and the errors it must raise;
 3. times (``gpuperf.benchmark.time_callable``: ``triton.testing.do_bench``, CUDA events, median) of the
    copy (``y.copy_(x)``, the same bytes: ``2 n b`` per call), the Gluon kernel and the Triton softmax at
-   fp16/bf16 4096 x 32000, 2048 x 65536, 2048 x 50257 and 32768 x 4096, as ratios to the copy; a few
+   fp16/bf16 4096 x 32000, 2048 x 65536, 2048 x 50257 and 32768 x 4096, as ratios to the copy (the Gluon
+   kernel as it is and with ``store_exp=True``, one exponential per value instead of two); a few
    launches of the Gluon kernel (warps, programs per SM) on the first dtype with ``--sweep``.
 
 Every step runs in its own ``try`` so one failure (a compile error under Triton 3.6's Gluon, say) is
@@ -105,18 +106,20 @@ def check_against_float64(gs, dtypes, gen) -> list[dict]:
         for rows, n in (CHECK_SHAPES if dtype == dtypes[0] else CHECK_SHAPES[:5]):
             cases.append((f"{rows}x{n}", lambda r=rows, c=n: randn(r, c) * 3))
         cases.append(("64x32000 with -inf", lambda: _with_neg_inf(randn(64, 32000), gen)))
+        cases.append(("64x32000 store_exp", lambda: randn(64, 32000) * 3, {"store_exp": True}))
+        cases.append(("40x50257 store_exp", lambda: randn(40, 50257) * 3, {"store_exp": True}))
         cases.append(("64x32000 offset +-1000",
                       lambda: randn(64, 32000) + torch.linspace(-1000, 1000, 64, device="cuda")[:, None]))
         # Strided rows: the views keep their row stride (converted to the dtype before slicing).
         cases.append(("96x20000 strided (row stride 20024)", lambda: randn(96, 20024).to(dtype)[:, :20000]))
         cases.append(("33x9999 strided (row stride 10001, flat view)",
                       lambda: randn(33, 10001).to(dtype)[:, :9999]))
-        for label, make in cases:
+        for label, make, *options in cases:
             name = f"check {label} {gs.DTYPE_NAMES[dtype]}"
             try:
                 x = make().to(dtype)  # no copy when already in dtype: a strided view stays strided
                 y = torch.full((x.shape[0], x.shape[1]), float("nan"), dtype=dtype, device="cuda")
-                gs.softmax(x, out=y)
+                gs.softmax(x, out=y, **(options[0] if options else {}))
                 torch.cuda.synchronize()
                 ref = gs.softmax_reference(x)
                 err = (y.double().cpu() - ref).abs()
@@ -197,6 +200,7 @@ def time_shapes(gs, sm, dtypes, shapes, quick, sweep, gen) -> list[dict]:
             launches = {}
             variants = {"copy": lambda: y.copy_(x),
                         "gluon": lambda: gs.softmax(x, out=y),
+                        "gluon store_exp": lambda: gs.softmax(x, out=y, store_exp=True),
                         "triton auto": lambda: sm.softmax(x, out=y, method="auto")}
             if sweep and dtype == dtypes[0] and n_cols in (32000, 65536):
                 for launch in LAUNCHES:
@@ -206,7 +210,7 @@ def time_shapes(gs, sm, dtypes, shapes, quick, sweep, gen) -> list[dict]:
                                                                    chunk_cols=c))
                     launches[f"gluon w{warps} p{pps or '-'} c{chunk or '-'}"] = launch
             copy_s = None
-            launches["gluon"] = (8, None, None)
+            launches["gluon"] = launches["gluon store_exp"] = (8, None, None)
             for name, fn in variants.items():
                 row = {"dtype": dname, "rows": n_rows, "n": n_cols, "variant": name, "bytes_moved": moved}
                 try:
@@ -307,7 +311,7 @@ def main(argv: list[str]) -> int:
     section("summary: ratio to the same-run copy")
     summary = {}
     for row in record["times"]:
-        if row.get("ratio_to_copy") and row["variant"] in ("gluon", "triton auto"):
+        if row.get("ratio_to_copy") and row["variant"] in ("gluon", "gluon store_exp", "triton auto"):
             key = f"{row['variant']} {row['dtype']}"
             summary.setdefault((row["rows"], row["n"]), {})[key] = row["ratio_to_copy"]
     for (rows, n), ratios in summary.items():

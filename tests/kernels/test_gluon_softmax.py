@@ -207,15 +207,18 @@ import gpuperf.kernels.gluon_softmax as gs
 from gpuperf.hardware import get_sm_limits
 
 smem_max = get_sm_limits("H200 SXM").max_shared_memory_per_block_bytes
-for n_rows, n_cols, stride, dtype in ((64, 32000, 32000, torch.float16), (64, 65536, 65536, torch.bfloat16),
-                                      (64, 50257, 50257, torch.float16), (64, 4096, 4096, torch.float16)):
+results = {}
+for n_rows, n_cols, stride, dtype, store_exp in (
+        (64, 32000, 32000, torch.float16, False), (64, 65536, 65536, torch.bfloat16, False),
+        (64, 50257, 50257, torch.float16, False), (64, 4096, 4096, torch.float16, False),
+        (64, 32000, 32000, torch.bfloat16, True), (64, 50257, 50257, torch.float16, True)):
     b = torch.empty(0, dtype=dtype).element_size()
     flat = gs.uses_flat_view(stride, b)
     plan = gs.chunk_plan(n_cols, b, flat=flat)
     x = torch.empty(n_rows * stride, dtype=dtype).as_strided((n_rows, n_cols), (stride, 1))
     const = dict(CHUNK=plan.chunk_cols, CHUNKS=plan.chunks_per_row, SLOTS=plan.slots,
                  CHUNK_BYTES_=plan.chunk_bytes, VEC=plan.vector_cols, FLAT=flat,
-                 EVEN=not flat and n_cols % plan.chunk_cols == 0, WARPS=gs.NUM_WARPS)
+                 EVEN=not flat and n_cols % plan.chunk_cols == 0, WARPS=gs.NUM_WARPS, STORE_EXP=store_exp)
     name = {torch.float16: "fp16", torch.bfloat16: "bf16"}[dtype]
     sig = {"x_desc": mangle_type(gs.make_descriptor(x, plan)), "Y": f"*{name}", "n_rows": "i32",
            "n_cols": "i32", "stride_x": "i32", "stride_y": "i32", **{k: "constexpr" for k in const}}
@@ -233,6 +236,12 @@ for n_rows, n_cols, stride, dtype in ((64, 32000, 32000, torch.float16), (64, 65
     vector_stores = len(re.findall(r"st\.global(\.\w+)*\.v4\.b32", ptx))
     assert (vector_stores == 0) == flat, (n_cols, vector_stores)
     assert "ld.global" not in ptx  # every read of x goes through TMA
+    exps = len(re.findall(r"ex2\.approx", ptx))
+    assert not store_exp or "st.shared.v4" in ptx, n_cols  # exp(x - m) written back, 16 bytes a lane
+    results[(n_cols, flat, store_exp)] = exps
+# storing exp(x - m) halves the exponentials (each pass's loop is unrolled the same way)
+assert results[(32000, False, True)] * 2 == results[(32000, False, False)], results
+assert results[(50257, True, True)] * 2 == results[(50257, True, False)], results
 print("ok")
 '''
 
@@ -284,6 +293,18 @@ def test_matches_float64_gpu(gen, dtype, shape):
     x = (torch.randn(shape, generator=gen, device="cuda") * 3).to(dtype)
     y = torch.full_like(x, float("nan"))
     gs.softmax(x, out=y)
+    _check(y, x, gen.initial_seed())
+
+
+@pytest.mark.gpu
+@needs_hopper
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(64, 32000), (20, 50257), (700, 4096), (300, 1007)])
+def test_store_exp_matches_float64_gpu(gen, dtype, shape):
+    # exp(x - m) rounded to the dtype, then scaled and rounded again: still within 4 units of roundoff.
+    x = (torch.randn(shape, generator=gen, device="cuda") * 3).to(dtype)
+    y = torch.full_like(x, float("nan"))
+    gs.softmax(x, out=y, store_exp=True)
     _check(y, x, gen.initial_seed())
 
 

@@ -287,7 +287,7 @@ if gl is not None:
     def _softmax_kernel(x_desc, Y, n_rows, n_cols, stride_x, stride_y,
                         CHUNK: gl.constexpr, CHUNKS: gl.constexpr, SLOTS: gl.constexpr,
                         CHUNK_BYTES_: gl.constexpr, VEC: gl.constexpr, FLAT: gl.constexpr,
-                        EVEN: gl.constexpr, WARPS: gl.constexpr):
+                        EVEN: gl.constexpr, WARPS: gl.constexpr, STORE_EXP: gl.constexpr):
         # HBM: each row read once (TMA into the ring) and written once (stores from registers): 2 n_cols b.
         LOG2E: gl.constexpr = 1.4426950408889634
         vec_layout: gl.constexpr = gl.BlockedLayout([1, VEC], [1, 32], [1, WARPS], [1, 0])
@@ -331,8 +331,13 @@ if gl is not None:
                 if not EVEN:
                     c = cols + (j * CHUNK - head)
                     x = gl.where((c >= 0) & (c < n_cols), x, float("-inf"))
-                l_lane += gl.exp2((x - m_row) * LOG2E)
+                e = gl.exp2((x - m_row) * LOG2E)
+                l_lane += e
+                if STORE_EXP:  # pass 3 reads exp(x - m) instead of recomputing it (rounded to the dtype)
+                    ring.index(g % SLOTS).store(e.to(x_desc.dtype))
             inv = 1.0 / gl.sum(gl.sum(l_lane, axis=1), axis=0)
+            if STORE_EXP and FLAT:
+                _cta_barrier()  # pass 3 reads the slots with another thread-to-value mapping
             # Pass 3: normalise, store, and hand each slot back to TMA for the chunk SLOTS further on.
             y_row = Y + row.to(gl.int64) * stride_y
             for j in range(CHUNKS):
@@ -340,11 +345,11 @@ if gl is not None:
                 if FLAT:
                     c1 = cols1 + (j * CHUNK - head)
                     x = ring.index(g % SLOTS).load(one_layout).to(gl.float32)
-                    y = gl.exp2((x - m_row) * LOG2E) * inv
+                    y = x * inv if STORE_EXP else gl.exp2((x - m_row) * LOG2E) * inv
                     gl.store(y_row + c1, y.to(Y.dtype.element_ty), mask=(c1 >= 0) & (c1 < n_cols))
                 else:
                     x = ring.index(g % SLOTS).load(vec_layout).to(gl.float32)
-                    y = gl.exp2((x - m_row) * LOG2E) * inv
+                    y = x * inv if STORE_EXP else gl.exp2((x - m_row) * LOG2E) * inv
                     c = cols + j * CHUNK
                     if EVEN:
                         gl.store(y_row + c, y.to(Y.dtype.element_ty))
@@ -399,13 +404,18 @@ def _check_input(name: str, t: object) -> None:
 
 
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, *, chunk_cols: int | None = None,
-            num_warps: int = NUM_WARPS, programs_per_sm: int | None = None) -> torch.Tensor:
+            num_warps: int = NUM_WARPS, programs_per_sm: int | None = None,
+            store_exp: bool = False) -> torch.Tensor:
     """Softmax over the last dimension of a 2-D CUDA tensor (fp16, bf16, fp32) on Hopper; returns ``out``.
 
     Rows must fit one SM's shared memory (:func:`chunk_plan`: up to 114688 fp16/bf16 or 57344 fp32 values
     on an H200 with the default chunk). Rows may be strided (last-dimension stride 1). ``chunk_cols``,
-    ``num_warps`` and ``programs_per_sm`` tune the launch (:func:`chunk_plan`). Raises ``ValueError`` naming
-    the argument for a CPU tensor, a GPU that is not Hopper, rows that do not fit, or a bad option.
+    ``num_warps`` and ``programs_per_sm`` tune the launch (:func:`chunk_plan`). ``store_exp=True`` writes
+    ``exp(x - m)``, rounded to the dtype, back into the slot in pass 2 and pass 3 scales it: one exponential
+    per value instead of two (the SM's exponential unit is its scarcest resource here), at the price of a
+    second rounding (error up to about two units in the last place of the dtype instead of one). Raises
+    ``ValueError`` naming the argument for a CPU tensor, a GPU that is not Hopper, rows that do not fit, or
+    a bad option.
     """
     _check_input("x", x)
     status = available(x.device)
@@ -427,7 +437,9 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, *, chunk_cols: int
         raise ValueError(f"x: rows must not overlap (row stride >= n_cols), got shape {tuple(x.shape)} with "
                          f"strides {tuple(x.stride())}")
     plan = plan_for(x, chunk_cols=chunk_cols, programs_per_sm=programs_per_sm, num_warps=num_warps)
-    _launch(x, out, plan, num_warps)
+    if not isinstance(store_exp, bool):
+        raise ValueError(f"store_exp must be True or False, got {store_exp!r}")
+    _launch(x, out, plan, num_warps, store_exp)
     return out
 
 
@@ -447,7 +459,7 @@ def plan_for(x: torch.Tensor, *, chunk_cols: int | None = None, programs_per_sm:
     return plan
 
 
-def _launch(x: torch.Tensor, out: torch.Tensor, plan: ChunkPlan, num_warps: int):
+def _launch(x: torch.Tensor, out: torch.Tensor, plan: ChunkPlan, num_warps: int, store_exp: bool = False):
     """Launch the kernel for checked tensors; returns what the launch returns (Triton's compiled kernel)."""
     n_rows, n_cols = x.shape
     sm_count = torch.cuda.get_device_properties(x.device).multi_processor_count
@@ -457,7 +469,7 @@ def _launch(x: torch.Tensor, out: torch.Tensor, plan: ChunkPlan, num_warps: int)
     return _softmax_kernel[grid](desc, out, n_rows, n_cols, x.stride(0), out.stride(0),
                                  CHUNK=plan.chunk_cols, CHUNKS=plan.chunks_per_row, SLOTS=plan.slots,
                                  CHUNK_BYTES_=plan.chunk_bytes, VEC=plan.vector_cols, FLAT=plan.flat,
-                                 EVEN=even, WARPS=num_warps, num_warps=num_warps)
+                                 EVEN=even, WARPS=num_warps, STORE_EXP=store_exp, num_warps=num_warps)
 
 
 __all__ = [
