@@ -25,12 +25,13 @@ H200 = get_sm_limits("H200 SXM")
 
 
 @pytest.mark.parametrize("n_cols, b, chunks, slots, programs", [
-    (32000, 2, 8, 28, 1),     # 64 KB rows: 8 chunks of 8 KiB (the last one 3328 values), 28 slots
+    (32000, 2, 8, 13, 2),     # 64 KB rows: 8 chunks of 8 KiB (the last one 3328 values); 2 rings of 13
     (65536, 2, 16, 28, 1),
     (4096, 2, 1, 6, 4),       # short rows: four rings per SM, each with the row and five more in flight
-    (100000, 2, 25, 28, 1),
+    (100000, 2, 25, 28, 1),   # one ring of 28: 3 chunks ahead
     (114688, 2, 28, 28, 1),   # the longest fp16 row: the ring holds exactly one row, nothing ahead
     (32000, 4, 16, 28, 1),    # fp32: chunks of 2048 values
+    (16384, 2, 4, 9, 3),
 ])
 def test_plan_of_the_probe_shapes(n_cols, b, chunks, slots, programs):
     plan = gs.chunk_plan(n_cols, b)
@@ -38,6 +39,10 @@ def test_plan_of_the_probe_shapes(n_cols, b, chunks, slots, programs):
     assert plan.chunk_bytes == gs.CHUNK_BYTES
     assert plan.chunks_per_row * plan.chunk_cols >= n_cols > (plan.chunks_per_row - 1) * plan.chunk_cols
     assert plan.lookahead_chunks == plan.slots - plan.chunks_per_row
+    if programs > 1:  # the most programs whose rings keep a row plus max(4, half a row) ahead
+        assert plan.lookahead_chunks >= max(gs.MIN_LOOKAHEAD_CHUNKS, chunks // 2)
+        assert gs.chunk_plan(n_cols, b, programs_per_sm=programs + 1).lookahead_chunks < max(
+            gs.MIN_LOOKAHEAD_CHUNKS, chunks // 2) or programs == gs.MAX_PROGRAMS_PER_SM
 
 
 def test_flat_view_allows_for_the_values_in_front_of_the_row():
@@ -208,17 +213,22 @@ from gpuperf.hardware import get_sm_limits
 
 smem_max = get_sm_limits("H200 SXM").max_shared_memory_per_block_bytes
 results = {}
-for n_rows, n_cols, stride, dtype, store_exp in (
-        (64, 32000, 32000, torch.float16, False), (64, 65536, 65536, torch.bfloat16, False),
-        (64, 50257, 50257, torch.float16, False), (64, 4096, 4096, torch.float16, False),
-        (64, 32000, 32000, torch.bfloat16, True), (64, 50257, 50257, torch.float16, True)):
+f16, b16 = torch.float16, torch.bfloat16
+cases = [("three_pass", 32000, 32000, f16, False), ("three_pass", 65536, 65536, b16, False),
+         ("three_pass", 50257, 50257, f16, False), ("three_pass", 4096, 4096, f16, False),
+         ("three_pass", 32000, 32000, b16, True), ("three_pass", 50257, 50257, f16, True),
+         ("pipelined", 32000, 32000, f16, False), ("pipelined", 65536, 65536, b16, False),
+         ("pipelined", 50257, 50257, f16, False), ("pipelined", 4096, 4096, f16, False)]
+for kernel, n_cols, stride, dtype, store_exp in cases:
+    n_rows = 64
     b = torch.empty(0, dtype=dtype).element_size()
     flat = gs.uses_flat_view(stride, b)
     plan = gs.chunk_plan(n_cols, b, flat=flat)
     x = torch.empty(n_rows * stride, dtype=dtype).as_strided((n_rows, n_cols), (stride, 1))
     const = dict(CHUNK=plan.chunk_cols, CHUNKS=plan.chunks_per_row, SLOTS=plan.slots,
                  CHUNK_BYTES_=plan.chunk_bytes, VEC=plan.vector_cols, FLAT=flat,
-                 EVEN=not flat and n_cols % plan.chunk_cols == 0, WARPS=gs.NUM_WARPS, STORE_EXP=store_exp)
+                 EVEN=not flat and n_cols % plan.chunk_cols == 0, WARPS=gs.NUM_WARPS,
+                 **({"STORE_EXP": store_exp} if kernel == "three_pass" else {}))
     name = {torch.float16: "fp16", torch.bfloat16: "bf16"}[dtype]
     sig = {"x_desc": mangle_type(gs.make_descriptor(x, plan)), "Y": f"*{name}", "n_rows": "i32",
            "n_cols": "i32", "stride_x": "i32", "stride_y": "i32", **{k: "constexpr" for k in const}}
@@ -226,7 +236,8 @@ for n_rows, n_cols, stride, dtype, store_exp in (
     if stride % 16 == 0:
         attrs.update({(3,): [["tt.divisibility", 16]], (4,): [["tt.divisibility", 16]],
                       (5,): [["tt.divisibility", 16]]})
-    k = triton.compile(GluonASTSource(fn=gs._softmax_kernel, signature=sig, constexprs=const, attrs=attrs),
+    fn = gs._softmax_kernel if kernel == "three_pass" else gs._pipelined_kernel
+    k = triton.compile(GluonASTSource(fn=fn, signature=sig, constexprs=const, attrs=attrs),
                        target=GPUTarget("cuda", 90, 32), options={"num_warps": gs.NUM_WARPS})
     ptx = k.asm["ptx"]
     assert k.metadata.shared <= smem_max, (n_cols, k.metadata.shared)
@@ -238,10 +249,10 @@ for n_rows, n_cols, stride, dtype, store_exp in (
     assert "ld.global" not in ptx  # every read of x goes through TMA
     exps = len(re.findall(r"ex2\.approx", ptx))
     assert not store_exp or "st.shared.v4" in ptx, n_cols  # exp(x - m) written back, 16 bytes a lane
-    results[(n_cols, flat, store_exp)] = exps
+    results[(kernel, n_cols, flat, store_exp)] = exps
 # storing exp(x - m) halves the exponentials (each pass's loop is unrolled the same way)
-assert results[(32000, False, True)] * 2 == results[(32000, False, False)], results
-assert results[(50257, True, True)] * 2 == results[(50257, True, False)], results
+for n_cols, flat in ((32000, False), (50257, True)):
+    assert results[("three_pass", n_cols, flat, True)] * 2 == results[("three_pass", n_cols, flat, False)]
 print("ok")
 '''
 
@@ -286,13 +297,14 @@ def _check(y, x, seed):
 
 @pytest.mark.gpu
 @needs_hopper
+@pytest.mark.parametrize("schedule", gs.SCHEDULES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(64, 32000), (40, 50000), (24, 65536), (12, 100000), (300, 1007),
                                    (20, 50257), (700, 4096), (1, 4097), (3, 1), (133, 114688)])
-def test_matches_float64_gpu(gen, dtype, shape):
+def test_matches_float64_gpu(gen, dtype, shape, schedule):
     x = (torch.randn(shape, generator=gen, device="cuda") * 3).to(dtype)
     y = torch.full_like(x, float("nan"))
-    gs.softmax(x, out=y)
+    gs.softmax(x, out=y, schedule=schedule)
     _check(y, x, gen.initial_seed())
 
 
@@ -304,14 +316,15 @@ def test_store_exp_matches_float64_gpu(gen, dtype, shape):
     # exp(x - m) rounded to the dtype, then scaled and rounded again: still within 4 units of roundoff.
     x = (torch.randn(shape, generator=gen, device="cuda") * 3).to(dtype)
     y = torch.full_like(x, float("nan"))
-    gs.softmax(x, out=y, store_exp=True)
+    gs.softmax(x, out=y, schedule="three_pass", store_exp=True)
     _check(y, x, gen.initial_seed())
 
 
 @pytest.mark.gpu
 @needs_hopper
+@pytest.mark.parametrize("schedule", gs.SCHEDULES)
 @pytest.mark.parametrize("dtype", DTYPES + [torch.float32])
-def test_neg_inf_offsets_and_strides_gpu(gen, dtype):
+def test_neg_inf_offsets_and_strides_gpu(gen, dtype, schedule):
     for width in (20024, 20021):  # row strides of a multiple of 16 bytes (fp16), and not (the flat view)
         x = torch.randn(96, width, generator=gen, device="cuda")
         drop = torch.rand(32, width, generator=gen, device="cuda") < 0.3
@@ -322,7 +335,7 @@ def test_neg_inf_offsets_and_strides_gpu(gen, dtype):
         # strided rows; a start 16 or 32 bytes in; the whole matrix
         for view in (x[:, :20000], x[:, 8:20008], x):
             y = torch.full(view.shape, float("nan"), dtype=dtype, device="cuda")
-            gs.softmax(view, out=y)
+            gs.softmax(view, out=y, schedule=schedule)
             _check(y, view, gen.initial_seed())
     with pytest.raises(ValueError, match="16-byte-aligned address"):
         gs.softmax(x[:, 1:100])
@@ -348,5 +361,9 @@ def test_errors_gpu():
     x = torch.randn(8, 64, device="cuda").half()
     with pytest.raises(ValueError, match="out must not overlap"):
         gs.softmax(x, out=x)
+    with pytest.raises(ValueError, match="schedule"):
+        gs.softmax(x, schedule="online")
+    with pytest.raises(ValueError, match="store_exp"):
+        gs.softmax(x, store_exp=True)  # only with the three-pass schedule
     assert math.isclose(float(gs.softmax(x).float().sum()), 8.0, rel_tol=1e-2)
     assert gs.usable_for(x) and not gs.usable_for(torch.randn(2, 131072, device="cuda").half())

@@ -11,17 +11,25 @@ in flight whatever the arithmetic is doing. Each element is read from HBM once a
 One program (``num_warps`` warps, one or more per SM) walks rows ``pid, pid + P, ...``. Its rows form one
 stream of chunks ``g = 0, 1, ...`` (``chunks_per_row`` per row); chunk ``g`` goes to ring slot ``g % slots``
 and its TMA completion to that slot's mbarrier, whose phase parity is ``(g // slots) & 1``. A slot is
-refilled (with chunk ``g + slots``) only after the last pass has read chunk ``g``. For each row:
+refilled (with chunk ``g + slots``) as soon as the last read of chunk ``g`` is done. Two schedules
+(:data:`SCHEDULES`):
 
-* pass 1 (per chunk: wait for its mbarrier, read the slot): the row maximum ``m``;
-* pass 2 (read the slots again): ``l = sum(exp(x - m))``;
-* pass 3 (read the slots a third time): ``y = exp(x - m) / l``, stored from registers to HBM, and the slot
-  handed back to TMA for a later chunk.
+* ``"pipelined"`` (the default): software-pipelined over rows. Step ``j`` of the loop for row ``r``
+  normalises chunk ``j`` of row ``r - 1`` (``y = exp(x - m) / l``, stored from registers; its slot goes
+  back to TMA) and folds chunk ``j`` of row ``r`` into running statistics kept per 16-byte vector position
+  (``m' = max(m, max of the vector)``, ``l' = l exp(m - m') + sum exp(x - m')``: one exponential per value
+  and one per vector); the row's maximum and sum are merged from them once the row is folded. A slot is
+  freed, and a chunk requested, at every step, so reads stream without pause; shared memory is read twice.
+* ``"three_pass"``: per row, a pass for the maximum, one for ``l = sum(exp(x - m))`` and one that
+  normalises, stores and frees the slots; no slot is freed during the first two passes, so the reads come
+  in bursts (on the H200, with one program per SM, it reached only 0.60-0.70 of a copy's speed at
+  32000-65536 columns; bench/NOTES.md). ``store_exp=True`` writes ``exp(x - m)`` back into the slot in the second
+  pass, so the third only scales it.
 
-Three reads of shared memory rather than two with an online (rescaled) running sum: the online form spends
-one more exponential per element, and on an H200 SM the exponential unit (16 per clock) is the scarcer
-resource, not shared memory (128 bytes per clock, 64 fp16 values). Columns past the row's end (TMA fills
-them with zeros) are masked to ``-inf``. HBM bytes: ``2 n b`` per row (read once, write once), as a copy.
+Exponentials are the scarce resource of an SM here (16 per clock, against 128 bytes = 64 fp16 values per
+clock from shared memory), which is why the running statistics are per vector rather than per value (an
+online update per value costs a second exponential). Columns past the row's end (TMA fills them with
+zeros) are masked to ``-inf``. HBM bytes: ``2 n b`` per row (read once, write once), as a copy.
 
 Addressing. TMA needs 16-byte-aligned row strides. Rows that have them are read through a 2-D descriptor
 ``[n_rows, n_cols]`` with blocks of ``[1, chunk_cols]``; stores are 16-byte vectors. Other rows (a row
@@ -56,11 +64,18 @@ DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf
 #: ``chunk_cols``: 4096 fp16/bf16 or 2048 fp32 values.
 CHUNK_BYTES = 8192
 
+#: How a program orders its work on a row (module docstring): ``"pipelined"`` (the default) or
+#: ``"three_pass"``.
+SCHEDULES = ("pipelined", "three_pass")
+
 #: Warps per program.
 NUM_WARPS = 8
 
 #: At most this many programs per SM (each with its own ring).
 MAX_PROGRAMS_PER_SM = 4
+
+#: Chunks a program's ring should hold ahead of the row it works on (32 KiB, Little's law's ~31 KB).
+MIN_LOOKAHEAD_CHUNKS = 4
 
 #: Shared memory a program leaves for the compiler's own scratch (the cross-warp step of the two
 #: reductions) besides the ring and its mbarriers.
@@ -200,8 +215,9 @@ def chunk_plan(n_cols: int, bytes_per_element: int, *, flat: bool = False, chunk
 
     ``chunk_cols`` defaults to :data:`CHUNK_BYTES` worth of values; it must be a power of two and cover one
     16-byte vector per thread (``vector_cols * 32 * num_warps``). ``programs_per_sm`` defaults to the most
-    programs (at most :data:`MAX_PROGRAMS_PER_SM`) whose rings each hold two rows, the one being reduced and
-    the next (so a whole row is always loading); one program when even two rows do not fit.
+    programs (at most :data:`MAX_PROGRAMS_PER_SM`) whose rings each hold a row and, ahead of it, at least
+    :data:`MIN_LOOKAHEAD_CHUNKS` chunks and half a row; one program when none does. (On the H200, two
+    programs per SM with 13 slots each beat one with 28 at 32000 columns: bench/NOTES.md.)
     """
     n_cols = _check_int("n_cols", n_cols, 1)
     if bytes_per_element not in (2, 4):
@@ -224,7 +240,8 @@ def chunk_plan(n_cols: int, bytes_per_element: int, *, flat: bool = False, chunk
         return shared_bytes_per_program(k, device) // (chunk_bytes + MBARRIER_BYTES)
 
     if programs_per_sm is None:
-        fitting = [k for k in range(1, MAX_PROGRAMS_PER_SM + 1) if slots_for(k) >= 2 * chunks]
+        wanted = chunks + max(MIN_LOOKAHEAD_CHUNKS, chunks // 2)
+        fitting = [k for k in range(1, MAX_PROGRAMS_PER_SM + 1) if slots_for(k) >= wanted]
         programs_per_sm = max(fitting, default=1)
     programs_per_sm = _check_int("programs_per_sm", programs_per_sm, 1)
     slots = slots_for(programs_per_sm)
@@ -364,6 +381,138 @@ if gl is not None:
             mbarrier.invalidate(bars.index(s))
 
 
+if gl is not None:
+
+    @gluon.jit
+    def _chunk_values(ring, g, cols, head, n_cols, j, SLOTS: gl.constexpr, CHUNK: gl.constexpr,
+                      EVEN: gl.constexpr, layout: gl.constexpr):
+        # Chunk g of the stream from its slot, in fp32; -inf outside the row (column j * CHUNK + cols - head).
+        x = ring.index(g % SLOTS).load(layout).to(gl.float32)
+        if not EVEN:
+            c = cols + (j * CHUNK - head)
+            x = gl.where((c >= 0) & (c < n_cols), x, float("-inf"))
+        return x
+
+    @gluon.jit
+    def _row_head(row, stride_x, VEC: gl.constexpr, FLAT: gl.constexpr):
+        # Values in front of the row in its first chunk (flat view only).
+        head = 0
+        if FLAT:
+            head = ((row.to(gl.int64) * stride_x) % VEC).to(gl.int32)
+        return head
+
+    @gluon.jit
+    def _pipelined_kernel(x_desc, Y, n_rows, n_cols, stride_x, stride_y,
+                          CHUNK: gl.constexpr, CHUNKS: gl.constexpr, SLOTS: gl.constexpr,
+                          CHUNK_BYTES_: gl.constexpr, VEC: gl.constexpr, FLAT: gl.constexpr,
+                          EVEN: gl.constexpr, WARPS: gl.constexpr):
+        # HBM: each row read once (TMA into the ring) and written once (stores from registers): 2 n_cols b.
+        # Software-pipelined over rows: the loop over chunk j normalises chunk j of the previous row (and
+        # hands its slot back to TMA) and folds chunk j of the current row into running statistics, so a
+        # slot is freed, and a chunk requested, at every step: the reads stream without pause.
+        LOG2E: gl.constexpr = 1.4426950408889634
+        vec_layout: gl.constexpr = gl.BlockedLayout([1, VEC], [1, 32], [1, WARPS], [1, 0])
+        one_layout: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, WARPS], [1, 0])
+        # The chunk as [CHUNK / VEC, VEC]: each thread's 16 bytes are one row, so a maximum over axis 1
+        # stays in the thread; the statistics are kept per 16-byte vector.
+        grp_layout: gl.constexpr = gl.BlockedLayout([1, VEC], [32, 1], [WARPS, 1], [1, 0])
+        GROUPS: gl.constexpr = CHUNK // VEC
+        pid = gl.program_id(0)
+        nprog = gl.num_programs(0)
+        ring = gl.allocate_shared_memory(x_desc.dtype, [SLOTS, 1, CHUNK], x_desc.layout)
+        bars = gl.allocate_shared_memory(gl.int64, [SLOTS, 1], mbarrier.MBarrierLayout())
+        for s in gl.static_range(SLOTS):
+            mbarrier.init(bars.index(s), count=1)
+        for g in range(SLOTS):
+            _issue(x_desc, ring, bars, g, pid, nprog, n_rows, stride_x, CHUNK, CHUNKS, SLOTS, CHUNK_BYTES_,
+                   VEC, FLAT)
+        cols = gl.expand_dims(gl.arange(0, CHUNK, layout=gl.SliceLayout(0, vec_layout)), 0)
+        cols1 = gl.expand_dims(gl.arange(0, CHUNK, layout=gl.SliceLayout(0, one_layout)), 0)
+        n_local = (n_rows - pid + nprog - 1) // nprog  # rows of this program (>= 1: grid <= n_rows)
+        # Statistics of the program's first row.
+        head = _row_head(pid, stride_x, VEC, FLAT)
+        m_run = gl.full([GROUPS], float("-inf"), gl.float32, layout=gl.SliceLayout(1, grp_layout))
+        l_run = gl.zeros([GROUPS], gl.float32, layout=gl.SliceLayout(1, grp_layout))
+        for j in range(CHUNKS):
+            m_run, l_run = _fold_chunk(ring, bars, j, cols, head, n_cols, j, m_run, l_run, SLOTS, CHUNK,
+                                       EVEN, VEC, vec_layout, grp_layout)
+        m_prev, inv_prev = _merge(m_run, l_run)
+        for i in range(1, n_local):
+            prev = pid + (i - 1) * nprog
+            head_prev = head
+            head = _row_head(pid + i * nprog, stride_x, VEC, FLAT)
+            y_row = Y + prev.to(gl.int64) * stride_y
+            m_run = gl.full([GROUPS], float("-inf"), gl.float32, layout=gl.SliceLayout(1, grp_layout))
+            l_run = gl.zeros([GROUPS], gl.float32, layout=gl.SliceLayout(1, grp_layout))
+            for j in range(CHUNKS):
+                g = (i - 1) * CHUNKS + j
+                _normalise_chunk(x_desc, ring, bars, y_row, g, j, cols, cols1, head_prev, n_cols, m_prev,
+                                 inv_prev, pid, nprog, n_rows, stride_x, CHUNK, CHUNKS, SLOTS, CHUNK_BYTES_,
+                                 VEC, FLAT, EVEN, vec_layout, one_layout)
+                m_run, l_run = _fold_chunk(ring, bars, g + CHUNKS, cols, head, n_cols, j, m_run, l_run,
+                                           SLOTS, CHUNK, EVEN, VEC, vec_layout, grp_layout)
+            m_prev, inv_prev = _merge(m_run, l_run)
+        last = pid + (n_local - 1) * nprog
+        y_row = Y + last.to(gl.int64) * stride_y
+        for j in range(CHUNKS):
+            _normalise_chunk(x_desc, ring, bars, y_row, (n_local - 1) * CHUNKS + j, j, cols, cols1, head,
+                             n_cols, m_prev, inv_prev, pid, nprog, n_rows, stride_x, CHUNK, CHUNKS, SLOTS,
+                             CHUNK_BYTES_, VEC, FLAT, EVEN, vec_layout, one_layout)
+        for s in gl.static_range(SLOTS):
+            mbarrier.invalidate(bars.index(s))
+
+    @gluon.jit
+    def _fold_chunk(ring, bars, g, cols, head, n_cols, j, m_run, l_run, SLOTS: gl.constexpr,
+                    CHUNK: gl.constexpr, EVEN: gl.constexpr, VEC: gl.constexpr, vec_layout: gl.constexpr,
+                    grp_layout: gl.constexpr):
+        # Wait for chunk g and fold it into the running maximum and sum of each 16-byte vector position:
+        # m' = max(m, max of the vector), l' = l exp(m - m') + sum exp(x - m'): one exponential per value
+        # and one per vector.
+        LOG2E: gl.constexpr = 1.4426950408889634
+        mbarrier.wait(bars.index(g % SLOTS), (g // SLOTS) & 1)
+        x = _chunk_values(ring, g, cols, head, n_cols, j, SLOTS, CHUNK, EVEN, vec_layout)
+        xg = gl.convert_layout(gl.reshape(x, [CHUNK // VEC, VEC]), grp_layout)
+        m_new = gl.maximum(m_run, gl.max(xg, axis=1))
+        shift = gl.where(m_new > float("-inf"), m_new, 0.0)  # a vector of -inf only: no -inf - -inf
+        e = gl.exp2((xg - gl.expand_dims(shift, 1)) * LOG2E)
+        l_new = l_run * gl.exp2((m_run - shift) * LOG2E) + gl.sum(e, axis=1)
+        return m_new, l_new
+
+    @gluon.jit
+    def _merge(m_run, l_run):
+        # The row's maximum and 1 / sum of exp(x - max) from the per-vector statistics.
+        LOG2E: gl.constexpr = 1.4426950408889634
+        m_row = gl.max(m_run, axis=0)
+        l_row = gl.sum(l_run * gl.exp2((m_run - m_row) * LOG2E), axis=0)
+        return m_row, 1.0 / l_row
+
+    @gluon.jit
+    def _normalise_chunk(x_desc, ring, bars, y_row, g, j, cols, cols1, head, n_cols, m_row, inv,
+                         pid, nprog, n_rows, stride_x, CHUNK: gl.constexpr, CHUNKS: gl.constexpr,
+                         SLOTS: gl.constexpr, CHUNK_BYTES_: gl.constexpr, VEC: gl.constexpr,
+                         FLAT: gl.constexpr, EVEN: gl.constexpr, vec_layout: gl.constexpr,
+                         one_layout: gl.constexpr):
+        # y = exp(x - m) / l for chunk g, stored; then its slot goes back to TMA for chunk g + SLOTS.
+        LOG2E: gl.constexpr = 1.4426950408889634
+        if FLAT:
+            c1 = cols1 + (j * CHUNK - head)
+            x = ring.index(g % SLOTS).load(one_layout).to(gl.float32)
+            y = gl.exp2((x - m_row) * LOG2E) * inv
+            gl.store(y_row + c1, y.to(y_row.dtype.element_ty), mask=(c1 >= 0) & (c1 < n_cols))
+        else:
+            x = ring.index(g % SLOTS).load(vec_layout).to(gl.float32)
+            y = gl.exp2((x - m_row) * LOG2E) * inv
+            c = cols + j * CHUNK
+            if EVEN:
+                gl.store(y_row + c, y.to(y_row.dtype.element_ty))
+            else:
+                gl.store(y_row + c, y.to(y_row.dtype.element_ty), mask=c < n_cols)
+        _cta_barrier()  # every warp has read the slot ...
+        fence_async_shared()  # ... before TMA (the async proxy) writes it again
+        _issue(x_desc, ring, bars, g + SLOTS, pid, nprog, n_rows, stride_x, CHUNK, CHUNKS, SLOTS,
+               CHUNK_BYTES_, VEC, FLAT)
+
+
 def _shared_layout(bytes_per_element: int):
     # Unswizzled: the chunk is one long row, read by 16-byte vectors without bank conflicts.
     return gl.NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=8 * bytes_per_element, rank=2)
@@ -404,13 +553,14 @@ def _check_input(name: str, t: object) -> None:
 
 
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, *, chunk_cols: int | None = None,
-            num_warps: int = NUM_WARPS, programs_per_sm: int | None = None,
+            num_warps: int = NUM_WARPS, programs_per_sm: int | None = None, schedule: str = "pipelined",
             store_exp: bool = False) -> torch.Tensor:
     """Softmax over the last dimension of a 2-D CUDA tensor (fp16, bf16, fp32) on Hopper; returns ``out``.
 
     Rows must fit one SM's shared memory (:func:`chunk_plan`: up to 114688 fp16/bf16 or 57344 fp32 values
     on an H200 with the default chunk). Rows may be strided (last-dimension stride 1). ``chunk_cols``,
-    ``num_warps`` and ``programs_per_sm`` tune the launch (:func:`chunk_plan`). ``store_exp=True`` writes
+    ``num_warps`` and ``programs_per_sm`` tune the launch (:func:`chunk_plan`). ``schedule`` is one of
+    :data:`SCHEDULES` (module docstring). With ``"three_pass"``, ``store_exp=True`` writes
     ``exp(x - m)``, rounded to the dtype, back into the slot in pass 2 and pass 3 scales it: one exponential
     per value instead of two (the SM's exponential unit is its scarcest resource here), at the price of a
     second rounding (error up to about two units in the last place of the dtype instead of one). Raises
@@ -437,9 +587,12 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, *, chunk_cols: int
         raise ValueError(f"x: rows must not overlap (row stride >= n_cols), got shape {tuple(x.shape)} with "
                          f"strides {tuple(x.stride())}")
     plan = plan_for(x, chunk_cols=chunk_cols, programs_per_sm=programs_per_sm, num_warps=num_warps)
-    if not isinstance(store_exp, bool):
-        raise ValueError(f"store_exp must be True or False, got {store_exp!r}")
-    _launch(x, out, plan, num_warps, store_exp)
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    if not isinstance(store_exp, bool) or (store_exp and schedule != "three_pass"):
+        raise ValueError(f"store_exp must be True or False, and True only with schedule='three_pass'; got "
+                         f"{store_exp!r} with {schedule!r}")
+    _launch(x, out, plan, num_warps, store_exp, schedule)
     return out
 
 
@@ -459,13 +612,19 @@ def plan_for(x: torch.Tensor, *, chunk_cols: int | None = None, programs_per_sm:
     return plan
 
 
-def _launch(x: torch.Tensor, out: torch.Tensor, plan: ChunkPlan, num_warps: int, store_exp: bool = False):
+def _launch(x: torch.Tensor, out: torch.Tensor, plan: ChunkPlan, num_warps: int, store_exp: bool = False,
+            schedule: str = "pipelined"):
     """Launch the kernel for checked tensors; returns what the launch returns (Triton's compiled kernel)."""
     n_rows, n_cols = x.shape
     sm_count = torch.cuda.get_device_properties(x.device).multi_processor_count
     grid = (grid_size(n_rows, sm_count, plan.programs_per_sm),)
     even = not plan.flat and n_cols % plan.chunk_cols == 0
     desc = make_descriptor(x, plan)
+    if schedule == "pipelined":
+        return _pipelined_kernel[grid](desc, out, n_rows, n_cols, x.stride(0), out.stride(0),
+                                       CHUNK=plan.chunk_cols, CHUNKS=plan.chunks_per_row, SLOTS=plan.slots,
+                                       CHUNK_BYTES_=plan.chunk_bytes, VEC=plan.vector_cols, FLAT=plan.flat,
+                                       EVEN=even, WARPS=num_warps, num_warps=num_warps)
     return _softmax_kernel[grid](desc, out, n_rows, n_cols, x.stride(0), out.stride(0),
                                  CHUNK=plan.chunk_cols, CHUNKS=plan.chunks_per_row, SLOTS=plan.slots,
                                  CHUNK_BYTES_=plan.chunk_bytes, VEC=plan.vector_cols, FLAT=plan.flat,
