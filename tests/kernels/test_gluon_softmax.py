@@ -123,7 +123,7 @@ def test_flat_view_only_for_strides_tma_cannot_take():
     assert gs.uses_flat_view(50257, 2) and gs.uses_flat_view(1007, 2) and gs.uses_flat_view(1002, 4)
 
 
-def _emulate(x: np.ndarray, stride: int, plan: gs.ChunkPlan) -> np.ndarray:
+def _emulate(x: np.ndarray, stride: int, plan: gs.ChunkPlan, pipelined: bool) -> np.ndarray:
     """The kernel's addressing and three passes in numpy: chunks fetched as TMA would (zeros past the
     descriptor's end), columns masked as the kernel masks them."""
     n_rows, n_cols = x.shape
@@ -148,8 +148,20 @@ def _emulate(x: np.ndarray, stride: int, plan: gs.ChunkPlan) -> np.ndarray:
             c = np.arange(chunk) + j * chunk - head
             chunks.append(np.where((c >= 0) & (c < n_cols), box, -np.inf))
             cols.append(c)
-        m = max(v.max() for v in chunks)
-        inv = 1.0 / sum(np.exp(v - m).sum() for v in chunks)
+        if pipelined:  # running statistics per vector position, rescaled chunk by chunk, then merged
+            m_run = np.full(chunk // vec, -np.inf)
+            l_run = np.zeros(chunk // vec)
+            for v in chunks:
+                xg = v.reshape(-1, vec)
+                m_new = np.maximum(m_run, xg.max(1))
+                shift = np.where(m_new > -np.inf, m_new, 0.0)
+                l_run = l_run * np.exp(m_run - shift) + np.exp(xg - shift[:, None]).sum(1)
+                m_run = m_new
+            m = m_run.max()
+            inv = 1.0 / (l_run * np.exp(m_run - m)).sum()
+        else:
+            m = max(v.max() for v in chunks)
+            inv = 1.0 / sum(np.exp(v - m).sum() for v in chunks)
         for v, c in zip(chunks, cols):
             keep = (c >= 0) & (c < n_cols)
             out[r, c[keep]] = np.exp(v[keep] - m) * inv
@@ -158,11 +170,14 @@ def _emulate(x: np.ndarray, stride: int, plan: gs.ChunkPlan) -> np.ndarray:
 
 @pytest.mark.parametrize("n_rows, n_cols, stride", [(5, 1007, 1007), (4, 9000, 9000), (3, 4096, 4100),
                                                     (6, 5003, 5005), (2, 8192, 8192)])
-def test_emulated_addressing_covers_every_column_once(n_rows, n_cols, stride):
+@pytest.mark.parametrize("pipelined", [False, True])
+def test_emulated_addressing_covers_every_column_once(n_rows, n_cols, stride, pipelined):
     rng = np.random.default_rng(n_cols)
     x = rng.standard_normal((n_rows, n_cols)) * 3
+    x[0, rng.random(n_cols) < 0.9] = -np.inf  # whole vectors of -inf too
+    x[0, 1] = 0.0
     plan = gs.chunk_plan(n_cols, 2, flat=gs.uses_flat_view(stride, 2), num_warps=8)
-    y = _emulate(x, stride, plan)
+    y = _emulate(x, stride, plan, pipelined)
     ref = np.exp(x - x.max(1, keepdims=True))
     ref /= ref.sum(1, keepdims=True)
     np.testing.assert_allclose(y, ref, rtol=1e-12, atol=0)

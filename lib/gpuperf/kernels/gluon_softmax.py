@@ -439,8 +439,8 @@ if gl is not None:
         m_prev, inv_prev = _merge(m_run, l_run)
         for i in range(1, n_local):
             prev = pid + (i - 1) * nprog
-            head_prev = head
-            head = _row_head(pid + i * nprog, stride_x, VEC, FLAT)
+            head_prev = _row_head(prev, stride_x, VEC, FLAT)  # recomputed: nothing constexpr loop-carried
+            head_cur = _row_head(pid + i * nprog, stride_x, VEC, FLAT)
             y_row = Y + prev.to(gl.int64) * stride_y
             m_run = gl.full([GROUPS], float("-inf"), gl.float32, layout=gl.SliceLayout(1, grp_layout))
             l_run = gl.zeros([GROUPS], gl.float32, layout=gl.SliceLayout(1, grp_layout))
@@ -449,13 +449,14 @@ if gl is not None:
                 _normalise_chunk(x_desc, ring, bars, y_row, g, j, cols, cols1, head_prev, n_cols, m_prev,
                                  inv_prev, pid, nprog, n_rows, stride_x, CHUNK, CHUNKS, SLOTS, CHUNK_BYTES_,
                                  VEC, FLAT, EVEN, vec_layout, one_layout)
-                m_run, l_run = _fold_chunk(ring, bars, g + CHUNKS, cols, head, n_cols, j, m_run, l_run,
+                m_run, l_run = _fold_chunk(ring, bars, g + CHUNKS, cols, head_cur, n_cols, j, m_run, l_run,
                                            SLOTS, CHUNK, EVEN, VEC, vec_layout, grp_layout)
             m_prev, inv_prev = _merge(m_run, l_run)
         last = pid + (n_local - 1) * nprog
         y_row = Y + last.to(gl.int64) * stride_y
+        head_last = _row_head(last, stride_x, VEC, FLAT)
         for j in range(CHUNKS):
-            _normalise_chunk(x_desc, ring, bars, y_row, (n_local - 1) * CHUNKS + j, j, cols, cols1, head,
+            _normalise_chunk(x_desc, ring, bars, y_row, (n_local - 1) * CHUNKS + j, j, cols, cols1, head_last,
                              n_cols, m_prev, inv_prev, pid, nprog, n_rows, stride_x, CHUNK, CHUNKS, SLOTS,
                              CHUNK_BYTES_, VEC, FLAT, EVEN, vec_layout, one_layout)
         for s in gl.static_range(SLOTS):
