@@ -36,7 +36,7 @@ CHECK_SHAPES = ((64, 32000), (32, 65536), (40, 50257), (512, 4096), (300, 1007),
                 (1, 4097), (7, 3000))
 #: Extra launches timed with ``--sweep`` on the first dtype at 32000 and 65536 columns:
 #: (num_warps, programs_per_sm or None for the plan's choice, chunk_cols or None for 8 KiB chunks).
-LAUNCHES = ((16, None, None), (8, 1, None), (4, None, None), (8, None, 8192))
+LAUNCHES = ((16, None, None), (8, 1, None), (4, None, None), (8, None, 8192), (16, None, 8192))
 
 
 def section(title: str) -> None:
