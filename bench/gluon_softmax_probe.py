@@ -1,0 +1,340 @@
+"""Probe of the Gluon softmax on a Hopper GPU (H200, Triton 3.6): what Gluon offers, correctness, speed.
+
+A probe, not a benchmark family: it runs :mod:`gpuperf.kernels.gluon_softmax` beside a same-run copy and
+the Triton softmax (``gpuperf.kernels.softmax``, ``method="auto"``) and prints
+
+1. what this Triton's Gluon offers for Hopper (modules, and the names the kernel uses);
+2. the kernel's results against float64 on awkward shapes (32000, 50000, 65536, 100000, 1007, 50257
+   columns; rows with -inf; large offsets; a strided input; fp16 and bf16), and the errors it must raise;
+3. times (``gpuperf.benchmark.time_callable``: ``triton.testing.do_bench``, CUDA events, median) of the
+   copy (``y.copy_(x)``, the same bytes: ``2 n b`` per call), the Gluon kernel and the Triton softmax at
+   fp16/bf16 4096 x 32000, 2048 x 65536, 2048 x 50257 and 32768 x 4096, as ratios to the copy (the Gluon
+   kernel's default pipelined schedule and its three-pass schedule with ``store_exp=True``); a few
+   launches of the Gluon kernel (warps, programs per SM) on the first dtype with ``--sweep``.
+
+Every step runs in its own ``try`` so one failure (a compile error under Triton 3.6's Gluon, say) is
+printed and the rest still runs. With ``$OUT`` set, writes ``$OUT/gluon_softmax_probe.json`` (rows and
+provenance). Usage: ``python bench/gluon_softmax_probe.py [--quick]``; about 30-60 s on an H200.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+
+SHAPES = ((4096, 32000), (2048, 65536), (2048, 50257), (32768, 4096))
+#: (rows, n_cols) checked against float64 in fp16; bf16 checks the first five (each shape and dtype is a
+#: compile of its own: the probe's time goes mostly there).
+CHECK_SHAPES = ((64, 32000), (32, 65536), (40, 50257), (512, 4096), (300, 1007), (48, 50000), (16, 100000),
+                (1, 4097), (7, 3000))
+#: Extra launches timed with ``--sweep`` on the first dtype at 32000 and 65536 columns:
+#: (num_warps, programs_per_sm or None for the plan's choice, chunk_cols or None for 8 KiB chunks).
+LAUNCHES = ((16, None, None), (8, 1, None), (4, None, None), (8, None, 8192), (16, None, 8192))
+
+
+def section(title: str) -> None:
+    print(f"\n== {title}", flush=True)
+
+
+def gluon_inventory() -> dict:
+    """What this Triton's Gluon offers for Hopper: module contents and the names the kernel needs."""
+    import importlib
+
+    import triton
+
+    info: dict = {"triton": triton.__version__}
+    for name in ("triton.experimental.gluon", "triton.experimental.gluon.language",
+                 "triton.experimental.gluon.language.nvidia.hopper",
+                 "triton.experimental.gluon.language.nvidia.hopper.tma",
+                 "triton.experimental.gluon.language.nvidia.hopper.mbarrier",
+                 "triton.experimental.gluon.language.nvidia.ampere.async_copy",
+                 "triton.experimental.gluon.nvidia.hopper"):
+        try:
+            module = importlib.import_module(name)
+            info[name] = sorted(n for n in dir(module) if not n.startswith("_"))
+        except Exception as exc:  # noqa: BLE001
+            info[name] = f"import failed: {type(exc).__name__}: {exc}"
+    return info
+
+
+def print_inventory(info: dict) -> None:
+    for key, value in info.items():
+        if isinstance(value, list):
+            print(f"{key}:")
+            line = "   "
+            for n in value:
+                if len(line) + len(n) + 1 > 108:
+                    print(line)
+                    line = "   "
+                line += " " + n
+            print(line)
+        else:
+            print(f"{key}: {value}")
+    lang = "triton.experimental.gluon.language"
+    used = {f"{lang}.nvidia.hopper.tma": ("async_copy_global_to_shared", "async_load"),
+            f"{lang}.nvidia.hopper.mbarrier": ("init", "expect", "wait", "invalidate", "MBarrierLayout"),
+            f"{lang}.nvidia.hopper": ("fence_async_shared",),
+            lang: ("thread_barrier", "barrier", "allocate_shared_memory", "NVMMASharedLayout",
+                   "BlockedLayout", "SliceLayout", "exp2", "static_range", "num_programs"),
+            "triton.experimental.gluon.nvidia.hopper": ("TensorDescriptor",)}
+    for module, names in used.items():
+        listed = info.get(module, [])
+        have = [n for n in names if isinstance(listed, list) and n in listed]
+        print(f"names used from {module}: present {have}; absent {[n for n in names if n not in have]}")
+
+
+def check_against_float64(gs, dtypes, gen) -> list[dict]:
+    """Run the kernel on fresh random rows and compare with float64, element by element."""
+    import torch
+
+    rows_out = []
+    unit = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8}
+    def randn(*shape):
+        return torch.randn(*shape, generator=gen, device="cuda")
+
+    for dtype in dtypes:
+        tol_rel = 4 * unit[dtype]
+        tol_abs = 1e-7 if dtype == torch.float16 else 1e-37  # fp16 subnormals; fp32's flush-to-zero range
+        cases = []
+        for rows, n in (CHECK_SHAPES if dtype == dtypes[0] else CHECK_SHAPES[:5]):
+            cases.append((f"{rows}x{n}", lambda r=rows, c=n: randn(r, c) * 3))
+        cases.append(("64x32000 with -inf", lambda: _with_neg_inf(randn(64, 32000), gen)))
+        three = {"schedule": "three_pass"}
+        cases.append(("64x32000 three_pass", lambda: randn(64, 32000) * 3, three))
+        three_exp = {"schedule": "three_pass", "store_exp": True}
+        cases.append(("64x32000 three_pass store_exp", lambda: randn(64, 32000) * 3, three_exp))
+        cases.append(("40x50257 three_pass store_exp", lambda: randn(40, 50257) * 3, three_exp))
+        cases.append(("64x32000 offset +-1000",
+                      lambda: randn(64, 32000) + torch.linspace(-1000, 1000, 64, device="cuda")[:, None]))
+        # Strided rows: the views keep their row stride (converted to the dtype before slicing).
+        cases.append(("96x20000 strided (row stride 20024)", lambda: randn(96, 20024).to(dtype)[:, :20000]))
+        cases.append(("33x9999 strided (row stride 10001, flat view)",
+                      lambda: randn(33, 10001).to(dtype)[:, :9999]))
+        for label, make, *options in cases:
+            name = f"check {label} {gs.DTYPE_NAMES[dtype]}"
+            try:
+                x = make().to(dtype)  # no copy when already in dtype: a strided view stays strided
+                y = torch.full((x.shape[0], x.shape[1]), float("nan"), dtype=dtype, device="cuda")
+                gs.softmax(x, out=y, **(options[0] if options else {}))
+                torch.cuda.synchronize()
+                ref = gs.softmax_reference(x)
+                err = (y.double().cpu() - ref).abs()
+                bound = tol_rel * ref.abs() + tol_abs
+                bad = ~(err <= bound)  # NaN fails
+                worst = float((err / bound).max()) if not bad.any() else float("inf")
+                row = {"check": label, "dtype": gs.DTYPE_NAMES[dtype], "ok": not bool(bad.any()),
+                       "max_abs_err": float(err.nan_to_num(float("inf")).max()),
+                       "worst_err_over_bound": worst}
+                if bad.any():
+                    i, j = (int(v) for v in bad.nonzero()[0])
+                    row["first_bad"] = [i, j, float(y[i, j]), float(ref[i, j])]
+                    row["bad_count"] = int(bad.sum())
+                print(f"{name}: {'ok' if row['ok'] else 'WRONG'}  max|err| {row['max_abs_err']:.3g}  "
+                      f"err/bound {worst:.3g}" + (f"  first bad (row, col, ours, ref) {row['first_bad']}, "
+                                                  f"{row['bad_count']} bad" if not row["ok"] else ""))
+            except Exception as exc:  # noqa: BLE001
+                row = {"check": label, "dtype": gs.DTYPE_NAMES[dtype], "ok": False,
+                       "error": f"{type(exc).__name__}: {exc}"}
+                print(f"{name}: FAILED {row['error'][:600]}")
+                traceback.print_exc(limit=3)
+            rows_out.append(row)
+    return rows_out
+
+
+def _with_neg_inf(x, gen):
+    import torch
+
+    mask = torch.rand(x.shape, generator=gen, device="cuda") < 0.3
+    x = x.masked_fill(mask, float("-inf"))
+    x[:, 0] = 1.0  # no row of -inf only (torch gives NaN there, so do we)
+    return x
+
+
+def expected_errors(gs) -> list[dict]:
+    """Inputs the wrapper must refuse with a ValueError."""
+    import torch
+
+    out = []
+    cases = {
+        "CPU tensor": lambda: gs.softmax(torch.randn(4, 64)),
+        "row too long (131072 fp16)": lambda: gs.softmax(torch.randn(2, 131072, device="cuda").half()),
+        "column stride 2": lambda: gs.softmax(torch.randn(64, 64, device="cuda").half()[:, ::2]),
+        "3-D input": lambda: gs.softmax(torch.randn(2, 4, 64, device="cuda").half()),
+    }
+    for label, call in cases.items():
+        try:
+            call()
+            result = "no error (expected ValueError)"
+        except ValueError as exc:
+            result = f"ValueError: {exc}"
+        except Exception as exc:  # noqa: BLE001
+            result = f"{type(exc).__name__} (expected ValueError): {exc}"
+        print(f"error case {label}: {result[:300]}")
+        out.append({"error_case": label, "result": result})
+    return out
+
+
+def time_shapes(gs, sm, dtypes, shapes, quick, sweep, gen) -> list[dict]:
+    import torch
+
+    from gpuperf.benchmark import time_callable
+
+    warmup_ms, rep_ms = (10.0, 40.0) if quick else (25.0, 100.0)
+    rows = []
+    for dtype in dtypes:
+        dname = gs.DTYPE_NAMES[dtype]
+        for n_rows, n_cols in shapes:
+            shape = f"{n_rows}x{n_cols}"
+            try:
+                x = (torch.randn(n_rows, n_cols, generator=gen, device="cuda") * 3).to(dtype)
+                y = torch.empty_like(x)
+            except Exception as exc:  # noqa: BLE001
+                print(f"{dname} {shape}: allocation failed: {exc}")
+                continue
+            moved = 2 * x.numel() * x.element_size()
+            ref = gs.softmax_reference(x[:8])
+            launches = {}
+            variants = {"copy": lambda: y.copy_(x),
+                        "gluon": lambda: gs.softmax(x, out=y),
+                        "gluon 3pass store_exp": lambda: gs.softmax(x, out=y, schedule="three_pass",
+                                                                    store_exp=True),
+                        "triton auto": lambda: sm.softmax(x, out=y, method="auto")}
+            if sweep and dtype == dtypes[0] and n_cols in (32000, 65536):
+                for launch in LAUNCHES:
+                    warps, pps, chunk = launch
+                    variants[f"gluon w{warps} p{pps or '-'} c{chunk or '-'}"] = (
+                        lambda w=warps, p=pps, c=chunk: gs.softmax(x, out=y, num_warps=w, programs_per_sm=p,
+                                                                   chunk_cols=c))
+                    launches[f"gluon w{warps} p{pps or '-'} c{chunk or '-'}"] = launch
+            copy_s = None
+            launches["gluon"] = launches["gluon 3pass store_exp"] = (8, None, None)
+            for name, fn in variants.items():
+                row = {"dtype": dname, "rows": n_rows, "n": n_cols, "variant": name, "bytes_moved": moved}
+                try:
+                    if name != "copy":
+                        y.fill_(float("nan"))
+                        fn()
+                        torch.cuda.synchronize()
+                        err = float((y[:8].double().cpu() - ref).abs().max())
+                        row["max_abs_err_first_rows"] = err
+                        if not err <= 0.01 or bool(torch.isnan(y).any()):
+                            raise RuntimeError(f"wrong result: max |err| {err} on the first rows, or NaN")
+                    t = time_callable(fn, warmup_ms, rep_ms)
+                    row["time_s"] = t
+                    row["bytes_per_s"] = moved / t
+                    if name == "copy":
+                        copy_s = t
+                    row["ratio_to_copy"] = copy_s / t if copy_s else None
+                    if name in launches:
+                        w, p, c = launches[name]
+                        plan = gs.plan_for(x, num_warps=w, programs_per_sm=p, chunk_cols=c)
+                        row.update(chunks_per_row=plan.chunks_per_row, slots=plan.slots,
+                                   programs_per_sm=plan.programs_per_sm, flat=plan.flat,
+                                   bytes_in_flight_per_sm=gs.bytes_in_flight_per_sm(plan))
+                    ratio = f"{row['ratio_to_copy']:.3f}" if row["ratio_to_copy"] else "-"
+                    print(f"{dname} {shape:>11} {name:<22} {t * 1e6:9.1f} us {moved / t / 1e12:6.2f} TB/s "
+                          f"ratio to copy {ratio}", flush=True)
+                except Exception as exc:  # noqa: BLE001
+                    row["error"] = f"{type(exc).__name__}: {exc}"
+                    print(f"{dname} {shape:>11} {name:<22} FAILED {row['error'][:600]}", flush=True)
+                    traceback.print_exc(limit=3)
+                rows.append(row)
+            del x, y
+            torch.cuda.empty_cache()
+    return rows
+
+
+def compiled_info(gs, dtypes, shapes, gen) -> list[dict]:
+    """Registers, spills and shared memory of the compiled kernel per shape (Triton's compiled kernel)."""
+    import torch
+
+    out = []
+    for dtype in dtypes[:1]:
+        for n_rows, n_cols in shapes:
+            try:
+                x = torch.randn(min(n_rows, 264), n_cols, generator=gen, device="cuda").to(dtype)
+                y = torch.empty_like(x)
+                plan = gs.plan_for(x)
+                k = gs._launch(x, y, plan, gs.NUM_WARPS)
+                info = {"dtype": gs.DTYPE_NAMES[dtype], "n": n_cols, "n_regs": getattr(k, "n_regs", None),
+                        "n_spills": getattr(k, "n_spills", None),
+                        "shared_bytes": getattr(getattr(k, "metadata", None), "shared", None),
+                        "plan": {f: getattr(plan, f) for f in (
+                            "chunk_cols", "chunks_per_row", "slots", "lookahead_chunks", "programs_per_sm",
+                            "flat")}}
+            except Exception as exc:  # noqa: BLE001
+                info = {"n": n_cols, "error": f"{type(exc).__name__}: {exc}"}
+            print(f"compiled {info}")
+            out.append(info)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="shorter timings")
+    parser.add_argument("--sweep", action="store_true",
+                        help="also time LAUNCHES (warps, programs per SM) at 32000 and 65536 columns")
+    args = parser.parse_args(argv)
+    t0 = time.time()
+    record: dict = {}
+    section("Gluon on this machine")
+    try:
+        info = gluon_inventory()
+        print_inventory(info)
+        record["inventory"] = info
+    except Exception as exc:  # noqa: BLE001
+        print(f"inventory failed: {exc}")
+    import torch
+
+    from gpuperf.kernels import gluon_softmax as gs
+    from gpuperf.kernels import softmax as sm
+
+    status = gs.available()
+    print(f"gluon_softmax.available(): {status.ok} {status.reason}")
+    record["available"] = [status.ok, status.reason]
+    if torch.cuda.is_available():
+        print(f"device {torch.cuda.get_device_name()}, capability {torch.cuda.get_device_capability()}, "
+              f"torch {torch.__version__}")
+    gen = torch.Generator(device="cuda").manual_seed(20261201)
+    dtypes = (torch.float16, torch.bfloat16)
+    section("compiled kernel (fp16, first launch of each shape)")
+    record["compiled"] = compiled_info(gs, dtypes, SHAPES, gen)
+    section("against float64 (seed 20261201)")
+    record["checks"] = check_against_float64(gs, dtypes, gen)
+    section("errors")
+    record["errors"] = expected_errors(gs)
+    section("times (ratio = copy's time / this time; both move 2 n b)")
+    record["times"] = time_shapes(gs, sm, dtypes, SHAPES, args.quick, args.sweep, gen)
+    section("summary: ratio to the same-run copy")
+    summary = {}
+    for row in record["times"]:
+        if row.get("ratio_to_copy") and row["variant"] in ("gluon", "gluon 3pass store_exp", "triton auto"):
+            key = f"{row['variant']} {row['dtype']}"
+            summary.setdefault((row["rows"], row["n"]), {})[key] = row["ratio_to_copy"]
+    for (rows, n), ratios in summary.items():
+        print(f"{rows:>6} x {n:<6} " + "  ".join(f"{k} {v:.3f}" for k, v in sorted(ratios.items())))
+    print(f"\nprobe took {time.time() - t0:.1f} s")
+    out_dir = os.environ.get("OUT")
+    if out_dir:
+        try:
+            from gpuperf.results.recorded import provenance
+
+            command = "python bench/gluon_softmax_probe.py " + " ".join(argv)
+            record["provenance"] = provenance(command.strip())
+        except Exception as exc:  # noqa: BLE001
+            record["provenance"] = {"error": str(exc)}
+        path = Path(out_dir) / "gluon_softmax_probe.json"
+        path.write_text(json.dumps(record, indent=1, default=str))
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
