@@ -413,6 +413,45 @@ def test_auto_picks_fused_then_split_then_online(monkeypatch):
     assert sm._auto_method(x_long) == "split"
 
 
+def test_auto_gives_aligned_16_bit_rows_of_the_gluon_range_to_gluon_on_hopper(monkeypatch):
+    from gpuperf.kernels import gluon_softmax
+
+    lo, hi = sm.GLUON_AUTO_COLS
+
+    class FakeCuda(torch.Tensor):  # a CPU tensor that claims to live on a GPU; the probe is patched
+        is_cuda = True
+
+    def fake(cols, dtype=torch.float16, stride=None):
+        t = torch.empty(4, stride or cols, dtype=dtype)[:, :cols].as_subclass(FakeCuda)
+        return t
+
+    monkeypatch.setattr(sm, "INTERPRETED", False)
+    monkeypatch.setattr(sm, "split_plan", lambda x: sm.SplitPlan(1024, 8, False, 33, True))
+    monkeypatch.setattr(gluon_softmax, "usable_for", lambda x: gluon_softmax.Availability(True, ""))
+    for cols in (lo + 16, 32000, 65536, hi):
+        assert sm.gluon_takes(fake(cols)) and sm._auto_method(fake(cols)) == "gluon", cols
+        assert sm.gluon_takes(fake(cols, torch.bfloat16))
+    assert not sm.gluon_takes(fake(lo)) and sm._auto_method(fake(lo)) == "fused"
+    assert not sm.gluon_takes(fake(hi + 16)) and sm._auto_method(fake(hi + 16)) == "split"
+    assert not sm.gluon_takes(fake(32000, torch.float32))  # fp32: not measured
+    assert not sm.gluon_takes(fake(50257))  # a row stride of 100514 bytes: not 16-byte aligned
+    assert sm.gluon_takes(fake(50257, stride=50264))  # the same rows padded to an aligned stride
+    monkeypatch.setattr(gluon_softmax, "usable_for", lambda x: gluon_softmax.Availability(False, "Ampere"))
+    assert not sm.gluon_takes(fake(32000)) and sm._auto_method(fake(32000)) == "fused"
+    monkeypatch.setattr(sm, "INTERPRETED", True)
+    monkeypatch.setattr(gluon_softmax, "usable_for", lambda x: gluon_softmax.Availability(True, ""))
+    assert not sm.gluon_takes(fake(32000))
+
+
+def test_method_gluon_takes_no_tuning_options_and_says_where_it_cannot_run(device):
+    x = torch.randn(2, 64, device=device)
+    with pytest.raises(ValueError, match="takes only num_warps"):
+        sm.softmax(x, method="gluon", block_cols=64)
+    if device == "cpu" or sm.INTERPRETED:
+        with pytest.raises(ValueError, match="Gluon softmax cannot run here|CUDA"):
+            sm.softmax(x, method="gluon")
+
+
 def test_auto_beyond_the_fused_limit_runs_split_correctly(device, gen):
     if not sm.INTERPRETED:
         pytest.skip("interpreter path (the GPU path is test_split_cooperative_gpu)")

@@ -23,12 +23,16 @@ method            what one program does with its row                          HB
                   each other's, merge the partials and normalise the chunk     launches, under
                   still in registers (one cooperative launch); the two-launch  the interpreter)
                   form re-reads the chunk instead
+``"gluon"``       Hopper only (:mod:`gpuperf.kernels.gluon_softmax`): a        ``2 n b``
+                  persistent program stages rows in shared memory by TMA,
+                  requesting the next rows' chunks while it normalises
 ================  ==========================================================  ==================
 
 ``torch.softmax`` moves ``2 n b`` too; a copy (``2 n b``) is the same-run reference for "as fast as memory
-allows". ``"auto"`` takes ``"fused"`` up to :data:`AUTO_FUSED_MAX_COLS` columns (and up to
-:data:`FUSED_MAX_COLS` for rows whose length is not a multiple of 16), ``"split"`` beyond (when the row's
-programs fit on the GPU at once) and ``"online"`` otherwise.
+allows". ``"auto"`` takes ``"gluon"`` on a Hopper GPU for 16-bit rows of :data:`GLUON_AUTO_COLS` columns
+whose stride is a multiple of 16 bytes (where it measured faster), else ``"fused"`` up to
+:data:`AUTO_FUSED_MAX_COLS` columns (and up to :data:`FUSED_MAX_COLS` for rows whose length is not a multiple
+of 16), ``"split"`` beyond (when the row's programs fit on the GPU at once) and ``"online"`` otherwise.
 
 The cooperative split kernel is the one kernel of the course whose programs wait for each other; the comment
 above :func:`_split_coop_kernel` argues why it cannot deadlock. The Triton interpreter runs programs one
@@ -54,7 +58,11 @@ INTERPRETED = interpreter_enabled()
 
 DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
 
-METHODS = ("auto", "fused", "online", "three_pass", "split")
+METHODS = ("auto", "fused", "online", "three_pass", "split", "gluon")
+
+#: Row lengths (first exclusive, last inclusive) that ``"auto"`` gives to the Gluon kernel on a Hopper GPU
+#: (fp16/bf16, rows 16-byte aligned), from the H200 runs in bench/NOTES.md ("Gluon softmax").
+GLUON_AUTO_COLS = (16384, 114688)
 
 #: Longest row the fused kernel holds in registers (65536 fp32 values over 32 warps: 64 per thread).
 FUSED_MAX_COLS = 65536
@@ -451,6 +459,16 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
         return out
     if method == "auto":
         method = _auto_method(x)
+    if method == "gluon":
+        tuning = {"block_cols": block_cols, "num_stages": num_stages, "programs_per_sm": programs_per_sm,
+                  "cooperative": cooperative, "prefetch": prefetch}
+        given = sorted(name for name, value in tuning.items() if value is not None)
+        if given:
+            raise ValueError(f"method 'gluon' takes only num_warps of the tuning options, got {given} (tune "
+                             f"it through gpuperf.kernels.gluon_softmax.softmax)")
+        from gpuperf.kernels import gluon_softmax
+
+        return gluon_softmax.softmax(x, out, **({"num_warps": num_warps} if num_warps else {}))
     if method == "fused":
         if n_cols > FUSED_MAX_COLS:
             raise ValueError(f"method 'fused' holds a row in registers: x.shape[1] must be at most "
@@ -489,8 +507,24 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
     return out
 
 
+def gluon_takes(x: torch.Tensor) -> bool:
+    """Would ``"auto"`` give ``x`` to the Gluon kernel? A Hopper GPU with Gluon (compiled kernels, not the
+    interpreter), fp16 or bf16, a row length in :data:`GLUON_AUTO_COLS`, a row stride of a multiple of 16
+    bytes (the kernel's other path, a flat view for unaligned rows, measured slower than ``"fused"``), and
+    rows that fit the kernel's shared memory. Never raises."""
+    lo, hi = GLUON_AUTO_COLS
+    if (INTERPRETED or x.dtype not in (torch.float16, torch.bfloat16) or x.dim() != 2
+            or not lo < x.shape[1] <= hi or (x.stride(0) * x.element_size()) % 16 or not x.is_cuda):
+        return False
+    from gpuperf.kernels import gluon_softmax
+
+    return bool(gluon_softmax.usable_for(x))
+
+
 def _auto_method(x: torch.Tensor) -> str:
     n_cols = x.shape[1]
+    if gluon_takes(x):
+        return "gluon"
     if n_cols <= AUTO_FUSED_MAX_COLS or (n_cols % 16 and n_cols <= FUSED_MAX_COLS):
         # Rows not a multiple of 16 long are not 16-byte aligned: the split kernel's chunks would load
         # one element at a time; the fused kernel's aligned body does not (50257 columns: 0.53-0.60 of
@@ -687,7 +721,7 @@ def _semaphores(device, n: int) -> torch.Tensor:
 
 def softmax_bytes_moved(n_rows: int, n_cols: int, bytes_per_element: int, method: str) -> int:
     """HBM bytes of each method as the module docstring counts them (no L2 hits assumed)."""
-    passes = {"fused": 2, "torch": 2, "copy": 2, "split": 2, "online": 3, "three_pass": 4}
+    passes = {"fused": 2, "torch": 2, "copy": 2, "split": 2, "gluon": 2, "online": 3, "three_pass": 4}
     if method not in passes:
         raise ValueError(f"method must be one of {list(passes)}, got {method!r}")
     return passes[method] * n_rows * n_cols * bytes_per_element
@@ -711,6 +745,7 @@ __all__ = [
     "AUTO_FUSED_MAX_COLS",
     "DTYPE_NAMES",
     "FUSED_MAX_COLS",
+    "GLUON_AUTO_COLS",
     "INTERPRETED",
     "METHODS",
     "ONLINE_BLOCK",
@@ -722,6 +757,7 @@ __all__ = [
     "SPLIT_PREFETCH",
     "STREAM_BLOCK",
     "SplitPlan",
+    "gluon_takes",
     "softmax",
     "softmax_bytes_moved",
     "softmax_reference",

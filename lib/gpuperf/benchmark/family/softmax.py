@@ -60,7 +60,7 @@ def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bo
 
             runs = {"torch.softmax": ("torch", {}, lambda x=x: torch.softmax(x, dim=-1))}
             methods = (["auto", "online", "three_pass"] + (["fused"] if n <= sm.FUSED_MAX_COLS else [])
-                       + (["split"] if n > 4096 else []))
+                       + (["split"] if n > 4096 else []) + (["gluon"] if sm.gluon_takes(x) else []))
             for method in methods:
                 runs[f"triton {method}"] = ("triton", {"method": method},
                                             lambda x=x, y=y, m=method: sm.softmax(x, out=y, method=m))
