@@ -15,8 +15,9 @@ Modes of round 4 (the exp2 split, and round 3's smaller tiles; about 60 s on the
         [--budget-s 80]   # no shape starts after 80 s; order: split fp16, tiles, split bf16
 
 ``exp2``: fp16 and bf16, d = 64 and 128, full and causal, N = 1024, 4096, 16384 (B = 32768/N, H = 2048/d,
-as the attention family): the wrapper's default launch, the same launch with ``exp2_split`` 2 and 4, SDPA
-cuDNN (the reference) and SDPA flash. ``tiles``: fp16, N = 1024, 2048, 4096, cuDNN and the launches of
+as the attention family): the wrapper's default launch, the same launch with ``exp2_split`` 0 (the
+default again, through ``hopper=``), 2 and 4 and with ``lazy_rescale=8``, SDPA cuDNN (the reference) and
+SDPA flash. ``tiles``: fp16, N = 1024, 2048, 4096, cuDNN and the launches of
 :data:`CANDIDATES` (round 3). Each case is checked against float64 (one head) before it is timed; a
 candidate that fails to compile or to check is reported and left out, the rest are timed in interleaved
 rounds (``gpuperf.benchmark.run_cases``: cuDNN and every candidate of a shape round-robin, SM clock and
@@ -255,9 +256,11 @@ def main():
     print(f"total {time.time() - t0:.1f}s")
 
 
-# ---- Round 4 (fwd-4): the exp2 split (HopperConfig.exp2_split), and round 3's tiles in the same job ----
+# ---- Round 4 (fwd-4): the exp2 split, the lazy rescaling, and round 3's tiles in the same job ----
 
 EXP2_SPLITS_TIMED = (2, 4)
+#: HopperConfig.lazy_rescale timed beside the split: rescale only when a maximum grows by more than 2**8.
+LAZY_TIMED = 8
 EXP2_SHAPES = [(dt, d, causal, n) for dt in ("fp16", "bf16") for d in (64, 128) for causal in (False, True)
                for n in (1024, 4096, 16384)]
 TILE_SHAPES = [("fp16", d, causal, n) for d in (128, 64) for causal in (False, True) for n in (1024, 2048, 4096)]
@@ -278,7 +281,8 @@ def round4_launches(mode, d, causal, n):
     ``hopper=`` ("split0", or its name among the tiles): two timings of one kernel, the noise floor."""
     default = fa.hopper_config(d, causal, n)
     if mode == "exp2":
-        return [("default", None)] + [(f"split{s}", default._replace(exp2_split=s)) for s in (0, *EXP2_SPLITS_TIMED)]
+        return ([("default", None)] + [(f"split{s}", default._replace(exp2_split=s)) for s in (0, *EXP2_SPLITS_TIMED)]
+                + [(f"lazy{LAZY_TIMED}", default._replace(lazy_rescale=LAZY_TIMED))])
     return [("default", None)] + [(launch_name(cfg), cfg) for cfg in CANDIDATES[(d, causal)]]
 
 
@@ -498,7 +502,8 @@ def _round4_save(out_path, rows, failures, compile_log, prov, t_compile, t_total
 def round4_cli(argv):
     import argparse
 
-    ap = argparse.ArgumentParser(description="round 4: the exp2 split and round 3's tiles (module docstring)")
+    ap = argparse.ArgumentParser(description="round 4: the exp2 split, lazy rescaling, round 3's tiles "
+                                             "(module docstring)")
     ap.add_argument("modes", nargs="+", choices=("exp2", "tiles"))
     ap.add_argument("--out", required=True, help="the JSON to write (e.g. $OUT/fwd4.json)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per shape (default 3)")

@@ -83,12 +83,16 @@ def test_forward_large_scores_stay_finite(device):
 
 # Small tiles under the interpreter; on a GPU launches of the H200 sweeps (64 or 128 rows, a register cap).
 # exp2_split: part of P's exponentials by the cubic (_exp2_poly), with both masks and ragged key ends.
+# lazy_rescale: the accumulator rescaled only when a maximum grows by more than 2**t (t = 1 takes the branch
+# often, 8 rarely).
 HOST_CONFIGS = ([fa.HopperConfig(32, 16, 4, 1), fa.HopperConfig(32, 32, 4, 1), fa.HopperConfig(16, 16, 4, 1),
-                 fa.HopperConfig(32, 16, 4, 1, exp2_split=2), fa.HopperConfig(16, 32, 4, 1, exp2_split=4)]
+                 fa.HopperConfig(32, 16, 4, 1, exp2_split=2), fa.HopperConfig(16, 32, 4, 1, exp2_split=4),
+                 fa.HopperConfig(32, 16, 4, 1, lazy_rescale=1), fa.HopperConfig(16, 16, 4, 1, lazy_rescale=8)]
                 if not GPU else
                 [fa.HopperConfig(128, 64, 8, 2, maxnreg=128), fa.HopperConfig(128, 128, 8, 3),
                  fa.HopperConfig(64, 64, 4, 3), fa.HopperConfig(128, 64, 4, 3, maxnreg=168),
-                 fa.HopperConfig(128, 64, 8, 3, exp2_split=2), fa.HopperConfig(128, 128, 8, 3, exp2_split=4)])
+                 fa.HopperConfig(128, 64, 8, 3, exp2_split=2), fa.HopperConfig(128, 128, 8, 3, exp2_split=4),
+                 fa.HopperConfig(128, 64, 8, 3, lazy_rescale=8), fa.HopperConfig(64, 64, 4, 3, lazy_rescale=1)])
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -151,8 +155,30 @@ def test_exp2_split_checks(device):
                                        hopper=fa.HopperConfig(32, 16, 4, 1, exp2_split=bad))
     with pytest.raises(ValueError, match="block_n a multiple of 16"):
         fa.flash_attention_forward(q, q, q, variant="tma_host", hopper=fa.HopperConfig(32, 8, 4, 1, exp2_split=4))
-    assert fa.HopperConfig(128, 64, 8, 3).exp2_split == 0  # off unless asked for
-    assert all(cfg.exp2_split == 0 for entries in fa.HOPPER_CONFIGS.values() for _, cfg in entries)
+    for bad in (-1, fa.LAZY_RESCALE_MAX + 1, True, 8.0):
+        with pytest.raises(ValueError, match="lazy_rescale"):
+            fa.flash_attention_forward(q, q, q, variant="tma_host",
+                                       hopper=fa.HopperConfig(32, 16, 4, 1, lazy_rescale=bad))
+    assert fa.HopperConfig(128, 64, 8, 3)[4:] == (None, 0, 0)  # both options off unless asked for
+    assert all(cfg[5:] == (0, 0) for entries in fa.HOPPER_CONFIGS.values() for _, cfg in entries)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("lazy", [1, 4, fa.LAZY_RESCALE_MAX])
+def test_lazy_rescale_when_the_maximum_grows(device, gen, causal, lazy):
+    # Scores that grow along the keys (key j scaled by up to 12x): row maxima keep rising, by more than
+    # 2**t in some blocks and less in others, so the kernel both skips and takes the block's rescaling;
+    # with t = 12, P reaches about 2**12 before a rescale, which fp16 holds.
+    if device == "cuda" and torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the host-descriptor kernel needs compute capability 9.x")
+    cfg = fa.HopperConfig(32, 16, 4, 1, lazy_rescale=lazy) if not GPU else \
+        fa.HopperConfig(64, 64, 4, 3, lazy_rescale=lazy)
+    n_q, n_k, d = (64, 77, 16) if not GPU else (256, 1100, 64)
+    q, k, v = _inputs(gen, device, torch.float32, 2, 2, n_q, n_k, d)
+    k = k * torch.linspace(0.5, 12.0, n_k, device=device)[:, None]
+    q, k, v = q.half(), k.half(), v.half()
+    o, lse = fa.flash_attention_forward(q, k, v, causal, variant="tma_host", hopper=cfg)
+    _check(o, lse, q, k, v, causal, None, gen.initial_seed())
 
 
 def _run_elementwise(fn, x):
@@ -242,7 +268,7 @@ assert not fa.INTERPRETED
 counts = {}
 for split in fa.EXP2_SPLITS:
     const = {"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64, "CAUSAL": False, "EVEN_K": True,
-             "RAGGED_Q": False, "EXP2_SPLIT": split}
+             "RAGGED_Q": False, "EXP2_SPLIT": split, "LAZY_RESCALE": 0}
     sig = {"desc_q": "tensordesc<fp16[128, 64]>", "desc_k": "tensordesc<fp16[64, 64]>",
            "desc_v": "tensordesc<fp16[64, 64]>", "desc_o": "tensordesc<fp16[128, 64]>", "LSE": "*fp32",
            "N_Q": "i32", "N_K": "i32", "qk_scale": "fp32", **{k: "constexpr" for k in const}}
@@ -450,15 +476,16 @@ def test_forward_gpu_default_path_tile_multiples(gen, dtype, d, causal):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("d", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("split", fa.EXP2_SPLITS)
-def test_exp2_split_gpu_matches_float64(gen, dtype, d, causal, split):
-    # The default launch of each shape with part of P's exponentials on the FMA units (split 0: the
-    # default itself, through hopper=): ragged N_k, one key, N_q not a multiple of the tile, long rows.
+@pytest.mark.parametrize("split, lazy", [(0, 0), (2, 0), (4, 0), (0, 8), (4, 8)])
+def test_exp2_split_gpu_matches_float64(gen, dtype, d, causal, split, lazy):
+    # The default launch of each shape with part of P's exponentials on the FMA units and/or the lazy
+    # rescaling (0, 0: the default itself, through hopper=): ragged N_k, one key, N_q not a multiple of the
+    # tile, long rows.
     if torch.cuda.get_device_capability()[0] != 9:
         pytest.skip("the host-descriptor kernel needs compute capability 9.x")
     for b, h, n_q, n_k in ((2, 3, 256, 256), (1, 2, 384, 300), (2, 2, 128, 1), (1, 2, 300, 300),
                            (1, 3, 1024, 1100), (1, 2, 2304, 2100)):
-        cfg = fa.hopper_config(d, causal, n_k)._replace(exp2_split=split)
+        cfg = fa.hopper_config(d, causal, n_k)._replace(exp2_split=split, lazy_rescale=lazy)
         q, k, v = _inputs(gen, "cuda", dtype, b, h, n_q, n_k, d)
         o, lse = fa.flash_attention_forward(q, k, v, causal, variant="tma_host", hopper=cfg)
         _check(o, lse, q, k, v, causal, None, gen.initial_seed())

@@ -234,6 +234,11 @@ EXP2_POLY_MAX_REL_ERROR = 1.1e-4
 EXP2_SPLITS = (0, 2, 4)
 
 
+#: Largest ``HopperConfig.lazy_rescale``: P's entries reach 2**t, which fp16 must hold with room for the
+#: P V sums' rounding (fp16's largest finite value is 65504 < 2**16).
+LAZY_RESCALE_MAX = 12
+
+
 @triton.jit
 def _exp2_poly(x):
     """2**x (fp32) on the FMA and integer units, not the special-function unit (SFU), for the softmax's
@@ -291,7 +296,7 @@ def _exp2_split(x, EXP2_SPLIT: tl.constexpr):
 def _fwd_block_tma(acc, l_i, m_i, q, k_desc, v_desc, row0, offs_m, start_n, N_K, qk_scale,
                    BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr,
                    CAUSAL: tl.constexpr, INPUT_PRECISION: tl.constexpr,
-                   EXP2_SPLIT: tl.constexpr = 0):
+                   EXP2_SPLIT: tl.constexpr = 0, LAZY_RESCALE: tl.constexpr = 0):
     # listing: fwd-step
     k = k_desc.load([row0 + start_n, 0])  # (BLOCK_N, HEAD_DIM)
     v = v_desc.load([row0 + start_n, 0])
@@ -305,13 +310,20 @@ def _fwd_block_tma(acc, l_i, m_i, q, k_desc, v_desc, row0, offs_m, start_n, N_K,
         # rows) still enter tl.dot(p, v): harmless unless they hold an inf or a NaN
         qk = tl.where(keep, qk, float("-inf"))
     m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+    if LAZY_RESCALE:  # keep the old maxima until one grows by more than this (off by default)
+        grown = tl.max(m_new - m_i, 0) > LAZY_RESCALE
+        m_new = tl.where(grown, m_new, m_i)
     if EXP2_SPLIT:  # some columns' 2^x by a polynomial on the FMA units (off by default)
         p = _exp2_split(qk * qk_scale - m_new[:, None], EXP2_SPLIT)
     else:
         p = tl.math.exp2(qk * qk_scale - m_new[:, None])
     alpha = tl.math.exp2(m_i - m_new)
     l_i = l_i * alpha + tl.sum(p, 1)
-    acc = acc * alpha[:, None]
+    if LAZY_RESCALE:
+        if grown:  # the whole block's choice: alpha = 1 in every row otherwise
+            acc = acc * alpha[:, None]
+    else:
+        acc = acc * alpha[:, None]
     acc = tl.dot(p.to(v.dtype), v, acc, input_precision=INPUT_PRECISION)
     return acc, l_i, m_new
     # end listing: fwd-step
@@ -366,7 +378,7 @@ def _fwd_kernel_tma(Q, K, V, O, LSE, H, N_Q, N_K, qk_scale,
 def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, N_Q, N_K, qk_scale,
                      HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                      CAUSAL: tl.constexpr, EVEN_K: tl.constexpr, RAGGED_Q: tl.constexpr,
-                     EXP2_SPLIT: tl.constexpr = 0):
+                     EXP2_SPLIT: tl.constexpr = 0, LAZY_RESCALE: tl.constexpr = 0):
     """One program per (query block, head). The K and V descriptors view all B*H heads as one (B*H*N, d)
     matrix, so a head starts at row bh*N; a key block past N_K reads the next head's rows (or TMA's zeros
     at the very end), whose scores the masked step sets to -inf, so their probabilities are 0. With finite
@@ -399,13 +411,15 @@ def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, N_Q, N_K, qk_scale,
     for start_n in tl.range(0, full_end, BLOCK_N):
         acc, l_i, m_i = _fwd_block_tma(
             acc, l_i, m_i, q, desc_k, desc_v, kv_row, offs_m, start_n, N_K,
-            qk_scale, BLOCK_N, HEAD_DIM, False, CAUSAL, "ieee", EXP2_SPLIT)
+            qk_scale, BLOCK_N, HEAD_DIM, False, CAUSAL, "ieee", EXP2_SPLIT,
+            LAZY_RESCALE)
     if not EVEN_K:
         # only the diagonal and a ragged end pay the mask
         for start_n in tl.range(full_end, hi, BLOCK_N):
             acc, l_i, m_i = _fwd_block_tma(
                 acc, l_i, m_i, q, desc_k, desc_v, kv_row, offs_m, start_n, N_K,
-                qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL, "ieee", EXP2_SPLIT)
+                qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL, "ieee", EXP2_SPLIT,
+                LAZY_RESCALE)
     acc = acc / l_i[:, None]
     lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453
     if RAGGED_Q:
@@ -443,6 +457,10 @@ class HopperConfig(NamedTuple):
     #: 0: every exponential of P on the special-function unit; 2 or 4: one score column in 2 or in 4 by
     #: a cubic on the FMA units instead (:func:`_exp2_split`, :data:`EXP2_SPLITS`; 4 needs BLOCK_N % 16 == 0)
     exp2_split: int = 0
+    #: 0: rescale the running sums and the output every key block (FlashAttention-2); t > 0: keep each
+    #: row's reference maximum until some row's grows by more than t (log2 units), so P <= 2**t and the
+    #: block skips the rescaling of the accumulator (FlashAttention-4's conditional rescaling)
+    lazy_rescale: int = 0
 
 
 #: Hopper (compute capability 9.x), fp16/bf16, the host-descriptor kernel: (head_dim, causal) -> launches
@@ -527,7 +545,7 @@ def _host_descriptor_launch(q, k, v, o, lse, causal: bool, scale: float, cfg: Ho
     if cfg.maxnreg and not INTERPRETED:
         options += (("maxnreg", cfg.maxnreg),)
     args = (dq, dk, dv, do, lse, n_q, n_k, scale * _LOG2E, d, bm, bn, causal, (not causal) and n_k % bn == 0,
-            ragged, cfg.exp2_split)
+            ragged, cfg.exp2_split, cfg.lazy_rescale)
     return (triton.cdiv(n_q, bm), b * h, 1), args, options
 
 
@@ -767,6 +785,9 @@ def _check_exp2_split(cfg: HopperConfig) -> None:
         raise ValueError(f"hopper.exp2_split must be one of {EXP2_SPLITS}, got {split!r}")
     if split == 4 and cfg.block_n % 16:
         raise ValueError(f"hopper.exp2_split=4 needs block_n a multiple of 16, got block_n={cfg.block_n}")
+    lazy = cfg.lazy_rescale
+    if isinstance(lazy, bool) or not isinstance(lazy, numbers.Integral) or not 0 <= lazy <= LAZY_RESCALE_MAX:
+        raise ValueError(f"hopper.lazy_rescale must be an integer in [0, {LAZY_RESCALE_MAX}], got {lazy!r}")
 
 
 def _check_positive_int(name: str, value) -> None:
@@ -804,6 +825,7 @@ __all__ = [
     "GPU_CONFIGS",
     "HOPPER_CONFIGS",
     "HopperConfig",
+    "LAZY_RESCALE_MAX",
     "INTERPRETED",
     "SUPPORTED_HEAD_DIMS",
     "TMA_MIN_KEYS",
