@@ -9,16 +9,19 @@ the same inputs. Writes $JOB_OUT/fwd_sweep.json and prints a table.
     python bench/attention_forward_sweep.py --record OUT.json JOB1.json [JOB2.json ...]
         # the jobs' fwd_sweep.json files -> one recorded run, book/data/attention_forward_sweep_h200.json
 
-Modes of round 4 (the exp2 split, and round 3's smaller tiles; about 60 s on the H200 with both):
+Modes of round 4 (fwd-4; bench/NOTES.md "Predictions for the exp2 split", runs 1 and 2):
 
-    python bench/attention_forward_sweep.py exp2 tiles --out $OUT/fwd4.json [--rounds 3] [--workers 14]
-        [--budget-s 80]   # no shape starts after 80 s; order: split fp16, tiles, split bf16
+    python bench/attention_forward_sweep.py exp2 tiles --out $OUT/fwd4.json     # run 1 (57 s on the H200)
+    python bench/attention_forward_sweep.py lazy tiles2 --out $OUT/fwd4b.json   # run 2
+        [--rounds 3] [--workers 14] [--budget-s 80]   # no shape starts after 80 s (MODE_ORDER first)
 
 ``exp2``: fp16 and bf16, d = 64 and 128, full and causal, N = 1024, 4096, 16384 (B = 32768/N, H = 2048/d,
 as the attention family): the wrapper's default launch, the same launch with ``exp2_split`` 0 (the
-default again, through ``hopper=``), 2 and 4 and with ``lazy_rescale=8``, SDPA cuDNN (the reference) and
-SDPA flash. ``tiles``: fp16, N = 1024, 2048, 4096, cuDNN and the launches of
-:data:`CANDIDATES` (round 3). Each case is checked against float64 (one head) before it is timed; a
+default again, through ``hopper=``), 2 and 4, SDPA cuDNN (the reference) and SDPA flash. ``lazy``: the
+same shapes, the default launch with and without ``lazy_rescale=8`` (and 64 x 64 x 4w3s with and without
+it at d = 128). ``tiles``: fp16, N = 1024, 2048, 4096, the launches of :data:`CANDIDATES` (round 3).
+``tiles2``: where the d = 128 tiles cross over (N = 2K-16K) and d = 64's long-row launches
+(:func:`round4_launches`). Each case is checked against float64 (one head) before it is timed; a
 candidate that fails to compile or to check is reported and left out, the rest are timed in interleaved
 rounds (``gpuperf.benchmark.run_cases``: cuDNN and every candidate of a shape round-robin, SM clock and
 temperature sampled). The JSON (``gpuperf.results.recorded`` format, written after every shape) holds the
@@ -259,40 +262,60 @@ def main():
 # ---- Round 4 (fwd-4): the exp2 split, the lazy rescaling, and round 3's tiles in the same job ----
 
 EXP2_SPLITS_TIMED = (2, 4)
-#: HopperConfig.lazy_rescale timed beside the split: rescale only when a maximum grows by more than 2**8.
+#: HopperConfig.lazy_rescale timed (mode lazy): rescale only when a maximum grows by more than 2**8.
 LAZY_TIMED = 8
 EXP2_SHAPES = [(dt, d, causal, n) for dt in ("fp16", "bf16") for d in (64, 128) for causal in (False, True)
                for n in (1024, 4096, 16384)]
 TILE_SHAPES = [("fp16", d, causal, n) for d in (128, 64) for causal in (False, True) for n in (1024, 2048, 4096)]
+#: Run 2, tiles2: where the d = 128 launches cross over, and d = 64's long-row alternatives.
+TILE2_SHAPES = ([("fp16", 128, causal, n) for causal in (False, True) for n in (2048, 4096, 8192, 16384)]
+                + [("fp16", 64, False, n) for n in (4096, 8192, 16384)])
+SHAPES_OF_MODE = {"exp2": EXP2_SHAPES, "tiles": TILE_SHAPES, "lazy": EXP2_SHAPES, "tiles2": TILE2_SHAPES}
+#: The order modes and dtypes are timed in, most wanted first (should the time budget run out).
+MODE_ORDER = [("exp2", "fp16"), ("lazy", "fp16"), ("tiles", "fp16"), ("tiles2", "fp16"), ("lazy", "bf16"),
+              ("exp2", "bf16")]
 #: Relative error bound of each check (one head against float64), as the attention family's.
 CHECK_TOLERANCE = {"fp16": 4e-3, "bf16": 3e-2}
 TORCH_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
 def launch_name(cfg):
-    """'128x64 8w3s', '128x64 4w3s r168' (a register cap), '... e2' (exp2_split 2)."""
+    """'128x64 8w3s', '128x64 4w3s r168' (a register cap), '... e2' (exp2_split 2), '... lazy8'."""
     return (f"{cfg.block_m}x{cfg.block_n} {cfg.num_warps}w{cfg.num_stages}s"
-            + (f" r{cfg.maxnreg}" if cfg.maxnreg else "") + (f" e{cfg.exp2_split}" if cfg.exp2_split else ""))
+            + (f" r{cfg.maxnreg}" if cfg.maxnreg else "") + (f" e{cfg.exp2_split}" if cfg.exp2_split else "")
+            + (f" lazy{cfg.lazy_rescale}" if cfg.lazy_rescale else ""))
 
 
 def round4_launches(mode, d, causal, n):
     """The Triton launches a shape times in ``mode``: [(name, HopperConfig or None)], None = the wrapper's
     default path (the plan the family times). The default's own launch is timed a second time through
-    ``hopper=`` ("split0", or its name among the tiles): two timings of one kernel, the noise floor."""
+    ``hopper=`` ("split0", "same", or its name among the tiles): two timings of one kernel, the noise floor.
+
+    exp2 (run 1): split 0, 2, 4. lazy (run 2): ``lazy_rescale=8`` on the default launch, and at d = 128 on
+    64 x 64 x 4w3s too (run 1's best d = 128 tile). tiles (run 1): :data:`CANDIDATES`. tiles2 (run 2): d = 128
+    128 x 128 x 8w3s against 64 x 64 x 4w3s from N = 2K to 16K; d = 64 full, the default against 64 x 128 x
+    4w2s and 128 x 128 x 8w2s r128 from 4K to 16K."""
     default = fa.hopper_config(d, causal, n)
     if mode == "exp2":
-        return ([("default", None)] + [(f"split{s}", default._replace(exp2_split=s)) for s in (0, *EXP2_SPLITS_TIMED)]
-                + [(f"lazy{LAZY_TIMED}", default._replace(lazy_rescale=LAZY_TIMED))])
+        return [("default", None)] + [(f"split{s}", default._replace(exp2_split=s)) for s in (0, *EXP2_SPLITS_TIMED)]
+    if mode == "lazy":
+        out = [("default", None), ("same", default), (f"lazy{LAZY_TIMED}", default._replace(lazy_rescale=LAZY_TIMED))]
+        if d == 128:
+            small = HC(64, 64, 4, 3)
+            out += [(launch_name(small), small), (launch_name(small) + f" lazy{LAZY_TIMED}",
+                                                  small._replace(lazy_rescale=LAZY_TIMED))]
+        return out
+    if mode == "tiles2":
+        cands = ([HC(128, 128, 8, 3), HC(64, 64, 4, 3)] if d == 128 else
+                 [HC(128, 64, 8, 3), HC(64, 128, 4, 2), HC(128, 128, 8, 2, maxnreg=128)])
+        return [("default", None)] + [(launch_name(cfg), cfg) for cfg in cands]
     return [("default", None)] + [(launch_name(cfg), cfg) for cfg in CANDIDATES[(d, causal)]]
 
 
 def round4_shapes(modes):
-    """(mode, dtype, d, causal, N) in the order they are timed: the split in fp16, then the tiles, then the
-    split in bf16 (what matters most first, should the time budget run out)."""
-    order = {("exp2", "fp16"): 0, ("tiles", "fp16"): 1, ("exp2", "bf16"): 2}
-    shapes = [(mode, dt, d, causal, n) for mode in modes
-              for dt, d, causal, n in (EXP2_SHAPES if mode == "exp2" else TILE_SHAPES)]
-    return sorted(shapes, key=lambda s: order[s[:2]])
+    """(mode, dtype, d, causal, N) in the order they are timed (:data:`MODE_ORDER`)."""
+    shapes = [(mode, dt, d, causal, n) for mode in modes for dt, d, causal, n in SHAPES_OF_MODE[mode]]
+    return sorted(shapes, key=lambda s: MODE_ORDER.index(s[:2]))
 
 
 def round4_compile_items(modes):
@@ -466,8 +489,9 @@ def round4_main(modes, out_path, rounds, workers, budget_s):
     rows, failures = [], []
     prov = provenance(command)
     shapes = round4_shapes(modes)
-    if DRY:
-        shapes = [s for s in shapes if s[1] == "fp16" and s[4] == 1024]
+    if DRY:  # the smallest N of each (mode, d, mask), fp16
+        shapes = [s for s in shapes if s[1] == "fp16" and s[4] == min(
+            t[4] for t in shapes if t[0] == s[0] and t[2:4] == s[2:4])]
     for mode, dt, d, causal, n in shapes:
         ts = time.time()
         if ts - t0 > budget_s:  # keep the device call inside its limit; the JSON says what was skipped
@@ -504,7 +528,7 @@ def round4_cli(argv):
 
     ap = argparse.ArgumentParser(description="round 4: the exp2 split, lazy rescaling, round 3's tiles "
                                              "(module docstring)")
-    ap.add_argument("modes", nargs="+", choices=("exp2", "tiles"))
+    ap.add_argument("modes", nargs="+", choices=tuple(SHAPES_OF_MODE))
     ap.add_argument("--out", required=True, help="the JSON to write (e.g. $OUT/fwd4.json)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per shape (default 3)")
     ap.add_argument("--workers", type=int, default=max(1, min(14, (os.cpu_count() or 2) - 2)),
@@ -558,7 +582,7 @@ def record(out_path, job_paths):
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--record":
         record(sys.argv[2], sys.argv[3:])
-    elif len(sys.argv) > 1 and sys.argv[1] in ("exp2", "tiles"):
+    elif len(sys.argv) > 1 and sys.argv[1] in ("exp2", "tiles", "lazy", "tiles2"):
         round4_cli(sys.argv[1:])
     elif len(sys.argv) > 1 and sys.argv[1] == "--compile4":
         round4_compile_worker(sys.argv[2].split(","), int(sys.argv[3]), int(sys.argv[4]))
