@@ -9,25 +9,29 @@ the same inputs. Writes $JOB_OUT/fwd_sweep.json and prints a table.
     python bench/attention_forward_sweep.py --record OUT.json JOB1.json [JOB2.json ...]
         # the jobs' fwd_sweep.json files -> one recorded run, book/data/attention_forward_sweep_h200.json
 
-Modes of round 4 (fwd-4; bench/NOTES.md "Predictions for the exp2 split", runs 1 and 2):
+Modes of round 4 (fwd-4; bench/NOTES.md, "Predictions for the exp2 split" and after):
 
-    python bench/attention_forward_sweep.py exp2 tiles --out $OUT/fwd4.json     # run 1 (57 s on the H200)
-    python bench/attention_forward_sweep.py lazy tiles2 --out $OUT/fwd4b.json   # run 2
+    python bench/attention_forward_sweep.py tiles tiles2 --out $OUT/tiles.json
+    python bench/attention_forward_sweep.py confirm --out $OUT/confirm.json    # the table's change, A/B
         [--rounds 3] [--workers 14] [--budget-s 80]   # no shape starts after 80 s (MODE_ORDER first)
 
-``exp2``: fp16 and bf16, d = 64 and 128, full and causal, N = 1024, 4096, 16384 (B = 32768/N, H = 2048/d,
-as the attention family): the wrapper's default launch, the same launch with ``exp2_split`` 0 (the
-default again, through ``hopper=``), 2 and 4, SDPA cuDNN (the reference) and SDPA flash. ``lazy``: the
-same shapes, the default launch with and without ``lazy_rescale=8`` (and 64 x 64 x 4w3s with and without
-it at d = 128). ``tiles``: fp16, N = 1024, 2048, 4096, the launches of :data:`CANDIDATES` (round 3).
-``tiles2``: where the d = 128 tiles cross over (N = 2K-16K) and d = 64's long-row launches
-(:func:`round4_launches`). Each case is checked against float64 (one head) before it is timed; a
+``tiles``: fp16, d = 64 and 128, full and causal, N = 1024, 2048, 4096 (B = 32768/N, H = 2048/d, as the
+attention family): the wrapper's default launch and those of :data:`CANDIDATES` (round 3). ``tiles2``:
+where the d = 128 tiles cross over (N = 2K-16K) and d = 64's long-row launches (:func:`round4_launches`).
+``confirm``: fp16 and bf16, every shape whose launch the round-4 change of ``HOPPER_CONFIGS`` moved: the
+default path, the new launch and the old one (:data:`OLD_DEFAULTS`) through ``hopper=``. SDPA cuDNN is
+the reference of every shape. Each case is checked against float64 (one head) before it is timed; a
 candidate that fails to compile or to check is reported and left out, the rest are timed in interleaved
 rounds (``gpuperf.benchmark.run_cases``: cuDNN and every candidate of a shape round-robin, SM clock and
 temperature sampled). The JSON (``gpuperf.results.recorded`` format, written after every shape) holds the
 harness's rows, the per-round ratios, the failures and the provenance; the table printed at the end gives
 each launch's speed over cuDNN's. On a CPU the same modes run a dry run under the interpreter (tiny
 shapes, fp16, wall-clock times; only the logic is checked).
+
+Runs 1 and 2 of round 4 also timed two kernel options since removed, both slower on every shape but one:
+``exp2_split`` (part of the exponentials by a cubic on the FMA units) and ``lazy_rescale`` (the
+accumulator rescaled only when a row maximum grows past a threshold); modes ``exp2`` and ``lazy`` of
+this script at commit 375027f ran them (bench/NOTES.md, "Outcome of run 1", "Outcome of run 2").
 
 Times are the harness's (``gpuperf.benchmark.time_callable``); the job's report carries the harness's
 provenance (``gpuperf.results.recorded.provenance``), which ``--record`` keeps (the reports of jobs fwd-1
@@ -259,52 +263,51 @@ def main():
     print(f"total {time.time() - t0:.1f}s")
 
 
-# ---- Round 4 (fwd-4): the exp2 split, the lazy rescaling, and round 3's tiles in the same job ----
+# ---- Round 4 (fwd-4): round 3's tiles, the d = 128 crossover, the confirmation of the table's change ----
 
-EXP2_SPLITS_TIMED = (2, 4)
-#: HopperConfig.lazy_rescale timed (mode lazy): rescale only when a maximum grows by more than 2**8.
-LAZY_TIMED = 8
-EXP2_SHAPES = [(dt, d, causal, n) for dt in ("fp16", "bf16") for d in (64, 128) for causal in (False, True)
-               for n in (1024, 4096, 16384)]
 TILE_SHAPES = [("fp16", d, causal, n) for d in (128, 64) for causal in (False, True) for n in (1024, 2048, 4096)]
 #: Run 2, tiles2: where the d = 128 launches cross over, and d = 64's long-row alternatives.
 TILE2_SHAPES = ([("fp16", 128, causal, n) for causal in (False, True) for n in (2048, 4096, 8192, 16384)]
                 + [("fp16", 64, False, n) for n in (4096, 8192, 16384)])
-SHAPES_OF_MODE = {"exp2": EXP2_SHAPES, "tiles": TILE_SHAPES, "lazy": EXP2_SHAPES, "tiles2": TILE2_SHAPES}
+#: HOPPER_CONFIGS before round 4 moved three entries: (d, causal) -> ((n_k_max, launch), ...), as there.
+OLD_DEFAULTS = {(64, False): ((1024, HC(128, 64, 4, 3, maxnreg=168)), (None, HC(128, 64, 8, 3))),
+                (128, False): ((None, HC(128, 128, 8, 3)),),
+                (128, True): ((2048, HC(64, 64, 4, 3)), (None, HC(128, 128, 8, 3)))}
+#: confirm: the shapes whose launch moved (d128 full 1K, 2K; d128 causal 4K; d64 full 4K, 8K, 16K).
+CONFIRM_SHAPES = [(dt, d, causal, n) for dt in ("fp16", "bf16")
+                  for d, causal, n in ((128, False, 1024), (128, False, 2048), (128, True, 4096),
+                                       (64, False, 4096), (64, False, 8192), (64, False, 16384))]
+SHAPES_OF_MODE = {"tiles": TILE_SHAPES, "tiles2": TILE2_SHAPES, "confirm": CONFIRM_SHAPES}
 #: The order modes and dtypes are timed in, most wanted first (should the time budget run out).
-MODE_ORDER = [("exp2", "fp16"), ("lazy", "fp16"), ("tiles", "fp16"), ("tiles2", "fp16"), ("lazy", "bf16"),
-              ("exp2", "bf16")]
+MODE_ORDER = [("confirm", "fp16"), ("confirm", "bf16"), ("tiles", "fp16"), ("tiles2", "fp16")]
 #: Relative error bound of each check (one head against float64), as the attention family's.
 CHECK_TOLERANCE = {"fp16": 4e-3, "bf16": 3e-2}
 TORCH_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
 def launch_name(cfg):
-    """'128x64 8w3s', '128x64 4w3s r168' (a register cap), '... e2' (exp2_split 2), '... lazy8'."""
-    return (f"{cfg.block_m}x{cfg.block_n} {cfg.num_warps}w{cfg.num_stages}s"
-            + (f" r{cfg.maxnreg}" if cfg.maxnreg else "") + (f" e{cfg.exp2_split}" if cfg.exp2_split else "")
-            + (f" lazy{cfg.lazy_rescale}" if cfg.lazy_rescale else ""))
+    """'128x64 8w3s', '128x64 4w3s r168' (a register cap)."""
+    name = f"{cfg.block_m}x{cfg.block_n} {cfg.num_warps}w{cfg.num_stages}s"
+    return name + (f" r{cfg.maxnreg}" if cfg.maxnreg else "")
+
+
+def old_default(d, causal, n):
+    for n_max, cfg in OLD_DEFAULTS[(d, causal)]:
+        if n_max is None or n <= n_max:
+            return cfg
+    raise ValueError(f"OLD_DEFAULTS has no launch for d={d}, causal={causal}, N={n}")
 
 
 def round4_launches(mode, d, causal, n):
     """The Triton launches a shape times in ``mode``: [(name, HopperConfig or None)], None = the wrapper's
-    default path (the plan the family times). The default's own launch is timed a second time through
-    ``hopper=`` ("split0", "same", or its name among the tiles): two timings of one kernel, the noise floor.
+    default path (the plan the family times).
 
-    exp2 (run 1): split 0, 2, 4. lazy (run 2): ``lazy_rescale=8`` on the default launch, and at d = 128 on
-    64 x 64 x 4w3s too (run 1's best d = 128 tile). tiles (run 1): :data:`CANDIDATES`. tiles2 (run 2): d = 128
-    128 x 128 x 8w3s against 64 x 64 x 4w3s from N = 2K to 16K; d = 64 full, the default against 64 x 128 x
-    4w2s and 128 x 128 x 8w2s r128 from 4K to 16K."""
-    default = fa.hopper_config(d, causal, n)
-    if mode == "exp2":
-        return [("default", None)] + [(f"split{s}", default._replace(exp2_split=s)) for s in (0, *EXP2_SPLITS_TIMED)]
-    if mode == "lazy":
-        out = [("default", None), ("same", default), (f"lazy{LAZY_TIMED}", default._replace(lazy_rescale=LAZY_TIMED))]
-        if d == 128:
-            small = HC(64, 64, 4, 3)
-            out += [(launch_name(small), small), (launch_name(small) + f" lazy{LAZY_TIMED}",
-                                                  small._replace(lazy_rescale=LAZY_TIMED))]
-        return out
+    tiles (run 1): :data:`CANDIDATES`. tiles2 (run 2): d = 128 128 x 128 x 8w3s against 64 x 64 x 4w3s from
+    N = 2K to 16K; d = 64 full, 128 x 64 x 8w3s against 64 x 128 x 4w2s and 128 x 128 x 8w2s r128 from 4K to
+    16K. confirm: the new default launch and the old one, both through ``hopper=`` (one host path)."""
+    if mode == "confirm":
+        new, old = fa.hopper_config(d, causal, n), old_default(d, causal, n)
+        return [("default", None), ("new " + launch_name(new), new), ("old " + launch_name(old), old)]
     if mode == "tiles2":
         cands = ([HC(128, 128, 8, 3), HC(64, 64, 4, 3)] if d == 128 else
                  [HC(128, 64, 8, 3), HC(64, 128, 4, 2), HC(128, 128, 8, 2, maxnreg=128)])
@@ -379,8 +382,6 @@ def _round4_shape(mode, dt, d, causal, n, gen, rounds, failed):
             return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
     runs = [("sdpa-cudnn", None, lambda: sdpa(SDPBackend.CUDNN_ATTENTION))]
-    if mode == "exp2":
-        runs.append(("sdpa-flash", None, lambda: sdpa(SDPBackend.FLASH_ATTENTION)))
     for name, cfg in round4_launches(mode, d, causal, n):
         launch = cfg or fa.hopper_config(d, causal, n)
         if DRY:
@@ -526,8 +527,7 @@ def _round4_save(out_path, rows, failures, compile_log, prov, t_compile, t_total
 def round4_cli(argv):
     import argparse
 
-    ap = argparse.ArgumentParser(description="round 4: the exp2 split, lazy rescaling, round 3's tiles "
-                                             "(module docstring)")
+    ap = argparse.ArgumentParser(description="round 4: tiles, tiles2, confirm (module docstring)")
     ap.add_argument("modes", nargs="+", choices=tuple(SHAPES_OF_MODE))
     ap.add_argument("--out", required=True, help="the JSON to write (e.g. $OUT/fwd4.json)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per shape (default 3)")
@@ -545,7 +545,7 @@ FIELDS = ("block_m", "block_n", "num_warps", "num_stages")
 OLD_FIELDS = {8: FIELDS + ("warp_specialize", "persistent", "maxnreg", "lookahead"),
               9: FIELDS + ("warp_specialize", "persistent", "maxnreg", "lookahead", "device_desc"),
               10: FIELDS + ("warp_specialize", "persistent", "maxnreg", "lookahead", "device_desc", "one_loop"),
-              5: FIELDS + ("maxnreg",), 6: FIELDS + ("maxnreg", "exp2_split")}
+              5: FIELDS + ("maxnreg",)}
 
 
 def record(out_path, job_paths):
@@ -582,7 +582,7 @@ def record(out_path, job_paths):
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--record":
         record(sys.argv[2], sys.argv[3:])
-    elif len(sys.argv) > 1 and sys.argv[1] in ("exp2", "tiles", "lazy", "tiles2"):
+    elif len(sys.argv) > 1 and sys.argv[1] in SHAPES_OF_MODE:
         round4_cli(sys.argv[1:])
     elif len(sys.argv) > 1 and sys.argv[1] == "--compile4":
         round4_compile_worker(sys.argv[2].split(","), int(sys.argv[3]), int(sys.argv[4]))

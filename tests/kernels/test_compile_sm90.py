@@ -62,7 +62,7 @@ for (d, causal), entries in fa.HOPPER_CONFIGS.items():
         bm, bn = cfg.block_m, cfg.block_n
         for even_k, ragged in [(e, r) for e in ((False,) if causal else (False, True)) for r in (False, True)]:
             const = {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": causal, "EVEN_K": even_k,
-                     "RAGGED_Q": ragged, "EXP2_SPLIT": cfg.exp2_split, "LAZY_RESCALE": cfg.lazy_rescale}
+                     "RAGGED_Q": ragged}
             qo = f"tensordesc<fp16[1, {bm}, {d}]>" if ragged else f"tensordesc<fp16[{bm}, {d}]>"
             sig = {"desc_q": qo, "desc_k": f"tensordesc<fp16[{bn}, {d}]>",
                    "desc_v": f"tensordesc<fp16[{bn}, {d}]>", "desc_o": qo,

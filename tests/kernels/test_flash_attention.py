@@ -82,17 +82,11 @@ def test_forward_large_scores_stay_finite(device):
 
 
 # Small tiles under the interpreter; on a GPU launches of the H200 sweeps (64 or 128 rows, a register cap).
-# exp2_split: part of P's exponentials by the cubic (_exp2_poly), with both masks and ragged key ends.
-# lazy_rescale: the accumulator rescaled only when a maximum grows by more than 2**t (t = 1 takes the branch
-# often, 8 rarely).
-HOST_CONFIGS = ([fa.HopperConfig(32, 16, 4, 1), fa.HopperConfig(32, 32, 4, 1), fa.HopperConfig(16, 16, 4, 1),
-                 fa.HopperConfig(32, 16, 4, 1, exp2_split=2), fa.HopperConfig(16, 32, 4, 1, exp2_split=4),
-                 fa.HopperConfig(32, 16, 4, 1, lazy_rescale=1), fa.HopperConfig(16, 16, 4, 1, lazy_rescale=8)]
+HOST_CONFIGS = ([fa.HopperConfig(32, 16, 4, 1), fa.HopperConfig(32, 32, 4, 1), fa.HopperConfig(16, 16, 4, 1)]
                 if not GPU else
                 [fa.HopperConfig(128, 64, 8, 2, maxnreg=128), fa.HopperConfig(128, 128, 8, 3),
                  fa.HopperConfig(64, 64, 4, 3), fa.HopperConfig(128, 64, 4, 3, maxnreg=168),
-                 fa.HopperConfig(128, 64, 8, 3, exp2_split=2), fa.HopperConfig(128, 128, 8, 3, exp2_split=4),
-                 fa.HopperConfig(128, 64, 8, 3, lazy_rescale=8), fa.HopperConfig(64, 64, 4, 3, lazy_rescale=1)])
+                 fa.HopperConfig(64, 128, 4, 2)])
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -145,162 +139,6 @@ def test_host_descriptor_kernel_checks(device):
     if fa.INTERPRETED:
         with pytest.raises(ValueError, match="tma_device"):
             fa.flash_attention_forward(q, q, q, variant="tma_device")
-
-
-def test_exp2_split_checks(device):
-    q = torch.randn(1, 2, 32, 16, device=device).half()
-    for bad in (1, 3, True, 2.0):
-        with pytest.raises(ValueError, match="exp2_split"):
-            fa.flash_attention_forward(q, q, q, variant="tma_host",
-                                       hopper=fa.HopperConfig(32, 16, 4, 1, exp2_split=bad))
-    with pytest.raises(ValueError, match="block_n a multiple of 16"):
-        fa.flash_attention_forward(q, q, q, variant="tma_host", hopper=fa.HopperConfig(32, 8, 4, 1, exp2_split=4))
-    for bad in (-1, fa.LAZY_RESCALE_MAX + 1, True, 8.0):
-        with pytest.raises(ValueError, match="lazy_rescale"):
-            fa.flash_attention_forward(q, q, q, variant="tma_host",
-                                       hopper=fa.HopperConfig(32, 16, 4, 1, lazy_rescale=bad))
-    assert fa.HopperConfig(128, 64, 8, 3)[4:] == (None, 0, 0)  # both options off unless asked for
-    assert all(cfg[5:] == (0, 0) for entries in fa.HOPPER_CONFIGS.values() for _, cfg in entries)
-
-
-@pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("lazy", [1, 4, fa.LAZY_RESCALE_MAX])
-def test_lazy_rescale_when_the_maximum_grows(device, gen, causal, lazy):
-    # Scores that grow along the keys (key j scaled by up to 12x): row maxima keep rising, by more than
-    # 2**t in some blocks and less in others, so the kernel both skips and takes the block's rescaling;
-    # with t = 12, P reaches about 2**12 before a rescale, which fp16 holds.
-    if device == "cuda" and torch.cuda.get_device_capability()[0] != 9:
-        pytest.skip("the host-descriptor kernel needs compute capability 9.x")
-    cfg = fa.HopperConfig(32, 16, 4, 1, lazy_rescale=lazy) if not GPU else \
-        fa.HopperConfig(64, 64, 4, 3, lazy_rescale=lazy)
-    n_q, n_k, d = (64, 77, 16) if not GPU else (256, 1100, 64)
-    q, k, v = _inputs(gen, device, torch.float32, 2, 2, n_q, n_k, d)
-    k = k * torch.linspace(0.5, 12.0, n_k, device=device)[:, None]
-    q, k, v = q.half(), k.half(), v.half()
-    o, lse = fa.flash_attention_forward(q, k, v, causal, variant="tma_host", hopper=cfg)
-    _check(o, lse, q, k, v, causal, None, gen.initial_seed())
-
-
-def _run_elementwise(fn, x):
-    """Apply a @triton.jit function of one tensor to ``x`` (any shape; run as a flat vector)."""
-    import triton
-    import triton.language as tl
-
-    @triton.jit
-    def _k(X, Y, N, FN: tl.constexpr, BLOCK: tl.constexpr):
-        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        xv = tl.load(X + offs, mask=offs < N, other=0.0)
-        tl.store(Y + offs, FN(xv), mask=offs < N)
-
-    flat = x.contiguous().view(-1)
-    y = torch.empty_like(flat)
-    block = 1 << 14
-    _k[(triton.cdiv(flat.numel(), block),)](flat, y, flat.numel(), FN=fn, BLOCK=block)
-    return y.view(x.shape)
-
-
-def test_exp2_poly_error_bound(device):
-    # The cubic against float64 over the softmax's range: 2**20 evenly spaced points in [-126, 0], random
-    # points in [-2, 0] and the ends of each rounding interval (x = k +- 1/2, where |f| is largest).
-    g = torch.Generator().manual_seed(3)
-    x = torch.cat([torch.linspace(-126.0, 0.0, 1 << 20, dtype=torch.float64).float(),
-                   -2 * torch.rand(1 << 16, generator=g),
-                   torch.arange(-125, 1).float() - 0.5, torch.arange(-126, 0).float() + 0.5])
-    y = _run_elementwise(fa._exp2_poly, x.to(device)).cpu()
-    rel = (y.double() / torch.exp2(x.double()) - 1).abs()
-    assert rel.max().item() <= fa.EXP2_POLY_MAX_REL_ERROR, (rel.max().item(), x[rel.argmax()].item())
-    assert rel.max().item() > 0.9e-4  # the bound is tight: the cubic's own minimax error is 1.01e-4
-    # integers: exact powers of two (f = 0, so the cubic is exactly 1)
-    ints = torch.arange(-126, 1).float()
-    assert torch.equal(_run_elementwise(fa._exp2_poly, ints.to(device)).cpu(), torch.exp2(ints))
-
-
-def test_exp2_poly_masked_scores_give_exactly_zero(device):
-    # A masked score is -inf: its probability must be exactly 0 (not 2**-126), or it would count in the
-    # row sum; so must anything at or below -127. Just above -127: tiny (below 2**-126), never negative.
-    x = torch.tensor([float("-inf"), -1e30, -3.4e38, -1000.0, -127.0, -126.9, -126.5, -126.2], device=device)
-    y = _run_elementwise(fa._exp2_poly, x).cpu()
-    assert torch.equal(y[:5], torch.zeros(5)) and not torch.signbit(y[:5]).any()  # +0.0, bit for bit
-    assert ((y[5:] >= 0) & (y[5:] <= 2.0 ** -126)).all()
-    assert _run_elementwise(fa._exp2_poly, torch.zeros(3, device=device)).cpu().tolist() == [1.0] * 3
-
-
-@pytest.mark.parametrize("split", [2, 4])
-def test_exp2_split_columns_and_masked_entries(device, split):
-    # _exp2_split on a score tile: the polynomial takes exactly the columns the docstring names (there the
-    # result differs from fp32 exp2 by more than the SFU's few ulp), the rest are exp2's, and masked (-inf)
-    # entries are exactly 0 in every column.
-    import triton
-    import triton.language as tl
-
-    @triton.jit
-    def _k(X, Y, BM: tl.constexpr, BN: tl.constexpr, SPLIT: tl.constexpr):
-        offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
-        tl.store(Y + offs, fa._exp2_split(tl.load(X + offs), SPLIT))
-
-    g = torch.Generator().manual_seed(5)
-    bm, bn = 32, 64
-    x = -8 * torch.rand(bm, bn, generator=g)
-    hidden = torch.rand(bm, bn, generator=g) < 0.3
-    x[hidden] = float("-inf")
-    y = torch.empty_like(x, device=device)
-    _k[(1,)](x.to(device), y, BM=bm, BN=bn, SPLIT=split)
-    y = y.cpu()
-    assert torch.equal(y[hidden], torch.zeros(int(hidden.sum())))
-    ref = torch.exp2(x.double())
-    rel = torch.where(hidden, 0.0, (y.double() / ref - 1).abs())
-    assert rel.max().item() <= fa.EXP2_POLY_MAX_REL_ERROR
-    cols = torch.arange(bn)
-    poly = cols % 2 == 1 if split == 2 else (cols % 16 >= 8) & (cols % 2 == 1)
-    assert int(poly.sum()) == bn // split
-    far = (rel > 1e-6).any(0)  # columns where some element is not exp2's (within a few fp32 ulp)
-    assert torch.equal(far, poly), far.nonzero().flatten().tolist()
-
-
-SM90_SPLIT_SCRIPT = r'''
-import re
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
-import gpuperf.kernels.flash_attention as fa
-
-assert not fa.INTERPRETED
-counts = {}
-for split in fa.EXP2_SPLITS:
-    const = {"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64, "CAUSAL": False, "EVEN_K": True,
-             "RAGGED_Q": False, "EXP2_SPLIT": split, "LAZY_RESCALE": 0}
-    sig = {"desc_q": "tensordesc<fp16[128, 64]>", "desc_k": "tensordesc<fp16[64, 64]>",
-           "desc_v": "tensordesc<fp16[64, 64]>", "desc_o": "tensordesc<fp16[128, 64]>", "LSE": "*fp32",
-           "N_Q": "i32", "N_K": "i32", "qk_scale": "fp32", **{k: "constexpr" for k in const}}
-    ptx = triton.compile(ASTSource(fn=fa._fwd_kernel_desc, signature=sig, constexprs=const),
-                         target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": 3}).asm["ptx"]
-    counts[split] = [len(re.findall(p, ptx)) for p in (r"\bex2\.approx", r"\bshfl\.sync", r"\bst\.shared",
-                                                          r"\bld\.shared", r"\bstmatrix")]
-print(counts)
-ex2 = {s: c[0] for s, c in counts.items()}
-# 128 x 64 scores over 256 threads: 32 exp2 of P per thread and block, plus the rescale factor's
-assert ex2[2] <= ex2[0] // 2 + 2 and ex2[0] > ex2[4] > ex2[2], ex2
-assert counts[2][1:] == counts[0][1:] == counts[4][1:], counts  # no shared memory or shuffles added
-print("ok")
-'''
-
-
-def test_exp2_split_halves_sfu_instructions_in_sm90_ptx():
-    """The split moves exponentials off the SFU without moving data: in the sm_90 PTX of the d = 64 launch
-    (128 x 64 tile, 8 warps), ex2.approx per block drops by half (split 2) or a quarter (split 4), and the
-    shuffles and shared-memory accesses stay as without the split (compiled on the CPU, interpreter off)."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(root / "lib"), "TRITON_DEFAULT_FP_FUSION": "1"}
-    out = subprocess.run([sys.executable, "-c", SM90_SPLIT_SCRIPT], capture_output=True, text=True, env=env,
-                         timeout=600)
-    if out.returncode != 0 and "ptxas" in out.stderr and "not found" in out.stderr:
-        pytest.skip("this Triton build has no ptxas")
-    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stdout[-2000:] + out.stderr[-3000:]
 
 
 def test_descriptor_variants_need_aligned_inputs(device, gen):
@@ -359,7 +197,7 @@ def test_hopper_table_covers_every_head_dim():
             assert entries[-1][0] is None  # every N_k has a launch
             limits = [n for n, _ in entries[:-1]]
             assert limits == sorted(limits)
-            for n_k in (1, 1024, 1025, 2048, 2049, 16384):
+            for n_k in (1, 1024, 1025, 2048, 2049, 4096, 4097, 16384):
                 cfg = fa.hopper_config(d, causal, n_k)
                 assert cfg.block_m % 16 == 0 and cfg.block_n % 16 == 0 and cfg.num_warps in (4, 8)
     assert fa.hopper_config(64, False, 1024).maxnreg == 168 and fa.hopper_config(64, False, 1025).maxnreg is None
@@ -462,32 +300,13 @@ def test_forward_gpu_all(gen, dtype, d, causal, use_tma):
 @pytest.mark.parametrize("causal", [False, True])
 def test_forward_gpu_default_path_tile_multiples(gen, dtype, d, causal):
     # N_q a multiple of 128: the default path takes the host-descriptor kernel on Hopper (its table entry,
-    # e.g. a register cap); ragged N_k, one key, and several heads whose rows abut. N_k = 1100 and 2100
-    # reach the long-row entries of HOPPER_CONFIGS (past 1024 at d = 64, past 2048 at d = 128 causal).
+    # e.g. a register cap); ragged N_k, one key, and several heads whose rows abut. N_k = 1100, 2100 and
+    # 4200 reach every entry of HOPPER_CONFIGS (past 1024 and 2048 at d = 64, past 2048 at d = 128 full,
+    # past 4096 at d = 128 causal).
     for b, h, n_q, n_k in ((2, 3, 256, 256), (1, 2, 384, 300), (2, 2, 128, 1), (1, 3, 1024, 1100),
-                           (1, 2, 2304, 2100)):
+                           (1, 2, 2304, 2100), (1, 1, 4352, 4200)):
         q, k, v = _inputs(gen, "cuda", dtype, b, h, n_q, n_k, d)
         o, lse = fa.flash_attention_forward(q, k, v, causal)
-        _check(o, lse, q, k, v, causal, None, gen.initial_seed())
-
-
-@pytest.mark.gpu
-@gpu
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("d", [64, 128])
-@pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("split, lazy", [(0, 0), (2, 0), (4, 0), (0, 8), (4, 8)])
-def test_exp2_split_gpu_matches_float64(gen, dtype, d, causal, split, lazy):
-    # The default launch of each shape with part of P's exponentials on the FMA units and/or the lazy
-    # rescaling (0, 0: the default itself, through hopper=): ragged N_k, one key, N_q not a multiple of the
-    # tile, long rows.
-    if torch.cuda.get_device_capability()[0] != 9:
-        pytest.skip("the host-descriptor kernel needs compute capability 9.x")
-    for b, h, n_q, n_k in ((2, 3, 256, 256), (1, 2, 384, 300), (2, 2, 128, 1), (1, 2, 300, 300),
-                           (1, 3, 1024, 1100), (1, 2, 2304, 2100)):
-        cfg = fa.hopper_config(d, causal, n_k)._replace(exp2_split=split, lazy_rescale=lazy)
-        q, k, v = _inputs(gen, "cuda", dtype, b, h, n_q, n_k, d)
-        o, lse = fa.flash_attention_forward(q, k, v, causal, variant="tma_host", hopper=cfg)
         _check(o, lse, q, k, v, causal, None, gen.initial_seed())
 
 

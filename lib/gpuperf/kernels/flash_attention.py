@@ -220,83 +220,10 @@ def _fwd_kernel(Q, K, V, O, LSE,
 # --------------------------------------------------------------------------------------------------------
 
 
-#: Coefficients of the cubic for 2**f on [-1/2, 1/2] in :func:`_exp2_poly` (constant term exactly 1, the
-#: other three chosen for the smallest maximum relative error, by Lawson's iteration in float64).
-EXP2_POLY_COEFFS = (0.6932829327, 0.2422109742, 0.0550089279)
-
-#: Bound on the relative error of :func:`_exp2_poly` over [-126, 0] (the cubic's 1.01e-4 plus fp32
-#: rounding, measured 1.014e-4 in float64 by the tests), below fp16's unit roundoff (2**-11 = 4.9e-4),
-#: which P meets next when it is rounded to 16 bits for the P V product.
-EXP2_POLY_MAX_REL_ERROR = 1.1e-4
-
-#: ``HopperConfig.exp2_split`` values: 0 (every exponential on the special-function unit), 2 (every other
-#: score column by :func:`_exp2_poly`), 4 (one column in four).
-EXP2_SPLITS = (0, 2, 4)
-
-
-#: Largest ``HopperConfig.lazy_rescale``: P's entries reach 2**t, which fp16 must hold with room for the
-#: P V sums' rounding (fp16's largest finite value is 65504 < 2**16).
-LAZY_RESCALE_MAX = 12
-
-
-@triton.jit
-def _exp2_poly(x):
-    """2**x (fp32) on the FMA and integer units, not the special-function unit (SFU), for the softmax's
-    x <= 0 (valid for x < 128).
-
-    x = j + f with j = round(x) (adding 1.5 * 2**23 rounds to an integer, which lands in the low bits of
-    the sum) and |f| <= 1/2; 2**f by a cubic with constant term 1 (:data:`EXP2_POLY_COEFFS`), then j is
-    added to the exponent field: (t_bits << 23) equals j << 23 modulo 2**32, since the magic constant's
-    bits vanish in the shift. In sm_90 SASS: FMNMX, 3 FADD, 3 FFMA and one LEA instead of one MUFU.EX2
-    (FlashAttention-4's trick, there on Blackwell, whose FMA units do two fp32 operations per instruction).
-
-    Error, against float64 over x in [-126, 0] (1.3 million points, tests/kernels/test_flash_attention.py):
-    relative error 1.01e-4 at most (bound :data:`EXP2_POLY_MAX_REL_ERROR`), a fifth of fp16's unit
-    roundoff 2**-11. Rounded to fp16 for the P V product, P then differs from the correctly rounded 2**x
-    in about 8 % of entries, by one fp16 ulp (bf16: 1 %, one ulp); the row sums take the fp32 values.
-    Exactly 1 at x = 0. For x <= -127, -inf included, exactly +0.0: x is clamped to -127, where f = 0
-    gives the cubic exactly 1.0 = 0x3F800000 and the exponent add cancels it to 0x00000000. Masked scores
-    (-inf) therefore add exactly 0 to the row sums and to P V, as with the SFU's exp2. Between -127 and
-    -126 the result is a subnormal within 2**-126 of the truth (absolute). A NaN input gives 0 (the
-    clamp's max drops it), where the SFU gives NaN."""
-    x = tl.maximum(x, -127.0)
-    t = x + 12582912.0  # 1.5 * 2**23: t's low mantissa bits hold round(x)
-    f = x - (t - 12582912.0)
-    p = 1.0 + f * (0.6932829327 + f * (0.2422109742 + f * 0.0550089279))
-    bits = (t.to(tl.int32, bitcast=True) << 23) + p.to(tl.int32, bitcast=True)
-    return bits.to(tl.float32, bitcast=True)
-
-
-@triton.jit
-def _exp2_split(x, EXP2_SPLIT: tl.constexpr):
-    """exp2 of a (BLOCK_M, BLOCK_N) score tile with some columns on the FMA units (:func:`_exp2_poly`)
-    and the rest on the SFU (16 exp2 per clock per SM), so that the two share the work. EXP2_SPLIT = 2:
-    the odd columns by the polynomial (half); 4: the odd columns of every other group of 8 (16g + 9, 11,
-    13, 15: a quarter).
-
-    Each split halves a dimension whose two halves one thread holds in its own registers in the
-    Tensor-Core accumulator layout (adjacent column pairs, and column groups 8 apart), so neither needs
-    shared memory or shuffles."""
-    BM: tl.constexpr = x.shape[0]
-    BN: tl.constexpr = x.shape[1]
-    if EXP2_SPLIT == 2:
-        a, b = tl.split(tl.reshape(x, [BM, BN // 2, 2]))
-        return tl.reshape(tl.join(tl.math.exp2(a), _exp2_poly(b)), [BM, BN])
-    else:
-        # columns 16g + 8h + 2t + c: split h (groups 8 apart), then c (adjacent pairs) in the h = 1 half
-        y = tl.permute(tl.reshape(x, [BM, BN // 16, 2, 8]), [0, 1, 3, 2])  # (BM, BN/16, 8, 2)
-        lo, hi = tl.split(y)  # (BM, BN/16, 8) each: h = 0 and h = 1
-        h0, h1 = tl.split(tl.reshape(hi, [BM, BN // 16, 4, 2]))
-        hi = tl.reshape(tl.join(tl.math.exp2(h0), _exp2_poly(h1)), [BM, BN // 16, 8])
-        y = tl.join(tl.math.exp2(lo), hi)  # (BM, BN/16, 8, 2)
-        return tl.reshape(tl.permute(y, [0, 1, 3, 2]), [BM, BN])
-
-
 @triton.jit
 def _fwd_block_tma(acc, l_i, m_i, q, k_desc, v_desc, row0, offs_m, start_n, N_K, qk_scale,
                    BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr,
-                   CAUSAL: tl.constexpr, INPUT_PRECISION: tl.constexpr,
-                   EXP2_SPLIT: tl.constexpr = 0, LAZY_RESCALE: tl.constexpr = 0):
+                   CAUSAL: tl.constexpr, INPUT_PRECISION: tl.constexpr):
     # listing: fwd-step
     k = k_desc.load([row0 + start_n, 0])  # (BLOCK_N, HEAD_DIM)
     v = v_desc.load([row0 + start_n, 0])
@@ -310,20 +237,10 @@ def _fwd_block_tma(acc, l_i, m_i, q, k_desc, v_desc, row0, offs_m, start_n, N_K,
         # rows) still enter tl.dot(p, v): harmless unless they hold an inf or a NaN
         qk = tl.where(keep, qk, float("-inf"))
     m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-    if LAZY_RESCALE:  # keep the old maxima until one grows by more than this (off by default)
-        grown = tl.max(m_new - m_i, 0) > LAZY_RESCALE
-        m_new = tl.where(grown, m_new, m_i)
-    if EXP2_SPLIT:  # some columns' 2^x by a polynomial on the FMA units (off by default)
-        p = _exp2_split(qk * qk_scale - m_new[:, None], EXP2_SPLIT)
-    else:
-        p = tl.math.exp2(qk * qk_scale - m_new[:, None])
+    p = tl.math.exp2(qk * qk_scale - m_new[:, None])
     alpha = tl.math.exp2(m_i - m_new)
     l_i = l_i * alpha + tl.sum(p, 1)
-    if LAZY_RESCALE:
-        if grown:  # the whole block's choice: alpha = 1 in every row otherwise
-            acc = acc * alpha[:, None]
-    else:
-        acc = acc * alpha[:, None]
+    acc = acc * alpha[:, None]
     acc = tl.dot(p.to(v.dtype), v, acc, input_precision=INPUT_PRECISION)
     return acc, l_i, m_new
     # end listing: fwd-step
@@ -377,8 +294,7 @@ def _fwd_kernel_tma(Q, K, V, O, LSE, H, N_Q, N_K, qk_scale,
 @triton.jit
 def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, N_Q, N_K, qk_scale,
                      HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                     CAUSAL: tl.constexpr, EVEN_K: tl.constexpr, RAGGED_Q: tl.constexpr,
-                     EXP2_SPLIT: tl.constexpr = 0, LAZY_RESCALE: tl.constexpr = 0):
+                     CAUSAL: tl.constexpr, EVEN_K: tl.constexpr, RAGGED_Q: tl.constexpr):
     """One program per (query block, head). The K and V descriptors view all B*H heads as one (B*H*N, d)
     matrix, so a head starts at row bh*N; a key block past N_K reads the next head's rows (or TMA's zeros
     at the very end), whose scores the masked step sets to -inf, so their probabilities are 0. With finite
@@ -411,15 +327,13 @@ def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, N_Q, N_K, qk_scale,
     for start_n in tl.range(0, full_end, BLOCK_N):
         acc, l_i, m_i = _fwd_block_tma(
             acc, l_i, m_i, q, desc_k, desc_v, kv_row, offs_m, start_n, N_K,
-            qk_scale, BLOCK_N, HEAD_DIM, False, CAUSAL, "ieee", EXP2_SPLIT,
-            LAZY_RESCALE)
+            qk_scale, BLOCK_N, HEAD_DIM, False, CAUSAL, "ieee")
     if not EVEN_K:
         # only the diagonal and a ragged end pay the mask
         for start_n in tl.range(full_end, hi, BLOCK_N):
             acc, l_i, m_i = _fwd_block_tma(
                 acc, l_i, m_i, q, desc_k, desc_v, kv_row, offs_m, start_n, N_K,
-                qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL, "ieee", EXP2_SPLIT,
-                LAZY_RESCALE)
+                qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL, "ieee")
     acc = acc / l_i[:, None]
     lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453
     if RAGGED_Q:
@@ -454,30 +368,27 @@ class HopperConfig(NamedTuple):
     num_warps: int
     num_stages: int
     maxnreg: int | None = None  #: registers per thread at most (None: the compiler's choice)
-    #: 0: every exponential of P on the special-function unit; 2 or 4: one score column in 2 or in 4 by
-    #: a cubic on the FMA units instead (:func:`_exp2_split`, :data:`EXP2_SPLITS`; 4 needs BLOCK_N % 16 == 0)
-    exp2_split: int = 0
-    #: 0: rescale the running sums and the output every key block (FlashAttention-2); t > 0: keep each
-    #: row's reference maximum until some row's grows by more than t (log2 units), so P <= 2**t and the
-    #: block skips the rescaling of the accumulator (FlashAttention-4's conditional rescaling)
-    lazy_rescale: int = 0
 
 
 #: Hopper (compute capability 9.x), fp16/bf16, the host-descriptor kernel: (head_dim, causal) -> launches
 #: by key length, ``((n_k_max, config), ..., (None, config))``: the first whose n_k_max >= N_k (None: any).
-#: d = 64 and 128: the fastest in the H200 sweeps of jobs fwd-1 and fwd-2 (bench/NOTES.md, "fwd"): short
-#: rows favour small programs several to an SM (a register cap of 168 fits three 4-warp programs of
-#: 128 x 64 at d = 64; 64 x 64 tiles fit two at d = 128), long rows the biggest tiles. 16 and 32: not tuned.
+#: d = 64 and 128: the fastest in the H200 sweeps (bench/NOTES.md, "fwd": jobs fwd-1 and fwd-2, and the
+#: interleaved runs 1 and 2 of round 4, which moved three entries: d = 128 full takes 64 x 64 up to 2048
+#: keys (+8-9 % at 1K, +3 % at 2K), d = 128 causal keeps 64 x 64 up to 4096 (+4-8 % at 4K), d = 64 full
+#: takes 64 x 128 x 4 warps x 2 stages past 2048 keys (+5 % at 4K and 8K)): short rows favour small
+#: programs several to an SM (a register cap of 168 fits three 4-warp programs of 128 x 64 at d = 64;
+#: 64 x 64 tiles fit two at d = 128), long rows the biggest tiles at d = 128. 16 and 32: not tuned.
 HOPPER_CONFIGS = {
     (16, False): ((None, HopperConfig(128, 64, 4, 3)),),
     (16, True): ((None, HopperConfig(128, 64, 4, 3)),),
     (32, False): ((None, HopperConfig(128, 64, 4, 3)),),
     (32, True): ((None, HopperConfig(128, 64, 4, 3)),),
-    (64, False): ((1024, HopperConfig(128, 64, 4, 3, maxnreg=168)), (None, HopperConfig(128, 64, 8, 3))),
+    (64, False): ((1024, HopperConfig(128, 64, 4, 3, maxnreg=168)), (2048, HopperConfig(128, 64, 8, 3)),
+                  (None, HopperConfig(64, 128, 4, 2))),
     (64, True): ((1024, HopperConfig(128, 64, 4, 3, maxnreg=168)),
                  (None, HopperConfig(128, 128, 8, 2, maxnreg=128))),
-    (128, False): ((None, HopperConfig(128, 128, 8, 3)),),
-    (128, True): ((2048, HopperConfig(64, 64, 4, 3)), (None, HopperConfig(128, 128, 8, 3))),
+    (128, False): ((2048, HopperConfig(64, 64, 4, 3)), (None, HopperConfig(128, 128, 8, 3))),
+    (128, True): ((4096, HopperConfig(64, 64, 4, 3)), (None, HopperConfig(128, 128, 8, 3))),
 }
 
 
@@ -545,7 +456,7 @@ def _host_descriptor_launch(q, k, v, o, lse, causal: bool, scale: float, cfg: Ho
     if cfg.maxnreg and not INTERPRETED:
         options += (("maxnreg", cfg.maxnreg),)
     args = (dq, dk, dv, do, lse, n_q, n_k, scale * _LOG2E, d, bm, bn, causal, (not causal) and n_k % bn == 0,
-            ragged, cfg.exp2_split, cfg.lazy_rescale)
+            ragged)
     return (triton.cdiv(n_q, bm), b * h, 1), args, options
 
 
@@ -663,8 +574,6 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
         raise ValueError(f"use_tma must be a bool or None, got {use_tma!r}")
     if hopper is not None and not isinstance(hopper, HopperConfig):
         raise ValueError(f"hopper must be a HopperConfig or None, got {hopper!r}")
-    if hopper is not None:
-        _check_exp2_split(hopper)
     b, h, n_q, d = q.shape
     n_k = k.shape[2]
     scale = _default_scale(d, softmax_scale)
@@ -779,17 +688,6 @@ def _default_scale(head_dim: int, softmax_scale) -> float:
     return float(softmax_scale)
 
 
-def _check_exp2_split(cfg: HopperConfig) -> None:
-    split = cfg.exp2_split
-    if isinstance(split, bool) or not isinstance(split, numbers.Integral) or split not in EXP2_SPLITS:
-        raise ValueError(f"hopper.exp2_split must be one of {EXP2_SPLITS}, got {split!r}")
-    if split == 4 and cfg.block_n % 16:
-        raise ValueError(f"hopper.exp2_split=4 needs block_n a multiple of 16, got block_n={cfg.block_n}")
-    lazy = cfg.lazy_rescale
-    if isinstance(lazy, bool) or not isinstance(lazy, numbers.Integral) or not 0 <= lazy <= LAZY_RESCALE_MAX:
-        raise ValueError(f"hopper.lazy_rescale must be an integer in [0, {LAZY_RESCALE_MAX}], got {lazy!r}")
-
-
 def _check_positive_int(name: str, value) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -818,14 +716,10 @@ def _check_inputs(q, k, v) -> None:
 
 __all__ = [
     "DTYPE_NAMES",
-    "EXP2_POLY_COEFFS",
-    "EXP2_POLY_MAX_REL_ERROR",
-    "EXP2_SPLITS",
     "FP32_PRECISIONS",
     "GPU_CONFIGS",
     "HOPPER_CONFIGS",
     "HopperConfig",
-    "LAZY_RESCALE_MAX",
     "INTERPRETED",
     "SUPPORTED_HEAD_DIMS",
     "TMA_MIN_KEYS",
