@@ -1,6 +1,6 @@
-"""FlashAttention forward launch sweep on the H200 (jobs fwd-1, fwd-2, fwd-3; bench/NOTES.md, "fwd").
+"""FlashAttention forward launch sweep on the H200 (jobs fwd-1, fwd-2, fwd-3, fwd-4; bench/NOTES.md, "fwd").
 
-Compiles every candidate in parallel worker processes (sharing TRITON_CACHE_DIR), then in one process
+Compiles every candidate in parallel worker processes (sharing Triton's cache), then in one process
 checks each candidate against a float64 reference and times it next to SDPA's cuDNN and flash backends on
 the same inputs. Writes $JOB_OUT/fwd_sweep.json and prints a table.
 
@@ -8,6 +8,30 @@ the same inputs. Writes $JOB_OUT/fwd_sweep.json and prints a table.
     python bench/attention_forward_sweep.py --compile I N   # worker: compile its share of the candidates
     python bench/attention_forward_sweep.py --record OUT.json JOB1.json [JOB2.json ...]
         # the jobs' fwd_sweep.json files -> one recorded run, book/data/attention_forward_sweep_h200.json
+
+Modes of round 4 (fwd-4; bench/NOTES.md, "Predictions for the exp2 split" and after):
+
+    python bench/attention_forward_sweep.py tiles tiles2 --out $OUT/tiles.json
+    python bench/attention_forward_sweep.py confirm --out $OUT/confirm.json    # the table's change, A/B
+        [--rounds 3] [--workers 14] [--budget-s 80]   # no shape starts after 80 s (MODE_ORDER first)
+
+``tiles``: fp16, d = 64 and 128, full and causal, N = 1024, 2048, 4096 (B = 32768/N, H = 2048/d, as the
+attention family): the wrapper's default launch and those of :data:`CANDIDATES` (round 3). ``tiles2``:
+where the d = 128 tiles cross over (N = 2K-16K) and d = 64's long-row launches (:func:`round4_launches`).
+``confirm``: fp16 and bf16, every shape whose launch the round-4 change of ``HOPPER_CONFIGS`` moved: the
+default path, the new launch and the old one (:data:`OLD_DEFAULTS`) through ``hopper=``. SDPA cuDNN is
+the reference of every shape. Each case is checked against float64 (one head) before it is timed; a
+candidate that fails to compile or to check is reported and left out, the rest are timed in interleaved
+rounds (``gpuperf.benchmark.run_cases``: cuDNN and every candidate of a shape round-robin, SM clock and
+temperature sampled). The JSON (``gpuperf.results.recorded`` format, written after every shape) holds the
+harness's rows, the per-round ratios, the failures and the provenance; the table printed at the end gives
+each launch's speed over cuDNN's. On a CPU the same modes run a dry run under the interpreter (tiny
+shapes, fp16, wall-clock times; only the logic is checked).
+
+Runs 1 and 2 of round 4 also timed two kernel options since removed, both slower on every shape but one:
+``exp2_split`` (part of the exponentials by a cubic on the FMA units) and ``lazy_rescale`` (the
+accumulator rescaled only when a row maximum grows past a threshold); modes ``exp2`` and ``lazy`` of
+this script at commit 375027f ran them (bench/NOTES.md, "Outcome of run 1", "Outcome of run 2").
 
 Times are the harness's (``gpuperf.benchmark.time_callable``); the job's report carries the harness's
 provenance (``gpuperf.results.recorded.provenance``), which ``--record`` keeps (the reports of jobs fwd-1
@@ -239,6 +263,283 @@ def main():
     print(f"total {time.time() - t0:.1f}s")
 
 
+# ---- Round 4 (fwd-4): round 3's tiles, the d = 128 crossover, the confirmation of the table's change ----
+
+TILE_SHAPES = [("fp16", d, causal, n) for d in (128, 64) for causal in (False, True) for n in (1024, 2048, 4096)]
+#: Run 2, tiles2: where the d = 128 launches cross over, and d = 64's long-row alternatives.
+TILE2_SHAPES = ([("fp16", 128, causal, n) for causal in (False, True) for n in (2048, 4096, 8192, 16384)]
+                + [("fp16", 64, False, n) for n in (4096, 8192, 16384)])
+#: HOPPER_CONFIGS before round 4 moved three entries: (d, causal) -> ((n_k_max, launch), ...), as there.
+OLD_DEFAULTS = {(64, False): ((1024, HC(128, 64, 4, 3, maxnreg=168)), (None, HC(128, 64, 8, 3))),
+                (128, False): ((None, HC(128, 128, 8, 3)),),
+                (128, True): ((2048, HC(64, 64, 4, 3)), (None, HC(128, 128, 8, 3)))}
+#: confirm: the shapes whose launch moved (d128 full 1K, 2K; d128 causal 4K; d64 full 4K, 8K, 16K).
+CONFIRM_SHAPES = [(dt, d, causal, n) for dt in ("fp16", "bf16")
+                  for d, causal, n in ((128, False, 1024), (128, False, 2048), (128, True, 4096),
+                                       (64, False, 4096), (64, False, 8192), (64, False, 16384))]
+SHAPES_OF_MODE = {"tiles": TILE_SHAPES, "tiles2": TILE2_SHAPES, "confirm": CONFIRM_SHAPES}
+#: The order modes and dtypes are timed in, most wanted first (should the time budget run out).
+MODE_ORDER = [("confirm", "fp16"), ("confirm", "bf16"), ("tiles", "fp16"), ("tiles2", "fp16")]
+#: Relative error bound of each check (one head against float64), as the attention family's.
+CHECK_TOLERANCE = {"fp16": 4e-3, "bf16": 3e-2}
+TORCH_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def launch_name(cfg):
+    """'128x64 8w3s', '128x64 4w3s r168' (a register cap)."""
+    name = f"{cfg.block_m}x{cfg.block_n} {cfg.num_warps}w{cfg.num_stages}s"
+    return name + (f" r{cfg.maxnreg}" if cfg.maxnreg else "")
+
+
+def old_default(d, causal, n):
+    for n_max, cfg in OLD_DEFAULTS[(d, causal)]:
+        if n_max is None or n <= n_max:
+            return cfg
+    raise ValueError(f"OLD_DEFAULTS has no launch for d={d}, causal={causal}, N={n}")
+
+
+def round4_launches(mode, d, causal, n):
+    """The Triton launches a shape times in ``mode``: [(name, HopperConfig or None)], None = the wrapper's
+    default path (the plan the family times).
+
+    tiles (run 1): :data:`CANDIDATES`. tiles2 (run 2): d = 128 128 x 128 x 8w3s against 64 x 64 x 4w3s from
+    N = 2K to 16K; d = 64 full, 128 x 64 x 8w3s against 64 x 128 x 4w2s and 128 x 128 x 8w2s r128 from 4K to
+    16K. confirm: the new default launch and the old one, both through ``hopper=`` (one host path)."""
+    if mode == "confirm":
+        new, old = fa.hopper_config(d, causal, n), old_default(d, causal, n)
+        return [("default", None), ("new " + launch_name(new), new), ("old " + launch_name(old), old)]
+    if mode == "tiles2":
+        cands = ([HC(128, 128, 8, 3), HC(64, 64, 4, 3)] if d == 128 else
+                 [HC(128, 64, 8, 3), HC(64, 128, 4, 2), HC(128, 128, 8, 2, maxnreg=128)])
+        return [("default", None)] + [(launch_name(cfg), cfg) for cfg in cands]
+    return [("default", None)] + [(launch_name(cfg), cfg) for cfg in CANDIDATES[(d, causal)]]
+
+
+def round4_shapes(modes):
+    """(mode, dtype, d, causal, N) in the order they are timed (:data:`MODE_ORDER`)."""
+    shapes = [(mode, dt, d, causal, n) for mode in modes for dt, d, causal, n in SHAPES_OF_MODE[mode]]
+    return sorted(shapes, key=lambda s: MODE_ORDER.index(s[:2]))
+
+
+def round4_compile_items(modes):
+    """(dtype, d, causal, HopperConfig) for every launch of ``modes`` (each compiled once, in a worker)."""
+    items = []
+    for mode, dt, d, causal, n in round4_shapes(modes):
+        for _, cfg in round4_launches(mode, d, causal, n):
+            item = (dt, d, causal, cfg or fa.hopper_config(d, causal, n))
+            if item not in items:
+                items.append(item)
+    return items
+
+
+def round4_compile_worker(modes, index, count):
+    """Compile this worker's share: one launch on small inputs of the timed shapes' specialisation (N a
+    multiple of every tile, so EVEN_K and RAGGED_Q match)."""
+    for i, (dt, d, causal, cfg) in enumerate(round4_compile_items(modes)):
+        if i % count != index:
+            continue
+        t = time.time()
+        n = 256 if not DRY else 64
+        q = torch.randn(1, 2, n, d, device=DEV, dtype=TORCH_DTYPES[dt])
+        tag = f"{dt} d{d} causal={causal} {tuple(cfg)}"
+        if DRY:
+            if dt != "fp16":
+                continue
+            cfg = _dry_cfg(cfg)
+        try:
+            fa.flash_attention_forward(q, q, q, causal, variant="tma_host", hopper=cfg)
+            sync()
+            print(f"compiled {tag} {time.time() - t:.1f}s", flush=True)
+        except Exception as exc:  # noqa: BLE001 - reported; the main process leaves the launch out
+            print(f"FAILED {tag}: {type(exc).__name__}: {str(exc)[:300]}".replace("\n", " "), flush=True)
+
+
+def _dry_cfg(cfg):
+    """Under the interpreter (dry run): the same launch with tiles small enough for 64-row inputs."""
+    return cfg._replace(block_m=min(cfg.block_m, 32), block_n=min(cfg.block_n, 32))
+
+
+def _round4_shape(mode, dt, d, causal, n, gen, rounds, failed):
+    """Check and time one shape: returns (rows, failures)."""
+    from gpuperf.benchmark import Case, check_all_written, check_relative_error, make_row, run_cases
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    td = TORCH_DTYPES[dt]
+    b, h = (1, 2) if DRY else (32768 // n, 2048 // d)
+    n = 64 if DRY else n
+    q, k, v = (torch.randn(b, h, n, d, device=DEV, dtype=td, generator=gen) for _ in range(3))
+    flop = fa.attention_flop(b, h, n, n, d, causal)
+    ref = reference(q, k, v, causal).cpu()
+    mask = "causal" if causal else "full"
+    tag = f"{dt} d{d} {mask} N{n}"
+    params = {"mode": mode, "dtype": dt, "head_dim": d, "mask": mask, "n_seq": n, "batch": b, "heads": h}
+
+    def sdpa(backend):
+        if DRY:
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        with sdpa_kernel(backend):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    runs = [("sdpa-cudnn", None, lambda: sdpa(SDPBackend.CUDNN_ATTENTION))]
+    for name, cfg in round4_launches(mode, d, causal, n):
+        launch = cfg or fa.hopper_config(d, causal, n)
+        if DRY:
+            cfg = launch = _dry_cfg(launch)
+        if f"{dt} d{d} causal={causal} {tuple(launch)}" in failed:
+            runs.append((name, launch, None))  # failed to compile in its worker
+        elif cfg is None:
+            runs.append((name, launch, lambda: fa.flash_attention_forward(q, k, v, causal)[0]))
+        else:
+            runs.append((name, launch, lambda cfg=cfg: fa.flash_attention_forward(
+                q, k, v, causal, variant="tma_host", hopper=cfg)[0]))
+    cases, failures = [], []
+    ref_label = f"sdpa-cudnn {tag}"
+    for name, launch, fn in runs:
+        label = f"{name} {tag}"
+        info = {**params, "kernel": name, "config": None if launch is None else list(launch),
+                "config_fields": None if launch is None else list(launch._fields)}
+        if fn is None:
+            failures.append({**info, "error": "failed to compile in its worker"})
+            continue
+        try:  # the check (and the first call: loads the compiled kernel)
+            out = fn()
+            sync()
+            check_all_written(label, out)
+            err = check_relative_error(label, out[0, 0].float().cpu(), ref, CHECK_TOLERANCE[dt])
+        except Exception as exc:  # noqa: BLE001 - one failure must not lose the other launches
+            failures.append({**info, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+            if name == "sdpa-cudnn":
+                return [], failures  # no reference: nothing of this shape can be compared
+            continue
+        cases.append(Case(label, fn, flop=flop, metric="flop_per_s",
+                          reference=None if name == "sdpa-cudnn" else ref_label,
+                          params={**info, "check_relative_error": err}, rounds=rounds))
+    if DRY:  # the interpreter: wall-clock times of one call, only to exercise the logic
+        rows = []
+        for c in cases:
+            t = time.time()
+            c.fn()
+            rows.append(make_row("attention_fwd4", c, max(time.time() - t, 1e-9)))
+        from gpuperf.benchmark import with_ratios
+
+        return with_ratios(rows), failures
+    try:
+        rows = run_cases("attention_fwd4", cases, progress=False, warmup_ms=5, rep_ms=20, soak_s=0.2)
+    except Exception as exc:  # noqa: BLE001 - the timing failed: keep the other shapes
+        failures.append({**params, "kernel": "(timing)", "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+        return [], failures
+    from gpuperf.benchmark import round_ratios
+
+    per_round = round_ratios(rows)
+    for r in rows:
+        r["ratio_rounds"] = per_round.get(r["label"])
+    return rows, failures
+
+
+def _round4_table(rows, failures, modes):
+    """Print each launch's speed over cuDNN's, per shape (the median of the rounds' times, and the lowest
+    and highest per-round ratio), one block of columns per (mode, d, mask)."""
+    everything = rows + failures
+    for mode in modes:
+        groups = dict.fromkeys((r["head_dim"], r["mask"]) for r in everything if r.get("mode") == mode)
+        for d, mask in groups:
+            mine = [r for r in everything if r.get("mode") == mode and (r["head_dim"], r["mask"]) == (d, mask)]
+            names = list(dict.fromkeys(r["kernel"] for r in mine if r["kernel"] not in ("sdpa-cudnn", "(timing)")))
+            print(f"\n{mode}, d = {d}, {mask}: speed / SDPA cuDNN in the same run, median of the rounds "
+                  f"[lowest-highest round]")
+            print(f"{'dtype N':<11} {'cuDNN TF/s':>10}  " + "  ".join(f"{n:>20}" for n in names))
+            for dt, n in dict.fromkeys((r["dtype"], r["n_seq"]) for r in mine):
+                sel = {r["kernel"]: r for r in mine if (r["dtype"], r["n_seq"]) == (dt, n)}
+                cud = sel.get("sdpa-cudnn")
+                cells = []
+                for name in names:
+                    r = sel.get(name)
+                    if r is None or r.get("ratio_to_reference") is None:
+                        cells.append(f"{'-' if r is None else 'failed':>20}")
+                        continue
+                    rr = r.get("ratio_rounds") or [r["ratio_to_reference"]]
+                    cells.append(f"{r['ratio_to_reference']:>6.3f} [{min(rr):.3f}-{max(rr):.3f}]")
+                rate = cud["flop_per_s"] / 1e12 if cud and cud.get("flop_per_s") else float("nan")
+                print(f"{dt + ' N' + str(n):<11} {rate:>10.0f}  " + "  ".join(cells))
+    for f in failures:
+        print("FAILED", {k: f.get(k) for k in ("mode", "dtype", "head_dim", "mask", "n_seq", "kernel", "config")},
+              f["error"][:200])
+
+
+def round4_main(modes, out_path, rounds, workers, budget_s):
+    from gpuperf.results.recorded import provenance
+
+    t0 = time.time()
+    command = "python bench/attention_forward_sweep.py " + " ".join(sys.argv[1:])
+    procs = [subprocess.Popen([sys.executable, __file__, "--compile4", ",".join(modes), str(i), str(workers)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for i in range(workers)]
+    compile_log = []
+    for p in procs:
+        text, _ = p.communicate()
+        compile_log.extend(line for line in text.splitlines() if line.startswith(("compiled", "FAILED")))
+        if p.returncode:
+            compile_log.append(f"worker rc={p.returncode}: {text[-1500:]}")
+    t_compile = time.time() - t0
+    failed = {line.split(": ")[0][len("FAILED "):] for line in compile_log if line.startswith("FAILED")}
+    print(f"parallel compile: {len(compile_log)} launches in {t_compile:.1f}s, {len(failed)} failed", flush=True)
+    for line in compile_log:
+        if not line.startswith("compiled"):
+            print("  ", line, flush=True)
+    gen = torch.Generator(device=DEV).manual_seed(0)
+    rows, failures = [], []
+    prov = provenance(command)
+    shapes = round4_shapes(modes)
+    if DRY:  # the smallest N of each (mode, d, mask), fp16
+        shapes = [s for s in shapes if s[1] == "fp16" and s[4] == min(
+            t[4] for t in shapes if t[0] == s[0] and t[2:4] == s[2:4])]
+    for mode, dt, d, causal, n in shapes:
+        ts = time.time()
+        if ts - t0 > budget_s:  # keep the device call inside its limit; the JSON says what was skipped
+            failures.append({"mode": mode, "dtype": dt, "head_dim": d, "mask": "causal" if causal else "full",
+                             "n_seq": n, "kernel": "(timing)", "error": f"skipped: past the {budget_s} s budget"})
+            print(f"skipped {mode} {dt} d{d} {'causal' if causal else 'full'} N{n}: past the budget", flush=True)
+            continue
+        r, f = _round4_shape(mode, dt, d, causal, n, gen, rounds, failed)
+        rows += r
+        failures += f
+        best = max((x for x in r if x.get("ratio_to_reference")), key=lambda x: x["ratio_to_reference"], default=None)
+        print(f"{mode} {dt} d{d} {'causal' if causal else 'full'} N{n}: {len(r)} timed, {len(f)} failed, best "
+              f"{best and best['kernel']} {best and round(best['ratio_to_reference'], 3)} [{time.time() - ts:.1f}s, "
+              f"total {time.time() - t0:.0f}s]", flush=True)
+        if not DRY:
+            torch.cuda.empty_cache()
+        _round4_save(out_path, rows, failures, compile_log, prov, t_compile, time.time() - t0)
+    _round4_table(rows, failures, modes)
+    print(f"total {time.time() - t0:.1f}s -> {out_path}")
+
+
+def _round4_save(out_path, rows, failures, compile_log, prov, t_compile, t_total):
+    path = Path(out_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"name": path.stem, "provenance": prov, "results": rows, "failures": failures,
+                               "compile_log": compile_log, "compile_s": t_compile, "total_s": t_total},
+                              indent=1, default=str) + "\n")
+    tmp.replace(path)
+
+
+def round4_cli(argv):
+    import argparse
+
+    ap = argparse.ArgumentParser(description="round 4: tiles, tiles2, confirm (module docstring)")
+    ap.add_argument("modes", nargs="+", choices=tuple(SHAPES_OF_MODE))
+    ap.add_argument("--out", required=True, help="the JSON to write (e.g. $OUT/fwd4.json)")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per shape (default 3)")
+    ap.add_argument("--workers", type=int, default=max(1, min(14, (os.cpu_count() or 2) - 2)),
+                    help="compile worker processes")
+    ap.add_argument("--budget-s", type=float, default=80.0,
+                    help="start no new shape after this many seconds (default 80)")
+    args = ap.parse_args(argv)
+    modes = list(dict.fromkeys(args.modes))
+    round4_main(modes, args.out, args.rounds, 1 if DRY else args.workers, args.budget_s)
+
+
 FIELDS = ("block_m", "block_n", "num_warps", "num_stages")
 #: Launch fields of rounds 1 and 2 (HopperConfig then had more options), by position.
 OLD_FIELDS = {8: FIELDS + ("warp_specialize", "persistent", "maxnreg", "lookahead"),
@@ -281,6 +582,10 @@ def record(out_path, job_paths):
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--record":
         record(sys.argv[2], sys.argv[3:])
+    elif len(sys.argv) > 1 and sys.argv[1] in SHAPES_OF_MODE:
+        round4_cli(sys.argv[1:])
+    elif len(sys.argv) > 1 and sys.argv[1] == "--compile4":
+        round4_compile_worker(sys.argv[2].split(","), int(sys.argv[3]), int(sys.argv[4]))
     elif len(sys.argv) > 1 and sys.argv[1] == "--compile":
         compile_worker(int(sys.argv[2]), int(sys.argv[3]))
     elif len(sys.argv) > 1:  # --help or a mistake: the usage, not a run

@@ -85,7 +85,8 @@ def test_forward_large_scores_stay_finite(device):
 HOST_CONFIGS = ([fa.HopperConfig(32, 16, 4, 1), fa.HopperConfig(32, 32, 4, 1), fa.HopperConfig(16, 16, 4, 1)]
                 if not GPU else
                 [fa.HopperConfig(128, 64, 8, 2, maxnreg=128), fa.HopperConfig(128, 128, 8, 3),
-                 fa.HopperConfig(64, 64, 4, 3), fa.HopperConfig(128, 64, 4, 3, maxnreg=168)])
+                 fa.HopperConfig(64, 64, 4, 3), fa.HopperConfig(128, 64, 4, 3, maxnreg=168),
+                 fa.HopperConfig(64, 128, 4, 2)])
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -196,7 +197,7 @@ def test_hopper_table_covers_every_head_dim():
             assert entries[-1][0] is None  # every N_k has a launch
             limits = [n for n, _ in entries[:-1]]
             assert limits == sorted(limits)
-            for n_k in (1, 1024, 1025, 2048, 2049, 16384):
+            for n_k in (1, 1024, 1025, 2048, 2049, 4096, 4097, 16384):
                 cfg = fa.hopper_config(d, causal, n_k)
                 assert cfg.block_m % 16 == 0 and cfg.block_n % 16 == 0 and cfg.num_warps in (4, 8)
     assert fa.hopper_config(64, False, 1024).maxnreg == 168 and fa.hopper_config(64, False, 1025).maxnreg is None
@@ -299,10 +300,11 @@ def test_forward_gpu_all(gen, dtype, d, causal, use_tma):
 @pytest.mark.parametrize("causal", [False, True])
 def test_forward_gpu_default_path_tile_multiples(gen, dtype, d, causal):
     # N_q a multiple of 128: the default path takes the host-descriptor kernel on Hopper (its table entry,
-    # e.g. a register cap); ragged N_k, one key, and several heads whose rows abut. N_k = 1100 and 2100
-    # reach the long-row entries of HOPPER_CONFIGS (past 1024 at d = 64, past 2048 at d = 128 causal).
+    # e.g. a register cap); ragged N_k, one key, and several heads whose rows abut. N_k = 1100, 2100 and
+    # 4200 reach every entry of HOPPER_CONFIGS (past 1024 and 2048 at d = 64, past 2048 at d = 128 full,
+    # past 4096 at d = 128 causal).
     for b, h, n_q, n_k in ((2, 3, 256, 256), (1, 2, 384, 300), (2, 2, 128, 1), (1, 3, 1024, 1100),
-                           (1, 2, 2304, 2100)):
+                           (1, 2, 2304, 2100), (1, 1, 4352, 4200)):
         q, k, v = _inputs(gen, "cuda", dtype, b, h, n_q, n_k, d)
         o, lse = fa.flash_attention_forward(q, k, v, causal)
         _check(o, lse, q, k, v, causal, None, gen.initial_seed())

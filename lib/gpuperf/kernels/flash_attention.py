@@ -372,19 +372,23 @@ class HopperConfig(NamedTuple):
 
 #: Hopper (compute capability 9.x), fp16/bf16, the host-descriptor kernel: (head_dim, causal) -> launches
 #: by key length, ``((n_k_max, config), ..., (None, config))``: the first whose n_k_max >= N_k (None: any).
-#: d = 64 and 128: the fastest in the H200 sweeps of jobs fwd-1 and fwd-2 (bench/NOTES.md, "fwd"): short
-#: rows favour small programs several to an SM (a register cap of 168 fits three 4-warp programs of
-#: 128 x 64 at d = 64; 64 x 64 tiles fit two at d = 128), long rows the biggest tiles. 16 and 32: not tuned.
+#: d = 64 and 128: the fastest in the H200 sweeps (bench/NOTES.md, "fwd": jobs fwd-1 and fwd-2, and the
+#: interleaved runs 1 and 2 of round 4, which moved three entries: d = 128 full takes 64 x 64 up to 2048
+#: keys (+8-9 % at 1K, +3 % at 2K), d = 128 causal keeps 64 x 64 up to 4096 (+4-8 % at 4K), d = 64 full
+#: takes 64 x 128 x 4 warps x 2 stages past 2048 keys (+5 % at 4K and 8K)): short rows favour small
+#: programs several to an SM (a register cap of 168 fits three 4-warp programs of 128 x 64 at d = 64;
+#: 64 x 64 tiles fit two at d = 128), long rows the biggest tiles at d = 128. 16 and 32: not tuned.
 HOPPER_CONFIGS = {
     (16, False): ((None, HopperConfig(128, 64, 4, 3)),),
     (16, True): ((None, HopperConfig(128, 64, 4, 3)),),
     (32, False): ((None, HopperConfig(128, 64, 4, 3)),),
     (32, True): ((None, HopperConfig(128, 64, 4, 3)),),
-    (64, False): ((1024, HopperConfig(128, 64, 4, 3, maxnreg=168)), (None, HopperConfig(128, 64, 8, 3))),
+    (64, False): ((1024, HopperConfig(128, 64, 4, 3, maxnreg=168)), (2048, HopperConfig(128, 64, 8, 3)),
+                  (None, HopperConfig(64, 128, 4, 2))),
     (64, True): ((1024, HopperConfig(128, 64, 4, 3, maxnreg=168)),
                  (None, HopperConfig(128, 128, 8, 2, maxnreg=128))),
-    (128, False): ((None, HopperConfig(128, 128, 8, 3)),),
-    (128, True): ((2048, HopperConfig(64, 64, 4, 3)), (None, HopperConfig(128, 128, 8, 3))),
+    (128, False): ((2048, HopperConfig(64, 64, 4, 3)), (None, HopperConfig(128, 128, 8, 3))),
+    (128, True): ((4096, HopperConfig(64, 64, 4, 3)), (None, HopperConfig(128, 128, 8, 3))),
 }
 
 
