@@ -15,7 +15,8 @@ and of the split kernel on rows longer than 4096 (first dtype only).
 
 from __future__ import annotations
 
-DESCRIPTION = "Triton softmax (fused, split, online, three-pass) vs torch.softmax and the same-run copy"
+DESCRIPTION = ("Triton softmax (fused, split, online, three-pass; Gluon on Hopper) vs torch.softmax and the "
+               "same-run copy")
 
 SHAPES = ((32768, 4096), (8192, 16384), (4096, 32768), (2048, 65536), (1024, 131072), (512, 262144))
 
@@ -23,6 +24,14 @@ SHAPES = ((32768, 4096), (8192, 16384), (4096, 32768), (2048, 65536), (1024, 131
 #: (block_cols = columns per program, num_warps, prefetch, cooperative).
 SPLIT_SWEEP = ((8192, 8, True, True), (8192, 8, False, True), (4096, 4, True, True), (4096, 4, False, True),
                (16384, 16, True, True), (8192, 8, True, False))
+
+
+def gluon_runs(x) -> bool:
+    """Can the Gluon kernel (``method="gluon"``) take ``x`` here (a Hopper GPU, Gluon, rows that fit)? The
+    family times it wherever it can, also at lengths ``"auto"`` leaves to the Triton kernels."""
+    from gpuperf.kernels import gluon_softmax
+
+    return bool(gluon_softmax.usable_for(x))
 
 
 def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bool = True):
@@ -60,7 +69,7 @@ def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bo
 
             runs = {"torch.softmax": ("torch", {}, lambda x=x: torch.softmax(x, dim=-1))}
             methods = (["auto", "online", "three_pass"] + (["fused"] if n <= sm.FUSED_MAX_COLS else [])
-                       + (["split"] if n > 4096 else []) + (["gluon"] if sm.gluon_takes(x) else []))
+                       + (["split"] if n > 4096 else []) + (["gluon"] if gluon_runs(x) else []))
             for method in methods:
                 runs[f"triton {method}"] = ("triton", {"method": method},
                                             lambda x=x, y=y, m=method: sm.softmax(x, out=y, method=m))
