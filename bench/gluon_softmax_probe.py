@@ -214,7 +214,7 @@ def time_shapes(gs, sm, dtypes, shapes, quick, sweep, gen) -> list[dict]:
                                                                    chunk_cols=c))
                     launches[f"gluon w{warps} p{pps or '-'} c{chunk or '-'}"] = launch
             copy_s = None
-            launches["gluon"] = launches["gluon 3pass store_exp"] = (8, None, None)
+            launches["gluon"] = launches["gluon 3pass store_exp"] = (None, None, None)
             for name, fn in variants.items():
                 row = {"dtype": dname, "rows": n_rows, "n": n_cols, "variant": name, "bytes_moved": moved}
                 try:
@@ -236,6 +236,7 @@ def time_shapes(gs, sm, dtypes, shapes, quick, sweep, gen) -> list[dict]:
                         w, p, c = launches[name]
                         plan = gs.plan_for(x, num_warps=w, programs_per_sm=p, chunk_cols=c)
                         row.update(chunks_per_row=plan.chunks_per_row, slots=plan.slots,
+                                   chunk_cols=plan.chunk_cols, num_warps=plan.num_warps,
                                    programs_per_sm=plan.programs_per_sm, flat=plan.flat,
                                    bytes_in_flight_per_sm=gs.bytes_in_flight_per_sm(plan))
                     ratio = f"{row['ratio_to_copy']:.3f}" if row["ratio_to_copy"] else "-"
@@ -262,13 +263,13 @@ def compiled_info(gs, dtypes, shapes, gen) -> list[dict]:
                 x = torch.randn(min(n_rows, 264), n_cols, generator=gen, device="cuda").to(dtype)
                 y = torch.empty_like(x)
                 plan = gs.plan_for(x)
-                k = gs._launch(x, y, plan, gs.NUM_WARPS)
+                k = gs._launch(x, y, plan)
                 info = {"dtype": gs.DTYPE_NAMES[dtype], "n": n_cols, "n_regs": getattr(k, "n_regs", None),
                         "n_spills": getattr(k, "n_spills", None),
                         "shared_bytes": getattr(getattr(k, "metadata", None), "shared", None),
                         "plan": {f: getattr(plan, f) for f in (
                             "chunk_cols", "chunks_per_row", "slots", "lookahead_chunks", "programs_per_sm",
-                            "flat")}}
+                            "num_warps", "flat")}}
             except Exception as exc:  # noqa: BLE001
                 info = {"n": n_cols, "error": f"{type(exc).__name__}: {exc}"}
             print(f"compiled {info}")

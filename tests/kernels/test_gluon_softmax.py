@@ -45,6 +45,21 @@ def test_plan_of_the_probe_shapes(n_cols, b, chunks, slots, programs):
             gs.MIN_LOOKAHEAD_CHUNKS, chunks // 2) or programs == gs.MAX_PROGRAMS_PER_SM
 
 
+@pytest.mark.parametrize("n_cols, b, chunk_cols, programs, warps, ahead", [
+    (32000, 2, 4096, 2, 4, 5),    # measured best: 2 programs of 4 warps, 8 KiB chunks
+    (65536, 2, 8192, 1, 8, 6),    # measured best: 1 program of 8 warps, 16 KiB chunks
+    (16384, 2, 4096, 3, 4, 5),
+    (40000, 2, 8192, 1, 8, 9),
+    (100000, 2, 4096, 1, 8, 3),   # 16 KiB chunks would leave 1 ahead: 8 KiB
+    (4096, 2, 4096, 4, 4, 5),
+    (32000, 4, 4096, 1, 8, 6),    # fp32: 16 KiB chunks of 4096 values
+])
+def test_default_launch_follows_the_measured_rule(n_cols, b, chunk_cols, programs, warps, ahead):
+    plan = gs.default_launch(n_cols, b)
+    assert (plan.chunk_cols, plan.programs_per_sm, plan.num_warps, plan.lookahead_chunks) == (
+        chunk_cols, programs, warps, ahead)
+
+
 def test_flat_view_allows_for_the_values_in_front_of_the_row():
     # 50257 fp16 values: the first chunk starts at the 16-byte boundary at or before the row, up to 7 values
     # early, so the row spans ceil((50257 + 7) / 4096) = 13 chunks, as it does without the view.

@@ -23,8 +23,8 @@ refilled (with chunk ``g + slots``) as soon as the last read of chunk ``g`` is d
 * ``"three_pass"``: per row, a pass for the maximum, one for ``l = sum(exp(x - m))`` and one that
   normalises, stores and frees the slots; no slot is freed during the first two passes, so the reads come
   in bursts (on the H200, with one program per SM, it reached only 0.60-0.70 of a copy's speed at
-  32000-65536 columns; bench/NOTES.md). ``store_exp=True`` writes ``exp(x - m)`` back into the slot in the second
-  pass, so the third only scales it.
+  32000-65536 columns; bench/NOTES.md). ``store_exp=True`` writes ``exp(x - m)`` back into the slot in
+  the second pass, so the third only scales it.
 
 Exponentials are the scarce resource of an SM here (16 per clock, against 128 bytes = 64 fp16 values per
 clock from shared memory), which is why the running statistics are per vector rather than per value (an
@@ -173,6 +173,7 @@ class ChunkPlan:
     shared_bytes: the ring plus its mbarriers, per program.
     flat: rows read through the flat view (their stride is not a multiple of 16 bytes).
     vector_cols: values per 16-byte vector (8 for fp16/bf16, 4 for fp32).
+    num_warps: warps per program.
     """
 
     n_cols: int
@@ -185,6 +186,7 @@ class ChunkPlan:
     shared_bytes: int
     flat: bool
     vector_cols: int
+    num_warps: int = NUM_WARPS
 
     @property
     def chunk_bytes(self) -> int:
@@ -254,7 +256,32 @@ def chunk_plan(n_cols: int, bytes_per_element: int, *, flat: bool = False, chunk
     return ChunkPlan(n_cols=n_cols, bytes_per_element=bytes_per_element, chunk_cols=chunk_cols,
                      chunks_per_row=chunks, slots=slots, lookahead_chunks=slots - chunks,
                      programs_per_sm=programs_per_sm, shared_bytes=slots * (chunk_bytes + MBARRIER_BYTES),
-                     flat=flat, vector_cols=vector_cols)
+                     flat=flat, vector_cols=vector_cols, num_warps=num_warps)
+
+
+def default_launch(n_cols: int, bytes_per_element: int, *, flat: bool = False,
+                   device: str = "H200 SXM") -> ChunkPlan:
+    """The launch :func:`softmax` uses when given no options: the rule the H200 measurements chose.
+
+    Several programs per SM when their rings each keep a row plus max(4, half a row) of 8 KiB chunks ahead
+    (:func:`chunk_plan`'s default), then with 4 warps each; otherwise one program of 8 warps, with 16 KiB
+    chunks when its ring still keeps 4 of them ahead (fewer, larger TMA requests), else 8 KiB chunks.
+    Measured (H200, pipelined schedule, fp16, ratio to a copy; bench/NOTES.md, gluon run 2): 4096 x 32000,
+    2 programs of 4 warps 0.885 (8 warps 0.86, 16 warps 0.862, 1 program 0.749); 2048 x 65536, one
+    program with 16 KiB chunks 0.865 (8 KiB chunks 0.818, 4 warps 0.785).
+    """
+    small = chunk_plan(n_cols, bytes_per_element, flat=flat, num_warps=4, device=device)
+    if small.programs_per_sm > 1:
+        return small
+    big_cols = 2 * CHUNK_BYTES // bytes_per_element
+    try:
+        big = chunk_plan(n_cols, bytes_per_element, flat=flat, chunk_cols=big_cols, programs_per_sm=1,
+                         num_warps=8, device=device)
+    except ValueError:  # the row does not fit in 16 KiB chunks (rounding up wastes up to one)
+        big = None
+    if big is not None and big.lookahead_chunks >= MIN_LOOKAHEAD_CHUNKS:
+        return big
+    return chunk_plan(n_cols, bytes_per_element, flat=flat, programs_per_sm=1, num_warps=8, device=device)
 
 
 def grid_size(n_rows: int, sm_count: int, programs_per_sm: int) -> int:
@@ -554,13 +581,14 @@ def _check_input(name: str, t: object) -> None:
 
 
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, *, chunk_cols: int | None = None,
-            num_warps: int = NUM_WARPS, programs_per_sm: int | None = None, schedule: str = "pipelined",
+            num_warps: int | None = None, programs_per_sm: int | None = None, schedule: str = "pipelined",
             store_exp: bool = False) -> torch.Tensor:
     """Softmax over the last dimension of a 2-D CUDA tensor (fp16, bf16, fp32) on Hopper; returns ``out``.
 
     Rows must fit one SM's shared memory (:func:`chunk_plan`: up to 114688 fp16/bf16 or 57344 fp32 values
     on an H200 with the default chunk). Rows may be strided (last-dimension stride 1). ``chunk_cols``,
-    ``num_warps`` and ``programs_per_sm`` tune the launch (:func:`chunk_plan`). ``schedule`` is one of
+    ``num_warps`` and ``programs_per_sm`` tune the launch (:func:`chunk_plan`; when all three are None,
+    :func:`default_launch` picks them, as measured on the H200). ``schedule`` is one of
     :data:`SCHEDULES` (module docstring). With ``"three_pass"``, ``store_exp=True`` writes
     ``exp(x - m)``, rounded to the dtype, back into the slot in pass 2 and pass 3 scales it: one exponential
     per value instead of two (the SM's exponential unit is its scarcest resource here), at the price of a
@@ -593,18 +621,22 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, *, chunk_cols: int
     if not isinstance(store_exp, bool) or (store_exp and schedule != "three_pass"):
         raise ValueError(f"store_exp must be True or False, and True only with schedule='three_pass'; got "
                          f"{store_exp!r} with {schedule!r}")
-    _launch(x, out, plan, num_warps, store_exp, schedule)
+    _launch(x, out, plan, store_exp, schedule)
     return out
 
 
 def plan_for(x: torch.Tensor, *, chunk_cols: int | None = None, programs_per_sm: int | None = None,
-             num_warps: int = NUM_WARPS) -> ChunkPlan:
-    """:func:`chunk_plan` for the matrix ``x`` (its row length, element size and row stride)."""
+             num_warps: int | None = None) -> ChunkPlan:
+    """:func:`chunk_plan` for the matrix ``x`` (its row length, element size and row stride): the
+    :func:`default_launch` when no option is given, else the options (``num_warps`` 8 when None)."""
     n_rows, n_cols = x.shape
     b = x.element_size()
     flat = n_rows > 1 and uses_flat_view(x.stride(0), b)
-    plan = chunk_plan(n_cols, b, flat=flat, chunk_cols=chunk_cols, programs_per_sm=programs_per_sm,
-                      num_warps=num_warps)
+    if chunk_cols is None and programs_per_sm is None and num_warps is None:
+        plan = default_launch(n_cols, b, flat=flat)
+    else:
+        plan = chunk_plan(n_cols, b, flat=flat, chunk_cols=chunk_cols, programs_per_sm=programs_per_sm,
+                          num_warps=NUM_WARPS if num_warps is None else num_warps)
     if flat and (n_rows - 1) * x.stride(0) + n_cols > MAX_FLAT_ELEMENTS:
         raise ValueError(f"x: rows whose stride ({x.stride(0)} values) is not a multiple of 16 bytes are "
                          f"read through a flat view, which TMA's 32-bit coordinates limit to "
@@ -613,7 +645,7 @@ def plan_for(x: torch.Tensor, *, chunk_cols: int | None = None, programs_per_sm:
     return plan
 
 
-def _launch(x: torch.Tensor, out: torch.Tensor, plan: ChunkPlan, num_warps: int, store_exp: bool = False,
+def _launch(x: torch.Tensor, out: torch.Tensor, plan: ChunkPlan, store_exp: bool = False,
             schedule: str = "pipelined"):
     """Launch the kernel for checked tensors; returns what the launch returns (Triton's compiled kernel)."""
     n_rows, n_cols = x.shape
@@ -625,11 +657,12 @@ def _launch(x: torch.Tensor, out: torch.Tensor, plan: ChunkPlan, num_warps: int,
         return _pipelined_kernel[grid](desc, out, n_rows, n_cols, x.stride(0), out.stride(0),
                                        CHUNK=plan.chunk_cols, CHUNKS=plan.chunks_per_row, SLOTS=plan.slots,
                                        CHUNK_BYTES_=plan.chunk_bytes, VEC=plan.vector_cols, FLAT=plan.flat,
-                                       EVEN=even, WARPS=num_warps, num_warps=num_warps)
+                                       EVEN=even, WARPS=plan.num_warps, num_warps=plan.num_warps)
     return _softmax_kernel[grid](desc, out, n_rows, n_cols, x.stride(0), out.stride(0),
                                  CHUNK=plan.chunk_cols, CHUNKS=plan.chunks_per_row, SLOTS=plan.slots,
                                  CHUNK_BYTES_=plan.chunk_bytes, VEC=plan.vector_cols, FLAT=plan.flat,
-                                 EVEN=even, WARPS=num_warps, STORE_EXP=store_exp, num_warps=num_warps)
+                                 EVEN=even, WARPS=plan.num_warps, STORE_EXP=store_exp,
+                                 num_warps=plan.num_warps)
 
 
 __all__ = [
@@ -638,6 +671,7 @@ __all__ = [
     "available",
     "bytes_in_flight_per_sm",
     "chunk_plan",
+    "default_launch",
     "grid_size",
     "make_descriptor",
     "plan_for",
