@@ -14,7 +14,9 @@ the Triton softmax (``gpuperf.kernels.softmax``, ``method="auto"``) and prints
 
 Every step runs in its own ``try`` so one failure (a compile error under Triton 3.6's Gluon, say) is
 printed and the rest still runs. With ``$OUT`` set, writes ``$OUT/gluon_softmax_probe.json`` (rows and
-provenance). Usage: ``python bench/gluon_softmax_probe.py [--quick]``; about 30-60 s on an H200.
+provenance). Usage: ``python bench/gluon_softmax_probe.py [--quick] [--sweep | --confirm]``; about 40 s
+on an H200, most of it compiling (each shape, dtype and launch is a kernel of its own). ``--confirm`` runs
+only :func:`confirm` (writes ``$OUT/gluon_softmax_confirm.json``).
 """
 
 from __future__ import annotations
@@ -252,6 +254,83 @@ def time_shapes(gs, sm, dtypes, shapes, quick, sweep, gen) -> list[dict]:
     return rows
 
 
+CONFIRM_SHAPES = ((4096, 32000), (2048, 65536), (8192, 16384), (2048, 40000), (1024, 100000))
+
+
+def confirm(gs, sm, dtypes, gen, rounds: int = 3) -> list[dict]:
+    """Copy, Triton ``auto``, the Gluon default launch and two alternatives, timed in interleaved rounds
+    (each round times every variant once, in a rotated order; ratios are to the same round's copy)."""
+    import statistics
+
+    import torch
+
+    from gpuperf.benchmark import time_callable
+
+    rows = []
+    for n_rows, n_cols in CONFIRM_SHAPES:
+        for dtype in dtypes:
+            dname = gs.DTYPE_NAMES[dtype]
+            label = f"{dname} {n_rows}x{n_cols}"
+            x = (torch.randn(n_rows, n_cols, generator=gen, device="cuda") * 3).to(dtype)
+            y = torch.empty_like(x)
+            ref = gs.softmax_reference(x[:8])
+            default = gs.plan_for(x)
+            same = {"chunk_cols": default.chunk_cols, "programs_per_sm": default.programs_per_sm}
+            launches = {"gluon default": {}, "gluon w16": {"num_warps": 16, **same}}
+            if default.programs_per_sm > 1:  # the close alternatives: other warps, or the other chunk
+                launches["gluon w8"] = {"num_warps": 8, **same}
+            else:
+                big = default.chunk_bytes > gs.CHUNK_BYTES
+                other = default.chunk_cols // 2 if big else default.chunk_cols * 2
+                launches[f"gluon c{other}"] = {"num_warps": 8, "chunk_cols": other, "programs_per_sm": 1}
+            variants = {"copy": lambda: y.copy_(x),
+                        "triton auto": lambda: sm.softmax(x, out=y, method="auto")}
+            for name, kw in launches.items():
+                variants[name] = lambda kw=kw: gs.softmax(x, out=y, **kw)
+            usable = {}
+            for name, fn in variants.items():
+                try:
+                    if name != "copy":
+                        y.fill_(float("nan"))
+                        fn()
+                        torch.cuda.synchronize()
+                        err = float((y[:8].double().cpu() - ref).abs().max())
+                        if not err <= 0.01 or bool(torch.isnan(y).any()):
+                            raise RuntimeError(f"wrong result: max |err| {err} on the first rows, or NaN")
+                    usable[name] = fn
+                except Exception as exc:  # noqa: BLE001
+                    print(f"{label} {name}: FAILED {type(exc).__name__}: {str(exc)[:400]}", flush=True)
+                    rows.append({"dtype": dname, "rows": n_rows, "n": n_cols, "variant": name,
+                                 "error": f"{type(exc).__name__}: {exc}"})
+            for _ in range(20):  # bring the clocks up before the first round
+                y.copy_(x)
+            times = {name: [] for name in usable}
+            names = list(usable)
+            for r in range(rounds):
+                order = names[r % len(names):] + names[:r % len(names)]
+                for name in order:
+                    times[name].append(time_callable(usable[name], 5.0, 25.0))
+            copy_t = times.get("copy")
+            for name in names:
+                ratios = [c / t for c, t in zip(copy_t, times[name])] if copy_t else []
+                row = {"dtype": dname, "rows": n_rows, "n": n_cols, "variant": name,
+                       "time_s_rounds": times[name], "ratio_to_copy_rounds": ratios,
+                       "ratio_to_copy": statistics.median(ratios) if ratios else None}
+                if name.startswith("gluon"):
+                    plan = gs.plan_for(x, **launches[name])
+                    row.update(chunk_cols=plan.chunk_cols, programs_per_sm=plan.programs_per_sm,
+                               num_warps=plan.num_warps, slots=plan.slots, chunks_per_row=plan.chunks_per_row)
+                rows.append(row)
+                spread = f"{min(ratios):.3f}-{max(ratios):.3f}" if ratios else "-"
+                launch = (f"  (chunk {row['chunk_cols']}, {row['programs_per_sm']} prog/SM, "
+                          f"{row['num_warps']} warps)") if name.startswith("gluon") else ""
+                print(f"{label:>16} {name:<14} {statistics.median(times[name]) * 1e6:8.1f} us  ratio "
+                      f"{row['ratio_to_copy'] or 0:.3f} (rounds {spread}){launch}", flush=True)
+            del x, y
+            torch.cuda.empty_cache()
+    return rows
+
+
 def compiled_info(gs, dtypes, shapes, gen) -> list[dict]:
     """Registers, spills and shared memory of the compiled kernel per shape (Triton's compiled kernel)."""
     import torch
@@ -280,6 +359,9 @@ def compiled_info(gs, dtypes, shapes, gen) -> list[dict]:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter timings")
+    parser.add_argument("--confirm", action="store_true",
+                        help="only the interleaved confirmation: copy, Triton auto, the Gluon default and "
+                             "two alternatives at CONFIRM_SHAPES, fp16 and bf16, 3 rounds")
     parser.add_argument("--sweep", action="store_true",
                         help="also time LAUNCHES (warps, programs per SM) at 32000 and 65536 columns")
     args = parser.parse_args(argv)
@@ -305,6 +387,12 @@ def main(argv: list[str]) -> int:
               f"torch {torch.__version__}")
     gen = torch.Generator(device="cuda").manual_seed(20261201)
     dtypes = (torch.float16, torch.bfloat16)
+    if args.confirm:
+        section("confirmation: interleaved rounds (ratio = the round's copy time / this time; median)")
+        record["confirm"] = confirm(gs, sm, dtypes, gen)
+        print(f"\nprobe took {time.time() - t0:.1f} s")
+        _write(record, argv, "gluon_softmax_confirm.json")
+        return 0
     section("compiled kernel (fp16, first launch of each shape)")
     record["compiled"] = compiled_info(gs, dtypes, SHAPES, gen)
     section("against float64 (seed 20261201)")
@@ -322,19 +410,24 @@ def main(argv: list[str]) -> int:
     for (rows, n), ratios in summary.items():
         print(f"{rows:>6} x {n:<6} " + "  ".join(f"{k} {v:.3f}" for k, v in sorted(ratios.items())))
     print(f"\nprobe took {time.time() - t0:.1f} s")
-    out_dir = os.environ.get("OUT")
-    if out_dir:
-        try:
-            from gpuperf.results.recorded import provenance
-
-            command = "python bench/gluon_softmax_probe.py " + " ".join(argv)
-            record["provenance"] = provenance(command.strip())
-        except Exception as exc:  # noqa: BLE001
-            record["provenance"] = {"error": str(exc)}
-        path = Path(out_dir) / "gluon_softmax_probe.json"
-        path.write_text(json.dumps(record, indent=1, default=str))
-        print(f"wrote {path}")
+    _write(record, argv, "gluon_softmax_probe.json")
     return 0
+
+
+def _write(record: dict, argv: list[str], name: str) -> None:
+    out_dir = os.environ.get("OUT")
+    if not out_dir:
+        return
+    try:
+        from gpuperf.results.recorded import provenance
+
+        command = "python bench/gluon_softmax_probe.py " + " ".join(argv)
+        record["provenance"] = provenance(command.strip())
+    except Exception as exc:  # noqa: BLE001
+        record["provenance"] = {"error": str(exc)}
+    path = Path(out_dir) / name
+    path.write_text(json.dumps(record, indent=1, default=str))
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":
