@@ -397,3 +397,12 @@ def test_errors_gpu():
         gs.softmax(x, store_exp=True)  # only with the three-pass schedule
     assert math.isclose(float(gs.softmax(x).float().sum()), 8.0, rel_tol=1e-2)
     assert gs.usable_for(x) and not gs.usable_for(torch.randn(2, 131072, device="cuda").half())
+
+
+@pytest.mark.skipif(gs.gl is None, reason="needs triton.experimental.gluon to define the kernel")
+@pytest.mark.parametrize("fn, region", [("_pipelined_kernel", "gluon-pipeline"), ("_fold_chunk", "gluon-fold"),
+                                        ("_normalise_chunk", "gluon-normalise"), ("_issue", "gluon-issue")])
+def test_listings_fit_the_page(fn, region):
+    from gpuperf.plotting.listing import longest_line, source_region
+
+    assert longest_line(source_region(getattr(gs, fn), region)) <= 88

@@ -314,18 +314,20 @@ if gl is not None:
                VEC: gl.constexpr, FLAT: gl.constexpr):
         # Request chunk g of this program's stream (row pid + (g // CHUNKS) * nprog) into slot g % SLOTS;
         # nothing when that row does not exist.
+        # listing: gluon-issue
         row = pid + (g // CHUNKS) * nprog
         col = (g % CHUNKS) * CHUNK
         s = g % SLOTS
         bar = bars.index(s)
         live = row < n_rows
-        mbarrier.expect(bar, CHUNK_BYTES_, pred=live)
+        mbarrier.expect(bar, CHUNK_BYTES_, pred=live)  # the bytes TMA will deliver
         if FLAT:
             start = row.to(gl.int64) * stride_x
-            aligned = ((start // VEC) * VEC).to(gl.int32)  # the flat view has < 2^31 elements
+            aligned = ((start // VEC) * VEC).to(gl.int32)  # flat view: < 2^31 values
             _tma_load(x_desc, [0, aligned + col], bar, ring.index(s), pred=live)
         else:
             _tma_load(x_desc, [row, col], bar, ring.index(s), pred=live)
+        # end listing: gluon-issue
 
     @gluon.jit
     def _softmax_kernel(x_desc, Y, n_rows, n_cols, stride_x, stride_y,
@@ -444,6 +446,7 @@ if gl is not None:
         # stays in the thread; the statistics are kept per 16-byte vector.
         grp_layout: gl.constexpr = gl.BlockedLayout([1, VEC], [32, 1], [WARPS, 1], [1, 0])
         GROUPS: gl.constexpr = CHUNK // VEC
+        stat_layout: gl.constexpr = gl.SliceLayout(1, grp_layout)
         pid = gl.program_id(0)
         nprog = gl.num_programs(0)
         ring = gl.allocate_shared_memory(x_desc.dtype, [SLOTS, 1, CHUNK], x_desc.layout)
@@ -458,27 +461,31 @@ if gl is not None:
         n_local = (n_rows - pid + nprog - 1) // nprog  # rows of this program (>= 1: grid <= n_rows)
         # Statistics of the program's first row.
         head = _row_head(pid, stride_x, VEC, FLAT)
-        m_run = gl.full([GROUPS], float("-inf"), gl.float32, layout=gl.SliceLayout(1, grp_layout))
-        l_run = gl.zeros([GROUPS], gl.float32, layout=gl.SliceLayout(1, grp_layout))
+        m_run = gl.full([GROUPS], float("-inf"), gl.float32, layout=stat_layout)
+        l_run = gl.zeros([GROUPS], gl.float32, layout=stat_layout)
         for j in range(CHUNKS):
             m_run, l_run = _fold_chunk(ring, bars, j, cols, head, n_cols, j, m_run, l_run, SLOTS, CHUNK,
                                        EVEN, VEC, vec_layout, grp_layout)
         m_prev, inv_prev = _merge(m_run, l_run)
-        for i in range(1, n_local):
+        # listing: gluon-pipeline
+        for i in range(1, n_local):  # row i is folded while row i - 1 is normalised
             prev = pid + (i - 1) * nprog
-            head_prev = _row_head(prev, stride_x, VEC, FLAT)  # recomputed: nothing constexpr loop-carried
-            head_cur = _row_head(pid + i * nprog, stride_x, VEC, FLAT)
             y_row = Y + prev.to(gl.int64) * stride_y
-            m_run = gl.full([GROUPS], float("-inf"), gl.float32, layout=gl.SliceLayout(1, grp_layout))
-            l_run = gl.zeros([GROUPS], gl.float32, layout=gl.SliceLayout(1, grp_layout))
+            head_prev = _row_head(prev, stride_x, VEC, FLAT)
+            head_cur = _row_head(pid + i * nprog, stride_x, VEC, FLAT)
+            m_run = gl.full([GROUPS], float("-inf"), gl.float32, layout=stat_layout)
+            l_run = gl.zeros([GROUPS], gl.float32, layout=stat_layout)
             for j in range(CHUNKS):
-                g = (i - 1) * CHUNKS + j
-                _normalise_chunk(x_desc, ring, bars, y_row, g, j, cols, cols1, head_prev, n_cols, m_prev,
-                                 inv_prev, pid, nprog, n_rows, stride_x, CHUNK, CHUNKS, SLOTS, CHUNK_BYTES_,
-                                 VEC, FLAT, EVEN, vec_layout, one_layout)
-                m_run, l_run = _fold_chunk(ring, bars, g + CHUNKS, cols, head_cur, n_cols, j, m_run, l_run,
-                                           SLOTS, CHUNK, EVEN, VEC, vec_layout, grp_layout)
+                g = (i - 1) * CHUNKS + j  # chunk j of row i - 1; g + CHUNKS: of row i
+                _normalise_chunk(
+                    x_desc, ring, bars, y_row, g, j, cols, cols1, head_prev, n_cols,
+                    m_prev, inv_prev, pid, nprog, n_rows, stride_x, CHUNK, CHUNKS,
+                    SLOTS, CHUNK_BYTES_, VEC, FLAT, EVEN, vec_layout, one_layout)
+                m_run, l_run = _fold_chunk(
+                    ring, bars, g + CHUNKS, cols, head_cur, n_cols, j, m_run, l_run,
+                    SLOTS, CHUNK, EVEN, VEC, vec_layout, grp_layout)
             m_prev, inv_prev = _merge(m_run, l_run)
+        # end listing: gluon-pipeline
         last = pid + (n_local - 1) * nprog
         y_row = Y + last.to(gl.int64) * stride_y
         head_last = _row_head(last, stride_x, VEC, FLAT)
@@ -497,13 +504,15 @@ if gl is not None:
         # m' = max(m, max of the vector), l' = l exp(m - m') + sum exp(x - m'): one exponential per value
         # and one per vector.
         LOG2E: gl.constexpr = 1.4426950408889634
-        mbarrier.wait(bars.index(g % SLOTS), (g // SLOTS) & 1)
+        # listing: gluon-fold
+        mbarrier.wait(bars.index(g % SLOTS), (g // SLOTS) & 1)  # chunk g has landed
         x = _chunk_values(ring, g, cols, head, n_cols, j, SLOTS, CHUNK, EVEN, vec_layout)
-        xg = gl.convert_layout(gl.reshape(x, [CHUNK // VEC, VEC]), grp_layout)
-        m_new = gl.maximum(m_run, gl.max(xg, axis=1))
-        shift = gl.where(m_new > float("-inf"), m_new, 0.0)  # a vector of -inf only: no -inf - -inf
+        xg = gl.convert_layout(gl.reshape(x, [CHUNK // VEC, VEC]), grp_layout)  # free
+        m_new = gl.maximum(m_run, gl.max(xg, axis=1))  # max over a thread's 16 bytes
+        shift = gl.where(m_new > float("-inf"), m_new, 0.0)  # no -inf - -inf
         e = gl.exp2((xg - gl.expand_dims(shift, 1)) * LOG2E)
         l_new = l_run * gl.exp2((m_run - shift) * LOG2E) + gl.sum(e, axis=1)
+        # end listing: gluon-fold
         return m_new, l_new
 
     @gluon.jit
@@ -522,6 +531,7 @@ if gl is not None:
                          one_layout: gl.constexpr):
         # y = exp(x - m) / l for chunk g, stored; then its slot goes back to TMA for chunk g + SLOTS.
         LOG2E: gl.constexpr = 1.4426950408889634
+        # listing: gluon-normalise
         if FLAT:
             c1 = cols1 + (j * CHUNK - head)
             x = ring.index(g % SLOTS).load(one_layout).to(gl.float32)
@@ -537,8 +547,9 @@ if gl is not None:
                 gl.store(y_row + c, y.to(y_row.dtype.element_ty), mask=c < n_cols)
         _cta_barrier()  # every warp has read the slot ...
         fence_async_shared()  # ... before TMA (the async proxy) writes it again
-        _issue(x_desc, ring, bars, g + SLOTS, pid, nprog, n_rows, stride_x, CHUNK, CHUNKS, SLOTS,
-               CHUNK_BYTES_, VEC, FLAT)
+        _issue(x_desc, ring, bars, g + SLOTS, pid, nprog, n_rows, stride_x, CHUNK, CHUNKS,
+               SLOTS, CHUNK_BYTES_, VEC, FLAT)
+        # end listing: gluon-normalise
 
 
 def _shared_layout(bytes_per_element: int):
