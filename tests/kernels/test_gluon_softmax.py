@@ -400,8 +400,9 @@ def test_errors_gpu():
 
 
 @pytest.mark.skipif(gs.gl is None, reason="needs triton.experimental.gluon to define the kernel")
-@pytest.mark.parametrize("fn, region", [("_pipelined_kernel", "gluon-pipeline"), ("_fold_chunk", "gluon-fold"),
-                                        ("_normalise_chunk", "gluon-normalise"), ("_issue", "gluon-issue")])
+@pytest.mark.parametrize("fn, region", [
+    ("_pipelined_kernel", "gluon-pipeline"), ("_fold_chunk", "gluon-fold"),
+    ("_normalise_chunk", "gluon-normalise"), ("_issue", "gluon-issue")])
 def test_listings_fit_the_page(fn, region):
     from gpuperf.plotting.listing import longest_line, source_region
 
