@@ -14,9 +14,11 @@ the Triton softmax (``gpuperf.kernels.softmax``, ``method="auto"``) and prints
 
 Every step runs in its own ``try`` so one failure (a compile error under Triton 3.6's Gluon, say) is
 printed and the rest still runs. With ``$OUT`` set, writes ``$OUT/gluon_softmax_probe.json`` (rows and
-provenance). Usage: ``python bench/gluon_softmax_probe.py [--quick] [--sweep | --confirm]``; about 40 s
+provenance). Usage: ``python bench/gluon_softmax_probe.py [--quick] [--sweep | --confirm | --profile]``; ~40 s
 on an H200, most of it compiling (each shape, dtype and launch is a kernel of its own). ``--confirm`` runs
-only :func:`confirm` (writes ``$OUT/gluon_softmax_confirm.json``).
+only :func:`confirm` (writes ``$OUT/gluon_softmax_confirm.json``); ``--profile`` only :func:`profile`
+(Nsight Compute, the first design against the pipelined one: ``$OUT/gluon_softmax_profile.json`` and the
+CSV report).
 """
 
 from __future__ import annotations
@@ -331,6 +333,67 @@ def confirm(gs, sm, dtypes, gen, rounds: int = 3) -> list[dict]:
     return rows
 
 
+#: Launches of ``--profile`` (fp16), in launch order: (label, rows, n_cols, softmax options or None for
+#: Triton's ``auto``). "three_pass" is the launch of the first design (gluon run 1's default).
+PROFILE_LAUNCHES = tuple(
+    (label, rows, n, opts) for rows, n in ((2048, 65536), (4096, 32000))
+    for label, opts in (("three_pass", {"schedule": "three_pass", "programs_per_sm": 1, "num_warps": 8,
+                                         "chunk_cols": 4096}),
+                        ("pipelined", {}),
+                        ("triton auto", None)))
+#: Metrics of ``--profile`` besides the harness's (DRAM bytes, duration, spills; its sections give
+#: occupancy, registers and the warp stalls).
+PROFILE_METRICS = ("dram__throughput.avg.pct_of_peak_sustained_elapsed",
+                   "smsp__inst_executed_pipe_xu.sum")
+
+
+def profile_calls():
+    """The launches of :data:`PROFILE_LAUNCHES` (GPU only)."""
+    import torch
+
+    from gpuperf.kernels import gluon_softmax as gs
+    from gpuperf.kernels import softmax as sm
+
+    calls = []
+    for _, rows, n, opts in PROFILE_LAUNCHES:
+        x = torch.randn(rows, n, device="cuda", dtype=torch.float16)
+        y = torch.empty_like(x)
+        if opts is None:
+            calls.append(lambda x=x, y=y: sm.softmax(x, out=y, method="auto"))
+        else:
+            calls.append(lambda x=x, y=y, o=opts: gs.softmax(x, out=y, **o))
+    return calls
+
+
+def profile(out_dir: Path) -> list[dict]:
+    """Nsight Compute on :data:`PROFILE_LAUNCHES` (this script's ``--profile-run`` under the harness's ncu
+    command line); returns one row per launch and leaves the CSV report in ``out_dir``."""
+    from gpuperf.benchmark import profile as prof
+
+    command = prof.ncu_command([sys.executable, str(Path(__file__).resolve()), "--profile-run"],
+                               metrics=(*prof.KERNEL_METRICS, *PROFILE_METRICS, *prof.STALL_METRICS),
+                               base_units=True)
+    print(" ".join(command), flush=True)
+    csv = prof.run_ncu(command, out_dir / "ncu_gluon_softmax.csv", timeout_s=300)
+    launches = prof.parse_ncu_csv(csv.read_text())
+    if len(launches) != len(PROFILE_LAUNCHES):
+        raise RuntimeError(f"{csv}: {len(launches)} launches, {len(PROFILE_LAUNCHES)} expected")
+    rows = []
+    for launch, (label, n_rows, n, _) in zip(launches, PROFILE_LAUNCHES):
+        summary = prof.kernel_summary(launch)
+        values = prof.metric_values(launch)
+        row = {"launch": label, "dtype": "fp16", "rows": n_rows, "n": n, "input_bytes": n_rows * n * 2,
+               **summary, **{m: values.get(m) for m in PROFILE_METRICS}}
+        rows.append(row)
+        stalls = sorted(summary["stalls"].items(), key=lambda kv: -kv[1])[:3]
+        us, read, write = (summary[k] or 0 for k in ("duration_ns", "dram_read_bytes", "dram_write_bytes"))
+        print(f"{n_rows}x{n} {label:<12} {summary['kernel_name'][:28]:<28} {us / 1e3:7.1f} us  "
+              f"DRAM read {read / 1e6:6.1f} MB write {write / 1e6:6.1f} MB  "
+              f"regs {summary['registers_per_thread']}  occupancy {summary['achieved_occupancy_pct']}%  "
+              f"top stalls {stalls}", flush=True)
+    return rows
+
+
 def compiled_info(gs, dtypes, shapes, gen) -> list[dict]:
     """Registers, spills and shared memory of the compiled kernel per shape (Triton's compiled kernel)."""
     import torch
@@ -359,6 +422,9 @@ def compiled_info(gs, dtypes, shapes, gen) -> list[dict]:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter timings")
+    parser.add_argument("--profile", action="store_true",
+                        help="only Nsight Compute on PROFILE_LAUNCHES (needs ncu and $OUT for the report)")
+    parser.add_argument("--profile-run", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--confirm", action="store_true",
                         help="only the interleaved confirmation: copy, Triton auto, the Gluon default and "
                              "two alternatives at CONFIRM_SHAPES, fp16 and bf16, 3 rounds")
@@ -367,6 +433,17 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     t0 = time.time()
     record: dict = {}
+    if args.profile_run:  # the launches ncu profiles (called by --profile)
+        from gpuperf.benchmark.ncu import profile_window
+
+        profile_window(profile_calls())
+        return 0
+    if args.profile:
+        out_dir = Path(os.environ.get("OUT") or ".")
+        record["profile"] = profile(out_dir)
+        _write(record, argv, "gluon_softmax_profile.json")
+        print(f"\nprobe took {time.time() - t0:.1f} s")
+        return 0
     section("Gluon on this machine")
     try:
         info = gluon_inventory()
