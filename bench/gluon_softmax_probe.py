@@ -425,6 +425,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--profile", action="store_true",
                         help="only Nsight Compute on PROFILE_LAUNCHES (needs ncu and $OUT for the report)")
     parser.add_argument("--profile-run", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--record", type=Path, default=None, metavar="DIR",
+                        help="with --profile: also save the rows as the recorded run "
+                             "DIR/softmax_gluon_profile_h200.json (gpuperf.results.recorded.save_run)")
     parser.add_argument("--confirm", action="store_true",
                         help="only the interleaved confirmation: copy, Triton auto, the Gluon default and "
                              "two alternatives at CONFIRM_SHAPES, fp16 and bf16, 3 rounds")
@@ -442,6 +445,12 @@ def main(argv: list[str]) -> int:
         out_dir = Path(os.environ.get("OUT") or ".")
         record["profile"] = profile(out_dir)
         _write(record, argv, "gluon_softmax_profile.json")
+        if args.record is not None:
+            from gpuperf.results.recorded import provenance, save_run
+
+            command = "python bench/gluon_softmax_probe.py " + " ".join(argv)
+            path = save_run("softmax_gluon_profile_h200", record["profile"], provenance(command), args.record)
+            print(f"wrote {path}")
         print(f"\nprobe took {time.time() - t0:.1f} s")
         return 0
     section("Gluon on this machine")
