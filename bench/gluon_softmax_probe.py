@@ -304,8 +304,11 @@ def confirm(gs, sm, dtypes, gen, rounds: int = 3) -> list[dict]:
                     print(f"{label} {name}: FAILED {type(exc).__name__}: {str(exc)[:400]}", flush=True)
                     rows.append({"dtype": dname, "rows": n_rows, "n": n_cols, "variant": name,
                                  "error": f"{type(exc).__name__}: {exc}"})
-            for _ in range(20):  # bring the clocks up before the first round
-                y.copy_(x)
+            warm_until = time.time() + 0.2  # bring the clocks up before the first round
+            while time.time() < warm_until:
+                for _ in range(10):
+                    y.copy_(x)
+                torch.cuda.synchronize()
             times = {name: [] for name in usable}
             names = list(usable)
             for r in range(rounds):
