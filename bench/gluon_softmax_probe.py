@@ -278,13 +278,15 @@ def confirm(gs, sm, dtypes, gen, rounds: int = 3) -> list[dict]:
             ref = gs.softmax_reference(x[:8])
             default = gs.plan_for(x)
             same = {"chunk_cols": default.chunk_cols, "programs_per_sm": default.programs_per_sm}
-            launches = {"gluon default": {}, "gluon w16": {"num_warps": 16, **same}}
-            if default.programs_per_sm > 1:  # the close alternatives: other warps, or the other chunk
+            launches = {"gluon default": {}}
+            if default.programs_per_sm > 1:  # the close alternatives: other warps ...
                 launches["gluon w8"] = {"num_warps": 8, **same}
-            else:
+                launches["gluon w16"] = {"num_warps": 16, **same}
+            else:  # ... or other chunks (8 and 16 KiB, and 32 KiB: half the barriers again)
                 big = default.chunk_bytes > gs.CHUNK_BYTES
                 other = default.chunk_cols // 2 if big else default.chunk_cols * 2
-                launches[f"gluon c{other}"] = {"num_warps": 8, "chunk_cols": other, "programs_per_sm": 1}
+                for cols in (other, 4 * gs.CHUNK_BYTES // x.element_size()):
+                    launches[f"gluon c{cols}"] = {"num_warps": 8, "chunk_cols": cols, "programs_per_sm": 1}
             variants = {"copy": lambda: y.copy_(x),
                         "triton auto": lambda: sm.softmax(x, out=y, method="auto")}
             for name, kw in launches.items():
