@@ -258,7 +258,7 @@ for kernel, n_cols, stride, dtype, store_exp in cases:
     const = dict(CHUNK=plan.chunk_cols, CHUNKS=plan.chunks_per_row, SLOTS=plan.slots,
                  CHUNK_BYTES_=plan.chunk_bytes, VEC=plan.vector_cols, FLAT=flat,
                  EVEN=not flat and n_cols % plan.chunk_cols == 0, WARPS=gs.NUM_WARPS,
-                 **({"STORE_EXP": store_exp} if kernel == "three_pass" else {}))
+                 **({"STORE_EXP": store_exp} if kernel == "three_pass" else {"FAST": b == 2}))
     name = {torch.float16: "fp16", torch.bfloat16: "bf16"}[dtype]
     sig = {"x_desc": mangle_type(gs.make_descriptor(x, plan)), "Y": f"*{name}", "n_rows": "i32",
            "n_cols": "i32", "stride_x": "i32", "stride_y": "i32", **{k: "constexpr" for k in const}}

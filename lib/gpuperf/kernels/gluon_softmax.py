@@ -434,7 +434,7 @@ if gl is not None:
     def _pipelined_kernel(x_desc, Y, n_rows, n_cols, stride_x, stride_y,
                           CHUNK: gl.constexpr, CHUNKS: gl.constexpr, SLOTS: gl.constexpr,
                           CHUNK_BYTES_: gl.constexpr, VEC: gl.constexpr, FLAT: gl.constexpr,
-                          EVEN: gl.constexpr, WARPS: gl.constexpr):
+                          EVEN: gl.constexpr, WARPS: gl.constexpr, FAST: gl.constexpr):
         # HBM: each row read once (TMA into the ring) and written once (stores from registers): 2 n_cols b.
         # Software-pipelined over rows: the loop over chunk j normalises chunk j of the previous row (and
         # hands its slot back to TMA) and folds chunk j of the current row into running statistics, so a
@@ -465,8 +465,8 @@ if gl is not None:
         l_run = gl.zeros([GROUPS], gl.float32, layout=stat_layout)
         for j in range(CHUNKS):
             m_run, l_run = _fold_chunk(ring, bars, j, cols, head, n_cols, j, m_run, l_run, SLOTS, CHUNK,
-                                       EVEN, VEC, vec_layout, grp_layout)
-        m_prev, inv_prev = _merge(m_run, l_run)
+                                       EVEN, VEC, FAST, vec_layout, grp_layout)
+        m_prev, inv_prev = _merge(m_run, l_run, FAST)
         # listing: gluon-pipeline
         for i in range(1, n_local):  # row i is folded while row i - 1 is normalised
             prev = pid + (i - 1) * nprog
@@ -480,11 +480,11 @@ if gl is not None:
                 _normalise_chunk(
                     x_desc, ring, bars, y_row, g, j, cols, cols1, head_prev, n_cols,
                     m_prev, inv_prev, pid, nprog, n_rows, stride_x, CHUNK, CHUNKS,
-                    SLOTS, CHUNK_BYTES_, VEC, FLAT, EVEN, vec_layout, one_layout)
+                    SLOTS, CHUNK_BYTES_, VEC, FLAT, EVEN, FAST, vec_layout, one_layout)
                 m_run, l_run = _fold_chunk(
                     ring, bars, g + CHUNKS, cols, head_cur, n_cols, j, m_run, l_run,
-                    SLOTS, CHUNK, EVEN, VEC, vec_layout, grp_layout)
-            m_prev, inv_prev = _merge(m_run, l_run)
+                    SLOTS, CHUNK, EVEN, VEC, FAST, vec_layout, grp_layout)
+            m_prev, inv_prev = _merge(m_run, l_run, FAST)
         # end listing: gluon-pipeline
         last = pid + (n_local - 1) * nprog
         y_row = Y + last.to(gl.int64) * stride_y
@@ -492,14 +492,14 @@ if gl is not None:
         for j in range(CHUNKS):
             _normalise_chunk(x_desc, ring, bars, y_row, (n_local - 1) * CHUNKS + j, j, cols, cols1, head_last,
                              n_cols, m_prev, inv_prev, pid, nprog, n_rows, stride_x, CHUNK, CHUNKS, SLOTS,
-                             CHUNK_BYTES_, VEC, FLAT, EVEN, vec_layout, one_layout)
+                             CHUNK_BYTES_, VEC, FLAT, EVEN, FAST, vec_layout, one_layout)
         for s in gl.static_range(SLOTS):
             mbarrier.invalidate(bars.index(s))
 
     @gluon.jit
     def _fold_chunk(ring, bars, g, cols, head, n_cols, j, m_run, l_run, SLOTS: gl.constexpr,
-                    CHUNK: gl.constexpr, EVEN: gl.constexpr, VEC: gl.constexpr, vec_layout: gl.constexpr,
-                    grp_layout: gl.constexpr):
+                    CHUNK: gl.constexpr, EVEN: gl.constexpr, VEC: gl.constexpr, FAST: gl.constexpr,
+                    vec_layout: gl.constexpr, grp_layout: gl.constexpr):
         # Wait for chunk g and fold it into the running maximum and sum of each 16-byte vector position:
         # m' = max(m, max of the vector), l' = l exp(m - m') + sum exp(x - m'): one exponential per value
         # and one per vector.
@@ -510,36 +510,51 @@ if gl is not None:
         xg = gl.convert_layout(gl.reshape(x, [CHUNK // VEC, VEC]), grp_layout)  # free
         m_new = gl.maximum(m_run, gl.max(xg, axis=1))  # max over a thread's 16 bytes
         shift = gl.where(m_new > float("-inf"), m_new, 0.0)  # no -inf - -inf
-        e = gl.exp2((xg - gl.expand_dims(shift, 1)) * LOG2E)
+        if FAST:  # 16-bit input: x log2(e) - m log2(e) is one FMA, exact enough
+            e = gl.exp2(xg * LOG2E - gl.expand_dims(shift * LOG2E, 1))
+        else:
+            e = gl.exp2((xg - gl.expand_dims(shift, 1)) * LOG2E)
         l_new = l_run * gl.exp2((m_run - shift) * LOG2E) + gl.sum(e, axis=1)
         # end listing: gluon-fold
         return m_new, l_new
 
     @gluon.jit
-    def _merge(m_run, l_run):
-        # The row's maximum and 1 / sum of exp(x - max) from the per-vector statistics.
+    def _merge(m_run, l_run, FAST: gl.constexpr):
+        # The row's maximum m and 1 / l, l = sum of exp(x - m), from the per-vector statistics; with FAST,
+        # m log2(e) + log2(l) in place of m, so that the normalisation is exp2(x log2(e) - that): one FMA.
         LOG2E: gl.constexpr = 1.4426950408889634
         m_row = gl.max(m_run, axis=0)
         l_row = gl.sum(l_run * gl.exp2((m_run - m_row) * LOG2E), axis=0)
+        if FAST:
+            m_row = m_row * LOG2E + gl.log2(l_row)
         return m_row, 1.0 / l_row
+
+    @gluon.jit
+    def _scaled_exp(x, m_row, inv, FAST: gl.constexpr):
+        # exp(x - m) / l; with FAST, m_row is m log2(e) + log2(l) (see _merge): one FMA and one EX2.
+        LOG2E: gl.constexpr = 1.4426950408889634
+        if FAST:
+            y = gl.exp2(x * LOG2E - m_row)
+        else:
+            y = gl.exp2((x - m_row) * LOG2E) * inv
+        return y
 
     @gluon.jit
     def _normalise_chunk(x_desc, ring, bars, y_row, g, j, cols, cols1, head, n_cols, m_row, inv,
                          pid, nprog, n_rows, stride_x, CHUNK: gl.constexpr, CHUNKS: gl.constexpr,
                          SLOTS: gl.constexpr, CHUNK_BYTES_: gl.constexpr, VEC: gl.constexpr,
-                         FLAT: gl.constexpr, EVEN: gl.constexpr, vec_layout: gl.constexpr,
-                         one_layout: gl.constexpr):
+                         FLAT: gl.constexpr, EVEN: gl.constexpr, FAST: gl.constexpr,
+                         vec_layout: gl.constexpr, one_layout: gl.constexpr):
         # y = exp(x - m) / l for chunk g, stored; then its slot goes back to TMA for chunk g + SLOTS.
-        LOG2E: gl.constexpr = 1.4426950408889634
         # listing: gluon-normalise
         if FLAT:
             c1 = cols1 + (j * CHUNK - head)
             x = ring.index(g % SLOTS).load(one_layout).to(gl.float32)
-            y = gl.exp2((x - m_row) * LOG2E) * inv
+            y = _scaled_exp(x, m_row, inv, FAST)
             gl.store(y_row + c1, y.to(y_row.dtype.element_ty), mask=(c1 >= 0) & (c1 < n_cols))
         else:
             x = ring.index(g % SLOTS).load(vec_layout).to(gl.float32)
-            y = gl.exp2((x - m_row) * LOG2E) * inv
+            y = _scaled_exp(x, m_row, inv, FAST)
             c = cols + j * CHUNK
             if EVEN:
                 gl.store(y_row + c, y.to(y_row.dtype.element_ty))
@@ -668,7 +683,8 @@ def _launch(x: torch.Tensor, out: torch.Tensor, plan: ChunkPlan, store_exp: bool
         return _pipelined_kernel[grid](desc, out, n_rows, n_cols, x.stride(0), out.stride(0),
                                        CHUNK=plan.chunk_cols, CHUNKS=plan.chunks_per_row, SLOTS=plan.slots,
                                        CHUNK_BYTES_=plan.chunk_bytes, VEC=plan.vector_cols, FLAT=plan.flat,
-                                       EVEN=even, WARPS=plan.num_warps, num_warps=plan.num_warps)
+                                       EVEN=even, WARPS=plan.num_warps, FAST=plan.bytes_per_element == 2,
+                                       num_warps=plan.num_warps)
     return _softmax_kernel[grid](desc, out, n_rows, n_cols, x.stride(0), out.stride(0),
                                  CHUNK=plan.chunk_cols, CHUNKS=plan.chunks_per_row, SLOTS=plan.slots,
                                  CHUNK_BYTES_=plan.chunk_bytes, VEC=plan.vector_cols, FLAT=plan.flat,
