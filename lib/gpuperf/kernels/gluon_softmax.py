@@ -48,6 +48,7 @@ Gluon kernels do not run under the Triton interpreter.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import numbers
 
@@ -129,11 +130,28 @@ def available(device: int | str | torch.device | None = None) -> Availability:
         return Availability(False, "the Triton interpreter is on (TRITON_INTERPRET): it does not run Gluon")
     if not torch.cuda.is_available():
         return Availability(False, "torch sees no CUDA GPU")
-    major, minor = torch.cuda.get_device_capability(device)
+    major, minor = _device_facts(_device_index(device))[0]
     if major != 9:
         return Availability(False, f"the kernel uses Hopper's TMA and shared-memory budget (compute "
                                    f"capability 9.x); this GPU is {major}.{minor}")
     return Availability(True, "")
+
+
+def _device_index(device) -> int:
+    if isinstance(device, torch.device) and device.index is not None:
+        return device.index
+    if isinstance(device, int):
+        return device
+    index = torch.device(device).index if device is not None else None
+    return torch.cuda.current_device() if index is None else index
+
+
+@functools.lru_cache(maxsize=None)
+def _device_facts(index: int) -> tuple[tuple[int, int], int]:
+    """(compute capability, SM count) of CUDA device ``index``, asked once: every call of :func:`softmax`
+    needs both, and the host time of a call is part of what it costs (bench/NOTES.md)."""
+    sm_count = torch.cuda.get_device_properties(index).multi_processor_count
+    return torch.cuda.get_device_capability(index), sm_count
 
 
 def usable_for(x: torch.Tensor) -> Availability:
@@ -658,11 +676,11 @@ def plan_for(x: torch.Tensor, *, chunk_cols: int | None = None, programs_per_sm:
     n_rows, n_cols = x.shape
     b = x.element_size()
     flat = n_rows > 1 and uses_flat_view(x.stride(0), b)
-    if chunk_cols is None and programs_per_sm is None and num_warps is None:
-        plan = default_launch(n_cols, b, flat=flat)
+    options = (chunk_cols, programs_per_sm, num_warps)
+    if all(o is None or (isinstance(o, int) and not isinstance(o, bool)) for o in options):
+        plan = _plan_cached(n_cols, b, flat, *options)  # pure in its arguments: asked once per shape
     else:
-        plan = chunk_plan(n_cols, b, flat=flat, chunk_cols=chunk_cols, programs_per_sm=programs_per_sm,
-                          num_warps=NUM_WARPS if num_warps is None else num_warps)
+        plan = _plan(n_cols, b, flat, *options)  # raises the ValueError naming the bad option
     if flat and (n_rows - 1) * x.stride(0) + n_cols > MAX_FLAT_ELEMENTS:
         raise ValueError(f"x: rows whose stride ({x.stride(0)} values) is not a multiple of 16 bytes are "
                          f"read through a flat view, which TMA's 32-bit coordinates limit to "
@@ -671,11 +689,21 @@ def plan_for(x: torch.Tensor, *, chunk_cols: int | None = None, programs_per_sm:
     return plan
 
 
+def _plan(n_cols: int, b: int, flat: bool, chunk_cols, programs_per_sm, num_warps) -> ChunkPlan:
+    if chunk_cols is None and programs_per_sm is None and num_warps is None:
+        return default_launch(n_cols, b, flat=flat)
+    return chunk_plan(n_cols, b, flat=flat, chunk_cols=chunk_cols, programs_per_sm=programs_per_sm,
+                      num_warps=NUM_WARPS if num_warps is None else num_warps)
+
+
+_plan_cached = functools.lru_cache(maxsize=1024)(_plan)
+
+
 def _launch(x: torch.Tensor, out: torch.Tensor, plan: ChunkPlan, store_exp: bool = False,
             schedule: str = "pipelined"):
     """Launch the kernel for checked tensors; returns what the launch returns (Triton's compiled kernel)."""
     n_rows, n_cols = x.shape
-    sm_count = torch.cuda.get_device_properties(x.device).multi_processor_count
+    sm_count = _device_facts(_device_index(x.device))[1]
     grid = (grid_size(n_rows, sm_count, plan.programs_per_sm),)
     even = not plan.flat and n_cols % plan.chunk_cols == 0
     desc = make_descriptor(x, plan)
