@@ -10,9 +10,7 @@ and three times; when the re-reads hit L2 their effective rate can still approac
 Reference: ``copy <dtype> <rows>x<n>``. Shapes: 32768 x 4096 (targets: >= 0.95 of the copy and >= 3x
 ``torch.softmax``), and rows of 16384 to 262144 values at 2^27 elements (target from 65536 on: >= 0.80 of
 the copy). ``sweep=True`` adds launches of the fused kernel at 4096 columns and of the split kernel on
-longer rows (first dtype only). ``gluon=True`` adds the Gluon kernel
-(:mod:`gpuperf.kernels.gluon_softmax`, Hopper only) at its default launch, labelled ``gluon``, on the
-shapes it takes.
+longer rows (first dtype only).
 """
 
 from __future__ import annotations
@@ -27,8 +25,7 @@ SPLIT_SWEEP = ((8192, 8, True, True), (8192, 8, False, True), (4096, 4, True, Tr
                (16384, 16, True, True), (8192, 8, True, False))
 
 
-def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bool = True,
-          gluon: bool = False):
+def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bool = True):
     import torch
 
     from gpuperf.benchmark import Case, check_all_written, check_relative_error
@@ -67,11 +64,6 @@ def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bo
             for method in methods:
                 runs[f"triton {method}"] = ("triton", {"method": method},
                                             lambda x=x, y=y, m=method: sm.softmax(x, out=y, method=m))
-            if gluon:  # the Gluon kernel (Hopper), its default launch, where it takes the shape
-                from gpuperf.kernels import gluon_softmax as gs
-
-                if gs.usable_for(x):
-                    runs["gluon"] = ("gluon", {"method": "gluon"}, lambda x=x, y=y: gs.softmax(x, out=y))
             if sweep and not quick:
                 if n <= 4096:
                     for nw in (4, 8, 16, 32):
@@ -96,5 +88,5 @@ def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bo
                                    "num_stages": extra.get("num_stages"),
                                    "programs_per_sm": extra.get("programs_per_sm"),
                                    "prefetch": extra.get("prefetch"), "cooperative": extra.get("cooperative")},
-                           retime=(name in ("torch.softmax", "triton auto", "gluon")))
+                           retime=(name in ("torch.softmax", "triton auto")))
             del x, y
