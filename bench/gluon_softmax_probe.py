@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import sys
 import time
 import traceback
@@ -260,8 +261,9 @@ CONFIRM_SHAPES = ((4096, 32000), (2048, 65536), (8192, 16384), (2048, 40000), (1
 
 
 def confirm(gs, sm, dtypes, gen, rounds: int = 3) -> list[dict]:
-    """Copy, Triton ``auto``, the Gluon default launch and two alternatives, timed in interleaved rounds
-    (each round times every variant once, in a rotated order; ratios are to the same round's copy)."""
+    """Copy, Triton ``auto``, the Gluon default launch, two alternatives and the default again, timed in
+    interleaved rounds (each round times every variant once, in a shuffled order; ratios are to the same
+    round's copy), after one untimed timing of each; plus the host time per call of the default."""
     import statistics
 
     import torch
@@ -317,8 +319,12 @@ def confirm(gs, sm, dtypes, gen, rounds: int = 3) -> list[dict]:
                 torch.cuda.synchronize()
             times = {name: [] for name in usable}
             names = list(usable)
-            for r in range(rounds):
-                order = names[r % len(names):] + names[:r % len(names)]
+            for name in names:  # each launch timed once, untimed, right before the rounds
+                time_callable(usable[name], 2.0, 5.0)
+            shuffle = random.Random(n_rows * n_cols + len(dname))
+            for _ in range(rounds):
+                order = names[:]
+                shuffle.shuffle(order)  # a fresh order each round: no launch always follows another
                 for name in order:
                     times[name].append(time_callable(usable[name], 5.0, 25.0))
             host = {}
