@@ -284,11 +284,11 @@ def confirm(gs, sm, dtypes, gen, rounds: int = 3) -> list[dict]:
             if default.programs_per_sm > 1:  # the close alternatives: other warps ...
                 launches["gluon w8"] = {"num_warps": 8, **same}
                 launches["gluon w16"] = {"num_warps": 16, **same}
-            else:  # ... or other chunks (8 and 16 KiB, and 32 KiB: half the barriers again)
-                big = default.chunk_bytes > gs.CHUNK_BYTES
-                other = default.chunk_cols // 2 if big else default.chunk_cols * 2
-                for cols in (other, 4 * gs.CHUNK_BYTES // x.element_size()):
-                    launches[f"gluon c{cols}"] = {"num_warps": 8, "chunk_cols": cols, "programs_per_sm": 1}
+            else:  # ... or the other chunks of 8, 16 and 32 KiB
+                for kib in (8, 16, 32):
+                    cols = kib * 1024 // x.element_size()
+                    if cols != default.chunk_cols:
+                        launches[f"gluon c{cols}"] = {"num_warps": 8, "chunk_cols": cols, "programs_per_sm": 1}
             # The same call again, last: the same compiled kernel on the same tensors, so any difference
             # from "gluon default" is the measurement's (gluon run 3 saw fp16 defaults 20-60 % slower than
             # the same launch in bf16 or given as options).
