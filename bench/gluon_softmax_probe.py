@@ -288,7 +288,8 @@ def confirm(gs, sm, dtypes, gen, rounds: int = 3) -> list[dict]:
                 for kib in (8, 16, 32):
                     cols = kib * 1024 // x.element_size()
                     if cols != default.chunk_cols:
-                        launches[f"gluon c{cols}"] = {"num_warps": 8, "chunk_cols": cols, "programs_per_sm": 1}
+                        launches[f"gluon c{cols}"] = {"num_warps": 8, "chunk_cols": cols,
+                                                      "programs_per_sm": 1}
             # The same call again, last: the same compiled kernel on the same tensors, so any difference
             # from "gluon default" is the measurement's (gluon run 3 saw fp16 defaults 20-60 % slower than
             # the same launch in bf16 or given as options).
