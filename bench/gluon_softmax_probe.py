@@ -14,7 +14,11 @@ the Triton softmax (``gpuperf.kernels.softmax``, ``method="auto"``) and prints
 
 Every step runs in its own ``try`` so one failure (a compile error under Triton 3.6's Gluon, say) is
 printed and the rest still runs. With ``$OUT`` set, writes ``$OUT/gluon_softmax_probe.json`` (rows and
-provenance). Usage: ``python bench/gluon_softmax_probe.py [--quick]``; about 30-60 s on an H200.
+provenance). Usage: ``python bench/gluon_softmax_probe.py [--quick] [--sweep | --confirm | --profile]``; ~40 s
+on an H200, most of it compiling (each shape, dtype and launch is a kernel of its own). ``--confirm`` runs
+only :func:`confirm` (writes ``$OUT/gluon_softmax_confirm.json``); ``--profile`` only :func:`profile`
+(Nsight Compute, the first design against the pipelined one: ``$OUT/gluon_softmax_profile.json`` and the
+CSV report).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import sys
 import time
 import traceback
@@ -214,7 +219,7 @@ def time_shapes(gs, sm, dtypes, shapes, quick, sweep, gen) -> list[dict]:
                                                                    chunk_cols=c))
                     launches[f"gluon w{warps} p{pps or '-'} c{chunk or '-'}"] = launch
             copy_s = None
-            launches["gluon"] = launches["gluon 3pass store_exp"] = (8, None, None)
+            launches["gluon"] = launches["gluon 3pass store_exp"] = (None, None, None)
             for name, fn in variants.items():
                 row = {"dtype": dname, "rows": n_rows, "n": n_cols, "variant": name, "bytes_moved": moved}
                 try:
@@ -236,6 +241,7 @@ def time_shapes(gs, sm, dtypes, shapes, quick, sweep, gen) -> list[dict]:
                         w, p, c = launches[name]
                         plan = gs.plan_for(x, num_warps=w, programs_per_sm=p, chunk_cols=c)
                         row.update(chunks_per_row=plan.chunks_per_row, slots=plan.slots,
+                                   chunk_cols=plan.chunk_cols, num_warps=plan.num_warps,
                                    programs_per_sm=plan.programs_per_sm, flat=plan.flat,
                                    bytes_in_flight_per_sm=gs.bytes_in_flight_per_sm(plan))
                     ratio = f"{row['ratio_to_copy']:.3f}" if row["ratio_to_copy"] else "-"
@@ -251,6 +257,168 @@ def time_shapes(gs, sm, dtypes, shapes, quick, sweep, gen) -> list[dict]:
     return rows
 
 
+CONFIRM_SHAPES = ((4096, 32000), (2048, 65536), (8192, 16384), (2048, 40000), (1024, 100000))
+
+
+def confirm(gs, sm, dtypes, gen, rounds: int = 3) -> list[dict]:
+    """Copy, Triton ``auto``, the Gluon default launch, two alternatives and the default again, timed in
+    interleaved rounds (each round times every variant once, in a shuffled order; ratios are to the same
+    round's copy), after one untimed timing of each; plus the host time per call of the default."""
+    import statistics
+
+    import torch
+
+    from gpuperf.benchmark import time_callable, time_host_callable
+
+    rows = []
+    for n_rows, n_cols in CONFIRM_SHAPES:
+        for dtype in dtypes:
+            dname = gs.DTYPE_NAMES[dtype]
+            label = f"{dname} {n_rows}x{n_cols}"
+            x = (torch.randn(n_rows, n_cols, generator=gen, device="cuda") * 3).to(dtype)
+            y = torch.empty_like(x)
+            ref = gs.softmax_reference(x[:8])
+            default = gs.plan_for(x)
+            same = {"chunk_cols": default.chunk_cols, "programs_per_sm": default.programs_per_sm}
+            launches = {"gluon default": {}}
+            if default.programs_per_sm > 1:  # the close alternatives: other warps ...
+                launches["gluon w8"] = {"num_warps": 8, **same}
+                launches["gluon w16"] = {"num_warps": 16, **same}
+            else:  # ... or the other chunks of 8, 16 and 32 KiB
+                for kib in (8, 16, 32):
+                    cols = kib * 1024 // x.element_size()
+                    if cols != default.chunk_cols:
+                        launches[f"gluon c{cols}"] = {"num_warps": 8, "chunk_cols": cols,
+                                                      "programs_per_sm": 1}
+            # The same call again, last: the same compiled kernel on the same tensors, so any difference
+            # from "gluon default" is the measurement's (gluon run 3 saw fp16 defaults 20-60 % slower than
+            # the same launch in bf16 or given as options).
+            launches["gluon default again"] = {}
+            variants = {"copy": lambda: y.copy_(x),
+                        "triton auto": lambda: sm.softmax(x, out=y, method="auto")}
+            for name, kw in launches.items():
+                variants[name] = lambda kw=kw: gs.softmax(x, out=y, **kw)
+            usable = {}
+            for name, fn in variants.items():
+                try:
+                    if name != "copy":
+                        y.fill_(float("nan"))
+                        fn()
+                        torch.cuda.synchronize()
+                        err = float((y[:8].double().cpu() - ref).abs().max())
+                        if not err <= 0.01 or bool(torch.isnan(y).any()):
+                            raise RuntimeError(f"wrong result: max |err| {err} on the first rows, or NaN")
+                    usable[name] = fn
+                except Exception as exc:  # noqa: BLE001
+                    print(f"{label} {name}: FAILED {type(exc).__name__}: {str(exc)[:400]}", flush=True)
+                    rows.append({"dtype": dname, "rows": n_rows, "n": n_cols, "variant": name,
+                                 "error": f"{type(exc).__name__}: {exc}"})
+            warm_until = time.time() + 0.2  # bring the clocks up before the first round
+            while time.time() < warm_until:
+                for _ in range(10):
+                    y.copy_(x)
+                torch.cuda.synchronize()
+            times = {name: [] for name in usable}
+            names = list(usable)
+            for name in names:  # each launch timed once, untimed, right before the rounds
+                time_callable(usable[name], 2.0, 5.0)
+            shuffle = random.Random(n_rows * n_cols + len(dname))
+            for _ in range(rounds):
+                order = names[:]
+                shuffle.shuffle(order)  # a fresh order each round: no launch always follows another
+                for name in order:
+                    times[name].append(time_callable(usable[name], 5.0, 25.0))
+            host = {}
+            for name in ("gluon default", "triton auto"):  # host time per call: is the timing host-bound?
+                if name in usable:
+                    try:
+                        host[name] = time_host_callable(usable[name], calls=50, batches=3, warmup_calls=5)
+                    except Exception as exc:  # noqa: BLE001
+                        print(f"{label} {name}: host timing failed: {exc}", flush=True)
+            copy_t = times.get("copy")
+            for name in names:
+                ratios = [c / t for c, t in zip(copy_t, times[name])] if copy_t else []
+                row = {"dtype": dname, "rows": n_rows, "n": n_cols, "variant": name,
+                       "time_s_rounds": times[name], "ratio_to_copy_rounds": ratios,
+                       "ratio_to_copy": statistics.median(ratios) if ratios else None,
+                       "host_s_per_call": host.get(name)}
+                if name.startswith("gluon"):
+                    plan = gs.plan_for(x, **launches[name])
+                    row.update(chunk_cols=plan.chunk_cols, programs_per_sm=plan.programs_per_sm,
+                               num_warps=plan.num_warps, slots=plan.slots, chunks_per_row=plan.chunks_per_row)
+                rows.append(row)
+                spread = f"{min(ratios):.3f}-{max(ratios):.3f}" if ratios else "-"
+                launch = (f"  (chunk {row['chunk_cols']}, {row['programs_per_sm']} prog/SM, "
+                          f"{row['num_warps']} warps)") if name.startswith("gluon") else ""
+                host_text = f"  host {host[name] * 1e6:.0f} us/call" if name in host else ""
+                print(f"{label:>16} {name:<19} {statistics.median(times[name]) * 1e6:8.1f} us  ratio "
+                      f"{row['ratio_to_copy'] or 0:.3f} (rounds {spread}){launch}{host_text}", flush=True)
+            del x, y
+            torch.cuda.empty_cache()
+    return rows
+
+
+#: Launches of ``--profile`` (fp16), in launch order: (label, rows, n_cols, softmax options or None for
+#: Triton's ``auto``). "three_pass" is the launch of the first design (gluon run 1's default).
+PROFILE_LAUNCHES = tuple(
+    (label, rows, n, opts) for rows, n in ((2048, 65536), (4096, 32000))
+    for label, opts in (("three_pass", {"schedule": "three_pass", "programs_per_sm": 1, "num_warps": 8,
+                                         "chunk_cols": 4096}),
+                        ("pipelined", {}),
+                        ("triton auto", None)))
+#: Metrics of ``--profile`` besides the harness's (DRAM bytes, duration, spills; its sections give
+#: occupancy, registers and the warp stalls).
+PROFILE_METRICS = ("dram__throughput.avg.pct_of_peak_sustained_elapsed",
+                   "smsp__inst_executed_pipe_xu.sum")
+
+
+def profile_calls():
+    """The launches of :data:`PROFILE_LAUNCHES` (GPU only)."""
+    import torch
+
+    from gpuperf.kernels import gluon_softmax as gs
+    from gpuperf.kernels import softmax as sm
+
+    calls = []
+    for _, rows, n, opts in PROFILE_LAUNCHES:
+        x = torch.randn(rows, n, device="cuda", dtype=torch.float16)
+        y = torch.empty_like(x)
+        if opts is None:
+            calls.append(lambda x=x, y=y: sm.softmax(x, out=y, method="auto"))
+        else:
+            calls.append(lambda x=x, y=y, o=opts: gs.softmax(x, out=y, **o))
+    return calls
+
+
+def profile(out_dir: Path) -> list[dict]:
+    """Nsight Compute on :data:`PROFILE_LAUNCHES` (this script's ``--profile-run`` under the harness's ncu
+    command line); returns one row per launch and leaves the CSV report in ``out_dir``."""
+    from gpuperf.benchmark import profile as prof
+
+    command = prof.ncu_command([sys.executable, str(Path(__file__).resolve()), "--profile-run"],
+                               metrics=(*prof.KERNEL_METRICS, *PROFILE_METRICS, *prof.STALL_METRICS),
+                               base_units=True)
+    print(" ".join(command), flush=True)
+    csv = prof.run_ncu(command, out_dir / "ncu_gluon_softmax.csv", timeout_s=300)
+    launches = prof.parse_ncu_csv(csv.read_text())
+    if len(launches) != len(PROFILE_LAUNCHES):
+        raise RuntimeError(f"{csv}: {len(launches)} launches, {len(PROFILE_LAUNCHES)} expected")
+    rows = []
+    for launch, (label, n_rows, n, _) in zip(launches, PROFILE_LAUNCHES):
+        summary = prof.kernel_summary(launch)
+        values = prof.metric_values(launch)
+        row = {"launch": label, "dtype": "fp16", "rows": n_rows, "n": n, "input_bytes": n_rows * n * 2,
+               **summary, **{m: values.get(m) for m in PROFILE_METRICS}}
+        rows.append(row)
+        stalls = sorted(summary["stalls"].items(), key=lambda kv: -kv[1])[:3]
+        us, read, write = (summary[k] or 0 for k in ("duration_ns", "dram_read_bytes", "dram_write_bytes"))
+        print(f"{n_rows}x{n} {label:<12} {summary['kernel_name'][:28]:<28} {us / 1e3:7.1f} us  "
+              f"DRAM read {read / 1e6:6.1f} MB write {write / 1e6:6.1f} MB  "
+              f"regs {summary['registers_per_thread']}  occupancy {summary['achieved_occupancy_pct']}%  "
+              f"top stalls {stalls}", flush=True)
+    return rows
+
+
 def compiled_info(gs, dtypes, shapes, gen) -> list[dict]:
     """Registers, spills and shared memory of the compiled kernel per shape (Triton's compiled kernel)."""
     import torch
@@ -262,13 +430,13 @@ def compiled_info(gs, dtypes, shapes, gen) -> list[dict]:
                 x = torch.randn(min(n_rows, 264), n_cols, generator=gen, device="cuda").to(dtype)
                 y = torch.empty_like(x)
                 plan = gs.plan_for(x)
-                k = gs._launch(x, y, plan, gs.NUM_WARPS)
+                k = gs._launch(x, y, plan)
                 info = {"dtype": gs.DTYPE_NAMES[dtype], "n": n_cols, "n_regs": getattr(k, "n_regs", None),
                         "n_spills": getattr(k, "n_spills", None),
                         "shared_bytes": getattr(getattr(k, "metadata", None), "shared", None),
                         "plan": {f: getattr(plan, f) for f in (
                             "chunk_cols", "chunks_per_row", "slots", "lookahead_chunks", "programs_per_sm",
-                            "flat")}}
+                            "num_warps", "flat")}}
             except Exception as exc:  # noqa: BLE001
                 info = {"n": n_cols, "error": f"{type(exc).__name__}: {exc}"}
             print(f"compiled {info}")
@@ -279,11 +447,37 @@ def compiled_info(gs, dtypes, shapes, gen) -> list[dict]:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter timings")
+    parser.add_argument("--profile", action="store_true",
+                        help="only Nsight Compute on PROFILE_LAUNCHES (needs ncu and $OUT for the report)")
+    parser.add_argument("--profile-run", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--record", type=Path, default=None, metavar="DIR",
+                        help="with --profile: also save the rows as the recorded run "
+                             "DIR/softmax_gluon_profile_h200.json (gpuperf.results.recorded.save_run)")
+    parser.add_argument("--confirm", action="store_true",
+                        help="only the interleaved confirmation: copy, Triton auto, the Gluon default and "
+                             "two alternatives at CONFIRM_SHAPES, fp16 and bf16, 3 rounds")
     parser.add_argument("--sweep", action="store_true",
                         help="also time LAUNCHES (warps, programs per SM) at 32000 and 65536 columns")
     args = parser.parse_args(argv)
     t0 = time.time()
     record: dict = {}
+    if args.profile_run:  # the launches ncu profiles (called by --profile)
+        from gpuperf.benchmark.ncu import profile_window
+
+        profile_window(profile_calls())
+        return 0
+    if args.profile:
+        out_dir = Path(os.environ.get("OUT") or ".")
+        record["profile"] = profile(out_dir)
+        _write(record, argv, "gluon_softmax_profile.json")
+        if args.record is not None:
+            from gpuperf.results.recorded import provenance, save_run
+
+            command = "python bench/gluon_softmax_probe.py " + " ".join(argv)
+            path = save_run("softmax_gluon_profile_h200", record["profile"], provenance(command), args.record)
+            print(f"wrote {path}")
+        print(f"\nprobe took {time.time() - t0:.1f} s")
+        return 0
     section("Gluon on this machine")
     try:
         info = gluon_inventory()
@@ -304,6 +498,12 @@ def main(argv: list[str]) -> int:
               f"torch {torch.__version__}")
     gen = torch.Generator(device="cuda").manual_seed(20261201)
     dtypes = (torch.float16, torch.bfloat16)
+    if args.confirm:
+        section("confirmation: interleaved rounds (ratio = the round's copy time / this time; median)")
+        record["confirm"] = confirm(gs, sm, dtypes, gen)
+        print(f"\nprobe took {time.time() - t0:.1f} s")
+        _write(record, argv, "gluon_softmax_confirm.json")
+        return 0
     section("compiled kernel (fp16, first launch of each shape)")
     record["compiled"] = compiled_info(gs, dtypes, SHAPES, gen)
     section("against float64 (seed 20261201)")
@@ -321,19 +521,24 @@ def main(argv: list[str]) -> int:
     for (rows, n), ratios in summary.items():
         print(f"{rows:>6} x {n:<6} " + "  ".join(f"{k} {v:.3f}" for k, v in sorted(ratios.items())))
     print(f"\nprobe took {time.time() - t0:.1f} s")
-    out_dir = os.environ.get("OUT")
-    if out_dir:
-        try:
-            from gpuperf.results.recorded import provenance
-
-            command = "python bench/gluon_softmax_probe.py " + " ".join(argv)
-            record["provenance"] = provenance(command.strip())
-        except Exception as exc:  # noqa: BLE001
-            record["provenance"] = {"error": str(exc)}
-        path = Path(out_dir) / "gluon_softmax_probe.json"
-        path.write_text(json.dumps(record, indent=1, default=str))
-        print(f"wrote {path}")
+    _write(record, argv, "gluon_softmax_probe.json")
     return 0
+
+
+def _write(record: dict, argv: list[str], name: str) -> None:
+    out_dir = os.environ.get("OUT")
+    if not out_dir:
+        return
+    try:
+        from gpuperf.results.recorded import provenance
+
+        command = "python bench/gluon_softmax_probe.py " + " ".join(argv)
+        record["provenance"] = provenance(command.strip())
+    except Exception as exc:  # noqa: BLE001
+        record["provenance"] = {"error": str(exc)}
+    path = Path(out_dir) / name
+    path.write_text(json.dumps(record, indent=1, default=str))
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

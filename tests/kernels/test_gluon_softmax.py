@@ -45,6 +45,21 @@ def test_plan_of_the_probe_shapes(n_cols, b, chunks, slots, programs):
             gs.MIN_LOOKAHEAD_CHUNKS, chunks // 2) or programs == gs.MAX_PROGRAMS_PER_SM
 
 
+@pytest.mark.parametrize("n_cols, b, chunk_cols, programs, warps, ahead", [
+    (32000, 2, 4096, 2, 4, 5),    # measured best: 2 programs of 4 warps, 8 KiB chunks
+    (16384, 2, 4096, 3, 4, 5),
+    (4096, 2, 4096, 4, 4, 5),
+    (65536, 2, 16384, 1, 8, 3),   # one program: 32 KiB chunks, 96 KiB ahead
+    (40000, 2, 16384, 1, 8, 4),   # measured best: 32 KiB chunks
+    (100000, 2, 4096, 1, 8, 3),   # near the limit: the chunk that keeps the most ahead (24 KiB)
+    (32000, 4, 8192, 1, 8, 3),    # fp32: 32 KiB chunks of 8192 values
+])
+def test_default_launch_follows_the_measured_rule(n_cols, b, chunk_cols, programs, warps, ahead):
+    plan = gs.default_launch(n_cols, b)
+    assert (plan.chunk_cols, plan.programs_per_sm, plan.num_warps, plan.lookahead_chunks) == (
+        chunk_cols, programs, warps, ahead)
+
+
 def test_flat_view_allows_for_the_values_in_front_of_the_row():
     # 50257 fp16 values: the first chunk starts at the 16-byte boundary at or before the row, up to 7 values
     # early, so the row spans ceil((50257 + 7) / 4096) = 13 chunks, as it does without the view.
@@ -243,7 +258,7 @@ for kernel, n_cols, stride, dtype, store_exp in cases:
     const = dict(CHUNK=plan.chunk_cols, CHUNKS=plan.chunks_per_row, SLOTS=plan.slots,
                  CHUNK_BYTES_=plan.chunk_bytes, VEC=plan.vector_cols, FLAT=flat,
                  EVEN=not flat and n_cols % plan.chunk_cols == 0, WARPS=gs.NUM_WARPS,
-                 **({"STORE_EXP": store_exp} if kernel == "three_pass" else {}))
+                 **({"STORE_EXP": store_exp} if kernel == "three_pass" else {"FAST": b == 2}))
     name = {torch.float16: "fp16", torch.bfloat16: "bf16"}[dtype]
     sig = {"x_desc": mangle_type(gs.make_descriptor(x, plan)), "Y": f"*{name}", "n_rows": "i32",
            "n_cols": "i32", "stride_x": "i32", "stride_y": "i32", **{k: "constexpr" for k in const}}
@@ -382,3 +397,13 @@ def test_errors_gpu():
         gs.softmax(x, store_exp=True)  # only with the three-pass schedule
     assert math.isclose(float(gs.softmax(x).float().sum()), 8.0, rel_tol=1e-2)
     assert gs.usable_for(x) and not gs.usable_for(torch.randn(2, 131072, device="cuda").half())
+
+
+@pytest.mark.skipif(gs.gl is None, reason="needs triton.experimental.gluon to define the kernel")
+@pytest.mark.parametrize("fn, region", [
+    ("_pipelined_kernel", "gluon-pipeline"), ("_fold_chunk", "gluon-fold"),
+    ("_normalise_chunk", "gluon-normalise"), ("_issue", "gluon-issue")])
+def test_listings_fit_the_page(fn, region):
+    from gpuperf.plotting.listing import longest_line, source_region
+
+    assert longest_line(source_region(getattr(gs, fn), region)) <= 88

@@ -23,8 +23,8 @@ refilled (with chunk ``g + slots``) as soon as the last read of chunk ``g`` is d
 * ``"three_pass"``: per row, a pass for the maximum, one for ``l = sum(exp(x - m))`` and one that
   normalises, stores and frees the slots; no slot is freed during the first two passes, so the reads come
   in bursts (on the H200, with one program per SM, it reached only 0.60-0.70 of a copy's speed at
-  32000-65536 columns; bench/NOTES.md). ``store_exp=True`` writes ``exp(x - m)`` back into the slot in the second
-  pass, so the third only scales it.
+  32000-65536 columns; bench/NOTES.md). ``store_exp=True`` writes ``exp(x - m)`` back into the slot in
+  the second pass, so the third only scales it.
 
 Exponentials are the scarce resource of an SM here (16 per clock, against 128 bytes = 64 fp16 values per
 clock from shared memory), which is why the running statistics are per vector rather than per value (an
@@ -48,6 +48,7 @@ Gluon kernels do not run under the Triton interpreter.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import numbers
 
@@ -76,6 +77,10 @@ MAX_PROGRAMS_PER_SM = 4
 
 #: Chunks a program's ring should hold ahead of the row it works on (32 KiB, Little's law's ~31 KB).
 MIN_LOOKAHEAD_CHUNKS = 4
+
+#: Bytes a lone program's ring should keep ahead of its row for :func:`default_launch` to take larger
+#: chunks (on the H200 96 KiB ahead in 16 or 32 KiB chunks measured alike at 65536 columns).
+ONE_PROGRAM_AHEAD_BYTES = 64 * 1024
 
 #: Shared memory a program leaves for the compiler's own scratch (the cross-warp step of the two
 #: reductions) besides the ring and its mbarriers.
@@ -129,11 +134,28 @@ def available(device: int | str | torch.device | None = None) -> Availability:
         return Availability(False, "the Triton interpreter is on (TRITON_INTERPRET): it does not run Gluon")
     if not torch.cuda.is_available():
         return Availability(False, "torch sees no CUDA GPU")
-    major, minor = torch.cuda.get_device_capability(device)
+    major, minor = _device_facts(_device_index(device))[0]
     if major != 9:
         return Availability(False, f"the kernel uses Hopper's TMA and shared-memory budget (compute "
                                    f"capability 9.x); this GPU is {major}.{minor}")
     return Availability(True, "")
+
+
+def _device_index(device) -> int:
+    if isinstance(device, torch.device) and device.index is not None:
+        return device.index
+    if isinstance(device, int):
+        return device
+    index = torch.device(device).index if device is not None else None
+    return torch.cuda.current_device() if index is None else index
+
+
+@functools.lru_cache(maxsize=None)
+def _device_facts(index: int) -> tuple[tuple[int, int], int]:
+    """(compute capability, SM count) of CUDA device ``index``, asked once: every call of :func:`softmax`
+    needs both, and the host time of a call is part of what it costs (bench/NOTES.md)."""
+    sm_count = torch.cuda.get_device_properties(index).multi_processor_count
+    return torch.cuda.get_device_capability(index), sm_count
 
 
 def usable_for(x: torch.Tensor) -> Availability:
@@ -173,6 +195,7 @@ class ChunkPlan:
     shared_bytes: the ring plus its mbarriers, per program.
     flat: rows read through the flat view (their stride is not a multiple of 16 bytes).
     vector_cols: values per 16-byte vector (8 for fp16/bf16, 4 for fp32).
+    num_warps: warps per program.
     """
 
     n_cols: int
@@ -185,6 +208,7 @@ class ChunkPlan:
     shared_bytes: int
     flat: bool
     vector_cols: int
+    num_warps: int = NUM_WARPS
 
     @property
     def chunk_bytes(self) -> int:
@@ -254,7 +278,41 @@ def chunk_plan(n_cols: int, bytes_per_element: int, *, flat: bool = False, chunk
     return ChunkPlan(n_cols=n_cols, bytes_per_element=bytes_per_element, chunk_cols=chunk_cols,
                      chunks_per_row=chunks, slots=slots, lookahead_chunks=slots - chunks,
                      programs_per_sm=programs_per_sm, shared_bytes=slots * (chunk_bytes + MBARRIER_BYTES),
-                     flat=flat, vector_cols=vector_cols)
+                     flat=flat, vector_cols=vector_cols, num_warps=num_warps)
+
+
+def default_launch(n_cols: int, bytes_per_element: int, *, flat: bool = False,
+                   device: str = "H200 SXM") -> ChunkPlan:
+    """The launch :func:`softmax` uses when given no options: the rule the H200 measurements chose.
+
+    Several programs per SM, of 4 warps each with 8 KiB chunks, when their rings each keep a row plus
+    max(4, half a row) of chunks ahead (:func:`chunk_plan`'s default). Otherwise one program of 8 warps,
+    with the largest chunk of 32, 16 or 8 KiB whose ring keeps :data:`ONE_PROGRAM_AHEAD_BYTES` ahead
+    (fewer, larger TMA requests and fewer barriers), or, where none does (rows near the limit), the chunk
+    that keeps the most bytes ahead. Measured (H200, pipelined schedule, ratio to a copy, bf16 / fp16;
+    bench/NOTES.md, gluon runs 2-3): 4096 x 32000, 2 programs of 4 warps 0.875 / 0.885 (8 warps 0.868 /
+    0.872, 16 warps 0.855 / 0.856, 1 program 0.749); 2048 x 65536, one program, 16 KiB chunks 0.867,
+    32 KiB 0.862 / 0.865, 8 KiB 0.837 / 0.863; 2048 x 40000, 32 KiB 0.778 (8 KiB 0.732, 16 KiB 0.588);
+    1024 x 100000, 8 KiB 0.732 (16 KiB 0.724, 32 KiB 0.565).
+    """
+    several = chunk_plan(n_cols, bytes_per_element, flat=flat, num_warps=4, device=device)
+    if several.programs_per_sm > 1:
+        return several
+    plans = []
+    for chunk_bytes in (4 * CHUNK_BYTES, 2 * CHUNK_BYTES, CHUNK_BYTES):
+        try:
+            plans.append(chunk_plan(n_cols, bytes_per_element, flat=flat,
+                                    chunk_cols=chunk_bytes // bytes_per_element, programs_per_sm=1,
+                                    num_warps=8, device=device))
+        except ValueError:  # the row does not fit in chunks this large (rounding up wastes up to one)
+            continue
+    if not plans:  # not even in 8 KiB chunks: chunk_plan says why
+        return chunk_plan(n_cols, bytes_per_element, flat=flat, programs_per_sm=1, num_warps=8, device=device)
+    ahead = [p.lookahead_chunks * p.chunk_bytes for p in plans]
+    enough = [p for p, a in zip(plans, ahead) if a >= ONE_PROGRAM_AHEAD_BYTES]
+    if enough:
+        return enough[0]  # the largest chunk that keeps enough ahead
+    return max(reversed(plans), key=lambda p: p.lookahead_chunks * p.chunk_bytes)
 
 
 def grid_size(n_rows: int, sm_count: int, programs_per_sm: int) -> int:
@@ -287,18 +345,20 @@ if gl is not None:
                VEC: gl.constexpr, FLAT: gl.constexpr):
         # Request chunk g of this program's stream (row pid + (g // CHUNKS) * nprog) into slot g % SLOTS;
         # nothing when that row does not exist.
+        # listing: gluon-issue
         row = pid + (g // CHUNKS) * nprog
         col = (g % CHUNKS) * CHUNK
         s = g % SLOTS
         bar = bars.index(s)
         live = row < n_rows
-        mbarrier.expect(bar, CHUNK_BYTES_, pred=live)
+        mbarrier.expect(bar, CHUNK_BYTES_, pred=live)  # the bytes TMA will deliver
         if FLAT:
             start = row.to(gl.int64) * stride_x
-            aligned = ((start // VEC) * VEC).to(gl.int32)  # the flat view has < 2^31 elements
+            aligned = ((start // VEC) * VEC).to(gl.int32)  # flat view: < 2^31 values
             _tma_load(x_desc, [0, aligned + col], bar, ring.index(s), pred=live)
         else:
             _tma_load(x_desc, [row, col], bar, ring.index(s), pred=live)
+        # end listing: gluon-issue
 
     @gluon.jit
     def _softmax_kernel(x_desc, Y, n_rows, n_cols, stride_x, stride_y,
@@ -405,7 +465,7 @@ if gl is not None:
     def _pipelined_kernel(x_desc, Y, n_rows, n_cols, stride_x, stride_y,
                           CHUNK: gl.constexpr, CHUNKS: gl.constexpr, SLOTS: gl.constexpr,
                           CHUNK_BYTES_: gl.constexpr, VEC: gl.constexpr, FLAT: gl.constexpr,
-                          EVEN: gl.constexpr, WARPS: gl.constexpr):
+                          EVEN: gl.constexpr, WARPS: gl.constexpr, FAST: gl.constexpr):
         # HBM: each row read once (TMA into the ring) and written once (stores from registers): 2 n_cols b.
         # Software-pipelined over rows: the loop over chunk j normalises chunk j of the previous row (and
         # hands its slot back to TMA) and folds chunk j of the current row into running statistics, so a
@@ -417,6 +477,7 @@ if gl is not None:
         # stays in the thread; the statistics are kept per 16-byte vector.
         grp_layout: gl.constexpr = gl.BlockedLayout([1, VEC], [32, 1], [WARPS, 1], [1, 0])
         GROUPS: gl.constexpr = CHUNK // VEC
+        stat_layout: gl.constexpr = gl.SliceLayout(1, grp_layout)
         pid = gl.program_id(0)
         nprog = gl.num_programs(0)
         ring = gl.allocate_shared_memory(x_desc.dtype, [SLOTS, 1, CHUNK], x_desc.layout)
@@ -431,78 +492,100 @@ if gl is not None:
         n_local = (n_rows - pid + nprog - 1) // nprog  # rows of this program (>= 1: grid <= n_rows)
         # Statistics of the program's first row.
         head = _row_head(pid, stride_x, VEC, FLAT)
-        m_run = gl.full([GROUPS], float("-inf"), gl.float32, layout=gl.SliceLayout(1, grp_layout))
-        l_run = gl.zeros([GROUPS], gl.float32, layout=gl.SliceLayout(1, grp_layout))
+        m_run = gl.full([GROUPS], float("-inf"), gl.float32, layout=stat_layout)
+        l_run = gl.zeros([GROUPS], gl.float32, layout=stat_layout)
         for j in range(CHUNKS):
             m_run, l_run = _fold_chunk(ring, bars, j, cols, head, n_cols, j, m_run, l_run, SLOTS, CHUNK,
-                                       EVEN, VEC, vec_layout, grp_layout)
-        m_prev, inv_prev = _merge(m_run, l_run)
-        for i in range(1, n_local):
+                                       EVEN, VEC, FAST, vec_layout, grp_layout)
+        m_prev, inv_prev = _merge(m_run, l_run, FAST)
+        # listing: gluon-pipeline
+        for i in range(1, n_local):  # row i is folded while row i - 1 is normalised
             prev = pid + (i - 1) * nprog
-            head_prev = _row_head(prev, stride_x, VEC, FLAT)  # recomputed: nothing constexpr loop-carried
-            head_cur = _row_head(pid + i * nprog, stride_x, VEC, FLAT)
             y_row = Y + prev.to(gl.int64) * stride_y
-            m_run = gl.full([GROUPS], float("-inf"), gl.float32, layout=gl.SliceLayout(1, grp_layout))
-            l_run = gl.zeros([GROUPS], gl.float32, layout=gl.SliceLayout(1, grp_layout))
+            head_prev = _row_head(prev, stride_x, VEC, FLAT)
+            head_cur = _row_head(pid + i * nprog, stride_x, VEC, FLAT)
+            m_run = gl.full([GROUPS], float("-inf"), gl.float32, layout=stat_layout)
+            l_run = gl.zeros([GROUPS], gl.float32, layout=stat_layout)
             for j in range(CHUNKS):
-                g = (i - 1) * CHUNKS + j
-                _normalise_chunk(x_desc, ring, bars, y_row, g, j, cols, cols1, head_prev, n_cols, m_prev,
-                                 inv_prev, pid, nprog, n_rows, stride_x, CHUNK, CHUNKS, SLOTS, CHUNK_BYTES_,
-                                 VEC, FLAT, EVEN, vec_layout, one_layout)
-                m_run, l_run = _fold_chunk(ring, bars, g + CHUNKS, cols, head_cur, n_cols, j, m_run, l_run,
-                                           SLOTS, CHUNK, EVEN, VEC, vec_layout, grp_layout)
-            m_prev, inv_prev = _merge(m_run, l_run)
+                g = (i - 1) * CHUNKS + j  # chunk j of row i - 1; g + CHUNKS: of row i
+                _normalise_chunk(
+                    x_desc, ring, bars, y_row, g, j, cols, cols1, head_prev, n_cols,
+                    m_prev, inv_prev, pid, nprog, n_rows, stride_x, CHUNK, CHUNKS,
+                    SLOTS, CHUNK_BYTES_, VEC, FLAT, EVEN, FAST, vec_layout, one_layout)
+                m_run, l_run = _fold_chunk(
+                    ring, bars, g + CHUNKS, cols, head_cur, n_cols, j, m_run, l_run,
+                    SLOTS, CHUNK, EVEN, VEC, FAST, vec_layout, grp_layout)
+            m_prev, inv_prev = _merge(m_run, l_run, FAST)
+        # end listing: gluon-pipeline
         last = pid + (n_local - 1) * nprog
         y_row = Y + last.to(gl.int64) * stride_y
         head_last = _row_head(last, stride_x, VEC, FLAT)
         for j in range(CHUNKS):
             _normalise_chunk(x_desc, ring, bars, y_row, (n_local - 1) * CHUNKS + j, j, cols, cols1, head_last,
                              n_cols, m_prev, inv_prev, pid, nprog, n_rows, stride_x, CHUNK, CHUNKS, SLOTS,
-                             CHUNK_BYTES_, VEC, FLAT, EVEN, vec_layout, one_layout)
+                             CHUNK_BYTES_, VEC, FLAT, EVEN, FAST, vec_layout, one_layout)
         for s in gl.static_range(SLOTS):
             mbarrier.invalidate(bars.index(s))
 
     @gluon.jit
     def _fold_chunk(ring, bars, g, cols, head, n_cols, j, m_run, l_run, SLOTS: gl.constexpr,
-                    CHUNK: gl.constexpr, EVEN: gl.constexpr, VEC: gl.constexpr, vec_layout: gl.constexpr,
-                    grp_layout: gl.constexpr):
+                    CHUNK: gl.constexpr, EVEN: gl.constexpr, VEC: gl.constexpr, FAST: gl.constexpr,
+                    vec_layout: gl.constexpr, grp_layout: gl.constexpr):
         # Wait for chunk g and fold it into the running maximum and sum of each 16-byte vector position:
         # m' = max(m, max of the vector), l' = l exp(m - m') + sum exp(x - m'): one exponential per value
         # and one per vector.
         LOG2E: gl.constexpr = 1.4426950408889634
-        mbarrier.wait(bars.index(g % SLOTS), (g // SLOTS) & 1)
+        # listing: gluon-fold
+        mbarrier.wait(bars.index(g % SLOTS), (g // SLOTS) & 1)  # chunk g has landed
         x = _chunk_values(ring, g, cols, head, n_cols, j, SLOTS, CHUNK, EVEN, vec_layout)
-        xg = gl.convert_layout(gl.reshape(x, [CHUNK // VEC, VEC]), grp_layout)
-        m_new = gl.maximum(m_run, gl.max(xg, axis=1))
-        shift = gl.where(m_new > float("-inf"), m_new, 0.0)  # a vector of -inf only: no -inf - -inf
-        e = gl.exp2((xg - gl.expand_dims(shift, 1)) * LOG2E)
+        xg = gl.convert_layout(gl.reshape(x, [CHUNK // VEC, VEC]), grp_layout)  # free
+        m_new = gl.maximum(m_run, gl.max(xg, axis=1))  # max over a thread's 16 bytes
+        shift = gl.where(m_new > float("-inf"), m_new, 0.0)  # no -inf - -inf
+        if FAST:  # 16-bit input: x log2(e) - m log2(e) is one FMA, exact enough
+            e = gl.exp2(xg * LOG2E - gl.expand_dims(shift * LOG2E, 1))
+        else:
+            e = gl.exp2((xg - gl.expand_dims(shift, 1)) * LOG2E)
         l_new = l_run * gl.exp2((m_run - shift) * LOG2E) + gl.sum(e, axis=1)
+        # end listing: gluon-fold
         return m_new, l_new
 
     @gluon.jit
-    def _merge(m_run, l_run):
-        # The row's maximum and 1 / sum of exp(x - max) from the per-vector statistics.
+    def _merge(m_run, l_run, FAST: gl.constexpr):
+        # The row's maximum m and 1 / l, l = sum of exp(x - m), from the per-vector statistics; with FAST,
+        # m log2(e) + log2(l) in place of m, so that the normalisation is exp2(x log2(e) - that): one FMA.
         LOG2E: gl.constexpr = 1.4426950408889634
         m_row = gl.max(m_run, axis=0)
         l_row = gl.sum(l_run * gl.exp2((m_run - m_row) * LOG2E), axis=0)
+        if FAST:
+            m_row = m_row * LOG2E + gl.log2(l_row)
         return m_row, 1.0 / l_row
+
+    @gluon.jit
+    def _scaled_exp(x, m_row, inv, FAST: gl.constexpr):
+        # exp(x - m) / l; with FAST, m_row is m log2(e) + log2(l) (see _merge): one FMA and one EX2.
+        LOG2E: gl.constexpr = 1.4426950408889634
+        if FAST:
+            y = gl.exp2(x * LOG2E - m_row)
+        else:
+            y = gl.exp2((x - m_row) * LOG2E) * inv
+        return y
 
     @gluon.jit
     def _normalise_chunk(x_desc, ring, bars, y_row, g, j, cols, cols1, head, n_cols, m_row, inv,
                          pid, nprog, n_rows, stride_x, CHUNK: gl.constexpr, CHUNKS: gl.constexpr,
                          SLOTS: gl.constexpr, CHUNK_BYTES_: gl.constexpr, VEC: gl.constexpr,
-                         FLAT: gl.constexpr, EVEN: gl.constexpr, vec_layout: gl.constexpr,
-                         one_layout: gl.constexpr):
+                         FLAT: gl.constexpr, EVEN: gl.constexpr, FAST: gl.constexpr,
+                         vec_layout: gl.constexpr, one_layout: gl.constexpr):
         # y = exp(x - m) / l for chunk g, stored; then its slot goes back to TMA for chunk g + SLOTS.
-        LOG2E: gl.constexpr = 1.4426950408889634
+        # listing: gluon-normalise
         if FLAT:
             c1 = cols1 + (j * CHUNK - head)
             x = ring.index(g % SLOTS).load(one_layout).to(gl.float32)
-            y = gl.exp2((x - m_row) * LOG2E) * inv
+            y = _scaled_exp(x, m_row, inv, FAST)
             gl.store(y_row + c1, y.to(y_row.dtype.element_ty), mask=(c1 >= 0) & (c1 < n_cols))
         else:
             x = ring.index(g % SLOTS).load(vec_layout).to(gl.float32)
-            y = gl.exp2((x - m_row) * LOG2E) * inv
+            y = _scaled_exp(x, m_row, inv, FAST)
             c = cols + j * CHUNK
             if EVEN:
                 gl.store(y_row + c, y.to(y_row.dtype.element_ty))
@@ -510,8 +593,9 @@ if gl is not None:
                 gl.store(y_row + c, y.to(y_row.dtype.element_ty), mask=c < n_cols)
         _cta_barrier()  # every warp has read the slot ...
         fence_async_shared()  # ... before TMA (the async proxy) writes it again
-        _issue(x_desc, ring, bars, g + SLOTS, pid, nprog, n_rows, stride_x, CHUNK, CHUNKS, SLOTS,
-               CHUNK_BYTES_, VEC, FLAT)
+        _issue(x_desc, ring, bars, g + SLOTS, pid, nprog, n_rows, stride_x, CHUNK, CHUNKS,
+               SLOTS, CHUNK_BYTES_, VEC, FLAT)
+        # end listing: gluon-normalise
 
 
 def _shared_layout(bytes_per_element: int):
@@ -554,13 +638,14 @@ def _check_input(name: str, t: object) -> None:
 
 
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, *, chunk_cols: int | None = None,
-            num_warps: int = NUM_WARPS, programs_per_sm: int | None = None, schedule: str = "pipelined",
+            num_warps: int | None = None, programs_per_sm: int | None = None, schedule: str = "pipelined",
             store_exp: bool = False) -> torch.Tensor:
     """Softmax over the last dimension of a 2-D CUDA tensor (fp16, bf16, fp32) on Hopper; returns ``out``.
 
     Rows must fit one SM's shared memory (:func:`chunk_plan`: up to 114688 fp16/bf16 or 57344 fp32 values
     on an H200 with the default chunk). Rows may be strided (last-dimension stride 1). ``chunk_cols``,
-    ``num_warps`` and ``programs_per_sm`` tune the launch (:func:`chunk_plan`). ``schedule`` is one of
+    ``num_warps`` and ``programs_per_sm`` tune the launch (:func:`chunk_plan`; when all three are None,
+    :func:`default_launch` picks them, as measured on the H200). ``schedule`` is one of
     :data:`SCHEDULES` (module docstring). With ``"three_pass"``, ``store_exp=True`` writes
     ``exp(x - m)``, rounded to the dtype, back into the slot in pass 2 and pass 3 scales it: one exponential
     per value instead of two (the SM's exponential unit is its scarcest resource here), at the price of a
@@ -593,18 +678,22 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, *, chunk_cols: int
     if not isinstance(store_exp, bool) or (store_exp and schedule != "three_pass"):
         raise ValueError(f"store_exp must be True or False, and True only with schedule='three_pass'; got "
                          f"{store_exp!r} with {schedule!r}")
-    _launch(x, out, plan, num_warps, store_exp, schedule)
+    _launch(x, out, plan, store_exp, schedule)
     return out
 
 
 def plan_for(x: torch.Tensor, *, chunk_cols: int | None = None, programs_per_sm: int | None = None,
-             num_warps: int = NUM_WARPS) -> ChunkPlan:
-    """:func:`chunk_plan` for the matrix ``x`` (its row length, element size and row stride)."""
+             num_warps: int | None = None) -> ChunkPlan:
+    """:func:`chunk_plan` for the matrix ``x`` (its row length, element size and row stride): the
+    :func:`default_launch` when no option is given, else the options (``num_warps`` 8 when None)."""
     n_rows, n_cols = x.shape
     b = x.element_size()
     flat = n_rows > 1 and uses_flat_view(x.stride(0), b)
-    plan = chunk_plan(n_cols, b, flat=flat, chunk_cols=chunk_cols, programs_per_sm=programs_per_sm,
-                      num_warps=num_warps)
+    options = (chunk_cols, programs_per_sm, num_warps)
+    if all(o is None or (isinstance(o, int) and not isinstance(o, bool)) for o in options):
+        plan = _plan_cached(n_cols, b, flat, *options)  # pure in its arguments: asked once per shape
+    else:
+        plan = _plan(n_cols, b, flat, *options)  # raises the ValueError naming the bad option
     if flat and (n_rows - 1) * x.stride(0) + n_cols > MAX_FLAT_ELEMENTS:
         raise ValueError(f"x: rows whose stride ({x.stride(0)} values) is not a multiple of 16 bytes are "
                          f"read through a flat view, which TMA's 32-bit coordinates limit to "
@@ -613,11 +702,21 @@ def plan_for(x: torch.Tensor, *, chunk_cols: int | None = None, programs_per_sm:
     return plan
 
 
-def _launch(x: torch.Tensor, out: torch.Tensor, plan: ChunkPlan, num_warps: int, store_exp: bool = False,
+def _plan(n_cols: int, b: int, flat: bool, chunk_cols, programs_per_sm, num_warps) -> ChunkPlan:
+    if chunk_cols is None and programs_per_sm is None and num_warps is None:
+        return default_launch(n_cols, b, flat=flat)
+    return chunk_plan(n_cols, b, flat=flat, chunk_cols=chunk_cols, programs_per_sm=programs_per_sm,
+                      num_warps=NUM_WARPS if num_warps is None else num_warps)
+
+
+_plan_cached = functools.lru_cache(maxsize=1024)(_plan)
+
+
+def _launch(x: torch.Tensor, out: torch.Tensor, plan: ChunkPlan, store_exp: bool = False,
             schedule: str = "pipelined"):
     """Launch the kernel for checked tensors; returns what the launch returns (Triton's compiled kernel)."""
     n_rows, n_cols = x.shape
-    sm_count = torch.cuda.get_device_properties(x.device).multi_processor_count
+    sm_count = _device_facts(_device_index(x.device))[1]
     grid = (grid_size(n_rows, sm_count, plan.programs_per_sm),)
     even = not plan.flat and n_cols % plan.chunk_cols == 0
     desc = make_descriptor(x, plan)
@@ -625,11 +724,13 @@ def _launch(x: torch.Tensor, out: torch.Tensor, plan: ChunkPlan, num_warps: int,
         return _pipelined_kernel[grid](desc, out, n_rows, n_cols, x.stride(0), out.stride(0),
                                        CHUNK=plan.chunk_cols, CHUNKS=plan.chunks_per_row, SLOTS=plan.slots,
                                        CHUNK_BYTES_=plan.chunk_bytes, VEC=plan.vector_cols, FLAT=plan.flat,
-                                       EVEN=even, WARPS=num_warps, num_warps=num_warps)
+                                       EVEN=even, WARPS=plan.num_warps, FAST=plan.bytes_per_element == 2,
+                                       num_warps=plan.num_warps)
     return _softmax_kernel[grid](desc, out, n_rows, n_cols, x.stride(0), out.stride(0),
                                  CHUNK=plan.chunk_cols, CHUNKS=plan.chunks_per_row, SLOTS=plan.slots,
                                  CHUNK_BYTES_=plan.chunk_bytes, VEC=plan.vector_cols, FLAT=plan.flat,
-                                 EVEN=even, WARPS=num_warps, STORE_EXP=store_exp, num_warps=num_warps)
+                                 EVEN=even, WARPS=plan.num_warps, STORE_EXP=store_exp,
+                                 num_warps=plan.num_warps)
 
 
 __all__ = [
@@ -638,6 +739,7 @@ __all__ = [
     "available",
     "bytes_in_flight_per_sm",
     "chunk_plan",
+    "default_launch",
     "grid_size",
     "make_descriptor",
     "plan_for",
