@@ -8,6 +8,8 @@ the same inputs. Writes $JOB_OUT/fwd_sweep.json and prints a table.
     python bench/attention_forward_sweep.py --compile I N   # worker: compile its share of the candidates
     python bench/attention_forward_sweep.py --record OUT.json JOB1.json [JOB2.json ...]
         # the jobs' fwd_sweep.json files -> one recorded run, book/data/attention_forward_sweep_h200.json
+    python bench/attention_forward_sweep.py --chapter14 book/data/attention_targets_h200.json
+        # the numbers chapter 14 states from the attention family's record (no GPU)
 
 Modes of round 4 (fwd-4; bench/NOTES.md, "Predictions for the exp2 split" and after):
 
@@ -540,6 +542,48 @@ def round4_cli(argv):
     round4_main(modes, args.out, args.rounds, 1 if DRY else args.workers, args.budget_s)
 
 
+def chapter14_numbers(path):
+    """Print, from an attention family record (``bench/run.py attention``), every number chapter 14's
+    measured section states and asserts (cells e4e8c215 and 0d905b98), for updating them after a re-run."""
+    from gpuperf.hardware import get_accelerator
+    from gpuperf.results import attention as fwd_results
+
+    rec = json.load(open(path))["results"]
+
+    def tflops(kernel, d, mask, n, dtype="fp16"):
+        key = (kernel, dtype, d, mask, n)
+        return next(r["flop_per_s"] for r in rec
+                    if (r["kernel"], r["dtype"], r["head_dim"], r["mask"], r["n_seq"]) == key) / 1e12
+
+    vs_cudnn = fwd_results.speed_ratios(rec)
+    vs_flash = fwd_results.speed_ratios(rec, reference="sdpa-flash")
+    target = fwd_results.TARGET_OVER_CUDNN
+    for d in (64, 128):
+        mine = [v for k, v in vs_cudnn.items() if k[1] == d]
+        print(f"d = {d}: Triton / cuDNN {min(mine):.2f} to {max(mine):.2f}, target {target[d]} met on "
+              f"{sum(v >= target[d] for v in mine)} of {len(mine)}")
+    print(f"over SDPA flash {min(vs_flash.values()):.2f} to {max(vs_flash.values()):.2f}")
+    print("fp16 - bf16 at most", round(max(abs(vs_cudnn[("bf16", *k[1:])] - v)
+                                           for k, v in vs_cudnn.items() if k[0] == "fp16"), 3))
+    spread = max(abs(r["time_s_repeat"] / r["time_s"] - 1) for r in rec
+                 if r["kernel"] == "sdpa-cudnn" and r.get("time_s_repeat"))
+    print(f"cuDNN re-timed: up to {spread * 100:.0f} %")
+    print("lowest:", [(k, round(v, 3)) for k, v in sorted(vs_cudnn.items(), key=lambda kv: kv[1])[:3]])
+    print("met:", sorted(k for k, v in vs_cudnn.items() if v >= target[k[1]]))
+    peak = get_accelerator("H200 SXM").peak_flop_per_s("fp16") / 1e12
+    flash = [r["flop_per_s"] / 1e12 / peak for r in rec if r["kernel"] == "sdpa-flash"]
+    print(f"SDPA flash {min(flash):.2f} to {max(flash):.2f} of the dense peak")
+    print("d128 full 16K fp16: Triton", round(tflops("triton", 128, "full", 16384)), "cuDNN",
+          round(tflops("sdpa-cudnn", 128, "full", 16384)), "TFLOP/s")
+    print("cuDNN d128 causal bf16 4K, 8K; fp16 4K:", [round(tflops("sdpa-cudnn", 128, "causal", n, "bf16"))
+                                                      for n in (4096, 8192)],
+          round(tflops("sdpa-cudnn", 128, "causal", 4096, "fp16")))
+    for dt in ("fp16", "bf16"):
+        for d in (64, 128):
+            for mask in ("full", "causal"):
+                print(dt, d, mask, [round(vs_cudnn[(dt, d, mask, n)], 2) for n in (1024, 2048, 4096, 8192, 16384)])
+
+
 FIELDS = ("block_m", "block_n", "num_warps", "num_stages")
 #: Launch fields of rounds 1 and 2 (HopperConfig then had more options), by position.
 OLD_FIELDS = {8: FIELDS + ("warp_specialize", "persistent", "maxnreg", "lookahead"),
@@ -582,6 +626,8 @@ def record(out_path, job_paths):
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--record":
         record(sys.argv[2], sys.argv[3:])
+    elif len(sys.argv) == 3 and sys.argv[1] == "--chapter14":
+        chapter14_numbers(sys.argv[2])
     elif len(sys.argv) > 1 and sys.argv[1] in SHAPES_OF_MODE:
         round4_cli(sys.argv[1:])
     elif len(sys.argv) > 1 and sys.argv[1] == "--compile4":
