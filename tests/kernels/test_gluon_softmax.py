@@ -49,10 +49,10 @@ def test_plan_of_the_probe_shapes(n_cols, b, chunks, slots, programs):
     (32000, 2, 4096, 2, 4, 5),    # measured best: 2 programs of 4 warps, 8 KiB chunks
     (16384, 2, 4096, 3, 4, 5),
     (4096, 2, 4096, 4, 4, 5),
-    (65536, 2, 16384, 1, 8, 3),   # one program: 32 KiB chunks, 96 KiB ahead
-    (40000, 2, 16384, 1, 8, 4),   # measured best: 32 KiB chunks
+    (65536, 2, 8192, 1, 8, 6),    # one program: 16 KiB chunks, 96 KiB ahead
+    (40000, 2, 8192, 1, 8, 9),    # measured best: 16 KiB chunks (32 KiB: 0.80, 16 KiB: 0.87)
     (100000, 2, 4096, 1, 8, 3),   # near the limit: the chunk that keeps the most ahead (24 KiB)
-    (32000, 4, 8192, 1, 8, 3),    # fp32: 32 KiB chunks of 8192 values
+    (32000, 4, 4096, 1, 8, 6),    # fp32: 16 KiB chunks of 4096 values
 ])
 def test_default_launch_follows_the_measured_rule(n_cols, b, chunk_cols, programs, warps, ahead):
     plan = gs.default_launch(n_cols, b)
