@@ -287,11 +287,15 @@ print("ok")
 '''
 
 
+@pytest.mark.redundant_on_gpu  # a CPU compile check; on a Hopper GPU the GPU tests run the kernel itself
 def test_kernel_compiles_for_sm90():
     """The Gluon kernel compiles for sm_90 (with this machine's Triton, whose Gluon may differ from the
     H200's 3.6): shared memory within the plan and the per-block limit, TMA loads, 16-byte stores exactly
     when the rows are aligned, and no plain global loads."""
-    pytest.importorskip("triton.experimental.gluon")
+    gluon = pytest.importorskip("triton.experimental.gluon")
+    if not hasattr(gluon, "GluonASTSource"):  # Triton 3.6 has no offline compile entry point for Gluon
+        pytest.skip(f"triton {getattr(__import__('triton'), '__version__', '?')}: triton.experimental.gluon "
+                    f"has no GluonASTSource, which compiling without a GPU needs")
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(root / "lib"),
            "TRITON_DEFAULT_FP_FUSION": "1"}
