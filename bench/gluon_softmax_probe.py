@@ -358,14 +358,15 @@ def confirm(gs, sm, dtypes, gen, rounds: int = 3) -> list[dict]:
     return rows
 
 
-#: Launches of ``--profile`` (fp16), in launch order: (label, rows, n_cols, softmax options or None for
-#: Triton's ``auto``). "three_pass" is the launch of the first design (gluon run 1's default).
+#: Launches of ``--profile`` (fp16), in launch order: (label, rows, n_cols, Gluon softmax options, or the
+#: Triton method that "auto" took there before it took the Gluon kernel). "three_pass" is the launch of the
+#: first design (gluon run 1's default).
 PROFILE_LAUNCHES = tuple(
-    (label, rows, n, opts) for rows, n in ((2048, 65536), (4096, 32000))
+    (label, rows, n, opts) for rows, n, triton in ((2048, 65536, "split"), (4096, 32000, "fused"))
     for label, opts in (("three_pass", {"schedule": "three_pass", "programs_per_sm": 1, "num_warps": 8,
                                          "chunk_cols": 4096}),
                         ("pipelined", {}),
-                        ("triton auto", None)))
+                        (f"triton {triton}", triton)))
 #: Metrics of ``--profile`` besides the harness's (DRAM bytes, duration, spills; its sections give
 #: occupancy, registers and the warp stalls).
 PROFILE_METRICS = ("dram__throughput.avg.pct_of_peak_sustained_elapsed",
@@ -383,8 +384,8 @@ def profile_calls():
     for _, rows, n, opts in PROFILE_LAUNCHES:
         x = torch.randn(rows, n, device="cuda", dtype=torch.float16)
         y = torch.empty_like(x)
-        if opts is None:
-            calls.append(lambda x=x, y=y: sm.softmax(x, out=y, method="auto"))
+        if isinstance(opts, str):
+            calls.append(lambda x=x, y=y, m=opts: sm.softmax(x, out=y, method=m))
         else:
             calls.append(lambda x=x, y=y, o=opts: gs.softmax(x, out=y, **o))
     return calls

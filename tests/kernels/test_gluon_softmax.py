@@ -49,10 +49,10 @@ def test_plan_of_the_probe_shapes(n_cols, b, chunks, slots, programs):
     (32000, 2, 4096, 2, 4, 5),    # measured best: 2 programs of 4 warps, 8 KiB chunks
     (16384, 2, 4096, 3, 4, 5),
     (4096, 2, 4096, 4, 4, 5),
-    (65536, 2, 16384, 1, 8, 3),   # one program: 32 KiB chunks, 96 KiB ahead
-    (40000, 2, 16384, 1, 8, 4),   # measured best: 32 KiB chunks
+    (65536, 2, 8192, 1, 8, 6),    # one program: 16 KiB chunks, 96 KiB ahead
+    (40000, 2, 8192, 1, 8, 9),    # measured best: 16 KiB chunks (32 KiB: 0.80, 16 KiB: 0.87)
     (100000, 2, 4096, 1, 8, 3),   # near the limit: the chunk that keeps the most ahead (24 KiB)
-    (32000, 4, 8192, 1, 8, 3),    # fp32: 32 KiB chunks of 8192 values
+    (32000, 4, 4096, 1, 8, 6),    # fp32: 16 KiB chunks of 4096 values
 ])
 def test_default_launch_follows_the_measured_rule(n_cols, b, chunk_cols, programs, warps, ahead):
     plan = gs.default_launch(n_cols, b)
@@ -287,11 +287,15 @@ print("ok")
 '''
 
 
+@pytest.mark.redundant_on_gpu  # a CPU compile check; on a Hopper GPU the GPU tests run the kernel itself
 def test_kernel_compiles_for_sm90():
     """The Gluon kernel compiles for sm_90 (with this machine's Triton, whose Gluon may differ from the
     H200's 3.6): shared memory within the plan and the per-block limit, TMA loads, 16-byte stores exactly
     when the rows are aligned, and no plain global loads."""
-    pytest.importorskip("triton.experimental.gluon")
+    gluon = pytest.importorskip("triton.experimental.gluon")
+    if not hasattr(gluon, "GluonASTSource"):  # Triton 3.6 has no offline compile entry point for Gluon
+        pytest.skip(f"triton {getattr(__import__('triton'), '__version__', '?')}: triton.experimental.gluon "
+                    f"has no GluonASTSource, which compiling without a GPU needs")
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(root / "lib"),
            "TRITON_DEFAULT_FP_FUSION": "1"}
@@ -399,11 +403,9 @@ def test_errors_gpu():
     assert gs.usable_for(x) and not gs.usable_for(torch.randn(2, 131072, device="cuda").half())
 
 
-@pytest.mark.skipif(gs.gl is None, reason="needs triton.experimental.gluon to define the kernel")
-@pytest.mark.parametrize("fn, region", [
-    ("_pipelined_kernel", "gluon-pipeline"), ("_fold_chunk", "gluon-fold"),
-    ("_normalise_chunk", "gluon-normalise"), ("_issue", "gluon-issue")])
-def test_listings_fit_the_page(fn, region):
+@pytest.mark.parametrize("region", ["gluon-pipeline", "gluon-fold", "gluon-normalise", "gluon-issue"])
+def test_listings_fit_the_page(region):
+    """Chapter 13 shows these regions from the module's source (so also where Gluon does not import)."""
     from gpuperf.plotting.listing import longest_line, source_region
 
-    assert longest_line(source_region(getattr(gs, fn), region)) <= 88
+    assert longest_line(source_region(gs, region)) <= 88

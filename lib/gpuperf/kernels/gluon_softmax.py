@@ -78,8 +78,9 @@ MAX_PROGRAMS_PER_SM = 4
 #: Chunks a program's ring should hold ahead of the row it works on (32 KiB, Little's law's ~31 KB).
 MIN_LOOKAHEAD_CHUNKS = 4
 
-#: Bytes a lone program's ring should keep ahead of its row for :func:`default_launch` to take larger
-#: chunks (on the H200 96 KiB ahead in 16 or 32 KiB chunks measured alike at 65536 columns).
+#: Bytes a lone program's ring should keep ahead of its row for :func:`default_launch` to take 16 KiB
+#: chunks rather than 8 KiB (at 100000 fp16 columns 16 KiB chunks leave 16 KiB ahead and measured below
+#: 8 KiB chunks with 24 KiB ahead).
 ONE_PROGRAM_AHEAD_BYTES = 64 * 1024
 
 #: Shared memory a program leaves for the compiler's own scratch (the cross-warp step of the two
@@ -286,33 +287,27 @@ def default_launch(n_cols: int, bytes_per_element: int, *, flat: bool = False,
     """The launch :func:`softmax` uses when given no options: the rule the H200 measurements chose.
 
     Several programs per SM, of 4 warps each with 8 KiB chunks, when their rings each keep a row plus
-    max(4, half a row) of chunks ahead (:func:`chunk_plan`'s default). Otherwise one program of 8 warps,
-    with the largest chunk of 32, 16 or 8 KiB whose ring keeps :data:`ONE_PROGRAM_AHEAD_BYTES` ahead
-    (fewer, larger TMA requests and fewer barriers), or, where none does (rows near the limit), the chunk
-    that keeps the most bytes ahead. Measured (H200, pipelined schedule, ratio to a copy, bf16 / fp16;
-    bench/NOTES.md, gluon runs 2-3): 4096 x 32000, 2 programs of 4 warps 0.875 / 0.885 (8 warps 0.868 /
-    0.872, 16 warps 0.855 / 0.856, 1 program 0.749); 2048 x 65536, one program, 16 KiB chunks 0.867,
-    32 KiB 0.862 / 0.865, 8 KiB 0.837 / 0.863; 2048 x 40000, 32 KiB 0.778 (8 KiB 0.732, 16 KiB 0.588);
-    1024 x 100000, 8 KiB 0.732 (16 KiB 0.724, 32 KiB 0.565).
+    max(4, half a row) of chunks ahead (:func:`chunk_plan`'s default). Otherwise one program of 8 warps
+    with 16 KiB chunks (fewer, larger TMA requests and fewer barriers) when its ring keeps
+    :data:`ONE_PROGRAM_AHEAD_BYTES` ahead, else 8 KiB chunks (rows near the limit: finer chunks waste less
+    of the ring). Measured (H200, pipelined schedule, ratio to a copy, fp16 / bf16, interleaved rounds;
+    bench/NOTES.md, gluon run 4): 4096 x 32000, 2 programs of 4 warps 0.887 / 0.883 (8 warps 0.870 /
+    0.870, 16 warps 0.868 / 0.852); 2048 x 40000, 16 KiB chunks 0.870 / 0.861 (32 KiB 0.801 / 0.778,
+    8 KiB 0.733 / 0.726); 2048 x 65536, 16 KiB 0.859 / 0.868 (32 KiB 0.864 / 0.867, 8 KiB 0.863 / 0.836);
+    1024 x 100000, 8 KiB 0.745 / 0.736 (16 KiB 0.730 / 0.726, 32 KiB 0.578 / 0.568).
     """
     several = chunk_plan(n_cols, bytes_per_element, flat=flat, num_warps=4, device=device)
     if several.programs_per_sm > 1:
         return several
-    plans = []
-    for chunk_bytes in (4 * CHUNK_BYTES, 2 * CHUNK_BYTES, CHUNK_BYTES):
-        try:
-            plans.append(chunk_plan(n_cols, bytes_per_element, flat=flat,
-                                    chunk_cols=chunk_bytes // bytes_per_element, programs_per_sm=1,
-                                    num_warps=8, device=device))
-        except ValueError:  # the row does not fit in chunks this large (rounding up wastes up to one)
-            continue
-    if not plans:  # not even in 8 KiB chunks: chunk_plan says why
-        return chunk_plan(n_cols, bytes_per_element, flat=flat, programs_per_sm=1, num_warps=8, device=device)
-    ahead = [p.lookahead_chunks * p.chunk_bytes for p in plans]
-    enough = [p for p, a in zip(plans, ahead) if a >= ONE_PROGRAM_AHEAD_BYTES]
-    if enough:
-        return enough[0]  # the largest chunk that keeps enough ahead
-    return max(reversed(plans), key=lambda p: p.lookahead_chunks * p.chunk_bytes)
+    try:
+        big = chunk_plan(n_cols, bytes_per_element, flat=flat,
+                         chunk_cols=2 * CHUNK_BYTES // bytes_per_element, programs_per_sm=1, num_warps=8,
+                         device=device)
+    except ValueError:  # the row does not fit in 16 KiB chunks (rounding up wastes up to one)
+        big = None
+    if big is not None and big.lookahead_chunks * big.chunk_bytes >= ONE_PROGRAM_AHEAD_BYTES:
+        return big
+    return chunk_plan(n_cols, bytes_per_element, flat=flat, programs_per_sm=1, num_warps=8, device=device)
 
 
 def grid_size(n_rows: int, sm_count: int, programs_per_sm: int) -> int:
