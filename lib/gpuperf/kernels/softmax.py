@@ -100,9 +100,8 @@ def softmax_reference(x: torch.Tensor) -> torch.Tensor:
 
 
 def _fused_num_warps(block: int) -> int:
-    # 8 warps up to 8192 columns: at 5000 and 6144 columns 8 warps reached 0.84 and 0.95 of the copy, 16
-    # warps 0.69 and 0.91 (H200, book/data/softmax_targets_h200.json: the "split" rows, one chunk, are the
-    # fused kernel at 8 warps).
+    # 8 warps up to 8192 columns: at 5000 and 6144 columns 8 warps reached 0.84 and 0.96 of the copy, 16
+    # warps 0.68 and 0.91 (H200, fp16, bench/profiles/softmax_rows_sweep_before_h200.json).
     return 4 if block <= 1024 else 8 if block <= 8192 else 16 if block <= 16384 else 32
 
 

@@ -291,18 +291,6 @@ FIRST_TARGETS: tuple[Target, ...] = (
 _SOFTMAX_VOCAB = ((4096, 32000), (2048, 50257), (1024, 128256), (32768, 3000), (32768, 5000), (32768, 6144))
 
 
-def _softmax_default_launch(n: int) -> dict[str, Any]:
-    """The row of a ``softmax_targets`` run that times the launch ``method="auto"`` makes now: that run's
-    own "auto" rows, except where the dispatch changed after it, using launches the same run timed: rows of
-    5000 columns (not a multiple of 16) take the fused kernel at 8 warps, timed there as "split" (one chunk,
-    which is that launch); rows of 50257 stay fused ("fused")."""
-    if n == 5000:
-        return {"kernel": "triton", "method": "split"}
-    if n == 50257:
-        return {"kernel": "triton", "method": "fused"}
-    return dict(_FUSED_SOFTMAX)
-
-
 _HOST_CASES = (("softmax", "fp16", "32x1024"), ("add_rms_norm", "bf16", "32x4096"), ("matmul", "bf16", "256^3"),
                ("attention_forward", "fp16", "1x16x1024x64 causal"),
                ("attention_backward", "fp16", "1x16x1024x64 causal"))
@@ -321,16 +309,16 @@ NEW_TARGETS: tuple[Target, ...] = (
     Target("softmax-vocab", "softmax, vocabulary-sized and odd rows",
            "softmax with rows not a power of two (vocabularies, a few thousand columns)", "softmax",
            "softmax_shapes", "bytes_per_s",
-           tuple(CaseSpec({"dtype": dt, "rows": r, "n": n}, _softmax_default_launch(n))
+           tuple(CaseSpec({"dtype": dt, "rows": r, "n": n}, _FUSED_SOFTMAX)
                  for dt in _HALF for r, n in _SOFTMAX_VOCAB),
            "device copy", {"kernel": "copy"}, 0.85, "{dtype} {rows}x{n}", "13-online-softmax",
-           "the launch method 'auto' makes (for 5000 and 50257 columns, the same run's rows of that launch)",
+           "the launch method 'auto' makes (on the H200: the Gluon kernel at 32000 columns, Triton's elsewhere)",
            read_by_chapter=False),
     Target("softmax-long-rows", "softmax, long rows (default launch)", "softmax with rows of "
            "65536-262144 (the default launch, no prefetch)", "softmax", "softmax_shapes", "bytes_per_s",
            _cases(({"dtype": dt, "rows": r, "n": n} for dt in _HALF for r, n in _SOFTMAX_LONG), _FUSED_SOFTMAX),
            "device copy", {"kernel": "copy"}, 0.85, "{dtype} {rows}x{n}", "13-online-softmax",
-           "method 'auto' (the split kernel without prefetch)", read_by_chapter=False),
+           "method 'auto' (the Gluon kernel at 65536 columns, the split kernel beyond)", read_by_chapter=False),
     Target("attention-fwd-odd", "FlashAttention forward, N not a multiple of 128",
            "FlashAttention forward, N not a multiple of the block", "attention", "attention_odd", "flop_per_s",
            _cases(({"dtype": dt, "head_dim": d, "mask": mask, "n_seq": n} for dt in _HALF for d in (64, 128)
@@ -373,12 +361,12 @@ REASONS: Mapping[str, str] = MappingProxyType({
                      "so its bar is lower; the kernel runs out of registers (255 per thread, spilling)",
     "host-call": "at small shapes a call's host time decides, so our call should cost about what "
                  "PyTorch's does; a Triton launch from Python alone costs more than PyTorch's whole call",
-    "softmax-vocab": "real vocabularies (32000, 50257, 128256 tokens) are not powers of two; a row of "
-                     "tens of thousands of values leaves one program per SM, too few bytes in flight, "
-                     "and the odd rows of a few thousand values fall just short of the bar",
-    "softmax-long-rows": "the same long rows on the launch the softmax now makes by default (no prefetch) "
-                         "and at the 0.85 a production softmax needs: the split kernel still keeps too few "
-                         "bytes in flight per SM",
+    "softmax-vocab": "real vocabularies (32000, 50257, 128256 tokens) are not powers of two; rows that fit "
+                     "an SM's shared memory and start on 16-byte boundaries go to the Gluon kernel, the "
+                     "others (50257: unaligned rows; 128256: too long) still hold too few bytes in flight",
+    "softmax-long-rows": "the same long rows on the launch the softmax now makes by default and at the 0.85 "
+                         "a production softmax needs: 65536 values fit the Gluon kernel's shared memory, "
+                         "longer rows take the split kernel, which keeps too few bytes in flight per SM",
     "attention-fwd-odd": "real sequence lengths are rarely multiples of 128; the masked last block costs "
                          "little, and every miss is at d = 128, as at lengths that are multiples of 128",
 })
