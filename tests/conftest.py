@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,26 @@ try:  # no property test may fail because the machine is busy (issue: a test sui
     settings.load_profile("course")
 except ImportError:  # hypothesis is in requirements.txt; the tests that use it import it themselves
     pass
+
+
+@pytest.fixture(autouse=True)
+def _release_cuda_memory(request):
+    """After each test, a process that used CUDA hands its cached GPU memory back (``empty_cache``), so a
+    worker that once needed a large buffer does not keep it from the notebooks and tests running beside it
+    (on 2026-12-01 six notebook cells of a `make test-gpu` run failed for lack of GPU memory while two other
+    processes held 65.6 GiB each). With ``GPUPERF_CUDA_MEMLOG=<file>`` each test whose peak reserved memory
+    passed 1 GiB is appended to that file (GiB, test id), to find the test that needs the most."""
+    yield
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return
+    log = os.environ.get("GPUPERF_CUDA_MEMLOG")
+    peak = torch.cuda.max_memory_reserved()
+    if log and peak > 2**30:
+        with open(log, "a") as f:
+            f.write(f"{peak / 2**30:.1f}\t{request.node.nodeid}\n")
+    torch.cuda.reset_peak_memory_stats()
+    torch.cuda.empty_cache()
 
 
 def _toc_entries(node) -> list[str]:
