@@ -436,6 +436,11 @@ def test_auto_gives_aligned_16_bit_rows_of_the_gluon_range_to_gluon_on_hopper(mo
     assert not sm.gluon_takes(fake(32000, torch.float32))  # fp32: not measured
     assert not sm.gluon_takes(fake(50257))  # a row stride of 100514 bytes: not 16-byte aligned
     assert sm.gluon_takes(fake(50257, stride=50264))  # the same rows padded to an aligned stride
+    misaligned_out = fake(32000)
+    monkeypatch.setattr(gluon_softmax, "usable_for",  # an out the kernel cannot write: the Triton kernels
+                        lambda t: gluon_softmax.Availability(t is not misaligned_out, "misaligned"))
+    assert sm._auto_method(fake(32000), fake(32000)) == "gluon"
+    assert sm._auto_method(fake(32000), misaligned_out) == "fused"
     monkeypatch.setattr(gluon_softmax, "usable_for", lambda x: gluon_softmax.Availability(False, "Ampere"))
     assert not sm.gluon_takes(fake(32000)) and sm._auto_method(fake(32000)) == "fused"
     monkeypatch.setattr(sm, "INTERPRETED", True)

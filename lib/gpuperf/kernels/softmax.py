@@ -457,7 +457,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
     if n_rows == 0 or n_cols == 0:
         return out
     if method == "auto":
-        method = _auto_method(x)
+        method = _auto_method(x, out)
     if method == "gluon":
         tuning = {"block_cols": block_cols, "num_stages": num_stages, "programs_per_sm": programs_per_sm,
                   "cooperative": cooperative, "prefetch": prefetch}
@@ -520,9 +520,17 @@ def gluon_takes(x: torch.Tensor) -> bool:
     return bool(gluon_softmax.usable_for(x))
 
 
-def _auto_method(x: torch.Tensor) -> str:
+def _gluon_accepts_out(out: torch.Tensor) -> bool:
+    """Can the Gluon kernel write into ``out`` (a CUDA tensor of contiguous rows at a 16-byte-aligned
+    address)? A caller's ``out`` that it cannot take sends "auto" to the Triton kernels instead."""
+    from gpuperf.kernels import gluon_softmax
+
+    return bool(gluon_softmax.usable_for(out))
+
+
+def _auto_method(x: torch.Tensor, out: torch.Tensor | None = None) -> str:
     n_cols = x.shape[1]
-    if gluon_takes(x):
+    if gluon_takes(x) and (out is None or _gluon_accepts_out(out)):
         return "gluon"
     if n_cols <= AUTO_FUSED_MAX_COLS or (n_cols % 16 and n_cols <= FUSED_MAX_COLS):
         # Rows not a multiple of 16 long are not 16-byte aligned: the split kernel's chunks would load
