@@ -363,7 +363,8 @@ REASONS: Mapping[str, str] = MappingProxyType({
                  "PyTorch's does; a Triton launch from Python alone costs more than PyTorch's whole call",
     "softmax-vocab": "real vocabularies (32000, 50257, 128256 tokens) are not powers of two; rows that fit "
                      "an SM's shared memory and start on 16-byte boundaries go to the Gluon kernel, the "
-                     "others (50257: unaligned rows; 128256: too long) still hold too few bytes in flight",
+                     "others (50257: unaligned rows; 128256: too long) still hold too few bytes in flight, "
+                     "and rows of 5000 values fall just short of the bar",
     "softmax-long-rows": "the same long rows on the launch the softmax now makes by default and at the 0.85 "
                          "a production softmax needs: 65536 values fit the Gluon kernel's shared memory, "
                          "longer rows take the split kernel, which keeps too few bytes in flight per SM",
