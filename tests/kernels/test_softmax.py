@@ -71,8 +71,8 @@ def test_online_merges_blocks_whose_max_grows(device):
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(3, 65536), (2, 65537), (2, 4096), (7, 131075)])
-def test_softmax_long_rows_gpu(gen, dtype, shape):
+@pytest.mark.parametrize("shape", [(3, 65536), (2, 65537), (2, 4096), (7, 131075), (300, 40000)])
+def test_softmax_long_rows_gpu(gen, dtype, shape):  # 300 x 40000: "auto" takes the Gluon kernel on Hopper
     x = torch.randn(shape, generator=gen, device="cuda").to(dtype)
     for method in ("auto", "online") + (("fused",) if shape[1] <= sm.FUSED_MAX_COLS else ()):
         y = torch.full_like(x, float("nan"))
@@ -421,9 +421,8 @@ def test_auto_gives_aligned_16_bit_rows_of_the_gluon_range_to_gluon_on_hopper(mo
     class FakeCuda(torch.Tensor):  # a CPU tensor that claims to live on a GPU; the probe is patched
         is_cuda = True
 
-    def fake(cols, dtype=torch.float16, stride=None):
-        t = torch.empty(4, stride or cols, dtype=dtype)[:, :cols].as_subclass(FakeCuda)
-        return t
+    def fake(cols, dtype=torch.float16, stride=None, rows=sm.GLUON_AUTO_MIN_ROWS):
+        return torch.empty(rows, stride or cols, dtype=dtype)[:, :cols].as_subclass(FakeCuda)
 
     monkeypatch.setattr(sm, "INTERPRETED", False)
     monkeypatch.setattr(sm, "split_plan", lambda x: sm.SplitPlan(1024, 8, False, 33, True))
@@ -434,6 +433,7 @@ def test_auto_gives_aligned_16_bit_rows_of_the_gluon_range_to_gluon_on_hopper(mo
     assert not sm.gluon_takes(fake(lo)) and sm._auto_method(fake(lo)) == "fused"
     assert not sm.gluon_takes(fake(hi + 16)) and sm._auto_method(fake(hi + 16)) == "split"
     assert not sm.gluon_takes(fake(32000, torch.float32))  # fp32: not measured
+    assert not sm.gluon_takes(fake(32000, rows=sm.GLUON_AUTO_MIN_ROWS - 1))  # a decoding step's few rows
     assert not sm.gluon_takes(fake(50257))  # a row stride of 100514 bytes: not 16-byte aligned
     assert sm.gluon_takes(fake(50257, stride=50264))  # the same rows padded to an aligned stride
     misaligned_out = fake(32000)

@@ -30,7 +30,8 @@ method            what one program does with its row                          HB
 
 ``torch.softmax`` moves ``2 n b`` too; a copy (``2 n b``) is the same-run reference for "as fast as memory
 allows". ``"auto"`` takes ``"gluon"`` on a Hopper GPU for 16-bit rows of :data:`GLUON_AUTO_COLS` columns
-whose stride is a multiple of 16 bytes (where it measured faster), else ``"fused"`` up to
+whose stride is a multiple of 16 bytes, at least :data:`GLUON_AUTO_MIN_ROWS` of them (where it measured
+faster), else ``"fused"`` up to
 :data:`AUTO_FUSED_MAX_COLS` columns (and up to :data:`FUSED_MAX_COLS` for rows whose length is not a multiple
 of 16), ``"split"`` beyond (when the row's programs fit on the GPU at once) and ``"online"`` otherwise.
 
@@ -63,6 +64,11 @@ METHODS = ("auto", "fused", "online", "three_pass", "split", "gluon")
 #: Row lengths (first exclusive, last inclusive) that ``"auto"`` gives to the Gluon kernel on a Hopper GPU
 #: (fp16/bf16, rows 16-byte aligned), from the H200 runs in bench/NOTES.md ("Gluon softmax").
 GLUON_AUTO_COLS = (16384, 114688)
+
+#: Fewest rows ``"auto"`` gives to the Gluon kernel: its gain comes from requesting the next rows' chunks
+#: while a row is reduced, which needs rows to spare on every SM (all runs measured 1024 rows or more); a
+#: few rows, as in one decoding step's logits, stay with the fused kernel and its cached launch (host time).
+GLUON_AUTO_MIN_ROWS = 256
 
 #: Longest row the fused kernel holds in registers (65536 fp32 values over 32 warps: 64 per thread).
 FUSED_MAX_COLS = 65536
@@ -508,12 +514,14 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
 
 def gluon_takes(x: torch.Tensor) -> bool:
     """Would ``"auto"`` give ``x`` to the Gluon kernel? A Hopper GPU with Gluon (compiled kernels, not the
-    interpreter), fp16 or bf16, a row length in :data:`GLUON_AUTO_COLS`, a row stride of a multiple of 16
-    bytes (the kernel's other path, a flat view for unaligned rows, measured slower than ``"fused"``), and
-    rows that fit the kernel's shared memory. Never raises."""
+    interpreter), fp16 or bf16, a row length in :data:`GLUON_AUTO_COLS`, at least
+    :data:`GLUON_AUTO_MIN_ROWS` rows, a row stride of a multiple of 16 bytes (the kernel's other path, a flat
+    view for unaligned rows, measured slower than ``"fused"``), and rows that fit the kernel's shared
+    memory. Never raises."""
     lo, hi = GLUON_AUTO_COLS
     if (INTERPRETED or x.dtype not in (torch.float16, torch.bfloat16) or x.dim() != 2
-            or not lo < x.shape[1] <= hi or (x.stride(0) * x.element_size()) % 16 or not x.is_cuda):
+            or not lo < x.shape[1] <= hi or x.shape[0] < GLUON_AUTO_MIN_ROWS
+            or (x.stride(0) * x.element_size()) % 16 or not x.is_cuda):
         return False
     from gpuperf.kernels import gluon_softmax
 
@@ -753,6 +761,7 @@ __all__ = [
     "DTYPE_NAMES",
     "FUSED_MAX_COLS",
     "GLUON_AUTO_COLS",
+    "GLUON_AUTO_MIN_ROWS",
     "INTERPRETED",
     "METHODS",
     "ONLINE_BLOCK",
