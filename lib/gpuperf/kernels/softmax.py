@@ -62,8 +62,10 @@ DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf
 METHODS = ("auto", "fused", "online", "three_pass", "split", "gluon")
 
 #: Row lengths (first exclusive, last inclusive) that ``"auto"`` gives to the Gluon kernel on a Hopper GPU
-#: (fp16/bf16, rows 16-byte aligned), from the H200 runs in bench/NOTES.md ("Gluon softmax").
-GLUON_AUTO_COLS = (16384, 114688)
+#: (fp16/bf16, rows 16-byte aligned), from the H200 runs in bench/NOTES.md ("Gluon softmax"): at 16384 the
+#: fused kernel is faster; the longest row measured, 100000, keeps 24 KiB of the next rows in flight, as
+#: up to 102400 does; longer rows fit the kernel's shared memory with less or nothing ahead (not measured).
+GLUON_AUTO_COLS = (16384, 102400)
 
 #: Fewest rows ``"auto"`` gives to the Gluon kernel: its gain comes from requesting the next rows' chunks
 #: while a row is reduced, which needs rows to spare on every SM (all runs measured 1024 rows or more); a
@@ -516,8 +518,9 @@ def gluon_takes(x: torch.Tensor) -> bool:
     """Would ``"auto"`` give ``x`` to the Gluon kernel? A Hopper GPU with Gluon (compiled kernels, not the
     interpreter), fp16 or bf16, a row length in :data:`GLUON_AUTO_COLS`, at least
     :data:`GLUON_AUTO_MIN_ROWS` rows, a row stride of a multiple of 16 bytes (the kernel's other path, a flat
-    view for unaligned rows, measured slower than ``"fused"``), and rows that fit the kernel's shared
-    memory. Never raises."""
+    view for unaligned rows, measured no better than ``"fused"`` over both dtypes: 2048 x 50257, fp16 0.60
+    vs 0.53, bf16 0.58 vs 0.59 of the copy, book/data/softmax_targets_h200.json), and rows that fit the
+    kernel's shared memory. Never raises."""
     lo, hi = GLUON_AUTO_COLS
     if (INTERPRETED or x.dtype not in (torch.float16, torch.bfloat16) or x.dim() != 2
             or not lo < x.shape[1] <= hi or x.shape[0] < GLUON_AUTO_MIN_ROWS

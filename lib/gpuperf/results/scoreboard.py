@@ -220,8 +220,8 @@ def _attention_shapes(head_dim: int) -> list[dict[str, Any]]:
 
 _FUSED_SOFTMAX = {"kernel": "triton", "method": "auto"}
 _SOFTMAX_NOTE = "the default launch (method 'auto'), not the best of the sweep"
-_SOFTMAX_LONG_NOTE = ("method 'auto' as recorded (the split kernel with prefetch, the default then; the current "
-                      "default drops the prefetch and was timed in fp16 only: chapter 13)")
+_SOFTMAX_LONG_NOTE = ("method 'auto' of that sweep (the split kernel with prefetch); the default launch is scored "
+                      "by softmax-long-rows")
 
 #: The first targets, one per (kernel, reference) pair; the attention forward's d = 64 shapes carry
 #: the stricter target (>= 1.0) and d = 128 the general one (>= 0.90).
@@ -341,9 +341,9 @@ REASONS: Mapping[str, str] = MappingProxyType({
                     "and the copy is the bar; fusion reaches it",
     "softmax-torch": "the speed-up measures PyTorch's kernel choice at this shape as much as ours (see its "
                      "fraction of the copy), so it is a bar set for this shape, not a general one",
-    "softmax-long": "rows too long to hold on chip need the online softmax and more than one program per "
-                    "row; the split kernel keeps too few bytes in flight per SM (a few programs at 80 "
-                    "registers) to approach the copy",
+    "softmax-long": "rows too long to hold in one program's registers need the online softmax and more "
+                    "than one program per row; the split kernel keeps too few bytes in flight per SM (a few "
+                    "programs at 80 registers) to approach the copy",
     "norm-copy": "like the softmax, the fused add and norm reads each input once and writes each output "
                  "once, so the copy is the bar",
     "norm-compile": "torch.compile generates the same fusion, so matching it shows that a hand-written "
@@ -361,13 +361,13 @@ REASONS: Mapping[str, str] = MappingProxyType({
                      "so its bar is lower; the kernel runs out of registers (255 per thread, spilling)",
     "host-call": "at small shapes a call's host time decides, so our call should cost about what "
                  "PyTorch's does; a Triton launch from Python alone costs more than PyTorch's whole call",
-    "softmax-vocab": "real vocabularies (32000, 50257, 128256 tokens) are not powers of two; rows that fit "
-                     "an SM's shared memory and start on 16-byte boundaries go to the Gluon kernel, the "
-                     "others (50257: unaligned rows; 128256: too long) still hold too few bytes in flight, "
-                     "and rows of 5000 values fall just short of the bar",
-    "softmax-long-rows": "the same long rows on the launch the softmax now makes by default and at the 0.85 "
-                         "a production softmax needs: 65536 values fit the Gluon kernel's shared memory, "
-                         "longer rows take the split kernel, which keeps too few bytes in flight per SM",
+    "softmax-vocab": "real vocabularies (32000, 50257, 128256 tokens) are not powers of two; on Hopper, "
+                     "aligned 16-bit rows of 16385-102400 values go to the Gluon kernel (32000 meets the "
+                     "bar); the others (50257: unaligned rows; 128256: too long) still hold too few bytes "
+                     "in flight, and rows of 5000 values fall just short of the bar",
+    "softmax-long-rows": "the same long rows on the default launch, at the 0.85 a production softmax needs: "
+                         "65536 values fit the Gluon kernel's shared memory, longer rows take the split "
+                         "kernel, which keeps too few bytes in flight per SM",
     "attention-fwd-odd": "real sequence lengths are rarely multiples of 128; the masked last block costs "
                          "little, and every miss is at d = 128, as at lengths that are multiples of 128",
 })
