@@ -79,3 +79,13 @@ def byte_ranges_overlap(a: torch.Tensor, b: torch.Tensor) -> bool:
     """True when the bytes ``a`` spans and those ``b`` spans intersect (contiguous tensors)."""
     a_lo, b_lo = a.data_ptr(), b.data_ptr()
     return a_lo < b_lo + b.numel() * b.element_size() and b_lo < a_lo + a.numel() * a.element_size()
+
+
+def check_out_like(out: torch.Tensor, x: torch.Tensor, overlap_reason: str) -> None:
+    """``out`` has ``x``'s shape, dtype and device and shares no byte with it; ``overlap_reason`` says why the
+    kernel cannot allow an overlap."""
+    if out.shape != x.shape or out.dtype != x.dtype or out.device != x.device:
+        raise ValueError(f"out must match x (shape {tuple(x.shape)}, {x.dtype}, {x.device}), got "
+                         f"shape {tuple(out.shape)}, {out.dtype}, {out.device}")
+    if out.numel() and byte_ranges_overlap(out, x):
+        raise ValueError(f"out must not overlap x ({overlap_reason})")

@@ -657,11 +657,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, *, chunk_cols: int
         out = torch.empty_like(x)
     else:
         _check_input("out", out)
-        if out.shape != x.shape or out.dtype != x.dtype or out.device != x.device:
-            raise ValueError(f"out must match x (shape {tuple(x.shape)}, {x.dtype}, {x.device}), got "
-                             f"shape {tuple(out.shape)}, {out.dtype}, {out.device}")
-        if out.numel() and _checks.byte_ranges_overlap(out, x):
-            raise ValueError("out must not overlap x (the kernel still reads rows of x after writing others)")
+        _checks.check_out_like(out, x, "the kernel still reads rows of x after writing others")
     if n_rows == 0 or n_cols == 0:
         return out
     if n_rows > 1 and x.stride(0) < n_cols:

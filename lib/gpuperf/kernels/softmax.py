@@ -448,11 +448,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
         out = torch.empty_like(x)
     else:
         _check_tensor("out", out)
-        if out.shape != x.shape or out.dtype != x.dtype or out.device != x.device:
-            raise ValueError(f"out must match x (shape {tuple(x.shape)}, {x.dtype}, {x.device}), got "
-                             f"shape {tuple(out.shape)}, {out.dtype}, {out.device}")
-        if out.numel() and _checks.byte_ranges_overlap(out, x):
-            raise ValueError("out must not overlap x (the streaming methods re-read x after writing)")
+        _checks.check_out_like(out, x, "the streaming methods re-read x after writing")
     if num_warps is not None and num_warps not in (1, 2, 4, 8, 16, 32):
         raise ValueError(f"num_warps must be a power of two from 1 to 32, got {num_warps!r}")
     if cooperative is not None or prefetch is not None:
