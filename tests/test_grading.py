@@ -1644,3 +1644,23 @@ def test_7_l5_tiled_rejects_one_query_at_a_time_a_max_pass_and_blocks_of_its_own
     _assert_rejected("L5.tiled", two_pass, "matrix products")
     _assert_rejected("L5.tiled", lambda q, k, v, br, bc: two_pass(q, k, v, br, bc, own=(4, 8)),
                      "matrix products")
+
+
+@pytest.mark.parametrize("name, dtype", [("fp16", torch.float16), ("bf16", torch.bfloat16),
+                                         ("fp32", torch.float32)])
+def test_the_stored_error_bounds_storing_any_value_in_the_format(name, dtype):
+    """Half of ``_stored_error`` bounds the rounding of a value stored in the output format, down into the
+    subnormals, where the relative term u |x| alone does not (an H200 run of L6 once stored an fp16 dV of
+    -1.52e-8 as the smallest subnormal, -5.96e-8, and the course's own solution was refused)."""
+    from gpuperf.grading.exercises import _stored_error
+
+    gen = torch.Generator().manual_seed(20)
+    tiny = torch.finfo(dtype).tiny
+    x = torch.cat([torch.randn(4000, generator=gen, dtype=torch.float64) * 10.0 ** torch.randint(
+        -12, 4, (4000,), generator=gen).double(),
+        torch.rand(4000, generator=gen, dtype=torch.float64) * 4 * tiny,  # the subnormals and just above
+        torch.tensor([0.0, -1.52355e-8, 2.0**-25, 3 * 2.0**-26, tiny, -tiny / 3], dtype=torch.float64)])
+    stored = x.to(dtype).double()
+    assert ((stored - x).abs() <= _stored_error(x, name) / 2).all()
+    if name == "fp16":
+        assert float(_stored_error(torch.tensor(-1.52355e-8, dtype=torch.float64), name)) >= 5.96e-8 - 1.52e-8

@@ -6,7 +6,9 @@ inside a :class:`~gpuperf.grading.watch.Watch`, checks that the inputs are uncha
 every buffer are intact and that the outputs are memory torch or the grader gave out, and only then
 computes the float64 reference (so the reference never exists while the reader's code runs).
 
-**Tolerances.** ``u_out`` is the unit roundoff of the output format, ``u32 = 2^-24``. Each bound is the
+**Tolerances.** ``u_out`` is the unit roundoff of the output format, ``u32 = 2^-24``; ``eta`` half the
+spacing of its subnormals (2^-25 for fp16), the error of storing a result too small for ``u_out |x|`` to
+bound (every ``2 u_out |x|`` below is ``2 (u_out |x| + eta)`` in the code). Each bound is the
 worst-case rounding error of the algorithm the lab teaches, fp32 accumulation included, doubled, and scaled
 by the magnitudes that error is proportional to (never by a magnitude that cancellation makes larger than
 the result, where that would hide a 16-bit accumulator):
@@ -49,10 +51,17 @@ from gpuperf.grading.watch import (SOFTMAX_LIKE_NAMES, SOFTMAX_LIKE_OPS, TRITON_
 U32 = UNIT_ROUNDOFF["fp32"]
 #: Half the smallest subnormal of each format: the absolute error of rounding a tiny value (a probability or
 #: a dS far below 1) to it, where the relative bound u no longer holds.
-ETA = {"fp32": 0.0, "fp16": 2.0**-25, "bf16": 2.0**-134, "fp64": 0.0}
+ETA = {"fp32": 2.0**-150, "fp16": 2.0**-25, "bf16": 2.0**-134, "fp64": 0.0}
 #: fp32 values below 2^-126 may flush to zero (GPUs flush the subnormals of exp): the absolute error of a
 #: probability or a dS that underflows.
 FLUSH = 2.0**-126
+
+
+def _stored_error(x, name: str):
+    """Twice the error of storing the values ``x`` in format ``name``: u |x|, or ETA (half the spacing of
+    the subnormals) for a result too small for u |x| to bound it. An fp16 gradient of 1.5e-8 stored as the
+    smallest subnormal, 6e-8, was refused by the relative term alone (2026-12-01, an H200 run of L6)."""
+    return 2 * (UNIT_ROUNDOFF[name] * x.abs() + ETA[name])
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -724,8 +733,8 @@ def _matmul_case(gen, device, dtype, m, n, k, dist, label):
         a64, b64 = a.double().cpu(), b.double().cpu()
         expected = a64 @ b64
         u_out = UNIT_ROUNDOFF[dtype_name(dtype)]
-        bound = 2 * u_out * expected.abs() + 2 * (k + 2) * U32 * (a64.abs() @ b64.abs())
-        tol = _bound(f"2 u_out |C| + 2 (k + 2) 2^-24 (|A||B|), u_out = {u_out:.3g}, k = {k}",
+        bound = _stored_error(expected, dtype_name(dtype)) + 2 * (k + 2) * U32 * (a64.abs() @ b64.abs())
+        tol = _bound(f"2 (u_out |C| + eta) + 2 (k + 2) 2^-24 (|A||B|), u_out = {u_out:.3g}, k = {k}",
                      f"C rounded to {dtype_name(dtype)} once, fp32 accumulation of {k} products; a 16-bit "
                      "accumulator or TF32 products (2^-11 each) exceed it")
         results = [compare(label, "c", got, expected, tol, scale=bound, dtype=dtype, device=device)]
@@ -804,13 +813,12 @@ def _forward_bounds(ref, v, dtype, n_k, d, canary=False):
     o, lse, p, s, a = ref
     v64 = v.detach().double().cpu()
     name = dtype_name(dtype)
-    u_out = UNIT_ROUNDOFF[name]
     u_p = 0.0 if (name == "fp32" or canary) else UNIT_ROUNDOFF[name]
     delta = _score_error(s, a, d)
     pv = p @ v64.abs()
     eta = FLUSH if canary else max(ETA[name], FLUSH)
     visible = torch.isfinite(s).double()
-    bound_o = 2 * u_out * o.abs() + 2 * (2 * delta[..., None] + u_p + (n_k + d + 8) * U32) * pv \
+    bound_o = _stored_error(o, name) + 2 * (2 * delta[..., None] + u_p + (n_k + d + 8) * U32) * pv \
         + 2 * eta * (visible @ v64.abs())
     bound_lse = 2 * (delta + (n_k + 8) * U32 + U32 * lse.abs())
     return bound_o, bound_lse
@@ -872,7 +880,7 @@ def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
         ref = _attention_reference(q, k, v, causal)
         bound_o, bound_lse = _forward_bounds(ref, v, dtype, n_k, d, canary=spread == "canary")
         name = dtype_name(dtype)
-        tol_o = _bound("2 u_out |o| + 2 (2 Delta + u_p + (N_k + d + 8) 2^-24) (P|V|)",
+        tol_o = _bound("2 (u_out |o| + eta) + 2 (2 Delta + u_p + (N_k + d + 8) 2^-24) (P|V|)",
                        f"o rounded to {name}, scores off by at most Delta = (d + 2) 2^-24 scale (|Q||K|^T) "
                        "(fp32 products and sums), P rounded to the input type before P V, fp32 sums over "
                        "N_k keys; TF32 scores or a 16-bit running output exceed it")
@@ -1001,7 +1009,6 @@ def _backward_bounds(ref, q, k, v, do, dtype, refs, canary=False, forward_bounds
     n_q, n_k, d = q.shape[-2], k.shape[-2], q.shape[-1]
     scale = 1.0 / math.sqrt(d)
     name = dtype_name(dtype)
-    u_out = UNIT_ROUNDOFF[name]
     u_in = 0.0 if name == "fp32" else UNIT_ROUNDOFF[name]
     u_o = UNIT_ROUNDOFF[name]
     delta = _score_error(s, a, d) + 2 * U32 * lse.abs()
@@ -1021,11 +1028,11 @@ def _backward_bounds(ref, q, k, v, do, dtype, refs, canary=False, forward_bounds
     u_p = 0.0 if canary else u_in
     eta = 0.0 if canary else ETA[name]
     pt = p.transpose(-1, -2)
-    bound_dv = 2 * u_out * dv.abs() + 2 * ((ep + u_p * p + eta * visible).transpose(-1, -2) @ do64.abs()) \
+    bound_dv = _stored_error(dv, name) + 2 * ((ep + u_p * p + eta * visible).transpose(-1, -2) @ do64.abs()) \
         + 2 * (n_q + 8) * U32 * (pt @ do64.abs())
     eds = e + u_in * ds.abs() + max(ETA[name], FLUSH) * visible
-    bound_dq = 2 * u_out * dq.abs() + 2 * scale * (eds @ k64.abs() + (n_k + 8) * U32 * (ds.abs() @ k64.abs()))
-    bound_dk = 2 * u_out * dk.abs() + 2 * scale * (eds.transpose(-1, -2) @ q64.abs()
+    bound_dq = _stored_error(dq, name) + 2 * scale * (eds @ k64.abs() + (n_k + 8) * U32 * (ds.abs() @ k64.abs()))
+    bound_dk = _stored_error(dk, name) + 2 * scale * (eds.transpose(-1, -2) @ q64.abs()
                                                    + (n_q + 8) * U32 * (ds.abs().transpose(-1, -2) @ q64.abs()))
     return bound_dq, bound_dk, bound_dv
 
@@ -1034,9 +1041,9 @@ def _grad_tolerances(dtype):
     name = dtype_name(dtype)
     why = (f"{name} inputs; P recomputed from lse, dP and D in fp32, dS rounded to the input type, fp32 sums; "
            "each gradient against its own magnitude; TF32 products or 16-bit accumulators exceed it")
-    return {"dq": _bound("2 u_out |dQ| + 2 scale ((E + u_in |dS|)|K| + (N_k + 8) 2^-24 |dS||K|)", why),
-            "dk": _bound("2 u_out |dK| + 2 scale ((E + u_in |dS|)^T|Q| + (N_q + 8) 2^-24 |dS|^T|Q|)", why),
-            "dv": _bound("2 u_out |dV| + 2 ((eP + u_in) P)^T|dO| + 2 (N_q + 8) 2^-24 P^T|dO|", why)}
+    return {"dq": _bound("2 (u_out |dQ| + eta) + 2 scale ((E + u_in |dS|)|K| + (N_k + 8) 2^-24 |dS||K|)", why),
+            "dk": _bound("2 (u_out |dK| + eta) + 2 scale ((E + u_in |dS|)^T|Q| + (N_q + 8) 2^-24 |dS|^T|Q|)", why),
+            "dv": _bound("2 (u_out |dV| + eta) + 2 ((eP + u_in) P)^T|dO| + 2 (N_q + 8) 2^-24 P^T|dO|", why)}
 
 
 def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
@@ -1110,7 +1117,7 @@ def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
         got, watch = runner.call(q, k, v, br, bc, names=("q", "k", "v"))
         ref = _attention_reference(q[None, None], k[None, None], v[None, None], False)
         bound_o, _ = _forward_bounds(ref, v[None, None], torch.float32, n_k, d)
-        tol = _bound("2 u_out |o| + 2 (2 Delta + (N_k + d + 8) 2^-24) (P|V|)",
+        tol = _bound("2 (u_out |o| + eta) + 2 (2 Delta + (N_k + d + 8) 2^-24) (P|V|)",
                      "fp32 scores, probabilities and sums (see the forward's tolerance)")
         results = [compare(label, "o", got, ref[0][0, 0], tol, scale=bound_o[0, 0], dtype=torch.float32,
                            device="cpu")]
@@ -1174,7 +1181,7 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label)
         ref = _attention_reference(q, k, v, causal)
         o64, dq, dk, dv = _backward_reference(q, k, v, do, causal)
         bound_o, bound_lse = _forward_bounds(ref, v, dtype, n_k, d)
-        tol_o = _bound("2 u_out |o| + 2 (2 Delta + u_p + (N_k + d + 8) 2^-24) (P|V|)", "as in L5")
+        tol_o = _bound("2 (u_out |o| + eta) + 2 (2 Delta + u_p + (N_k + d + 8) 2^-24) (P|V|)", "as in L5")
         results = [compare(label, "o", o, o64, tol_o, scale=bound_o, dtype=dtype, device=device)]
         # the backward reads the reader's own o and lse: their errors (at most the forward's bounds) add to D
         # and to the recomputed P
