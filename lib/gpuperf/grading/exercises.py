@@ -8,20 +8,20 @@ computes the float64 reference (so the reference never exists while the reader's
 
 **Tolerances.** ``u_out`` is the unit roundoff of the output format, ``u32 = 2^-24``; ``eta`` half the
 spacing of its subnormals (2^-25 for fp16), the error of storing a result too small for ``u_out |x|`` to
-bound (every ``2 u_out |x|`` below is ``2 (u_out |x| + eta)`` in the code). Each bound is the
+bound. Each bound is the
 worst-case rounding error of the algorithm the lab teaches, fp32 accumulation included, doubled, and scaled
 by the magnitudes that error is proportional to (never by a magnitude that cancellation makes larger than
 the result, where that would hide a 16-bit accumulator):
 
 * L4, C = A B: the rounding of C to ``u_out`` is relative to |C|; the fp32 sum of k products is at most
   (k + 2) u32 (|A||B|)_ij (products of 16-bit inputs are exact in fp32; fp32 products add one u32). Bound:
-  ``2 u_out |C_ij| + 2 (k + 2) u32 (|A||B|)_ij``. A case with non-negative inputs and k = 2048 (|A||B| =
+  ``2 (u_out |C_ij| + eta) + 2 (k + 2) u32 (|A||B|)_ij``. A case with non-negative inputs and k = 2048 (|A||B| =
   |C| there) makes it about 1.5e-3 |C| in fp16: an accumulator rounded to 16 bits after every block of K
   exceeds it, and TF32 products (2^-11 each) exceed the fp32 bound.
 * L5, o = softmax(S) V with S = scale Q K^T: a score carries an absolute error of at most
   ``Delta_i = (d + 2) u32 max_j A_ij + u32 max_j |S_ij|`` (A = scale |Q||K|^T), which changes P_ij by the
   factor exp(+-2 Delta_i); P is rounded to the input format before P V (u_p = u_in for 16-bit inputs, 0
-  for fp32) and P V sums N_k terms in fp32. Bound: ``2 u_out |o_id| + 2 (2 Delta_i + u_p + (N_k + d + 8)
+  for fp32) and P V sums N_k terms in fp32. Bound: ``2 (u_out |o_id| + eta) + 2 (2 Delta_i + u_p + (N_k + d + 8)
   u32) (P|V|)_id``. For lse = m + log l: ``2 (Delta_i + (N_k + 8) u32 + u32 |lse_i|)``. The accumulation
   case (q = 0, so S = 0 and P = 1 exactly: Delta = u_p = 0; v = 1/3 + noise, N_k = 4096) leaves only
   ``2 u_out |o| + 2 (N_k + d + 8) u32 |o|``, which a running output kept in 16 bits exceeds.
@@ -29,8 +29,8 @@ the result, where that would hide a 16-bit accumulator):
   dP = dO V^T has ``(d + 2) u32 (|dO||V|^T)``; D_i = sum dO O, from O rounded to the input format, has
   ``(d + 2 + u_o / u32) u32 (|dO||O|)_i``; dS = P (dP - D) then has
   ``E = eP |dP - D| + P (delta dP + delta D)`` and is rounded to the input format (u_in |dS|) before its
-  products. Bounds, each on its own output: dV ``2 u_out |dV| + 2 ((eP + u_in) P)^T |dO| + 2 (N_q + 8) u32
-  P^T |dO|``; dQ ``2 u_out |dQ| + 2 scale ((E + u_in |dS|) |K| + (N_k + 8) u32 |dS||K|)``; dK the same
+  products. Bounds, each on its own output: dV ``2 (u_out |dV| + eta) + 2 ((eP + u_in) P)^T |dO| + 2 (N_q + 8) u32
+  P^T |dO|``; dQ ``2 (u_out |dQ| + eta) + 2 scale ((E + u_in |dS|) |K| + (N_k + 8) u32 |dS||K|)``; dK the same
   with Q and N_q. The accumulation case (q = 0, N_k a power of two, so P = 1/N_k is exact in every format;
   dO = 1/3 + noise, N_q = 4096) makes dV's bound about 3 u_out |dV|, which a 16-bit dV accumulator exceeds.
 """
@@ -49,8 +49,9 @@ from gpuperf.grading.watch import (SOFTMAX_LIKE_NAMES, SOFTMAX_LIKE_OPS, TRITON_
                                    Watch, band_damage, banded_empty, unwritten)
 
 U32 = UNIT_ROUNDOFF["fp32"]
-#: Half the smallest subnormal of each format: the absolute error of rounding a tiny value (a probability or
-#: a dS far below 1) to it, where the relative bound u no longer holds.
+#: Half the smallest subnormal of each format: the absolute error of rounding a tiny value to it (a
+#: probability or a dS far below 1, or a result stored in the output format), where the relative bound u
+#: no longer holds.
 ETA = {"fp32": 2.0**-150, "fp16": 2.0**-25, "bf16": 2.0**-134, "fp64": 0.0}
 #: fp32 values below 2^-126 may flush to zero (GPUs flush the subnormals of exp): the absolute error of a
 #: probability or a dS that underflows.
@@ -58,9 +59,11 @@ FLUSH = 2.0**-126
 
 
 def _stored_error(x, name: str):
-    """Twice the error of storing the values ``x`` in format ``name``: u |x|, or ETA (half the spacing of
-    the subnormals) for a result too small for u |x| to bound it. An fp16 gradient of 1.5e-8 stored as the
-    smallest subnormal, 6e-8, was refused by the relative term alone (2026-12-01, an H200 run of L6)."""
+    """Twice a bound on the error of storing the values ``x`` in format ``name``: the rounding is at most
+    max(u |x|, ETA) (ETA, half the subnormal spacing, for a result too small for u |x| to bound it), so
+    u |x| + ETA bounds it. Without ETA an H200 run of L6 (2026-12-01) refused the course's solution: a dV
+    whose exact value is -1.52e-8 came back as fp16's smallest subnormal, -5.96e-8; the kernel's fp32 value,
+    already off by the rounding of P, was stored with an error of up to 2^-25 that u |dV| does not bound."""
     return 2 * (UNIT_ROUNDOFF[name] * x.abs() + ETA[name])
 
 
@@ -396,6 +399,8 @@ def _torch():
 
 def _bound(scale_name: str, reason: str) -> Tolerance:
     """A tolerance whose elementwise bound is computed whole (passed to ``compare`` as ``scale``)."""
+    if "+ eta)" in scale_name:
+        scale_name += " (eta: half the output format's subnormal spacing, 2^-25 in fp16)"
     return Tolerance(atol=0.0, rtol=1.0, reason=reason, scale_name=scale_name)
 
 
@@ -816,10 +821,10 @@ def _forward_bounds(ref, v, dtype, n_k, d, canary=False):
     u_p = 0.0 if (name == "fp32" or canary) else UNIT_ROUNDOFF[name]
     delta = _score_error(s, a, d)
     pv = p @ v64.abs()
-    eta = FLUSH if canary else max(ETA[name], FLUSH)
+    p_tiny = FLUSH if canary else max(ETA[name], FLUSH)
     visible = torch.isfinite(s).double()
     bound_o = _stored_error(o, name) + 2 * (2 * delta[..., None] + u_p + (n_k + d + 8) * U32) * pv \
-        + 2 * eta * (visible @ v64.abs())
+        + 2 * p_tiny * (visible @ v64.abs())
     bound_lse = 2 * (delta + (n_k + 8) * U32 + U32 * lse.abs())
     return bound_o, bound_lse
 
@@ -1026,9 +1031,9 @@ def _backward_bounds(ref, q, k, v, do, dtype, refs, canary=False, forward_bounds
     ds = p * (dp - dd)
     e = ep * (dp - dd).abs() + p * (d_dp + d_dd)
     u_p = 0.0 if canary else u_in
-    eta = 0.0 if canary else ETA[name]
+    p_tiny = 0.0 if canary else ETA[name]
     pt = p.transpose(-1, -2)
-    bound_dv = _stored_error(dv, name) + 2 * ((ep + u_p * p + eta * visible).transpose(-1, -2) @ do64.abs()) \
+    bound_dv = _stored_error(dv, name) + 2 * ((ep + u_p * p + p_tiny * visible).transpose(-1, -2) @ do64.abs()) \
         + 2 * (n_q + 8) * U32 * (pt @ do64.abs())
     eds = e + u_in * ds.abs() + max(ETA[name], FLUSH) * visible
     bound_dq = _stored_error(dq, name) + 2 * scale * (eds @ k64.abs() + (n_k + 8) * U32 * (ds.abs() @ k64.abs()))
