@@ -8,31 +8,31 @@ computes the float64 reference (so the reference never exists while the reader's
 
 **Tolerances.** ``u_out`` is the unit roundoff of the output format, ``u32 = 2^-24``; ``eta`` half the
 spacing of its subnormals (2^-25 for fp16), the error of storing a result too small for ``u_out |x|`` to
-bound. Each bound is the
-worst-case rounding error of the algorithm the lab teaches, fp32 accumulation included, doubled, and scaled
-by the magnitudes that error is proportional to (never by a magnitude that cancellation makes larger than
-the result, where that would hide a 16-bit accumulator):
+bound. Each bound is the worst-case rounding error of the algorithm the lab teaches, fp32 accumulation
+included, doubled, and scaled by the magnitudes that error is proportional to (never by a magnitude that
+cancellation makes larger than the result, where that would hide a 16-bit accumulator):
 
 * L4, C = A B: the rounding of C to ``u_out`` is relative to |C|; the fp32 sum of k products is at most
   (k + 2) u32 (|A||B|)_ij (products of 16-bit inputs are exact in fp32; fp32 products add one u32). Bound:
-  ``2 (u_out |C_ij| + eta) + 2 (k + 2) u32 (|A||B|)_ij``. A case with non-negative inputs and k = 2048 (|A||B| =
-  |C| there) makes it about 1.5e-3 |C| in fp16: an accumulator rounded to 16 bits after every block of K
-  exceeds it, and TF32 products (2^-11 each) exceed the fp32 bound.
+  ``2 (u_out |C_ij| + eta) + 2 (k + 2) u32 (|A||B|)_ij``. A case with non-negative inputs and k = 2048
+  (|A||B| = |C| there) makes it about 1.5e-3 |C| in fp16: an accumulator rounded to 16 bits after every
+  block of K exceeds it, and TF32 products (2^-11 each) exceed the fp32 bound.
 * L5, o = softmax(S) V with S = scale Q K^T: a score carries an absolute error of at most
   ``Delta_i = (d + 2) u32 max_j A_ij + u32 max_j |S_ij|`` (A = scale |Q||K|^T), which changes P_ij by the
   factor exp(+-2 Delta_i); P is rounded to the input format before P V (u_p = u_in for 16-bit inputs, 0
-  for fp32) and P V sums N_k terms in fp32. Bound: ``2 (u_out |o_id| + eta) + 2 (2 Delta_i + u_p + (N_k + d + 8)
-  u32) (P|V|)_id``. For lse = m + log l: ``2 (Delta_i + (N_k + 8) u32 + u32 |lse_i|)``. The accumulation
-  case (q = 0, so S = 0 and P = 1 exactly: Delta = u_p = 0; v = 1/3 + noise, N_k = 4096) leaves only
-  ``2 u_out |o| + 2 (N_k + d + 8) u32 |o|``, which a running output kept in 16 bits exceeds.
+  for fp32) and P V sums N_k terms in fp32. Bound: ``2 (u_out |o_id| + eta) + 2 (2 Delta_i + u_p
+  + (N_k + d + 8) u32) (P|V|)_id``. For lse = m + log l: ``2 (Delta_i + (N_k + 8) u32 + u32 |lse_i|)``.
+  The accumulation case (q = 0, so S = 0 and P = 1 exactly: Delta = u_p = 0; v = 1/3 + noise, N_k = 4096)
+  leaves only ``2 u_out |o| + 2 (N_k + d + 8) u32 |o|``, which a running output kept in 16 bits exceeds.
 * L6: P recomputed from the given lse (fp32) and S: relative error ``eP = 2 Delta_i + 2 u32 |lse_i| + 8 u32``;
   dP = dO V^T has ``(d + 2) u32 (|dO||V|^T)``; D_i = sum dO O, from O rounded to the input format, has
   ``(d + 2 + u_o / u32) u32 (|dO||O|)_i``; dS = P (dP - D) then has
   ``E = eP |dP - D| + P (delta dP + delta D)`` and is rounded to the input format (u_in |dS|) before its
-  products. Bounds, each on its own output: dV ``2 (u_out |dV| + eta) + 2 ((eP + u_in) P)^T |dO| + 2 (N_q + 8) u32
-  P^T |dO|``; dQ ``2 (u_out |dQ| + eta) + 2 scale ((E + u_in |dS|) |K| + (N_k + 8) u32 |dS||K|)``; dK the same
-  with Q and N_q. The accumulation case (q = 0, N_k a power of two, so P = 1/N_k is exact in every format;
-  dO = 1/3 + noise, N_q = 4096) makes dV's bound about 3 u_out |dV|, which a 16-bit dV accumulator exceeds.
+  products. Bounds, each on its own output: dV ``2 (u_out |dV| + eta) + 2 ((eP + u_in) P)^T |dO|
+  + 2 (N_q + 8) u32 P^T |dO|``; dQ ``2 (u_out |dQ| + eta) + 2 scale ((E + u_in |dS|) |K|
+  + (N_k + 8) u32 |dS||K|)``; dK the same with Q and N_q. The accumulation case (q = 0, N_k a power of
+  two, so P = 1/N_k is exact in every format; dO = 1/3 + noise, N_q = 4096) makes dV's bound about
+  3 u_out |dV|, which a 16-bit dV accumulator exceeds.
 """
 
 from __future__ import annotations
@@ -1033,10 +1033,12 @@ def _backward_bounds(ref, q, k, v, do, dtype, refs, canary=False, forward_bounds
     u_p = 0.0 if canary else u_in
     p_tiny = 0.0 if canary else ETA[name]
     pt = p.transpose(-1, -2)
-    bound_dv = _stored_error(dv, name) + 2 * ((ep + u_p * p + p_tiny * visible).transpose(-1, -2) @ do64.abs()) \
+    bound_dv = _stored_error(dv, name) \
+        + 2 * ((ep + u_p * p + p_tiny * visible).transpose(-1, -2) @ do64.abs()) \
         + 2 * (n_q + 8) * U32 * (pt @ do64.abs())
     eds = e + u_in * ds.abs() + max(ETA[name], FLUSH) * visible
-    bound_dq = _stored_error(dq, name) + 2 * scale * (eds @ k64.abs() + (n_k + 8) * U32 * (ds.abs() @ k64.abs()))
+    bound_dq = _stored_error(dq, name) \
+        + 2 * scale * (eds @ k64.abs() + (n_k + 8) * U32 * (ds.abs() @ k64.abs()))
     bound_dk = _stored_error(dk, name) + 2 * scale * (eds.transpose(-1, -2) @ q64.abs()
                                                    + (n_q + 8) * U32 * (ds.abs().transpose(-1, -2) @ q64.abs()))
     return bound_dq, bound_dk, bound_dv
@@ -1046,9 +1048,10 @@ def _grad_tolerances(dtype):
     name = dtype_name(dtype)
     why = (f"{name} inputs; P recomputed from lse, dP and D in fp32, dS rounded to the input type, fp32 sums; "
            "each gradient against its own magnitude; TF32 products or 16-bit accumulators exceed it")
-    return {"dq": _bound("2 (u_out |dQ| + eta) + 2 scale ((E + u_in |dS|)|K| + (N_k + 8) 2^-24 |dS||K|)", why),
-            "dk": _bound("2 (u_out |dK| + eta) + 2 scale ((E + u_in |dS|)^T|Q| + (N_q + 8) 2^-24 |dS|^T|Q|)", why),
-            "dv": _bound("2 (u_out |dV| + eta) + 2 ((eP + u_in) P)^T|dO| + 2 (N_q + 8) 2^-24 P^T|dO|", why)}
+    return {
+        "dq": _bound("2 (u_out |dQ| + eta) + 2 scale ((E + u_in |dS|)|K| + (N_k + 8) 2^-24 |dS||K|)", why),
+        "dk": _bound("2 (u_out |dK| + eta) + 2 scale ((E + u_in |dS|)^T|Q| + (N_q + 8) 2^-24 |dS|^T|Q|)", why),
+        "dv": _bound("2 (u_out |dV| + eta) + 2 ((eP + u_in) P)^T|dO| + 2 (N_q + 8) 2^-24 P^T|dO|", why)}
 
 
 def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
