@@ -186,6 +186,20 @@ def expected_errors(gs) -> list[dict]:
     return out
 
 
+def _run_checked(fn, y, ref) -> float:
+    """Run ``fn`` once into ``y`` (first filled with NaN); its largest error on the first 8 rows against
+    ``ref`` (float64), or RuntimeError when that passes 0.01 or a NaN is left anywhere in ``y``."""
+    import torch
+
+    y.fill_(float("nan"))
+    fn()
+    torch.cuda.synchronize()
+    err = float((y[:8].double().cpu() - ref).abs().max())
+    if not err <= 0.01 or bool(torch.isnan(y).any()):
+        raise RuntimeError(f"wrong result: max |err| {err} on the first rows, or NaN")
+    return err
+
+
 def time_shapes(gs, sm, dtypes, shapes, quick, sweep, gen) -> list[dict]:
     import torch
 
@@ -224,13 +238,7 @@ def time_shapes(gs, sm, dtypes, shapes, quick, sweep, gen) -> list[dict]:
                 row = {"dtype": dname, "rows": n_rows, "n": n_cols, "variant": name, "bytes_moved": moved}
                 try:
                     if name != "copy":
-                        y.fill_(float("nan"))
-                        fn()
-                        torch.cuda.synchronize()
-                        err = float((y[:8].double().cpu() - ref).abs().max())
-                        row["max_abs_err_first_rows"] = err
-                        if not err <= 0.01 or bool(torch.isnan(y).any()):
-                            raise RuntimeError(f"wrong result: max |err| {err} on the first rows, or NaN")
+                        row["max_abs_err_first_rows"] = _run_checked(fn, y, ref)
                     t = time_callable(fn, warmup_ms, rep_ms)
                     row["time_s"] = t
                     row["bytes_per_s"] = moved / t
@@ -302,12 +310,7 @@ def confirm(gs, sm, dtypes, gen, rounds: int = 3) -> list[dict]:
             for name, fn in variants.items():
                 try:
                     if name != "copy":
-                        y.fill_(float("nan"))
-                        fn()
-                        torch.cuda.synchronize()
-                        err = float((y[:8].double().cpu() - ref).abs().max())
-                        if not err <= 0.01 or bool(torch.isnan(y).any()):
-                            raise RuntimeError(f"wrong result: max |err| {err} on the first rows, or NaN")
+                        _run_checked(fn, y, ref)
                     usable[name] = fn
                 except Exception as exc:  # noqa: BLE001
                     print(f"{label} {name}: FAILED {type(exc).__name__}: {str(exc)[:400]}", flush=True)
