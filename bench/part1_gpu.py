@@ -115,7 +115,13 @@ def pointer_chase(steps: int = 1 << 15) -> list[dict]:
     for size in sizes:
         n_lines = size // line_bytes
         perm = rng.permutation(n_lines).astype(cp.uint32) * words_per_line
-        next_buf[perm.astype(cp.int64)] = cp.roll(perm, -1)  # one cycle through every line: perm[i] -> perm[i+1]
+        # One cycle through every line (perm[i] -> perm[i+1]), built apart and then copied in whole: every
+        # word of every line is written, so no L2 sector of the chain holds a partial write that a first read
+        # would have to complete from DRAM (L2 allocates on write with byte masks; review N-E1, 2026-12-04).
+        chain = cp.zeros(n_lines * words_per_line, dtype=cp.uint32)
+        chain[perm.astype(cp.int64)] = cp.roll(perm, -1)
+        next_buf[:chain.size] = chain
+        del chain
         full = size <= FULL_WARM_BYTES
         warm = n_lines if full else 4096
         if not full:
@@ -414,6 +420,7 @@ def main(argv: list[str]) -> int:
         for r in rows:
             r["latency_s"] = r["cycles_per_load"] / clock_after
         prov["sm_clock_hz_after_chase"] = f"{clock_after:.4g}"
+        prov["chase_chain_written"] = "every word of every line (the chain copied in whole before each chase)"
         from gpuperf import hardware
         from gpuperf.results.latency import latency_levels
 
