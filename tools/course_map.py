@@ -3,10 +3,17 @@
 repository); a module that is not in lib/gpuperf yet is drawn in italics and marked "planned".
 
     .venv/bin/python tools/course_map.py          # rewrites book/images/course-map.svg
+    .venv/bin/python tools/course_map.py --words  # words of prose per chapter, against its budget
+
+The word count is the course's one measure of a page's length (STYLE.md, "A chapter a newcomer finishes"):
+words of letters (a run of letters with inner apostrophes or hyphens) in the Markdown cells, code, math
+and numbers included as they stand. ``tests/test_repository.py`` holds each page to its budget.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 from pathlib import Path
 
@@ -102,7 +109,72 @@ def draw() -> Figure:
     return fig
 
 
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+
+#: Words of prose a page may hold: every chapter 4,500; chapters 12 and 16 4,000; the scoreboard 1,500;
+#: and per part, chapters 01-11 38,000 and chapters 12-16 21,000 (the 2026-12-04 issues).
+WORD_BUDGETS = {"12": 4000, "16": 4000, "kernel-scoreboard": 1500, "appendix-case-studies": 6000}
+CHAPTER_BUDGET = 4500
+PART_BUDGETS = {("01", "11"): 38000, ("12", "16"): 21000}
+#: A Markdown cell longer than this becomes a list, a table, or two cells.
+CELL_BUDGET = 250
+
+
+def cell_words(text: str) -> int:
+    """Words of letters in one Markdown cell's text."""
+    return len(_WORD.findall(text))
+
+
+def prose_words(path: Path) -> list[int]:
+    """Words of each Markdown cell of the notebook at `path`, in order."""
+    cells = json.loads(Path(path).read_text())["cells"]
+    return [cell_words("".join(c["source"])) for c in cells if c["cell_type"] == "markdown"]
+
+
+def budget(path: Path) -> int | None:
+    """The most words of prose the page at `path` may hold (None: no budget)."""
+    stem = Path(path).stem
+    for key, words in WORD_BUDGETS.items():
+        if stem == key or stem.startswith(key + "-"):
+            return words
+    return CHAPTER_BUDGET if re.match(r"^\d\d-", stem) else None
+
+
+def word_report(root: Path = ROOT) -> list[dict]:
+    """One row per page of book/ and labs/: words, budget, longest cell and cells over CELL_BUDGET."""
+    rows = []
+    for path in sorted([*root.glob("book/*.ipynb"), *root.glob("labs/*.ipynb")]):
+        cells = prose_words(path)
+        rows.append({"page": str(path.relative_to(root)), "words": sum(cells), "budget": budget(path),
+                     "longest_cell": max(cells, default=0),
+                     "cells_over": sum(n > CELL_BUDGET for n in cells)})
+    return rows
+
+
+def part_words(rows: list[dict]) -> dict[tuple[str, str], int]:
+    """Words of prose of each part in PART_BUDGETS (chapters first..last by number)."""
+    out = {}
+    for first, last in PART_BUDGETS:
+        out[(first, last)] = sum(r["words"] for r in rows if (m := re.match(r"book/(\d\d)-", r["page"]))
+                                 and first <= m[1] <= last)
+    return out
+
+
+def print_words() -> None:
+    rows = word_report()
+    print(f"{'page':48} {'words':>6} {'budget':>6} {'longest cell':>12} {'cells > 250':>11}")
+    for r in rows:
+        over = " OVER" if r["budget"] and r["words"] > r["budget"] else ""
+        print(f"{r['page']:48} {r['words']:6d} {r['budget'] or '':>6} {r['longest_cell']:12d} "
+              f"{r['cells_over']:11d}{over}")
+    for (first, last), words in part_words(rows).items():
+        print(f"chapters {first}-{last}: {words} words (budget {PART_BUDGETS[(first, last)]})")
+
+
 def main() -> None:
+    if "--words" in sys.argv[1:]:
+        print_words()
+        return
     OUT.parent.mkdir(parents=True, exist_ok=True)
     draw().savefig(OUT, format="svg", metadata={"Date": None, "Creator": None})
     print(f"wrote {OUT.relative_to(ROOT)}")

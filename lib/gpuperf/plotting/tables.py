@@ -268,3 +268,24 @@ SCOREBOARD_PROVENANCE_COLUMNS: tuple[Column, ...] = (
     Column("run", "recorded run"), Column("targets", "targets"), Column("provenance", "measured"),
     Column("command", "command"),
 )
+
+
+_UNIT_SCALES = {"B/s": (1e12, "TB/s"), "FLOP/s": (1e12, "TFLOP/s"), "s": (1e-9, "ns"), "B": (2**20, "MiB")}
+
+
+def format_numbers_box_html(numbers: Iterable, title: str = "Numbers to remember (H200 SXM)") -> str:
+    """A boxed list of :class:`gpuperf.results.sheet.Number`s: label, value in a human unit, how obtained.
+
+    B/s show as TB/s, FLOP/s as TFLOP/s, seconds as ns, bytes as MiB; other units as they are.
+    """
+    items = []
+    for n in numbers:
+        scale, unit = _UNIT_SCALES.get(n.unit, (1.0, n.unit))
+        value = n.value / scale
+        shown = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+        items.append(f"<li><b>{html.escape(n.label)}</b>: {shown} {html.escape(unit)} "
+                     f"<span class=\"gpuperf-how\">({html.escape(n.how)})</span></li>")
+    if not items:
+        raise ValueError("numbers: nothing to show (no number of the sheet names this chapter)")
+    return (f'<div class="gpuperf-numbers admonition tip"><p class="admonition-title">{html.escape(title)}</p>'
+            f"<ul>{''.join(items)}</ul></div>")

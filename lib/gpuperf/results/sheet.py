@@ -1,0 +1,96 @@
+"""One H200 sheet: the numbers a reader should remember, each read from the hardware table or a recorded run.
+
+Chapters 01-11 end with a "Numbers to remember" box drawn from this sheet, and their exercises use its
+values, so that two chapters never quote two figures for one thing (an idle latency here, a loaded one
+there) without saying which. Every entry says how it was obtained (``how``: the datasheet, the L2-flushed
+``do_bench`` median, a clock read inside a kernel, Nsight Compute, ...). Pure: returns data; the box is
+drawn by :func:`gpuperf.plotting.tables.format_numbers_box_html`.
+
+Each part of the book keeps its entries in its own function below (``_part1`` ... ``_part3``); add a
+number there, with the chapters that quote it, rather than computing it again in a notebook.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from gpuperf import hardware
+
+DEVICE = "H200 SXM"
+
+
+@dataclass(frozen=True)
+class Number:
+    """One number of the sheet: ``value`` in ``unit``; ``how`` it was obtained; the ``chapters`` that quote
+    it (two-digit strings, e.g. ``("02", "04")``); ``label`` is how a box names it."""
+
+    key: str
+    label: str
+    value: float
+    unit: str
+    how: str
+    chapters: tuple[str, ...]
+
+
+def _part1() -> list[Number]:
+    """Chapters 01-05: the device's two numbers, latencies and bytes in flight."""
+    h200 = hardware.get_accelerator(DEVICE)
+    from gpuperf.results.latency import recorded_latency_levels
+
+    levels, _run = recorded_latency_levels()
+    rows = [
+        Number("hbm_bytes_per_s", "HBM bandwidth (datasheet)", h200.hbm_bytes_per_s, "B/s",
+               "NVIDIA's H200 datasheet", ("02", "04", "06")),
+        Number("sm_count", "streaming multiprocessors", h200.sm_count, "SMs", "NVIDIA's H200 datasheet",
+               ("02", "03", "04")),
+        Number("l2_hit_cycles", "L2 hit, idle (revisit)", levels.l2_cycles, "cycles",
+               "pointer chase, one thread, SM clock read in the kernel", ("02", "04")),
+        Number("hbm_cycles", "HBM, idle", levels.hbm_cycles, "cycles",
+               "pointer chase, one thread, L2 flushed, SM clock read in the kernel", ("02", "04")),
+        Number("hbm_latency_s", "HBM, idle", levels.seconds("hbm"), "s",
+               "pointer chase cycles at the SM clock measured after the chase", ("02", "04")),
+    ]
+    if levels.shared_cycles is not None:
+        rows.append(Number("shared_cycles", "shared memory, idle", levels.shared_cycles, "cycles",
+                           "pointer chase in shared memory, SM clock read in the kernel", ("02", "04")))
+    rows.append(Number("l1_cycles", "L1 hit, idle", levels.l1_cycles, "cycles",
+                       "pointer chase, one thread, SM clock read in the kernel", ("02", "04")))
+    return rows
+
+
+def _part2() -> list[Number]:
+    """Chapters 06-08: roofs, ridge points, launch and host costs, tiles."""
+    return []
+
+
+def _part3() -> list[Number]:
+    """Chapters 09-11: fusion, the ledger, number formats."""
+    return []
+
+
+@lru_cache(maxsize=1)
+def h200_sheet() -> tuple[Number, ...]:
+    """Every number of the sheet, in the order the book meets them. Raises ValueError on a repeated key."""
+    numbers = (*_part1(), *_part2(), *_part3())
+    keys = [n.key for n in numbers]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        raise ValueError(f"the H200 sheet names {repeated} more than once")
+    return numbers
+
+
+def sheet_value(key: str) -> float:
+    """The value of one number of the sheet (raises KeyError naming the keys it has)."""
+    for number in h200_sheet():
+        if number.key == key:
+            return number.value
+    raise KeyError(f"{key!r} is not on the H200 sheet; it has {[n.key for n in h200_sheet()]}")
+
+
+def numbers_to_remember(chapter: str) -> list[Number]:
+    """The numbers of the sheet a chapter quotes (``chapter`` as two digits, e.g. ``"04"``)."""
+    return [n for n in h200_sheet() if chapter in n.chapters]
+
+
+__all__ = ["DEVICE", "Number", "h200_sheet", "numbers_to_remember", "sheet_value"]
