@@ -75,9 +75,9 @@ def test_one_device_costs_nothing():
 
 
 def test_latency_bound_below_is_where_the_two_terms_meet():
-    n = ic.latency_bound_below_bytes("all_reduce", 8, 450e9, 5e-6)
-    steps = ic.collective_steps("all_reduce", 8)
-    assert steps * 5e-6 == pytest.approx(ic.collective_bytes_per_device("all_reduce", n, 8) / 450e9)
+    n = ic.latency_bound_below_bytes("all_reduce", 8, 450e9, 5.6e-6)
+    assert 5.6e-6 == pytest.approx(ic.collective_bytes_per_device("all_reduce", n, 8) / 450e9)
+    assert round(n / 1e6, 2) == 1.44  # chapter 05
 
 
 def test_fit_recovers_alpha_and_beta_from_the_model():
@@ -107,3 +107,21 @@ def test_fit_recovers_alpha_and_beta_from_the_model():
 def test_collective_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_the_collective_figure_draws_one_line_per_algorithm_and_the_crossover():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from gpuperf.plotting.style import new_figure
+    from gpuperf.plotting.systolic import plot_collective_times
+
+    sizes = [1e3, 1e6, 1e9]
+    fig, ax = new_figure()
+    plot_collective_times(ax, sizes, {"ring": [1e-5, 2e-5, 4e-3], "in-switch": [1e-5, 1.5e-5, 2.5e-3]},
+                          crossover_bytes=1.4e6)
+    assert [l.get_label() for l in ax.get_lines()][:2] == ["ring", "in-switch"]
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    assert any("fixed cost" in t.get_text() for t in ax.texts)
+    xs = ax.get_lines()[2].get_xdata()
+    assert list(xs) == [1.4e6, 1.4e6]  # the dotted crossover line

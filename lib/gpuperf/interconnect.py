@@ -120,16 +120,16 @@ def collective_time_s(collective: str, n_bytes: float, n_devices: int, bytes_per
     return steps * alpha_s + collective_bytes_per_device(collective, n_bytes, n_devices, algorithm) / b
 
 
-def latency_bound_below_bytes(collective: str, n_devices: int, bytes_per_s_one_direction: float, alpha_s: float,
-                              algorithm: str = "ring") -> float:
-    """The buffer size (bytes) at which the steps' latency equals the bandwidth term: below it, alpha dominates."""
+def latency_bound_below_bytes(collective: str, n_devices: int, bytes_per_s_one_direction: float,
+                              alpha_s_per_call: float, algorithm: str = "ring") -> float:
+    """The buffer size (bytes) whose bandwidth term equals a call's fixed cost ``alpha_s_per_call`` (the
+    measured time of a tiny call, all its steps together): below it, the fixed cost dominates."""
     b = _positive("bytes_per_s_one_direction", bytes_per_s_one_direction)
-    a = _positive("alpha_s", alpha_s)
-    steps = collective_steps(collective, n_devices, algorithm)
+    a = _positive("alpha_s_per_call", alpha_s_per_call)
     per_byte = collective_bytes_per_device(collective, 1.0, n_devices, algorithm)
     if per_byte == 0:
         return math.inf
-    return steps * a * b / per_byte
+    return a * b / per_byte
 
 
 def bus_bandwidth_factor(collective: str, n_devices: int) -> float:

@@ -169,6 +169,14 @@ LLAMA3_8B = ModelConfig(
         "32 attention heads, 8 key/value heads, a 128K vocabulary: 128,256 tokens in the released tokenizer)"
     ),
 )
+LLAMA3_70B = ModelConfig(
+    name="Llama-3-70B", n_layers=80, d_model=8192, n_heads=64, n_kv_heads=8, head_dim=128, d_ff=28672,
+    vocab_size=128256, gated_mlp=True, norm="rmsnorm", rope=True, tied_embeddings=False,
+    source=(
+        "Grattafiori et al. 2024, Table 3 (70B: 80 layers, model dimension 8192, FFN dimension 28,672, "
+        "64 attention heads, 8 key/value heads, a 128K vocabulary: 128,256 tokens in the released tokenizer)"
+    ),
+)
 #: The layer profiled on the H200 (bench/ledger_profile.py): Llama-shaped, multi-head, our own choice.
 SMALL_LLAMA = ModelConfig(
     name="small Llama (profiled)", n_layers=1, d_model=2048, n_heads=16, n_kv_heads=16, head_dim=128,

@@ -56,3 +56,21 @@ def plot_busy_cells(ax, frames: Sequence, cells: int):
     ax.set_ylim(0, cells * 1.25)
     ax.legend(loc="upper right")
     return ax
+
+
+def plot_collective_times(ax, sizes_bytes: Sequence[float], series: dict, crossover_bytes: float | None = None):
+    """Time of a collective against its buffer size (log-log), one line per ``{label: times_s}``; a dotted
+    vertical line where the fixed cost equals the bandwidth term, if given."""
+    for i, (label, times) in enumerate(series.items()):
+        ax.plot(sizes_bytes, np.asarray(times) * 1e6, "-", color=PALETTE[i % len(PALETTE)], label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    if crossover_bytes is not None:
+        ax.axvline(crossover_bytes, color="#777777", linestyle=":", linewidth=1)
+        low, high = ax.get_ylim()
+        ax.text(crossover_bytes * 1.3, (low * high) ** 0.5, "fixed cost = bandwidth term", fontsize=8,
+                color="#555555")
+    ax.set_xlabel("buffer size S (bytes)")
+    ax.set_ylabel("time per call (µs)")
+    ax.legend(loc="upper left", fontsize=8)
+    return ax

@@ -270,17 +270,24 @@ SCOREBOARD_PROVENANCE_COLUMNS: tuple[Column, ...] = (
 )
 
 
-_UNIT_SCALES = {"B/s": (1e12, "TB/s"), "FLOP/s": (1e12, "TFLOP/s"), "s": (1e-9, "ns"), "B": (2**20, "MiB")}
+_UNIT_SCALES = {"B/s": (1e12, "TB/s"), "FLOP/s": (1e12, "TFLOP/s"), "B": (2**20, "MiB")}
+
+
+def _time_scale(seconds: float) -> tuple[float, str]:
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if abs(seconds) >= scale:
+            return scale, unit
+    return 1e-9, "ns"
 
 
 def format_numbers_box_html(numbers: Iterable, title: str = "Numbers to remember (H200 SXM)") -> str:
     """A boxed list of :class:`gpuperf.results.sheet.Number`s: label, value in a human unit, how obtained.
 
-    B/s show as TB/s, FLOP/s as TFLOP/s, seconds as ns, bytes as MiB; other units as they are.
+    B/s show as TB/s, FLOP/s as TFLOP/s, seconds in s, ms, µs or ns, bytes as MiB; other units as they are.
     """
     items = []
     for n in numbers:
-        scale, unit = _UNIT_SCALES.get(n.unit, (1.0, n.unit))
+        scale, unit = _time_scale(n.value) if n.unit == "s" else _UNIT_SCALES.get(n.unit, (1.0, n.unit))
         value = n.value / scale
         shown = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
         items.append(f"<li><b>{html.escape(n.label)}</b>: {shown} {html.escape(unit)} "

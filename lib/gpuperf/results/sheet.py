@@ -59,6 +59,23 @@ def _part1() -> list[Number]:
     return rows
 
 
+def _chapter05() -> list[Number]:
+    """Chapter 05: NVLink and what an all-reduce costs on one 8-GPU server (the model, not a measurement)."""
+    from gpuperf import interconnect
+
+    one_way = hardware.NVLINK_BYTES_PER_S[DEVICE] / 2
+    how = "alpha-beta model, bandwidth term, NVLink one way (gpuperf.interconnect)"
+    return [
+        Number("nvlink_one_way_bytes_per_s", "NVLink per GPU, one way", one_way, "B/s",
+               "NVIDIA's H200 datasheet (900 GB/s both ways)", ("05",)),
+        Number("allreduce_10gb_ring_s", "all-reduce of 10 GB on 8 GPUs, ring",
+               interconnect.collective_time_s("all_reduce", 10e9, 8, one_way), "s", how, ("05",)),
+        Number("allreduce_10gb_in_switch_s", "the same, reduced in the NVSwitches",
+               interconnect.collective_time_s("all_reduce", 10e9, 8, one_way, algorithm="in_switch"), "s",
+               how, ("05",)),
+    ]
+
+
 def _part2() -> list[Number]:
     """Chapters 06-08: roofs, ridge points, launch and host costs, tiles."""
     return []
@@ -72,7 +89,7 @@ def _part3() -> list[Number]:
 @lru_cache(maxsize=1)
 def h200_sheet() -> tuple[Number, ...]:
     """Every number of the sheet, in the order the book meets them. Raises ValueError on a repeated key."""
-    numbers = (*_part1(), *_part2(), *_part3())
+    numbers = (*_part1(), *_chapter05(), *_part2(), *_part3())
     keys = [n.key for n in numbers]
     repeated = sorted({k for k in keys if keys.count(k) > 1})
     if repeated:
