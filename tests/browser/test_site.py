@@ -433,3 +433,56 @@ def test_reads_clean_check_catches_what_it_should(browser):
     assert [(b["cell"], b["kind"]) for b in found["wide"]] == [(0, "output"), (-1, "code block in the text")]
     assert [(b["cell"], b["reason"]) for b in found["noisy"]] == [(1, "stderr output"), (1, "a warning")]
     assert found["cells"] == 2
+
+
+def figure_problems(html: str) -> list[str]:
+    """Every image a cell outputs (``<img>`` inside a cell's output) must sit in a ``<figure>`` with a
+    non-empty ``<figcaption>`` and carry alt text that says what it shows, not a file name. MyST-NB takes
+    both from the cell's metadata (``mystnb.figure.caption``, ``mystnb.image.alt``; tools/figure_cells.py)."""
+    problems = []
+    # split at each figure or bare image of a cell output; MyST-NB writes <figure ...><img ...><figcaption>
+    for match in re.finditer(r"<img\b[^>]*>", html):
+        tag = match.group(0)
+        src = re.search(r'\bsrc="([^"]*)"', tag)
+        src = src.group(1) if src else ""
+        if "/_images/" not in f"/{src}" and not src.startswith("_images/") and "../_images/" not in src:
+            continue  # logos, badges, icons: not a cell's figure
+        alt = re.search(r'\balt="([^"]*)"', tag)
+        alt = alt.group(1).strip() if alt else ""
+        name = src.rsplit("/", 1)[-1]
+        if not alt or alt == name or re.search(r"\.(png|svg|jpe?g)$", alt, re.I) or alt.startswith("../_images"):
+            problems.append(f"{name}: no alt text (alt={alt!r})")
+        before = html[:match.start()]
+        opened, closed = before.rfind("<figure"), before.rfind("</figure>")
+        if opened <= closed:
+            problems.append(f"{name}: not inside a <figure> (no caption)")
+            continue
+        after = html[match.end():]
+        end = after.find("</figure>")
+        caption = re.search(r"<figcaption\b[^>]*>(.*?)</figcaption>", after[:end], re.S)
+        if not caption or not re.sub(r"<[^>]+>", "", caption.group(1)).strip():
+            problems.append(f"{name}: an empty or missing <figcaption>")
+    return problems
+
+
+def test_figure_check_catches_what_it_should():
+    good = ('<figure class="align-default"><img alt="A roofline of the H200" src="../_images/a1.png" />'
+            '<figcaption><p>What to see.</p></figcaption></figure>')
+    assert figure_problems(good) == []
+    assert figure_problems('<img alt="" src="../_images/b2.png" />')[0].startswith("b2.png: no alt text")
+    bare = '<img alt="../_images/c3.png" src="../_images/c3.png" />'
+    assert [p.split(":", 1)[1].strip() for p in figure_problems(bare)] == [
+        "no alt text (alt='../_images/c3.png')", "not inside a <figure> (no caption)"]
+    empty = '<figure><img alt="A plot" src="../_images/d4.png" /><figcaption><p> </p></figcaption></figure>'
+    assert figure_problems(empty) == ["d4.png: an empty or missing <figcaption>"]
+    assert figure_problems('<img alt="logo" src="_static/logo.png" />') == []
+
+
+@pytest.mark.parametrize("rel", PAGES or ["(no built site)"])
+def test_every_figure_has_a_caption_and_alt_text(rel):
+    """A screen reader reads a figure's alt text aloud (the file name when there is none), and a caption says
+    what to see in it: every figure a cell draws has both (cell metadata, see tools/figure_cells.py)."""
+    if not PAGES:
+        pytest.skip(f"no built site at {SITE}: run `make book` first (make test does)")
+    problems = figure_problems((SITE / rel).read_text(errors="replace"))
+    assert not problems, f"{rel}: {len(problems)} figures to fix\n  " + "\n  ".join(problems)
