@@ -10,7 +10,7 @@ def test_every_number_names_how_it_was_obtained_and_who_quotes_it():
     numbers = sheet.h200_sheet()
     assert numbers and len({n.key for n in numbers}) == len(numbers)
     for n in numbers:
-        assert n.how and n.unit and n.label and n.chapters, n.key
+        assert n.how and n.unit is not None and n.label and n.chapters, n.key
         assert all(len(c) == 2 and c.isdigit() for c in n.chapters), n.key
         assert n.value == n.value and n.value > 0, n.key  # not NaN, positive
 

@@ -76,6 +76,24 @@ def _chapter05() -> list[Number]:
     ]
 
 
+def _chapter11() -> list[Number]:
+    """Chapter 11: the formats' reach and resolution, and what FP8 buys on the H200."""
+    from gpuperf import formats
+
+    h200 = hardware.get_accelerator(DEVICE)
+    bf16, fp16, e4m3 = (formats.get_format(n) for n in ("bf16", "fp16", "fp8_e4m3fn"))
+    spec = "IEEE 754 and OCP 8-bit formats (gpuperf.formats)"
+    return [
+        Number("bf16_epsilon", "BF16 machine epsilon", bf16.machine_epsilon, "", spec, ("11",)),
+        Number("bf16_exact_integers", "integers exact in BF16 up to", 2.0 ** (bf16.mantissa_bits + 1), "", spec,
+               ("11",)),
+        Number("fp16_max", "largest FP16 value", fp16.max_value, "", spec, ("11",)),
+        Number("e4m3_max", "largest FP8 E4M3 value", e4m3.max_value, "", spec, ("11",)),
+        Number("fp8_peak_flop_per_s", "H200 dense FP8 peak (twice BF16)", h200.peak_flop_per_s("fp8"), "FLOP/s",
+               "NVIDIA's H200 datasheet", ("11",)),
+    ]
+
+
 def _part2() -> list[Number]:
     """Chapters 06-08: roofs, ridge points, launch and host costs, tiles."""
     return []
@@ -89,7 +107,7 @@ def _part3() -> list[Number]:
 @lru_cache(maxsize=1)
 def h200_sheet() -> tuple[Number, ...]:
     """Every number of the sheet, in the order the book meets them. Raises ValueError on a repeated key."""
-    numbers = (*_part1(), *_chapter05(), *_part2(), *_part3())
+    numbers = (*_part1(), *_chapter05(), *_part2(), *_part3(), *_chapter11())
     keys = [n.key for n in numbers]
     repeated = sorted({k for k in keys if keys.count(k) > 1})
     if repeated:
