@@ -76,6 +76,26 @@ def _chapter05() -> list[Number]:
     ]
 
 
+def _chapter10() -> list[Number]:
+    """Chapter 10: the decode step of Llama-3-8B and the memory of training, priced by the ledger."""
+    from gpuperf import ledger
+
+    cfg = ledger.LLAMA3_8B
+    weights = (cfg.n_layers * cfg.matmul_params_per_layer + cfg.vocab_size * cfg.d_model) * 2
+    step = ledger.ledger(cfg, "decode", 1, 4096, DEVICE, scope="model")
+    how = "the ledger's roofline bound (gpuperf.ledger)"
+    return [
+        Number("decode_ridge_batch", "decode batch where a 4096 x 4096 bf16 projection turns compute-bound",
+               ledger.decode_compute_bound_batch(DEVICE, "bf16"), "tokens", how, ("10",)),
+        Number("llama8b_weights_read_bytes", "Llama-3-8B weights read per decode step", weights, "B", how,
+               ("10",)),
+        Number("llama8b_decode_step_s", "Llama-3-8B decode step, batch 1, 4096 tokens of context",
+               step.time_s, "s", how, ("10",)),
+        Number("adam_bytes_per_param", "training state per parameter (mixed-precision Adam)", 16.0, "B",
+               "2 + 2 (BF16 weight, gradient) + 4 (FP32 master) + 8 (two FP32 moments)", ("10",)),
+    ]
+
+
 def _chapter11() -> list[Number]:
     """Chapter 11: the formats' reach and resolution, and what FP8 buys on the H200."""
     from gpuperf import formats
@@ -107,7 +127,7 @@ def _part3() -> list[Number]:
 @lru_cache(maxsize=1)
 def h200_sheet() -> tuple[Number, ...]:
     """Every number of the sheet, in the order the book meets them. Raises ValueError on a repeated key."""
-    numbers = (*_part1(), *_chapter05(), *_part2(), *_part3(), *_chapter11())
+    numbers = (*_part1(), *_chapter05(), *_part2(), *_part3(), *_chapter10(), *_chapter11())
     keys = [n.key for n in numbers]
     repeated = sorted({k for k in keys if keys.count(k) > 1})
     if repeated:
