@@ -483,3 +483,31 @@ def test_split_cooperative_masked_chunk_of_very_negative_row_gpu(gen):
         sm.softmax(x, out=y, method="split", cooperative=True, prefetch=prefetch)
         _check(y, x, gen.initial_seed())
         assert (y[:, 8192:3 * 8192] == 0).all()
+
+
+# ---- The PyTorch references chapter 13 lists before each kernel -------------------------------------------
+REFERENCE_LOOPS = {"three_pass": sm.softmax_three_pass_torch, "fused": sm.softmax_fused_torch,
+                   "online": sm.softmax_online_torch}
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE_LOOPS))
+@pytest.mark.parametrize("shape,block", [((1, 1), 4), ((3, 97), 16), ((2, 1025), 256), ((4, 3000), 1024)])
+def test_reference_loops_match_float64(name, shape, block):
+    gen = torch.Generator().manual_seed(shape[1] * 7 + block)
+    x = torch.randn(shape, generator=gen) * 4
+    fn = REFERENCE_LOOPS[name]
+    y = fn(x) if name == "fused" else fn(x, block)
+    assert y.dtype == torch.float32 and y.shape == x.shape
+    assert (y.double() - sm.softmax_reference(x)).abs().max().item() < 1e-6
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE_LOOPS))
+def test_reference_loops_are_safe_for_large_logits_and_16_bit_input(name):
+    # exp(x) overflows fp32 at 88.7: every loop subtracts the (running) maximum first. A row whose
+    # maximum grows block after block exercises the online rescaling.
+    x = torch.cat([torch.linspace(-50, 900, 700).reshape(1, -1),
+                   torch.linspace(900, -50, 700).reshape(1, -1)]).to(torch.float16)
+    fn = REFERENCE_LOOPS[name]
+    y = fn(x) if name == "fused" else fn(x, 64)
+    assert torch.isfinite(y).all()
+    assert (y.double() - sm.softmax_reference(x)).abs().max().item() < 1e-6

@@ -107,6 +107,57 @@ def softmax_reference(x: torch.Tensor) -> torch.Tensor:
     return torch.softmax(x.detach().to(device="cpu", dtype=torch.float64), dim=-1)
 
 
+# ---- References: the loops the kernels run, in PyTorch --------------------------------------------------
+# Chapter 13 lists each of these before the kernel that implements it. They work on every row at once
+# (a kernel gives each row a program) and in fp32, as the kernels do; tests check them against float64.
+
+
+def softmax_three_pass_torch(x: torch.Tensor, block: int = 1024) -> torch.Tensor:
+    """Softmax of each row of 2-D ``x`` as :func:`_three_pass_kernel` computes it:
+    a pass over blocks of ``block`` columns for the maximum m, one for
+    l = sum exp(x - m), one to write exp(x - m) / l."""
+    x = x.float()
+    n_rows, n_cols = x.shape
+    m = torch.full((n_rows, 1), float("-inf"), device=x.device)
+    for start in range(0, n_cols, block):  # pass 1: m = max_j x_j
+        m = torch.maximum(m, x[:, start:start + block].amax(1, keepdim=True))
+    l = torch.zeros((n_rows, 1), device=x.device)
+    for start in range(0, n_cols, block):  # pass 2: l = sum_j exp(x_j - m)
+        l += torch.exp(x[:, start:start + block] - m).sum(1, keepdim=True)
+    y = torch.empty_like(x)
+    for start in range(0, n_cols, block):  # pass 3: y_j = exp(x_j - m) / l
+        y[:, start:start + block] = torch.exp(x[:, start:start + block] - m) / l
+    return y
+
+
+def softmax_fused_torch(x: torch.Tensor) -> torch.Tensor:
+    """Softmax of each row of 2-D ``x`` as :func:`_fused_kernel` computes it: the
+    whole row at once."""
+    x = x.float()  # the row, read once
+    e = torch.exp(x - x.amax(1, keepdim=True))  # e_j = exp(x_j - m), m = max_j x_j
+    return e / e.sum(1, keepdim=True)  # y_j = e_j / l, l = sum_j e_j
+
+
+def softmax_online_torch(x: torch.Tensor, block: int = 1024) -> torch.Tensor:
+    """Softmax of each row of 2-D ``x`` as :func:`_online_kernel` computes it:
+    pass 1 keeps a running maximum m and sum l over blocks of ``block`` columns
+    (the online recurrence), pass 2 writes exp(x - m) / l. Every row needs one
+    finite value."""
+    x = x.float()
+    n_rows, n_cols = x.shape
+    m = torch.full((n_rows, 1), float("-inf"), device=x.device)  # m_0 = -inf
+    l = torch.zeros((n_rows, 1), device=x.device)  # l_0 = 0
+    for start in range(0, n_cols, block):  # pass 1
+        xb = x[:, start:start + block]
+        m_new = torch.maximum(m, xb.amax(1, keepdim=True))  # m_k
+        l = l * torch.exp(m - m_new) + torch.exp(xb - m_new).sum(1, keepdim=True)  # l_k
+        m = m_new
+    y = torch.empty_like(x)
+    for start in range(0, n_cols, block):  # pass 2: y_j = exp(x_j - m) / l
+        y[:, start:start + block] = torch.exp(x[:, start:start + block] - m) / l
+    return y
+
+
 def _fused_num_warps(block: int) -> int:
     # 8 warps up to 8192 columns: at 5000 and 6144 columns 8 warps reached 0.84 and 0.96 of the copy, 16
     # warps 0.68 and 0.91 (H200, fp16, bench/profiles/softmax_rows_sweep_before_h200.json).
@@ -114,7 +165,8 @@ def _fused_num_warps(block: int) -> int:
 
 
 @triton.jit
-def _fused_kernel(X, Y, n_cols, stride_x, stride_y, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+def _fused_kernel(X, Y, n_cols, stride_x, stride_y,
+                  BLOCK: tl.constexpr, EVEN: tl.constexpr):
     # listing: fused
     # HBM: read the row once (n_cols b), write it once (n_cols b).
     row = tl.program_id(0).to(tl.int64)
@@ -192,7 +244,8 @@ def _store_block(Y, row_start, start, n_cols, y, BLOCK: tl.constexpr):
 
 @triton.jit
 def _online_update(m, l, x):
-    """Fold a block x into per-lane running (max, sum); a lane that has seen only -inf keeps (-inf, 0)."""
+    """Fold a block x into per-lane running (max, sum); a lane that has seen only
+    -inf keeps (-inf, 0)."""
     # listing: online-update
     m_new = tl.maximum(m, x)
     shift = tl.where(m_new > float("-inf"), m_new, 0.0)  # avoids -inf - (-inf) = NaN
@@ -202,18 +255,21 @@ def _online_update(m, l, x):
 
 
 @triton.jit
-def _online_kernel(X, Y, n_rows, n_cols, stride_x, stride_y, BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr):
-    # HBM: pass 1 reads the row (n_cols b); pass 2 reads it again and writes it (2 n_cols b). The grid is
-    # persistent (programs_per_sm programs per SM, each looping over rows), which bounds the rows in flight
-    # (1056 with the default launch on an H200) so that pass 2, last block first, may find pass 1's reads
-    # still in L2. At 65536 columns and more it mostly does not (chapter 13, bench/NOTES.md).
+def _online_kernel(X, Y, n_rows, n_cols, stride_x, stride_y,
+                   BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr):
+    # HBM: pass 1 reads the row (n_cols b); pass 2 reads it again and writes
+    # it (2 n_cols b). The grid is persistent (programs_per_sm programs per SM,
+    # each looping over rows), which bounds the rows in flight (1056 with the
+    # default launch on an H200) so that pass 2, last block first, may find
+    # pass 1's reads still in L2. At 65536 columns and more it mostly does not
+    # (chapter 13, bench/NOTES.md).
     n_full = n_cols // BLOCK
     full_end = n_full * BLOCK
     offs = tl.arange(0, BLOCK)
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
-        # 64-bit offsets. tl.cast, not .to(): Triton compiles an integer argument equal to 1 (the stride of
-        # a one-column matrix) as a Python constant, which has no .to (the 1 x 1 case failed to compile on
-        # the H200 in job fa-3), and the interpreter hands the loop index over as a Python int.
+        # 64-bit offsets. tl.cast, not .to(): Triton compiles an integer argument
+        # equal to 1 (the stride of a one-column matrix) as a Python constant,
+        # which has no .to, and the interpreter hands the loop index over as an int.
         x_row = X + tl.cast(row, tl.int64) * stride_x
         y_row = Y + tl.cast(row, tl.int64) * stride_y
         # listing: online-pass1
@@ -229,14 +285,16 @@ def _online_kernel(X, Y, n_rows, n_cols, stride_x, stride_y, BLOCK: tl.constexpr
                            other=float("-inf"))
             m, l = _online_update(m, l, tail.to(tl.float32))
         m_row = tl.max(m, 0)
-        l_row = tl.sum(l * tl.exp(m - m_row), 0)  # lanes of padding only: l = 0, exp(-inf) = 0
+        l_row = tl.sum(l * tl.exp(m - m_row), 0)  # padding lanes: l = 0, exp(-inf) = 0
         inv = 1.0 / l_row
         # end listing: online-pass1
         # Pass 2 backwards: the blocks read last are the likeliest still in L2.
         if full_end < n_cols:
-            tail = tl.load(x_row + full_end + offs, mask=full_end + offs < n_cols, other=float("-inf"))
+            tail = tl.load(x_row + full_end + offs, mask=full_end + offs < n_cols,
+                           other=float("-inf"))
             y = tl.exp(tail.to(tl.float32) - m_row) * inv
-            tl.store(y_row + full_end + offs, y.to(Y.dtype.element_ty), mask=full_end + offs < n_cols)
+            tl.store(y_row + full_end + offs, y.to(Y.dtype.element_ty),
+                     mask=full_end + offs < n_cols)
         for i in tl.range(0, n_full, num_stages=NUM_STAGES):
             start = (n_full - 1 - i) * BLOCK
             y = tl.exp(tl.load(x_row + start + offs).to(tl.float32) - m_row) * inv
