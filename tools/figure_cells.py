@@ -38,9 +38,13 @@ def figure_metadata_problems(metadata: dict) -> list[str]:
 
 def cells_missing_figure_text(path: Path, timeout_s: int = 600) -> list[tuple[int, str, list[str]]]:
     """(cell index, cell id, problems) of every code cell of the executed notebook with an image output."""
+    import os
+
     import nbformat
     from nbclient import NotebookClient
 
+    # Under MPLBACKEND=Agg (as make test sets it) a kernel draws no inline figures and nothing would be found.
+    os.environ.pop("MPLBACKEND", None)
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, timeout=timeout_s, resources={"metadata": {"path": str(path.parent)}}).execute()
     out = []

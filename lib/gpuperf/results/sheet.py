@@ -76,6 +76,26 @@ def _chapter05() -> list[Number]:
     ]
 
 
+def _chapter09() -> list[Number]:
+    """Chapter 09: what fusion bought on the H200, from the recorded runs."""
+    from gpuperf.results import elementwise, recorded
+
+    rows = elementwise.rows_for_dtype(recorded.load_run("elementwise_h200"), "bf16")
+    eager = elementwise.find_row(rows, "torch_chain_unfused", 16)["time_s"]
+    fused = elementwise.find_row(rows, "triton_chain_fused", 16)["time_s"]
+    norm = {r["kernel"]: r for r in recorded.load_run("norm_h200")["results"]
+            if r["dtype"] == "bf16" and (r["rows"], r["n"]) == (32768, 4096)}
+    how = "median of L2-flushed do_bench, recorded on the H200"
+    return [
+        Number("chain16_fusion_speedup", "16 elementwise ops on 2^28 bf16 values, fused over eager", eager / fused,
+               "x", how, ("09",)),
+        Number("copy_bytes_per_s", "device-to-device copy (bytes read + written)", norm["copy"]["bytes_per_s"],
+               "B/s", how, ("09",)),
+        Number("add_rmsnorm_vs_copy", "fused add + RMSNorm, rate over the copy's",
+               norm["triton"]["bytes_per_s"] / norm["copy"]["bytes_per_s"], "", how, ("09",)),
+    ]
+
+
 def _chapter10() -> list[Number]:
     """Chapter 10: the decode step of Llama-3-8B and the memory of training, priced by the ledger."""
     from gpuperf import ledger
@@ -127,7 +147,7 @@ def _part3() -> list[Number]:
 @lru_cache(maxsize=1)
 def h200_sheet() -> tuple[Number, ...]:
     """Every number of the sheet, in the order the book meets them. Raises ValueError on a repeated key."""
-    numbers = (*_part1(), *_chapter05(), *_part2(), *_part3(), *_chapter10(), *_chapter11())
+    numbers = (*_part1(), *_chapter05(), *_part2(), *_part3(), *_chapter09(), *_chapter10(), *_chapter11())
     keys = [n.key for n in numbers]
     repeated = sorted({k for k in keys if keys.count(k) > 1})
     if repeated:
