@@ -270,7 +270,14 @@ SCOREBOARD_PROVENANCE_COLUMNS: tuple[Column, ...] = (
 )
 
 
-_UNIT_SCALES = {"B/s": (1e12, "TB/s"), "FLOP/s": (1e12, "TFLOP/s"), "B": (2**20, "MiB")}
+_UNIT_SCALES = {"B/s": (1e12, "TB/s"), "FLOP/s": (1e12, "TFLOP/s")}
+
+
+def _bytes_scale(n_bytes: float) -> tuple[float, str]:
+    for scale, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+        if abs(n_bytes) >= scale:
+            return scale, unit
+    return 1.0, "bytes"
 
 
 def _time_scale(seconds: float) -> tuple[float, str]:
@@ -283,14 +290,20 @@ def _time_scale(seconds: float) -> tuple[float, str]:
 def format_numbers_box_html(numbers: Iterable, title: str = "Numbers to remember (H200 SXM)") -> str:
     """A boxed list of :class:`gpuperf.results.sheet.Number`s: label, value in a human unit, how obtained.
 
-    B/s show as TB/s, FLOP/s as TFLOP/s, seconds in s, ms, µs or ns, bytes as MiB; other units as they are.
+    B/s show as TB/s, FLOP/s as TFLOP/s, seconds in s, ms, µs or ns, bytes in GB, MB or kB (decimal); other units as they are.
     """
     items = []
     for n in numbers:
-        scale, unit = _time_scale(n.value) if n.unit == "s" else _UNIT_SCALES.get(n.unit, (1.0, n.unit))
+        if n.unit == "s":
+            scale, unit = _time_scale(n.value)
+        elif n.unit == "B":
+            scale, unit = _bytes_scale(n.value)
+        else:
+            scale, unit = _UNIT_SCALES.get(n.unit, (1.0, n.unit))
         value = n.value / scale
         shown = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
-        items.append(f"<li><b>{html.escape(n.label)}</b>: {shown} {html.escape(unit)} "
+        unit = f" {unit}" if unit else ""
+        items.append(f"<li><b>{html.escape(n.label)}</b>: {shown}{html.escape(unit)} "
                      f"<span class=\"gpuperf-how\">({html.escape(n.how)})</span></li>")
     if not items:
         raise ValueError("numbers: nothing to show (no number of the sheet names this chapter)")

@@ -67,7 +67,7 @@ def _chapter05() -> list[Number]:
     how = "alpha-beta model, bandwidth term, NVLink one way (gpuperf.interconnect)"
     return [
         Number("nvlink_one_way_bytes_per_s", "NVLink per GPU, one way", one_way, "B/s",
-               "NVIDIA's H200 datasheet (900 GB/s both ways)", ("05",)),
+               "NVIDIA's H200 datasheet: 900 GB/s both ways", ("05",)),
         Number("allreduce_10gb_ring_s", "all-reduce of 10 GB on 8 GPUs, ring",
                interconnect.collective_time_s("all_reduce", 10e9, 8, one_way), "s", how, ("05",)),
         Number("allreduce_10gb_in_switch_s", "the same, reduced in the NVSwitches",
