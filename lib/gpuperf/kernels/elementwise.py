@@ -73,9 +73,10 @@ def add_reference(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return torch.add(x, y)
 
 
+# listing: vector-add
 @triton.jit
 def _add_tile(x_ptr, y_ptr, out_ptr, offsets, mask):
-    x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
+    x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)  # compute in fp32
     y = tl.load(y_ptr + offsets, mask=mask).to(tl.float32)
     tl.store(out_ptr + offsets, (x + y).to(out_ptr.dtype.element_ty), mask=mask)
 
@@ -85,13 +86,14 @@ def _add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     # 64-bit offsets: a tensor may hold more than 2**31 elements on a 141 GB GPU.
     start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE
     offsets = start + tl.arange(0, BLOCK_SIZE)
-    # Every block but the last is full and needs no mask. Leaving it out there matters: when n is not a
-    # multiple of 16 the compiler cannot prove a mask uniform over a 16-byte vector, so masked loads and
-    # stores go one element at a time (measured on an H200, fp16, n = 2**24 + 3: 2.4x slower; bench/NOTES.md).
-    if start + BLOCK_SIZE <= n_elements:
+    if start + BLOCK_SIZE <= n_elements:  # a full block: no mask, 16-byte vector loads
         _add_tile(x_ptr, y_ptr, out_ptr, offsets, None)
-    else:
+    else:  # the last, partial block: mask off the elements past the end
         _add_tile(x_ptr, y_ptr, out_ptr, offsets, offsets < n_elements)
+# end listing: vector-add
+# Why a mask only on the last block: when n is not a multiple of 16 the compiler cannot prove a mask uniform
+# over a 16-byte vector, so masked loads and stores go one element at a time (measured on an H200, fp16,
+# n = 2**24 + 3: 2.4x slower; bench/NOTES.md).
 
 
 def vector_add(x: torch.Tensor, y: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
@@ -141,10 +143,11 @@ def _apply_chain(y: torch.Tensor, k_ops: int, scale: float, shift: float) -> tor
     return y
 
 
+# listing: fused-chain
 @triton.jit
 def _chain_tile(x_ptr, out_ptr, offsets, mask, scale, shift, K_OPS: tl.constexpr):
-    y = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
-    # Unrolled at compile time: k ops on values held in registers, no HBM traffic between them.
+    y = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)  # compute in fp32
+    # Unrolled at compile time: k ops on values in registers, no HBM traffic between.
     for j in tl.static_range(K_OPS):
         if j % 2 == 0:
             y = y * scale
@@ -154,13 +157,21 @@ def _chain_tile(x_ptr, out_ptr, offsets, mask, scale, shift, K_OPS: tl.constexpr
 
 
 @triton.jit
-def _chain_kernel(x_ptr, out_ptr, n_elements, scale, shift, K_OPS: tl.constexpr, BLOCK_SIZE: tl.constexpr):
-    start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE
+def _chain_kernel(x_ptr, out_ptr, n_elements, scale, shift,
+                  K_OPS: tl.constexpr, BLOCK_SIZE: tl.constexpr):
+    start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE  # 64-bit: n may pass 2**31
     offsets = start + tl.arange(0, BLOCK_SIZE)
-    if start + BLOCK_SIZE <= n_elements:  # full block: no mask, vector loads (see _add_kernel)
+    if start + BLOCK_SIZE <= n_elements:  # a full block: no mask, 16-byte vector loads
         _chain_tile(x_ptr, out_ptr, offsets, None, scale, shift, K_OPS)
-    else:
+    else:  # the last, partial block: mask off the elements past the end
         _chain_tile(x_ptr, out_ptr, offsets, offsets < n_elements, scale, shift, K_OPS)
+
+
+def _launch_chain(x, out, k_ops, scale, shift):
+    grid = (triton.cdiv(x.numel(), BLOCK_SIZE),)  # one program per block of elements
+    _chain_kernel[grid](x, out, x.numel(), scale, shift,
+                        K_OPS=k_ops, BLOCK_SIZE=BLOCK_SIZE)
+# end listing: fused-chain
 
 
 def fused_chain(
@@ -183,7 +194,7 @@ def fused_chain(
     _check_tensor("x", x)
     out = _checked_output(out, x=x)
     if x.numel() > 0:
-        _chain_kernel[_grid(x)](x, out, x.numel(), scale, shift, K_OPS=k_ops, BLOCK_SIZE=BLOCK_SIZE)
+        _launch_chain(x, out, k_ops, scale, shift)
     return out
 
 

@@ -79,9 +79,8 @@ def matmul_reference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 @triton.jit
 def _grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
-    # Tiles are numbered group by group; a group is GROUP_M tile rows, walked column by column, so
-    # consecutive programs reuse the same GROUP_M row blocks of A and the same column block of B.
-    # listing: grouped-tile
+    # Tiles are numbered group by group; a group is GROUP_M tile rows, walked column
+    # by column, so consecutive programs share rows of A and a column block of B.
     tiles_per_group = GROUP_M * num_pid_n
     group = tile_id // tiles_per_group
     first_m = group * GROUP_M
@@ -89,17 +88,15 @@ def _grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
     pid_m = first_m + (tile_id % tiles_per_group) % group_rows
     pid_n = (tile_id % tiles_per_group) // group_rows
     return pid_m, pid_n
-    # end listing: grouped-tile
 
 
 @triton.jit
 def _k_loop(a_ptrs, b_ptrs, row_ok, col_ok, K, stride_ak, stride_bk,
-            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, INPUT_PRECISION: tl.constexpr):
-    # The walk along k for one tile. row_ok / col_ok are None for an interior tile (no mask on m or n, so
-    # loads stay 16-byte vectors) and boolean vectors for an edge tile.
-    # listing: k-loop
+            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+            INPUT_PRECISION: tl.constexpr):
+    # row_ok / col_ok: None for an interior tile, boolean vectors for an edge tile.
     ks = tl.arange(0, BLOCK_K)
-    acc = tl.full((BLOCK_M, BLOCK_N), 0.0, tl.float32)  # not tl.zeros: see norm._add
+    acc = tl.full((BLOCK_M, BLOCK_N), 0.0, tl.float32)  # fp32 running sums
     full_steps = K // BLOCK_K
     for _ in range(0, full_steps):  # full k steps: no mask along k
         if row_ok is None:
@@ -122,17 +119,15 @@ def _k_loop(a_ptrs, b_ptrs, row_ok, col_ok, K, stride_ak, stride_bk,
             b = tl.load(b_ptrs, mask=k_ok[:, None] & col_ok[None, :], other=0.0)
         acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
     return acc
-    # end listing: k-loop
 
 
 @triton.jit
 def _matmul_kernel(
     a_ptr, b_ptr, c_ptr, M, N, K,
     stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    INPUT_PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr, INPUT_PRECISION: tl.constexpr,
 ):
-    # listing: tile-kernel
     num_pid_m = (M + BLOCK_M - 1) // BLOCK_M
     num_pid_n = (N + BLOCK_N - 1) // BLOCK_N
     pid_m, pid_n = _grouped_tile(tl.program_id(0), num_pid_m, num_pid_n, GROUP_M)
@@ -143,9 +138,8 @@ def _matmul_kernel(
     a_ptrs = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
     b_ptrs = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
     c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
-    # Mask only the edge tiles: a mask along n that is not uniform over 16 bytes turns
-    # B's vector loads into one element at a time (measured: 49 TFLOP/s at 4096^3 bf16
-    # on an H200 with masks everywhere).
+    # Mask only the edge tiles: a mask along n that is not uniform over 16 bytes
+    # turns B's vector loads into one element at a time.
     if (pid_m + 1) * BLOCK_M <= M and (pid_n + 1) * BLOCK_N <= N:
         acc = _k_loop(a_ptrs, b_ptrs, None, None, K, stride_ak, stride_bk,
                       BLOCK_M, BLOCK_N, BLOCK_K, INPUT_PRECISION)
@@ -157,7 +151,7 @@ def _matmul_kernel(
                       BLOCK_M, BLOCK_N, BLOCK_K, INPUT_PRECISION)
         tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),
                  mask=row_ok[:, None] & col_ok[None, :])
-    # end listing: tile-kernel
+# With masks on every tile the kernel ran at 49 TFLOP/s at 4096^3 bf16 on an H200 (bench/NOTES.md).
 
 
 def _portable_configs() -> list:
@@ -184,33 +178,39 @@ def _portable_configs() -> list:
 @triton.jit
 def _matmul_tma_kernel(
     a_ptr, b_ptr, c_ptr, M, N, K,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    NUM_PROGRAMS: tl.constexpr, SPLIT_EPILOGUE: tl.constexpr, WARP_SPECIALIZE: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr, NUM_PROGRAMS: tl.constexpr,
+    SPLIT_EPILOGUE: tl.constexpr, WARP_SPECIALIZE: tl.constexpr,
 ):
     num_pid_m = (M + BLOCK_M - 1) // BLOCK_M
     num_pid_n = (N + BLOCK_N - 1) // BLOCK_N
     num_tiles = num_pid_m * num_pid_n
     k_steps = (K + BLOCK_K - 1) // BLOCK_K
-    # The descriptors carry the true shapes: TMA zero-fills loads beyond them and clips stores.
-    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_M, BLOCK_K])
-    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BLOCK_K, BLOCK_N])
+    # Descriptors carry the true shapes: TMA zero-fills loads beyond them, clips stores.
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1],
+                                       block_shape=[BLOCK_M, BLOCK_K])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1],
+                                       block_shape=[BLOCK_K, BLOCK_N])
     C_BLOCK_N: tl.constexpr = BLOCK_N // 2 if SPLIT_EPILOGUE else BLOCK_N
-    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, C_BLOCK_N])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1],
+                                       block_shape=[BLOCK_M, C_BLOCK_N])
+    # Persistent: NUM_PROGRAMS programs (one per SM) step through all the tiles.
     for tile_id in tl.range(tl.program_id(0), num_tiles, NUM_PROGRAMS, flatten=True,
                             warp_specialize=WARP_SPECIALIZE):
         pid_m, pid_n = _grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M)
         off_m = pid_m * BLOCK_M
         off_n = pid_n * BLOCK_N
-        acc = tl.full((BLOCK_M, BLOCK_N), 0.0, tl.float32)  # not tl.zeros: see norm._add
+        acc = tl.full((BLOCK_M, BLOCK_N), 0.0, tl.float32)  # fp32 running sums
         for ks in range(k_steps):
             a = a_desc.load([off_m, ks * BLOCK_K])
             b = b_desc.load([ks * BLOCK_K, off_n])
             acc = tl.dot(a, b, acc)
-        if SPLIT_EPILOGUE:  # store two halves: less shared memory for the epilogue, more for the pipeline
+        if SPLIT_EPILOGUE:  # two halves: a smaller staging buffer, more room for stages
             halves = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
             left, right = tl.split(halves)
-            c_desc.store([off_m, off_n], left.to(c_ptr.dtype.element_ty))
-            c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(c_ptr.dtype.element_ty))
+            out_ty = c_ptr.dtype.element_ty
+            c_desc.store([off_m, off_n], left.to(out_ty))
+            c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(out_ty))
         else:
             c_desc.store([off_m, off_n], acc.to(c_ptr.dtype.element_ty))
 

@@ -13,14 +13,22 @@ from gpuperf.tiling import WaveQuantization
 
 
 def plot_tile_grid(ax, wq: WaveQuantization, max_waves_shown: int = 6):
-    """The output matrix as its grid of tiles (the true m x n in thick outline), each tile coloured by the
-    wave it runs in when tiles are handed to SMs in row-major order; the unused part of edge tiles hatched."""
+    """The output matrix as its grid of tiles (each tile outlined in white, the true m x n in thick black),
+    each tile coloured by the wave it runs in when tiles are handed to SMs in row-major order; the unused part
+    of edge tiles hatched."""
     tiles_m = -(-wq.m // wq.tile_m)
     tiles_n = -(-wq.n // wq.tile_n)
     wave = (np.arange(tiles_m * tiles_n) // wq.wave_size).reshape(tiles_m, tiles_n)
     colours = ListedColormap([PALETTE[i % 6] for i in range(max_waves_shown)])
     ax.imshow(np.minimum(wave, max_waves_shown - 1), cmap=colours, vmin=-0.5, vmax=max_waves_shown - 0.5,
               extent=(0, tiles_n * wq.tile_n, tiles_m * wq.tile_m, 0), alpha=0.75, interpolation="nearest")
+    # Every tile's outline, so that a change of tile size shows even when all tiles run in one wave.
+    width, height = tiles_n * wq.tile_n, tiles_m * wq.tile_m
+    line_width = 0.8 if max(tiles_m, tiles_n) <= 40 else 0.4
+    ax.vlines(np.arange(tiles_n + 1) * wq.tile_n, 0, height, colors="white", lw=line_width)
+    ax.hlines(np.arange(tiles_m + 1) * wq.tile_m, 0, width, colors="white", lw=line_width)
+    ax.set_xlim(0, width)
+    ax.set_ylim(height, 0)
     ax.add_patch(_rect(0, 0, wq.n, wq.m, fill=False, lw=2.0, ec="black"))
     if wq.n % wq.tile_n:
         ax.add_patch(_rect(wq.n, 0, tiles_n * wq.tile_n - wq.n, tiles_m * wq.tile_m, fill=False, hatch="//",

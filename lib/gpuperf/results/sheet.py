@@ -136,7 +136,50 @@ def _chapter11() -> list[Number]:
 
 def _part2() -> list[Number]:
     """Chapters 06-08: roofs, ridge points, launch and host costs, tiles."""
-    return []
+    h200 = hardware.get_accelerator(DEVICE)
+    from gpuperf import roofline, tiling
+    from gpuperf.results import elementwise, matmul_targets, recorded
+
+    ew_rows = elementwise.rows_for_dtype(recorded.load_run("elementwise_long_h200"), "bf16")
+    copy = elementwise.find_row(ew_rows, "copy")["bytes_per_s"]
+    smem = next(r for r in roofline.memory_roofs(h200) if r.name == "shared memory")
+    launch = {(r["kernel"], r["mode"]): r["time_s"] for r in recorded.load_run("overhead_h200")["results"]
+              if r["experiment"] == "launch"}
+    host = {(r["kernel"], r["impl"]): r["time_s"] for r in recorded.load_run("host_h200")["results"]}
+    matmul_host = [k for k in host if k[1] == "gpuperf" and k[0].startswith("matmul")]
+    if len(matmul_host) != 1:
+        raise ValueError(f"host_h200: expected one matmul row of the course's wrapper, got {matmul_host}")
+    mm_key = matmul_host[0][0]
+    targets = {t["case"]: t for t in matmul_targets.target_rows(
+        recorded.load_run("matmul_targets_h200")["results"])}
+    wall = "host wall clock per call, calls issued back to back from Python"
+    return [
+        Number("bf16_matrix_peak", "bf16 Tensor Core peak, dense (datasheet)",
+               h200.peak_flop_per_s("bf16"), "FLOP/s", "NVIDIA's H200 datasheet", ("06", "08")),
+        Number("bf16_ridge", "bf16 ridge point P/B", h200.ridge_point_flop_per_byte("bf16"), "FLOP/byte",
+               "datasheet peak over datasheet bandwidth", ("06", "08")),
+        Number("fp32_vector_peak", "fp32 peak of the CUDA cores (FMA = 2 FLOP)",
+               h200.peak_flop_per_s("fp32", "vector"), "FLOP/s", "the hardware table (NVIDIA's figures)", ("06",)),
+        Number("copy_bytes_per_s", "device-to-device copy, measured", copy, "B/s",
+               "2^28 bf16 values, L2-flushed do_bench median, bytes read + written", ("06", "07")),
+        Number("smem_ridge", "shared-memory ridge for the Tensor Cores", h200.peak_flop_per_s("bf16") / smem.value,
+               "FLOP/byte", "datasheet peak over the hardware table's shared-memory bandwidth", ("06", "08")),
+        Number("launch_eager_s", "eager torch.add launch from Python", launch[("torch.add 1024 fp32", "eager")]
+               * 1e6, "µs", wall, ("07",)),
+        Number("graph_replay_s", "one kernel replayed from a CUDA Graph",
+               launch[("torch.add 1024 fp32", "cuda_graph")] * 1e6, "µs",
+               "device time per kernel, graphs of 100 replayed back to back", ("07",)),
+        Number("triton_matmul_host_s", "host time of the course's matmul call (256^3)",
+               host[(mm_key, "gpuperf")] * 1e6, "µs", wall + " (Triton 3.6)", ("07", "08")),
+        Number("torch_matmul_host_s", "host time of torch.matmul (256^3)", host[(mm_key, "torch")] * 1e6, "µs",
+               wall, ("07", "08")),
+        Number("tile_128x256_intensity", "one 128 x 256 tile, k = 4096, bf16",
+               tiling.tile_intensity_flop_per_byte(128, 256, 4096, 2), "FLOP/byte",
+               "the tile model: FLOP over the bytes the tile reads", ("08",)),
+        Number("triton_over_cublas_4096", "course's Triton matmul / cuBLAS, bf16 4096^3",
+               targets["bf16 4096^3"]["ratio"], "x", "medians of 7 interleaved rounds, L2-flushed do_bench",
+               ("08",)),
+    ]
 
 
 def _part3() -> list[Number]:
