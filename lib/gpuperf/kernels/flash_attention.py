@@ -310,6 +310,7 @@ def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, N_Q, N_K, qk_scale,
     head); otherwise (RAGGED_Q) a 3-D (B*H, N_Q, d) view, whose bounds TMA checks per head: the last
     block's rows past N_Q load as zeros and are dropped by the store."""
     # listing: fwd-program
+    # HBM per program: its Q and O blocks once, every K/V block it needs once.
     start_m = tl.program_id(0)
     if CAUSAL:  # the longest rows start first, the short ones fill the tail
         start_m = tl.num_programs(0) - 1 - start_m
