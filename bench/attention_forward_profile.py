@@ -1,7 +1,7 @@
 """Nsight Compute profile of the FlashAttention forward pass: the old default kernel (pointer loads), the new
 default (host-side TMA descriptors, the launch :data:`gpuperf.kernels.flash_attention.HOPPER_CONFIGS` picks)
-and SDPA's cuDNN kernel, each launched once per shape in the same profiler window (chapter 14's "How we made
-it fast"; bench/NOTES.md, "fwd"). GPU only.
+and SDPA's cuDNN kernel, each launched once per shape in the same profiler window (chapter 14's "Reading a
+profile"; bench/NOTES.md, "fwd"). GPU only.
 
     python bench/attention_forward_profile.py profile RAW [--l2] [--out-dir DIR] [--name NAME]
         # the whole record: `run` under ncu (RAW/ncu.csv, RAW/launches.json), then `collect`
@@ -9,7 +9,7 @@ it fast"; bench/NOTES.md, "fwd"). GPU only.
     python bench/attention_forward_profile.py collect NCU.csv LAUNCHES.json [--out-dir DIR] [--name NAME]
 
 ``--l2``: instead of the default shapes, the forward kernel alone at d = 128, full mask, 4 heads of
-N = 16384, 65536 and 131072 (chapter 14, exercise 7: where a head's K and V outgrow the L2; recorded as
+N = 16384, 65536 and 131072 (chapter 14, exercise 5: where a head's K and V outgrow the L2; recorded as
 ``attention_forward_l2_profile_h200``). The prediction of gpuperf.attention_traffic.q_outer_dram_model
 is in bench/NOTES.md, "c5: the L2 edge of the forward kernel".
 

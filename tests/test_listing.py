@@ -47,3 +47,27 @@ def test_no_source_is_a_value_error():
 def test_show_source_returns_a_code_display():
     code = listing.show_source(_sample, "core")
     assert "z = y * 2" in code.data
+
+
+def _older(x):
+    """Doc of the older one."""
+    y = x + 1
+    return y
+
+
+def _newer(x):
+    """Another doc, not compared."""
+    y = x + 2
+    return y
+
+
+def test_source_diff_keeps_only_changed_lines_without_docstrings():
+    text = listing.source_diff(_older, _newer)
+    changed = [line for line in text.splitlines() if not line.startswith("@@")]
+    assert changed == ["-def _older(x):", "-    y = x + 1", "+def _newer(x):", "+    y = x + 2"]
+    assert "doc" not in text.lower()
+
+
+def test_source_diff_can_keep_docstrings_and_show_diff_is_code():
+    assert "Doc of the older one" in listing.source_diff(_older, _newer, docstrings=True)
+    assert "+    y = x + 2" in listing.show_diff(_older, _newer).data

@@ -5,7 +5,9 @@ elements) and *the memory behind it*. On an H200 that memory has two levels: a 6
 (DRAM). The query-outer kernel of chapter 14 loads every tile it needs from the level behind the chip: Q
 and O once, K and V once per query block (:func:`q_outer_tile_bytes`). Which of those loads reach DRAM
 depends on whether the K and V that the programs in flight are reading still sit in L2
-(:func:`q_outer_dram_model`), which is Theorem 2 applied a second time, with M = L2.
+(:func:`q_outer_dram_model`). That is a working-set argument, not Theorem 2 again: the L2 is a cache
+shared by every head in flight, not a scratchpad the algorithm fills, and while the K and V of those heads
+fit in it, every re-read after the first hits.
 
 :func:`forward_kernel_budget` derives the shared memory and registers of one program of the Hopper
 forward kernel from its block sizes, pipeline stages and dtypes (chapter 14 compares it with the

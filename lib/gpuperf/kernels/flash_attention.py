@@ -88,16 +88,18 @@ def attention_reference(q, k, v, causal: bool = False, softmax_scale: float | No
     return torch.matmul(p, v), lse
 
 
-def attention_tiled_torch(q, k, v, causal: bool = False, softmax_scale: float | None = None,
+def attention_tiled_torch(q, k, v, causal: bool = False,
+                          softmax_scale: float | None = None,
                           block_rows: int = 64, block_cols: int = 64):
-    """FlashAttention's forward pass written with torch operations on tiles (any device, computes in fp32
-    for fp16/bf16 inputs, float64 for float64). Returns ``(o, lse)``: ``o`` in the input dtype, ``lse``
-    float32 (float64 for float64 inputs).
+    """FlashAttention's forward pass with torch operations on tiles (any device;
+    computes in fp32 for fp16/bf16 inputs, float64 for float64). Returns ``(o, lse)``:
+    ``o`` in the input dtype, ``lse`` float32 (float64 for float64 inputs).
 
-    For each block of ``block_rows`` queries it streams the key/value blocks of ``block_cols`` keys, keeps a
-    running row maximum ``m``, a running sum ``l`` of exponentials and an unnormalised output, rescales
-    both by ``exp(m_old - m_new)`` when the maximum grows, and divides by ``l`` once at the end (the
-    FlashAttention-2 order). Blocks entirely above the causal diagonal are skipped.
+    For each block of ``block_rows`` queries it streams the key/value blocks of
+    ``block_cols`` keys, keeps a running row maximum ``m``, a running sum ``l`` of
+    exponentials and an unnormalised output ``acc``, rescales both by
+    ``exp(m_old - m_new)`` when the maximum grows, and divides by ``l`` once at the end
+    (the FlashAttention-2 order). Blocks entirely above the causal diagonal are skipped.
     """
     _check_positive_int("block_rows", block_rows)
     _check_positive_int("block_cols", block_cols)
@@ -113,7 +115,8 @@ def attention_tiled_torch(q, k, v, causal: bool = False, softmax_scale: float | 
         m = torch.full(qi.shape[:-1], float("-inf"), dtype=compute, device=q.device)
         l = torch.zeros_like(m)
         acc = torch.zeros(qi.shape, dtype=compute, device=q.device)
-        end = min(n_k, r0 + block_rows) if causal else n_k  # blocks right of the diagonal are skipped
+        # causal: key blocks right of the diagonal are skipped
+        end = min(n_k, r0 + block_rows) if causal else n_k
         for c0 in range(0, end, block_cols):
             s = qi @ kc[..., c0:c0 + block_cols, :].transpose(-1, -2)
             if causal:
@@ -136,9 +139,9 @@ def attention_tiled_torch(q, k, v, causal: bool = False, softmax_scale: float | 
 
 
 @triton.jit
-def _fwd_block(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, start_n, N_K,
-               qk_scale, BLOCK_N: tl.constexpr, MASKED: tl.constexpr, CAUSAL: tl.constexpr,
-               INPUT_PRECISION: tl.constexpr):
+def _fwd_block(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d,
+               start_n, N_K, qk_scale, BLOCK_N: tl.constexpr, MASKED: tl.constexpr,
+               CAUSAL: tl.constexpr, INPUT_PRECISION: tl.constexpr):
     """One key/value block of the online softmax: update (acc, l_i, m_i)."""
     offs_n = start_n + tl.arange(0, BLOCK_N)
     k_ptrs = k_base + offs_n[None, :].to(tl.int64) * stride_kn + offs_d[:, None]
@@ -149,7 +152,8 @@ def _fwd_block(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, o
     else:
         k = tl.load(k_ptrs)
         v = tl.load(v_ptrs)
-    qk = tl.dot(q, k, input_precision=INPUT_PRECISION)  # (BLOCK_M, BLOCK_N) fp32, stays on chip
+    # (BLOCK_M, BLOCK_N) fp32, stays on chip
+    qk = tl.dot(q, k, input_precision=INPUT_PRECISION)
     if MASKED:
         keep = offs_n[None, :] < N_K
         if CAUSAL:
@@ -157,7 +161,7 @@ def _fwd_block(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, o
         qk = tl.where(keep, qk, float("-inf"))
     m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
     p = tl.math.exp2(qk * qk_scale - m_new[:, None])
-    alpha = tl.math.exp2(m_i - m_new)  # rescales what was accumulated under the old maximum
+    alpha = tl.math.exp2(m_i - m_new)
     l_i = l_i * alpha + tl.sum(p, 1)
     acc = acc * alpha[:, None]
     acc = tl.dot(p.to(v.dtype), v, acc, input_precision=INPUT_PRECISION)
@@ -171,9 +175,9 @@ def _fwd_kernel(Q, K, V, O, LSE,
                 H, N_Q, N_K, qk_scale,
                 HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                 CAUSAL: tl.constexpr, INPUT_PRECISION: tl.constexpr):
-    # HBM per program: its Q block and O block once, every K/V block it needs once (module docstring).
+    # HBM per program: its Q and O blocks once, every K/V block it needs once.
     start_m = tl.program_id(0)
-    if CAUSAL:  # the longest rows (most key blocks) start first; the short ones fill the tail
+    if CAUSAL:  # the longest rows start first, the short ones fill the tail
         start_m = tl.num_programs(0) - 1 - start_m
     off_bh = tl.program_id(1).to(tl.int64)  # 64-bit: B * H * N * d may pass 2**31
     off_b = off_bh // H
@@ -191,8 +195,8 @@ def _fwd_kernel(Q, K, V, O, LSE,
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
 
-    # Key blocks [0, full_end) need no mask: inside N_K and, if causal, left of every row's diagonal.
-    # Blocks [full_end, hi) are masked; blocks from hi on are skipped (all above the causal diagonal).
+    # Key blocks [0, full_end) need no mask: inside N_K and, if causal, left of every
+    # row's diagonal. Blocks [full_end, hi) are masked; blocks from hi on are skipped.
     if CAUSAL:
         hi = tl.minimum(N_K, (start_m + 1) * BLOCK_M)
         full_end = (tl.minimum(N_K, start_m * BLOCK_M + 1) // BLOCK_N) * BLOCK_N
@@ -200,15 +204,17 @@ def _fwd_kernel(Q, K, V, O, LSE,
         hi = N_K
         full_end = (N_K // BLOCK_N) * BLOCK_N
     for start_n in range(0, full_end, BLOCK_N):
-        acc, l_i, m_i = _fwd_block(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d,
-                                   start_n, N_K, qk_scale, BLOCK_N, False, CAUSAL, INPUT_PRECISION)
+        acc, l_i, m_i = _fwd_block(
+            acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d,
+            start_n, N_K, qk_scale, BLOCK_N, False, CAUSAL, INPUT_PRECISION)
     for start_n in range(full_end, hi, BLOCK_N):
-        acc, l_i, m_i = _fwd_block(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d,
-                                   start_n, N_K, qk_scale, BLOCK_N, True, CAUSAL, INPUT_PRECISION)
+        acc, l_i, m_i = _fwd_block(
+            acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d,
+            start_n, N_K, qk_scale, BLOCK_N, True, CAUSAL, INPUT_PRECISION)
 
-    # Every row sees key 0 (top-left causal), so l_i > 0 and m_i is finite for every row.
+    # Every row sees key 0 (top-left causal), so l_i > 0 and m_i is finite in every row.
     acc = acc / l_i[:, None]
-    lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453  # back from log2 to natural-log units
+    lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453  # log2 back to natural log
     row_ok = offs_m < N_Q
     tl.store(LSE + off_bh * N_Q + offs_m, lse, mask=row_ok)
     tl.store(o_base + offs_m[:, None].to(tl.int64) * stride_om + offs_d[None, :],
@@ -304,6 +310,7 @@ def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, N_Q, N_K, qk_scale,
     head); otherwise (RAGGED_Q) a 3-D (B*H, N_Q, d) view, whose bounds TMA checks per head: the last
     block's rows past N_Q load as zeros and are dropped by the store."""
     # listing: fwd-program
+    # HBM per program: its Q and O blocks once, every K/V block it needs once.
     start_m = tl.program_id(0)
     if CAUSAL:  # the longest rows start first, the short ones fill the tail
         start_m = tl.num_programs(0) - 1 - start_m
@@ -318,6 +325,9 @@ def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, N_Q, N_K, qk_scale,
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+
+    # Key blocks [0, full_end) need no mask: inside N_K and, if causal, left of every
+    # row's diagonal. Blocks [full_end, hi) are masked; blocks from hi on are skipped.
     if CAUSAL:
         hi = tl.minimum(N_K, (start_m + 1) * BLOCK_M)
         full_end = (tl.minimum(N_K, start_m * BLOCK_M + 1) // BLOCK_N) * BLOCK_N
@@ -334,8 +344,10 @@ def _fwd_kernel_desc(desc_q, desc_k, desc_v, desc_o, LSE, N_Q, N_K, qk_scale,
             acc, l_i, m_i = _fwd_block_tma(
                 acc, l_i, m_i, q, desc_k, desc_v, kv_row, offs_m, start_n, N_K,
                 qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL, "ieee")
+
+    # Every row sees key 0 (top-left causal), so l_i > 0 and m_i is finite in every row.
     acc = acc / l_i[:, None]
-    lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453
+    lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453  # log2 back to natural log
     if RAGGED_Q:
         tl.store(LSE + bh.to(tl.int64) * N_Q + offs_m, lse, mask=offs_m < N_Q)
         tile = acc.to(q.dtype).reshape([1, BLOCK_M, HEAD_DIM])

@@ -63,3 +63,39 @@ def show_source(obj, region: str | None = None):
     from IPython.display import Code
 
     return Code(source_region(obj, region), language="python")
+
+
+def _drop_docstring(text: str) -> list[str]:
+    """The lines of `text` (one function's dedented source) without the function's docstring."""
+    import ast
+
+    lines = text.splitlines()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:  # a region that is not a whole statement: keep it as it is
+        return lines
+    func = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if func is None or ast.get_docstring(func) is None:
+        return lines
+    doc = func.body[0]
+    return lines[:doc.lineno - 1] + lines[doc.end_lineno:]
+
+
+def source_diff(old, new, old_region: str | None = None, new_region: str | None = None,
+                docstrings: bool = False) -> str:
+    """The lines in which two functions' sources (or regions, :func:`source_region`) differ, as a
+    unified diff without context lines: ``-`` lines of `old`, ``+`` lines of `new`, an ``@@`` line
+    before each change. Docstrings are left out unless `docstrings`. Pure: returns text."""
+    import difflib
+
+    a, b = source_region(old, old_region), source_region(new, new_region)
+    a, b = (a.splitlines(), b.splitlines()) if docstrings else (_drop_docstring(a), _drop_docstring(b))
+    diff = difflib.unified_diff(a, b, n=0, lineterm="")
+    return "\n".join(line for line in diff if not line.startswith(("---", "+++")))
+
+
+def show_diff(old, new, old_region: str | None = None, new_region: str | None = None):
+    """A highlighted :func:`source_diff` for a notebook cell (``IPython.display.Code``, diff syntax)."""
+    from IPython.display import Code
+
+    return Code(source_diff(old, new, old_region, new_region), language="diff")
