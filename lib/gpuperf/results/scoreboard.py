@@ -363,7 +363,7 @@ REASONS: Mapping[str, str] = MappingProxyType({
                           "overlap the softmax with the next block's matrix multiplies, so the bar is 0.90",
     "attention-bwd": "the backward does 2.5 times the forward's matrix work with more tiles alive at once, "
                      "so its bar is lower; at d = 128 the kernel runs out of registers (255 per thread, "
-                     "spilling), where cuDNN's splits its warps into loaders and computers",
+                     "spilling)",
     "host-call": "at small shapes a call's host time decides, so our call should cost about what "
                  "PyTorch's does; a Triton launch from Python alone costs more than PyTorch's whole call",
     "softmax-vocab": "real vocabularies (32000, 50257, 128256 tokens) are not powers of two; on Hopper, "
