@@ -249,9 +249,9 @@ def attention_backward_tiled_torch(q, k, v, o, lse, do, causal: bool = False,
 
 
 def attention_backward_split_torch(q, k, v, o, lse, do, causal: bool = False,
-                                   softmax_scale: float | None = None, block_m: int = 16, block_n: int = 16):
-    """The split backward of the Triton kernels as plain PyTorch loops: a dK/dV walk down each key block's
-    column of tiles, then a dQ walk along each query block's row, with the kernels' causal bounds."""
+                                   softmax_scale: float | None = None,
+                                   block_m: int = 16, block_n: int = 16):
+    """The split Triton backward as PyTorch loops: same walks, same causal bounds."""
     scale = 1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None else float(softmax_scale)
     n_q, n_k = q.shape[-2], k.shape[-2]
     delta = (do * o).sum(-1)  # D_i = rowsum(dO * O)
