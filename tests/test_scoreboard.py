@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
 import statistics
 from pathlib import Path
 
@@ -665,3 +666,27 @@ def test_the_figure_marks_a_later_group_of_targets():
     for bad in (0, len(scores), True, 1.5):
         with pytest.raises(ValueError, match="split_at must be"):
             plot_scoreboard(scores, split_at=bad)
+
+
+def test_the_commands_shown_record_each_run_again_as_printed():
+    # No temporary output folder, every command a family of bench/run.py, and the name the page reads.
+    from gpuperf.benchmark import families
+
+    for row in sb.provenance_rows(sb.score_all()):
+        words = shlex.split(row["command"])
+        assert words[:2] == ["python", "bench/run.py"] and words[2] in families(), row
+        assert words[words.index("--name") + 1] == row["run"]
+        assert "--out-dir" not in words and not re.search(r"/tmp|/root", row["command"])
+
+
+def test_rerun_command_rewrites_old_scripts_and_keeps_options():
+    assert sb.rerun_command("attention_memory_h200", "python bench/attention_memory.py") == (
+        "python bench/run.py attention_memory --name attention_memory_h200")
+    cmd = sb.rerun_command("m", "python bench/run.py matmul --option 'groups=('\"'\"'square'\"'\"',)' "
+                                "--name old --out-dir /tmp/x --no-progress --rep-ms 5")
+    assert cmd == "python bench/run.py matmul --name m --option \"groups=('square',)\" --rep-ms 5"
+    assert shlex.split(cmd)[6] == "groups=('square',)"
+    other = "ncu --clock-control none (bench/profile_kernels.py)"
+    assert sb.rerun_command("x", other) == other
+    with pytest.raises(ValueError, match="run_name and command"):
+        sb.rerun_command("", "python bench/run.py x")

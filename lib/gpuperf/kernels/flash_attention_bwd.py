@@ -248,6 +248,44 @@ def attention_backward_tiled_torch(q, k, v, o, lse, do, causal: bool = False,
     return dq, dk, dv
 
 
+def attention_backward_split_torch(q, k, v, o, lse, do, causal: bool = False,
+                                   softmax_scale: float | None = None,
+                                   block_m: int = 16, block_n: int = 16):
+    """The split Triton backward as PyTorch loops: same walks, same causal bounds."""
+    scale = 1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None else float(softmax_scale)
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    delta = (do * o).sum(-1)  # D_i = rowsum(dO * O)
+    seen = _causal_mask(n_q, n_k, q.device)  # True where query i may see key j
+
+    def tile(rows, cols, masked):  # P_ij rebuilt from L, and dS_ij
+        p = torch.exp(scale * q[..., rows, :] @ k[..., cols, :].mT - lse[..., rows, None])
+        if masked:
+            p = p.masked_fill(~seen[rows, cols], 0.0)
+        dp = do[..., rows, :] @ v[..., cols, :].mT
+        return p, p * (dp - delta[..., rows, None])
+
+    dk, dv = torch.zeros_like(k), torch.zeros_like(v)
+    for start_n in range(0, n_k, block_n):  # one dK/dV program per key block
+        cols = slice(start_n, start_n + block_n)
+        lo = start_n // block_m * block_m if causal else 0  # rows above see none of these keys
+        mid = min(-(-(start_n + block_n - 1) // block_m) * block_m, n_q) if causal else 0
+        for start_m in range(lo, n_q, block_m):
+            rows = slice(start_m, start_m + block_m)
+            p, ds = tile(rows, cols, masked=start_m < mid)  # [lo, mid) crosses the diagonal
+            dv[..., cols, :] += p.mT @ do[..., rows, :]
+            dk[..., cols, :] += scale * ds.mT @ q[..., rows, :]
+    dq = torch.zeros_like(q)
+    for start_m in range(0, n_q, block_m):  # one dQ program per query block
+        rows = slice(start_m, start_m + block_m)
+        end = min(start_m + block_m, n_k) if causal else n_k  # keys past `end` are unseen
+        mid = min((start_m + 1) // block_n * block_n, end) if causal else end
+        for start_n in range(0, end, block_n):
+            cols = slice(start_n, start_n + block_n)
+            _, ds = tile(rows, cols, masked=start_n >= mid)  # [mid, end) crosses the diagonal
+            dq[..., rows, :] += scale * ds @ k[..., cols, :]
+    return dq, dk, dv
+
+
 class TiledAttentionFunction(torch.autograd.Function):
     """Forward: :func:`attention_forward_torch`; backward: :func:`attention_backward_tiled_torch`.
 
@@ -710,6 +748,7 @@ def flash_attention(q, k, v, causal: bool = False, softmax_scale: float | None =
 __all__ = [
     "BackwardConfig", "DTYPE_NAMES", "FUSED_CONFIGS", "FlashAttentionFunction", "GPU_CONFIGS",
     "GPU_CONFIG_FP32", "HEAD_DIMS", "INTERPRETED", "INTERPRETER_CONFIG", "SPLIT_CONFIGS",
-    "TiledAttentionFunction", "attention_backward_tiled_torch", "attention_forward_torch", "default_config",
+    "TiledAttentionFunction", "attention_backward_split_torch", "attention_backward_tiled_torch",
+    "attention_forward_torch", "default_config",
     "flash_attention", "flash_attention_backward", "variant_config",
 ]
