@@ -89,8 +89,6 @@ def _chapter09() -> list[Number]:
     return [
         Number("chain16_fusion_speedup", "16 elementwise ops on 2^28 bf16 values, fused over eager", eager / fused,
                "x", how, ("09",)),
-        Number("copy_bytes_per_s", "device-to-device copy (bytes read + written)", norm["copy"]["bytes_per_s"],
-               "B/s", how, ("09",)),
         Number("add_rmsnorm_vs_copy", "fused add + RMSNorm, rate over the copy's",
                norm["triton"]["bytes_per_s"] / norm["copy"]["bytes_per_s"], "", how, ("09",)),
     ]
@@ -161,7 +159,7 @@ def _part2() -> list[Number]:
         Number("fp32_vector_peak", "fp32 peak of the CUDA cores (FMA = 2 FLOP)",
                h200.peak_flop_per_s("fp32", "vector"), "FLOP/s", "the hardware table (NVIDIA's figures)", ("06",)),
         Number("copy_bytes_per_s", "device-to-device copy, measured", copy, "B/s",
-               "2^28 bf16 values, L2-flushed do_bench median, bytes read + written", ("06", "07")),
+               "2^28 bf16 values, L2-flushed do_bench median, bytes read + written", ("06", "07", "09")),
         Number("smem_ridge", "shared-memory ridge for the Tensor Cores", h200.peak_flop_per_s("bf16") / smem.value,
                "FLOP/byte", "datasheet peak over the hardware table's shared-memory bandwidth", ("06", "08")),
         Number("launch_eager_s", "eager torch.add launch from Python", launch[("torch.add 1024 fp32", "eager")]
