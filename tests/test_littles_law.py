@@ -155,12 +155,14 @@ def test_first_touch_is_read_where_recorded():
 
 
 def test_one_recorded_set_of_latencies():
-    """Every chapter reads the same pointer chase (H200, 2026-12-01): the values chapters 02, 04 and 05
-    state, and first reads of L2 lines slower than revisits but faster than HBM."""
+    """Every chapter reads the same pointer chase (H200, 2026-12-04, the chain written in whole lines before
+    each chase): the values chapters 02, 04 and 05 state, and first reads of L2 lines slower than revisits
+    but faster than HBM."""
     lv, run = lat.recorded_latency_levels()
-    assert run["provenance"]["device"] == "NVIDIA H200" and run["provenance"]["date"] == "2026-12-01"
+    assert run["provenance"]["device"] == "NVIDIA H200" and run["provenance"]["date"] == "2026-12-04"
+    assert run["provenance"]["chase_chain_written"].startswith("every word of every line")
     assert round(lv.clock_hz / 1e9, 2) == 1.98
     assert [round(c) for c in (lv.shared_cycles, lv.l1_cycles, lv.l2_cycles, lv.hbm_cycles)] == [
-        29, 40, 287, 670]
-    assert round(lv.l2_first_touch_cycles) == 427
+        29, 40, 287, 669]
+    assert round(lv.l2_first_touch_cycles) == 330
     assert lv.l2_cycles < lv.l2_first_touch_cycles < lv.hbm_cycles
