@@ -24,6 +24,7 @@
 // The pointer is deliberately not __restrict__/const-qualified, so the loads take the ordinary
 // global path (LDG through L1 and L2), not the read-only path.
 // ---------------------------------------------------------------------------------------------
+// listing: chase_global
 extern "C" __global__ void chase_global(unsigned int* next, unsigned int start, int warm, int steps,
                                         unsigned int* out, long long* cycles) {
     unsigned int j = start;
@@ -37,6 +38,7 @@ extern "C" __global__ void chase_global(unsigned int* next, unsigned int start, 
     cycles[0] = t1 - t0;
     cycles[1] = t0 - w0;
 }
+// end listing: chase_global
 
 // The same chase in shared memory: the block copies the chain in, then thread 0 follows it.
 extern "C" __global__ void chase_shared(const unsigned int* next, int n, unsigned int start, int steps,
