@@ -65,6 +65,7 @@ __device__ __forceinline__ bool is_sentinel(float4 v) { return v.x == -12345.0f;
 // pattern 0: j = offset + i*stride; 1: j = offset (broadcast);
 // 2: j = offset + warp*32 + (lane*7 mod 32) (a permutation inside each warp);
 // 3: j = (i * 2654435761u) mod n_elements (a scattered gather; 32-bit unsigned arithmetic)
+// listing: coalesce
 template <typename T>
 __device__ void coalesce_body(const T* __restrict__ src, int* __restrict__ flag, long long n_threads,
                               long long offset, long long stride, int pattern, long long n_elements) {
@@ -81,6 +82,7 @@ __device__ void coalesce_body(const T* __restrict__ src, int* __restrict__ flag,
 #define COALESCE(NAME, T) extern "C" __global__ void NAME(const T* src, int* flag, long long n_threads, \
     long long offset, long long stride, int pattern, long long n_elements) { \
     coalesce_body<T>(src, flag, n_threads, offset, stride, pattern, n_elements); }
+// end listing: coalesce
 COALESCE(coalesce_1, unsigned char)
 COALESCE(coalesce_2, unsigned short)
 COALESCE(coalesce_4, float)
@@ -98,6 +100,7 @@ __device__ __forceinline__ unsigned int fold(u16 v) { return v.x; }
 __device__ __forceinline__ unsigned int fold(u32 v) { return v.x; }
 __device__ __forceinline__ unsigned int fold(uint2 v) { return v.x ^ v.y; }
 __device__ __forceinline__ unsigned int fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
+// listing: bank
 template <typename T>
 __device__ void bank_body(const int* __restrict__ lane_offset_bytes, unsigned int* __restrict__ out,
                           int smem_words) {
@@ -112,6 +115,7 @@ __device__ void bank_body(const int* __restrict__ lane_offset_bytes, unsigned in
 }
 #define BANK(NAME, T) extern "C" __global__ void NAME(const int* offs, unsigned int* out, int words) { \
     bank_body<T>(offs, out, words); }
+// end listing: bank
 BANK(bank_2, u16)
 BANK(bank_4, u32)
 BANK(bank_8, uint2)

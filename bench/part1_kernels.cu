@@ -24,6 +24,7 @@
 // The pointer is deliberately not __restrict__/const-qualified, so the loads take the ordinary
 // global path (LDG through L1 and L2), not the read-only path.
 // ---------------------------------------------------------------------------------------------
+// listing: chase_global
 extern "C" __global__ void chase_global(unsigned int* next, unsigned int start, int warm, int steps,
                                         unsigned int* out, long long* cycles) {
     unsigned int j = start;
@@ -37,6 +38,7 @@ extern "C" __global__ void chase_global(unsigned int* next, unsigned int start, 
     cycles[0] = t1 - t0;
     cycles[1] = t0 - w0;
 }
+// end listing: chase_global
 
 // The same chase in shared memory: the block copies the chain in, then thread 0 follows it.
 extern "C" __global__ void chase_shared(const unsigned int* next, int n, unsigned int start, int steps,
@@ -70,6 +72,7 @@ extern "C" __global__ void spin_cycles(long long target, long long* out) {
 // Reads HBM: ILP * 16 bytes per thread per iteration, coalesced (consecutive threads, consecutive
 // 16-byte words). Writes one int4 per thread at the end (negligible).
 // ---------------------------------------------------------------------------------------------
+// listing: stream_read
 extern "C" __global__ void stream_read(const int4* __restrict__ src, long long n_iters,
                                        int4* __restrict__ sink, unsigned int* __restrict__ smid_out) {
     extern __shared__ int pad[];  // unused: it only limits how many blocks fit on an SM
@@ -95,6 +98,7 @@ extern "C" __global__ void stream_read(const int4* __restrict__ src, long long n
         smid_out[blockIdx.x] = smid;
     }
 }
+// end listing: stream_read
 
 // ---------------------------------------------------------------------------------------------
 // Chapter 03: divergence. Branch bodies are long chains of one instruction each (FFMA in one path,
@@ -102,6 +106,7 @@ extern "C" __global__ void stream_read(const int4* __restrict__ src, long long n
 // selected operands), so nearly every issued instruction belongs to a body and the count matches
 // gpuperf.simt's programs: two_way_program, nested_program, loop_program.
 // ---------------------------------------------------------------------------------------------
+// listing: chains
 __device__ __forceinline__ float fma_chain(float x, float a, float b) {
 #pragma unroll
     for (int j = 0; j < BODY; ++j) x = fmaf(x, a, b);
@@ -113,10 +118,12 @@ __device__ __forceinline__ float mul_chain(float x, float m) {
     for (int j = 0; j < BODY; ++j) x = x * m;
     return x;
 }
+// end listing: chains
 
 __device__ __forceinline__ float start_value(int i) { return (float)(i & 1023) * 0.0009765625f; }
 
 // if (c) x = A(x) else x = B(x)
+// listing: div_branch
 extern "C" __global__ void div_branch(const unsigned char* __restrict__ cond, float* __restrict__ out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -128,8 +135,10 @@ extern "C" __global__ void div_branch(const unsigned char* __restrict__ cond, fl
     }
     out[i] = x;
 }
+// end listing: div_branch
 
 // if (c1) { x = A(x); if (c2) x = B(x); else x = C(x); } else { x = D(x); }
+// listing: div_nested
 extern "C" __global__ void div_nested(const unsigned char* __restrict__ c1, const unsigned char* __restrict__ c2,
                                       float* __restrict__ out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -147,8 +156,10 @@ extern "C" __global__ void div_nested(const unsigned char* __restrict__ c1, cons
     }
     out[i] = x;
 }
+// end listing: div_nested
 
 // for (t = 0; t < trips[i]; ++t) x = body(x), body = LOOP_BODY FFMA
+// listing: div_loop
 extern "C" __global__ void div_loop(const int* __restrict__ trips, float* __restrict__ out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -161,3 +172,4 @@ extern "C" __global__ void div_loop(const int* __restrict__ trips, float* __rest
     }
     out[i] = x;
 }
+// end listing: div_loop

@@ -20,7 +20,7 @@ def _controls(factory_name):
                       core.slider("registers_per_thread", [32, 64, 96, 128, 255]),
                       core.slider("shared_memory_kib", [0, 16, 48, 100, 200])],
         "banks": [core.dropdown("pattern", list(em.BANK_PATTERNS.items())),
-                  core.slider("pad", [0, 1, 2, 4, 8]), core.dropdown("element", ["fp16", "fp32"])],
+                  core.slider("pad", em.BANK_PADS), core.dropdown("element", ["fp16", "fp32"])],
     }
     return controls[factory_name]
 
@@ -44,6 +44,31 @@ def test_bank_view_on_every_state():
             assert "Not a valid layout" in view.html
         else:
             assert "wavefront" in view.figure.axes[0].get_title()
+
+
+def test_bank_explorer_padding_starts_unpadded_with_a_short_label():
+    """Issue 30: the slider starts where the lesson starts (no padding, 32-way) and its label is short
+    enough to leave the slider its width."""
+    pad = next(c for c in _bank_controls() if c.name == "pad")
+    assert pad.values[pad.default] == 0 and pad.values == em.BANK_PADS
+    assert len(pad.label) <= 10 and {1, 2, 8} <= set(pad.values)
+    assert "32-way" in em.bank_view("column", 0, "fp16").html
+
+
+def _bank_controls():
+    captured = {}
+
+    def fake_explorer(view, controls, **kwargs):
+        captured["controls"] = controls
+        return None
+
+    original = em.explorer
+    em.explorer = fake_explorer
+    try:
+        em.bank_explorer()
+    finally:
+        em.explorer = original
+    return captured["controls"]
 
 
 def test_bank_view_shows_the_seeds_padding_mistake():

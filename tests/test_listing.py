@@ -71,3 +71,56 @@ def test_source_diff_keeps_only_changed_lines_without_docstrings():
 def test_source_diff_can_keep_docstrings_and_show_diff_is_code():
     assert "Doc of the older one" in listing.source_diff(_older, _newer, docstrings=True)
     assert "+    y = x + 2" in listing.show_diff(_older, _newer).data
+
+def test_bench_cuda_region_is_read_and_highlighted_as_cuda():
+    f = listing.bench_file("part1_kernels.cu")
+    text = listing.source_region(f, "stream_read")
+    assert text.startswith('extern "C" __global__ void stream_read(')
+    assert text.rstrip().endswith("}") and "listing" not in text
+    assert listing.source_language(f, "stream_read") == "cuda"
+    assert listing.show_source(f, "stream_read").data == text
+
+
+def test_cuda_held_in_a_python_string_is_highlighted_as_cuda():
+    f = listing.bench_file("memory_gpu.py")
+    text = listing.source_region(f, "coalesce")
+    assert "__global__" in text and "listing" not in text
+    assert listing.source_language(f, "coalesce") == "cuda"
+
+
+def test_every_bench_region_of_the_chapters_starts_at_a_signature():
+    f = listing.bench_file("part1_kernels.cu")
+    for name in ("stream_read", "div_branch", "div_nested", "div_loop", "chase_global"):
+        assert listing.source_region(f, name).startswith('extern "C" __global__ void '), name
+
+
+def test_a_missing_bench_region_names_it():
+    with pytest.raises(ValueError, match="'nope'"):
+        listing.source_region(listing.bench_file("part1_kernels.cu"), "nope")
+
+
+def test_bench_file_names_stay_inside_bench():
+    for bad in ("", "../lib/x.py", "/etc/passwd"):
+        with pytest.raises(ValueError, match="name"):
+            listing.bench_file(bad)
+
+
+def test_without_bench_the_listing_links_the_repository(monkeypatch, tmp_path):
+    """A pip install (Colab) has no bench/: the cell shows a note with a link, not an error."""
+    monkeypatch.setattr(listing, "BENCH_DIR", tmp_path / "absent")
+    f = listing.bench_file("part1_kernels.cu")
+    with pytest.raises(FileNotFoundError, match="part1_kernels.cu"):
+        listing.source_region(f, "stream_read")
+    note = listing.show_source(f, "stream_read")
+    assert type(note).__name__ == "Markdown"
+    assert f"{listing.REPOSITORY_URL}/blob/main/bench/part1_kernels.cu" in note.data
+    assert "`stream_read`" in note.data
+
+
+def test_the_repository_url_is_the_sites():
+    import re
+    from pathlib import Path
+
+    config = (Path(__file__).resolve().parents[1] / "_config.yml").read_text()
+    assert re.search(rf"^\s*url:\s*{re.escape(listing.REPOSITORY_URL)}\s*$", config, re.M)
+    assert re.search(rf"^\s*branch:\s*{listing.REPOSITORY_BRANCH}\s*$", config, re.M)

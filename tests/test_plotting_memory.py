@@ -62,3 +62,20 @@ def test_busy_cells_figure():
     ax = ps.plot_busy_cells(_ax(), run.frames, 16)
     heights = [p.get_height() for p in ax.patches]
     assert len(heights) == run.cycles and sum(heights[4:]) == run.busy_pe_cycles
+
+
+def test_live_strides_overlay_draws_both_runs():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from gpuperf.plotting import memory as pm
+
+    live = {"device": {"device": "Tesla T4"}, "copy": {"bytes_per_s": 2.4e11},
+            "results": [{"stride": s, "useful_bytes_per_s": 2.0e11 / s} for s in (1, 2, 4, 8)]}
+    fig, ax = plt.subplots()
+    pm.plot_live_strides(ax, [1, 2, 4, 8, 16], [1e12, 9e11, 5e11, 2.5e11, 1.3e11], 4.2e12, live)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("T4" in t for t in labels) and any("H200" in t for t in labels)
+    assert len(ax.lines) == 3
+    plt.close(fig)

@@ -77,3 +77,23 @@ def test_gpu_anatomy_draws_every_sm(ax):
     # 132 SMs + 64 warp slots + 32 threads + the boxes around them
     assert len(ax.patches) >= 132 + 64 + 32
     assert any("132 SMs" in t.get_text() for t in ax.texts)
+
+
+def test_live_in_flight_overlay_draws_recorded_and_live():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from gpuperf.plotting.littles_law import plot_live_in_flight
+
+    recorded = [{"warps_per_sm": w, "loads_in_flight_per_thread": k, "bytes_in_flight_per_sm": w * 512 * k,
+                 "bytes_per_s": min(4e12, w * k * 3e11)} for w in (1, 4, 16) for k in (1, 2, 8)]
+    live = {"device": {"device": "Tesla T4"},
+            "results": [{"loads_in_flight_per_thread": 1, "bytes_in_flight_per_sm": b, "fraction_of_copy": f}
+                        for b, f in ((2048, 0.4), (4096, 0.8))]}
+    fig, ax = plt.subplots()
+    plot_live_in_flight(ax, recorded, 4.2e12, live)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert sum("recorded" in t for t in labels) == 2  # 8 loads per thread left out
+    assert any("T4" in t for t in labels)
+    plt.close(fig)

@@ -10,7 +10,17 @@ comment lines::
     # end listing: inner-loop
 
 The marker lines themselves are never shown. Works on plain functions and on ``@triton.jit`` kernels
-(whose ``.fn`` is the Python function). Importing this module imports neither torch nor triton.
+(whose ``.fn`` is the Python function), and on files: :func:`bench_file` names a CUDA C file of the
+repository's ``bench/`` folder (or a script whose kernels are CUDA source in a string), whose regions are
+delimited the C way::
+
+    // listing: stream_read
+    extern "C" __global__ void stream_read(...) { ... }
+    // end listing: stream_read
+
+and shown highlighted as ``cuda``. ``bench/`` is not part of the installed package: where it is absent (a
+``pip install`` from git, as on Colab) :func:`show_source` says so and links the file in the repository
+instead of failing. Importing this module imports neither torch nor triton.
 """
 
 from __future__ import annotations
@@ -18,9 +28,64 @@ from __future__ import annotations
 import inspect
 import re
 import textwrap
+from dataclasses import dataclass
+from pathlib import Path
 
-_START = re.compile(r"^\s*#\s*listing:\s*(?P<name>[\w.-]+)\s*$")
-_END = re.compile(r"^\s*#\s*end listing:\s*(?P<name>[\w.-]+)\s*$")
+_START = re.compile(r"^\s*(?P<mark>#|//)\s*listing:\s*(?P<name>[\w.-]+)\s*$")
+_END = re.compile(r"^\s*(?P<mark>#|//)\s*end listing:\s*(?P<name>[\w.-]+)\s*$")
+
+#: The repository's ``bench/`` folder (present in a clone or an editable install, absent from a wheel).
+BENCH_DIR = Path(__file__).resolve().parents[3] / "bench"
+
+#: Where the course's repository is browsed (``repository.url`` and ``branch`` of ``_config.yml``; a test
+#: checks both): a listing of a bench file that is not installed links there.
+REPOSITORY_URL = "https://github.com/gpuperf-course/gpu-performance-first-principles"
+REPOSITORY_BRANCH = "main"
+
+#: File suffixes whose regions are shown highlighted as CUDA C.
+_CUDA_SUFFIXES = (".cu", ".cuh")
+
+
+@dataclass(frozen=True)
+class BenchFile:
+    """A file of the repository's ``bench/`` folder, named relative to it (``"part1_kernels.cu"``)."""
+
+    name: str
+
+    @property
+    def path(self) -> Path:
+        return BENCH_DIR / self.name
+
+    @property
+    def url(self) -> str:
+        return f"{REPOSITORY_URL}/blob/{REPOSITORY_BRANCH}/bench/{self.name}"
+
+
+def bench_file(name: str) -> BenchFile:
+    """Name a file of ``bench/`` for :func:`source_region` / :func:`show_source` (``"part1_kernels.cu"``).
+
+    Raises ValueError for a name that is empty, absolute or leaves the folder; the file itself need not be
+    present (see :func:`show_source`)."""
+    if not isinstance(name, str) or not name or Path(name).is_absolute() or ".." in Path(name).parts:
+        raise ValueError(f"name must be a file name inside bench/, got {name!r}")
+    return BenchFile(name)
+
+
+def _regions_of_lines(lines: list[str], region: str | None, where: str) -> tuple[list[str], str | None]:
+    """The lines of one region (markers of every region dropped) and the marker style it used."""
+    mark = None
+    if region is not None:
+        starts = [i for i, line in enumerate(lines) if (m := _START.match(line)) and m["name"] == region]
+        ends = [i for i, line in enumerate(lines) if (m := _END.match(line)) and m["name"] == region]
+        if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+            raise ValueError(
+                f"region: {region!r} needs exactly one 'listing: {region}' line followed by one "
+                f"'end listing: {region}' line (after '#' or '//') in {where} "
+                f"(found {len(starts)} start and {len(ends)} end markers)")
+        mark = _START.match(lines[starts[0]])["mark"]
+        lines = lines[starts[0] + 1:ends[0]]
+    kept = [line for line in lines if not (_START.match(line) or _END.match(line))]
+    return kept, mark
 
 
 def _python_function(obj):
@@ -30,27 +95,38 @@ def _python_function(obj):
 
 
 def source_region(obj, region: str | None = None) -> str:
-    """The dedented source of `obj` (a function, jitted kernel or module), or of one named region in it.
+    """The dedented source of `obj` (a function, jitted kernel, module or :func:`bench_file`), or of one
+    named region in it.
 
-    Marker lines (``# listing: NAME`` / ``# end listing: NAME``) of any region are dropped from the text.
-    Raises ValueError naming the region when it is missing, unclosed or given twice.
+    Marker lines (``# listing: NAME`` / ``# end listing: NAME``, or the same after ``//``) of any region
+    are dropped from the text. Raises ValueError naming the region when it is missing, unclosed or given
+    twice, and FileNotFoundError naming the file when a bench file is not here.
     """
+    if isinstance(obj, BenchFile):
+        if not obj.path.is_file():
+            raise FileNotFoundError(f"bench/{obj.name} is not here (bench/ is not installed with the package; "
+                                    f"it is in the repository: {obj.url})")
+        lines, _mark = _regions_of_lines(obj.path.read_text().splitlines(), region, f"bench/{obj.name}")
+        return textwrap.dedent("\n".join(lines)).strip("\n")
     target = _python_function(obj)
     try:
         lines = inspect.getsource(target).splitlines()
     except (TypeError, OSError) as exc:
         raise ValueError(f"obj: no Python source for {obj!r} ({exc})") from None
-    if region is not None:
-        starts = [i for i, line in enumerate(lines) if (m := _START.match(line)) and m["name"] == region]
-        ends = [i for i, line in enumerate(lines) if (m := _END.match(line)) and m["name"] == region]
-        if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
-            raise ValueError(
-                f"region: {region!r} needs exactly one '# listing: {region}' line followed by one "
-                f"'# end listing: {region}' line in {getattr(target, '__qualname__', target)!r} "
-                f"(found {len(starts)} start and {len(ends)} end markers)")
-        lines = lines[starts[0] + 1:ends[0]]
-    kept = [line for line in lines if not (_START.match(line) or _END.match(line))]
-    return textwrap.dedent("\n".join(kept)).strip("\n")
+    lines, _mark = _regions_of_lines(lines, region, repr(getattr(target, "__qualname__", target)))
+    return textwrap.dedent("\n".join(lines)).strip("\n")
+
+
+def source_language(obj, region: str | None = None) -> str:
+    """How :func:`show_source` highlights `obj`'s listing: ``"cuda"`` for a ``.cu`` file, or for a region
+    delimited with ``//`` markers (CUDA source held in a Python string); ``"python"`` otherwise."""
+    if isinstance(obj, BenchFile):
+        if Path(obj.name).suffix in _CUDA_SUFFIXES:
+            return "cuda"
+        if region is not None and obj.path.is_file():
+            _lines, mark = _regions_of_lines(obj.path.read_text().splitlines(), region, f"bench/{obj.name}")
+            return "cuda" if mark == "//" else "python"
+    return "python"
 
 
 def longest_line(text: str) -> int:
@@ -59,10 +135,18 @@ def longest_line(text: str) -> int:
 
 
 def show_source(obj, region: str | None = None):
-    """A highlighted listing of :func:`source_region` for a notebook cell (``IPython.display.Code``)."""
-    from IPython.display import Code
+    """A highlighted listing of :func:`source_region` for a notebook cell (``IPython.display.Code``).
 
-    return Code(source_region(obj, region), language="python")
+    For a bench file that is not here (``bench/`` is not installed with the package: Colab), a Markdown
+    note that names the file and region and links it in the repository, rather than an error."""
+    from IPython.display import Code, Markdown
+
+    if isinstance(obj, BenchFile) and not obj.path.is_file():
+        what = f"`{region}` in " if region else ""
+        return Markdown(f"*This listing shows {what}`bench/{obj.name}`, a file of the course's repository "
+                        f"that the installed package does not include. Read it on GitHub: "
+                        f"[bench/{obj.name}]({obj.url}).*")
+    return Code(source_region(obj, region), language=source_language(obj, region))
 
 
 def _drop_docstring(text: str) -> list[str]:

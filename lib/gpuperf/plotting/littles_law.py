@@ -146,3 +146,29 @@ def plot_gpu_anatomy(ax, sm_count: int, warps_per_sm: int, schedulers: int, l2_l
     ax.set_ylim(0, 5)
     ax.set_aspect("equal")
     ax.axis("off")
+
+
+def plot_live_in_flight(ax, recorded_rows: Sequence[Mapping], recorded_copy_bytes_per_s: float,
+                        live: Mapping | None = None, recorded_label: str = "H200, recorded") -> None:
+    """Read bandwidth as a fraction of the same run's device copy against bytes in flight per SM: the
+    recorded H200 sweep (grey, one line per loads in flight per thread, 1 to 4) and, given ``live`` (the
+    result of :func:`gpuperf.benchmark.memory_live.sweep_bytes_in_flight`), the reader's GPU in colour."""
+    rec = [r for r in recorded_rows if "warps_per_sm" in r and r["loads_in_flight_per_thread"] <= 4]
+    for i, k in enumerate(sorted({r["loads_in_flight_per_thread"] for r in rec})):
+        pts = sorted((r["bytes_in_flight_per_sm"], r["bytes_per_s"] / recorded_copy_bytes_per_s)
+                     for r in rec if r["loads_in_flight_per_thread"] == k)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], color=str(0.35 + 0.2 * i), lw=1, marker=".",
+                label=f"{recorded_label}, {k} load(s) per thread")
+    if live:
+        name = live["device"]["device"]
+        for i, k in enumerate(sorted({r["loads_in_flight_per_thread"] for r in live["results"]})):
+            pts = sorted((r["bytes_in_flight_per_sm"], r["fraction_of_copy"]) for r in live["results"]
+                         if r["loads_in_flight_per_thread"] == k)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], color=PALETTE[i % len(PALETTE)], lw=1.6,
+                    marker="o", ms=5, label=f"{name} (yours), {k} load(s) per thread")
+    ax.axhline(1.0, color="0.5", ls=":", lw=1)
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(0, 1.15)
+    ax.set_xlabel("bytes in flight per SM")
+    ax.set_ylabel("read bandwidth / same-run copy")
+    ax.legend(loc="lower right", fontsize=7)

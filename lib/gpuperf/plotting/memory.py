@@ -141,3 +141,28 @@ def plot_occupancy_curve(ax, x: Sequence[float], occupancy: Sequence[float], lab
     ax.set_ylim(0, 1.05)
     ax.legend(loc="upper right")
     return ax
+
+
+def plot_live_strides(ax, recorded_strides: Sequence[int], recorded_useful_bytes_per_s: Sequence[float],
+                      recorded_copy_bytes_per_s: float, live: Mapping | None = None,
+                      recorded_label: str = "H200, recorded"):
+    """Useful bandwidth of a strided read as a fraction of the same run's device copy, against stride (log
+    axes): the recorded H200 run (grey) and, given ``live`` (the result of
+    :func:`gpuperf.benchmark.memory_live.sweep_strides`), the reader's GPU in colour; a dotted 1/stride line
+    through the recorded stride-8 point shows the slope of a fixed number of bytes moved per sector."""
+    s = np.asarray(recorded_strides, dtype=float)
+    y = np.asarray(recorded_useful_bytes_per_s, dtype=float) / recorded_copy_bytes_per_s
+    ax.plot(s, y, "o-", color="0.45", markersize=4, label=recorded_label)
+    if 8 in list(recorded_strides):
+        at8 = y[list(recorded_strides).index(8)]
+        ax.plot(s, at8 * 8 / s, ":", color="0.6", label="slope 1/stride")
+    if live:
+        rows = live["results"]
+        ax.plot([r["stride"] for r in rows], [r["useful_bytes_per_s"] / live["copy"]["bytes_per_s"] for r in rows],
+                "o-", color=PALETTE[0], markersize=5, lw=1.6, label=f"{live['device']['device']} (yours)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("stride between neighbouring threads (4-byte elements)")
+    ax.set_ylabel("useful bandwidth / same-run copy")
+    ax.legend(loc="lower left", fontsize=8)
+    return ax
