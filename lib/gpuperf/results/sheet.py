@@ -56,10 +56,6 @@ def _part1() -> list[Number]:
     chase = "pointer chase, one thread (an idle memory system), SM clock read in the kernel"
     idle_in_flight = h200.hbm_bytes_per_s * levels.seconds("hbm") / h200.sm_count
     rows = [
-        Number("peak_bf16_matrix_flop_per_s", "dense bf16 matrix peak (Tensor Cores)",
-               h200.peak_flop_per_s("bf16"), "FLOP/s", "NVIDIA's H200 datasheet", ("01",)),
-        Number("peak_fp32_vector_flop_per_s", "FP32 peak of the general-purpose lanes",
-               h200.peak_flop_per_s("fp32", "vector"), "FLOP/s", "NVIDIA's H200 datasheet", ("01",)),
         Number("hbm_bytes_per_s", "HBM bandwidth (datasheet)", h200.hbm_bytes_per_s, "B/s",
                "NVIDIA's H200 datasheet", ("02", "04", "06")),
         Number("copy_events_bytes_per_s", "device-to-device copy of 1 GiB", copy_bytes_per_s, "B/s",
@@ -192,11 +188,12 @@ def _part2() -> list[Number]:
     wall = "host wall clock per call, calls issued back to back from Python"
     return [
         Number("bf16_matrix_peak", "bf16 Tensor Core peak, dense (datasheet)",
-               h200.peak_flop_per_s("bf16"), "FLOP/s", "NVIDIA's H200 datasheet", ("06", "08")),
+               h200.peak_flop_per_s("bf16"), "FLOP/s", "NVIDIA's H200 datasheet", ("01", "06", "08")),
         Number("bf16_ridge", "bf16 ridge point P/B", h200.ridge_point_flop_per_byte("bf16"), "FLOP/byte",
                "datasheet peak over datasheet bandwidth", ("06", "08")),
         Number("fp32_vector_peak", "fp32 peak of the CUDA cores (FMA = 2 FLOP)",
-               h200.peak_flop_per_s("fp32", "vector"), "FLOP/s", "the hardware table (NVIDIA's figures)", ("06",)),
+               h200.peak_flop_per_s("fp32", "vector"), "FLOP/s", "the hardware table (NVIDIA's figures)",
+               ("01", "06")),
         Number("copy_bytes_per_s", "device-to-device copy, measured", copy, "B/s",
                "2^28 bf16 values, L2-flushed do_bench median, bytes read + written", ("06", "07", "09")),
         Number("smem_ridge", "shared-memory ridge for the Tensor Cores", h200.peak_flop_per_s("bf16") / smem.value,
