@@ -41,7 +41,8 @@ from gpuperf.grading.core import (SOLUTIONS_ENV_VAR, UNIT_ROUNDOFF, CaseResult, 
                                   interpreter_dot_as_on_gpu, matmul_tolerance, normwise_tolerance,
                                   poison_memory, reduction_tolerance, row_strided, solutions_requested)
 from gpuperf.grading.exercises import (EXERCISES, Case, CallFailed, Exercise, Runner, _device)
-from gpuperf.grading.watch import (TRITON_OPS, ForbiddenCall, OutOfBounds, Policy, Watch, triton_hooks)
+from gpuperf.grading.watch import (TRITON_OPS, ForbiddenCall, OutOfBounds, Policy, Watch, plain_guarded,
+                                   triton_hooks)
 
 
 def _exercise(key: str) -> Exercise:
@@ -111,7 +112,7 @@ def _grade_plain(ex: Exercise, fn, seed: int, device, graded: str) -> GradeRepor
     del random
     results: list[CaseResult] = []
     for case in ex.cases(_Gen(), "cpu"):
-        runner = Runner(fn, case.label, ex.get_policy(), "cpu", False)
+        runner = Runner(plain_guarded(fn, ex.key), case.label, ex.get_policy(), "cpu", False)
         try:
             case_results = case.run(runner)
         except Exception as exc:

@@ -96,7 +96,13 @@ SOFTMAX_LIKE_NAMES = frozenset((
     "special_logsumexp", "scaled_dot_product_attention", "multi_head_attention_forward", "gumbel_softmax"))
 #: Tensor methods that hand torch's memory to code torch cannot see.
 LEAVES_TORCH = frozenset(("numpy", "__array__", "tolist", "untyped_storage", "storage",
-                          "_typed_storage", "__dlpack__", "__array_wrap__", "__reduce_ex__", "item"))
+                          "_typed_storage", "__dlpack__", "__array_wrap__", "__reduce_ex__", "item",
+                          "__cuda_array_interface__", "__array_interface__", "_cdata", "_view_func",
+                          "_make_subclass", "_make_wrapper_subclass", "as_subclass"))
+#: Tensor methods that run a Python callable of the reader's per element, or later from inside torch: refused
+#: (a per-element callback computes outside torch; a hook runs inside the autograd engine).
+CALLBACKS = frozenset(("apply_", "map_", "map2_", "register_hook", "register_post_accumulate_grad_hook",
+                       "_register_hook_dict", "register_multi_grad_hook", "_register_access_hook"))
 #: Printing a tensor turns its values into text the program can read back: refused with its own message.
 PRINTING = frozenset(("__repr__", "__str__", "__format__"))
 
@@ -107,6 +113,7 @@ _RUNS_PYTHON = frozenset(("apply", "backward", "grad", "_make_grads", "run_backw
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _COURSE_KERNELS_DIR = os.path.join(_PACKAGE_DIR, "kernels") + os.sep
+_GRADER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class ForbiddenCall(RuntimeError):
@@ -242,6 +249,8 @@ class Watch:
         self._probe = None
         self._probe_seen = [False, False]
         self._python_inside = 0
+        self._python_kernels: dict = {}
+        self._entered = self._exited = False  # operator -> where a Python kernel of it was registered ("" if none)
         self._stack = None
 
     # ---- bookkeeping ------------------------------------------------------------------------------------
@@ -269,7 +278,7 @@ class Watch:
     # ---- the modes --------------------------------------------------------------------------------------
 
     def _dispatch(self, func, args, kwargs):
-        if self.paused or self.internal or not self.active:
+        if self._stands_aside():
             return func(*args, **kwargs)
         if self._probe is not None and args and args[0] is self._probe:
             self._probe_seen[1] = True
@@ -277,6 +286,7 @@ class Watch:
         name = func.overloadpacket.__name__
         self.ops.append(name)
         p = self.policy
+        self._check_identity(func, args, kwargs)
         if name in p.refused or (p.allowed is not None and name not in p.allowed):
             kind = _op_kind(name)
             self._refuse(f"your function ran torch's operator aten.{name} ({kind}) outside a kernel: "
@@ -329,32 +339,104 @@ class Watch:
         finally:
             self.internal = False
 
-    def _function(self, func, args, kwargs):
-        if self.paused or self.internal or not self.active:
+    def _stands_aside(self) -> bool:
+        """True where the watch lets an operator or a torch function through unchecked: inside Triton's own
+        launch code (``paused``) or the grader's own bookkeeping (``internal``). Both flags are checked
+        against the call stack, so flipping them from the reader's code is refused, not obeyed; so is a
+        watch switched off (``active``) or replaced (``_ACTIVE``) while its modes still run."""
+        if not self.active or not _is_active(self):
+            self._refuse("the grader's watch was switched off or replaced from inside your function: "
+                         f"{self.policy.exercise} is graded with it on")
+        if not (self.paused or self.internal):
+            return False
+        if _stack_holds(_PAUSE_CODES if self.paused and not self.internal else _INTERNAL_CODES | _PAUSE_CODES):
+            return True
+        self.paused = self.internal = False
+        self._refuse("your function changed the grader's watch (its paused/internal flags) while it was "
+                     f"graded: {self.policy.exercise} is graded with the watch on")
+        return False  # pragma: no cover - _refuse raises
+
+    def _check_identity(self, func, args, kwargs) -> None:
+        """Operators by identity: ATen's own (namespace ``aten``), with no kernel registered from Python
+        outside torch (a ``torch.library`` implementation runs the reader's Python with the watch off), on
+        plain tensors (a subclass's ``__torch_dispatch__`` would run outside the watch too)."""
+        import torch
+
+        qualified = _qualified_name(func)
+        if func.namespace != "aten":
+            self._refuse(f"your function ran the operator {qualified}, which is not one of torch's own (aten) "
+                         "operators: a custom operator runs Python the grader cannot watch; "
+                         f"{self.policy.exercise} {self.policy.why}")
+        python = self._python_kernels.get(func)
+        if python is None:
+            python = self._python_kernels[func] = _python_registration(func)
+        if python:
+            self._refuse(f"your function ran {qualified}, which has a kernel registered from Python "
+                         f"({python}): torch.library implementations run outside the grader's watch; "
+                         f"{self.policy.exercise} {self.policy.why}")
+        for t in _tensors_in(args, kwargs):
+            if type(t) is not torch.Tensor and type(t) is not torch.nn.Parameter:
+                self._refuse(f"your function passed {qualified} a tensor of the subclass "
+                             f"{type(t).__qualname__}: a subclass's __torch_dispatch__/__torch_function__ runs "
+                             f"Python outside the grader's watch; {self.policy.exercise} {self.policy.why}")
+
+    def _function(self, func, args, kwargs, types=()):
+        if self._stands_aside():
             return func(*args, **kwargs)
         if self._probe is not None and args and args[0] is self._probe:
             self._probe_seen[0] = True
             return func(*args, **kwargs)
-        name = getattr(func, "__name__", "")
+        name = _function_name(func)
+        import torch
+
+        for t in types:
+            if t is not torch.Tensor and t is not torch.nn.Parameter:
+                self._refuse(f"your function used a tensor of the subclass {getattr(t, '__qualname__', t)} "
+                             f"({name}): a subclass's __torch_function__/__torch_dispatch__ runs Python outside "
+                             f"the grader's watch; {self.policy.exercise} {self.policy.why}")
         if name in PRINTING:
             self._refuse("your function printed a tensor while it was graded (printing takes the values out "
                          "of torch, as text): print outside the graded function, or print shapes and dtypes")
-        if name == "data_ptr" and _from_outside(2, course_trusted=True):
-            self._refuse("your function read a tensor's raw address (data_ptr): memory reached through it is "
-                         f"out of the grader's sight; {self.policy.exercise} {self.policy.why}")
+        if name == "data_ptr" and not _stack_holds(_PAUSE_CODES):
+            self._refuse("your function read a tensor's raw address (data_ptr, directly or through a wrapper "
+                         "such as triton.reinterpret): memory reached through it is out of the grader's "
+                         f"sight; {self.policy.exercise} {self.policy.why}")
         if name in LEAVES_TORCH:
             self._refuse(f"your function took data out of torch ({name!r}): the grader can only see what "
                          f"torch does; {self.policy.exercise} {self.policy.why}")
+        if name in CALLBACKS:
+            self._refuse(f"your function gave torch a Python callback ({name!r}): it would run where the "
+                         f"grader cannot watch it; {self.policy.exercise} {self.policy.why}")
         if name in self.policy.refused_names:
             self._refuse(f"your function called {name!r}, which computes the answer for you: "
                          f"{self.policy.exercise} {self.policy.why}")
-        if name in _RUNS_PYTHON:  # a Function's forward or backward runs with this mode popped
-            self._python_inside += 1
-            try:
-                return func(*args, **kwargs)
-            finally:
-                self._python_inside -= 1
+        if name in ("backward", "grad"):
+            # the autograd engine runs hooks and Function.backward with the state of the modes at this call, and
+            # this mode is popped while its handler runs: put it back on around the engine, so that every
+            # Python callback of the backward is watched by both modes
+            return self._with_functions_on(func, args, kwargs)
         return func(*args, **kwargs)
+
+    def _with_functions_on(self, func, args, kwargs):
+        import torch.autograd as autograd
+
+        original = getattr(autograd, "_engine_run_backward", None)
+        if original is None:  # pragma: no cover - another torch: the dispatch mode still watches
+            return func(*args, **kwargs)
+        mode = self._modes[0]
+
+        def run_backward(*a, **k):
+            mode.__enter__()
+            try:
+                return original(*a, **k)
+            finally:
+                mode.__exit__(None, None, None)
+
+        autograd._engine_run_backward = run_backward
+        try:
+            return func(*args, **kwargs)
+        finally:
+            autograd._engine_run_backward = original
 
     def _mark_written(self, t) -> None:
         ptr = _storage_ptr(t)
@@ -395,35 +477,66 @@ class Watch:
 
         class _Functions(TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
-                return watch._function(func, args, kwargs or {})
+                return watch._function(func, args, kwargs or {}, types)
 
         class _Dispatch(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 return watch._dispatch(func, args, kwargs or {})
 
         global _ACTIVE
+        if self._entered:
+            self._refuse("the grader's watch was entered a second time from inside your function: "
+                         f"{self.policy.exercise} is graded with it on")
+        self._entered = True
         self._previous = _ACTIVE
-        self._probe = torch.zeros(1)
-        self._modes = (_Functions(), _Dispatch())
-        self._modes[0].__enter__()
-        self._modes[1].__enter__()
-        self._switches = _block_switches(self)
+        self.internal = True
         _ACTIVE = self
         self.active = True
+        try:
+            self._probe = torch.zeros(1)
+            self._modes = (_Functions(), _Dispatch())
+            self._modes[0].__enter__()
+            self._modes[1].__enter__()
+            self._switches = _block_switches(self) + _close_doors(self)
+        finally:
+            self.internal = False
+        _AUDIT.arm(self)
         return self
 
     def __exit__(self, exc_type, exc, tb):
         global _ACTIVE
+        caller = sys._getframe(1).f_code.co_filename
+        if not (caller.startswith(_GRADER_DIR) or _is_trusted_file(caller)) or self._exited:
+            # the reader's code left the watch itself: keep it on and fail the case
+            self._refuse("your function left the grader's watch (called its __exit__): "
+                         f"{self.policy.exercise} is graded with it on")
+        self._exited = True
+        _AUDIT.disarm(self)
         try:
             if exc_type is None and self.violation is None:
                 self.check_alive("after it returned")
+                if _ACTIVE is not self or not self.active or self.paused or self.internal:
+                    self._refuse("the grader's watch was switched off or replaced from inside your function: "
+                                 f"{self.policy.exercise} is graded with it on")
         finally:
+            self.internal = True
             self.active = False
             _ACTIVE = self._previous
             _restore(self._switches)
             # leave the modes even if the reader's code left others on top of them
             _unwind_modes(self._modes)
+            self.internal = False
         return False
+
+
+def _is_active(watch: Watch) -> bool:
+    """``watch`` is the active watch, or one an active inner watch was entered inside."""
+    w, seen = _ACTIVE, 0
+    while w is not None and seen < 8:
+        if w is watch:
+            return True
+        w, seen = getattr(w, "_previous", None), seen + 1
+    return False
 
 
 def _unwind_modes(modes) -> None:
@@ -478,6 +591,79 @@ def _tensors_in(args, kwargs) -> list:
     return out
 
 
+def _qualified_name(func) -> str:
+    """``aten::add.Tensor``: an operator's namespace, name and overload."""
+    try:
+        return func.name() + (".default" if func._overloadname == "default" else "")
+    except AttributeError:  # pragma: no cover
+        return str(func)
+
+
+def _python_registration(func) -> str:
+    """Where a kernel of ``func`` was registered from a Python file outside torch (``torch.library``), or "".
+    Kernels compiled into torch say ``registered at <file>.cpp:<line>``."""
+    import torch
+
+    try:
+        dump = torch._C._dispatch_dump(func.name())
+    except (RuntimeError, AttributeError):  # pragma: no cover
+        return ""
+    torch_dir = _trusted_dirs()[0]
+    for line in dump.splitlines():
+        if "registered at " not in line:
+            continue
+        where = line.split("registered at ", 1)[1].split(" :: ", 1)[0].strip()
+        source = where.rsplit(":", 1)[0]
+        if source.endswith((".cpp", ".cc", ".cu", ".h", ".hpp")) or source.startswith(torch_dir):
+            continue
+        return where
+    return ""
+
+
+def _function_name(func) -> str:
+    """The name a torch function mode sees, with a property's getter named by the property."""
+    name = getattr(func, "__name__", "")
+    if name in ("__get__", "__set__"):
+        owner = getattr(func, "__self__", None)
+        fget = getattr(owner, "fget", None)
+        name = getattr(fget, "__name__", name)
+    return name
+
+
+def _code_objects(*functions) -> frozenset:
+    """The code objects of ``functions`` and of every function nested in them."""
+    found = set()
+
+    def walk(code):
+        found.add(code)
+        for const in code.co_consts:
+            if hasattr(const, "co_code"):
+                walk(const)
+
+    for f in functions:
+        walk(f.__code__)
+    return frozenset(found)
+
+
+def _stack_holds(codes, depth: int = 64) -> bool:
+    """True when, walking up from the caller past torch's, Triton's, the standard library's and the grader's
+    own frames, the first frame that is not one of those runs one of ``codes`` (a frame of the reader's code
+    found first means False)."""
+    frame = sys._getframe(1)
+    grader = _GRADER_DIR
+    for _ in range(depth):
+        if frame is None:
+            return False
+        code = frame.f_code
+        if code in codes:
+            return True
+        filename = code.co_filename
+        if not (filename.startswith(grader) or _is_trusted_file(filename)):
+            return False
+        frame = frame.f_back
+    return False
+
+
 def _op_kind(name: str) -> str:
     if name in SOFTMAX_LIKE_OPS:
         return "a softmax or attention operator"
@@ -493,10 +679,19 @@ def _from_outside(depth: int = 1, course_trusted: bool = False) -> bool:
     filename = os.path.abspath(frame.f_code.co_filename)
     if course_trusted and filename.startswith(_COURSE_KERNELS_DIR):
         return False
-    return not any(filename.startswith(d) for d in _trusted_dirs())
+    return not _is_trusted_file(filename)
 
 
 _TRUSTED: list[str] = []
+
+
+def _is_trusted_file(filename: str) -> bool:
+    """torch's, Triton's or the standard library's own file (not a third-party package installed beside
+    the standard library, as conda does)."""
+    dirs = _trusted_dirs()
+    if filename.startswith(dirs[2]):
+        return "site-packages" not in filename and "dist-packages" not in filename
+    return filename.startswith((dirs[0], dirs[1]))
 
 
 def _trusted_dirs() -> list[str]:
@@ -509,8 +704,9 @@ def _trusted_dirs() -> list[str]:
 
             dirs.append(os.path.dirname(os.path.abspath(triton.__file__)) + os.sep)
         except ImportError:  # pragma: no cover
-            pass
+            dirs.append(dirs[0])
         dirs.append(os.path.dirname(os.path.abspath(contextlib.__file__)) + os.sep)  # the standard library
+        dirs.append("")  # marks the list as complete
         _TRUSTED.extend(dirs)
     return _TRUSTED
 
@@ -999,3 +1195,219 @@ def unwritten(alloc_or_watch: Watch, tensor) -> int:
             return int(np.argmax(missing))
         return -1
     return -1
+
+
+# --------------------------------------------------------------------------------------------------------
+# Doors that torch's modes do not see, the audit hook, and the code that may pause the watch.
+# --------------------------------------------------------------------------------------------------------
+
+
+def _reader_calls(depth: int = 2, limit: int = 64) -> bool:
+    """True when the first frame above ``depth`` that is not torch's, Triton's or the standard library's is
+    the reader's (not the grader's)."""
+    frame = sys._getframe(depth)
+    for _ in range(limit):
+        if frame is None:
+            return False
+        filename = frame.f_code.co_filename
+        if filename.startswith(_GRADER_DIR):
+            return False
+        if not _is_trusted_file(filename):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _close_doors(watch: Watch) -> list:
+    """Replace, while the watch is on, the functions that hand memory to code torch cannot see or launch
+    work that is not a Triton JIT launch, and that torch's modes do not see: DLPack in and out, numpy and
+    raw buffers in, ``torch.cuda.jiterator``, compiled C++/CUDA extensions, and Triton's compiled-kernel
+    launcher outside a JIT launch (an ahead-of-time compiled kernel)."""
+    import importlib
+
+    import torch
+
+    doors = [("torch", "to_dlpack", "DLPack (to_dlpack)"), ("torch", "from_dlpack", "DLPack (from_dlpack)"),
+             ("torch._C", "_to_dlpack", "DLPack (to_dlpack)"), ("torch._C", "_from_dlpack", "DLPack"),
+             ("torch.utils.dlpack", "to_dlpack", "DLPack (torch.utils.dlpack.to_dlpack)"),
+             ("torch.utils.dlpack", "from_dlpack", "DLPack (torch.utils.dlpack.from_dlpack)"),
+             ("torch", "from_numpy", "torch.from_numpy"), ("torch", "frombuffer", "torch.frombuffer"),
+             ("torch.cuda.jiterator", "_create_jit_fn", "a kernel of torch.cuda.jiterator"),
+             ("torch.cuda.jiterator", "_create_multi_output_jit_fn", "a kernel of torch.cuda.jiterator"),
+             ("torch.utils.cpp_extension", "load", "a compiled extension"),
+             ("torch.utils.cpp_extension", "load_inline", "a compiled extension"),
+             ("torch.ops", "load_library", "a compiled library of operators")]
+    saved = []
+
+    def install(owner, name, what):
+        original = getattr(owner, name)
+
+        def door(*args, _original=original, _what=what, **kwargs):
+            if watch.active and not (watch.paused or watch.internal) and _reader_calls():
+                watch._refuse(f"your function used {_what}: memory or work reached that way is out of the "
+                              f"grader's sight; {watch.policy.exercise} {watch.policy.why}")
+            return _original(*args, **kwargs)
+
+        saved.append((owner, name, original))
+        setattr(owner, name, door)
+
+    for module, name, what in doors:
+        try:
+            owner = importlib.import_module(module) if module != "torch.ops" else torch.ops
+        except ImportError:  # pragma: no cover
+            continue
+        if hasattr(owner, name):
+            install(owner, name, what)
+    try:
+        from torch.cuda.jiterator import _JittedFunction
+
+        install(_JittedFunction, "__call__", "a kernel of torch.cuda.jiterator")
+    except ImportError:  # pragma: no cover
+        pass
+    # a compiled Triton kernel launched other than through a JIT function's run (CompiledKernel[grid](...),
+    # an ahead-of-time compiled package): refused by the launcher, unless a JIT launch is on the stack
+    for module, cls in (("triton.backends.nvidia.driver", "CudaLauncher"),
+                        ("triton.backends.amd.driver", "HIPLauncher")):
+        try:
+            launcher = getattr(importlib.import_module(module), cls)
+        except (ImportError, AttributeError):
+            continue
+        original = launcher.__call__
+
+        def launch(self, *args, _original=original, **kwargs):
+            if watch.active and not _stack_holds(_JIT_LAUNCH_CODES):
+                watch._refuse("your function launched a compiled kernel that is not a launch of a "
+                              "@triton.jit function of yours (an ahead-of-time compiled kernel?): "
+                              f"{watch.policy.exercise} counts only your own JIT launches")
+            return _original(self, *args, **kwargs)
+
+        saved.append((launcher, "__call__", original))
+        launcher.__call__ = launch
+    return saved
+
+
+class _Audit:
+    """A Python audit hook (``sys.addaudithook``: installed once, at import, and never removable) that, while
+    a watch is armed, refuses what reaches memory or frames from the reader's code: ``ctypes``, frames
+    (``sys._getframe``, a traceback's or a generator's frame; ``inspect`` and ``traceback`` use these),
+    ``gc``'s object graph, tracing and profiling hooks, rewriting a function's code, ``/proc/*/mem``."""
+
+    FRAME_ATTRIBUTES = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame"))
+    #: standard-library modules that hand their caller a frame: the reader's call through them counts
+    EXPOSING = ("inspect.py", "traceback.py", os.sep + "logging" + os.sep, "pdb.py", "bdb.py", "trace.py",
+                "cgitb.py", "code.py")
+
+    def __init__(self):
+        self._armed: list = []
+        self._busy = False
+
+    def arm(self, owner) -> None:
+        self._armed.append(owner)
+
+    def disarm(self, owner) -> None:
+        if owner in self._armed:
+            self._armed.remove(owner)
+
+    def hook(self, event: str, args) -> None:
+        if not self._armed or self._busy:
+            return
+        what = self._refused(event, args)
+        if not what:
+            return
+        self._busy = True
+        try:
+            reader = self._from_reader()
+        finally:
+            self._busy = False
+        if reader:
+            owner = self._armed[-1]
+            owner._refuse(f"your function used {what} while it was graded: it reaches the grader's frames, "
+                          f"objects or raw memory; {owner.policy.exercise} {owner.policy.why}")
+
+    def _refused(self, event: str, args) -> str:
+        if event.startswith("ctypes."):
+            return f"ctypes ({event})"
+        if event in ("sys._getframe", "sys._current_frames", "sys._current_exceptions"):
+            return f"a frame ({event})"
+        if event in ("gc.get_objects", "gc.get_referrers", "gc.get_referents"):
+            return f"the garbage collector's object graph ({event})"
+        if event in ("sys.settrace", "sys.setprofile"):
+            return f"a tracing hook ({event})"
+        if event == "object.__getattr__" and len(args) > 1 and args[1] in self.FRAME_ATTRIBUTES:
+            return f"a frame ({args[1]})"
+        if event == "object.__setattr__" and len(args) > 1 and args[1] in ("__code__", "__closure__",
+                                                                            "__globals__", "__defaults__",
+                                                                            "__kwdefaults__"):
+            return f"a rewrite of a function ({args[1]})"
+        if event == "open" and args and isinstance(args[0], (str, bytes)) and \
+                str(args[0]).startswith("/proc/") and str(args[0]).endswith(("/mem", "/maps")):
+            return f"the process's memory ({args[0]})"
+        return ""
+
+    def _from_reader(self) -> bool:
+        """The audited call was made by the reader's code (directly, or through a frame-exposing module of
+        the standard library); not by torch, Triton, the rest of the standard library or the grader."""
+        frame = sys._getframe(2)
+        for _ in range(32):
+            if frame is None:
+                return False
+            filename = frame.f_code.co_filename
+            if filename.startswith(_GRADER_DIR):
+                return False
+            if _is_trusted_file(filename):
+                if filename.startswith(_trusted_dirs()[2]) and filename.endswith(self.EXPOSING) or \
+                        (os.sep + "logging" + os.sep) in filename:
+                    frame = frame.f_back
+                    continue
+                return False
+            # a third-party package (typing_extensions reads frames of its own) is not the reader's code
+            return "site-packages" not in filename and "dist-packages" not in filename
+        return False
+
+
+_AUDIT = _Audit()
+sys.addaudithook(_AUDIT.hook)
+
+
+class PlainGuard:
+    """The watch of a plain-Python exercise (L1): no torch to watch, only the audit hook (frames, ``gc``,
+    ``ctypes``): the reader's function cannot read the expected value from its caller's frame."""
+
+    def __init__(self, exercise: str):
+        self.policy = Policy(exercise, allowed=None, kernels=False, why="asks for the arithmetic, done by your "
+                             "function from its arguments")
+        self.violation: BaseException | None = None
+
+    def _refuse(self, message: str):
+        exc = ForbiddenCall(message)
+        if self.violation is None:
+            self.violation = exc
+        raise exc
+
+    def call(self, fn, *args, **kwargs):
+        _AUDIT.arm(self)
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            _AUDIT.disarm(self)
+        if self.violation is not None:
+            raise self.violation
+        return result
+
+
+def plain_guarded(fn, exercise: str):
+    """``fn`` called under a :class:`PlainGuard` (what :func:`gpuperf.grading.grade_report` gives the L1
+    cases)."""
+    def guarded_fn(*args, **kwargs):
+        return PlainGuard(exercise).call(fn, *args, **kwargs)
+
+    guarded_fn.__wrapped__ = fn
+    return guarded_fn
+
+
+#: Code that pauses the watch around Triton's own launch work (the hooks above, and the grader's bookkeeping).
+_PAUSE_CODES = _code_objects(_interpreter_hooks, _compiled_hooks)
+_INTERNAL_CODES = _code_objects(Watch._allocate, _storage_ptr, Watch.__enter__, Watch.__exit__,
+                                Watch.check_alive)
+#: A compiled launch is legitimate only under the JIT launch hook (``_compiled_hooks``'s ``run``).
+_JIT_LAUNCH_CODES = _code_objects(_compiled_hooks)
