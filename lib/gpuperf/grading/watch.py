@@ -772,15 +772,34 @@ def _course_kernel_name(fn) -> str:
     return ""
 
 
+def _library_kernel_file(fn) -> str:
+    """The file of a launched kernel's Python function when it is a library's (torch, Triton, an installed
+    package, the course's package), else "": only kernels of the reader's own code count."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return "<no Python source>"
+    filename = os.path.abspath(code.co_filename)
+    if filename.startswith(_PACKAGE_DIR) or _is_trusted_file(filename) or "site-packages" in filename or \
+            "dist-packages" in filename:
+        return filename
+    return ""
+
+
 def _check_kernel(watch: Watch, fn) -> None:
     """Refuse a launch of one of the course's kernels, or of a kernel that calls one of the course's
     ``@triton.jit`` functions (found through the names its code uses)."""
+    if not watch.allow_course_kernels:
+        name = _course_kernel_name(fn)
+        if name:
+            watch._refuse(f"your function launched the course's own kernel {name}: {watch.policy.exercise} "
+                          "asks you to write the kernel yourself")
+    library = _library_kernel_file(fn)
+    if library and not (watch.allow_course_kernels and library.startswith(_PACKAGE_DIR)):
+        watch._refuse(f"your function launched a kernel defined in a library's file ({library}), not in your "
+                      f"own code: {watch.policy.exercise} counts only launches of your own @triton.jit "
+                      "functions")
     if watch.allow_course_kernels:
         return
-    name = _course_kernel_name(fn)
-    if name:
-        watch._refuse(f"your function launched the course's own kernel {name}: {watch.policy.exercise} asks "
-                      "you to write the kernel yourself")
     helper = _course_helper_used(fn)
     if helper:
         watch._refuse(f"your kernel calls the course's own {helper}: {watch.policy.exercise} asks you to "
@@ -1411,3 +1430,203 @@ _INTERNAL_CODES = _code_objects(Watch._allocate, _storage_ptr, Watch.__enter__, 
                                 Watch.check_alive)
 #: A compiled launch is legitimate only under the JIT launch hook (``_compiled_hooks``'s ``run``).
 _JIT_LAUNCH_CODES = _code_objects(_compiled_hooks)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Tampering: a baseline taken when the grader is imported, and the reader's code read before it runs.
+# --------------------------------------------------------------------------------------------------------
+
+#: Names only the grader's machinery uses: code of the reader's that names one reaches into the watch.
+GRADER_STATE_NAMES = frozenset((
+    "_ACTIVE", "_AUDIT", "_PAUSE_CODES", "_INTERNAL_CODES", "_JIT_LAUNCH_CODES", "_BASELINE", "_python_inside",
+    "_probe_seen", "_switches", "_modes", "_python_kernels", "allow_course_kernels", "__closure__",
+    "cell_contents", "_getframe", "f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame",
+    "get_referrers", "get_referents", "get_objects", "_get_current_dispatch_mode_stack",
+    "_get_current_function_mode_stack", "_get_dispatch_stack_at", "_get_function_stack_at",
+    "_len_torch_dispatch_stack", "_len_torch_function_stack", "_pop_torch_dispatch_mode",
+    "_pop_torch_function_stack", "_set_dispatch_mode", "_unset_dispatch_mode", "_GraderIntegrity",
+    "addaudithook", "settrace", "setprofile"))
+
+
+def reaches_grader(fn, depth: int = 3) -> str:
+    """What in ``fn``'s code (its nested functions, the kernels it launches, the functions and classes of the
+    reader's own it refers to, ``depth`` levels down) names the grader's state or a way to reach it
+    (frames, closures, ``gc``'s graph, the grader's modules), or ""."""
+    import types
+
+    seen: set = set()
+
+    def names_of(code):
+        yield from code.co_names
+        for const in code.co_consts:
+            if isinstance(const, str):
+                yield const
+            elif isinstance(const, types.CodeType):
+                yield from names_of(const)
+
+    def check(obj, level):
+        if level < 0 or id(obj) in seen:
+            return ""
+        seen.add(id(obj))
+        obj = getattr(obj, "__wrapped__", obj)
+        inner = getattr(obj, "fn", None)  # a @triton.jit function
+        if inner is not None and hasattr(inner, "__code__"):
+            obj = inner
+        if isinstance(obj, type):
+            for value in vars(obj).values():
+                found = check(getattr(value, "__func__", value), level)
+                if found:
+                    return found
+            return ""
+        code = getattr(obj, "__code__", None)
+        if code is None or _library_kernel_file(obj):
+            return ""
+        for name in names_of(code):
+            if name in GRADER_STATE_NAMES or "gpuperf.grading" in name:
+                return name
+        glb = getattr(obj, "__globals__", {})
+        for name in code.co_names:
+            value = glb.get(name)
+            if isinstance(value, types.ModuleType):
+                if value.__name__.startswith("gpuperf.grading"):
+                    return value.__name__
+                continue
+            if callable(value):
+                found = check(value, level - 1)
+                if found:
+                    return found
+        for cell in getattr(obj, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            if isinstance(value, types.ModuleType) and value.__name__.startswith("gpuperf.grading"):
+                return value.__name__
+            if callable(value):
+                found = check(value, level - 1)
+                if found:
+                    return found
+        return ""
+
+    return check(fn, depth)
+
+
+def _callables_of(owner) -> dict:
+    """The callables and properties in ``vars(owner)``, each with what identifies its behaviour (for a Python
+    function: its code, defaults and closure contents)."""
+    out = {}
+    for name, value in list(vars(owner).items()):
+        if isinstance(value, (staticmethod, classmethod)):
+            value = value.__func__
+        if not (callable(value) or isinstance(value, property)):
+            continue
+        if isinstance(value, type) and value.__module__ != getattr(owner, "__name__", None):
+            ident = (value,)
+        else:
+            ident = (value, getattr(value, "__code__", None), getattr(value, "__defaults__", None),
+                     getattr(value, "__kwdefaults__", None),
+                     tuple(id(_cell(c)) for c in (getattr(value, "__closure__", None) or ())))
+        out[name] = ident
+    return out
+
+
+def _cell(c):
+    try:
+        return c.cell_contents
+    except ValueError:
+        return None
+
+
+def _owners() -> list:
+    """What the grader relies on: its modules and their classes, and (once imported: importing the grader
+    imports neither) torch, ``torch.Tensor``, numpy, builtins and the Triton classes it hooks."""
+    import builtins
+
+    owners = [m for name, m in sorted(sys.modules.items())
+              if m is not None and (name == "gpuperf.grading" or name.startswith("gpuperf.grading."))]
+    owners += [v for m in list(owners) for v in vars(m).values()
+               if isinstance(v, type) and getattr(v, "__module__", "").startswith("gpuperf.grading")]
+    owners.append(builtins)
+    torch, numpy = sys.modules.get("torch"), sys.modules.get("numpy")
+    if torch is not None and hasattr(torch, "Tensor"):
+        owners += [torch, torch.Tensor, torch.autograd]
+    if numpy is not None:
+        owners.append(numpy)
+    for module, names in (("triton.runtime.interpreter", ("InterpretedFunction", "GridExecutor",
+                                                          "InterpreterBuilder")),
+                          ("triton.runtime.jit", ("JITFunction",)),
+                          ("triton.runtime.autotuner", ("Autotuner", "Heuristics"))):
+        m = sys.modules.get(module)
+        owners += [getattr(m, n) for n in names if m is not None and hasattr(m, n)]
+    return owners
+
+
+_BASELINE: dict = {}
+
+
+def take_baseline() -> None:
+    """Record what the grader relies on when :mod:`gpuperf.grading` is imported (from its files on disk), and
+    add torch, numpy and Triton the first time they are seen imported: a patch applied in a later cell
+    cannot become the baseline of :func:`changed_since_import`. A function of torch, numpy or Triton whose
+    code comes from another file is reported even when it was patched before the baseline was taken."""
+    for owner in _owners():
+        if id(owner) not in _BASELINE:
+            _BASELINE[id(owner)] = (owner, _callables_of(owner))
+
+
+def _home(owner) -> str:
+    """The directory a torch, numpy or Triton owner's Python functions must come from ("" for no check)."""
+    module = owner if isinstance(owner, type(sys)) else sys.modules.get(getattr(owner, "__module__", ""))
+    name = getattr(module, "__name__", "")
+    if name.split(".")[0] not in ("torch", "numpy", "triton"):
+        return ""
+    top = sys.modules.get(name.split(".")[0])
+    return os.path.dirname(os.path.abspath(getattr(top, "__file__", "") or "")) + os.sep
+
+
+def _foreign(filename: str, home: str) -> bool:
+    """Code of a library's function that comes from neither the library nor an installed package (a
+    notebook cell's patch)."""
+    filename = os.path.abspath(filename)
+    return not (filename.startswith(home) or _is_trusted_file(filename) or "site-packages" in filename
+                or "dist-packages" in filename)
+
+
+def changed_since_import() -> list[str]:
+    """Names the grader relies on that were rebound (or whose code, defaults or closure changed) since
+    :func:`take_baseline`, and functions of torch, Triton or numpy replaced by code from another file."""
+    take_baseline()
+    changed = []
+    for owner, before in list(_BASELINE.values()):
+        now = _callables_of(owner)
+        label = getattr(owner, "__name__", str(owner))
+        home = _home(owner)
+        for name, ident in before.items():
+            if name not in now:
+                changed.append(f"{label}.{name} (deleted)")
+                continue
+            code = now[name][1] if len(now[name]) > 1 else None
+            if home and code is not None and _foreign(code.co_filename, home):
+                changed.append(f"{label}.{name} (code from {code.co_filename})")
+                continue
+            if now[name][0] is ident[0] and now[name] == ident:
+                continue
+            if _rewrapped(now[name][0], ident[0]):
+                continue
+            changed.append(f"{label}.{name}")
+        if getattr(owner, "__name__", "").startswith("gpuperf.grading"):
+            changed += [f"{label}.{name} (added)" for name in now if name not in before
+                        and not name.startswith("__")]
+    return changed
+
+
+def _rewrapped(new, old) -> bool:
+    """torch wraps a few of its functions on first use (``functools.wraps``): the same function underneath."""
+    for _ in range(8):
+        new = getattr(new, "__wrapped__", None)
+        if new is None:
+            return False
+        if new is old:
+            code = getattr(new, "__code__", None)
+            return code is None or _is_trusted_file(code.co_filename)
+    return False
