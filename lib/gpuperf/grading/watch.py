@@ -1375,7 +1375,7 @@ class _Audit:
                 return False
             if _is_trusted_file(filename):
                 if filename.startswith(_trusted_dirs()[2]) and filename.endswith(self.EXPOSING) or \
-                        (os.sep + "logging" + os.sep) in filename:
+                        (os.sep + "logging" + os.sep) in filename or (os.sep + "ctypes" + os.sep) in filename:
                     frame = frame.f_back
                     continue
                 return False
@@ -1424,12 +1424,19 @@ def plain_guarded(fn, exercise: str):
     return guarded_fn
 
 
-#: Code that pauses the watch around Triton's own launch work (the hooks above, and the grader's bookkeeping).
-_PAUSE_CODES = _code_objects(_interpreter_hooks, _compiled_hooks)
-_INTERNAL_CODES = _code_objects(Watch._allocate, _storage_ptr, Watch.__enter__, Watch.__exit__,
-                                Watch.check_alive)
+def _nested_codes(function, names) -> frozenset:
+    """The code objects of the functions called ``names`` nested (at any depth) in ``function``."""
+    return frozenset(c for c in _code_objects(function) if c.co_name in names)
+
+
+#: Code that pauses the watch around Triton's own launch work: the launch hooks' ``run``/``call``/``restore``.
+_PAUSE_CODES = _nested_codes(_interpreter_hooks, ("run", "call", "restore")) | \
+    _nested_codes(_compiled_hooks, ("run",))
+#: The grader's own bookkeeping, which runs torch with the watch standing aside (not the modes' handlers).
+_INTERNAL_CODES = frozenset(f.__code__ for f in (Watch._allocate, _storage_ptr, Watch.__enter__, Watch.__exit__,
+                                                 Watch.check_alive))
 #: A compiled launch is legitimate only under the JIT launch hook (``_compiled_hooks``'s ``run``).
-_JIT_LAUNCH_CODES = _code_objects(_compiled_hooks)
+_JIT_LAUNCH_CODES = _nested_codes(_compiled_hooks, ("run",))
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -1614,7 +1621,8 @@ def changed_since_import() -> list[str]:
             if _rewrapped(now[name][0], ident[0]):
                 continue
             changed.append(f"{label}.{name}")
-        if getattr(owner, "__name__", "").startswith("gpuperf.grading"):
+        if getattr(owner, "__name__", "").startswith("gpuperf.grading") or (isinstance(owner, type) and home):
+            # a name added to a class shadows what the class inherits (torch.Tensor.sum over TensorBase's)
             changed += [f"{label}.{name} (added)" for name in now if name not in before
                         and not name.startswith("__")]
     return changed
