@@ -154,6 +154,7 @@ class _Alloc:
     written: Any = None  # numpy bool per element of [start, stop): stored by a kernel, a fill or a copy
     base: int = 0  # address of element ``start``
     element_size: int = 1
+    shadow: Any = None  # bits of [start, stop) after the last watched write (kernel launch, torch copy/fill)
 
     def __post_init__(self):
         self.element_size = self.buffer.element_size()
@@ -266,6 +267,32 @@ class Watch:
         self.allocs.append(alloc)
         self.known.add(alloc.storage)
 
+    def shadows(self, where: str | None, allocs=None) -> None:
+        """Memory the watch handed out (or adopted) changes only through what it watches: a kernel launch or
+        a watched torch write. ``where`` given: every buffer must still hold what it held after the last of
+        those (else something wrote it unseen: another thread, a switched-off watch, raw memory); ``None``:
+        record what ``allocs`` (default all) hold now. Triton exercises only."""
+        if not self.policy.kernels:
+            return
+        import torch
+
+        saved, self.internal = self.internal, True
+        try:
+            for a in (self.allocs if allocs is None else allocs):
+                itype = _nan_pattern(a.buffer.dtype)[0]
+                now = a.buffer[a.start:a.stop].view(itype)
+                if where is None:
+                    a.shadow = now.clone()
+                elif a.shadow is not None and not torch.equal(now, a.shadow):
+                    first = int((now != a.shadow).nonzero()[0])
+                    self.internal = saved
+                    self._refuse(f"memory your function was given or allocated changed {where} without a kernel "
+                                 f"launch or a watched torch operation writing it (element {first}): written "
+                                 "by another thread, with the watch switched off, or through a raw address; "
+                                 f"{self.policy.exercise} {self.policy.why}")
+        finally:
+            self.internal = saved
+
     def _refuse(self, message: str):
         exc = ForbiddenCall(message)
         if self.violation is None:
@@ -298,6 +325,7 @@ class Watch:
                     self._refuse(f"your function passed aten.{name} a tensor that neither the grader gave it "
                                  "nor torch made inside it (made from numpy or from a raw address?): "
                                  f"{p.exercise} {p.why}")
+        self.shadows(f"before aten.{name}")
         if name in ALLOCATIONS:
             return self._allocate(func, args, kwargs)
         out = func(*args, **kwargs)
@@ -306,6 +334,7 @@ class Watch:
             if ptr in self.known:
                 if name in COPIES:
                     self._mark_written(t)
+                    self.shadows(None, [a for a in self.allocs if a.storage == ptr])
                 continue
             if p.max_numel is not None and t.numel() > p.max_numel:
                 self._refuse(f"aten.{name} made a tensor of shape {tuple(t.shape)} ({t.numel()} elements), "
@@ -335,6 +364,7 @@ class Watch:
                              f"this exercise holds: {self.policy.exercise} {self.policy.why}")
             self.allocs.append(alloc)
             self.known.add(alloc.storage)
+            self.shadows(None, [alloc])
             return view
         finally:
             self.internal = False
@@ -498,6 +528,7 @@ class Watch:
             self._modes[0].__enter__()
             self._modes[1].__enter__()
             self._switches = _block_switches(self) + _close_doors(self)
+            self.shadows(None)
         finally:
             self.internal = False
         _AUDIT.arm(self)
@@ -515,6 +546,7 @@ class Watch:
         try:
             if exc_type is None and self.violation is None:
                 self.check_alive("after it returned")
+                self.shadows("by the time your function returned")
                 if _ACTIVE is not self or not self.active or self.paused or self.internal:
                     self._refuse("the grader's watch was switched off or replaced from inside your function: "
                                  f"{self.policy.exercise} is graded with it on")
@@ -944,7 +976,10 @@ def _interpreter_hooks(watch_getter) -> list:
             w.paused = True
             w.counters.launches += 1
             w.counters.kernels.append(getattr(self.fn, "__name__", "?"))
-            return call0(self, *args, **kwargs)
+            w.shadows("before a kernel launch")
+            result = call0(self, *args, **kwargs)
+            w.shadows(None)
+            return result
         finally:
             state["spans"] = previous
             w.paused = saved_pause
@@ -1139,9 +1174,13 @@ def _compiled_hooks(watch_getter) -> list:
                 w.check_alive("at a kernel launch")
                 w.counters.launches += 1
                 _check_compiled_args(w, self, args, kwargs)
+                w.shadows("before a kernel launch")
             saved_pause, w.paused = w.paused, True
             try:
-                return original(self, *args, **kwargs)
+                result = original(self, *args, **kwargs)
+                if check_fn:
+                    w.shadows(None)
+                return result
             finally:
                 w.paused = saved_pause
 
@@ -1434,7 +1473,7 @@ _PAUSE_CODES = _nested_codes(_interpreter_hooks, ("run", "call", "restore")) | \
     _nested_codes(_compiled_hooks, ("run",))
 #: The grader's own bookkeeping, which runs torch with the watch standing aside (not the modes' handlers).
 _INTERNAL_CODES = frozenset(f.__code__ for f in (Watch._allocate, _storage_ptr, Watch.__enter__, Watch.__exit__,
-                                                 Watch.check_alive))
+                                                 Watch.check_alive, Watch.shadows))
 #: A compiled launch is legitimate only under the JIT launch hook (``_compiled_hooks``'s ``run``).
 _JIT_LAUNCH_CODES = _nested_codes(_compiled_hooks, ("run",))
 
@@ -1522,9 +1561,14 @@ def _callables_of(owner) -> dict:
     """The callables and properties in ``vars(owner)``, each with what identifies its behaviour (for a Python
     function: its code, defaults and closure contents)."""
     out = {}
+    grader = getattr(owner, "__name__", "").startswith("gpuperf.grading") and isinstance(owner, type(sys))
     for name, value in list(vars(owner).items()):
         if isinstance(value, (staticmethod, classmethod)):
             value = value.__func__
+        if grader and name not in _MUTABLE_STATE and not name.startswith("__") and \
+                not (callable(value) or isinstance(value, property)):
+            out[name] = (value, _contents(value))  # the grader's tables (EXERCISES, allow-lists) too
+            continue
         if not (callable(value) or isinstance(value, property)):
             continue
         if isinstance(value, type) and value.__module__ != getattr(owner, "__name__", None):
@@ -1535,6 +1579,25 @@ def _callables_of(owner) -> dict:
                      tuple(id(_cell(c)) for c in (getattr(value, "__closure__", None) or ())))
         out[name] = ident
     return out
+
+
+#: The grader's module-level state that changes while it runs (not compared with the baseline).
+_MUTABLE_STATE = frozenset(("_ACTIVE", "_BASELINE", "_TRUSTED", "__builtins__", "__warningregistry__"))
+
+
+def _contents(value, depth: int = 3):
+    """What identifies a table of the grader: a dict's items and, for objects in it (an ``Exercise`` and its
+    ``Policy``), their fields, ``depth`` levels down."""
+    if depth == 0:
+        return ()
+    if isinstance(value, dict):
+        return tuple((k, v, _contents(v, depth - 1)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple((v, _contents(v, depth - 1)) for v in value)
+    fields = getattr(value, "__dict__", None)
+    if isinstance(fields, dict) and not isinstance(value, type) and not isinstance(value, type(sys)):
+        return tuple((k, v, _contents(v, depth - 1)) for k, v in fields.items())
+    return ()
 
 
 def _cell(c):
