@@ -536,8 +536,8 @@ class Watch:
 
     def __exit__(self, exc_type, exc, tb):
         global _ACTIVE
-        caller = sys._getframe(1).f_code.co_filename
-        if not (caller.startswith(_GRADER_DIR) or _is_trusted_file(caller)) or self._exited:
+        caller = sys._getframe(1)
+        if not (caller.f_code.co_filename.startswith(_GRADER_DIR) and _genuine(caller)) or self._exited:
             # the reader's code left the watch itself: keep it on and fail the case
             self._refuse("your function left the grader's watch (called its __exit__): "
                          f"{self.policy.exercise} is graded with it on")
@@ -690,10 +690,39 @@ def _stack_holds(codes, depth: int = 64) -> bool:
         if code in codes:
             return True
         filename = code.co_filename
-        if not (filename.startswith(grader) or _is_trusted_file(filename)):
+        if not ((filename.startswith(grader) or _is_trusted_file(filename)) and _genuine(frame)) and \
+                not _triton_binder(frame):
             return False
         frame = frame.f_back
     return False
+
+
+_GENUINE: dict = {}
+
+
+def _genuine(frame) -> bool:
+    """The frame runs code of a module imported from its file: ``co_filename`` is that module's ``__file__``,
+    which exists, and the frame's globals are that module's. Code compiled with a file name it does not
+    come from (``compile(src, torch_dir + "/x.py", "exec")``) is not torch's, whatever it claims."""
+    code = frame.f_code
+    ok = _GENUINE.get(code)
+    if ok is None:
+        name = frame.f_globals.get("__name__")
+        module = sys.modules.get(name) if isinstance(name, str) else None
+        path = getattr(module, "__file__", None)
+        ok = bool(module is not None and getattr(module, "__dict__", None) is frame.f_globals and path and
+                  os.path.realpath(path) == os.path.realpath(code.co_filename) and os.path.exists(path))
+        _GENUINE[code] = ok
+    return ok
+
+
+def _triton_binder(frame) -> bool:
+    """The argument binder a JIT function generates (``exec``'d by Triton, no file of its own)."""
+    if frame.f_code.co_name != "dynamic_func" or not frame.f_code.co_filename.startswith("<"):
+        return False
+    jit = sys.modules.get("triton.runtime.jit")
+    return jit is not None and frame.f_globals.get("JITCallable") is getattr(jit, "JITCallable", None) and \
+        "specialize_impl" in frame.f_globals
 
 
 def _op_kind(name: str) -> str:
@@ -709,9 +738,9 @@ def _from_outside(depth: int = 1, course_trusted: bool = False) -> bool:
     ``course_trusted``, the course's kernels' wrappers, whose launches are refused anyway)."""
     frame = sys._getframe(depth + 1)
     filename = os.path.abspath(frame.f_code.co_filename)
-    if course_trusted and filename.startswith(_COURSE_KERNELS_DIR):
+    if course_trusted and filename.startswith(_COURSE_KERNELS_DIR) and _genuine(frame):
         return False
-    return not _is_trusted_file(filename)
+    return not (_is_trusted_file(filename) and _genuine(frame))
 
 
 _TRUSTED: list[str] = []
@@ -1268,6 +1297,8 @@ def _reader_calls(depth: int = 2, limit: int = 64) -> bool:
         if frame is None:
             return False
         filename = frame.f_code.co_filename
+        if not _genuine(frame) and not _triton_binder(frame):
+            return True
         if filename.startswith(_GRADER_DIR):
             return False
         if not _is_trusted_file(filename):
@@ -1410,6 +1441,8 @@ class _Audit:
             if frame is None:
                 return False
             filename = frame.f_code.co_filename
+            if not _genuine(frame):
+                return not _triton_binder(frame)
             if filename.startswith(_GRADER_DIR):
                 return False
             if _is_trusted_file(filename):
@@ -1582,7 +1615,7 @@ def _callables_of(owner) -> dict:
 
 
 #: The grader's module-level state that changes while it runs (not compared with the baseline).
-_MUTABLE_STATE = frozenset(("_ACTIVE", "_BASELINE", "_TRUSTED", "__builtins__", "__warningregistry__"))
+_MUTABLE_STATE = frozenset(("_ACTIVE", "_BASELINE", "_TRUSTED", "_GENUINE", "__builtins__", "__warningregistry__"))
 
 
 def _contents(value, depth: int = 3):
