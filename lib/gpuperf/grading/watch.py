@@ -7,9 +7,33 @@ A :class:`Watch` is entered around every call of the reader's function. It stack
   all arrive as ``aten.mm`` / ``aten._softmax``), and checks it against the exercise's **allow-list**;
 * a :class:`torch.overrides.TorchFunctionMode`, which refuses the few Tensor methods that hand torch's memory
   to code torch cannot see (``numpy``, ``__array__``, ``tolist``, ``untyped_storage``, ``__dlpack__``):
-  the allow-list would be worthless if the data could leave torch and come back. (``data_ptr`` stays
-  allowed: wrappers check it; memory written through a raw address is caught by the written-by-a-kernel
-  check below.)
+  the allow-list would be worthless if the data could leave torch and come back; ``data_ptr`` outside
+  Triton's own launch code (directly or through ``triton.reinterpret``) and per-element Python callbacks
+  (``apply_``, ``map_``) and tensor hooks too.
+
+**By identity, not by name.** An operator must be one of ATen's own (namespace ``aten``; the messages give
+the full name, ``aten::add.Tensor``) with no kernel registered from Python (``torch.library``), on plain
+tensors (a subclass's ``__torch_function__``/``__torch_dispatch__`` would run outside the watch). A
+backward (``Tensor.backward``, ``torch.autograd.grad``) runs with both modes on, so hooks and an autograd
+Function's backward are watched like the rest. Only launches of the reader's own ``@triton.jit`` functions
+count: a kernel from a library's file (torch, Triton, an installed package, the course's package) is
+refused, and so are ``torch.cuda.jiterator``, compiled extensions, DLPack, ``from_numpy``/``frombuffer``
+and a compiled kernel launched other than through a JIT launch (:func:`_close_doors`). A Python audit
+hook (installed once at import, not removable) refuses ``ctypes``, frames (``sys._getframe``, a
+traceback's or a generator's frame, through ``inspect`` too), ``gc``'s object graph and tracing hooks
+from the reader's code while a watch or :class:`PlainGuard` (L1) is on. A frame counts as torch's,
+Triton's or the grader's only when its code comes from the module file it names.
+
+**Memory shadows.** For a Triton exercise, every buffer the watch handed out or adopted must hold, before
+each launch and each watched torch operation and at return, what it held after the last launch or
+watched write: a write by another thread, with the modes switched off, or through a raw address fails.
+
+**Tampering.** The watch's ``paused``/``internal`` flags are checked against the call stack (only the
+launch hooks and the grader's own bookkeeping may set them), the watch may not be replaced, left or
+re-entered, nor its policy swapped. :func:`take_baseline` records the grader, torch, numpy and Triton when
+:mod:`gpuperf.grading` is imported; :func:`changed_since_import` (run before grading) reports what a later
+cell rebound or recompiled, and :func:`reaches_grader` reads the reader's code for names of the watch's
+state. What stays out of reach is listed in ``labs/README.md`` ("What the grader cannot see").
 
 The allow-list of a Triton exercise (:data:`TRITON_OPS`) holds what a wrapper needs to set up a kernel and
 nothing that computes: allocation (``empty``, ``zeros``, ``full``, ... and ``fill_``/``zero_`` with a
@@ -250,8 +274,9 @@ class Watch:
         self._probe = None
         self._probe_seen = [False, False]
         self._python_inside = 0
-        self._python_kernels: dict = {}
-        self._entered = self._exited = False  # operator -> where a Python kernel of it was registered ("" if none)
+        self._python_kernels: dict = {}  # operator -> where a Python kernel of it was registered ("" if none)
+        self._entered = self._exited = False
+        self._policy0 = policy  # the policy may not be replaced while the watch is on
         self._stack = None
 
     # ---- bookkeeping ------------------------------------------------------------------------------------
@@ -374,7 +399,7 @@ class Watch:
         launch code (``paused``) or the grader's own bookkeeping (``internal``). Both flags are checked
         against the call stack, so flipping them from the reader's code is refused, not obeyed; so is a
         watch switched off (``active``) or replaced (``_ACTIVE``) while its modes still run."""
-        if not self.active or not _is_active(self):
+        if not self.active or not _is_active(self) or self.policy is not self._policy0:
             self._refuse("the grader's watch was switched off or replaced from inside your function: "
                          f"{self.policy.exercise} is graded with it on")
         if not (self.paused or self.internal):
@@ -382,8 +407,9 @@ class Watch:
         if _stack_holds(_PAUSE_CODES if self.paused and not self.internal else _INTERNAL_CODES | _PAUSE_CODES):
             return True
         self.paused = self.internal = False
-        self._refuse("your function changed the grader's watch (its paused/internal flags) while it was "
-                     f"graded: {self.policy.exercise} is graded with the watch on")
+        self._refuse("your Python ran torch where the grader's watch stands aside (inside Triton's launch: a "
+                     "grid function, an autotuner hook or a heuristic), or changed the watch's paused/internal "
+                     f"flags: {self.policy.exercise} is graded with the watch on")
         return False  # pragma: no cover - _refuse raises
 
     def _check_identity(self, func, args, kwargs) -> None:
@@ -427,7 +453,7 @@ class Watch:
         if name in PRINTING:
             self._refuse("your function printed a tensor while it was graded (printing takes the values out "
                          "of torch, as text): print outside the graded function, or print shapes and dtypes")
-        if name == "data_ptr" and not _stack_holds(_PAUSE_CODES):
+        if name == "data_ptr" and not _stack_holds(_PAUSE_CODES) and not _course_wrapper_calls():
             self._refuse("your function read a tensor's raw address (data_ptr, directly or through a wrapper "
                          "such as triton.reinterpret): memory reached through it is out of the grader's "
                          f"sight; {self.policy.exercise} {self.policy.why}")
@@ -693,6 +719,22 @@ def _stack_holds(codes, depth: int = 64) -> bool:
         if not ((filename.startswith(grader) or _is_trusted_file(filename)) and _genuine(frame)) and \
                 not _triton_binder(frame):
             return False
+        frame = frame.f_back
+    return False
+
+
+def _course_wrapper_calls() -> bool:
+    """The first frame up the stack that is not torch's, Triton's, the standard library's or the grader's is
+    a wrapper of the course's kernels (they check ``data_ptr`` alignment; their launches are refused)."""
+    frame = sys._getframe(2)
+    for _ in range(64):
+        if frame is None:
+            return False
+        filename = frame.f_code.co_filename
+        if not _genuine(frame):
+            return False
+        if not (filename.startswith(_GRADER_DIR) or _is_trusted_file(filename)):
+            return os.path.abspath(filename).startswith(_COURSE_KERNELS_DIR)
         frame = frame.f_back
     return False
 
