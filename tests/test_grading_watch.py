@@ -342,21 +342,30 @@ def test_ctypes_is_refused():
 # ---- L1: the expected value is not in reach ------------------------------------------------------------------
 
 
+def _name(*parts):
+    """An attribute name built at run time: the static read of a function's code does not see it, so these
+    tests reach the checks made while the function runs (the audit hook)."""
+    return "".join(parts)
+
+
 def _frame_readers():
     def getframe(flop, bytes_moved, peak, bw):
-        return sys._getframe(1).f_locals.get("expected")
+        frame = getattr(sys, _name("_get", "frame"))(1)
+        return getattr(frame, _name("f_lo", "cals")).get("expected")
 
     def via_inspect(flop, bytes_moved, peak, bw):
-        return inspect.currentframe().f_back.f_locals.get("expected")
+        frame = getattr(inspect.currentframe(), _name("f_", "back"))
+        return getattr(frame, _name("f_lo", "cals")).get("expected")
 
     def via_traceback(flop, bytes_moved, peak, bw):
         try:
             raise ValueError
         except ValueError as e:
-            return e.__traceback__.tb_frame.f_back.f_locals.get("expected")
+            frame = getattr(getattr(e.__traceback__, _name("tb_", "frame")), _name("f_", "back"))
+            return getattr(frame, _name("f_lo", "cals")).get("expected")
 
     def via_gc(flop, bytes_moved, peak, bw):
-        for ref in gc.get_referrers(flop):
+        for ref in getattr(gc, _name("get_ref", "errers"))(flop):
             if isinstance(ref, dict) and "expected" in ref:
                 return ref["expected"]
         return 0.0
@@ -367,9 +376,55 @@ def _frame_readers():
 @pytest.mark.parametrize("reader", _frame_readers(), ids=lambda f: f.__name__)
 def test_l1_cannot_read_the_expected_value_from_its_callers_frame(reader):
     report = grading.grade_report("L1.time", reader, seed=4)
-    assert not report.passed, report.text()
     text = report.text()
-    assert "frame" in text or "garbage collector" in text or "names" in text, text
+    assert not report.passed, text
+    assert "a frame" in text or "garbage collector" in text, text
+
+
+def test_l1_code_that_names_frames_is_not_graded():
+    def fn(flop, bytes_moved, peak, bw):
+        return sys._getframe(1).f_locals["expected"]
+
+    report = grading.grade_report("L1.time", fn, seed=4)
+    assert not report.passed and "'_getframe'" in report.text(), report.text()
+
+
+def test_a_forged_file_name_does_not_make_code_torchs():
+    import os
+
+    source = "def off(fn):\n    import torch\n    with torch._C.DisableTorchFunction():\n        return fn()\n"
+    namespace = {}
+    exec(compile(source, os.path.join(os.path.dirname(torch.__file__), "_forged.py"), "exec"), namespace)
+    off = namespace["off"]
+
+    def fn(x, y, out):
+        off(lambda: out.copy_(x))
+        return _launch(x, y, out)
+
+    _rejected("L2.add", fn, "DisableTorchFunction")
+
+
+def test_a_thread_started_before_grading_is_caught_by_what_it_writes():
+    import queue
+    import threading
+
+    jobs, done = queue.Queue(), queue.Queue()
+
+    def worker():
+        while True:
+            x, y, out = jobs.get()
+            out.copy_(x + y)
+            done.put(True)
+
+    threading.Thread(target=worker, daemon=True).start()
+
+    def fn(x, y, out):
+        out.zero_()
+        jobs.put((x, y, out))
+        done.get()
+        return out
+
+    _rejected("L2.add", fn, "without a kernel launch or a watched torch operation")
 
 
 # ---- tampering ---------------------------------------------------------------------------------------------
