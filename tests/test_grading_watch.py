@@ -491,3 +491,130 @@ def test_a_patch_of_torch_before_grading_fails_the_grade():
     finally:
         del torch.Tensor.sum
     assert not watch.changed_since_import()
+
+
+# ---- attacks of round 1 (/work/attacks/round1, accepted by the graders before this watch) ------------------
+
+
+def _softmax_answer(x):
+    return torch.softmax(x.double(), dim=-1)
+
+
+def test_attack_c04_disable_guards_held_from_before_grading():
+    from torch._C import DisableTorchFunction as held_function_off
+    from torch._C import _DisableTorchDispatch as held_dispatch_off
+
+    def softmax_rows(x):
+        y = torch.zeros_like(x)
+        with held_function_off(), held_dispatch_off():
+            y.copy_(_softmax_answer(x))
+        return y
+
+    _rejected("L3.softmax", softmax_rows, "without a kernel launch or a watched torch operation")
+
+
+@triton.jit
+def _nothing(x_ptr, BLOCK: tl.constexpr):
+    pass
+
+
+def test_attack_c08_torch_inside_a_grid_callable():
+    def softmax_rows(x):
+        y = torch.zeros_like(x)
+
+        def grid(meta):
+            y.copy_(_softmax_answer(x))
+            return (1,)
+
+        _nothing[grid](x, BLOCK=16)
+        return y
+
+    _rejected("L3.softmax", softmax_rows, "where the grader's watch stands aside")
+
+
+def test_attack_c09_torch_inside_an_autotune_pre_hook():
+    def hook(nargs):
+        nargs["y_ptr"].copy_(_softmax_answer(nargs["x_ptr"]))
+
+    @triton.autotune(configs=[triton.Config({}, pre_hook=hook)], key=[])
+    @triton.jit
+    def kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+        pass
+
+    def online_softmax(x, block=1024):
+        y = torch.zeros_like(x)
+        kernel[(1,)](x, y, x.shape[1], BLOCK=block)
+        return y
+
+    _rejected("L3.online", online_softmax, "where the grader's watch stands aside")
+
+
+def test_attack_c10_torch_inside_a_heuristic():
+    def softmax_rows(x):
+        y = torch.zeros_like(x)
+
+        def answer(args):
+            args["y_ptr"].copy_(_softmax_answer(args["x_ptr"]))
+            return 16
+
+        kernel = triton.heuristics({"B": answer})(_nothing_xy)
+        kernel[(1,)](x, y)
+        return y
+
+    _rejected("L3.softmax", softmax_rows, "where the grader's watch stands aside")
+
+
+@triton.jit
+def _nothing_xy(x_ptr, y_ptr, B: tl.constexpr):
+    pass
+
+
+def test_attack_c12_a_policy_swapped_before_grading():
+    import dataclasses
+
+    from gpuperf.grading import exercises
+
+    original = exercises.EXERCISES["L3.softmax"]
+    policy = dataclasses.replace(original.get_policy(), allowed=None, refused=frozenset())
+    exercises.EXERCISES["L3.softmax"] = dataclasses.replace(original, policy=policy)
+    try:
+        _rejected("L3.softmax", lambda x: _softmax_answer(x).to(x.dtype), "EXERCISES")
+    finally:
+        exercises.EXERCISES["L3.softmax"] = original
+    assert not watch.changed_since_import()
+
+
+def test_attack_c13_the_policy_replaced_from_inside():
+    import dataclasses
+
+    def matmul(a, b):
+        w = getattr(sys.modules[_WATCH_MODULE], _ACTIVE_NAME)
+        w.policy = dataclasses.replace(w.policy, allowed=None)
+        return (a.double() @ b.double()).to(a.dtype)
+
+    _rejected("L4.matmul", matmul, "switched off or replaced")
+
+
+def test_attack_c17_the_course_kernel_under_another_file_name():
+    import linecache
+    import types
+
+    from gpuperf.kernels.labs import l3
+
+    original = l3.softmax_row_kernel.fn
+    source = inspect.getsource(original)
+    fake = __file__ + ".copied.py"
+    linecache.cache[fake] = (len(source), None, source.splitlines(True), fake)
+    code = original.__code__.replace(co_filename=fake, co_firstlineno=1)
+    copy = types.FunctionType(code, original.__globals__, original.__name__, original.__defaults__,
+                              original.__closure__)
+    copy.__annotations__ = dict(original.__annotations__)
+    kernel = triton.jit(copy)
+
+    def softmax_rows(x):
+        y = torch.empty_like(x)
+        kernel[(x.shape[0],)](x, y, x.shape[1], x.stride(0), y.stride(0),
+                              BLOCK=triton.next_power_of_2(x.shape[1]))
+        return y
+
+    _rejected("L3.softmax", softmax_rows, "the course's own kernel")

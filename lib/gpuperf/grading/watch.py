@@ -872,6 +872,29 @@ def _course_kernel_name(fn) -> str:
     if filename.startswith(_COURSE_KERNELS_DIR):
         module = os.path.relpath(filename, _PACKAGE_DIR)[:-3].replace(os.sep, ".")
         return f"gpuperf.{module}.{code.co_name}"
+    return _course_kernel_copied(fn, code)
+
+
+def _course_kernel_copied(fn, code) -> str:
+    """A course kernel under another file name: a function whose globals are a course module's, or whose
+    code shares its names and constants with a course kernel's (``code.replace(co_filename=...)`` keeps
+    them; code compiled anew from the same text, as a learner who copies the printed solution does, does
+    not)."""
+    glb = getattr(fn, "__globals__", None)
+    name = glb.get("__name__") if isinstance(glb, dict) else None
+    module = sys.modules.get(name) if isinstance(name, str) else None
+    if module is not None and name.startswith("gpuperf.kernels") and getattr(module, "__dict__", None) is glb:
+        return f"{name}.{code.co_name}"
+    for mname, m in list(sys.modules.items()):
+        if m is None or not mname.startswith("gpuperf.kernels"):
+            continue
+        for value in list(vars(m).values()):
+            other = getattr(getattr(value, "fn", value), "__code__", None)
+            if other is None or other is code or not isinstance(other, type(code)):
+                continue
+            if (code.co_names and code.co_names is other.co_names) or \
+                    (len(code.co_consts) > 1 and code.co_consts is other.co_consts):
+                return f"{mname}.{other.co_name}"
     return ""
 
 
