@@ -618,3 +618,57 @@ def test_attack_c17_the_course_kernel_under_another_file_name():
         return y
 
     _rejected("L3.softmax", softmax_rows, "the course's own kernel")
+
+
+def test_attack_c25_dlpack_through_a_held_c_function():
+    import numpy as np
+
+    held_to_dlpack = torch._C._to_dlpack
+
+    class Capsule:
+        def __init__(self, t):
+            self.capsule = held_to_dlpack(t)
+
+        def __dlpack__(self, stream=None, **kw):
+            return self.capsule
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    def softmax_rows(x):
+        y = torch.zeros_like(x)
+        a = np.from_dlpack(Capsule(x)).astype(np.float64)
+        e = np.exp(a - a.max(axis=-1, keepdims=True))
+        view = np.from_dlpack(Capsule(y))
+        view.setflags(write=True) if view.flags.writeable else None
+        address = view.__array_interface__["data"][0]
+        target = np.frombuffer((ctypes.c_char * view.nbytes).from_address(address), dtype=view.dtype)
+        target[...] = (e / e.sum(axis=-1, keepdims=True)).astype(view.dtype).reshape(-1)
+        return y
+
+    _rejected("L3.softmax", softmax_rows, "NOT YET")
+
+
+def test_attack_c27_the_python_dispatch_key_excluded_through_a_held_switch():
+    held_exclude = torch._C._dispatch_tls_set_dispatch_key_excluded
+    python_key = torch._C.DispatchKey.Python
+
+    def softmax_rows(x):
+        y = torch.zeros_like(x)
+        held_exclude(python_key, True)
+        try:
+            y.copy_(_softmax_answer(x))
+        finally:
+            held_exclude(python_key, False)
+        return y
+
+    _rejected("L3.softmax", softmax_rows, "without a kernel launch or a watched torch operation")
+
+    def named(x):  # the switch taken inside the call is refused by name
+        y = torch.zeros_like(x)
+        torch._C._dispatch_tls_set_dispatch_key_excluded(python_key, True)
+        y.copy_(_softmax_answer(x))
+        torch._C._dispatch_tls_set_dispatch_key_excluded(python_key, False)
+        return y
+
+    _rejected("L3.softmax", named, "_dispatch_tls_set_dispatch_key_excluded")

@@ -830,6 +830,9 @@ def _block_switches(watch: Watch) -> list:
                (torch._C, "_push_on_torch_function_stack"), (torch._C, "_set_dispatch_mode"),
                (torch._C, "_unset_dispatch_mode"), (torch._C, "_ExcludeDispatchKeyGuard"),
                (torch._C, "_DisablePythonDispatcher"), (torch._C, "_DisableFuncTorch"),
+               (torch._C, "_dispatch_tls_set_dispatch_key_excluded"),
+               (torch._C, "_dispatch_tls_set_dispatch_key_included"), (torch._C, "_EnablePythonDispatcher"),
+               (torch._C, "_IncludeDispatchKeyGuard"), (torch._C, "_set_torch_function_mode"),
                (pd, "_disable_current_modes"), (pd, "_pop_mode_temporarily"), (pd, "_pop_mode"),
                (pd, "_push_mode"), (torch.overrides, "_pop_mode_temporarily"), (torch.overrides, "_pop_mode"),
                (torch.overrides, "_push_mode")]
