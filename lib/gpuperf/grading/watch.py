@@ -1629,13 +1629,13 @@ def reaches_grader(fn, depth: int = 3) -> str:
         if code is None or _library_kernel_file(obj):
             return ""
         for name in names_of(code):
-            if name in GRADER_STATE_NAMES or "gpuperf.grading" in name:
+            if name in GRADER_STATE_NAMES or "gpuperf.grading." in name:
                 return name
         glb = getattr(obj, "__globals__", {})
         for name in code.co_names:
             value = glb.get(name)
-            if isinstance(value, types.ModuleType):
-                if value.__name__.startswith("gpuperf.grading"):
+            if isinstance(value, types.ModuleType):  # the public gpuperf.grading is fine, not its internals
+                if value.__name__.startswith("gpuperf.grading."):
                     return value.__name__
                 continue
             if callable(value):
@@ -1647,7 +1647,7 @@ def reaches_grader(fn, depth: int = 3) -> str:
                 value = cell.cell_contents
             except ValueError:
                 continue
-            if isinstance(value, types.ModuleType) and value.__name__.startswith("gpuperf.grading"):
+            if isinstance(value, types.ModuleType) and value.__name__.startswith("gpuperf.grading."):
                 return value.__name__
             if callable(value):
                 found = check(value, level - 1)
