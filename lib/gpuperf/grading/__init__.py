@@ -41,7 +41,9 @@ from gpuperf.grading.core import (SOLUTIONS_ENV_VAR, UNIT_ROUNDOFF, CaseResult, 
                                   interpreter_dot_as_on_gpu, matmul_tolerance, normwise_tolerance,
                                   poison_memory, reduction_tolerance, row_strided, solutions_requested)
 from gpuperf.grading.exercises import (EXERCISES, Case, CallFailed, Exercise, Runner, _device)
-from gpuperf.grading.watch import (TRITON_OPS, ForbiddenCall, OutOfBounds, Policy, Watch, triton_hooks)
+from gpuperf.grading.watch import (TRITON_OPS, ForbiddenCall, OutOfBounds, Policy, Watch, plain_guarded,
+                                   triton_hooks)
+from gpuperf.grading import watch as _watch
 
 
 def _exercise(key: str) -> Exercise:
@@ -65,6 +67,10 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
         seed = secrets.randbits(31)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+    tampered = _tampering(fn)
+    if tampered:
+        return GradeReport(key, ex.title, seed, "-", (CaseResult("before any case", "-", False, tampered),),
+                           graded)
     if not ex.needs_torch:
         return _grade_plain(ex, fn, seed, device, graded)
     import torch
@@ -111,13 +117,28 @@ def _grade_plain(ex: Exercise, fn, seed: int, device, graded: str) -> GradeRepor
     del random
     results: list[CaseResult] = []
     for case in ex.cases(_Gen(), "cpu"):
-        runner = Runner(fn, case.label, ex.get_policy(), "cpu", False)
+        runner = Runner(plain_guarded(fn, ex.key), case.label, ex.get_policy(), "cpu", False)
         try:
             case_results = case.run(runner)
         except Exception as exc:
             case_results = [_result_of_exception(case.label, exc)]
         results.extend(r if r.case == case.label else _relabel(r, case.label) for r in case_results)
     return GradeReport(ex.key, ex.title, seed, "CPU (plain Python)", tuple(results), graded)
+
+
+def _tampering(fn) -> str:
+    """Why ``fn`` is not graded at all: the grader, torch or Triton changed since ``gpuperf.grading`` was
+    imported (a patch in an earlier cell), or ``fn``'s code names the grader's state; "" when neither."""
+    changed = _watch.changed_since_import()
+    if changed:
+        shown = ", ".join(changed[:4]) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
+        return (f"the grader, torch or Triton was changed after gpuperf.grading was imported ({shown}): "
+                "restart the kernel and run the lab's cells in order, without patching them")
+    reached = _watch.reaches_grader(fn)
+    if reached:
+        return (f"your function's code names {reached!r}, part of the grader's own state or a way to reach it "
+                "(frames, closures, the garbage collector's graph): grade a function that computes its result")
+    return ""
 
 
 def _relabel(r: CaseResult, label: str) -> CaseResult:
@@ -179,6 +200,8 @@ def forbid(names: Sequence[str], exercise: str, allow_course_kernels: bool = Fal
     with triton_hooks(), Watch(policy, device, allow_course_kernels) as watch:
         yield watch
 
+
+_watch.take_baseline()  # after every module of the grader is imported: what grade_report compares against
 
 __all__ = [
     "EXERCISES", "SOLUTIONS_ENV_VAR", "TRITON_OPS", "UNIT_ROUNDOFF", "Case", "CaseResult", "Exercise",

@@ -7,9 +7,33 @@ A :class:`Watch` is entered around every call of the reader's function. It stack
   all arrive as ``aten.mm`` / ``aten._softmax``), and checks it against the exercise's **allow-list**;
 * a :class:`torch.overrides.TorchFunctionMode`, which refuses the few Tensor methods that hand torch's memory
   to code torch cannot see (``numpy``, ``__array__``, ``tolist``, ``untyped_storage``, ``__dlpack__``):
-  the allow-list would be worthless if the data could leave torch and come back. (``data_ptr`` stays
-  allowed: wrappers check it; memory written through a raw address is caught by the written-by-a-kernel
-  check below.)
+  the allow-list would be worthless if the data could leave torch and come back; ``data_ptr`` outside
+  Triton's own launch code (directly or through ``triton.reinterpret``) and per-element Python callbacks
+  (``apply_``, ``map_``) and tensor hooks too.
+
+**By identity, not by name.** An operator must be one of ATen's own (namespace ``aten``; the messages give
+the full name, ``aten::add.Tensor``) with no kernel registered from Python (``torch.library``), on plain
+tensors (a subclass's ``__torch_function__``/``__torch_dispatch__`` would run outside the watch). A
+backward (``Tensor.backward``, ``torch.autograd.grad``) runs with both modes on, so hooks and an autograd
+Function's backward are watched like the rest. Only launches of the reader's own ``@triton.jit`` functions
+count: a kernel from a library's file (torch, Triton, an installed package, the course's package) is
+refused, and so are ``torch.cuda.jiterator``, compiled extensions, DLPack, ``from_numpy``/``frombuffer``
+and a compiled kernel launched other than through a JIT launch (:func:`_close_doors`). A Python audit
+hook (installed once at import, not removable) refuses ``ctypes``, frames (``sys._getframe``, a
+traceback's or a generator's frame, through ``inspect`` too), ``gc``'s object graph and tracing hooks
+from the reader's code while a watch or :class:`PlainGuard` (L1) is on. A frame counts as torch's,
+Triton's or the grader's only when its code comes from the module file it names.
+
+**Memory shadows.** For a Triton exercise, every buffer the watch handed out or adopted must hold, before
+each launch and each watched torch operation and at return, what it held after the last launch or
+watched write: a write by another thread, with the modes switched off, or through a raw address fails.
+
+**Tampering.** The watch's ``paused``/``internal`` flags are checked against the call stack (only the
+launch hooks and the grader's own bookkeeping may set them), the watch may not be replaced, left or
+re-entered, nor its policy swapped. :func:`take_baseline` records the grader, torch, numpy and Triton when
+:mod:`gpuperf.grading` is imported; :func:`changed_since_import` (run before grading) reports what a later
+cell rebound or recompiled, and :func:`reaches_grader` reads the reader's code for names of the watch's
+state. What stays out of reach is listed in ``labs/README.md`` ("What the grader cannot see").
 
 The allow-list of a Triton exercise (:data:`TRITON_OPS`) holds what a wrapper needs to set up a kernel and
 nothing that computes: allocation (``empty``, ``zeros``, ``full``, ... and ``fill_``/``zero_`` with a
@@ -96,7 +120,13 @@ SOFTMAX_LIKE_NAMES = frozenset((
     "special_logsumexp", "scaled_dot_product_attention", "multi_head_attention_forward", "gumbel_softmax"))
 #: Tensor methods that hand torch's memory to code torch cannot see.
 LEAVES_TORCH = frozenset(("numpy", "__array__", "tolist", "untyped_storage", "storage",
-                          "_typed_storage", "__dlpack__", "__array_wrap__", "__reduce_ex__", "item"))
+                          "_typed_storage", "__dlpack__", "__array_wrap__", "__reduce_ex__", "item",
+                          "__cuda_array_interface__", "__array_interface__", "_cdata", "_view_func",
+                          "_make_subclass", "_make_wrapper_subclass", "as_subclass"))
+#: Tensor methods that run a Python callable of the reader's per element, or later from inside torch: refused
+#: (a per-element callback computes outside torch; a hook runs inside the autograd engine).
+CALLBACKS = frozenset(("apply_", "map_", "map2_", "register_hook", "register_post_accumulate_grad_hook",
+                       "_register_hook_dict", "register_multi_grad_hook", "_register_access_hook"))
 #: Printing a tensor turns its values into text the program can read back: refused with its own message.
 PRINTING = frozenset(("__repr__", "__str__", "__format__"))
 
@@ -107,6 +137,7 @@ _RUNS_PYTHON = frozenset(("apply", "backward", "grad", "_make_grads", "run_backw
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _COURSE_KERNELS_DIR = os.path.join(_PACKAGE_DIR, "kernels") + os.sep
+_GRADER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class ForbiddenCall(RuntimeError):
@@ -147,6 +178,7 @@ class _Alloc:
     written: Any = None  # numpy bool per element of [start, stop): stored by a kernel, a fill or a copy
     base: int = 0  # address of element ``start``
     element_size: int = 1
+    shadow: Any = None  # bits of [start, stop) after the last watched write (kernel launch, torch copy/fill)
 
     def __post_init__(self):
         self.element_size = self.buffer.element_size()
@@ -242,6 +274,9 @@ class Watch:
         self._probe = None
         self._probe_seen = [False, False]
         self._python_inside = 0
+        self._python_kernels: dict = {}  # operator -> where a Python kernel of it was registered ("" if none)
+        self._entered = self._exited = False
+        self._policy0 = policy  # the policy may not be replaced while the watch is on
         self._stack = None
 
     # ---- bookkeeping ------------------------------------------------------------------------------------
@@ -257,6 +292,32 @@ class Watch:
         self.allocs.append(alloc)
         self.known.add(alloc.storage)
 
+    def shadows(self, where: str | None, allocs=None) -> None:
+        """Memory the watch handed out (or adopted) changes only through what it watches: a kernel launch or
+        a watched torch write. ``where`` given: every buffer must still hold what it held after the last of
+        those (else something wrote it unseen: another thread, a switched-off watch, raw memory); ``None``:
+        record what ``allocs`` (default all) hold now. Triton exercises only."""
+        if not self.policy.kernels:
+            return
+        import torch
+
+        saved, self.internal = self.internal, True
+        try:
+            for a in (self.allocs if allocs is None else allocs):
+                itype = _nan_pattern(a.buffer.dtype)[0]
+                now = a.buffer[a.start:a.stop].view(itype)
+                if where is None:
+                    a.shadow = now.clone()
+                elif a.shadow is not None and not torch.equal(now, a.shadow):
+                    first = int((now != a.shadow).nonzero()[0])
+                    self.internal = saved
+                    self._refuse(f"memory your function was given or allocated changed {where} without a kernel "
+                                 f"launch or a watched torch operation writing it (element {first}): written "
+                                 "by another thread, with the watch switched off, or through a raw address; "
+                                 f"{self.policy.exercise} {self.policy.why}")
+        finally:
+            self.internal = saved
+
     def _refuse(self, message: str):
         exc = ForbiddenCall(message)
         if self.violation is None:
@@ -269,7 +330,7 @@ class Watch:
     # ---- the modes --------------------------------------------------------------------------------------
 
     def _dispatch(self, func, args, kwargs):
-        if self.paused or self.internal or not self.active:
+        if self._stands_aside():
             return func(*args, **kwargs)
         if self._probe is not None and args and args[0] is self._probe:
             self._probe_seen[1] = True
@@ -277,6 +338,7 @@ class Watch:
         name = func.overloadpacket.__name__
         self.ops.append(name)
         p = self.policy
+        self._check_identity(func, args, kwargs)
         if name in p.refused or (p.allowed is not None and name not in p.allowed):
             kind = _op_kind(name)
             self._refuse(f"your function ran torch's operator aten.{name} ({kind}) outside a kernel: "
@@ -288,6 +350,7 @@ class Watch:
                     self._refuse(f"your function passed aten.{name} a tensor that neither the grader gave it "
                                  "nor torch made inside it (made from numpy or from a raw address?): "
                                  f"{p.exercise} {p.why}")
+        self.shadows(f"before aten.{name}")
         if name in ALLOCATIONS:
             return self._allocate(func, args, kwargs)
         out = func(*args, **kwargs)
@@ -296,6 +359,7 @@ class Watch:
             if ptr in self.known:
                 if name in COPIES:
                     self._mark_written(t)
+                    self.shadows(None, [a for a in self.allocs if a.storage == ptr])
                 continue
             if p.max_numel is not None and t.numel() > p.max_numel:
                 self._refuse(f"aten.{name} made a tensor of shape {tuple(t.shape)} ({t.numel()} elements), "
@@ -325,36 +389,110 @@ class Watch:
                              f"this exercise holds: {self.policy.exercise} {self.policy.why}")
             self.allocs.append(alloc)
             self.known.add(alloc.storage)
+            self.shadows(None, [alloc])
             return view
         finally:
             self.internal = False
 
-    def _function(self, func, args, kwargs):
-        if self.paused or self.internal or not self.active:
+    def _stands_aside(self) -> bool:
+        """True where the watch lets an operator or a torch function through unchecked: inside Triton's own
+        launch code (``paused``) or the grader's own bookkeeping (``internal``). Both flags are checked
+        against the call stack, so flipping them from the reader's code is refused, not obeyed; so is a
+        watch switched off (``active``) or replaced (``_ACTIVE``) while its modes still run."""
+        if not self.active or not _is_active(self) or self.policy is not self._policy0:
+            self._refuse("the grader's watch was switched off or replaced from inside your function: "
+                         f"{self.policy.exercise} is graded with it on")
+        if not (self.paused or self.internal):
+            return False
+        if _stack_holds(_PAUSE_CODES if self.paused and not self.internal else _INTERNAL_CODES | _PAUSE_CODES):
+            return True
+        self.paused = self.internal = False
+        self._refuse("your Python ran torch where the grader's watch stands aside (inside Triton's launch: a "
+                     "grid function, an autotuner hook or a heuristic), or changed the watch's paused/internal "
+                     f"flags: {self.policy.exercise} is graded with the watch on")
+        return False  # pragma: no cover - _refuse raises
+
+    def _check_identity(self, func, args, kwargs) -> None:
+        """Operators by identity: ATen's own (namespace ``aten``), with no kernel registered from Python
+        outside torch (a ``torch.library`` implementation runs the reader's Python with the watch off), on
+        plain tensors (a subclass's ``__torch_dispatch__`` would run outside the watch too)."""
+        import torch
+
+        qualified = _qualified_name(func)
+        if func.namespace != "aten":
+            self._refuse(f"your function ran the operator {qualified}, which is not one of torch's own (aten) "
+                         "operators: a custom operator runs Python the grader cannot watch; "
+                         f"{self.policy.exercise} {self.policy.why}")
+        python = self._python_kernels.get(func)
+        if python is None:
+            python = self._python_kernels[func] = _python_registration(func)
+        if python:
+            self._refuse(f"your function ran {qualified}, which has a kernel registered from Python "
+                         f"({python}): torch.library implementations run outside the grader's watch; "
+                         f"{self.policy.exercise} {self.policy.why}")
+        for t in _tensors_in(args, kwargs):
+            if type(t) is not torch.Tensor and type(t) is not torch.nn.Parameter:
+                self._refuse(f"your function passed {qualified} a tensor of the subclass "
+                             f"{type(t).__qualname__}: a subclass's __torch_dispatch__/__torch_function__ runs "
+                             f"Python outside the grader's watch; {self.policy.exercise} {self.policy.why}")
+
+    def _function(self, func, args, kwargs, types=()):
+        if self._stands_aside():
             return func(*args, **kwargs)
         if self._probe is not None and args and args[0] is self._probe:
             self._probe_seen[0] = True
             return func(*args, **kwargs)
-        name = getattr(func, "__name__", "")
+        name = _function_name(func)
+        import torch
+
+        for t in types:
+            if t is not torch.Tensor and t is not torch.nn.Parameter:
+                self._refuse(f"your function used a tensor of the subclass {getattr(t, '__qualname__', t)} "
+                             f"({name}): a subclass's __torch_function__/__torch_dispatch__ runs Python outside "
+                             f"the grader's watch; {self.policy.exercise} {self.policy.why}")
         if name in PRINTING:
             self._refuse("your function printed a tensor while it was graded (printing takes the values out "
                          "of torch, as text): print outside the graded function, or print shapes and dtypes")
-        if name == "data_ptr" and _from_outside(2, course_trusted=True):
-            self._refuse("your function read a tensor's raw address (data_ptr): memory reached through it is "
-                         f"out of the grader's sight; {self.policy.exercise} {self.policy.why}")
+        if name == "data_ptr" and not _stack_holds(_PAUSE_CODES) and not _course_wrapper_calls():
+            self._refuse("your function read a tensor's raw address (data_ptr, directly or through a wrapper "
+                         "such as triton.reinterpret): memory reached through it is out of the grader's "
+                         f"sight; {self.policy.exercise} {self.policy.why}")
         if name in LEAVES_TORCH:
             self._refuse(f"your function took data out of torch ({name!r}): the grader can only see what "
                          f"torch does; {self.policy.exercise} {self.policy.why}")
+        if name in CALLBACKS:
+            self._refuse(f"your function gave torch a Python callback ({name!r}): it would run where the "
+                         f"grader cannot watch it; {self.policy.exercise} {self.policy.why}")
         if name in self.policy.refused_names:
             self._refuse(f"your function called {name!r}, which computes the answer for you: "
                          f"{self.policy.exercise} {self.policy.why}")
-        if name in _RUNS_PYTHON:  # a Function's forward or backward runs with this mode popped
-            self._python_inside += 1
-            try:
-                return func(*args, **kwargs)
-            finally:
-                self._python_inside -= 1
+        if name in ("backward", "grad"):
+            # the autograd engine runs hooks and Function.backward with the state of the modes at this call, and
+            # this mode is popped while its handler runs: put it back on around the engine, so that every
+            # Python callback of the backward is watched by both modes
+            return self._with_functions_on(func, args, kwargs)
         return func(*args, **kwargs)
+
+    def _with_functions_on(self, func, args, kwargs):
+        import torch.autograd as autograd
+
+        original = getattr(autograd, "_engine_run_backward", None)
+        if original is None:  # pragma: no cover - another torch: the dispatch mode still watches
+            return func(*args, **kwargs)
+        mode = self._modes[0]
+
+        def run_backward(*a, **k):
+            mode.__enter__()
+            try:
+                return original(*a, **k)
+            finally:
+                mode.__exit__(None, None, None)
+
+        autograd._engine_run_backward = run_backward
+        try:
+            return func(*args, **kwargs)
+        finally:
+            autograd._engine_run_backward = original
 
     def _mark_written(self, t) -> None:
         ptr = _storage_ptr(t)
@@ -395,35 +533,68 @@ class Watch:
 
         class _Functions(TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
-                return watch._function(func, args, kwargs or {})
+                return watch._function(func, args, kwargs or {}, types)
 
         class _Dispatch(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 return watch._dispatch(func, args, kwargs or {})
 
         global _ACTIVE
+        if self._entered:
+            self._refuse("the grader's watch was entered a second time from inside your function: "
+                         f"{self.policy.exercise} is graded with it on")
+        self._entered = True
         self._previous = _ACTIVE
-        self._probe = torch.zeros(1)
-        self._modes = (_Functions(), _Dispatch())
-        self._modes[0].__enter__()
-        self._modes[1].__enter__()
-        self._switches = _block_switches(self)
+        self.internal = True
         _ACTIVE = self
         self.active = True
+        try:
+            self._probe = torch.zeros(1)
+            self._modes = (_Functions(), _Dispatch())
+            self._modes[0].__enter__()
+            self._modes[1].__enter__()
+            self._switches = _block_switches(self) + _close_doors(self)
+            self.shadows(None)
+        finally:
+            self.internal = False
+        _AUDIT.arm(self)
         return self
 
     def __exit__(self, exc_type, exc, tb):
         global _ACTIVE
+        caller = sys._getframe(1)
+        if not (caller.f_code.co_filename.startswith(_GRADER_DIR) and _genuine(caller)) or self._exited:
+            # the reader's code left the watch itself: keep it on and fail the case
+            self._refuse("your function left the grader's watch (called its __exit__): "
+                         f"{self.policy.exercise} is graded with it on")
+        self._exited = True
+        _AUDIT.disarm(self)
         try:
             if exc_type is None and self.violation is None:
                 self.check_alive("after it returned")
+                self.shadows("by the time your function returned")
+                if _ACTIVE is not self or not self.active or self.paused or self.internal:
+                    self._refuse("the grader's watch was switched off or replaced from inside your function: "
+                                 f"{self.policy.exercise} is graded with it on")
         finally:
+            self.internal = True
             self.active = False
             _ACTIVE = self._previous
             _restore(self._switches)
             # leave the modes even if the reader's code left others on top of them
             _unwind_modes(self._modes)
+            self.internal = False
         return False
+
+
+def _is_active(watch: Watch) -> bool:
+    """``watch`` is the active watch, or one an active inner watch was entered inside."""
+    w, seen = _ACTIVE, 0
+    while w is not None and seen < 8:
+        if w is watch:
+            return True
+        w, seen = getattr(w, "_previous", None), seen + 1
+    return False
 
 
 def _unwind_modes(modes) -> None:
@@ -478,6 +649,124 @@ def _tensors_in(args, kwargs) -> list:
     return out
 
 
+def _qualified_name(func) -> str:
+    """``aten::add.Tensor``: an operator's namespace, name and overload."""
+    try:
+        return func.name() + (".default" if func._overloadname == "default" else "")
+    except AttributeError:  # pragma: no cover
+        return str(func)
+
+
+def _python_registration(func) -> str:
+    """Where a kernel of ``func`` was registered from a Python file outside torch (``torch.library``), or "".
+    Kernels compiled into torch say ``registered at <file>.cpp:<line>``."""
+    import torch
+
+    try:
+        dump = torch._C._dispatch_dump(func.name())
+    except (RuntimeError, AttributeError):  # pragma: no cover
+        return ""
+    torch_dir = _trusted_dirs()[0]
+    for line in dump.splitlines():
+        if "registered at " not in line:
+            continue
+        where = line.split("registered at ", 1)[1].split(" :: ", 1)[0].strip()
+        source = where.rsplit(":", 1)[0]
+        if source.endswith((".cpp", ".cc", ".cu", ".h", ".hpp")) or source.startswith(torch_dir):
+            continue
+        return where
+    return ""
+
+
+def _function_name(func) -> str:
+    """The name a torch function mode sees, with a property's getter named by the property."""
+    name = getattr(func, "__name__", "")
+    if name in ("__get__", "__set__"):
+        owner = getattr(func, "__self__", None)
+        fget = getattr(owner, "fget", None)
+        name = getattr(fget, "__name__", name)
+    return name
+
+
+def _code_objects(*functions) -> frozenset:
+    """The code objects of ``functions`` and of every function nested in them."""
+    found = set()
+
+    def walk(code):
+        found.add(code)
+        for const in code.co_consts:
+            if hasattr(const, "co_code"):
+                walk(const)
+
+    for f in functions:
+        walk(f.__code__)
+    return frozenset(found)
+
+
+def _stack_holds(codes, depth: int = 64) -> bool:
+    """True when, walking up from the caller past torch's, Triton's, the standard library's and the grader's
+    own frames, the first frame that is not one of those runs one of ``codes`` (a frame of the reader's code
+    found first means False)."""
+    frame = sys._getframe(1)
+    grader = _GRADER_DIR
+    for _ in range(depth):
+        if frame is None:
+            return False
+        code = frame.f_code
+        if code in codes:
+            return True
+        filename = code.co_filename
+        if not ((filename.startswith(grader) or _is_trusted_file(filename)) and _genuine(frame)) and \
+                not _triton_binder(frame):
+            return False
+        frame = frame.f_back
+    return False
+
+
+def _course_wrapper_calls() -> bool:
+    """The first frame up the stack that is not torch's, Triton's, the standard library's or the grader's is
+    a wrapper of the course's kernels (they check ``data_ptr`` alignment; their launches are refused)."""
+    frame = sys._getframe(2)
+    for _ in range(64):
+        if frame is None:
+            return False
+        filename = frame.f_code.co_filename
+        if not _genuine(frame):
+            return False
+        if not (filename.startswith(_GRADER_DIR) or _is_trusted_file(filename)):
+            return os.path.abspath(filename).startswith(_COURSE_KERNELS_DIR)
+        frame = frame.f_back
+    return False
+
+
+_GENUINE: dict = {}
+
+
+def _genuine(frame) -> bool:
+    """The frame runs code of a module imported from its file: ``co_filename`` is that module's ``__file__``,
+    which exists, and the frame's globals are that module's. Code compiled with a file name it does not
+    come from (``compile(src, torch_dir + "/x.py", "exec")``) is not torch's, whatever it claims."""
+    code = frame.f_code
+    ok = _GENUINE.get(code)
+    if ok is None:
+        name = frame.f_globals.get("__name__")
+        module = sys.modules.get(name) if isinstance(name, str) else None
+        path = getattr(module, "__file__", None)
+        ok = bool(module is not None and getattr(module, "__dict__", None) is frame.f_globals and path and
+                  os.path.realpath(path) == os.path.realpath(code.co_filename) and os.path.exists(path))
+        _GENUINE[code] = ok
+    return ok
+
+
+def _triton_binder(frame) -> bool:
+    """The argument binder a JIT function generates (``exec``'d by Triton, no file of its own)."""
+    if frame.f_code.co_name != "dynamic_func" or not frame.f_code.co_filename.startswith("<"):
+        return False
+    jit = sys.modules.get("triton.runtime.jit")
+    return jit is not None and frame.f_globals.get("JITCallable") is getattr(jit, "JITCallable", None) and \
+        "specialize_impl" in frame.f_globals
+
+
 def _op_kind(name: str) -> str:
     if name in SOFTMAX_LIKE_OPS:
         return "a softmax or attention operator"
@@ -491,12 +780,21 @@ def _from_outside(depth: int = 1, course_trusted: bool = False) -> bool:
     ``course_trusted``, the course's kernels' wrappers, whose launches are refused anyway)."""
     frame = sys._getframe(depth + 1)
     filename = os.path.abspath(frame.f_code.co_filename)
-    if course_trusted and filename.startswith(_COURSE_KERNELS_DIR):
+    if course_trusted and filename.startswith(_COURSE_KERNELS_DIR) and _genuine(frame):
         return False
-    return not any(filename.startswith(d) for d in _trusted_dirs())
+    return not (_is_trusted_file(filename) and _genuine(frame))
 
 
 _TRUSTED: list[str] = []
+
+
+def _is_trusted_file(filename: str) -> bool:
+    """torch's, Triton's or the standard library's own file (not a third-party package installed beside
+    the standard library, as conda does)."""
+    dirs = _trusted_dirs()
+    if filename.startswith(dirs[2]):
+        return "site-packages" not in filename and "dist-packages" not in filename
+    return filename.startswith((dirs[0], dirs[1]))
 
 
 def _trusted_dirs() -> list[str]:
@@ -509,8 +807,9 @@ def _trusted_dirs() -> list[str]:
 
             dirs.append(os.path.dirname(os.path.abspath(triton.__file__)) + os.sep)
         except ImportError:  # pragma: no cover
-            pass
+            dirs.append(dirs[0])
         dirs.append(os.path.dirname(os.path.abspath(contextlib.__file__)) + os.sep)  # the standard library
+        dirs.append("")  # marks the list as complete
         _TRUSTED.extend(dirs)
     return _TRUSTED
 
@@ -531,6 +830,9 @@ def _block_switches(watch: Watch) -> list:
                (torch._C, "_push_on_torch_function_stack"), (torch._C, "_set_dispatch_mode"),
                (torch._C, "_unset_dispatch_mode"), (torch._C, "_ExcludeDispatchKeyGuard"),
                (torch._C, "_DisablePythonDispatcher"), (torch._C, "_DisableFuncTorch"),
+               (torch._C, "_dispatch_tls_set_dispatch_key_excluded"),
+               (torch._C, "_dispatch_tls_set_dispatch_key_included"), (torch._C, "_EnablePythonDispatcher"),
+               (torch._C, "_IncludeDispatchKeyGuard"), (torch._C, "_set_torch_function_mode"),
                (pd, "_disable_current_modes"), (pd, "_pop_mode_temporarily"), (pd, "_pop_mode"),
                (pd, "_push_mode"), (torch.overrides, "_pop_mode_temporarily"), (torch.overrides, "_pop_mode"),
                (torch.overrides, "_push_mode")]
@@ -573,18 +875,60 @@ def _course_kernel_name(fn) -> str:
     if filename.startswith(_COURSE_KERNELS_DIR):
         module = os.path.relpath(filename, _PACKAGE_DIR)[:-3].replace(os.sep, ".")
         return f"gpuperf.{module}.{code.co_name}"
+    return _course_kernel_copied(fn, code)
+
+
+def _course_kernel_copied(fn, code) -> str:
+    """A course kernel under another file name: a function whose globals are a course module's, or whose
+    code shares its names and constants with a course kernel's (``code.replace(co_filename=...)`` keeps
+    them; code compiled anew from the same text, as a learner who copies the printed solution does, does
+    not)."""
+    glb = getattr(fn, "__globals__", None)
+    name = glb.get("__name__") if isinstance(glb, dict) else None
+    module = sys.modules.get(name) if isinstance(name, str) else None
+    if module is not None and name.startswith("gpuperf.kernels") and getattr(module, "__dict__", None) is glb:
+        return f"{name}.{code.co_name}"
+    for mname, m in list(sys.modules.items()):
+        if m is None or not mname.startswith("gpuperf.kernels"):
+            continue
+        for value in list(vars(m).values()):
+            other = getattr(getattr(value, "fn", value), "__code__", None)
+            if other is None or other is code or not isinstance(other, type(code)):
+                continue
+            if (code.co_names and code.co_names is other.co_names) or \
+                    (len(code.co_consts) > 1 and code.co_consts is other.co_consts):
+                return f"{mname}.{other.co_name}"
+    return ""
+
+
+def _library_kernel_file(fn) -> str:
+    """The file of a launched kernel's Python function when it is a library's (torch, Triton, an installed
+    package, the course's package), else "": only kernels of the reader's own code count."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return "<no Python source>"
+    filename = os.path.abspath(code.co_filename)
+    if filename.startswith(_PACKAGE_DIR) or _is_trusted_file(filename) or "site-packages" in filename or \
+            "dist-packages" in filename:
+        return filename
     return ""
 
 
 def _check_kernel(watch: Watch, fn) -> None:
     """Refuse a launch of one of the course's kernels, or of a kernel that calls one of the course's
     ``@triton.jit`` functions (found through the names its code uses)."""
+    if not watch.allow_course_kernels:
+        name = _course_kernel_name(fn)
+        if name:
+            watch._refuse(f"your function launched the course's own kernel {name}: {watch.policy.exercise} "
+                          "asks you to write the kernel yourself")
+    library = _library_kernel_file(fn)
+    if library and not (watch.allow_course_kernels and library.startswith(_PACKAGE_DIR)):
+        watch._refuse(f"your function launched a kernel defined in a library's file ({library}), not in your "
+                      f"own code: {watch.policy.exercise} counts only launches of your own @triton.jit "
+                      "functions")
     if watch.allow_course_kernels:
         return
-    name = _course_kernel_name(fn)
-    if name:
-        watch._refuse(f"your function launched the course's own kernel {name}: {watch.policy.exercise} asks "
-                      "you to write the kernel yourself")
     helper = _course_helper_used(fn)
     if helper:
         watch._refuse(f"your kernel calls the course's own {helper}: {watch.policy.exercise} asks you to "
@@ -729,7 +1073,10 @@ def _interpreter_hooks(watch_getter) -> list:
             w.paused = True
             w.counters.launches += 1
             w.counters.kernels.append(getattr(self.fn, "__name__", "?"))
-            return call0(self, *args, **kwargs)
+            w.shadows("before a kernel launch")
+            result = call0(self, *args, **kwargs)
+            w.shadows(None)
+            return result
         finally:
             state["spans"] = previous
             w.paused = saved_pause
@@ -924,9 +1271,13 @@ def _compiled_hooks(watch_getter) -> list:
                 w.check_alive("at a kernel launch")
                 w.counters.launches += 1
                 _check_compiled_args(w, self, args, kwargs)
+                w.shadows("before a kernel launch")
             saved_pause, w.paused = w.paused, True
             try:
-                return original(self, *args, **kwargs)
+                result = original(self, *args, **kwargs)
+                if check_fn:
+                    w.shadows(None)
+                return result
             finally:
                 w.paused = saved_pause
 
@@ -999,3 +1350,455 @@ def unwritten(alloc_or_watch: Watch, tensor) -> int:
             return int(np.argmax(missing))
         return -1
     return -1
+
+
+# --------------------------------------------------------------------------------------------------------
+# Doors that torch's modes do not see, the audit hook, and the code that may pause the watch.
+# --------------------------------------------------------------------------------------------------------
+
+
+def _reader_calls(depth: int = 2, limit: int = 64) -> bool:
+    """True when the first frame above ``depth`` that is not torch's, Triton's or the standard library's is
+    the reader's (not the grader's)."""
+    frame = sys._getframe(depth)
+    for _ in range(limit):
+        if frame is None:
+            return False
+        filename = frame.f_code.co_filename
+        if not _genuine(frame) and not _triton_binder(frame):
+            return True
+        if filename.startswith(_GRADER_DIR):
+            return False
+        if not _is_trusted_file(filename):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _close_doors(watch: Watch) -> list:
+    """Replace, while the watch is on, the functions that hand memory to code torch cannot see or launch
+    work that is not a Triton JIT launch, and that torch's modes do not see: DLPack in and out, numpy and
+    raw buffers in, ``torch.cuda.jiterator``, compiled C++/CUDA extensions, and Triton's compiled-kernel
+    launcher outside a JIT launch (an ahead-of-time compiled kernel)."""
+    import importlib
+
+    import torch
+
+    doors = [("torch", "to_dlpack", "DLPack (to_dlpack)"), ("torch", "from_dlpack", "DLPack (from_dlpack)"),
+             ("torch._C", "_to_dlpack", "DLPack (to_dlpack)"), ("torch._C", "_from_dlpack", "DLPack"),
+             ("torch.utils.dlpack", "to_dlpack", "DLPack (torch.utils.dlpack.to_dlpack)"),
+             ("torch.utils.dlpack", "from_dlpack", "DLPack (torch.utils.dlpack.from_dlpack)"),
+             ("torch", "from_numpy", "torch.from_numpy"), ("torch", "frombuffer", "torch.frombuffer"),
+             ("torch.cuda.jiterator", "_create_jit_fn", "a kernel of torch.cuda.jiterator"),
+             ("torch.cuda.jiterator", "_create_multi_output_jit_fn", "a kernel of torch.cuda.jiterator"),
+             ("torch.utils.cpp_extension", "load", "a compiled extension"),
+             ("torch.utils.cpp_extension", "load_inline", "a compiled extension"),
+             ("torch.ops", "load_library", "a compiled library of operators")]
+    saved = []
+
+    def install(owner, name, what):
+        original = getattr(owner, name)
+
+        def door(*args, _original=original, _what=what, **kwargs):
+            if watch.active and not (watch.paused or watch.internal) and _reader_calls():
+                watch._refuse(f"your function used {_what}: memory or work reached that way is out of the "
+                              f"grader's sight; {watch.policy.exercise} {watch.policy.why}")
+            return _original(*args, **kwargs)
+
+        saved.append((owner, name, original))
+        setattr(owner, name, door)
+
+    for module, name, what in doors:
+        try:
+            owner = importlib.import_module(module) if module != "torch.ops" else torch.ops
+        except ImportError:  # pragma: no cover
+            continue
+        if hasattr(owner, name):
+            install(owner, name, what)
+    try:
+        from torch.cuda.jiterator import _JittedFunction
+
+        install(_JittedFunction, "__call__", "a kernel of torch.cuda.jiterator")
+    except ImportError:  # pragma: no cover
+        pass
+    # a compiled Triton kernel launched other than through a JIT function's run (CompiledKernel[grid](...),
+    # an ahead-of-time compiled package): refused by the launcher, unless a JIT launch is on the stack
+    for module, cls in (("triton.backends.nvidia.driver", "CudaLauncher"),
+                        ("triton.backends.amd.driver", "HIPLauncher")):
+        try:
+            launcher = getattr(importlib.import_module(module), cls)
+        except (ImportError, AttributeError):
+            continue
+        original = launcher.__call__
+
+        def launch(self, *args, _original=original, **kwargs):
+            if watch.active and not _stack_holds(_JIT_LAUNCH_CODES):
+                watch._refuse("your function launched a compiled kernel that is not a launch of a "
+                              "@triton.jit function of yours (an ahead-of-time compiled kernel?): "
+                              f"{watch.policy.exercise} counts only your own JIT launches")
+            return _original(self, *args, **kwargs)
+
+        saved.append((launcher, "__call__", original))
+        launcher.__call__ = launch
+    return saved
+
+
+class _Audit:
+    """A Python audit hook (``sys.addaudithook``: installed once, at import, and never removable) that, while
+    a watch is armed, refuses what reaches memory or frames from the reader's code: ``ctypes``, frames
+    (``sys._getframe``, a traceback's or a generator's frame; ``inspect`` and ``traceback`` use these),
+    ``gc``'s object graph, tracing and profiling hooks, rewriting a function's code, ``/proc/*/mem``."""
+
+    FRAME_ATTRIBUTES = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame"))
+    #: standard-library modules that hand their caller a frame: the reader's call through them counts
+    EXPOSING = ("inspect.py", "traceback.py", os.sep + "logging" + os.sep, "pdb.py", "bdb.py", "trace.py",
+                "cgitb.py", "code.py")
+
+    def __init__(self):
+        self._armed: list = []
+        self._busy = False
+
+    def arm(self, owner) -> None:
+        self._armed.append(owner)
+
+    def disarm(self, owner) -> None:
+        if owner in self._armed:
+            self._armed.remove(owner)
+
+    def hook(self, event: str, args) -> None:
+        if not self._armed or self._busy:
+            return
+        what = self._refused(event, args)
+        if not what:
+            return
+        self._busy = True
+        try:
+            reader = self._from_reader()
+        finally:
+            self._busy = False
+        if reader:
+            owner = self._armed[-1]
+            owner._refuse(f"your function used {what} while it was graded: it reaches the grader's frames, "
+                          f"objects or raw memory; {owner.policy.exercise} {owner.policy.why}")
+
+    def _refused(self, event: str, args) -> str:
+        if event.startswith("ctypes."):
+            return f"ctypes ({event})"
+        if event in ("sys._getframe", "sys._current_frames", "sys._current_exceptions"):
+            return f"a frame ({event})"
+        if event in ("gc.get_objects", "gc.get_referrers", "gc.get_referents"):
+            return f"the garbage collector's object graph ({event})"
+        if event in ("sys.settrace", "sys.setprofile"):
+            return f"a tracing hook ({event})"
+        if event == "object.__getattr__" and len(args) > 1 and args[1] in self.FRAME_ATTRIBUTES:
+            return f"a frame ({args[1]})"
+        if event == "object.__setattr__" and len(args) > 1 and args[1] in ("__code__", "__closure__",
+                                                                            "__globals__", "__defaults__",
+                                                                            "__kwdefaults__"):
+            return f"a rewrite of a function ({args[1]})"
+        if event == "open" and args and isinstance(args[0], (str, bytes)) and \
+                str(args[0]).startswith("/proc/") and str(args[0]).endswith(("/mem", "/maps")):
+            return f"the process's memory ({args[0]})"
+        return ""
+
+    def _from_reader(self) -> bool:
+        """The audited call was made by the reader's code (directly, or through a frame-exposing module of
+        the standard library); not by torch, Triton, the rest of the standard library or the grader."""
+        frame = sys._getframe(2)
+        for _ in range(32):
+            if frame is None:
+                return False
+            filename = frame.f_code.co_filename
+            if not _genuine(frame):
+                return not _triton_binder(frame)
+            if filename.startswith(_GRADER_DIR):
+                return False
+            if _is_trusted_file(filename):
+                if filename.startswith(_trusted_dirs()[2]) and filename.endswith(self.EXPOSING) or \
+                        (os.sep + "logging" + os.sep) in filename or (os.sep + "ctypes" + os.sep) in filename:
+                    frame = frame.f_back
+                    continue
+                return False
+            # a third-party package (typing_extensions reads frames of its own) is not the reader's code
+            return "site-packages" not in filename and "dist-packages" not in filename
+        return False
+
+
+_AUDIT = _Audit()
+sys.addaudithook(_AUDIT.hook)
+
+
+class PlainGuard:
+    """The watch of a plain-Python exercise (L1): no torch to watch, only the audit hook (frames, ``gc``,
+    ``ctypes``): the reader's function cannot read the expected value from its caller's frame."""
+
+    def __init__(self, exercise: str):
+        self.policy = Policy(exercise, allowed=None, kernels=False, why="asks for the arithmetic, done by your "
+                             "function from its arguments")
+        self.violation: BaseException | None = None
+
+    def _refuse(self, message: str):
+        exc = ForbiddenCall(message)
+        if self.violation is None:
+            self.violation = exc
+        raise exc
+
+    def call(self, fn, *args, **kwargs):
+        _AUDIT.arm(self)
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            _AUDIT.disarm(self)
+        if self.violation is not None:
+            raise self.violation
+        return result
+
+
+def plain_guarded(fn, exercise: str):
+    """``fn`` called under a :class:`PlainGuard` (what :func:`gpuperf.grading.grade_report` gives the L1
+    cases)."""
+    def guarded_fn(*args, **kwargs):
+        return PlainGuard(exercise).call(fn, *args, **kwargs)
+
+    guarded_fn.__wrapped__ = fn
+    return guarded_fn
+
+
+def _nested_codes(function, names) -> frozenset:
+    """The code objects of the functions called ``names`` nested (at any depth) in ``function``."""
+    return frozenset(c for c in _code_objects(function) if c.co_name in names)
+
+
+#: Code that pauses the watch around Triton's own launch work: the launch hooks' ``run``/``call``/``restore``.
+_PAUSE_CODES = _nested_codes(_interpreter_hooks, ("run", "call", "restore")) | \
+    _nested_codes(_compiled_hooks, ("run",))
+#: The grader's own bookkeeping, which runs torch with the watch standing aside (not the modes' handlers).
+_INTERNAL_CODES = frozenset(f.__code__ for f in (Watch._allocate, _storage_ptr, Watch.__enter__, Watch.__exit__,
+                                                 Watch.check_alive, Watch.shadows))
+#: A compiled launch is legitimate only under the JIT launch hook (``_compiled_hooks``'s ``run``).
+_JIT_LAUNCH_CODES = _nested_codes(_compiled_hooks, ("run",))
+
+
+# --------------------------------------------------------------------------------------------------------
+# Tampering: a baseline taken when the grader is imported, and the reader's code read before it runs.
+# --------------------------------------------------------------------------------------------------------
+
+#: Names only the grader's machinery uses: code of the reader's that names one reaches into the watch.
+GRADER_STATE_NAMES = frozenset((
+    "_ACTIVE", "_AUDIT", "_PAUSE_CODES", "_INTERNAL_CODES", "_JIT_LAUNCH_CODES", "_BASELINE", "_python_inside",
+    "_probe_seen", "_switches", "_modes", "_python_kernels", "allow_course_kernels", "__closure__",
+    "cell_contents", "_getframe", "f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame",
+    "get_referrers", "get_referents", "get_objects", "_get_current_dispatch_mode_stack",
+    "_get_current_function_mode_stack", "_get_dispatch_stack_at", "_get_function_stack_at",
+    "_len_torch_dispatch_stack", "_len_torch_function_stack", "_pop_torch_dispatch_mode",
+    "_pop_torch_function_stack", "_set_dispatch_mode", "_unset_dispatch_mode", "_GraderIntegrity",
+    "addaudithook", "settrace", "setprofile"))
+
+
+def reaches_grader(fn, depth: int = 3) -> str:
+    """What in ``fn``'s code (its nested functions, the kernels it launches, the functions and classes of the
+    reader's own it refers to, ``depth`` levels down) names the grader's state or a way to reach it
+    (frames, closures, ``gc``'s graph, the grader's modules), or ""."""
+    import types
+
+    seen: set = set()
+
+    def names_of(code):
+        yield from code.co_names
+        for const in code.co_consts:
+            if isinstance(const, str):
+                yield const
+            elif isinstance(const, types.CodeType):
+                yield from names_of(const)
+
+    def check(obj, level):
+        if level < 0 or id(obj) in seen:
+            return ""
+        seen.add(id(obj))
+        obj = getattr(obj, "__wrapped__", obj)
+        inner = getattr(obj, "fn", None)  # a @triton.jit function
+        if inner is not None and hasattr(inner, "__code__"):
+            obj = inner
+        if isinstance(obj, type):
+            for value in vars(obj).values():
+                found = check(getattr(value, "__func__", value), level)
+                if found:
+                    return found
+            return ""
+        code = getattr(obj, "__code__", None)
+        if code is None or _library_kernel_file(obj):
+            return ""
+        for name in names_of(code):
+            if name in GRADER_STATE_NAMES or "gpuperf.grading." in name:
+                return name
+        glb = getattr(obj, "__globals__", {})
+        for name in code.co_names:
+            value = glb.get(name)
+            if isinstance(value, types.ModuleType):  # the public gpuperf.grading is fine, not its internals
+                if value.__name__.startswith("gpuperf.grading."):
+                    return value.__name__
+                continue
+            if callable(value):
+                found = check(value, level - 1)
+                if found:
+                    return found
+        for cell in getattr(obj, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            if isinstance(value, types.ModuleType) and value.__name__.startswith("gpuperf.grading."):
+                return value.__name__
+            if callable(value):
+                found = check(value, level - 1)
+                if found:
+                    return found
+        return ""
+
+    return check(fn, depth)
+
+
+def _callables_of(owner) -> dict:
+    """The callables and properties in ``vars(owner)``, each with what identifies its behaviour (for a Python
+    function: its code, defaults and closure contents)."""
+    out = {}
+    grader = getattr(owner, "__name__", "").startswith("gpuperf.grading") and isinstance(owner, type(sys))
+    for name, value in list(vars(owner).items()):
+        if isinstance(value, (staticmethod, classmethod)):
+            value = value.__func__
+        if grader and name not in _MUTABLE_STATE and not name.startswith("__") and \
+                not (callable(value) or isinstance(value, property)):
+            out[name] = (value, _contents(value))  # the grader's tables (EXERCISES, allow-lists) too
+            continue
+        if not (callable(value) or isinstance(value, property)):
+            continue
+        if isinstance(value, type) and value.__module__ != getattr(owner, "__name__", None):
+            ident = (value,)
+        else:
+            ident = (value, getattr(value, "__code__", None), getattr(value, "__defaults__", None),
+                     getattr(value, "__kwdefaults__", None),
+                     tuple(id(_cell(c)) for c in (getattr(value, "__closure__", None) or ())))
+        out[name] = ident
+    return out
+
+
+#: The grader's module-level state that changes while it runs (not compared with the baseline).
+_MUTABLE_STATE = frozenset(("_ACTIVE", "_BASELINE", "_TRUSTED", "_GENUINE", "__builtins__", "__warningregistry__"))
+
+
+def _contents(value, depth: int = 3):
+    """What identifies a table of the grader: a dict's items and, for objects in it (an ``Exercise`` and its
+    ``Policy``), their fields, ``depth`` levels down."""
+    if depth == 0:
+        return ()
+    if isinstance(value, dict):
+        return tuple((k, v, _contents(v, depth - 1)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple((v, _contents(v, depth - 1)) for v in value)
+    fields = getattr(value, "__dict__", None)
+    if isinstance(fields, dict) and not isinstance(value, type) and not isinstance(value, type(sys)):
+        return tuple((k, v, _contents(v, depth - 1)) for k, v in fields.items())
+    return ()
+
+
+def _cell(c):
+    try:
+        return c.cell_contents
+    except ValueError:
+        return None
+
+
+def _owners() -> list:
+    """What the grader relies on: its modules and their classes, and (once imported: importing the grader
+    imports neither) torch, ``torch.Tensor``, numpy, builtins and the Triton classes it hooks."""
+    import builtins
+
+    owners = [m for name, m in sorted(sys.modules.items())
+              if m is not None and (name == "gpuperf.grading" or name.startswith("gpuperf.grading."))]
+    owners += [v for m in list(owners) for v in vars(m).values()
+               if isinstance(v, type) and getattr(v, "__module__", "").startswith("gpuperf.grading")]
+    owners.append(builtins)
+    torch, numpy = sys.modules.get("torch"), sys.modules.get("numpy")
+    if torch is not None and hasattr(torch, "Tensor"):
+        owners += [torch, torch.Tensor, torch.autograd]
+    if numpy is not None:
+        owners.append(numpy)
+    for module, names in (("triton.runtime.interpreter", ("InterpretedFunction", "GridExecutor",
+                                                          "InterpreterBuilder")),
+                          ("triton.runtime.jit", ("JITFunction",)),
+                          ("triton.runtime.autotuner", ("Autotuner", "Heuristics"))):
+        m = sys.modules.get(module)
+        owners += [getattr(m, n) for n in names if m is not None and hasattr(m, n)]
+    return owners
+
+
+_BASELINE: dict = {}
+
+
+def take_baseline() -> None:
+    """Record what the grader relies on when :mod:`gpuperf.grading` is imported (from its files on disk), and
+    add torch, numpy and Triton the first time they are seen imported: a patch applied in a later cell
+    cannot become the baseline of :func:`changed_since_import`. A function of torch, numpy or Triton whose
+    code comes from another file is reported even when it was patched before the baseline was taken."""
+    for owner in _owners():
+        if id(owner) not in _BASELINE:
+            _BASELINE[id(owner)] = (owner, _callables_of(owner))
+
+
+def _home(owner) -> str:
+    """The directory a torch, numpy or Triton owner's Python functions must come from ("" for no check)."""
+    module = owner if isinstance(owner, type(sys)) else sys.modules.get(getattr(owner, "__module__", ""))
+    name = getattr(module, "__name__", "")
+    if name.split(".")[0] not in ("torch", "numpy", "triton"):
+        return ""
+    top = sys.modules.get(name.split(".")[0])
+    return os.path.dirname(os.path.abspath(getattr(top, "__file__", "") or "")) + os.sep
+
+
+def _foreign(filename: str, home: str) -> bool:
+    """Code of a library's function that comes from neither the library nor an installed package (a
+    notebook cell's patch)."""
+    filename = os.path.abspath(filename)
+    return not (filename.startswith(home) or _is_trusted_file(filename) or "site-packages" in filename
+                or "dist-packages" in filename)
+
+
+def changed_since_import() -> list[str]:
+    """Names the grader relies on that were rebound (or whose code, defaults or closure changed) since
+    :func:`take_baseline`, and functions of torch, Triton or numpy replaced by code from another file."""
+    take_baseline()
+    changed = []
+    for owner, before in list(_BASELINE.values()):
+        now = _callables_of(owner)
+        label = getattr(owner, "__name__", str(owner))
+        home = _home(owner)
+        for name, ident in before.items():
+            if name not in now:
+                changed.append(f"{label}.{name} (deleted)")
+                continue
+            code = now[name][1] if len(now[name]) > 1 else None
+            if home and code is not None and _foreign(code.co_filename, home):
+                changed.append(f"{label}.{name} (code from {code.co_filename})")
+                continue
+            if now[name][0] is ident[0] and now[name] == ident:
+                continue
+            if _rewrapped(now[name][0], ident[0]):
+                continue
+            changed.append(f"{label}.{name}")
+        if getattr(owner, "__name__", "").startswith("gpuperf.grading") or (isinstance(owner, type) and home):
+            # a name added to a class shadows what the class inherits (torch.Tensor.sum over TensorBase's)
+            changed += [f"{label}.{name} (added)" for name in now if name not in before
+                        and not name.startswith("__")]
+    return changed
+
+
+def _rewrapped(new, old) -> bool:
+    """torch wraps a few of its functions on first use (``functools.wraps``): the same function underneath."""
+    for _ in range(8):
+        new = getattr(new, "__wrapped__", None)
+        if new is None:
+            return False
+        if new is old:
+            code = getattr(new, "__code__", None)
+            return code is None or _is_trusted_file(code.co_filename)
+    return False
