@@ -672,3 +672,19 @@ def test_attack_c27_the_python_dispatch_key_excluded_through_a_held_switch():
         return y
 
     _rejected("L3.softmax", named, "_dispatch_tls_set_dispatch_key_excluded")
+
+
+def test_a_notebook_host_rebinding_input_is_not_tampering():
+    """ipykernel swaps builtins.input on every cell it runs: a learner's correct lab must still pass there."""
+    import builtins
+
+    from gpuperf.grading import watch
+
+    watch.take_baseline()
+    original = builtins.input
+    try:
+        builtins.input = lambda prompt="": ""  # what ipykernel does before each cell
+        assert not [c for c in watch.changed_since_import() if c.startswith("builtins.input")]
+        builtins.print = builtins.print  # the same object: not a change either
+    finally:
+        builtins.input = original

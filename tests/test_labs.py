@@ -56,9 +56,10 @@ def test_every_exercise_is_graded_with_hints_before_its_solution(path):
     for i, cell in enumerate(cells):
         if cell.get("metadata", {}).get("gpuperf", {}).get("solution_source"):
             before = "".join("".join(c["source"]) for c in cells[max(0, i - 3):i] if c["cell_type"] == "markdown")
-            assert "{admonition} Hint 1" in before, f"{path.name} cell {i}: no collapsed hint before the solution"
-    hints = [c for c in cells if c["cell_type"] == "markdown" and "{admonition} Hint" in "".join(c["source"])]
-    assert all(":class: dropdown" in "".join(c["source"]) for c in hints), f"{path.name}: a hint is not collapsed"
+            assert "<summary>Hint 1" in before, f"{path.name} cell {i}: no collapsed hint before the solution"
+    hints = [c for c in cells if c["cell_type"] == "markdown" and "<summary>Hint" in "".join(c["source"])]
+    assert hints and all("".join(c["source"]).lstrip().startswith("<details>") for c in hints), (
+        f"{path.name}: a hint is not collapsed in a <details> block")
 
 
 @pytest.mark.parametrize("path", LABS, ids=_ids(LABS))

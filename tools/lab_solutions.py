@@ -2,7 +2,8 @@
 
 A lab's solution is a markdown cell whose metadata names its source,
 ``{"gpuperf": {"solution_source": "gpuperf.kernels.labs.l2:add_kernel,add"}}``; the cell holds a collapsed
-``{admonition} Solution`` whose one ``python`` code block is exactly those functions' source, read from the
+``<details><summary>Solution</summary>`` block (collapsed in Colab, JupyterLab and the site alike) whose one
+``python`` code block is exactly those functions' source, read from the
 package file (decorators included, in the order named). The exercise cell the reader completes (a code cell
 whose metadata has ``{"gpuperf": {"stub_of": "gpuperf.kernels.labs.l2:add_kernel,add"}}``) must define the
 same functions with the same ``def`` lines.
@@ -116,8 +117,10 @@ def problems(path: Path, fix: bool = False) -> list[str]:
                     changed = True
                 else:
                     found.append(f"{path.name} cell {i}: the solution shown differs from {ref}")
-            if "{admonition} Solution" not in cell.source or ":class: dropdown" not in cell.source:
-                found.append(f"{path.name} cell {i}: the solution must be a collapsed admonition")
+            if not (cell.source.lstrip().startswith("<details>") and "<summary>Solution" in cell.source
+                    and cell.source.rstrip().endswith("</details>")):
+                found.append(f"{path.name} cell {i}: the solution must be a collapsed "
+                             "<details><summary>Solution</summary> block")
         ref = _meta(cell).get("stub_of")
         if ref and cell.cell_type == "code":
             stubs += 1

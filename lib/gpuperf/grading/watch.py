@@ -1734,6 +1734,11 @@ def _owners() -> list:
 
 _BASELINE: dict = {}
 
+#: Builtins a notebook host rebinds by itself (ipykernel swaps ``input`` on every cell it runs, so that the
+#: kernel can ask the front end; ``sys.displayhook`` sets ``_``; IPython adds ``display``, ``get_ipython``,
+#: ``exit``, ``quit``): rebinding them is not tampering, and none of them computes anything graded.
+_HOST_BUILTINS = frozenset(("input", "raw_input", "_", "exit", "quit", "help", "display", "get_ipython"))
+
 
 def take_baseline() -> None:
     """Record what the grader relies on when :mod:`gpuperf.grading` is imported (from its files on disk), and
@@ -1773,6 +1778,8 @@ def changed_since_import() -> list[str]:
         label = getattr(owner, "__name__", str(owner))
         home = _home(owner)
         for name, ident in before.items():
+            if label == "builtins" and name in _HOST_BUILTINS:
+                continue
             if name not in now:
                 changed.append(f"{label}.{name} (deleted)")
                 continue
