@@ -70,8 +70,8 @@ def _add(a, b):
     return a + b
 
 
-@triton.jit
 # listing: add-rms-norm
+@triton.jit
 def _add_rms_norm_kernel(
     x_ptr, r_ptr, w_ptr, y_ptr, h_ptr, n_cols,
     x_stride, r_stride, y_stride, h_stride, eps,
