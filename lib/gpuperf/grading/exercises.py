@@ -43,6 +43,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from gpuperf.grading.algorithm import Trace, traced
 from gpuperf.grading.core import (UNIT_ROUNDOFF, CaseResult, Tolerance, compare, dtype_name,
                                   elementwise_tolerance, reduction_tolerance)
 from gpuperf.grading.watch import (SOFTMAX_LIKE_NAMES, SOFTMAX_LIKE_OPS, TRITON_OPS, ForbiddenCall, Policy,
@@ -125,6 +126,7 @@ class Runner:
         self.watch: Watch | None = None
         self.interpret = False
         self.notes: list[str] = []
+        self.trace: Trace | None = None
 
     def input(self, values, band: int = 1024):
         """``values`` copied into a tensor with ``band`` elements of NaN before and after it (an unmasked load
@@ -163,14 +165,18 @@ class Runner:
                       for t in known]
         for _, alloc in given:
             watch.adopt(alloc)
-        integrity = _GraderIntegrity()
-        try:
-            with (interpreted_launches() if self.interpret else contextlib.nullcontext()), watch:
-                result = fn(*args, **kwargs)
-                if after is not None:
-                    after(result)
-        finally:
-            changed = integrity.restore()
+        # under the interpreter (a CPU, or a case interpreted on a GPU) what the kernels do is counted,
+        # program by program (gpuperf.grading.algorithm): races, loads, stores, tile products
+        with traced(self.device == "cpu" or self.interpret) as trace:
+            integrity = _GraderIntegrity()
+            try:
+                with (interpreted_launches() if self.interpret else contextlib.nullcontext()), watch:
+                    result = fn(*args, **kwargs)
+                    if after is not None:
+                        after(result)
+            finally:
+                changed = integrity.restore()
+        self.trace = trace
         if changed:
             raise CallFailed([CaseResult(self.label, "-", False,
                                          f"your function changed the grader or torch ({', '.join(changed[:3])}): "
@@ -198,6 +204,9 @@ class Runner:
                     problems.append(CaseResult(self.label, "-", False,
                                                "your function returned a tensor that neither the grader gave it "
                                                "nor torch allocated inside it (made from numpy?)"))
+        race = trace.race() if trace is not None else ""
+        if race and not problems:
+            problems.append(CaseResult(self.label, "-", False, race))
         if problems:
             raise CallFailed(problems)
         return result, watch
