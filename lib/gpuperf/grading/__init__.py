@@ -86,9 +86,9 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
                 continue
             if stop_at_first_failure and any(not r.passed for r in results):
                 break
-            runner = Runner(fn, case.label, ex.get_policy(), device, allow_course_kernels)
+            runner = Runner(fn, case.label, ex.get_policy(), case.device or device, allow_course_kernels)
             runner.notes = notes
-            runner.interpret = case.interpret
+            runner.interpret = case.interpret and device != "cpu"
             try:
                 case_results = case.run(runner)
             except CallFailed as failed:
@@ -96,7 +96,8 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
             except Exception as exc:  # the reader's code: report, never raise
                 case_results = [_result_of_exception(case.label, exc)]
             results.extend(r if r.case == case.label else _relabel(r, case.label) for r in case_results)
-    name = torch.cuda.get_device_name() if device == "cuda" else "CPU (Triton interpreter)"
+    name = torch.cuda.get_device_name() if device == "cuda" else \
+        "CPU (Triton interpreter)" if ex.get_policy().kernels else "CPU"
     return GradeReport(key, ex.title, seed, name, tuple(results), graded, tuple(notes))
 
 
