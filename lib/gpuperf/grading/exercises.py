@@ -815,32 +815,55 @@ def torch_softmax64(x):
 
 def _outer_cases(gen, device) -> list[Case]:
     if device == "cpu":
-        shapes = [(1, 1), (97, 33), (33, 1025), (130, 64 + torch_randint(gen, 1, 60)), (1, 200)]
+        shapes = [(1, 1), (torch_randint(gen, 2, 120), torch_randint(gen, 2, 40)),
+                  (torch_randint(gen, 20, 40), 1025), (130, 64 + torch_randint(gen, 1, 60)),
+                  (1, torch_randint(gen, 100, 300)), (2, torch_randint(gen, 6000, 12_000))]
     else:
-        shapes = [(1, 1), (97, 33), (1000 + torch_randint(gen, 1, 99), 1025), (4097, 333), (1, 5000)]
+        shapes = [(1, 1), (97, 33), (1000 + torch_randint(gen, 1, 99), 1025), (4097, 333), (1, 5000),
+                  (3, torch_randint(gen, 100_000, 1_000_000))]
     cases = []
     for dtype in _dtypes(device):
         for m, n in shapes:
+            if device == "cpu" and m * n > 20_000 and dtype != _dtypes(device)[0]:
+                continue
             label = f"x ({m},) y ({n},) {dtype_name(dtype)}"
             cases.append(Case(label, _outer_case(gen, device, dtype, m, n, label)))
+    m, n = torch_randint(gen, 40, 90), torch_randint(gen, 70, 140)
+    label = f"x ({m},) y ({n},) fp32, called twice on the same x and y with new values in them"
+    cases.append(Case(label, _outer_case(gen, device, _torch().float32, m, n, label, repeat=True)))
+    if device != "cpu":  # the 2-D tiles, counted by the interpreter on the CPU
+        label = "x (70,) y (150,) fp32, your kernel run by Triton's interpreter on the CPU: its 2-D tiles"
+        cases.append(Case(label, _outer_case(gen, "cpu", _torch().float32, 70, 150, label), interpret=True,
+                          device="cpu"))
     return cases
 
 
-def _outer_case(gen, device, dtype, m, n, label):
+def _outer_case(gen, device, dtype, m, n, label, repeat=False):
     def run(runner):
         x = runner.input(_randn(gen, (m,), dtype, device))
         y = runner.input(_randn(gen, (n,), dtype, device))
-        got, watch = runner.call(x, y, names=("x", "y"))
-        expected = x.double().cpu()[:, None] * y.double().cpu()[None, :]
-        tol = Tolerance(_TINY16 if dtype_name(dtype) != "fp32" else 1.4e-45, 2 * UNIT_ROUNDOFF[dtype_name(dtype)],
-                        f"one product rounded to {dtype_name(dtype)}, doubled")
-        results = [compare(label, "out", got, expected, tol, dtype=dtype, device=device)]
-        if results[0].passed:
-            results += runner.written_check("out", got)
-        if device == "cpu" and m > 1 and n > 1 and watch.counters.stores and not watch.counters.stores_2d:
+        results = []
+        for call in range(2 if repeat else 1):
+            if call:  # the same tensor objects, new contents
+                x.copy_(_randn(gen, (m,), dtype, device))
+                y.copy_(_randn(gen, (n,), dtype, device))
+            got, watch = runner.call(x, y, names=("x", "y"))
+            expected = x.double().cpu()[:, None] * y.double().cpu()[None, :]
+            tol = Tolerance(_TINY16 if dtype_name(dtype) != "fp32" else 1.4e-45,
+                            2 * UNIT_ROUNDOFF[dtype_name(dtype)], f"one product rounded to {dtype_name(dtype)}, "
+                            "doubled")
+            what = "out" if call == 0 else "out (second call: same x and y, new values)"
+            results += [compare(label, what, got, expected, tol, dtype=dtype, device=device)]
+            if results[-1].passed:
+                results += runner.written_check("out", got)
+            if not all(r.passed for r in results):
+                return results
+        trace = runner.trace
+        if trace is not None and m > 1 and n > 1 and trace.total("stored") and trace.stored_2d() < m * n:
             results.append(CaseResult(label, "-", False,
-                                      "your kernel stores 1-D blocks: the exercise asks for 2-D tiles (a block of "
-                                      "rows times a block of columns, masked in both dimensions)"))
+                                      f"your kernel wrote {trace.stored_2d()} of the {m * n} elements of out with "
+                                      "2-D blocks: the exercise asks for 2-D tiles (a block of rows times a "
+                                      "block of columns, masked in both dimensions) that write every element"))
         return results
 
     return run
@@ -848,22 +871,45 @@ def _outer_case(gen, device, dtype, m, n, label):
 
 _TINY16 = 2.0**-24
 
+#: The most of K, or of the keys, one tile product may take at once: a tiled kernel walks them in blocks.
+LARGEST_BLOCK_K = 256
+
 
 def _matmul_cases(gen, device) -> list[Case]:
+    # (m, n, k, entries, layout of A, layout of B); A "strided": rows k + 13 apart; "transposed": a view
+    # of a (k, m) tensor (columns adjacent); B "contiguous" or "transposed"
     if device == "cpu":
-        shapes = [(1, 1, 1, "randn"), (97, 33, 65, "randn"), (64, 64, 64, "randn"),
-                  (33, 129, 70 + torch_randint(gen, 1, 50), "randn"), (1, 96, 200, "randn"),
-                  (33, 40, 2048, "uniform")]
+        shapes = [(1, 1, 1, "randn", "strided", "contiguous"),
+                  (torch_randint(gen, 33, 100), torch_randint(gen, 20, 40), torch_randint(gen, 33, 80), "randn",
+                   "transposed", "transposed"),
+                  (64, 64, 64, "randn", "strided", "transposed"),
+                  (33, 129, 70 + torch_randint(gen, 1, 50), "randn", "transposed", "contiguous"),
+                  (1, torch_randint(gen, 1100, 2000), torch_randint(gen, 33, 60), "randn", "strided", "contiguous"),
+                  (33, 40, 2048, "uniform", "strided", "transposed")]
     else:
-        shapes = [(1, 1, 1, "randn"), (97, 33, 65, "randn"), (64, 64, 64, "randn"),
-                  (1000 + torch_randint(gen, 1, 99), 1025, 777, "randn"), (1, 4096, 512, "randn"),
-                  (2048, 2048, 2048, "randn"), (257, 300, 8192, "uniform")]
+        shapes = [(1, 1, 1, "randn", "strided", "contiguous"), (97, 33, 65, "randn", "transposed", "transposed"),
+                  (64, 64, 64, "randn", "strided", "transposed"),
+                  (1000 + torch_randint(gen, 1, 99), 1025, 777, "randn", "transposed", "contiguous"),
+                  (1, 4096, 512, "randn", "strided", "contiguous"), (2048, 2048, 2048, "randn", "strided",
+                                                                     "transposed"),
+                  (257, 300, 8192, "uniform", "strided", "contiguous")]
     cases = []
     for dtype in _dtypes(device):
-        for m, n, k, dist in shapes:
-            what = ", entries in [0, 1)" if dist == "uniform" else ""
-            label = f"A {m}x{k} @ B {k}x{n} {dtype_name(dtype)}, A rows {k + 13} apart{what}"
-            cases.append(Case(label, _matmul_case(gen, device, dtype, m, n, k, dist, label)))
+        for m, n, k, dist, a_layout, b_layout in shapes:
+            if device == "cpu" and n > 1000 and dtype != _dtypes(device)[0]:
+                continue
+            label = _matmul_label(m, n, k, dtype, dist, a_layout, b_layout)
+            cases.append(Case(label, _matmul_case(gen, device, dtype, m, n, k, dist, label, a_layout, b_layout)))
+    m, n, k = torch_randint(gen, 20, 70), torch_randint(gen, 20, 70), torch_randint(gen, 20, 70)
+    label = _matmul_label(m, n, k, _torch().float32, "randn", "strided", "contiguous") + \
+        ", called twice on the same A and B with new values in them"
+    cases.append(Case(label, _matmul_case(gen, device, _torch().float32, m, n, k, "randn", label, "strided",
+                                          "contiguous", repeat=True)))
+    if device != "cpu":  # the tiles and the walk over K, counted by the interpreter on the CPU
+        label = (_matmul_label(40, 48, 1000, _torch().float32, "randn", "strided", "contiguous")
+                 + ", your kernel run by Triton's interpreter on the CPU: its tiles and the walk over K")
+        cases.append(Case(label, _matmul_case(gen, "cpu", _torch().float32, 40, 48, 1000, "randn", label,
+                                              "strided", "contiguous"), interpret=True, device="cpu"))
     if _no_tf32(device):
         import torch
 
@@ -873,33 +919,80 @@ def _matmul_cases(gen, device) -> list[Case]:
     return cases
 
 
-def _matmul_case(gen, device, dtype, m, n, k, dist, label):
-    def run(runner):
+def _matmul_label(m, n, k, dtype, dist, a_layout, b_layout) -> str:
+    what = ", entries in [0, 1)" if dist == "uniform" else ""
+    a = f"A rows {k + 13} apart" if a_layout == "strided" else "A transposed (a view of a K x M tensor)"
+    b = "B contiguous" if b_layout == "contiguous" else "B transposed (a view of an N x K tensor)"
+    return f"A {m}x{k} @ B {k}x{n} {dtype_name(dtype)}, {a}, {b}{what}"
+
+
+def _matmul_operand(runner, values, layout):
+    from gpuperf.grading.core import row_strided
+
+    if layout == "strided":
+        return row_strided(values)
+    if layout == "transposed":
+        return runner.input(values.t().contiguous()).t()
+    return runner.input(values)
+
+
+def _matmul_case(gen, device, dtype, m, n, k, dist, label, a_layout="strided", b_layout="contiguous",
+                 repeat=False):
+    def draw():
         import torch
 
-        from gpuperf.grading.core import row_strided
-
         if dist == "uniform":
-            a0 = torch.rand(m, k, generator=gen).to(dtype).to(device)
-            b0 = torch.rand(k, n, generator=gen).to(dtype).to(device)
-        else:
-            a0, b0 = _randn(gen, (m, k), dtype, device), _randn(gen, (k, n), dtype, device)
-        a = row_strided(a0)
-        b = runner.input(b0)
-        got, _ = runner.call(a, b, names=("a", "b"))
-        a64, b64 = a.double().cpu(), b.double().cpu()
-        expected = a64 @ b64
-        u_out = UNIT_ROUNDOFF[dtype_name(dtype)]
-        bound = _stored_error(expected, dtype_name(dtype)) + 2 * (k + 2) * U32 * (a64.abs() @ b64.abs())
-        tol = _bound(f"2 (u_out |C| + eta) + 2 (k + 2) 2^-24 (|A||B|), u_out = {u_out:.3g}, k = {k}",
-                     f"C rounded to {dtype_name(dtype)} once, fp32 accumulation of {k} products; a 16-bit "
-                     "accumulator or TF32 products (2^-11 each) exceed it")
-        results = [compare(label, "c", got, expected, tol, scale=bound, dtype=dtype, device=device)]
-        if results[0].passed:
-            results += runner.written_check("c", got)
-        return results
+            return (torch.rand(m, k, generator=gen).to(dtype).to(device),
+                    torch.rand(k, n, generator=gen).to(dtype).to(device))
+        return _randn(gen, (m, k), dtype, device), _randn(gen, (k, n), dtype, device)
+
+    def run(runner):
+        a0, b0 = draw()
+        a, b = _matmul_operand(runner, a0, a_layout), _matmul_operand(runner, b0, b_layout)
+        results = []
+        for call in range(2 if repeat else 1):
+            if call:  # the same tensor objects, new contents
+                a1, b1 = draw()
+                a.copy_(a1)
+                b.copy_(b1)
+            got, _ = runner.call(a, b, names=("a", "b"))
+            a64, b64 = a.double().cpu(), b.double().cpu()
+            expected = a64 @ b64
+            u_out = UNIT_ROUNDOFF[dtype_name(dtype)]
+            bound = _stored_error(expected, dtype_name(dtype)) + 2 * (k + 2) * U32 * (a64.abs() @ b64.abs())
+            tol = _bound(f"2 (u_out |C| + eta) + 2 (k + 2) 2^-24 (|A||B|), u_out = {u_out:.3g}, k = {k}",
+                         f"C rounded to {dtype_name(dtype)} once, fp32 accumulation of {k} products; a 16-bit "
+                         "accumulator or TF32 products (2^-11 each) exceed it")
+            what = "c" if call == 0 else "c (second call: same A and B, new values)"
+            results += [compare(label, what, got, expected, tol, scale=bound, dtype=dtype, device=device)]
+            if results[-1].passed:
+                results += runner.written_check("c", got)
+            if not all(r.passed for r in results):
+                return results
+        return results + _matmul_blocks_check(runner, label, k)
 
     return run
+
+
+def _matmul_blocks_check(runner, label, k) -> list[CaseResult]:
+    """The tiles, graded where the interpreter counts them: tile products with ``tl.dot``, and K walked in
+    blocks (never all of K at once)."""
+    trace = runner.trace
+    if trace is None or k < 512:
+        return []
+    shapes = trace.dots()
+    if not shapes:
+        return [CaseResult(label, "-", False,
+                           "your kernel multiplies no tiles with tl.dot: the tiled matmul multiplies a (BLOCK_M, "
+                           "BLOCK_K) tile of A by a (BLOCK_K, BLOCK_N) tile of B with tl.dot, accumulating in "
+                           "fp32 (a broadcast multiply and tl.sum never reaches the tensor cores)")]
+    widest = max(shape[1] for shape in shapes)
+    if widest >= k or widest > LARGEST_BLOCK_K:
+        return [CaseResult(label, "-", False,
+                           f"your kernel's tile products take {widest} of K = {k} at once: a tiled matmul walks K "
+                           f"in blocks (BLOCK_K of 16 to 128, at most {LARGEST_BLOCK_K}), accumulating the "
+                           "products of each block, so its tiles fit in on-chip memory whatever K is")]
+    return []
 
 
 # ---- L5 and L6: attention -----------------------------------------------------------------------------
