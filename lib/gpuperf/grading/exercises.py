@@ -1000,11 +1000,23 @@ def _matmul_blocks_check(runner, label, k) -> list[CaseResult]:
 
 def _attention_shapes(device: str, gen) -> list[tuple[int, int, int, int, int, bool]]:
     """(batch, heads, n_q, n_k, head_dim, causal)."""
+    # the i-th shape gets SPREADS[i % 3]: the fourth (N_q > N_k, causal) has ordinary random scores, where a
+    # causal mask that replaces the bounds mask lets padded keys into the rows past N_k
     if device == "cpu":
-        return [(1, 1, 1, 1, 16, False), (1, 2, 97, 97, 32, True), (2, 1, 40, 130, 16, False),
-                (1, 1, 130, 64, 32, True), (1, 1, 33 + torch_randint(gen, 0, 30), 70, 64, False)]
+        n, e = torch_randint(gen, 60, 130), torch_randint(gen, 20, 70)
+        a = torch_randint(gen, 20, 60)
+        return [(1, 1, 1, 1, 16, False), (1, 2, n, n, 32, True), (2, 1, a, torch_randint(gen, a + 1, 140), 16, False),
+                (1, 2, torch_randint(gen, e + 33, 160), e, 32, True),
+                (2, 3, 33 + torch_randint(gen, 0, 30), torch_randint(gen, 65, 140), 16, False)]
     return [(1, 1, 1, 1, 16, False), (1, 2, 97, 97, 32, True), (2, 3, 40, 1030, 64, False),
-            (1, 2, 1030, 300, 64, True), (2, 4, 1024, 1024, 128, True), (2, 2, 777, 2049, 64, False)]
+            (1, 2, 1000 + torch_randint(gen, 1, 99), 300, 64, True), (2, 4, 1024, 1024, 128, True),
+            (2, 2, 777, 2000 + torch_randint(gen, 1, 99), 64, False)]
+
+
+def _layout(h: int):
+    """Heads interleaved, as a (B, N, H, d) tensor viewed as (B, H, N, d), where there is more than one head:
+    the strides of the inputs are not those of a contiguous tensor."""
+    return (0, 2, 1, 3) if h > 1 else None
 
 
 #: How the scores are spread: "normal" (q, k ~ N(0, 1): scores ~ N(0, 1)), "large" (q x 30: scores to about
@@ -1112,9 +1124,17 @@ def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
         cases.append(Case(label, _l5_case(gen, device, torch.float32, 1, 2, 97, 97, 32, want_causal, "normal",
                                           label), interpret=True))
     if want_causal:
-        n = 256 if device == "cpu" else 4096
-        label = f"B=1 H=1 N={n} d=16 fp32 causal against full: the key blocks the causal kernel visits"
-        cases.append(Case(label, _block_skip_case(gen, device, n, label)))
+        label = ("B=1 H=1 N=512 d=16 fp32 causal against full, your kernel run by Triton's interpreter on the "
+                 "CPU: the key blocks the causal kernel visits")
+        cases.append(Case(label, _block_skip_case(gen, "cpu", 512, label), interpret=True, device="cpu"))
+        if device != "cpu":
+            label = "B=1 H=1 N=4096 d=16 fp32 causal against full: the time (information, not graded)"
+            cases.append(Case(label, _block_skip_case(gen, device, 4096, label)))
+    elif device != "cpu":
+        label = ("B=1 H=1 N_q=64 N_k=600 d=16 fp32 full, your kernel run by Triton's interpreter on the CPU: "
+                 "its blocks of keys")
+        cases.append(Case(label, _l5_case(gen, "cpu", _torch().float32, 1, 1, 64, 600, 16, False, "normal",
+                                          label), interpret=True, device="cpu"))
     return cases
 
 
@@ -1122,7 +1142,8 @@ def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
     def run(runner):
         import torch
 
-        q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
+        q, k, v = (runner.input(t, order=_layout(h))
+                   for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
         got, _ = runner.call(q, k, v, causal, names=("q", "k", "v"))
         if not isinstance(got, tuple) or len(got) != 2:
             return [CaseResult(label, "-", False, "return a tuple (o, lse)")]
@@ -1142,9 +1163,34 @@ def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
                            device=device)]
         if all(r.passed for r in results):
             results += runner.written_check("o", o) + runner.written_check("lse", lse)
+        if all(r.passed for r in results):
+            results += _key_blocks_check(runner, label, k, n_k)
         return results
 
     return run
+
+
+def _key_blocks_check(runner, label, k, n_k) -> list[CaseResult]:
+    """Where the interpreter counts them: K is loaded in blocks of keys, never all keys at once."""
+    trace = runner.trace
+    if trace is None or n_k < 512:
+        return []
+    rows = [shape[0] for launch in trace.launches for name, _, _, _, _ in launch.args
+            if _same_memory(launch, name, k) for shape in launch.load_shapes.get(name, {}) if len(shape) == 2]
+    widest = max(rows, default=0)
+    if widest >= n_k or widest > LARGEST_BLOCK_K:
+        return [CaseResult(label, "-", False,
+                           f"your kernel loads K in blocks of {widest} keys (N_k = {n_k}): FlashAttention walks the "
+                           f"keys in blocks (BLOCK_N of 16 to 128, at most {LARGEST_BLOCK_K}) with a running max "
+                           "and sum, so its tiles fit on chip whatever N_k is")]
+    return []
+
+
+def _same_memory(launch, name, tensor) -> bool:
+    for n, start, _, es, _ in launch.args:
+        if n == name:
+            return start == tensor.data_ptr() and es == tensor.element_size()
+    return False
 
 
 def _block_skip_case(gen, device, n, label):
@@ -1152,7 +1198,8 @@ def _block_skip_case(gen, device, n, label):
         import torch
 
         q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, torch.float32, 1, 1, n, n, 16))
-        got, causal_watch = runner.call(q, k, v, True, names=("q", "k", "v"))
+        got, _ = runner.call(q, k, v, True, names=("q", "k", "v"))
+        causal_trace = runner.trace
         if not isinstance(got, tuple) or len(got) != 2:
             return [CaseResult(label, "-", False, "return a tuple (o, lse)")]
         ref = _attention_reference(q, k, v, True)
@@ -1161,43 +1208,34 @@ def _block_skip_case(gen, device, n, label):
         results = [compare(label, "o", got[0], ref[0], tol, scale=bound_o, dtype=torch.float32, device=device),
                    compare(label, "lse", got[1], ref[1], tol, scale=bound_lse, dtype=torch.float32,
                            device=device)]
-        if device == "cpu":
-            _, full_watch = runner.call(q, k, v, False, names=("q", "k", "v"))
-            c, f = causal_watch.counters, full_watch.counters
-            if f.dots and f.loaded_elements:
-                dots, loads = c.dots / f.dots, c.loaded_elements / f.loaded_elements
-                # the score tiles (BM, 16) x (16, BN) of the causal run, against the pairs of blocks a
-                # kernel that skips in every program visits (not against the full run, which the reader's
-                # code could inflate)
-                visited, pairs, shape = _causal_tiles(n, 16, c.dot_shapes)
-                extra = c.dot_shapes.get(shape, 0) > visited + 0.1 * pairs if shape else False
-                if dots > 0.8 or loads > 0.8 or extra:
-                    what = (f"ran {c.dot_shapes[shape]} score tiles of shape {shape[0]} x {shape[2]} where "
-                            f"skipping in every program runs {visited} of the {pairs}" if extra else
-                            f"ran {dots:.0%} of the tile products and loaded {loads:.0%} of the elements it "
-                            "does without it")
-                    results.append(CaseResult(
-                        label, "-", False,
-                        f"with the causal mask your kernel {what} (N = {n}): it still visits the key "
-                        "blocks that no query of a block can see; skip them (about half, plus the diagonal)"))
-        else:
+        if not all(r.passed for r in results):
+            return results
+        if causal_trace is None:
             runner.notes.append(_causal_timing_note(runner, q, k, v))
+            return results
+        _, _ = runner.call(q, k, v, False, names=("q", "k", "v"))
+        full_trace = runner.trace
+        results += _key_blocks_check(runner, label, k, n)
+        # the keys' elements loaded with the mask against without it (the grader's own k, whatever the
+        # kernel multiplies them with: tl.dot or a broadcast and a sum); skipping every hidden key block
+        # loads about half (0.53 to 0.63 for blocks of 32 to 128 at N = 512)
+        causal_k, full_k = _loaded_from(causal_trace, k), _loaded_from(full_trace, k)
+        if not full_k:  # the kernel loaded a copy of k: all its loads, then
+            causal_k, full_k = causal_trace.total("loaded"), full_trace.total("loaded")
+        if full_k and causal_k > 0.7 * full_k:
+            results.append(CaseResult(
+                label, "-", False,
+                f"with the causal mask your kernel loaded {causal_k / full_k:.0%} of the key elements it loads "
+                f"without it (N = {n}): it still visits the key blocks that no query of a block can see; skip "
+                "them (about half, plus the diagonal)"))
         return results
 
     return run
 
 
-def _causal_tiles(n: int, d: int, dot_shapes):
-    """For the block sizes read off a causal forward's score products (a (BM, d) by (d, BN) dot): the
-    (block of queries, block of keys) pairs a kernel that skips every hidden key block visits, all the pairs,
-    and that dot's shape; (0, 0, None) when no such dot ran."""
-    blocks = [(m, k, nn) for m, k, nn in dot_shapes if k == d]
-    if not blocks:
-        return 0, 0, None
-    bm, _, bn = max(blocks, key=lambda shape: dot_shapes[shape])
-    rows = -(-n // bm)
-    visited = sum(-(-min(n, (i + 1) * bm) // bn) for i in range(rows))
-    return visited, rows * -(-n // bn), (bm, d, bn)
+def _loaded_from(trace, tensor) -> int:
+    return sum(launch.loaded.get(name, 0) for launch in trace.launches for name, _, _, _, _ in launch.args
+               if _same_memory(launch, name, tensor))
 
 
 def _causal_timing_note(runner, q, k, v) -> str:
@@ -1301,11 +1339,12 @@ def _grad_tolerances(dtype):
 
 def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
     def run(runner):
-        q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
+        q, k, v = (runner.input(t, order=_layout(h))
+                   for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
         do0 = _randn(gen, (b, h, n_q, d), dtype, device)
         if spread == "canary":
             do0 = (1.0 / 3.0 + 0.01 * do0.float()).to(dtype)
-        do = runner.input(do0)
+        do = runner.input(do0, order=_layout(h))
         ref = _attention_reference(q, k, v, causal)
         # the forward values handed to the backward: o rounded to the input dtype, lse in fp32
         o_in = runner.input(ref[0].to(dtype).to(device))
