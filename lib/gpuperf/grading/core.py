@@ -247,9 +247,13 @@ def compare(case: str, output: str, yours, expected, tol: Tolerance, scale=None,
                           f"{tuple(exp.shape)}", tolerance=tol)
     got = yours.detach().to(device="cpu", dtype=torch.float64)
     if got.numel() and bool(torch.isnan(got).all()) and not bool(torch.isnan(exp).any()):
-        return CaseResult(case, output, False, f"your kernel wrote nothing to {output} yet: every element still "
-                          "holds the NaN it started with (is the kernel's body still the stub, `pass`?)",
-                          n_wrong=got.numel(), n_elements=got.numel())
+        if "second call" in output:
+            message = (f"nothing was written to {output}: your function kept what it computed for the first "
+                       "call (per input object?) instead of reading the new values")
+        else:
+            message = (f"your kernel wrote nothing to {output} yet: every element still holds the NaN it "
+                       "started with (is the kernel's body still the stub, `pass`?)")
+        return CaseResult(case, output, False, message, n_wrong=got.numel(), n_elements=got.numel())
     if scale is None:
         bound_scale = exp.abs()
     elif isinstance(scale, torch.Tensor):
