@@ -1099,16 +1099,19 @@ def _l5_cases_for(want_causal: bool):
 def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
     cases = []
     for dtype in _dtypes(device):
-        shapes = _attention_shapes(device, gen)
+        # each shape keeps its spread (the i-th of _attention_shapes gets SPREADS[i % 3]) when filtered
+        shapes = [s + (SPREADS[i % len(SPREADS)] if s[3] > 1 else "normal",)
+                  for i, s in enumerate(_attention_shapes(device, gen))]
         if want_causal:
-            shapes = [s for s in shapes if s[-1]] + [s for s in shapes if not s[-1]][:1]
-            shapes += [(1, 1, 50, 50, 16, True), (1, 1, 64, 33, 32, True)]
+            shapes = [s for s in shapes if s[5]] + [s for s in shapes if not s[5]][:1]
+            shapes += [(1, 1, 50, 50, 16, True, "late"), (1, 1, 64, 33, 32, True, "normal")]
+            if device == "cpu" and dtype != _dtypes(device)[0]:
+                shapes = [s for s in shapes if s[2] > s[3]][:1] + shapes[:2]
         else:
-            shapes = [s[:-1] + (False,) for s in shapes]
+            shapes = [s[:5] + (False, s[6]) for s in shapes]
         if device == "cpu" and dtype != _dtypes(device)[0]:
             shapes = shapes[:3]
-        for i, (b, h, n_q, n_k, d, causal) in enumerate(shapes):
-            spread = SPREADS[i % len(SPREADS)] if n_k > 1 else "normal"
+        for b, h, n_q, n_k, d, causal, spread in shapes:
             label = (f"B={b} H={h} N_q={n_q} N_k={n_k} d={d} {dtype_name(dtype)} "
                      f"{'causal' if causal else 'full'}, {spread} scores")
             cases.append(Case(label, _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label)))
