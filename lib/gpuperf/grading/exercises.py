@@ -128,6 +128,8 @@ class Runner:
         self.interpret = False
         self.notes: list[str] = []
         self.trace: Trace | None = None
+        self.count_reads: dict = {}  # name: grader's tensor; after a call, self.reads[name] = elements read
+        self.reads: dict = {}
 
     def input(self, values, band: int = 1024, order=None):
         """``values`` copied into a tensor with ``band`` elements of NaN before and after it (an unmasked load
@@ -169,6 +171,9 @@ class Runner:
         snapshots = [(n, t, _storage_bits(t).clone()) for n, t in inputs]
         watch = Watch(self.policy, self.device, self.allow_course_kernels)
         self.watch = watch
+        self.reads = {name: 0 for name in self.count_reads}
+        if self.count_reads:
+            _count_reads(watch, self.count_reads, self.reads)
         for _, t in tensors:
             watch.know(t)
         watch.know(*known)
@@ -234,6 +239,43 @@ class Runner:
         return [CaseResult(self.label, name, False,
                            f"element {index} of {name} was not written by a kernel's store, a torch fill or a "
                            "copy: it was written behind torch's back, or not at all")]
+
+
+def _count_reads(watch, tensors: dict, reads: dict) -> None:
+    """Count, for each of the grader's ``tensors``, the elements that torch operators which compute (not views,
+    allocations or copies) read from its memory, or from a copy of it, while the reader's function runs
+    (plain-PyTorch exercises: the analogue of the loads a kernel makes). Wraps the watch's dispatch handler
+    of this one call; without that handler (another watch layout) nothing is counted."""
+    from gpuperf.grading.watch import ALLOCATIONS, COPIES, VIEWS, _storage_ptr
+
+    inner = getattr(watch, "_dispatch", None)
+    if inner is None:  # pragma: no cover - another watch layout
+        return
+    owners = {_storage_ptr(t): name for name, t in tensors.items()}
+    import torch
+
+    def dispatch(func, args, kwargs):
+        out = inner(func, args, kwargs)
+        if watch.paused or watch.internal or not watch.active:
+            return out
+        name = func.overloadpacket.__name__
+        if name in VIEWS or name in ALLOCATIONS:
+            return out
+        flat = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.Tensor)]
+        if name in COPIES:  # a copy of the grader's tensor is read as the tensor itself
+            source = next((owners[_storage_ptr(a)] for a in flat if _storage_ptr(a) in owners), None)
+            if source is not None:
+                for t in (out if isinstance(out, (tuple, list)) else (out,)):
+                    if isinstance(t, torch.Tensor):
+                        owners.setdefault(_storage_ptr(t), source)
+            return out
+        for a in flat:
+            owner = owners.get(_storage_ptr(a))
+            if owner is not None:
+                reads[owner] += a.numel()
+        return out
+
+    watch._dispatch = dispatch
 
 
 class _GraderIntegrity:
@@ -1409,6 +1451,7 @@ def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
         runner.policy = Policy(runner.policy.exercise, allowed=None, refused=SOFTMAX_LIKE_OPS,
                                refused_names=SOFTMAX_LIKE_NAMES, max_numel=limit, kernels=False,
                                why="asks for the online softmax over blocks of keys, in plain PyTorch")
+        runner.count_reads = {"k": k, "v": v}
         got, watch = runner.call(q, k, v, br, bc, names=("q", "k", "v"))
         ref = _attention_reference(q[None, None], k[None, None], v[None, None], False)
         bound_o, _ = _forward_bounds(ref, v[None, None], torch.float32, n_k, d)
@@ -1420,6 +1463,19 @@ def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
         # P V_j; a first pass for the max, blocks of another size or one query at a time cost more
         tiles = -(-n_q // br) * -(-n_k // bc)
         products = sum(1 for name in watch.ops if name in _MATRIX_PRODUCTS)
+        # one pass reads each element of k once per block of queries (S = Q_i K_j^T) and each of v once (P V_j),
+        # whatever computes the products (@, or a broadcast and a sum)
+        blocks = -(-n_q // br)
+        for name in ("k", "v"):
+            times = runner.reads.get(name, 0) / (blocks * n_k * d)
+            if results[0].passed and times > 1.5:
+                results.append(CaseResult(label, "-", False,
+                                          f"your function read each element of {name} {times:.2g} times per block "
+                                          f"of {br} queries: the online softmax reads each block of keys once "
+                                          "per block of queries (S = Q_i K_j^T, then P V_j), keeping a running "
+                                          "max and sum; a first pass for the max, or one query at a time, reads "
+                                          "them more"))
+                return results
         if results[0].passed and products > 2 * tiles:
             results.append(CaseResult(label, "-", False,
                                       f"your function ran {products} matrix products; one pass over the "
