@@ -252,7 +252,7 @@ WRONG = {
     "matmul_no_dot": ("L4.matmul", matmul_no_dot, "2048"),
     "attention_assumes_contiguous": ("L5.forward", attention_assumes_contiguous, "H=2"),
     "attention_causal_replaces_bounds": ("L5.causal", attention_causal_replaces_bounds, "N_k="),
-    "attention_no_skip_no_dot": ("L5.causal", attention_no_skip_no_dot, "against full"),
+    "attention_no_skip_no_dot": ("L5.causal", attention_no_skip_no_dot, "blocks it visits"),
     "attention_one_block_of_keys": ("L5.forward", attention_one_block_of_keys, "N_k=4096"),
 }
 
