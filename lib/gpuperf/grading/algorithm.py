@@ -41,6 +41,7 @@ class Launch:
     widest_load: dict = field(default_factory=dict)  # argument name: largest block (lanes) of one load
     load_shapes: dict = field(default_factory=dict)  # argument name: {block shape: count}
     stored_2d: int = 0  # active elements stored by blocks with at least two dimensions > 1
+    blocks_2d: list = field(default_factory=list)  # the active addresses of each such store
     atomics: int = 0
     narrow_pid_offsets: int = 0  # loads and stores whose addresses come from an int32 product of a program id
     dot_shapes: dict = field(default_factory=dict)  # (M, K, N): count
@@ -85,6 +86,20 @@ class Trace:
         """Loads and stores whose addresses were computed from a product of the program id in 32 bits
         (``pid * BLOCK`` before ``.to(tl.int64)``, or never widened): past 2^31 elements they wrap."""
         return sum(launch.narrow_pid_offsets for launch in self.launches)
+
+    def tiled_elements(self, base: int, row_bytes: int) -> int:
+        """Elements of a matrix at ``base`` (rows ``row_bytes`` apart) stored by 2-D blocks that span at least
+        two rows and two columns of it: tiles, not one row reshaped into a 2-D block."""
+        import numpy as np
+
+        total = 0
+        for launch in self.launches:
+            for addresses in launch.blocks_2d:
+                rel = addresses.astype(np.int64) - base
+                rows, cols = rel // row_bytes, rel % row_bytes
+                if np.unique(rows).size >= 2 and np.unique(cols).size >= 2:
+                    total += int(addresses.size)
+        return total
 
     def stored_2d(self) -> int:
         return sum(launch.stored_2d for launch in self.launches)
@@ -277,6 +292,8 @@ def _install():
                 launch.stored[name] = launch.stored.get(name, 0) + int(picked.size)
                 if sum(1 for s in addresses.shape if s > 1) >= 2:
                     launch.stored_2d += int(picked.size)
+                    if picked.size:
+                        launch.blocks_2d.append(np.unique(picked))
                 if picked.size:
                     launch._stores.append((np.unique(picked), state["program"]))
             return original(self, ptrs, value, mask, *rest)
