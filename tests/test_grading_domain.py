@@ -71,3 +71,34 @@ def test_mask_off_by_one_names_the_comparison():
             "elements. On a GPU this reads or overwrites memory that is not yours; mask the lanes past the end")
     message = _out_of_bounds_message(text)
     assert "read past the end of x_ptr" in message and "`<=`" in message and "mask the lanes" not in message
+
+
+ATTACKS = Path(__file__).with_name("grading_attacks_round1")
+
+
+def _attack(path: Path):
+    """The exercise and the function of one attack file, without running its grade() line."""
+    import os
+    import re
+
+    text = path.read_text()
+    m = re.search(r'^(\w+) = grading\.grade\("([^"]+)", (\w+)\)\s*$', text, re.M)
+    assert m, f"{path.name}: no grading.grade line"
+    os.environ.setdefault("ATTACK_REPO", str(Path(__file__).resolve().parents[1]))
+    if str(ATTACKS) not in sys.path:
+        sys.path.insert(0, str(ATTACKS))
+    name = f"attack_{path.stem}"
+    module = type(sys)(name)
+    module.__file__ = str(path)
+    sys.modules[name] = module  # Triton's interpreter looks a kernel's module up by name
+    exec(compile(text[:m.start()], str(path), "exec"), module.__dict__)
+    return m.group(2), module.__dict__[m.group(3)]
+
+
+@pytest.mark.parametrize("path", sorted(ATTACKS.glob("a*.py")), ids=lambda p: p.stem)
+def test_attack_of_round_1_is_rejected(path):
+    key, fn = _attack(path)
+    from gpuperf import grading
+
+    report = grading.grade_report(key, fn, seed=SEED, stop_at_first_failure=True)
+    assert not report.passed, f"{path.name} accepted by {key} (seed {SEED}):\n{report.text()}"
