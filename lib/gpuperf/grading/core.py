@@ -17,6 +17,11 @@ UNIT_ROUNDOFF = {"fp64": 2.0**-53, "fp32": 2.0**-24, "tf32": 2.0**-11, "fp16": 2
 _TINY = {"fp64": 5e-324, "fp32": 1.4e-45, "fp16": 2.0**-24, "bf16": 9.2e-41}
 
 
+#: The words of compare's report of an output that is NaN everywhere; the grader, which knows under the
+#: interpreter whether any kernel stored anything, replaces the report with a definite one.
+ALL_NAN_BLANK = "your kernel wrote nothing to "
+
+
 def solutions_requested() -> bool:
     """True when ``GPUPERF_LAB_SOLUTIONS`` is set to 1/true/yes/on (any case)."""
     return os.environ.get(SOLUTIONS_ENV_VAR, "").strip().lower() in ("1", "true", "yes", "on")
@@ -251,8 +256,8 @@ def compare(case: str, output: str, yours, expected, tol: Tolerance, scale=None,
             message = (f"nothing was written to {output}: your function kept what it computed for the first "
                        "call (per input object?) instead of reading the new values")
         else:
-            message = (f"your kernel wrote nothing to {output} yet: every element still holds the NaN it "
-                       "started with (is the kernel's body still the stub, `pass`?)")
+            message = (f"every element of {output} is NaN: {ALL_NAN_BLANK}{output} yet (is the kernel's body "
+                       "still the stub, `pass`?), or it computed NaN everywhere (inf - inf, inf / inf, 0 / 0)")
         return CaseResult(case, output, False, message, n_wrong=got.numel(), n_elements=got.numel())
     if scale is None:
         bound_scale = exp.abs()
