@@ -364,12 +364,23 @@ def interpreted_launches():
             interpreted[self.fn] = InterpretedFunction(self.fn)
         return interpreted[self.fn].run(*args, grid=grid, warmup=warmup, **kwargs)
 
+    def device_call(self, *args, **kwargs):
+        # Triton's own @jit helpers (tl.zeros, tl.sum, tl.cdiv, ...) and the learner's, called from inside
+        # an interpreted kernel: with TRITON_INTERPRET unset they are compiled JITFunctions, which refuse to
+        # be called; interpret them too
+        if self.fn not in interpreted:
+            interpreted[self.fn] = InterpretedFunction(self.fn)
+        return interpreted[self.fn](*args, **kwargs)
+
+    original_call = JITFunction.__call__
     JITFunction.run = run
+    JITFunction.__call__ = device_call
     try:
         with interpreter_dot_as_on_gpu(True):
             yield
     finally:
         JITFunction.run = original
+        JITFunction.__call__ = original_call
 
 
 def _no_tf32(device: str) -> bool:
