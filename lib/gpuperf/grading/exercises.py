@@ -1350,6 +1350,11 @@ def _l6_cases(gen, device) -> list[Case]:
         label = (f"B=1 H=1 N_q={n_q} N_k=32 d=16 {dtype_name(dtype)} full, q = 0 and dO near 1/3: dV summed "
                  "over every query")
         cases.append(Case(label, _l6_case(gen, device, dtype, 1, 1, n_q, 32, 16, False, "canary", label)))
+    if device != "cpu":  # races between programs (a dQ added by every key block), seen by the interpreter
+        label = ("B=1 H=2 N_q=70 N_k=50 d=16 fp32 causal, normal scores, your kernels run by Triton's "
+                 "interpreter on the CPU: races between programs")
+        cases.append(Case(label, _l6_case(gen, "cpu", _torch().float32, 1, 2, 70, 50, 16, True, "normal", label),
+                          interpret=True, device="cpu"))
     if _no_tf32(device):
         import torch
 
