@@ -618,6 +618,7 @@ def _fwd_wrong(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, N_Q, N_K, scale, CAUSAL: tl.
 
 def _fwd_wrong_fn(mode):
     def fn(q, k, v, causal=False):
+        q, k, v = q.contiguous(), k.contiguous(), v.contiguous()  # heads may be interleaved
         b, h, n_q, d = q.shape
         o = torch.empty_like(q)
         lse = torch.empty((b, h, n_q), dtype=torch.float32, device=q.device)
@@ -712,6 +713,7 @@ def _bwd_wrong(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, do_ptr, dq_ptr, dk_ptr, dv_p
 
 def _bwd_wrong_fn(mode):
     def fn(q, k, v, o, lse, do, causal=False):
+        q, k, v, o, do = (t.contiguous() for t in (q, k, v, o, do))  # heads may be interleaved
         b, h, n_q, d = q.shape
         n_k = k.shape[2]
         dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
@@ -1140,6 +1142,7 @@ def _fwd_variant(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, N_Q, N_K, scale, CAUSAL: t
 
 def _fwd_variant_fn(mode):
     def fn(q, k, v, causal=False):
+        q, k, v = q.contiguous(), k.contiguous(), v.contiguous()  # heads may be interleaved
         b, h, n_q, d = q.shape
         o = torch.empty(q.shape, dtype=torch.float32 if mode == 6 else q.dtype, device=q.device)
         lse = torch.empty((b, h, n_q), dtype=torch.float32, device=q.device)
