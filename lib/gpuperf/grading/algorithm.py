@@ -40,6 +40,7 @@ class Launch:
     stored: dict = field(default_factory=dict)  # argument name: active elements stored (non-atomic)
     widest_load: dict = field(default_factory=dict)  # argument name: largest block (lanes) of one load
     load_shapes: dict = field(default_factory=dict)  # argument name: {block shape: count}
+    visits: dict = field(default_factory=dict)  # argument name: {(program, address of the block's first lane)}
     stored_2d: int = 0  # active elements stored by blocks with at least two dimensions > 1
     blocks_2d: list = field(default_factory=list)  # the active addresses of each such store
     atomics: int = 0
@@ -271,6 +272,8 @@ def _install():
                 name = name_of(launch, picked) or name_of(launch, addresses)
                 launch.loaded[name] = launch.loaded.get(name, 0) + int(picked.size)
                 launch.widest_load[name] = max(launch.widest_load.get(name, 0), int(addresses.size))
+                if addresses.size:  # the block visited, whether or not its lanes are masked off
+                    launch.visits.setdefault(name, set()).add((state["program"], int(addresses.reshape(-1)[0])))
                 shapes = launch.load_shapes.setdefault(name, {})
                 shape = tuple(int(s) for s in addresses.shape)
                 shapes[shape] = shapes.get(shape, 0) + 1
