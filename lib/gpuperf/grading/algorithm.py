@@ -158,7 +158,7 @@ def _describe(launch: Launch, address: int, what: str, writer: int, other: int, 
         return (f"a race in your kernel {launch.kernel}: {a} and {b} both stored to {where} without an atomic. "
                 "Under the interpreter programs run one after another, so the result can look right; on a GPU "
                 "they run at the same time and one store overwrites the other. Give every program its own "
-                "output elements, or add with tl.atomic_add")
+                "output elements, or add with an atomic add")
     return (f"a race in your kernel {launch.kernel}: {b} read {where}, which {a} of the same launch writes. On a "
             "GPU nothing orders two programs of one launch, so the value read may be the old one or the new "
             "one; read only what your own program writes, or split the work into two launches")

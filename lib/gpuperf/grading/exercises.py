@@ -1046,9 +1046,9 @@ def _matmul_blocks_check(runner, label, k) -> list[CaseResult]:
     shapes = trace.dots()
     if not shapes:
         return [CaseResult(label, "-", False,
-                           "your kernel multiplies no tiles with tl.dot: the tiled matmul multiplies a (BLOCK_M, "
-                           "BLOCK_K) tile of A by a (BLOCK_K, BLOCK_N) tile of B with tl.dot, accumulating in "
-                           "fp32 (a broadcast multiply and tl.sum never reaches the tensor cores)")]
+                           "your kernel multiplies no tiles with Triton's dot: the tiled matmul multiplies a "
+                           "(BLOCK_M, BLOCK_K) tile of A by a (BLOCK_K, BLOCK_N) tile of B with a dot, "
+                           "accumulating in fp32 (a broadcast multiply and a sum never reaches the tensor cores)")]
     widest = max(shape[1] for shape in shapes)
     if widest >= k or widest > LARGEST_BLOCK_K:
         return [CaseResult(label, "-", False,
