@@ -92,18 +92,36 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
                 continue
             if stop_at_first_failure and any(not r.passed for r in results):
                 break
-            runner = Runner(fn, case.label, ex.get_policy(), device, allow_course_kernels)
+            runner = Runner(fn, case.label, ex.get_policy(), case.device or device, allow_course_kernels)
             runner.notes = notes
-            runner.interpret = case.interpret
+            runner.interpret = case.interpret and device != "cpu"
             try:
                 case_results = case.run(runner)
             except CallFailed as failed:
                 case_results = failed.results
             except Exception as exc:  # the reader's code: report, never raise
                 case_results = [_result_of_exception(case.label, exc)]
+            case_results = [_definite_blank(r, runner) for r in case_results]
             results.extend(r if r.case == case.label else _relabel(r, case.label) for r in case_results)
-    name = torch.cuda.get_device_name() if device == "cuda" else "CPU (Triton interpreter)"
+    name = torch.cuda.get_device_name() if device == "cuda" else \
+        "CPU (Triton interpreter)" if ex.get_policy().kernels else "CPU"
     return GradeReport(key, ex.title, seed, name, tuple(results), graded, tuple(notes))
+
+
+def _definite_blank(r: CaseResult, runner) -> CaseResult:
+    """An output NaN everywhere: under the interpreter the grader knows whether a kernel stored anything."""
+    from dataclasses import replace
+
+    from gpuperf.grading.core import ALL_NAN_BLANK
+
+    trace = getattr(runner, "trace", None)
+    if r.passed or ALL_NAN_BLANK not in r.message or trace is None:
+        return r
+    if trace.total("stored") == 0:
+        return replace(r, message=f"your kernel wrote nothing to {r.output} yet: every element still holds the NaN "
+                       "it started with (is the kernel's body still the stub, `pass`?)")
+    return replace(r, message=f"every element of {r.output} is NaN, although your kernel stored values: it "
+                   "computed NaN everywhere (inf - inf, inf / inf or 0 / 0: an exp that overflowed?)")
 
 
 def _grade_plain(ex: Exercise, fn, seed: int, device, graded: str) -> GradeReport:

@@ -17,6 +17,11 @@ UNIT_ROUNDOFF = {"fp64": 2.0**-53, "fp32": 2.0**-24, "tf32": 2.0**-11, "fp16": 2
 _TINY = {"fp64": 5e-324, "fp32": 1.4e-45, "fp16": 2.0**-24, "bf16": 9.2e-41}
 
 
+#: The words of compare's report of an output that is NaN everywhere; the grader, which knows under the
+#: interpreter whether any kernel stored anything, replaces the report with a definite one.
+ALL_NAN_BLANK = "your kernel wrote nothing to "
+
+
 def solutions_requested() -> bool:
     """True when ``GPUPERF_LAB_SOLUTIONS`` is set to 1/true/yes/on (any case)."""
     return os.environ.get(SOLUTIONS_ENV_VAR, "").strip().lower() in ("1", "true", "yes", "on")
@@ -104,7 +109,8 @@ class GradeReport:
             return "\n".join(["PASSED " + head, about] + ["  " + n for n in self.notes])
         lines = ["NOT YET " + head, about]
         first = self.failures[0]
-        lines.append(f"  first failing case: {first.case}, output {first.output}")
+        output = f", output {first.output}" if first.output not in ("-", "") else ""
+        lines.append(f"  first failing case: {first.case}{output}")
         lines.extend("    " + line for line in _describe_failure(first).splitlines())
         others = [c for c in bad_cases if c != first.case]
         if others:
@@ -245,6 +251,14 @@ def compare(case: str, output: str, yours, expected, tol: Tolerance, scale=None,
         return CaseResult(case, output, False, f"{output} has shape {tuple(yours.shape)}, expected "
                           f"{tuple(exp.shape)}", tolerance=tol)
     got = yours.detach().to(device="cpu", dtype=torch.float64)
+    if got.numel() and bool(torch.isnan(got).all()) and not bool(torch.isnan(exp).any()):
+        if "second call" in output:
+            message = (f"nothing was written to {output}: your function kept what it computed for the first "
+                       "call (per input object?) instead of reading the new values")
+        else:
+            message = (f"every element of {output} is NaN: {ALL_NAN_BLANK}{output} yet (is the kernel's body "
+                       "still the stub, `pass`?), or it computed NaN everywhere (inf - inf, inf / inf, 0 / 0)")
+        return CaseResult(case, output, False, message, n_wrong=got.numel(), n_elements=got.numel())
     if scale is None:
         bound_scale = exp.abs()
     elif isinstance(scale, torch.Tensor):
@@ -306,7 +320,9 @@ def _result_of_exception(case: str, exc: BaseException) -> CaseResult:
     seen, cause = set(), exc
     while cause is not None and id(cause) not in seen:  # the interpreter wraps what a kernel raised
         seen.add(id(cause))
-        if isinstance(cause, (ForbiddenCall, OutOfBounds)):
+        if isinstance(cause, OutOfBounds):
+            return CaseResult(case, "-", False, _out_of_bounds_message(str(cause)))
+        if isinstance(cause, ForbiddenCall):
             return CaseResult(case, "-", False, str(cause))
         cause = cause.__cause__ or cause.__context__
     if isinstance(exc, NotImplementedError):
@@ -314,6 +330,34 @@ def _result_of_exception(case: str, exc: BaseException) -> CaseResult:
     text = str(exc).strip().splitlines()
     first = text[-1] if text else ""
     return CaseResult(case, "-", False, f"your function raised {type(exc).__name__}: {first[:300]}")
+
+
+def _out_of_bounds_message(text: str) -> str:
+    """The watch's report of a load or store outside the tensors, said as what to fix: the lane one past the
+    end (a mask ``<=`` where ``<`` is meant), or lanes past the end with no mask that stops them."""
+    import re
+
+    m = re.search(r"your kernel (loaded from|stored to|updated \(atomically\)) memory outside the tensors it was "
+                  r"given: (\d+) active lane\(s\) of a block of shape (\[[^\]]*\]), the first at block index "
+                  r"(\[[^\]]*\]), address 0x[0-9a-f]+: (.*?)\. On a GPU", text)
+    if not m:
+        return text
+    kind, lanes, shape, index, where = m.groups()
+    verb = {"loaded from": "read", "stored to": "wrote"}.get(kind, "updated")
+    past = re.match(r"element (\d+) of (\S+), which has (\d+) elements", where)
+    if past:
+        element, name, n = int(past.group(1)), past.group(2), int(past.group(3))
+        head = f"your kernel {verb} past the end of {name} ({n} elements): {lanes} active lane(s) of a block of " \
+               f"shape {shape}, the first at element {element}"
+        if element == n and lanes == "1":
+            return head + (f", one past the last. The mask lets offset == {n} through: compare with `<`, not "
+                           "`<=`")
+        return head + (". These lanes need a mask that is false from the end of the tensor on (offsets < the "
+                       f"length); is the mask given to this {'load' if verb == 'read' else 'store'}, and does it "
+                       "compare the right offsets with the right length?")
+    return (f"your kernel {verb} memory outside the tensors it was given: {lanes} active lane(s) of a block of "
+            f"shape {shape}, the first at block index {index}: {where}. On a GPU this is memory that is not "
+            "yours; check the offsets and the mask of this access")
 
 
 def _round_fp32_to_tf32(data):

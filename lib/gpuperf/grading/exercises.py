@@ -43,6 +43,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from gpuperf.grading.algorithm import Trace, traced
 from gpuperf.grading.core import (UNIT_ROUNDOFF, CaseResult, Tolerance, compare, dtype_name,
                                   elementwise_tolerance, reduction_tolerance)
 from gpuperf.grading.watch import (SOFTMAX_LIKE_NAMES, SOFTMAX_LIKE_OPS, TRITON_OPS, ForbiddenCall, Policy,
@@ -81,6 +82,7 @@ class Case:
     run: Callable[[Any], list[CaseResult]]
     poison_bytes: int = 0
     interpret: bool = False  # run the kernels through Triton's interpreter (a GPU without TF32: see _no_tf32)
+    device: str | None = None  # "cpu": the inputs on the CPU whatever the machine (with interpret: counted)
 
 
 @dataclass(frozen=True)
@@ -125,12 +127,25 @@ class Runner:
         self.watch: Watch | None = None
         self.interpret = False
         self.notes: list[str] = []
+        self.trace: Trace | None = None
+        self.count_reads: dict = {}  # name: grader's tensor; after a call, self.reads[name] = elements read
+        self.reads: dict = {}
 
-    def input(self, values, band: int = 1024):
+    def input(self, values, band: int = 1024, order=None):
         """``values`` copied into a tensor with ``band`` elements of NaN before and after it (an unmasked load
-        past either end reads NaN); contiguous."""
-        view, _ = banded_empty(values.shape, _contiguous_strides(values.shape), values.dtype, values.device,
-                               band)
+        past either end reads NaN). ``order``: the dimensions from outermost to innermost in memory (default
+        contiguous; e.g. ``(0, 2, 1, 3)`` lays a (B, H, N, d) tensor out as (B, N, H, d), so its heads are
+        interleaved and its strides are not those of a contiguous tensor)."""
+        shape = tuple(values.shape)
+        if order is None:
+            strides = _contiguous_strides(shape)
+        else:
+            inner = _contiguous_strides(tuple(shape[i] for i in order))
+            strides = [0] * len(shape)
+            for pos, dim in enumerate(order):
+                strides[dim] = inner[pos]
+            strides = tuple(strides)
+        view, _ = banded_empty(shape, strides, values.dtype, values.device, band)
         view.copy_(values)
         return view
 
@@ -156,6 +171,9 @@ class Runner:
         snapshots = [(n, t, _storage_bits(t).clone()) for n, t in inputs]
         watch = Watch(self.policy, self.device, self.allow_course_kernels)
         self.watch = watch
+        self.reads = {name: 0 for name in self.count_reads}
+        if self.count_reads:
+            _count_reads(watch, self.count_reads, self.reads)
         for _, t in tensors:
             watch.know(t)
         watch.know(*known)
@@ -163,14 +181,18 @@ class Runner:
                       for t in known]
         for _, alloc in given:
             watch.adopt(alloc)
-        integrity = _GraderIntegrity()
-        try:
-            with (interpreted_launches() if self.interpret else contextlib.nullcontext()), watch:
-                result = fn(*args, **kwargs)
-                if after is not None:
-                    after(result)
-        finally:
-            changed = integrity.restore()
+        # under the interpreter (a CPU, or a case interpreted on a GPU) what the kernels do is counted,
+        # program by program (gpuperf.grading.algorithm): races, loads, stores, tile products
+        with traced(self.device == "cpu" or self.interpret) as trace:
+            integrity = _GraderIntegrity()
+            try:
+                with (interpreted_launches() if self.interpret else contextlib.nullcontext()), watch:
+                    result = fn(*args, **kwargs)
+                    if after is not None:
+                        after(result)
+            finally:
+                changed = integrity.restore()
+        self.trace = trace
         if changed:
             raise CallFailed([CaseResult(self.label, "-", False,
                                          f"your function changed the grader or torch ({', '.join(changed[:3])}): "
@@ -198,6 +220,9 @@ class Runner:
                     problems.append(CaseResult(self.label, "-", False,
                                                "your function returned a tensor that neither the grader gave it "
                                                "nor torch allocated inside it (made from numpy?)"))
+        race = trace.race() if trace is not None else ""
+        if race and not problems:
+            problems.append(CaseResult(self.label, "-", False, race))
         if problems:
             raise CallFailed(problems)
         return result, watch
@@ -214,6 +239,43 @@ class Runner:
         return [CaseResult(self.label, name, False,
                            f"element {index} of {name} was not written by a kernel's store, a torch fill or a "
                            "copy: it was written behind torch's back, or not at all")]
+
+
+def _count_reads(watch, tensors: dict, reads: dict) -> None:
+    """Count, for each of the grader's ``tensors``, the elements that torch operators which compute (not views,
+    allocations or copies) read from its memory, or from a copy of it, while the reader's function runs
+    (plain-PyTorch exercises: the analogue of the loads a kernel makes). Wraps the watch's dispatch handler
+    of this one call; without that handler (another watch layout) nothing is counted."""
+    from gpuperf.grading.watch import ALLOCATIONS, COPIES, VIEWS, _storage_ptr
+
+    inner = getattr(watch, "_dispatch", None)
+    if inner is None:  # pragma: no cover - another watch layout
+        return
+    owners = {_storage_ptr(t): name for name, t in tensors.items()}
+    import torch
+
+    def dispatch(func, args, kwargs):
+        out = inner(func, args, kwargs)
+        if watch.paused or watch.internal or not watch.active:
+            return out
+        name = func.overloadpacket.__name__
+        if name in VIEWS or name in ALLOCATIONS:
+            return out
+        flat = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.Tensor)]
+        if name in COPIES:  # a copy of the grader's tensor is read as the tensor itself
+            source = next((owners[_storage_ptr(a)] for a in flat if _storage_ptr(a) in owners), None)
+            if source is not None:
+                for t in (out if isinstance(out, (tuple, list)) else (out,)):
+                    if isinstance(t, torch.Tensor):
+                        owners.setdefault(_storage_ptr(t), source)
+            return out
+        for a in flat:
+            owner = owners.get(_storage_ptr(a))
+            if owner is not None:
+                reads[owner] += a.numel()
+        return out
+
+    watch._dispatch = dispatch
 
 
 class _GraderIntegrity:
@@ -302,12 +364,23 @@ def interpreted_launches():
             interpreted[self.fn] = InterpretedFunction(self.fn)
         return interpreted[self.fn].run(*args, grid=grid, warmup=warmup, **kwargs)
 
+    def device_call(self, *args, **kwargs):
+        # Triton's own @jit helpers (tl.zeros, tl.sum, tl.cdiv, ...) and the learner's, called from inside
+        # an interpreted kernel: with TRITON_INTERPRET unset they are compiled JITFunctions, which refuse to
+        # be called; interpret them too
+        if self.fn not in interpreted:
+            interpreted[self.fn] = InterpretedFunction(self.fn)
+        return interpreted[self.fn](*args, **kwargs)
+
+    original_call = JITFunction.__call__
     JITFunction.run = run
+    JITFunction.__call__ = device_call
     try:
         with interpreter_dot_as_on_gpu(True):
             yield
     finally:
         JITFunction.run = original
+        JITFunction.__call__ = original_call
 
 
 def _no_tf32(device: str) -> bool:
@@ -475,33 +548,71 @@ def _scalar_hint(value: float, expected: float) -> str:
 # ---- L2: vector add and the fused chain ---------------------------------------------------------------
 
 
-def _l2_add_cases(gen, device) -> list[Case]:
-    sizes = [1, 97, 1024, 1025, 4096 + int(torch_randint(gen, 1, 999))]
+def _l2_sizes(gen, device, long_lo: int = 10_000, long_hi: int = 100_000) -> list[int]:
+    """Lengths across every block boundary and beyond any block a kernel could hard-code: one element, a
+    length below the smallest block, one that is a power of two, one just past it, one between blocks, and
+    a long one (10^4 to 10^5 elements on a CPU, millions on a GPU), all but the first drawn from the seed."""
+    power = 1 << torch_randint(gen, 6, 12)
+    sizes = [1, torch_randint(gen, 2, 64), power, power + 1, torch_randint(gen, 1025, 9000),
+             torch_randint(gen, long_lo, long_hi)]
     if device != "cpu":
-        sizes += [1 << 20, (1 << 20) + 3]
+        sizes += [(1 << 20) + torch_randint(gen, 1, 999), torch_randint(gen, 1 << 22, 1 << 24)]
+    return sizes
+
+
+def _l2_add_cases(gen, device) -> list[Case]:
+    sizes = _l2_sizes(gen, device)
     cases = []
     for dtype in _dtypes(device):
-        for n in sizes:
+        for i, n in enumerate(sizes):
+            if dtype != _dtypes(device)[0] and n > 20_000 and device == "cpu":
+                continue  # one long row per dtype is enough on the interpreter
             cases.append(Case(f"n={n} {dtype_name(dtype)}", _add_case(gen, device, dtype, n)))
+    n = torch_randint(gen, 97, 3000)
+    label = f"n={n} fp32, called twice on the same x, y and out with new values in x and y"
+    cases.append(Case(label, _add_case(gen, device, _torch().float32, n, label, repeat=True)))
+    if device != "cpu" and _free_gpu_bytes() >= 64 * 2**30:
+        n = 2**31 + torch_randint(gen, 1, 1000)
+        label = f"n={n} fp16 (past 2^31 elements: 32-bit offsets wrap around)"
+        cases.append(Case(label, _add_huge_case(gen, device, n, label)))
     return cases
 
 
-def _add_case(gen, device, dtype, n):
+def _free_gpu_bytes() -> int:
+    try:
+        import torch
+
+        return int(torch.cuda.mem_get_info()[0])
+    except Exception:  # pragma: no cover - no CUDA
+        return 0
+
+
+def _add_case(gen, device, dtype, n, label=None, repeat=False):
+    label = label or f"n={n} {dtype_name(dtype)}"
+
     def run(runner):
         import torch
 
-        label = f"n={n} {dtype_name(dtype)}"
         x = runner.input(_randn(gen, (n,), dtype, device))
         y = runner.input(_randn(gen, (n,), dtype, device))
         out = runner.output_buffer((n,), dtype)  # NaN, with guard bands before and after
-        got, watch = runner.call(x, y, out, names=("x", "y", "out"))
         results = []
-        if not isinstance(got, torch.Tensor) or got.data_ptr() != out.data_ptr():
-            results.append(CaseResult(label, "out", False, "the function must write into `out` and return it; "
-                                      "it returned something else"))
-        expected = x.double().cpu() + y.double().cpu()
-        results.append(compare(label, "out", out, expected, elementwise_tolerance(dtype, 1)))
-        results += runner.written_check("out", out)
+        for call in range(2 if repeat else 1):
+            what = "out" if call == 0 else "out (second call: same tensors, new values)"
+            if call:  # the same tensor objects, new contents: a result kept per input object is stale
+                x.copy_(_randn(gen, (n,), dtype, device))
+                y.copy_(_randn(gen, (n,), dtype, device))
+            got, watch = runner.call(x, y, out, names=("x", "y", "out"))
+            if not isinstance(got, torch.Tensor) or got.data_ptr() != out.data_ptr():
+                results.append(CaseResult(label, "out", False, "the function must write into `out` and return "
+                                          "it; it returned something else"))
+            expected = x.double().cpu() + y.double().cpu()
+            results.append(compare(label, what, out, expected, elementwise_tolerance(dtype, 1)))
+            results += runner.written_check("out", out)
+            del expected  # the reference never exists while the reader's function runs
+            if not all(r.passed for r in results):
+                break
+            out.fill_(float("nan"))
         if n > 4096 and all(r.passed for r in results):  # said once, when nothing else is wrong
             results += _offsets_check(runner, label)
         return results
@@ -509,49 +620,112 @@ def _add_case(gen, device, dtype, n):
     return run
 
 
+def _add_huge_case(gen, device, n, label):
+    """Past 2^31 elements, on a GPU with the memory (fp16: 3 tensors of 4 GB). Each tensor sits 2^31
+    elements into its buffer, so a kernel whose offsets wrap around in 32 bits reads and writes the grader's
+    padding (never memory that is not the grader's) and leaves the end of ``out`` unwritten."""
+
+    def run(runner):
+        import torch
+
+        from gpuperf.grading.watch import banded_empty
+
+        dtype = torch.float16
+        pad = 2**31 + 4096
+        g = torch.Generator(device=device).manual_seed(int(torch_randint(gen, 0, 2**31 - 1)))
+        x, _ = banded_empty((n,), (1,), dtype, device, pad)
+        y, _ = banded_empty((n,), (1,), dtype, device, pad)
+        x.copy_(torch.randn(n, generator=g, device=device, dtype=dtype))
+        y.copy_(torch.randn(n, generator=g, device=device, dtype=dtype))
+        out, alloc = banded_empty((n,), (1,), dtype, device, pad)
+        runner._given = getattr(runner, "_given", []) + [(out, alloc)]
+        wrap = ("elements past 2^31 are wrong: your kernel's offsets are computed in 32 bits and wrap around "
+                "there (convert the program id to a 64-bit integer before multiplying it by the block size)")
+        try:
+            got, _ = runner.call(x, y, out, names=("x", "y", "out"))
+        except CallFailed as failed:
+            return [CaseResult(label, r.output, False, r.message + "; " + wrap) for r in failed.results]
+        bad = None
+        tol = elementwise_tolerance(dtype, 1)
+        chunk = 1 << 26
+        for start in range(0, n, chunk):
+            want = x[start:start + chunk].float() + y[start:start + chunk].float()
+            mine = out[start:start + chunk].float()
+            err = (mine - want).abs()
+            wrong = ~(err <= tol.atol + tol.rtol * want.abs())
+            if bool(wrong.any()):
+                i = int(wrong.nonzero()[0])
+                bad = (start + i, float(mine[i]), float(want[i]), int(wrong.sum()))
+                break
+        del x, y, out, alloc
+        torch.cuda.empty_cache()
+        if bad is None:
+            return [CaseResult(label, "out", True, tolerance=tol)]
+        index, yours, expected, count = bad
+        message = f"{count}+ elements wrong from index {index} on"
+        if index >= 2**31 - 4096:
+            message += "; " + wrap
+        return [CaseResult(label, "out", False, message, (index,), yours, expected, None, count, n, tol)]
+
+    return run
+
+
 def _offsets_check(runner, label) -> list[CaseResult]:
-    w = runner.watch
+    w, trace = runner.watch, runner.trace
     if runner.device != "cpu" or w is None or w.counters.stores == 0:
         return []
-    if w.counters.narrow_offsets:
+    narrow = w.counters.narrow_offsets or (trace is not None and trace.narrow_pid_offsets())
+    if narrow:
         return [CaseResult(label, "-", False,
                            "your kernel's addresses are computed with 32-bit offsets: past 2^31 elements "
                            "(8 GB of fp32) they wrap around; convert the program id to a 64-bit integer "
-                           "before multiplying it by the block size")]
+                           "before multiplying it by the block size (widening the product afterwards is too "
+                           "late: it has already wrapped)")]
     return []
 
 
 def _l2_chain_cases(gen, device) -> list[Case]:
     cases = []
-    sizes = [1, 97, 1025, 3000 + torch_randint(gen, 1, 999)]
-    if device != "cpu":
-        sizes += [(1 << 20) + 7]
+    sizes = _l2_sizes(gen, device)
     for dtype in _dtypes(device):
         for n in sizes:
             for k_ops in (1, 2, 5, 8):
                 if n > 2000 and k_ops not in (5,):
                     continue
+                if n > 20_000 and device == "cpu" and dtype != _dtypes(device)[0]:
+                    continue
                 scale = 0.5 + float(_torch().rand(1, generator=gen))
                 shift = float(_torch().randn(1, generator=gen)) * 0.25
                 label = f"n={n} {dtype_name(dtype)} k_ops={k_ops} scale={scale:.4f} shift={shift:.4f}"
                 cases.append(Case(label, _chain_case(gen, device, dtype, n, k_ops, scale, shift, label)))
+    n = torch_randint(gen, 97, 3000)
+    label = f"n={n} fp32 k_ops=3 scale=1.5 shift=0.25, called twice on the same x with new values in it"
+    cases.append(Case(label, _chain_case(gen, device, _torch().float32, n, 3, 1.5, 0.25, label, repeat=True)))
     return cases
 
 
-def _chain_case(gen, device, dtype, n, k_ops, scale, shift, label):
+def _chain_case(gen, device, dtype, n, k_ops, scale, shift, label, repeat=False):
     def run(runner):
         x = runner.input(_randn(gen, (n,), dtype, device, scale=2.0))
-        got, _ = runner.call(x, k_ops, scale, shift, names=("x",))
-        y = x.double().cpu()
-        largest = y.abs()  # the bound follows the largest intermediate value (y + shift may cancel)
-        for j in range(k_ops):
-            y = y * scale if j % 2 == 0 else y + shift
-            largest = largest.maximum(y.abs())
-        tol = elementwise_tolerance(dtype, 2 * k_ops + 1)
-        tol = Tolerance(tol.atol, tol.rtol, tol.reason, scale_name="max |intermediate value|")
-        results = [compare(label, "out", got, y, tol, scale=largest, dtype=dtype, device=device)]
-        if results[0].passed:
-            results += runner.written_check("out", got)
+        results = []
+        for call in range(2 if repeat else 1):
+            if call:  # the same tensor object, new contents
+                x.copy_(_randn(gen, (n,), dtype, device, scale=2.0))
+            got, _ = runner.call(x, k_ops, scale, shift, names=("x",))
+            y = x.double().cpu()
+            largest = y.abs()  # the bound follows the largest intermediate value (y + shift may cancel)
+            for j in range(k_ops):
+                y = y * scale if j % 2 == 0 else y + shift
+                largest = largest.maximum(y.abs())
+            tol = elementwise_tolerance(dtype, 2 * k_ops + 1)
+            tol = Tolerance(tol.atol, tol.rtol, tol.reason, scale_name="max |intermediate value|")
+            what = "out" if call == 0 else "out (second call: same x, new values)"
+            results += [compare(label, what, got, y, tol, scale=largest, dtype=dtype, device=device)]
+            if results[-1].passed:
+                results += runner.written_check("out", got)
+            del y, largest  # the reference never exists while the reader's function runs
+            if not all(r.passed for r in results):
+                break
         if n > 2000 and all(r.passed for r in results):  # said once, when nothing else is wrong
             results += _offsets_check(runner, label)
         return results
@@ -563,12 +737,19 @@ def _chain_case(gen, device, dtype, n, k_ops, scale, shift, label):
 
 
 def _softmax_shapes(device: str, online: bool, gen) -> list[tuple[int, int]]:
+    """Rows across every block boundary, drawn from the seed, and a few rows far longer than any block a
+    kernel could hard-code (10^4 to 10^5 columns on a CPU, where one program holds a row; fewer on a GPU,
+    where the fused kernel keeps a row in registers)."""
+    power = 1 << torch_randint(gen, 5, 11)
+    shapes = [(1, 1), (3, torch_randint(gen, 2, 100)), (4, power), (2, power + 1),
+              (torch_randint(gen, 2, 7), torch_randint(gen, 1000, 4000))]
     if device == "cpu":
-        shapes = [(1, 1), (3, 97), (4, 1024), (2, 1025), (6, 1000 + torch_randint(gen, 1, 999))]
+        shapes += [(2, torch_randint(gen, 10_000, 100_000))]
         if online:
             shapes += [(3, 4096 + torch_randint(gen, 1, 2000))]
     else:
-        shapes = [(1, 1), (3, 97), (64, 1024), (33, 1025), (128, 4000 + torch_randint(gen, 1, 999))]
+        shapes += [(64, 1024), (33, 1025), (128, 4000 + torch_randint(gen, 1, 999)),
+                   (4, torch_randint(gen, 10_000, 32_000))]
         if online:
             shapes += [(8, 65536 + 17), (3, 200_003)]
     return shapes
@@ -605,48 +786,75 @@ def _softmax_rows(gen, rows: int, cols: int):
 def _softmax_cases_for(online: bool):
     def cases(gen, device) -> list[Case]:
         out = []
+        block = None
+        if online:
+            block = 128 if device == "cpu" else 1024
         for dtype in _dtypes(device):
             for rows, cols in _softmax_shapes(device, online, gen):
-                block = None
-                if online:
-                    block = 128 if device == "cpu" else 1024
+                if device == "cpu" and cols > 20_000 and dtype != _dtypes(device)[0]:
+                    continue
+                if online:  # a long row on the interpreter: a larger block (fewer steps), still many
+                    block = 2048 if device == "cpu" and cols > 20_000 else 128 if device == "cpu" else 1024
                 label = (f"x {rows}x{cols} {dtype_name(dtype)}, rows {cols + 13} apart, row offsets -800 to "
                          "800, late maxima" + (f", block={block}" if block else ""))
                 out.append(Case(label, _softmax_case(gen, device, dtype, rows, cols, label, block)))
+        rows, cols = 3, torch_randint(gen, 200, 1500)
+        label = (f"x {rows}x{cols} fp32, called twice on the same x with new values in it"
+                 + (f", block={block}" if block else ""))
+        out.append(Case(label, _softmax_case(gen, device, _torch().float32, rows, cols, label, block,
+                                             repeat=True)))
+        if online and device != "cpu":  # the passes and the block, counted by the interpreter on the CPU
+            cols = torch_randint(gen, 1500, 3000)
+            label = (f"x 2x{cols} fp32, block=128, your kernel run by Triton's interpreter on the CPU: the "
+                     "passes over each row and the block it walks them with")
+            out.append(Case(label, _softmax_case(gen, "cpu", _torch().float32, 2, cols, label, 128),
+                            interpret=True, device="cpu"))
         return out
 
     return cases
 
 
-def _softmax_case(gen, device, dtype, rows, cols, label, block):
+def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False):
     def run(runner):
         from gpuperf.grading.core import row_strided
 
         x = row_strided(_softmax_rows(gen, rows, cols).to(dtype).to(device))
-        if block is None:
-            got, watch = runner.call(x, names=("x",))
+        results = []
+        for call in range(2 if repeat else 1):
+            if call:  # the same tensor object, new contents
+                x.copy_(_softmax_rows(gen, rows, cols).to(dtype).to(device))
+            if block is None:
+                got, watch = runner.call(x, names=("x",))
+            else:
+                got, watch = runner.call(x, block, names=("x",))
+            expected = torch_softmax64(x)
+            what = "y" if call == 0 else "y (second call: same x, new values)"
+            results += [compare(label, what, got, expected, reduction_tolerance(dtype, cols, "row sum"),
+                                dtype=dtype, device=device)]
+            if results[-1].passed:
+                results += runner.written_check("y", got)
+            del expected  # the reference never exists while the reader's function runs
+            if not all(r.passed for r in results):
+                return results
+        trace = runner.trace
+        if trace is not None:
+            widest = trace.widest_load()
         else:
-            got, watch = runner.call(x, block, names=("x",))
-        expected = torch_softmax64(x)
-        results = [compare(label, "y", got, expected, reduction_tolerance(dtype, cols, "row sum"), dtype=dtype,
-                           device=device)]
-        if results[0].passed:
-            results += runner.written_check("y", got)
-        widest = watch.counters.widest_load if device == "cpu" else watch.counters.widest_block
+            widest = watch.counters.widest_block
         if block is not None and widest > block:
-            what = "loaded" if device == "cpu" else "was launched with a block of"
+            what = "loaded" if trace is not None else "was launched with a block of"
             results.append(CaseResult(label, "-", False,
                                       f"the grader asked for blocks of {block} elements, but your kernel {what} "
                                       f"{widest} at once: the online kernel must walk the row block by block "
                                       "with the block it is given"))
-        loaded = watch.counters.loaded_elements
-        if block is not None and device == "cpu" and results[0].passed and \
-                loaded > 2 * rows * cols + rows * min(block, cols):  # a few extra loads (a block) are fine
-            results.append(CaseResult(label, "-", False,
-                                      f"your kernel loaded {loaded} elements of x ({loaded / (rows * cols):.2g} "
-                                      f"times each of the {rows * cols}): the online softmax reads a row twice, "
-                                      "once for the running max and sum together, once to write; a separate "
-                                      "pass for the max reads it three times"))
+        if trace is not None:
+            loaded = trace.total("loaded")
+            if block is not None and loaded > 2 * rows * cols + rows * min(block, cols):
+                results.append(CaseResult(label, "-", False,
+                                          f"your kernel loaded {loaded} elements of x ({loaded / (rows * cols):.2g} "
+                                          f"times each of the {rows * cols}): the online softmax reads a row "
+                                          "twice, once for the running max and sum together, once to write; a "
+                                          "separate pass for the max reads it three times"))
         return results
 
     return run
@@ -663,32 +871,61 @@ def torch_softmax64(x):
 
 def _outer_cases(gen, device) -> list[Case]:
     if device == "cpu":
-        shapes = [(1, 1), (97, 33), (33, 1025), (130, 64 + torch_randint(gen, 1, 60)), (1, 200)]
+        shapes = [(1, 1), (torch_randint(gen, 2, 120), torch_randint(gen, 2, 40)),
+                  (torch_randint(gen, 20, 40), 1025), (130, 64 + torch_randint(gen, 1, 60)),
+                  (1, torch_randint(gen, 100, 300)), (2, torch_randint(gen, 6000, 12_000))]
     else:
-        shapes = [(1, 1), (97, 33), (1000 + torch_randint(gen, 1, 99), 1025), (4097, 333), (1, 5000)]
+        shapes = [(1, 1), (97, 33), (1000 + torch_randint(gen, 1, 99), 1025), (4097, 333), (1, 5000),
+                  (3, torch_randint(gen, 100_000, 1_000_000))]
     cases = []
     for dtype in _dtypes(device):
         for m, n in shapes:
+            if device == "cpu" and m * n > 20_000 and dtype != _dtypes(device)[0]:
+                continue
             label = f"x ({m},) y ({n},) {dtype_name(dtype)}"
             cases.append(Case(label, _outer_case(gen, device, dtype, m, n, label)))
+    m, n = torch_randint(gen, 40, 90), torch_randint(gen, 70, 140)
+    label = f"x ({m},) y ({n},) fp32, called twice on the same x and y with new values in them"
+    cases.append(Case(label, _outer_case(gen, device, _torch().float32, m, n, label, repeat=True)))
+    if device != "cpu":  # the 2-D tiles, counted by the interpreter on the CPU
+        label = "x (70,) y (150,) fp32, your kernel run by Triton's interpreter on the CPU: its 2-D tiles"
+        cases.append(Case(label, _outer_case(gen, "cpu", _torch().float32, 70, 150, label), interpret=True,
+                          device="cpu"))
     return cases
 
 
-def _outer_case(gen, device, dtype, m, n, label):
+def _outer_case(gen, device, dtype, m, n, label, repeat=False):
     def run(runner):
         x = runner.input(_randn(gen, (m,), dtype, device))
         y = runner.input(_randn(gen, (n,), dtype, device))
-        got, watch = runner.call(x, y, names=("x", "y"))
-        expected = x.double().cpu()[:, None] * y.double().cpu()[None, :]
-        tol = Tolerance(_TINY16 if dtype_name(dtype) != "fp32" else 1.4e-45, 2 * UNIT_ROUNDOFF[dtype_name(dtype)],
-                        f"one product rounded to {dtype_name(dtype)}, doubled")
-        results = [compare(label, "out", got, expected, tol, dtype=dtype, device=device)]
-        if results[0].passed:
-            results += runner.written_check("out", got)
-        if device == "cpu" and m > 1 and n > 1 and watch.counters.stores and not watch.counters.stores_2d:
-            results.append(CaseResult(label, "-", False,
-                                      "your kernel stores 1-D blocks: the exercise asks for 2-D tiles (a block of "
-                                      "rows times a block of columns, masked in both dimensions)"))
+        results = []
+        for call in range(2 if repeat else 1):
+            if call:  # the same tensor objects, new contents
+                x.copy_(_randn(gen, (m,), dtype, device))
+                y.copy_(_randn(gen, (n,), dtype, device))
+            got, watch = runner.call(x, y, names=("x", "y"))
+            expected = x.double().cpu()[:, None] * y.double().cpu()[None, :]
+            tol = Tolerance(_TINY16 if dtype_name(dtype) != "fp32" else 1.4e-45,
+                            2 * UNIT_ROUNDOFF[dtype_name(dtype)], f"one product rounded to {dtype_name(dtype)}, "
+                            "doubled")
+            what = "out" if call == 0 else "out (second call: same x and y, new values)"
+            results += [compare(label, what, got, expected, tol, dtype=dtype, device=device)]
+            if results[-1].passed:
+                results += runner.written_check("out", got)
+            del expected  # the reference never exists while the reader's function runs
+            if not all(r.passed for r in results):
+                return results
+        trace = runner.trace
+        if trace is not None and m > 1 and n > 1 and trace.total("stored"):
+            # every element written by a 2-D block, and most by blocks spanning two rows and two columns of out
+            # (a tile, not one row reshaped into a 2-D block)
+            tiled = trace.tiled_elements(got.data_ptr(), got.stride(0) * got.element_size())
+            if trace.stored_2d() < m * n or (m >= 4 and tiled < m * n // 2):
+                results.append(CaseResult(label, "-", False,
+                                          f"your kernel wrote {tiled} of the {m * n} elements of out with 2-D "
+                                          "tiles spanning rows and columns: the exercise asks for 2-D tiles (a "
+                                          "block of rows times a block of columns, masked in both dimensions) "
+                                          "that write every element"))
         return results
 
     return run
@@ -696,22 +933,45 @@ def _outer_case(gen, device, dtype, m, n, label):
 
 _TINY16 = 2.0**-24
 
+#: The most of K, or of the keys, one tile product may take at once: a tiled kernel walks them in blocks.
+LARGEST_BLOCK_K = 256
+
 
 def _matmul_cases(gen, device) -> list[Case]:
+    # (m, n, k, entries, layout of A, layout of B); A "strided": rows k + 13 apart; "transposed": a view
+    # of a (k, m) tensor (columns adjacent); B "contiguous" or "transposed"
     if device == "cpu":
-        shapes = [(1, 1, 1, "randn"), (97, 33, 65, "randn"), (64, 64, 64, "randn"),
-                  (33, 129, 70 + torch_randint(gen, 1, 50), "randn"), (1, 96, 200, "randn"),
-                  (33, 40, 2048, "uniform")]
+        shapes = [(1, 1, 1, "randn", "strided", "contiguous"),
+                  (torch_randint(gen, 33, 100), torch_randint(gen, 20, 40), torch_randint(gen, 33, 80), "randn",
+                   "transposed", "transposed"),
+                  (64, 64, 64, "randn", "strided", "transposed"),
+                  (33, 129, 70 + torch_randint(gen, 1, 50), "randn", "transposed", "contiguous"),
+                  (1, torch_randint(gen, 1100, 2000), torch_randint(gen, 33, 60), "randn", "strided", "contiguous"),
+                  (33, 40, 2048, "uniform", "strided", "transposed")]
     else:
-        shapes = [(1, 1, 1, "randn"), (97, 33, 65, "randn"), (64, 64, 64, "randn"),
-                  (1000 + torch_randint(gen, 1, 99), 1025, 777, "randn"), (1, 4096, 512, "randn"),
-                  (2048, 2048, 2048, "randn"), (257, 300, 8192, "uniform")]
+        shapes = [(1, 1, 1, "randn", "strided", "contiguous"), (97, 33, 65, "randn", "transposed", "transposed"),
+                  (64, 64, 64, "randn", "strided", "transposed"),
+                  (1000 + torch_randint(gen, 1, 99), 1025, 777, "randn", "transposed", "contiguous"),
+                  (1, 4096, 512, "randn", "strided", "contiguous"), (2048, 2048, 2048, "randn", "strided",
+                                                                     "transposed"),
+                  (257, 300, 8192, "uniform", "strided", "contiguous")]
     cases = []
     for dtype in _dtypes(device):
-        for m, n, k, dist in shapes:
-            what = ", entries in [0, 1)" if dist == "uniform" else ""
-            label = f"A {m}x{k} @ B {k}x{n} {dtype_name(dtype)}, A rows {k + 13} apart{what}"
-            cases.append(Case(label, _matmul_case(gen, device, dtype, m, n, k, dist, label)))
+        for m, n, k, dist, a_layout, b_layout in shapes:
+            if device == "cpu" and n > 1000 and dtype != _dtypes(device)[0]:
+                continue
+            label = _matmul_label(m, n, k, dtype, dist, a_layout, b_layout)
+            cases.append(Case(label, _matmul_case(gen, device, dtype, m, n, k, dist, label, a_layout, b_layout)))
+    m, n, k = torch_randint(gen, 20, 70), torch_randint(gen, 20, 70), torch_randint(gen, 20, 70)
+    label = _matmul_label(m, n, k, _torch().float32, "randn", "strided", "contiguous") + \
+        ", called twice on the same A and B with new values in them"
+    cases.append(Case(label, _matmul_case(gen, device, _torch().float32, m, n, k, "randn", label, "strided",
+                                          "contiguous", repeat=True)))
+    if device != "cpu":  # the tiles and the walk over K, counted by the interpreter on the CPU
+        label = (_matmul_label(40, 48, 1000, _torch().float32, "randn", "strided", "contiguous")
+                 + ", your kernel run by Triton's interpreter on the CPU: its tiles and the walk over K")
+        cases.append(Case(label, _matmul_case(gen, "cpu", _torch().float32, 40, 48, 1000, "randn", label,
+                                              "strided", "contiguous"), interpret=True, device="cpu"))
     if _no_tf32(device):
         import torch
 
@@ -721,33 +981,81 @@ def _matmul_cases(gen, device) -> list[Case]:
     return cases
 
 
-def _matmul_case(gen, device, dtype, m, n, k, dist, label):
-    def run(runner):
+def _matmul_label(m, n, k, dtype, dist, a_layout, b_layout) -> str:
+    what = ", entries in [0, 1)" if dist == "uniform" else ""
+    a = f"A rows {k + 13} apart" if a_layout == "strided" else "A transposed (a view of a K x M tensor)"
+    b = "B contiguous" if b_layout == "contiguous" else "B transposed (a view of an N x K tensor)"
+    return f"A {m}x{k} @ B {k}x{n} {dtype_name(dtype)}, {a}, {b}{what}"
+
+
+def _matmul_operand(runner, values, layout):
+    from gpuperf.grading.core import row_strided
+
+    if layout == "strided":
+        return row_strided(values)
+    if layout == "transposed":
+        return runner.input(values.t().contiguous()).t()
+    return runner.input(values)
+
+
+def _matmul_case(gen, device, dtype, m, n, k, dist, label, a_layout="strided", b_layout="contiguous",
+                 repeat=False):
+    def draw():
         import torch
 
-        from gpuperf.grading.core import row_strided
-
         if dist == "uniform":
-            a0 = torch.rand(m, k, generator=gen).to(dtype).to(device)
-            b0 = torch.rand(k, n, generator=gen).to(dtype).to(device)
-        else:
-            a0, b0 = _randn(gen, (m, k), dtype, device), _randn(gen, (k, n), dtype, device)
-        a = row_strided(a0)
-        b = runner.input(b0)
-        got, _ = runner.call(a, b, names=("a", "b"))
-        a64, b64 = a.double().cpu(), b.double().cpu()
-        expected = a64 @ b64
-        u_out = UNIT_ROUNDOFF[dtype_name(dtype)]
-        bound = _stored_error(expected, dtype_name(dtype)) + 2 * (k + 2) * U32 * (a64.abs() @ b64.abs())
-        tol = _bound(f"2 (u_out |C| + eta) + 2 (k + 2) 2^-24 (|A||B|), u_out = {u_out:.3g}, k = {k}",
-                     f"C rounded to {dtype_name(dtype)} once, fp32 accumulation of {k} products; a 16-bit "
-                     "accumulator or TF32 products (2^-11 each) exceed it")
-        results = [compare(label, "c", got, expected, tol, scale=bound, dtype=dtype, device=device)]
-        if results[0].passed:
-            results += runner.written_check("c", got)
-        return results
+            return (torch.rand(m, k, generator=gen).to(dtype).to(device),
+                    torch.rand(k, n, generator=gen).to(dtype).to(device))
+        return _randn(gen, (m, k), dtype, device), _randn(gen, (k, n), dtype, device)
+
+    def run(runner):
+        a0, b0 = draw()
+        a, b = _matmul_operand(runner, a0, a_layout), _matmul_operand(runner, b0, b_layout)
+        results = []
+        for call in range(2 if repeat else 1):
+            if call:  # the same tensor objects, new contents
+                a1, b1 = draw()
+                a.copy_(a1)
+                b.copy_(b1)
+            got, _ = runner.call(a, b, names=("a", "b"))
+            a64, b64 = a.double().cpu(), b.double().cpu()
+            expected = a64 @ b64
+            u_out = UNIT_ROUNDOFF[dtype_name(dtype)]
+            bound = _stored_error(expected, dtype_name(dtype)) + 2 * (k + 2) * U32 * (a64.abs() @ b64.abs())
+            tol = _bound(f"2 (u_out |C| + eta) + 2 (k + 2) 2^-24 (|A||B|), u_out = {u_out:.3g}, k = {k}",
+                         f"C rounded to {dtype_name(dtype)} once, fp32 accumulation of {k} products; a 16-bit "
+                         "accumulator or TF32 products (2^-11 each) exceed it")
+            what = "c" if call == 0 else "c (second call: same A and B, new values)"
+            results += [compare(label, what, got, expected, tol, scale=bound, dtype=dtype, device=device)]
+            if results[-1].passed:
+                results += runner.written_check("c", got)
+            del expected, bound, a64, b64  # the reference never exists while the reader's function runs
+            if not all(r.passed for r in results):
+                return results
+        return results + _matmul_blocks_check(runner, label, k)
 
     return run
+
+
+def _matmul_blocks_check(runner, label, k) -> list[CaseResult]:
+    """The tiles, graded where the interpreter counts them: tile products with ``tl.dot``, and K walked in
+    blocks (never all of K at once)."""
+    trace = runner.trace
+    if trace is None or k < 512:
+        return []
+    shapes = trace.dots()
+    if not shapes:
+        return [CaseResult(label, "-", False,
+                           "your kernel multiplies no tiles with Triton's dot: the tiled matmul multiplies a "
+                           "(BLOCK_M, BLOCK_K) tile of A by a (BLOCK_K, BLOCK_N) tile of B with a dot, "
+                           "accumulating in fp32 (a broadcast multiply and a sum never reaches the tensor cores)")]
+    widest = max(shape[1] for shape in shapes)
+    if widest >= k or widest > LARGEST_BLOCK_K:
+        return [CaseResult(label, "-", False,
+                           f"your kernel's tile products take {widest} of K = {k} at once: a tiled matmul walks K "
+                           f"in blocks (BLOCK_K of 16 to 128, at most {LARGEST_BLOCK_K}), accumulating the "
+                           "products of each block, so its tiles fit in on-chip memory whatever K is")]
+    return []
 
 
 # ---- L5 and L6: attention -----------------------------------------------------------------------------
@@ -755,11 +1063,23 @@ def _matmul_case(gen, device, dtype, m, n, k, dist, label):
 
 def _attention_shapes(device: str, gen) -> list[tuple[int, int, int, int, int, bool]]:
     """(batch, heads, n_q, n_k, head_dim, causal)."""
+    # the i-th shape gets SPREADS[i % 3]: the fourth (N_q > N_k, causal) has ordinary random scores, where a
+    # causal mask that replaces the bounds mask lets padded keys into the rows past N_k
     if device == "cpu":
-        return [(1, 1, 1, 1, 16, False), (1, 2, 97, 97, 32, True), (2, 1, 40, 130, 16, False),
-                (1, 1, 130, 64, 32, True), (1, 1, 33 + torch_randint(gen, 0, 30), 70, 64, False)]
+        n, e = torch_randint(gen, 60, 130), torch_randint(gen, 20, 70)
+        a = torch_randint(gen, 20, 60)
+        return [(1, 1, 1, 1, 16, False), (1, 2, n, n, 32, True), (2, 1, a, torch_randint(gen, a + 1, 140), 16, False),
+                (1, 2, torch_randint(gen, e + 33, 160), e, 32, True),
+                (2, 3, 33 + torch_randint(gen, 0, 30), torch_randint(gen, 65, 140), 16, False)]
     return [(1, 1, 1, 1, 16, False), (1, 2, 97, 97, 32, True), (2, 3, 40, 1030, 64, False),
-            (1, 2, 1030, 300, 64, True), (2, 4, 1024, 1024, 128, True), (2, 2, 777, 2049, 64, False)]
+            (1, 2, 1000 + torch_randint(gen, 1, 99), 300, 64, True), (2, 4, 1024, 1024, 128, True),
+            (2, 2, 777, 2000 + torch_randint(gen, 1, 99), 64, False)]
+
+
+def _layout(h: int):
+    """Heads interleaved, as a (B, N, H, d) tensor viewed as (B, H, N, d), where there is more than one head:
+    the strides of the inputs are not those of a contiguous tensor."""
+    return (0, 2, 1, 3) if h > 1 else None
 
 
 #: How the scores are spread: "normal" (q, k ~ N(0, 1): scores ~ N(0, 1)), "large" (q x 30: scores to about
@@ -842,16 +1162,19 @@ def _l5_cases_for(want_causal: bool):
 def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
     cases = []
     for dtype in _dtypes(device):
-        shapes = _attention_shapes(device, gen)
+        # each shape keeps its spread (the i-th of _attention_shapes gets SPREADS[i % 3]) when filtered
+        shapes = [s + (SPREADS[i % len(SPREADS)] if s[3] > 1 else "normal",)
+                  for i, s in enumerate(_attention_shapes(device, gen))]
         if want_causal:
-            shapes = [s for s in shapes if s[-1]] + [s for s in shapes if not s[-1]][:1]
-            shapes += [(1, 1, 50, 50, 16, True), (1, 1, 64, 33, 32, True)]
+            shapes = [s for s in shapes if s[5]] + [s for s in shapes if not s[5]][:1]
+            shapes += [(1, 1, 50, 50, 16, True, "late"), (1, 1, 64, 33, 32, True, "normal")]
+            if device == "cpu" and dtype != _dtypes(device)[0]:
+                shapes = [s for s in shapes if s[2] > s[3]][:1] + shapes[:2]
         else:
-            shapes = [s[:-1] + (False,) for s in shapes]
+            shapes = [s[:5] + (False, s[6]) for s in shapes]
         if device == "cpu" and dtype != _dtypes(device)[0]:
             shapes = shapes[:3]
-        for i, (b, h, n_q, n_k, d, causal) in enumerate(shapes):
-            spread = SPREADS[i % len(SPREADS)] if n_k > 1 else "normal"
+        for b, h, n_q, n_k, d, causal, spread in shapes:
             label = (f"B={b} H={h} N_q={n_q} N_k={n_k} d={d} {dtype_name(dtype)} "
                      f"{'causal' if causal else 'full'}, {spread} scores")
             cases.append(Case(label, _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label)))
@@ -867,9 +1190,17 @@ def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
         cases.append(Case(label, _l5_case(gen, device, torch.float32, 1, 2, 97, 97, 32, want_causal, "normal",
                                           label), interpret=True))
     if want_causal:
-        n = 256 if device == "cpu" else 4096
-        label = f"B=1 H=1 N={n} d=16 fp32 causal against full: the key blocks the causal kernel visits"
-        cases.append(Case(label, _block_skip_case(gen, device, n, label)))
+        label = ("B=1 H=1 N=512 d=16 fp32 causal, your kernel run by Triton's interpreter on the CPU: the key "
+                 "blocks it visits")
+        cases.append(Case(label, _block_skip_case(gen, "cpu", 512, label), interpret=True, device="cpu"))
+        if device != "cpu":
+            label = "B=1 H=1 N=4096 d=16 fp32 causal: its time against full (information, not graded)"
+            cases.append(Case(label, _block_skip_case(gen, device, 4096, label)))
+    elif device != "cpu":
+        label = ("B=1 H=1 N_q=64 N_k=600 d=16 fp32 full, your kernel run by Triton's interpreter on the CPU: "
+                 "its blocks of keys")
+        cases.append(Case(label, _l5_case(gen, "cpu", _torch().float32, 1, 1, 64, 600, 16, False, "normal",
+                                          label), interpret=True, device="cpu"))
     return cases
 
 
@@ -877,7 +1208,8 @@ def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
     def run(runner):
         import torch
 
-        q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
+        q, k, v = (runner.input(t, order=_layout(h))
+                   for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
         got, _ = runner.call(q, k, v, causal, names=("q", "k", "v"))
         if not isinstance(got, tuple) or len(got) != 2:
             return [CaseResult(label, "-", False, "return a tuple (o, lse)")]
@@ -897,9 +1229,34 @@ def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
                            device=device)]
         if all(r.passed for r in results):
             results += runner.written_check("o", o) + runner.written_check("lse", lse)
+        if all(r.passed for r in results):
+            results += _key_blocks_check(runner, label, k, n_k)
         return results
 
     return run
+
+
+def _key_blocks_check(runner, label, k, n_k) -> list[CaseResult]:
+    """Where the interpreter counts them: K is loaded in blocks of keys, never all keys at once."""
+    trace = runner.trace
+    if trace is None or n_k < 512:
+        return []
+    rows = [shape[0] for launch in trace.launches for name, _, _, _, _ in launch.args
+            if _same_memory(launch, name, k) for shape in launch.load_shapes.get(name, {}) if len(shape) == 2]
+    widest = max(rows, default=0)
+    if widest >= n_k or widest > LARGEST_BLOCK_K:
+        return [CaseResult(label, "-", False,
+                           f"your kernel loads K in blocks of {widest} keys (N_k = {n_k}): FlashAttention walks the "
+                           f"keys in blocks (BLOCK_N of 16 to 128, at most {LARGEST_BLOCK_K}) with a running max "
+                           "and sum, so its tiles fit on chip whatever N_k is")]
+    return []
+
+
+def _same_memory(launch, name, tensor) -> bool:
+    for n, start, _, es, _ in launch.args:
+        if n == name:
+            return start == tensor.data_ptr() and es == tensor.element_size()
+    return False
 
 
 def _block_skip_case(gen, device, n, label):
@@ -907,7 +1264,8 @@ def _block_skip_case(gen, device, n, label):
         import torch
 
         q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, torch.float32, 1, 1, n, n, 16))
-        got, causal_watch = runner.call(q, k, v, True, names=("q", "k", "v"))
+        got, _ = runner.call(q, k, v, True, names=("q", "k", "v"))
+        causal_trace = runner.trace
         if not isinstance(got, tuple) or len(got) != 2:
             return [CaseResult(label, "-", False, "return a tuple (o, lse)")]
         ref = _attention_reference(q, k, v, True)
@@ -916,43 +1274,62 @@ def _block_skip_case(gen, device, n, label):
         results = [compare(label, "o", got[0], ref[0], tol, scale=bound_o, dtype=torch.float32, device=device),
                    compare(label, "lse", got[1], ref[1], tol, scale=bound_lse, dtype=torch.float32,
                            device=device)]
-        if device == "cpu":
-            _, full_watch = runner.call(q, k, v, False, names=("q", "k", "v"))
-            c, f = causal_watch.counters, full_watch.counters
-            if f.dots and f.loaded_elements:
-                dots, loads = c.dots / f.dots, c.loaded_elements / f.loaded_elements
-                # the score tiles (BM, 16) x (16, BN) of the causal run, against the pairs of blocks a
-                # kernel that skips in every program visits (not against the full run, which the reader's
-                # code could inflate)
-                visited, pairs, shape = _causal_tiles(n, 16, c.dot_shapes)
-                extra = c.dot_shapes.get(shape, 0) > visited + 0.1 * pairs if shape else False
-                if dots > 0.8 or loads > 0.8 or extra:
-                    what = (f"ran {c.dot_shapes[shape]} score tiles of shape {shape[0]} x {shape[2]} where "
-                            f"skipping in every program runs {visited} of the {pairs}" if extra else
-                            f"ran {dots:.0%} of the tile products and loaded {loads:.0%} of the elements it "
-                            "does without it")
-                    results.append(CaseResult(
-                        label, "-", False,
-                        f"with the causal mask your kernel {what} (N = {n}): it still visits the key "
-                        "blocks that no query of a block can see; skip them (about half, plus the diagonal)"))
-        else:
+        if not all(r.passed for r in results):
+            return results
+        if causal_trace is None:
             runner.notes.append(_causal_timing_note(runner, q, k, v))
-        return results
+            return results
+        results += _key_blocks_check(runner, label, k, n)
+        return results + _skip_check(causal_trace, label, q, k, n, 16)
 
     return run
 
 
-def _causal_tiles(n: int, d: int, dot_shapes):
-    """For the block sizes read off a causal forward's score products (a (BM, d) by (d, BN) dot): the
-    (block of queries, block of keys) pairs a kernel that skips every hidden key block visits, all the pairs,
-    and that dot's shape; (0, 0, None) when no such dot ran."""
-    blocks = [(m, k, nn) for m, k, nn in dot_shapes if k == d]
-    if not blocks:
-        return 0, 0, None
-    bm, _, bn = max(blocks, key=lambda shape: dot_shapes[shape])
+def _block_rows(trace, tensor) -> int:
+    """The rows of the 2-D blocks most often loaded from ``tensor`` (a kernel's BLOCK_M or BLOCK_N), or 0."""
+    shapes: dict = {}
+    for launch in trace.launches:
+        for name, _, _, _, _ in launch.args:
+            if _same_memory(launch, name, tensor):
+                for shape, count in launch.load_shapes.get(name, {}).items():
+                    if len(shape) == 2:
+                        shapes[shape[0]] = shapes.get(shape[0], 0) + count
+    return max(shapes, key=shapes.get) if shapes else 0
+
+
+def _skip_check(trace, label, q, k, n, d) -> list[CaseResult]:
+    """The key blocks a causal forward visits, from the elements of the grader's k it loaded (with tl.dot or
+    without), against what a kernel with its own block sizes loads when every program stops at its diagonal
+    (not against a run without the mask, which the reader's code could inflate or skip)."""
+    loaded = _loaded_from(trace, k)
+    bm, bn = _block_rows(trace, q), _block_rows(trace, k)
+    # the blocks of k each program loaded from, masked lanes or not (a block visited with its loads masked
+    # off is still visited)
+    visits = sum(len(launch.visits.get(name, ())) for launch in trace.launches
+                 for name, _, _, _, _ in launch.args if _same_memory(launch, name, k))
+    if not loaded or not bm or not bn:
+        return [CaseResult(label, "-", False,
+                           "your kernel did not load q and k as the grader passed them (a copy of them?): the "
+                           "grader counts the key blocks a causal kernel visits from the loads of k; pass q, k "
+                           "and v to the kernel as they are (contiguous here)")]
     rows = -(-n // bm)
     visited = sum(-(-min(n, (i + 1) * bm) // bn) for i in range(rows))
-    return visited, rows * -(-n // bn), (bm, d, bn)
+    bound = visited * min(bn, n) * d
+    if loaded > 1.1 * bound + bn * d or visits > 1.1 * visited + 1:
+        loaded = max(loaded, visits * min(bn, n) * d)
+        full = rows * n * d
+        return [CaseResult(
+            label, "-", False,
+            f"with the causal mask your kernel loaded {loaded} elements of k (N = {n}, d = {d}, blocks of {bm} "
+            f"queries and {bn} keys): stopping each block of queries at its diagonal loads {bound}, visiting "
+            f"every key block {full}. It still visits the key blocks that no query of a block can see; skip "
+            "them (about half, plus the diagonal)")]
+    return []
+
+
+def _loaded_from(trace, tensor) -> int:
+    return sum(launch.loaded.get(name, 0) for launch in trace.launches for name, _, _, _, _ in launch.args
+               if _same_memory(launch, name, tensor))
 
 
 def _causal_timing_note(runner, q, k, v) -> str:
@@ -983,6 +1360,11 @@ def _l6_cases(gen, device) -> list[Case]:
         label = (f"B=1 H=1 N_q={n_q} N_k=32 d=16 {dtype_name(dtype)} full, q = 0 and dO near 1/3: dV summed "
                  "over every query")
         cases.append(Case(label, _l6_case(gen, device, dtype, 1, 1, n_q, 32, 16, False, "canary", label)))
+    if device != "cpu":  # races between programs (a dQ added by every key block), seen by the interpreter
+        label = ("B=1 H=2 N_q=70 N_k=50 d=16 fp32 causal, normal scores, your kernels run by Triton's "
+                 "interpreter on the CPU: races between programs")
+        cases.append(Case(label, _l6_case(gen, "cpu", _torch().float32, 1, 2, 70, 50, 16, True, "normal", label),
+                          interpret=True, device="cpu"))
     if _no_tf32(device):
         import torch
 
@@ -1056,11 +1438,12 @@ def _grad_tolerances(dtype):
 
 def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
     def run(runner):
-        q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
+        q, k, v = (runner.input(t, order=_layout(h))
+                   for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
         do0 = _randn(gen, (b, h, n_q, d), dtype, device)
         if spread == "canary":
             do0 = (1.0 / 3.0 + 0.01 * do0.float()).to(dtype)
-        do = runner.input(do0)
+        do = runner.input(do0, order=_layout(h))
         ref = _attention_reference(q, k, v, causal)
         # the forward values handed to the backward: o rounded to the input dtype, lse in fp32
         o_in = runner.input(ref[0].to(dtype).to(device))
@@ -1122,6 +1505,7 @@ def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
         runner.policy = Policy(runner.policy.exercise, allowed=None, refused=SOFTMAX_LIKE_OPS,
                                refused_names=SOFTMAX_LIKE_NAMES, max_numel=limit, kernels=False,
                                why="asks for the online softmax over blocks of keys, in plain PyTorch")
+        runner.count_reads = {"k": k, "v": v}
         got, watch = runner.call(q, k, v, br, bc, names=("q", "k", "v"))
         ref = _attention_reference(q[None, None], k[None, None], v[None, None], False)
         bound_o, _ = _forward_bounds(ref, v[None, None], torch.float32, n_k, d)
@@ -1133,6 +1517,19 @@ def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
         # P V_j; a first pass for the max, blocks of another size or one query at a time cost more
         tiles = -(-n_q // br) * -(-n_k // bc)
         products = sum(1 for name in watch.ops if name in _MATRIX_PRODUCTS)
+        # one pass reads each element of k once per block of queries (S = Q_i K_j^T) and each of v once (P V_j),
+        # whatever computes the products (@, or a broadcast and a sum)
+        blocks = -(-n_q // br)
+        for name in ("k", "v"):
+            times = runner.reads.get(name, 0) / (blocks * n_k * d)
+            if results[0].passed and times > 1.5:
+                results.append(CaseResult(label, "-", False,
+                                          f"your function read each element of {name} {times:.2g} times per block "
+                                          f"of {br} queries: the online softmax reads each block of keys once "
+                                          "per block of queries (S = Q_i K_j^T, then P V_j), keeping a running "
+                                          "max and sum; a first pass for the max, or one query at a time, reads "
+                                          "them more"))
+                return results
         if results[0].passed and products > 2 * tiles:
             results.append(CaseResult(label, "-", False,
                                       f"your function ran {products} matrix products; one pass over the "

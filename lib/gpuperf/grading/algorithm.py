@@ -1,0 +1,413 @@
+"""What the kernels of one call did, program by program, under Triton's interpreter: the algorithm a lab
+teaches, counted, so that a grader can check it on every machine.
+
+:func:`traced` patches the interpreter (``GridExecutor`` and ``InterpreterBuilder``) for the duration of one
+call of the reader's function and returns a :class:`Trace`: for every launch, the elements each tensor
+argument had loaded and stored (active lanes only), the elements stored by 2-D blocks, the shapes of the
+``tl.dot`` products, the widest block loaded per argument, and the programs that ran. On a CPU every case
+runs this way; on a GPU the graders add small cases whose kernels run through the interpreter on CPU tensors
+(``triton.runtime.interpreter.InterpretedFunction(kernel.fn)``, the rest of the process compiled), so the
+same counts are graded there too.
+
+**Races.** The interpreter runs a grid's programs one after another, so two programs that store to the same
+element without an atomic (a split-K matmul that adds its partial sums with a load and a store, a dQ
+accumulated by every key block) give the right answer there and a wrong one on a GPU, where they run at the
+same time. :class:`Trace` records, per launch, which program stored and which loaded each address, and
+:meth:`Trace.race` names the first element that two programs stored, or that one program read while another
+program of the same launch wrote it. Atomic updates are not counted as stores.
+
+This module adds its own patches on top of the watch's (:mod:`gpuperf.grading.watch`) and removes them after
+the call; it never changes what a kernel computes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Iterator
+
+_TRACE: "Trace | None" = None
+
+
+@dataclass
+class Launch:
+    """One interpreted launch: ``args`` are ``(name, start, end, element_size, numel)`` byte spans."""
+
+    kernel: str
+    args: list = field(default_factory=list)
+    programs: int = 0
+    loaded: dict = field(default_factory=dict)  # argument name: active elements loaded
+    stored: dict = field(default_factory=dict)  # argument name: active elements stored (non-atomic)
+    widest_load: dict = field(default_factory=dict)  # argument name: largest block (lanes) of one load
+    load_shapes: dict = field(default_factory=dict)  # argument name: {block shape: count}
+    visits: dict = field(default_factory=dict)  # argument name: {(program, address of the block's first lane)}
+    stored_2d: int = 0  # active elements stored by blocks with at least two dimensions > 1
+    blocks_2d: list = field(default_factory=list)  # the active addresses of each such store
+    atomics: int = 0
+    narrow_pid_offsets: int = 0  # loads and stores whose addresses come from an int32 product of a program id
+    dot_shapes: dict = field(default_factory=dict)  # (M, K, N): count
+    _stores: list = field(default_factory=list)  # (addresses, program)
+    _loads: list = field(default_factory=list)
+    race: str = ""
+
+
+@dataclass
+class Trace:
+    """Every interpreted launch of one call of the reader's function."""
+
+    launches: list = field(default_factory=list)
+
+    def total(self, what: str, name: str | None = None) -> int:
+        """Sum over launches of ``loaded``/``stored`` elements (of argument ``name``, or of all)."""
+        out = 0
+        for launch in self.launches:
+            counts = getattr(launch, what)
+            out += sum(counts.values()) if name is None else counts.get(name, 0)
+        return out
+
+    def dots(self) -> dict:
+        shapes: dict = {}
+        for launch in self.launches:
+            for shape, count in launch.dot_shapes.items():
+                shapes[shape] = shapes.get(shape, 0) + count
+        return shapes
+
+    def widest_load(self, name: str | None = None) -> int:
+        return max((w for launch in self.launches for n, w in launch.widest_load.items()
+                    if name is None or n == name), default=0)
+
+    def load_shapes(self, name: str) -> dict:
+        shapes: dict = {}
+        for launch in self.launches:
+            for shape, count in launch.load_shapes.get(name, {}).items():
+                shapes[shape] = shapes.get(shape, 0) + count
+        return shapes
+
+    def narrow_pid_offsets(self) -> int:
+        """Loads and stores whose addresses were computed from a product of the program id in 32 bits
+        (``pid * BLOCK`` before ``.to(tl.int64)``, or never widened): past 2^31 elements they wrap."""
+        return sum(launch.narrow_pid_offsets for launch in self.launches)
+
+    def tiled_elements(self, base: int, row_bytes: int) -> int:
+        """Elements of a matrix at ``base`` (rows ``row_bytes`` apart) stored by 2-D blocks that span at least
+        two rows and two columns of it: tiles, not one row reshaped into a 2-D block."""
+        import numpy as np
+
+        total = 0
+        for launch in self.launches:
+            for addresses in launch.blocks_2d:
+                rel = addresses.astype(np.int64) - base
+                rows, cols = rel // row_bytes, rel % row_bytes
+                if np.unique(rows).size >= 2 and np.unique(cols).size >= 2:
+                    total += int(addresses.size)
+        return total
+
+    def stored_2d(self) -> int:
+        return sum(launch.stored_2d for launch in self.launches)
+
+    def race(self) -> str:
+        """The first race found (see the module docstring), or ""."""
+        return next((launch.race for launch in self.launches if launch.race), "")
+
+
+def _program_label(index: int, grid) -> str:
+    nx, ny, nz = grid
+    x, rest = index % nx, index // nx
+    y, z = rest % ny, rest // ny
+    if ny == 1 and nz == 1:
+        return f"program {x}"
+    return f"program ({x}, {y}, {z})"
+
+
+def _find_race(launch: Launch, grid) -> str:
+    """Two programs storing to one address, or one reading what another stores, in one launch."""
+    import numpy as np
+
+    if not launch._stores:
+        return ""
+    s_addr = np.concatenate([a for a, _ in launch._stores])
+    s_prog = np.concatenate([np.full(a.shape, p, dtype=np.int64) for a, p in launch._stores])
+    order = np.lexsort((s_prog, s_addr))
+    s_addr, s_prog = s_addr[order], s_prog[order]
+    same = (s_addr[1:] == s_addr[:-1]) & (s_prog[1:] != s_prog[:-1])
+    if same.any():
+        i = int(np.argmax(same))
+        return _describe(launch, int(s_addr[i]), "stored to", int(s_prog[i]), int(s_prog[i + 1]), grid)
+    # one owner per stored address from here on
+    first = np.ones(s_addr.shape, dtype=bool)
+    first[1:] = s_addr[1:] != s_addr[:-1]
+    u_addr, u_prog = s_addr[first], s_prog[first]
+    for addresses, program in launch._loads:
+        idx = np.searchsorted(u_addr, addresses)
+        idx = np.clip(idx, 0, max(u_addr.size - 1, 0))
+        hit = (u_addr[idx] == addresses) & (u_prog[idx] != program)
+        if hit.any():
+            j = int(np.argmax(hit))
+            return _describe(launch, int(addresses[j]), "read", int(u_prog[idx[j]]), program, grid)
+    return ""
+
+
+def _describe(launch: Launch, address: int, what: str, writer: int, other: int, grid) -> str:
+    where = f"address {address:#x}"
+    for name, start, end, es, _ in launch.args:
+        if start <= address < end:
+            where = f"element {(address - start) // es} of {name}"
+            break
+    a, b = _program_label(writer, grid), _program_label(other, grid)
+    if what == "stored to":
+        return (f"a race in your kernel {launch.kernel}: {a} and {b} both stored to {where} without an atomic. "
+                "Under the interpreter programs run one after another, so the result can look right; on a GPU "
+                "they run at the same time and one store overwrites the other. Give every program its own "
+                "output elements, or add with an atomic add")
+    return (f"a race in your kernel {launch.kernel}: {b} read {where}, which {a} of the same launch writes. On a "
+            "GPU nothing orders two programs of one launch, so the value read may be the old one or the new "
+            "one; read only what your own program writes, or split the work into two launches")
+
+
+def _element_size(ptrs) -> int:
+    try:
+        return max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
+    except AttributeError:  # pragma: no cover - another Triton layout
+        return 1
+
+
+def _install():
+    """Patch the interpreter; returns the list of (owner, name, original) to restore."""
+    import numpy as np
+    from triton.runtime import interpreter as interp
+
+    saved = []
+
+    def patch(owner, name, make):
+        original = getattr(owner, name, None)
+        if original is None:  # another Triton's interpreter: leave that count out
+            return
+        saved.append((owner, name, original))
+        setattr(owner, name, make(original))
+
+    state = {"launch": None, "program": 0, "grid": (1, 1, 1)}
+
+    def name_of(launch, addresses):
+        """The argument most of these addresses fall in (the first active lane's)."""
+        if addresses.size == 0:
+            return None
+        a = int(addresses.reshape(-1)[0])
+        for name, start, end, _, _ in launch.args:
+            if start <= a < end:
+                return name
+        return "?"
+
+    def lanes(ptrs, mask):
+        addresses = np.asarray(ptrs.data).astype(np.uint64)
+        if mask is None:
+            active = np.ones(addresses.shape, dtype=bool)
+        else:
+            active = np.broadcast_to(np.asarray(mask.data, dtype=bool), addresses.shape)
+        return addresses, active
+
+    def make_call(original):
+        def call(self, *args, **kwargs):
+            trace = _TRACE
+            if trace is None:
+                return original(self, *args, **kwargs)
+            outer = state["launch"]
+            launch = Launch(getattr(self.fn, "__name__", "?"))
+            state["launch"] = launch
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                state["launch"] = outer
+                launch.race = _find_race(launch, state["grid"])
+                launch._stores, launch._loads = [], []
+                trace.launches.append(launch)
+
+        return call
+
+    def make_init_args(original):
+        def init_args(self, args_dev, kwargs):
+            args_hst, kwargs_hst = original(self, args_dev, kwargs)
+            launch = state["launch"]
+            if _TRACE is not None and launch is not None:
+                names = list(getattr(self, "arg_names", []))
+                pairs = [(names[i] if i < len(names) else f"argument {i}", t) for i, t in enumerate(args_hst)]
+                pairs += list(kwargs_hst.items())
+                for name, t in pairs:
+                    t = getattr(t, "base", t)
+                    if not hasattr(t, "data_ptr") or not hasattr(t, "element_size") or t.numel() == 0:
+                        continue
+                    es = t.element_size()
+                    last = sum((s - 1) * st for s, st in zip(t.shape, t.stride()))
+                    start = t.data_ptr()
+                    launch.args.append((name, start, start + (last + 1) * es, es, t.numel()))
+            return args_hst, kwargs_hst
+
+        return init_args
+
+    def make_grid_dim(original):
+        def grid_dim(self, nx, ny, nz):
+            state["grid"] = (nx, ny, nz)
+            return original(self, nx, ny, nz)
+
+        return grid_dim
+
+    def make_grid_idx(original):
+        def grid_idx(self, x, y, z):
+            launch = state["launch"]
+            if _TRACE is not None and launch is not None:
+                nx, ny, _ = state["grid"]
+                state["program"] = x + nx * (y + ny * z)
+                launch.programs += 1
+            return original(self, x, y, z)
+
+        return grid_idx
+
+    def make_load(original):
+        def load(self, ptrs, mask, *rest):
+            launch = state["launch"]
+            if _TRACE is not None and launch is not None:
+                addresses, active = lanes(ptrs, mask)
+                picked = addresses[active]
+                if getattr(ptrs, "_gpuperf_narrow", False):
+                    launch.narrow_pid_offsets += 1
+                name = name_of(launch, picked) or name_of(launch, addresses)
+                launch.loaded[name] = launch.loaded.get(name, 0) + int(picked.size)
+                launch.widest_load[name] = max(launch.widest_load.get(name, 0), int(addresses.size))
+                if addresses.size:  # the block visited, whether or not its lanes are masked off
+                    launch.visits.setdefault(name, set()).add((state["program"], int(addresses.reshape(-1)[0])))
+                shapes = launch.load_shapes.setdefault(name, {})
+                shape = tuple(int(s) for s in addresses.shape)
+                shapes[shape] = shapes.get(shape, 0) + 1
+                if picked.size:
+                    launch._loads.append((np.unique(picked), state["program"]))
+            return original(self, ptrs, mask, *rest)
+
+        return load
+
+    def make_store(original):
+        def store(self, ptrs, value, mask, *rest):
+            launch = state["launch"]
+            if _TRACE is not None and launch is not None:
+                addresses, active = lanes(ptrs, mask)
+                picked = addresses[active]
+                if getattr(ptrs, "_gpuperf_narrow", False):
+                    launch.narrow_pid_offsets += 1
+                name = name_of(launch, picked) or name_of(launch, addresses)
+                launch.stored[name] = launch.stored.get(name, 0) + int(picked.size)
+                if sum(1 for s in addresses.shape if s > 1) >= 2:
+                    launch.stored_2d += int(picked.size)
+                    if picked.size:
+                        launch.blocks_2d.append(np.unique(picked))
+                if picked.size:
+                    launch._stores.append((np.unique(picked), state["program"]))
+            return original(self, ptrs, value, mask, *rest)
+
+        return store
+
+    def make_atomic(original):
+        def atomic(self, *args, **kwargs):
+            launch = state["launch"]
+            if _TRACE is not None and launch is not None:
+                launch.atomics += 1
+            return original(self, *args, **kwargs)
+
+        return atomic
+
+    def make_dot(original):
+        def dot(self, *args, **kwargs):
+            launch = state["launch"]
+            if _TRACE is not None and launch is not None:
+                try:
+                    a, b = (np.shape(t.data) for t in args[:2])
+                    shape = (int(a[-2]), int(a[-1]), int(b[-1]))
+                    launch.dot_shapes[shape] = launch.dot_shapes.get(shape, 0) + 1
+                except (AttributeError, IndexError, TypeError):  # pragma: no cover - another layout
+                    pass
+            return original(self, *args, **kwargs)
+
+        return dot
+
+    # the program id's taint: a value computed from tl.program_id carries _gpuperf_pid; a product of one in
+    # fewer than 64 bits carries _gpuperf_narrow, through casts, sums, splats and broadcasts, to a pointer
+    def tainted(*handles):
+        pid = any(getattr(h, "_gpuperf_pid", False) for h in handles)
+        narrow = any(getattr(h, "_gpuperf_narrow", False) for h in handles)
+        return pid, narrow
+
+    def mark(res, pid, narrow):
+        if pid:
+            res._gpuperf_pid = True
+        if narrow:
+            res._gpuperf_narrow = True
+        return res
+
+    def make_pid(original):
+        def program_id(self, *args):
+            res = original(self, *args)
+            if _TRACE is not None:
+                res._gpuperf_pid = True
+            return res
+
+        return program_id
+
+    def make_binary(original):
+        def binary(self, lhs, rhs, op):
+            res = original(self, lhs, rhs, op)
+            if _TRACE is not None:
+                pid, narrow = tainted(lhs, rhs)
+                if pid and op in (np.multiply, np.left_shift) and \
+                        np.asarray(res.data).dtype.kind in "iu" and np.asarray(res.data).dtype.itemsize < 8:
+                    narrow = True
+                mark(res, pid, narrow)
+            return res
+
+        return binary
+
+    def make_unary_like(original):
+        def unary(self, *args, **kwargs):
+            res = original(self, *args, **kwargs)
+            if _TRACE is not None:
+                handles = [a for a in args if hasattr(a, "data")]
+                mark(res, *tainted(*handles))
+            return res
+
+        return unary
+
+    builder = interp.InterpreterBuilder
+    patch(builder, "create_get_program_id", make_pid)
+    patch(builder, "binary_op", make_binary)
+    for name in ("cast_impl", "create_splat", "create_broadcast", "create_expand_dims", "create_addptr",
+                 "create_reshape", "create_trans"):
+        patch(builder, name, make_unary_like)
+    patch(interp.GridExecutor, "__call__", make_call)
+    patch(interp.GridExecutor, "_init_args_hst", make_init_args)
+    patch(builder, "set_grid_dim", make_grid_dim)
+    patch(builder, "set_grid_idx", make_grid_idx)
+    patch(builder, "create_masked_load", make_load)
+    patch(builder, "create_masked_store", make_store)
+    patch(builder, "create_atomic_rmw", make_atomic)
+    patch(builder, "create_atomic_cas", make_atomic)
+    patch(builder, "create_dot", make_dot)
+    return saved
+
+
+@contextlib.contextmanager
+def traced(active: bool = True) -> Iterator["Trace | None"]:
+    """Count what interpreted kernels do while the block runs (see the module docstring); yields the
+    :class:`Trace` (``None`` when ``active`` is false or this Triton has no interpreter)."""
+    global _TRACE
+    if not active:
+        yield None
+        return
+    try:
+        saved = _install()
+    except (ImportError, AttributeError):  # pragma: no cover - no interpreter: nothing to count
+        yield None
+        return
+    trace = Trace()
+    previous, _TRACE = _TRACE, trace
+    try:
+        yield trace
+    finally:
+        _TRACE = previous
+        for owner, name, original in reversed(saved):
+            setattr(owner, name, original)

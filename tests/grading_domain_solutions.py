@@ -1,0 +1,263 @@
+"""Wrong and right solutions of the labs' exercises for the graders' tests (tests/test_grading_domain.py)
+and the GPU check (bench/grading_gpu_check.py): WRONG maps a name to (exercise, function, why); RIGHT holds
+learners' own correct kernels, written differently from the course's. Families as in issue 30: 1, inputs a
+chosen list never draws; 2, the algorithm (blocks, passes, races) the graders must count."""
+
+from __future__ import annotations
+
+import math
+
+import gpuperf.kernels  # noqa: F401  (no GPU: the interpreter, before @triton.jit runs)
+
+import torch
+import triton
+import triton.language as tl
+
+
+# ---- L2.add ------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _add_cast_late(x_ptr, y_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
+    offsets = (tl.program_id(0) * BLOCK_SIZE).to(tl.int64) + tl.arange(0, BLOCK_SIZE)  # wrapped already
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask),
+             mask=mask)
+
+
+@triton.jit
+def _add_good(x_ptr, y_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
+    idx = tl.program_id(axis=0).to(tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    inside = idx < n
+    a = tl.load(x_ptr + idx, mask=inside, other=0.0)
+    b = tl.load(y_ptr + idx, mask=inside, other=0.0)
+    tl.store(out_ptr + idx, a + b, mask=inside)
+
+
+def add_cast_late(x, y, out, block_size=1024):
+    _add_cast_late[(triton.cdiv(x.numel(), block_size),)](x, y, out, x.numel(), BLOCK_SIZE=block_size)
+    return out
+
+
+_SEEN: dict = {}
+
+
+def add_cached(x, y, out, block_size=1024):
+    key = (id(x), id(y), x.shape)
+    if key not in _SEEN:
+        _add_good[(triton.cdiv(x.numel(), block_size),)](x, y, out, x.numel(), BLOCK_SIZE=block_size)
+        _SEEN.clear()
+        _SEEN[key] = True
+    return out
+
+
+def add_own(x, y, out):
+    n = x.numel()
+    _add_good[(triton.cdiv(n, 256),)](x, y, out, n, BLOCK_SIZE=256)
+    return out
+
+
+# ---- L3.softmax: one fixed block, no loop ------------------------------------------------------------
+
+
+@triton.jit
+def _softmax_fixed(x_ptr, y_ptr, n_cols, xs, ys, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, 8192)
+    x = tl.load(x_ptr + row * xs + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + row * ys + cols, (e / tl.sum(e, axis=0)).to(y_ptr.dtype.element_ty), mask=cols < n_cols)
+
+
+def softmax_fixed_block(x):
+    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    _softmax_fixed[(x.shape[0],)](x, y, x.shape[1], x.stride(0), y.stride(0), BLOCK=8192)
+    return y
+
+
+# ---- L4.outer: 1-D stores plus one 2-D store with every lane masked off ------------------------------
+
+
+@triton.jit
+def _outer_rows(x_ptr, y_ptr, out_ptr, M, N, stride_om, BLOCK_N: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.program_id(1).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+    x = tl.load(x_ptr + row)
+    y = tl.load(y_ptr + cols, mask=cols < N, other=0.0)
+    tl.store(out_ptr + row * stride_om + cols, x * y, mask=cols < N)
+    fake = tl.arange(0, 2)[:, None] + tl.arange(0, 2)[None, :]
+    tl.store(out_ptr + fake, tl.zeros((2, 2), dtype=tl.float32).to(out_ptr.dtype.element_ty), mask=fake < 0)
+
+
+def outer_rows(x, y):
+    M, N = x.shape[0], y.shape[0]
+    out = torch.empty((M, N), dtype=x.dtype, device=x.device)
+    _outer_rows[(M, triton.cdiv(N, 64))](x, y, out, M, N, out.stride(0), BLOCK_N=64)
+    return out
+
+
+# ---- L4.matmul ---------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _mm(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr,
+        BK: tl.constexpr, PRECISION: tl.constexpr, SPLIT: tl.constexpr, CONTIGUOUS_B: tl.constexpr,
+        USE_DOT: tl.constexpr):
+    pid_m, pid_n, pid_k = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    rows = pid_m * BM + tl.arange(0, BM)
+    cols = pid_n * BN + tl.arange(0, BN)
+    ks = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(pid_k * BK, K, BK * SPLIT):
+        kk = k0 + ks
+        a = tl.load(a_ptr + rows[:, None].to(tl.int64) * sam + kk[None, :] * sak,
+                    mask=(rows[:, None] < M) & (kk[None, :] < K), other=0.0)
+        if CONTIGUOUS_B:  # B's rows assumed N apart, columns adjacent: its strides ignored
+            b_off = kk[:, None].to(tl.int64) * N + cols[None, :]
+        else:
+            b_off = kk[:, None].to(tl.int64) * sbk + cols[None, :] * sbn
+        b = tl.load(b_ptr + b_off, mask=(kk[:, None] < K) & (cols[None, :] < N), other=0.0)
+        if USE_DOT:
+            acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        else:
+            acc += tl.sum(a.to(tl.float32)[:, :, None] * b.to(tl.float32)[None, :, :], axis=1)
+    c = c_ptr + rows[:, None].to(tl.int64) * scm + cols[None, :] * scn
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    if SPLIT > 1:  # partial sums added with a load and a store: a race between the K programs
+        acc += tl.load(c, mask=mask, other=0.0).to(tl.float32)
+    tl.store(c, acc.to(c_ptr.dtype.element_ty), mask=mask)
+
+
+def _matmul(a, b, bm=32, bn=32, bk=32, split=1, contiguous_b=False, use_dot=True):
+    M, K = a.shape
+    N = b.shape[1]
+    c = (torch.zeros if split > 1 else torch.empty)((M, N), dtype=a.dtype, device=a.device)
+    precision = "ieee" if a.dtype == torch.float32 else "tf32"
+    grid = (triton.cdiv(M, bm), triton.cdiv(N, bn), split)
+    _mm[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+              BM=bm, BN=bn, BK=bk, PRECISION=precision, SPLIT=split, CONTIGUOUS_B=contiguous_b, USE_DOT=use_dot)
+    return c
+
+
+def matmul_ignores_b_strides(a, b):
+    return _matmul(a, b, contiguous_b=True)
+
+
+def matmul_split_k_race(a, b):
+    return _matmul(a, b, split=2)
+
+
+def matmul_one_block_of_k(a, b):
+    return _matmul(a, b, bm=16, bn=16, bk=max(16, triton.next_power_of_2(a.shape[1])))
+
+
+def matmul_no_dot(a, b):
+    return _matmul(a, b, bm=32, bn=32, bk=32, use_dot=False)
+
+
+def matmul_own(a, b):  # a learner's own: other tiles, no grouped order, a 2-D grid
+    return _matmul(a, b, bm=16, bn=64, bk=64)
+
+
+# ---- L5: the forward ---------------------------------------------------------------------------------
+
+
+@triton.jit
+def _fa(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, N_Q, N_K, scale, CAUSAL: tl.constexpr, D: tl.constexpr,
+        BM: tl.constexpr, BN: tl.constexpr, PRECISION: tl.constexpr, SKIP: tl.constexpr,
+        BOUNDS: tl.constexpr, USE_DOT: tl.constexpr):
+    pid = tl.program_id(0)
+    head = tl.program_id(1).to(tl.int64)
+    rows = pid * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    q = tl.load(q_ptr + head * N_Q * D + rows[:, None] * D + dims[None, :], mask=rows[:, None] < N_Q, other=0.0)
+    m = tl.full((BM,), float("-inf"), dtype=tl.float32)
+    l = tl.zeros((BM,), dtype=tl.float32)
+    acc = tl.zeros((BM, D), dtype=tl.float32)
+    end = N_K
+    if CAUSAL and SKIP:
+        end = tl.minimum(N_K, (pid + 1) * BM)
+    for start in range(0, end, BN):
+        keys = start + tl.arange(0, BN)
+        k = tl.load(k_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+        v = tl.load(v_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+        if USE_DOT:
+            s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+        else:
+            s = tl.sum(q.to(tl.float32)[:, None, :] * k.to(tl.float32)[None, :, :], axis=2) * scale
+        if CAUSAL:
+            if BOUNDS:
+                visible = (keys[None, :] < N_K) & (keys[None, :] <= rows[:, None])
+            else:  # the causal mask in place of the bounds mask
+                visible = keys[None, :] <= rows[:, None]
+        else:
+            visible = keys[None, :] < N_K
+        s = tl.where(visible, s, float("-inf"))
+        m_new = tl.maximum(m, tl.max(s, axis=1))
+        alpha = tl.exp(m - m_new)
+        p = tl.exp(s - m_new[:, None])
+        l = l * alpha + tl.sum(p, axis=1)
+        if USE_DOT:
+            acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
+        else:
+            acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * v.to(tl.float32)[None, :, :], axis=1)
+        m = m_new
+    tl.store(o_ptr + head * N_Q * D + rows[:, None] * D + dims[None, :], (acc / l[:, None]).to(o_ptr.dtype.element_ty),
+             mask=rows[:, None] < N_Q)
+    tl.store(lse_ptr + head * N_Q + rows, m + tl.log(l), mask=rows < N_Q)
+
+
+def _attention(q, k, v, causal=False, contiguous=True, skip=True, bounds=True, use_dot=True, bm=32, bn=32):
+    b, h, n_q, d = q.shape
+    n_k = k.shape[2]
+    if contiguous:
+        q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    o = torch.empty((b, h, n_q, d), dtype=q.dtype, device=q.device)
+    lse = torch.empty((b, h, n_q), dtype=torch.float32, device=q.device)
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"
+    _fa[(triton.cdiv(n_q, bm), b * h)](q, k, v, o, lse, n_q, n_k, 1.0 / math.sqrt(d), CAUSAL=causal, D=d, BM=bm,
+                                       BN=bn, PRECISION=precision, SKIP=skip, BOUNDS=bounds, USE_DOT=use_dot)
+    return o, lse
+
+
+def attention_assumes_contiguous(q, k, v, causal=False):
+    return _attention(q, k, v, causal, contiguous=False)
+
+
+def attention_causal_replaces_bounds(q, k, v, causal=False):
+    return _attention(q, k, v, causal, bounds=False)
+
+
+def attention_no_skip_no_dot(q, k, v, causal=False):
+    return _attention(q, k, v, causal, skip=False, use_dot=False)
+
+
+def attention_one_block_of_keys(q, k, v, causal=False):
+    return _attention(q, k, v, causal, bm=16, bn=max(16, triton.next_power_of_2(k.shape[2])))
+
+
+def attention_own(q, k, v, causal=False):  # a learner's own: other blocks (16 queries, 64 keys)
+    return _attention(q, k, v, causal, bm=16, bn=64)
+
+
+#: name: (exercise, function, the grader's case labels to run: a predicate's substring, or "" for all)
+WRONG = {
+    "add_cast_late": ("L2.add", add_cast_late, "n="),
+    "add_cached": ("L2.add", add_cached, "called twice"),
+    "softmax_fixed_block": ("L3.softmax", softmax_fixed_block, "x 2x"),
+    "outer_rows": ("L4.outer", outer_rows, "x ("),
+    "matmul_ignores_b_strides": ("L4.matmul", matmul_ignores_b_strides, "B transposed"),
+    "matmul_split_k_race": ("L4.matmul", matmul_split_k_race, "A 64x64"),
+    "matmul_one_block_of_k": ("L4.matmul", matmul_one_block_of_k, "2048"),
+    "matmul_no_dot": ("L4.matmul", matmul_no_dot, "2048"),
+    "attention_assumes_contiguous": ("L5.forward", attention_assumes_contiguous, "H=2"),
+    "attention_causal_replaces_bounds": ("L5.causal", attention_causal_replaces_bounds, "N_k="),
+    "attention_no_skip_no_dot": ("L5.causal", attention_no_skip_no_dot, "blocks it visits"),
+    "attention_one_block_of_keys": ("L5.forward", attention_one_block_of_keys, "N_k=4096"),
+}
+
+RIGHT = {
+    "add_own": ("L2.add", add_own, ""),
+    "matmul_own": ("L4.matmul", matmul_own, "transposed"),
+    "attention_own": ("L5.causal", attention_own, "N_q=6"),
+}

@@ -1,0 +1,104 @@
+"""The graders against wrong solutions that a chosen list of inputs never exposed (issue 30, families 1 and
+2: strides, long rows, repeated calls, N_q > N_k with ordinary scores, 32-bit offsets widened late, races
+between programs, one block over all of K or all keys, block skipping without tl.dot, 2-D stores masked
+off), and learners' own correct kernels written differently from the course's. The solutions are in
+tests/grading_domain_solutions.py (bench/grading_gpu_check.py grades the same set on a GPU).
+
+Each test prints the seed; replay with ``grading.grade_report(key, fn, seed=SEED)``."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+import gpuperf.kernels  # noqa: E402,F401  (before triton: without a GPU it switches on the interpreter)
+
+pytest.importorskip("triton")
+
+_spec = importlib.util.spec_from_file_location("grading_domain_solutions",
+                                               Path(__file__).with_name("grading_domain_solutions.py"))
+S = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault(_spec.name, S)  # Triton's interpreter looks a kernel's module up by name
+_spec.loader.exec_module(S)
+
+SEED = 20261204
+
+
+def _grade(key, fn, sub, stop):
+    from gpuperf import grading
+
+    return grading.grade_report(key, fn, seed=SEED, only=(lambda label: sub in label) if sub else None,
+                                stop_at_first_failure=stop)
+
+
+@pytest.mark.parametrize("name", sorted(S.WRONG))
+def test_wrong_solution_is_rejected(name):
+    key, fn, sub = S.WRONG[name]
+    report = _grade(key, fn, sub, True)
+    assert not report.passed, f"{name} accepted by {key} (seed {SEED}):\n{report.text()}"
+
+
+@pytest.mark.parametrize("name", sorted(S.RIGHT))
+def test_learners_own_correct_kernel_passes(name):
+    key, fn, sub = S.RIGHT[name]
+    report = _grade(key, fn, sub, False)
+    assert report.passed, f"{name} refused by {key} (seed {SEED}):\n{report.text()}"
+
+
+def test_race_between_programs_is_named():
+    report = _grade("L4.matmul", S.matmul_split_k_race, "A 64x64", True)
+    assert "a race in your kernel" in report.text()
+
+
+def test_blank_kernel_says_nothing_was_written():
+    import triton
+    import triton.language as tl
+
+    report = _grade("L2.add", S.add_cached, "called twice", True)
+    assert "kept what it computed for the first call" in report.text()
+    del triton, tl
+
+
+def test_mask_off_by_one_names_the_comparison():
+    from gpuperf.grading.core import _out_of_bounds_message
+
+    text = ("your kernel loaded from memory outside the tensors it was given: 1 active lane(s) of a block of "
+            "shape [1024], the first at block index [1], address 0x55: element 1 of x_ptr, which has 1 "
+            "elements. On a GPU this reads or overwrites memory that is not yours; mask the lanes past the end")
+    message = _out_of_bounds_message(text)
+    assert "read past the end of x_ptr" in message and "`<=`" in message and "mask the lanes" not in message
+
+
+ATTACKS = Path(__file__).with_name("grading_attacks_round1")
+
+
+def _attack(path: Path):
+    """The exercise and the function of one attack file, without running its grade() line."""
+    import os
+    import re
+
+    text = path.read_text()
+    m = re.search(r'^(\w+) = grading\.grade\("([^"]+)", (\w+)\)\s*$', text, re.M)
+    assert m, f"{path.name}: no grading.grade line"
+    os.environ.setdefault("ATTACK_REPO", str(Path(__file__).resolve().parents[1]))
+    if str(ATTACKS) not in sys.path:
+        sys.path.insert(0, str(ATTACKS))
+    name = f"attack_{path.stem}"
+    module = type(sys)(name)
+    module.__file__ = str(path)
+    sys.modules[name] = module  # Triton's interpreter looks a kernel's module up by name
+    exec(compile(text[:m.start()], str(path), "exec"), module.__dict__)
+    return m.group(2), module.__dict__[m.group(3)]
+
+
+@pytest.mark.parametrize("path", sorted(ATTACKS.glob("a*.py")), ids=lambda p: p.stem)
+def test_attack_of_round_1_is_rejected(path):
+    key, fn = _attack(path)
+    from gpuperf import grading
+
+    report = grading.grade_report(key, fn, seed=SEED, stop_at_first_failure=True)
+    assert not report.passed, f"{path.name} accepted by {key} (seed {SEED}):\n{report.text()}"
