@@ -46,6 +46,12 @@ from gpuperf.grading.watch import (TRITON_OPS, ForbiddenCall, OutOfBounds, Polic
 from gpuperf.grading import watch as _watch
 
 
+
+#: Whether a grader on a GPU machine also runs its interpreted cases (the kernel through Triton's interpreter
+#: on CPU tensors, in the same process: the algorithm counted on every machine, and TF32 on GPUs without it).
+#: ``GPUPERF_GRADING_INTERPRET_ON_GPU=0`` turns them off (see labs/README.md, "What the grader cannot see").
+INTERPRET_ON_GPU = __import__("os").environ.get("GPUPERF_GRADING_INTERPRET_ON_GPU", "1") != "0"
+
 def _exercise(key: str) -> Exercise:
     if key not in EXERCISES:
         raise ValueError(f"exercise must be one of {sorted(EXERCISES)}, got {key!r}")
@@ -89,6 +95,8 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
     with triton_hooks(), interpreter_dot_as_on_gpu(device == "cpu"), np.errstate(all="ignore"):
         for case in ex.cases(gen, device):
             if only is not None and not only(case.label):
+                continue
+            if case.interpret and device != "cpu" and not INTERPRET_ON_GPU:
                 continue
             if stop_at_first_failure and any(not r.passed for r in results):
                 break

@@ -37,6 +37,8 @@ cancellation makes larger than the result, where that would hide a 16-bit accumu
 
 from __future__ import annotations
 
+import sys
+
 import contextlib
 import math
 import random
@@ -373,6 +375,7 @@ def interpreted_launches():
         return interpreted[self.fn](*args, **kwargs)
 
     original_call = JITFunction.__call__
+    saved = _triton_language_state()
     JITFunction.run = run
     JITFunction.__call__ = device_call
     try:
@@ -381,6 +384,47 @@ def interpreted_launches():
     finally:
         JITFunction.run = original
         JITFunction.__call__ = original_call
+        _restore_triton_language(saved)
+
+
+def _triton_language_state() -> list:
+    """Every attribute of ``triton.language``'s modules and of the classes defined in them. Triton's
+    interpreter patches them to run a kernel on NumPy (``tl.dtype.to_ir``, ``tl.range``, every builtin), and
+    its device-function path (``InterpretedFunction.__call__``) never restores them: in a process that also
+    compiles kernels (a GPU machine), the next compilation would run the interpreter's versions and fail
+    ("'ir.value' object has no attribute 'dtype'"). :func:`_restore_triton_language` puts them back."""
+    state = []
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "triton.language" or name.startswith("triton.language.")):
+            continue
+        state.append((module, dict(vars(module))))
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and getattr(value, "__module__", "").startswith("triton.language"):
+                state.append((value, dict(vars(value))))
+    return state
+
+
+def _restore_triton_language(state: list) -> None:
+    seen = set()
+    for owner, before in state:
+        if id(owner) in seen:
+            continue
+        seen.add(id(owner))
+        now = dict(vars(owner))
+        for name, value in before.items():
+            if now.get(name, _MISSING) is not value:
+                try:
+                    setattr(owner, name, value)
+                except (AttributeError, TypeError):  # a read-only slot of a class: nothing was patched there
+                    pass
+        for name in now.keys() - before.keys():
+            try:
+                delattr(owner, name)
+            except (AttributeError, TypeError):
+                pass
+
+
+_MISSING = object()
 
 
 def _no_tf32(device: str) -> bool:
