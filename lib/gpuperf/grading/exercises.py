@@ -1693,7 +1693,10 @@ EXERCISES: dict[str, Exercise] = {
         Exercise("L6.backward", "FlashAttention backward (dq, dk, dv)",
                  "gpuperf.kernels.labs.l6:attention_backward", _l6_cases),
         Exercise("L6.autograd", "your forward and backward as one torch.autograd.Function",
-                 "gpuperf.kernels.labs.l6:FlashAttention", _autograd_cases),
+                 "gpuperf.kernels.labs.l6:FlashAttention", _autograd_cases,
+                 # the lab's cell imports the course's L5 forward: the exercise is the backward and the glue
+                 policy=Policy("L6.autograd", course_kernels=frozenset(
+                     {"gpuperf.kernels.labs.l5.attention_forward_kernel"}))),
     )
 }
 
