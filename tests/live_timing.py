@@ -46,7 +46,8 @@ HELPERS = frozenset({
     "measure_matmul_flop_per_s", "measure_copy_bytes_per_s", "measure_add_flop_per_s", "time_calls_s",
     "python_call_time_s", "median_time_s", "your_accelerator", "run_cases", "time_callable",
     "run_elementwise_benchmark", "wall_time_s", "run_layer_profile", "time_host_callable",
-    "time_wall_per_call", "event_times_s", "sweep_bytes_in_flight", "sweep_strides",
+    "time_wall_per_call", "event_times_s", "sweep_bytes_in_flight", "sweep_strides", "time_collective_s",
+    "run_collectives",
 })
 #: Functions that measure only on a GPU (``load_or_run(live, ...)`` when ``live`` is true, ``chapter_profile``
 #: when a capable GPU is present) and otherwise return a recorded run: not sources. A chapter asserts on their

@@ -27,6 +27,18 @@ _spec.loader.exec_module(S)
 
 SEED = 20261204
 
+#: Wrong solutions only the interpreter's counts catch (a cast applied too late, no tl.dot, a fixed block, a
+#: race): on a GPU machine the graders run their interpreted cases only with GPUPERF_GRADING_INTERPRET_ON_GPU=1.
+ALGORITHM_ONLY = {"add_cast_late", "matmul_no_dot", "softmax_fixed_block", "a04_l2add_int64_cast_too_late"}
+
+
+def _interpreted_here() -> bool:
+    import torch
+
+    from gpuperf import grading
+
+    return not torch.cuda.is_available() or grading.INTERPRET_ON_GPU
+
 
 def _grade(key, fn, sub, stop):
     from gpuperf import grading
@@ -37,6 +49,8 @@ def _grade(key, fn, sub, stop):
 
 @pytest.mark.parametrize("name", sorted(S.WRONG))
 def test_wrong_solution_is_rejected(name):
+    if name in ALGORITHM_ONLY and not _interpreted_here():
+        pytest.skip("caught by the interpreter's counts, off on a GPU machine (labs/README.md)")
     key, fn, sub = S.WRONG[name]
     report = _grade(key, fn, sub, True)
     assert not report.passed, f"{name} accepted by {key} (seed {SEED}):\n{report.text()}"
@@ -50,6 +64,8 @@ def test_learners_own_correct_kernel_passes(name):
 
 
 def test_race_between_programs_is_named():
+    if not _interpreted_here():
+        pytest.skip("races are found by the interpreter's counts, off on a GPU machine (labs/README.md)")
     report = _grade("L4.matmul", S.matmul_split_k_race, "A 64x64", True)
     assert "a race in your kernel" in report.text()
 
@@ -97,6 +113,8 @@ def _attack(path: Path):
 
 @pytest.mark.parametrize("path", sorted(ATTACKS.glob("a*.py")), ids=lambda p: p.stem)
 def test_attack_of_round_1_is_rejected(path):
+    if path.stem in ALGORITHM_ONLY and not _interpreted_here():
+        pytest.skip("caught by the interpreter's counts, off on a GPU machine (labs/README.md)")
     key, fn = _attack(path)
     from gpuperf import grading
 
