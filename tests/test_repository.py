@@ -635,3 +635,21 @@ def test_relative_links_resolve(path):
             elif resolved.name == "glossary.md" and anchor and anchor not in anchors:
                 broken.append(f"{target} (no such glossary entry)")
     assert not broken, f"{path.name}: {broken}"
+
+
+def test_chapters_keep_to_their_word_budgets():
+    """A chapter a newcomer finishes (STYLE.md): each page within its budget of prose words, each part too,
+    and no Markdown cell of a chapter over 250 words (tools/course_map.py --words prints the counts)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import course_map
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    rows = course_map.word_report(ROOT)
+    over = [f"{r['page']}: {r['words']} > {r['budget']}" for r in rows if r["budget"] and r["words"] > r["budget"]]
+    long_cells = [f"{r['page']}: {r['cells_over']} cell(s) over {course_map.CELL_BUDGET} words" for r in rows
+                  if r["budget"] and r["cells_over"]]
+    parts = course_map.part_words(rows)
+    over += [f"chapters {a}-{b}: {n} > {course_map.PART_BUDGETS[(a, b)]}" for (a, b), n in parts.items()
+             if n > course_map.PART_BUDGETS[(a, b)]]
+    assert not over and not long_cells, "\n".join(over + long_cells)
