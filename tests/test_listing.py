@@ -78,7 +78,7 @@ def test_bench_cuda_region_is_read_and_highlighted_as_cuda():
     assert text.startswith('extern "C" __global__ void stream_read(')
     assert text.rstrip().endswith("}") and "listing" not in text
     assert listing.source_language(f, "stream_read") == "cuda"
-    assert listing.show_source(f, "stream_read").data == text
+    assert listing.show_source(f, "stream_read").data == listing.wrap_listing(text, "cuda")
 
 
 def test_cuda_held_in_a_python_string_is_highlighted_as_cuda():
@@ -124,3 +124,20 @@ def test_the_repository_url_is_the_sites():
     config = (Path(__file__).resolve().parents[1] / "_config.yml").read_text()
     assert re.search(rf"^\s*url:\s*{re.escape(listing.REPOSITORY_URL)}\s*$", config, re.M)
     assert re.search(rf"^\s*branch:\s*{listing.REPOSITORY_BRANCH}\s*$", config, re.M)
+
+
+def test_wrap_listing_keeps_every_line_within_the_page():
+    from gpuperf.plotting.listing import wrap_listing
+
+    long_code = "x = aaaa + bbbb + cccc + dddd + eeee + ffff + gggg + hhhh + iiii + jjjj + kkkk + llll"
+    wrapped = wrap_listing(long_code, "python", 40)
+    assert all(len(line) <= 40 for line in wrapped.splitlines())
+    assert wrapped.splitlines()[0].endswith("\\")  # no bracket open: a continuation backslash
+    call = "f(aaaa, bbbb, cccc, dddd, eeee, ffff, gggg, hhhh, iiii, jjjj, kkkk, llll, mmmm)"
+    assert not any(line.endswith("\\") for line in wrap_listing(call, "python", 40).splitlines())
+    comment = "    # " + "word " * 30
+    assert all(line.startswith("    # ") for line in wrap_listing(comment, "python", 40).splitlines())
+    cuda = "int x = 1;  // " + "note " * 20
+    lines = wrap_listing(cuda, "cuda", 40).splitlines()
+    assert lines[-1] == "int x = 1;" and all(l.startswith("// ") for l in lines[:-1])
+    assert wrap_listing("short", "python") == "short"

@@ -146,7 +146,58 @@ def show_source(obj, region: str | None = None):
         return Markdown(f"*This listing shows {what}`bench/{obj.name}`, a file of the course's repository "
                         f"that the installed package does not include. Read it on GitHub: "
                         f"[bench/{obj.name}]({obj.url}).*")
-    return Code(source_region(obj, region), language=source_language(obj, region))
+    language = source_language(obj, region)
+    return Code(wrap_listing(source_region(obj, region), language), language=language)
+
+
+#: The widest line a listing shows: the site's code column holds 88 characters (tests/test_repository.py).
+LISTING_WIDTH = 88
+
+
+def wrap_listing(text: str, language: str = "python", width: int = LISTING_WIDTH) -> str:
+    """`text` with every line longer than `width` broken for the page: a comment line continues as a
+    comment, a trailing comment moves above its code, and code breaks at the last space before `width`
+    with a deeper indent (and a backslash in Python where no bracket is open). Pure: returns text; the
+    library's source is untouched."""
+    import textwrap as _tw
+
+    marker = "//" if language in ("cuda", "c", "cpp", "c++") else "#"
+    out: list[str] = []
+    depth = 0  # brackets open at the start of the line (a rough count: strings are not parsed)
+
+    def opened(code: str) -> int:
+        code = code.split(marker, 1)[0]
+        return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+
+    for line in text.splitlines():
+        start_depth, depth = depth, depth + opened(line)
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = line[:len(line) - len(line.lstrip())]
+        body = line.strip()
+        if body.startswith(marker):
+            words = body[len(marker):].strip()
+            out += [f"{indent}{marker} {part}" for part in _tw.wrap(words, width - len(indent) - len(marker) - 1)]
+            continue
+        code, sep, comment = body.partition(f"  {marker} ")
+        if sep and len(indent) + len(code) <= width:
+            out += [f"{indent}{marker} {part}" for part in _tw.wrap(comment, width - len(indent) - len(marker) - 1)]
+            out.append(indent + code)
+            continue
+        rest, first, running = body, True, start_depth
+        while len(indent) + len(rest) + (0 if first else 4) > width:
+            room = width - len(indent) - (0 if first else 4) - 2
+            cut = rest.rfind(" ", 0, room)
+            if cut <= 0:
+                break
+            head, rest = rest[:cut], rest[cut + 1:]
+            running += opened(head)
+            cont = " \\" if language == "python" and running <= 0 else ""
+            out.append(f"{indent}{'' if first else '    '}{head}{cont}")
+            first = False
+        out.append(f"{indent}{'' if first else '    '}{rest}")
+    return "\n".join(out)
 
 
 def _drop_docstring(text: str) -> list[str]:
