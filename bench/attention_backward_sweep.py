@@ -21,7 +21,7 @@ first (Triton's on-disk cache then serves the timed process), on tiny inputs wit
 
 Times are the harness's (``gpuperf.benchmark.time_callable``: the median of do_bench; host times
 ``time_host_callable``, wall times ``time_wall_per_call``); provenance and recording are
-``gpuperf.results.recorded``'s.
+``gpuperf.records``'s.
 
     python bench/attention_backward_sweep.py variants OUT_DIR
     python bench/attention_backward_sweep.py overhead OUT_DIR
@@ -192,7 +192,7 @@ def _one_shape(head_dim, causal, table, gen, backward_flop, n_seq=4096):
 def variants(out_dir: Path) -> None:
     from gpuperf.benchmark import device_slug
     from gpuperf.benchmark.family.attention_backward import backward_flop
-    from gpuperf.results import recorded
+    from gpuperf import records as recorded
 
     jobs = [(d, dt, c, cfg) for d, table in CANDIDATES.items() for cfg in table.values()
             for dt in ("fp16", "bf16") for c in (False, True)]
@@ -228,7 +228,7 @@ def overhead(out_dir: Path) -> None:
     from torch.profiler import ProfilerActivity, profile
 
     from gpuperf.benchmark import device_slug
-    from gpuperf.results import recorded
+    from gpuperf import records as recorded
 
     def sdpa(backend):
         def fn(q, k, v):
@@ -327,7 +327,7 @@ def collect(out_dir: Path, reports: list[str]) -> None:
     """Per-kernel summaries (``gpuperf.benchmark.profile.kernel_summary``) of ncu CSV reports given as LABEL=PATH (e.g.
     before=bench/profiles/.../ncu_attn_bwd_d128_causal_n4096.csv): ``attention_backward_profile_<device>``."""
     from gpuperf.benchmark import device_slug
-    from gpuperf.results import recorded
+    from gpuperf import records as recorded
 
     rows = []
     for item in reports:

@@ -121,7 +121,7 @@ def parse_ncu_csv(text: str) -> list[dict]:
 def collect(csv_path, launch_path, out_dir=None, name: str = "attention_forward_profile_h200") -> Path:
     """Pair the profile with the launches and save the recorded run (``out_dir``: default book/data)."""
     from gpuperf.benchmark import profile
-    from gpuperf.results import recorded
+    from gpuperf import records as recorded
 
     profiled = parse_ncu_csv(Path(csv_path).read_text())
     launches = profile.read_launches(launch_path)

@@ -25,7 +25,7 @@ default path, the new launch and the old one (:data:`OLD_DEFAULTS`) through ``ho
 the reference of every shape. Each case is checked against float64 (one head) before it is timed; a
 candidate that fails to compile or to check is reported and left out, the rest are timed in interleaved
 rounds (``gpuperf.benchmark.run_cases``: cuDNN and every candidate of a shape round-robin, SM clock and
-temperature sampled). The JSON (``gpuperf.results.recorded`` format, written after every shape) holds the
+temperature sampled). The JSON (``gpuperf.records`` format, written after every shape) holds the
 harness's rows, the per-round ratios, the failures and the provenance; the table printed at the end gives
 each launch's speed over cuDNN's. On a CPU the same modes run a dry run under the interpreter (tiny
 shapes, fp16, wall-clock times; only the logic is checked).
@@ -36,7 +36,7 @@ accumulator rescaled only when a row maximum grows past a threshold); modes ``ex
 this script at commit 375027f ran them (bench/NOTES.md, "Outcome of run 1", "Outcome of run 2").
 
 Times are the harness's (``gpuperf.benchmark.time_callable``); the job's report carries the harness's
-provenance (``gpuperf.results.recorded.provenance``), which ``--record`` keeps (the reports of jobs fwd-1
+provenance (``gpuperf.records.provenance``), which ``--record`` keeps (the reports of jobs fwd-1
 and fwd-2, older, held only the device and the versions).
 
 The candidates of rounds 1 and 2 used options of the kernel that lost and were removed (warp
@@ -255,7 +255,7 @@ def main():
         for c in row["cands"]:
             print(f"     {str(c['config']):60s} {c.get('tflops', 0):6.0f} TF/s  x{c.get('vs_cudnn', 0):.3f}  "
                   f"first {c.get('first_call_s', 0):.1f}s {c.get('error', '')[:120]}", flush=True)
-    from gpuperf.results.recorded import provenance
+    from gpuperf.records import provenance
 
     with open(os.path.join(out_dir, "fwd_sweep.json"), "w") as f:
         json.dump({"provenance": provenance("JOB_OUT=RAW python bench/attention_forward_sweep.py"),
@@ -470,7 +470,7 @@ def _round4_table(rows, failures, modes):
 
 
 def round4_main(modes, out_path, rounds, workers, budget_s):
-    from gpuperf.results.recorded import provenance
+    from gpuperf.records import provenance
 
     t0 = time.time()
     command = "python bench/attention_forward_sweep.py " + " ".join(sys.argv[1:])
@@ -594,8 +594,8 @@ OLD_FIELDS = {8: FIELDS + ("warp_specialize", "persistent", "maxnreg", "lookahea
 
 def record(out_path, job_paths):
     """Flatten the jobs' fwd_sweep.json files into rows (one per timed candidate and shape) and save them
-    with provenance as a recorded run (gpuperf.results.recorded.save_run)."""
-    from gpuperf.results import recorded
+    with provenance as a recorded run (gpuperf.records.save_run)."""
+    from gpuperf import records as recorded
 
     rows, prov = [], None
     for job_path in job_paths:

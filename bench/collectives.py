@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = coll.run_collectives(sizes, iters=iters, warmup=2 if args.quick else 5, progress=show)
     status = 0 if all(r["correct"] for r in rows) else 1
     if rank == 0:
-        from gpuperf.results import recorded
+        from gpuperf import records as recorded
 
         command = " ".join(["torchrun", f"--nproc_per_node {world}", "bench/collectives.py", *(argv or sys.argv[1:])])
         prov = recorded.provenance(command)

@@ -456,7 +456,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--profile-run", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--record", type=Path, default=None, metavar="DIR",
                         help="with --profile: also save the rows as the recorded run "
-                             "DIR/softmax_gluon_profile_h200.json (gpuperf.results.recorded.save_run)")
+                             "DIR/softmax_gluon_profile_h200.json (gpuperf.records.save_run)")
     parser.add_argument("--confirm", action="store_true",
                         help="only the interleaved confirmation: copy, Triton auto, the Gluon default and "
                              "two alternatives at CONFIRM_SHAPES, fp16 and bf16, 3 rounds")
@@ -475,7 +475,7 @@ def main(argv: list[str]) -> int:
         record["profile"] = profile(out_dir)
         _write(record, argv, "gluon_softmax_profile.json")
         if args.record is not None:
-            from gpuperf.results.recorded import provenance, save_run
+            from gpuperf.records import provenance, save_run
 
             command = "python bench/gluon_softmax_probe.py " + " ".join(argv)
             path = save_run("softmax_gluon_profile_h200", record["profile"], provenance(command), args.record)
@@ -534,7 +534,7 @@ def _write(record: dict, argv: list[str], name: str) -> None:
     if not out_dir:
         return
     try:
-        from gpuperf.results.recorded import provenance
+        from gpuperf.records import provenance
 
         command = "python bench/gluon_softmax_probe.py " + " ".join(argv)
         record["provenance"] = provenance(command.strip())

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from gpuperf.benchmark import layer_profile
-from gpuperf.results.recorded import cuda_available, provenance, save_run
+from gpuperf.records import cuda_available, provenance, save_run
 
 TOLERANCE = 0.05  # bf16 layer vs float32: a few bf16 roundings of O(1) values
 

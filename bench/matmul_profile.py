@@ -62,7 +62,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--skip-bad", action="store_true",
                         help="leave out (with a message) a report that is missing or holds no launch")
     args = parser.parse_args(argv)
-    from gpuperf.results.recorded import provenance, save_run
+    from gpuperf.records import provenance, save_run
 
     reports = {}
     for spec in args.reports:

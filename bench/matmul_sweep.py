@@ -207,7 +207,7 @@ def collect(argv) -> int:
     import argparse
     from pathlib import Path
     from gpuperf.benchmark.profile import provenance_of_job
-    from gpuperf.results.recorded import save_run
+    from gpuperf.records import save_run
     parser = argparse.ArgumentParser(description="record a sweep report")
     parser.add_argument("report", type=Path)
     parser.add_argument("--provenance-from", type=Path, required=True)

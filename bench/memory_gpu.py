@@ -20,7 +20,7 @@ The harness's pieces: ``counters`` runs under ``gpuperf.benchmark.profile.ncu_co
 pairs the report's kernels with the launch list in order (``profile.pair_launches``), so a missing or extra
 profile fails loudly instead of mislabelling rows; times are CUDA events around each call
 (``gpuperf.benchmark.event_times_s`` on CuPy's stream); provenance and recording are
-``gpuperf.results.recorded``'s.
+``gpuperf.records``'s.
 
 Every kernel here is CUDA C++ compiled by NVRTC through ``cupy.RawModule``: the access patterns (a stride
 chosen at run time, one scalar load per thread, a shared-memory load at byte offsets given per lane) are
@@ -509,7 +509,7 @@ def run_collect(out: Path, data_dir: Path | None = None) -> None:
     """Pair ``out/ncu.csv`` with ``out/launches.json`` and save the four records into ``data_dir``
     (default: ``out``)."""
     from gpuperf.benchmark import profile
-    from gpuperf.results.recorded import provenance, save_run
+    from gpuperf.records import provenance, save_run
 
     data_dir = out if data_dir is None else data_dir
     launches = profile.read_launches(out / "launches.json")

@@ -193,7 +193,7 @@ def main(argv: list[str]) -> int:
     import torch
 
     from gpuperf.benchmark import device_slug
-    from gpuperf.results.recorded import provenance, save_run
+    from gpuperf.records import provenance, save_run
 
     if not torch.cuda.is_available():
         print("bench/overhead.py needs a CUDA GPU", file=sys.stderr)

@@ -15,7 +15,7 @@ harness's ncu command line (``gpuperf.benchmark.profile.ncu_command``: every ``d
 the metrics of :data:`DIVERGENCE_METRICS`) into ``RAW/ncu.csv``, then ``--merge-ncu RAW/ncu.csv`` (the
 counters into ``divergence_h200.json``, each report kernel paired with its case by
 ``profile.pair_launches``). Times are CUDA events around each launch (``gpuperf.benchmark.event_times_s``
-on CuPy's stream); provenance and recording are ``gpuperf.results.recorded``'s.
+on CuPy's stream); provenance and recording are ``gpuperf.records``'s.
 
 Every kernel's output is checked before its timing is kept: the chase's final index against the cycle
 it walks, the sweep's XOR of everything read against an independent CuPy reduction, the divergence kernels
@@ -394,7 +394,7 @@ def main(argv: list[str]) -> int:
                         help="after the divergence timings, profile the divergence kernels under ncu (report "
                              "into RAW/ncu.csv) and merge the counters")
     args = parser.parse_args(argv)
-    from gpuperf.results.recorded import provenance, save_run
+    from gpuperf.records import provenance, save_run
 
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.ncu_divergence:

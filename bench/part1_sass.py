@@ -47,7 +47,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--name", default="part1_sass_h200", help="stem of the recorded run")
     args = parser.parse_args(argv)
     from gpuperf.benchmark.compiled import compile_cubin, compile_provenance, nvcc_version, sass
-    from gpuperf.results.recorded import save_run
+    from gpuperf.records import save_run
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -66,7 +66,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out-dir", type=Path, default=ROOT / "book" / "data")
     args = parser.parse_args(argv)
     from gpuperf.benchmark.compiled import compile_provenance
-    from gpuperf.results.recorded import save_run
+    from gpuperf.records import save_run
 
     rows = cases()
     if rows[0]["counts"]["shfl_bfly"] == 0 or rows[0]["counts"]["st_shared"] == 0:

@@ -94,7 +94,7 @@ def main(argv: list[str]) -> int:
         print("make bench times compiled kernels, but TRITON_INTERPRET is on in this environment; unset it "
               "(env -u TRITON_INTERPRET make bench).", file=sys.stderr)
         return 2
-    from gpuperf.results.recorded import provenance, save_run
+    from gpuperf.records import provenance, save_run
 
     prov = provenance(shlex.join(["python", "bench/run.py", *argv]))
     slug = benchmark.device_slug(prov["device"])

@@ -120,7 +120,7 @@ def main(argv: list[str]) -> int:
     if args.profile_passes is not None:
         command = profile.ncu_command([sys.executable, __file__, "--run-passes"], metrics=PASS_METRICS)
         args.passes = profile.run_ncu(command, args.profile_passes / "ncu_passes.csv")
-    from gpuperf.results.recorded import load_run, provenance, save_run
+    from gpuperf.records import load_run, provenance, save_run
 
     if args.passes is not None:
         rows = rows_from_passes_report(args.passes.read_text())

@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     from gpuperf.benchmark.compiled import (compile_cubin, compile_provenance, nvcc_version,
                                             registers_per_thread, sass)
-    from gpuperf.results.recorded import save_run
+    from gpuperf.records import save_run
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

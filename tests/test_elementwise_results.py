@@ -7,7 +7,7 @@ import pytest
 
 from gpuperf.results import elementwise as er
 from gpuperf import hardware
-from gpuperf.results import recorded
+from gpuperf import records as recorded
 from gpuperf import roofline as rl
 
 # --- a synthetic run ----------------------------------------------------------------------------------------
@@ -261,7 +261,7 @@ def test_recorded_run_missing_dtype_raises(h200_run):
 def test_series_table_and_accelerator_on_the_recorded_long_run():
     from gpuperf.results import elementwise as er
     from gpuperf import hardware
-    from gpuperf.results import recorded
+    from gpuperf import records as recorded
     from gpuperf.plotting.tables import CHAIN_COLUMNS, format_table_html
 
     run = recorded.load_run("elementwise_long_h200")

@@ -84,7 +84,7 @@ def test_trace_parser_attributes_kernels_to_the_innermost_range(tmp_path):
 
 
 def test_chapter_profile_without_a_gpu_loads_the_record(monkeypatch):
-    from gpuperf.results import recorded
+    from gpuperf import records as recorded
 
     monkeypatch.setattr(recorded, "cuda_available", lambda: False)
     profile = lp.chapter_profile()

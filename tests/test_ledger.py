@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuperf import hardware, ledger as L
-from gpuperf.results import recorded
+from gpuperf import records as recorded
 
 TINY = L.ModelConfig(name="tiny", n_layers=2, d_model=4, n_heads=2, n_kv_heads=1, head_dim=2, d_ff=6,
                      vocab_size=10, gated_mlp=True, norm="rmsnorm", rope=True, tied_embeddings=False)

@@ -135,7 +135,7 @@ def test_latency_levels_pick_the_plateaus():
 
 
 def test_recorded_h200_chase():
-    from gpuperf.results import recorded
+    from gpuperf import records as recorded
 
     run = recorded.load_run("pointer_chase_h200")
     assert all(r["correct"] for r in run["results"])

@@ -350,7 +350,7 @@ def test_target_rows_read_medians_and_per_round_ratios():
 
 
 def test_sweep_and_profile_tables_from_the_recorded_files():
-    from gpuperf.results import recorded
+    from gpuperf import records as recorded
 
     shapes = [("bf16", 4096), ("fp16", 4096), ("bf16", 8192), ("fp16", 8192)]
     sweep = mt.sweep_table(recorded.load_run("matmul_sweep_h200")["results"], shapes)
@@ -377,7 +377,7 @@ def test_plot_interleaved_rounds_draws_each_rounds_rate_and_clock():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from gpuperf.results import recorded
+    from gpuperf import records as recorded
     from gpuperf.plotting.tiling import plot_interleaved_rounds
 
     rows = recorded.load_run("matmul_targets_h200")["results"]

@@ -163,9 +163,9 @@ def test_unknown_device_raises(bad):
 
 
 def test_cuda_without_a_gpu_raises(monkeypatch):
-    import gpuperf.results.recorded
+    import gpuperf.records
 
-    monkeypatch.setattr(gpuperf.results.recorded, "cuda_available", lambda: False)
+    monkeypatch.setattr(gpuperf.records, "cuda_available", lambda: False)
     with pytest.raises(ValueError, match="device 'cuda'"):
         measure_copy_bytes_per_s(n_bytes=4, device="cuda")
 
@@ -182,7 +182,7 @@ def test_time_calls_s_rejects_non_callable():
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not __import__("gpuperf.results.recorded").results.recorded.cuda_available(), reason="needs a CUDA GPU")
+@pytest.mark.skipif(not __import__("gpuperf.records").records.cuda_available(), reason="needs a CUDA GPU")
 def test_cuda_measurements_structure():
     m = measure_matmul_flop_per_s(n=256, dtype="bf16", repeats=3, device="cuda")
     assert m.device == "cuda" and m.dtype == "bf16" and m.value > 0

@@ -265,7 +265,7 @@ def test_max_registers_for_full_occupancy():
 
 
 def test_occupancy_agrees_with_the_cuda_api_on_every_recorded_h200_query():
-    from gpuperf.results.recorded import load_run
+    from gpuperf.records import load_run
 
     run = load_run("memory_occupancy_h200")["results"][0]
     dev = run["device"]
@@ -296,7 +296,7 @@ def test_occupancy_agrees_with_the_cuda_api_on_every_recorded_h200_query():
 
 
 def test_sectors_per_request_agree_with_nsight_compute_on_the_h200():
-    from gpuperf.results.recorded import load_run
+    from gpuperf.records import load_run
 
     rows = [r for r in load_run("memory_coalescing_h200")["results"] if "ncu" in r]
     assert len(rows) == 57
@@ -308,7 +308,7 @@ def test_sectors_per_request_agree_with_nsight_compute_on_the_h200():
 
 
 def test_bank_wavefronts_and_conflicts_agree_with_nsight_compute_on_the_h200():
-    from gpuperf.results.recorded import load_run
+    from gpuperf.records import load_run
 
     rows = load_run("memory_banks_h200")["results"]
     assert len(rows) == 22

@@ -168,7 +168,7 @@ def test_timeline_window_clips_and_shifts():
 
 
 def test_recorded_sync_trace_shows_the_wait():
-    from gpuperf.results import recorded
+    from gpuperf import records as recorded
 
     rows = recorded.load_run("overhead_sync_h200")["results"]
     free = oh.summarize_sync_trace(oh.timeline_from_rows(rows, "no sync"), skip=3)

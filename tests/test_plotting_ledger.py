@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from gpuperf import ledger as L  # noqa: E402
-from gpuperf.results import recorded  # noqa: E402
+from gpuperf import records as recorded  # noqa: E402
 from gpuperf.plotting import ledger as P  # noqa: E402
 
 

@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from gpuperf import littles_law, scaling, simt  # noqa: E402
-from gpuperf.results import recorded  # noqa: E402
+from gpuperf import records as recorded  # noqa: E402
 from gpuperf.plotting import littles_law as pl  # noqa: E402
 from gpuperf.plotting import scaling as ps  # noqa: E402
 from gpuperf.plotting import simt as pt  # noqa: E402

@@ -193,7 +193,7 @@ def test_module_does_not_import_torch_or_triton_at_import_time(module):
 
 
 def test_recorded_runs_carry_provenance():
-    from gpuperf.results.recorded import load_run
+    from gpuperf.records import load_run
 
     data_dir = ROOT / "book" / "data"
     for path in sorted(data_dir.glob("*.json")):
@@ -347,17 +347,24 @@ def test_kernels_import_neither_the_harness_nor_the_readers():
 
 
 def test_the_harness_reads_no_recorded_run_but_stores_them():
-    """gpuperf.benchmark measures; of gpuperf.results it uses only ``recorded`` (where runs are stored:
-    provenance, save_run, cuda_available). Reading a run, its ratios and its targets is gpuperf.results' work,
-    which imports the families (their rows' schema), never the other way round."""
+    """gpuperf.benchmark measures and imports nothing of gpuperf.results: it stores runs through
+    gpuperf.records (the record format: provenance, save_run, load_run, cuda_available), which sits below both.
+    Reading a run, its ratios and its targets is gpuperf.results' work, which imports the families (their rows'
+    schema), never the other way round."""
     graph = _gpuperf_import_graph()
     readers = sorted(
         f"{module} imports {target}"
         for module, targets in graph.items() if re.match(r"gpuperf\.benchmark(\.|$)", module)
         for target in targets
-        if re.match(r"gpuperf\.results(\.|$)", target) and target != "gpuperf.results.recorded"
+        if re.match(r"gpuperf\.results(\.|$)", target)
     )
     assert not readers, readers
+
+
+def test_the_record_format_imports_neither_the_harness_nor_the_readers():
+    """gpuperf.records is the bottom layer both gpuperf.benchmark and gpuperf.results build on (issue 33)."""
+    targets = _gpuperf_import_graph().get("gpuperf.records", set())
+    assert not [t for t in targets if re.match(r"gpuperf\.(benchmark|results|kernels)(\.|$)", t)], targets
 
 
 def _module_file(dotted: str) -> Path | None:

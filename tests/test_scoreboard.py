@@ -15,7 +15,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuperf.results import recorded
+from gpuperf import records as recorded
 from gpuperf.results import scoreboard as sb
 from gpuperf.benchmark import summarize_ratios
 

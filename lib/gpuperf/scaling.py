@@ -150,7 +150,7 @@ class TrendSeries:
 def _trend_path(path: Path | None) -> Path:
     if path is not None:
         return Path(path)
-    from gpuperf.results.recorded import DATA_DIR, PACKAGE_DATA_DIR
+    from gpuperf.records import DATA_DIR, PACKAGE_DATA_DIR
 
     for folder in (DATA_DIR, PACKAGE_DATA_DIR):
         if (folder / TREND_FILE).is_file():

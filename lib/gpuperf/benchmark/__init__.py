@@ -25,8 +25,8 @@ second time (right after the first timing, with its own warm-up: the repeatabili
 family may instead ask for *interleaved rounds* (``Case.rounds``, opt-in): a reference and the cases that
 name it are then timed round-robin, so neither is always timed first on a cooler chip (see
 :func:`run_cases`). ``bench/run.py`` saves each family's rows with their
-provenance as ``book/data/<family>_<device>.json`` (:func:`gpuperf.results.recorded.save_run`); the book reads them
-back with :func:`gpuperf.results.recorded.load_run` and :func:`summarize_ratios`.
+provenance as ``book/data/<family>_<device>.json`` (:func:`gpuperf.records.save_run`); the book reads them
+back with :func:`gpuperf.records.load_run` and :func:`summarize_ratios`.
 
 A row (one dict per case) holds the case's ``params`` (kernel, dtype, shape, ... as the family chooses;
 ``Case.measure`` may add columns such as a peak memory) followed by :data:`ROW_KEYS`. Importing this module
@@ -36,7 +36,7 @@ What is not "time a callable" (CUDA C microbenchmarks, Nsight Compute profiles, 
 script under ``bench/`` built from the same pieces: :func:`time_callable`, :func:`time_host_callable`,
 :func:`time_wall_per_call` and :func:`event_times_s` for times, :mod:`gpuperf.benchmark.profile` for the
 profiler window and the ncu command line, :mod:`gpuperf.benchmark.compiled` for compile-only records, and
-:func:`gpuperf.results.recorded.provenance` / ``save_run`` for the record (``bench/README.md`` lists them).
+:func:`gpuperf.records.provenance` / ``save_run`` for the record (``bench/README.md`` lists them).
 """
 
 from __future__ import annotations
@@ -331,7 +331,7 @@ def run_cases(family: str, cases: Iterable[Case], *, progress: bool = True, warm
 
     if not torch.cuda.is_available():
         raise RuntimeError(f"benchmark {family!r} needs a CUDA GPU; without one, read the recorded run with "
-                           f"gpuperf.results.recorded.load_run")
+                           f"gpuperf.records.load_run")
     rows: list[Row] = []
     seen: set[str] = set()
     group: list[Case] = []  # an interleaved group, checked, waiting to be timed

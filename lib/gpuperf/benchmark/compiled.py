@@ -4,7 +4,7 @@ Some of the course's evidence is the code a compiler emits, not a time: the SASS
 ``bench/part1_kernels.cu`` (``bench/stream_read_sass.py``, ``bench/part1_sass.py``) and the PTX Triton
 emits for a reduction (``bench/reduction_ptx.py``). Those scripts share
 
-* :func:`compile_provenance`: the provenance of such a record (:func:`gpuperf.results.recorded.provenance`, with the
+* :func:`compile_provenance`: the provenance of such a record (:func:`gpuperf.records.provenance`, with the
   device and driver saying that nothing ran on a GPU);
 * :func:`cuda_tool`: ``nvcc`` or ``cuobjdump`` from the PATH, else the copy Triton ships;
 * :func:`compile_cubin` and :func:`sass_opcodes`: ``nvcc -cubin`` for an architecture with ``-D`` defines,
@@ -29,9 +29,9 @@ _FUNCTION = re.compile(r"Function : (\S+)")
 
 def compile_provenance(command: str, target: str = "sm_90 (H100/H200)", **extra: str) -> dict[str, str]:
     """Provenance of a record made by compiling for ``target`` on this machine: the harness's provenance
-    (:func:`gpuperf.results.recorded.provenance`: torch, Triton, Python, date, command) with ``device`` and
+    (:func:`gpuperf.records.provenance`: torch, Triton, Python, date, command) with ``device`` and
     ``driver`` saying that no GPU ran it, plus ``extra`` entries (e.g. ``nvcc="..."``)."""
-    from gpuperf.results.recorded import provenance
+    from gpuperf.records import provenance
 
     if not isinstance(target, str) or not target:
         raise ValueError(f"target must be a non-empty string, got {target!r}")

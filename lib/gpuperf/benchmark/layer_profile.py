@@ -395,7 +395,7 @@ def chapter_profile(record: str = "ledger_profile_h200", tolerance: float = 0.05
     else on the H200 SXM. Raises ValueError if a live variant differs from float32 by `tolerance` or more.
     """
     from gpuperf import hardware, ledger
-    from gpuperf.results import recorded
+    from gpuperf import records as recorded
 
     live = recorded.cuda_available()
     if live:

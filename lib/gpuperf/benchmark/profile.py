@@ -125,7 +125,7 @@ def pair_launches(launches: Sequence[Mapping[str, Any]], profiled: Sequence[Mapp
 
 
 def provenance_of_job(run: Mapping[str, Any], command: str) -> dict[str, str]:
-    """The provenance of a recorded ``run`` (a dict as :func:`gpuperf.results.recorded.load_run` returns) with its
+    """The provenance of a recorded ``run`` (a dict as :func:`gpuperf.records.load_run` returns) with its
     ``command`` replaced: for a record collected away from the GPU from reports of the job that recorded
     ``run`` (same machine, versions and date)."""
     if not isinstance(run, Mapping) or not isinstance(run.get("provenance"), Mapping):

@@ -382,7 +382,7 @@ def _check_device(device: str) -> str:
     if device == "cpu":
         return "cpu"
     if device == "cuda":
-        from gpuperf.results.recorded import cuda_available
+        from gpuperf.records import cuda_available
 
         if not cuda_available():
             raise ValueError("device 'cuda' was asked for but torch sees no CUDA GPU; use device='cpu'")

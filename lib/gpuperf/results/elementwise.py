@@ -114,7 +114,7 @@ def rows_for_dtype(run: Mapping[str, Any] | Sequence[Row], dtype: str) -> list[R
     """The rows of ``run`` in ``dtype`` at the largest ``n_elements`` measured in that dtype.
 
     ``run`` is a recorded run (a dict whose ``"results"`` are rows, as
-    :func:`gpuperf.results.recorded.load_run` returns it) or a plain list of rows. The largest size is the one that
+    :func:`gpuperf.records.load_run` returns it) or a plain list of rows. The largest size is the one that
     streams from HBM rather than from cache, so it is the one to read against the roofline. Returns copies,
     in the run's order. Raises ``ValueError`` naming ``dtype`` if the run has no row in it.
     """
@@ -363,7 +363,7 @@ def load_or_run(live: bool, n_elements: int = 2**26, recorded_name: str = "eleme
     ``live`` (bf16 data, fp16 before Ampere, k = 1 ... 256, ``n_elements`` per tensor), else the run
     recorded on an H200 (``book/data/<recorded_name>.json``). Returns ``(run, dtype)``. torch and the
     benchmark are imported only for a live run."""
-    from gpuperf.results import recorded
+    from gpuperf import records as recorded
 
     if not live:
         return recorded.load_run(recorded_name), "bf16"

@@ -69,7 +69,7 @@ def recorded_latency_levels(run_name: str = "pointer_chase_h200") -> tuple[Laten
     """The course's one set of measured latencies: the recorded pointer chase, summarised by
     :func:`latency_levels` at the SM clock the run measured right after the chase. Returns the levels and
     the run (for its provenance and rows). Chapters 02, 04 and 05 all read latencies through this."""
-    from gpuperf.results import recorded
+    from gpuperf import records as recorded
 
     run = recorded.load_run(run_name)
     l2_bytes = hardware.get_accelerator(run["provenance"]["device"]).l2_bytes

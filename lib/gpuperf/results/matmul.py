@@ -147,7 +147,7 @@ def load_or_run(live: bool, recorded_name: str = "matmul_roof_h200") -> dict:
     """The ``matmul_roof`` run chapter 06 reads: a quick sweep measured now with cuBLAS on this machine's GPU
     when ``live`` (a GPU with bf16 Tensor Cores), else the run recorded on an H200. torch and the benchmark
     harness are imported only for a live run."""
-    from gpuperf.results import recorded
+    from gpuperf import records as recorded
 
     if not live:
         return recorded.load_run(recorded_name)

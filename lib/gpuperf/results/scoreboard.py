@@ -17,7 +17,7 @@ is re-recorded), and scores a target against a run with pure functions:
   row chosen here, a recorded ``ratio_to_reference`` that the rows do not give, another family's rows)
   raises ``ValueError`` naming the argument, the target and the case.
 
-:func:`score_all` loads the runs named in :data:`RECORDED_RUNS` (through :func:`gpuperf.results.recorded.load_run`)
+:func:`score_all` loads the runs named in :data:`RECORDED_RUNS` (through :func:`gpuperf.records.load_run`)
 and scores every target; :func:`summary_rows` and :func:`case_rows` turn the scores into table rows.
 Importing this module does not import torch or triton.
 """
@@ -618,7 +618,7 @@ def score_case(target: Target, case: CaseSpec, rows: Sequence[Mapping[str, Any]]
 
 
 def score_target(target: Target, run: Mapping[str, Any], run_name: str | None = None) -> TargetScore:
-    """Score every case of ``target`` on the recorded ``run`` (a dict as :func:`gpuperf.results.recorded.load_run`
+    """Score every case of ``target`` on the recorded ``run`` (a dict as :func:`gpuperf.records.load_run`
     returns); ``run_name`` (default: the run's ``name``) is what the score and the errors call it."""
     if not isinstance(target, Target):
         raise ValueError(f"target must be a Target, got {target!r}")
@@ -662,9 +662,9 @@ def score_target(target: Target, run: Mapping[str, Any], run_name: str | None = 
 def load_runs(targets: Sequence[Target] = TARGETS, runs: Mapping[str, str] = RECORDED_RUNS,
               loader: Callable[[str], Mapping[str, Any]] | None = None) -> dict[str, Mapping[str, Any]]:
     """``{run name: run}`` for every run the ``targets`` read (each loaded once, by ``loader``, default
-    :func:`gpuperf.results.recorded.load_run`)."""
+    :func:`gpuperf.records.load_run`)."""
     if loader is None:
-        from gpuperf.results.recorded import load_run as loader
+        from gpuperf.records import load_run as loader
     if not callable(loader):
         raise ValueError(f"loader must be callable (a run name -> run), got {loader!r}")
     names = dict.fromkeys(run_name(t, runs) for t in _check_targets(targets))
@@ -825,9 +825,9 @@ def rerun_command(run_name: str, command: str) -> str:
 
 def provenance_rows(scores: Sequence[TargetScore]) -> list[dict[str, Any]]:
     """One row per recorded run the ``scores`` read: its name, the targets read from it, the sentence of
-    :func:`gpuperf.results.recorded.describe_provenance` and the command that records it again
+    :func:`gpuperf.records.describe_provenance` and the command that records it again
     (:func:`rerun_command` of the recorded one)."""
-    from gpuperf.results.recorded import describe_provenance
+    from gpuperf.records import describe_provenance
 
     if isinstance(scores, (str, Mapping)) or not all(isinstance(s, TargetScore) for s in scores):
         raise ValueError(f"scores must be a sequence of TargetScore, got {scores!r}")

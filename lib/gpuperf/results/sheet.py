@@ -36,7 +36,7 @@ class Number:
 def _bytes_in_flight_measured() -> tuple[float, float]:
     """From the recorded streaming read (``bytes_in_flight_h200``): the same-run copy's bandwidth (B/s) and
     the fewest bytes in flight per SM at which the read reached 97% of it (whole blocks per SM only)."""
-    from gpuperf.results import recorded
+    from gpuperf import records as recorded
 
     run = recorded.load_run("bytes_in_flight_h200")["results"]
     copy = next(r for r in run if r.get("reference") == "copy")["bytes_per_s"]
@@ -113,7 +113,8 @@ def _chapter05() -> list[Number]:
 
 def _chapter09() -> list[Number]:
     """Chapter 09: what fusion bought on the H200, from the recorded runs."""
-    from gpuperf.results import elementwise, recorded
+    from gpuperf import records as recorded
+    from gpuperf.results import elementwise
 
     rows = elementwise.rows_for_dtype(recorded.load_run("elementwise_h200"), "bf16")
     eager = elementwise.find_row(rows, "torch_chain_unfused", 16)["time_s"]
@@ -171,7 +172,8 @@ def _part2() -> list[Number]:
     """Chapters 06-08: roofs, ridge points, launch and host costs, tiles."""
     h200 = hardware.get_accelerator(DEVICE)
     from gpuperf import roofline, tiling
-    from gpuperf.results import elementwise, matmul_targets, recorded
+    from gpuperf import records as recorded
+    from gpuperf.results import elementwise, matmul_targets
 
     ew_rows = elementwise.rows_for_dtype(recorded.load_run("elementwise_long_h200"), "bf16")
     copy = elementwise.find_row(ew_rows, "copy")["bytes_per_s"]

@@ -181,7 +181,7 @@ def elementwise_cases(
 
     if not torch.cuda.is_available():
         raise RuntimeError("run_elementwise_benchmark needs a CUDA GPU; load the recorded run instead "
-                           "(gpuperf.results.recorded.load_run('elementwise_h200'))")
+                           "(gpuperf.records.load_run('elementwise_h200'))")
     import gpuperf.kernels.elementwise as kernels_module
     from gpuperf.benchmark import Case
 

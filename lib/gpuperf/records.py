@@ -8,7 +8,8 @@ A benchmark run on a GPU (``make bench``) writes one JSON file to ``book/data/``
      "results": [...]}
 
 Notebooks plot ``results`` when no GPU is present and say where they came from with
-:func:`describe_provenance`. This module never imports torch at import time.
+:func:`describe_provenance`. This module never imports torch at import time. It sits below both :mod:`gpuperf.benchmark` (which
+writes runs) and :mod:`gpuperf.results` (which reads and scores them), and imports neither.
 
 Where runs are looked for: ``book/data`` of the repository this package sits in (an editable install, as
 ``make`` makes), then a ``data`` folder inside the installed package. A ``pip install`` from git copies
@@ -24,10 +25,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 #: Folder of the recorded runs (``book/data`` in the repository), where :func:`save_run` writes.
-DATA_DIR = Path(__file__).resolve().parents[3] / "book" / "data"
+DATA_DIR = Path(__file__).resolve().parents[2] / "book" / "data"
 
 #: Folder of recorded runs shipped inside the package (for installs that do not include the repository).
-PACKAGE_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+PACKAGE_DATA_DIR = Path(__file__).resolve().parent / "data"
 
 REQUIRED_PROVENANCE = ("device", "driver", "torch", "triton", "date")
 

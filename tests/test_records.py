@@ -1,10 +1,10 @@
-"""gpuperf.results.recorded: saving and loading recorded GPU runs with their provenance."""
+"""gpuperf.records: saving and loading recorded GPU runs with their provenance."""
 
 import json
 
 import pytest
 
-from gpuperf.results.recorded import describe_provenance, load_run, save_run
+from gpuperf.records import describe_provenance, load_run, save_run
 
 PROV = {"device": "NVIDIA H200", "driver": "580.1", "cuda": "13.0", "torch": "2.11.0", "triton": "3.6.0",
         "python": "3.12.3", "date": "2026-11-30", "command": "make bench"}
@@ -60,7 +60,7 @@ def test_save_run_checks_results_and_prov(tmp_path):
 def test_load_run_falls_back_to_the_package_data(tmp_path, monkeypatch):
     # An install without the repository (pip from git, on Colab) has no book/data; the package's data folder
     # is looked in next, and the error names both folders when neither has the run.
-    import gpuperf.results.recorded as recorded
+    import gpuperf.records as recorded
 
     repo, package = tmp_path / "repo", tmp_path / "package"
     save_run("shipped", [{"kernel": "copy", "time_s": 2e-3}], PROV, data_dir=package)
@@ -83,7 +83,7 @@ def test_describe_provenance_names_a_run_without_provenance():
 
 
 def test_the_repository_run_loads_with_its_provenance():
-    from gpuperf.results.recorded import DATA_DIR
+    from gpuperf.records import DATA_DIR
 
     run = load_run("elementwise_h200")
     assert (DATA_DIR / "elementwise_h200.json").is_file()
@@ -93,7 +93,7 @@ def test_the_repository_run_loads_with_its_provenance():
 def test_live_gpu_available_checks_its_arguments_and_needs_cuda():
     import pytest as _pytest
 
-    from gpuperf.results import recorded as _rec
+    from gpuperf import records as _rec
 
     with _pytest.raises(ValueError, match="^min_capability must be"):
         _rec.live_gpu_available(min_capability=(8,))
