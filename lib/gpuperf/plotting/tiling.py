@@ -40,7 +40,9 @@ def plot_tile_grid(ax, wq: WaveQuantization, max_waves_shown: int = 6):
     ax.set_ylabel("m (rows of C)")
     ax.grid(False)
     ax.set_title(f"{wq.tiles} tiles of {wq.tile_m}x{wq.tile_n}, {wq.wave_size} per wave: {wq.waves} wave"
-                 f"{'s' if wq.waves != 1 else ''}, {wq.useful_fraction:.0%} useful", fontsize=10)
+                 f"{'s' if wq.waves != 1 else ''}, {wq.useful_fraction:.0%} useful"
+                 + (f"\n(waves {max_waves_shown} and later share one colour)" if wq.waves > max_waves_shown else ""),
+                 fontsize=10)
     return ax
 
 
