@@ -7,11 +7,6 @@ CUDA build specialises an integer argument equal to 1 into a Python constant, an
 off, because a kernel module fixes its mode when it is imported.
 """
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("triton")
@@ -77,17 +72,8 @@ print("ok")
 '''
 
 
-def test_kernels_compile_for_sm90():
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(root / "lib")}
-    try:
-        out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
-                             timeout=600)
-    except subprocess.TimeoutExpired:
-        pytest.fail("compiling for sm_90 took more than 600 s")
-    if out.returncode != 0 and "ptxas" in out.stderr and "not found" in out.stderr:
-        pytest.skip("this Triton build has no ptxas")
-    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+def test_kernels_compile_for_sm90(compiled_check):
+    compiled_check(SCRIPT)
 
 
 REDUCTION_SCRIPT = r'''
@@ -114,13 +100,7 @@ print("ok")
 '''
 
 
-def test_fused_softmax_reduction_is_shuffles_then_shared_memory():
+def test_fused_softmax_reduction_is_shuffles_then_shared_memory(compiled_check):
     """Chapter 13 describes tl.max / tl.sum over a 4096-value row on 8 warps as five butterfly shuffles in
     each warp, one trip through shared memory and three more shuffles; the sm_90 PTX must say the same."""
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(root / "lib")}
-    out = subprocess.run([sys.executable, "-c", REDUCTION_SCRIPT], capture_output=True, text=True,
-                         env=env, timeout=600)
-    if out.returncode != 0 and "ptxas" in out.stderr and "not found" in out.stderr:
-        pytest.skip("this Triton build has no ptxas")
-    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+    compiled_check(REDUCTION_SCRIPT)

@@ -5,10 +5,6 @@ marked ``gpu`` and skipped unless :func:`gpuperf.kernels.gluon_softmax.available
 """
 
 import math
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -288,7 +284,7 @@ print("ok")
 
 
 @pytest.mark.redundant_on_gpu  # a CPU compile check; on a Hopper GPU the GPU tests run the kernel itself
-def test_kernel_compiles_for_sm90():
+def test_kernel_compiles_for_sm90(compiled_check):
     """The Gluon kernel compiles for sm_90 (with this machine's Triton, whose Gluon may differ from the
     H200's 3.6): shared memory within the plan and the per-block limit, TMA loads, 16-byte stores exactly
     when the rows are aligned, and no plain global loads."""
@@ -296,14 +292,7 @@ def test_kernel_compiles_for_sm90():
     if not hasattr(gluon, "GluonASTSource"):  # Triton 3.6 has no offline compile entry point for Gluon
         pytest.skip(f"triton {getattr(__import__('triton'), '__version__', '?')}: triton.experimental.gluon "
                     f"has no GluonASTSource, which compiling without a GPU needs")
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(root / "lib"),
-           "TRITON_DEFAULT_FP_FUSION": "1"}
-    out = subprocess.run([sys.executable, "-c", _COMPILE], capture_output=True, text=True, env=env,
-                         timeout=600)
-    if out.returncode != 0 and "ptxas" in out.stderr and "not found" in out.stderr:
-        pytest.skip("this Triton build has no ptxas")
-    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+    compiled_check(_COMPILE, fp_fusion=True)
 
 
 # ---- on a Hopper GPU ------------------------------------------------------------------------------------

@@ -101,22 +101,10 @@ print("ok")
 """
 
 
-def test_fused_reductions_compile_to_the_stages_chapter_13_counts():
+def test_fused_reductions_compile_to_the_stages_chapter_13_counts(compiled_check):
     """The fused kernel's max and sum, compiled for sm_90 (no GPU needed): 5 butterfly shuffles inside each
     warp and 3 across the 8 warps' results per reduction, as ``gpuperf.attention.row_reduction`` says."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(root / "lib"),
-           "TRITON_DEFAULT_FP_FUSION": "1"}
-    out = subprocess.run([sys.executable, "-c", _REDUCTION_PTX], capture_output=True, text=True, env=env,
-                         timeout=300)
-    if out.returncode != 0 and "ptxas" in out.stderr and "not found" in out.stderr:
-        pytest.skip("this Triton build has no ptxas")
-    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+    compiled_check(_REDUCTION_PTX, timeout_s=300, fp_fusion=True)
 
 
 def test_softmax_bytes_moved():
@@ -332,21 +320,10 @@ print("ok")
 """
 
 
-def test_split_kernels_compile_for_sm90():
+def test_split_kernels_compile_for_sm90(compiled_check):
     # The cooperative kernel never runs under the interpreter: compile it for an H100/H200 here, and check
     # that the barrier's release add and acquire loads survive into the PTX (see test_compile_sm90.py).
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(root / "lib")}
-    out = subprocess.run([sys.executable, "-c", SM90_SCRIPT], capture_output=True, text=True, env=env,
-                         timeout=600)
-    if out.returncode != 0 and "ptxas" in out.stderr and "not found" in out.stderr:
-        pytest.skip("this Triton build has no ptxas")
-    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+    compiled_check(SM90_SCRIPT)
 
 
 # ---- review (issue 15): masked chunks far below 0, rows of -inf only, "auto", the occupancy fallback --------

@@ -1,12 +1,7 @@
 """The live reads of chapters 02 and 04 (gpuperf.kernels.streaming) compile for the H200 (sm_90) and for
 Colab's T4 (sm_75) on a machine without a GPU, and the streaming read issues every 16-byte load of a tile
 before it uses one (the bytes in flight the chapter counts). Compiled in a subprocess with the interpreter
-off, as tests/kernels/test_compile_sm90.py does."""
-
-import os
-import subprocess
-import sys
-from pathlib import Path
+off (the ``compiled_check`` fixture of tests/kernels/conftest.py)."""
 
 import pytest
 
@@ -42,14 +37,5 @@ print("ok")
 '''
 
 
-def test_streaming_kernels_compile_for_the_h200_and_the_t4():
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(root / "lib")}
-    try:
-        out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
-                             timeout=600)
-    except subprocess.TimeoutExpired:
-        pytest.fail("compiling took more than 600 s")
-    if out.returncode != 0 and "ptxas" in out.stderr and "not found" in out.stderr:
-        pytest.skip("this Triton build has no ptxas")
-    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+def test_streaming_kernels_compile_for_the_h200_and_the_t4(compiled_check):
+    compiled_check(SCRIPT)
