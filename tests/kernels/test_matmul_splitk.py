@@ -1,0 +1,142 @@
+"""Tests of gpuperf.kernels.matmul_splitk: the split-K kernel and the dispatch against a float64 reference.
+
+Fresh random inputs every run (the seed is in failure messages). The bound per element: fp32 sums of k
+products (k u32 sum |a||b|, doubled for slack), plus one rounding to the output format (u_D |c|). Under the
+interpreter (no GPU): fp16 and fp32 at small shapes with a 32-wide (or 16-wide) tile and splits of 1-4; on
+a GPU: full-size shapes through the dispatch in fp16 and bf16. Speed is never asserted here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from gpuperf.kernels import matmul_splitk as mks  # noqa: E402
+
+HAS_CUDA = torch.cuda.is_available()
+gpu_only = [pytest.mark.gpu, pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")]
+U = {torch.float32: 2.0**-24, torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8}
+CPU_DTYPES = [torch.float16, torch.float32]
+
+
+def _plan(bm=32, bn=32, bk=32, split=1):
+    return mks.MatmulPlan("splitk", bm, bn, bk, split, 4, 1 if not HAS_CUDA else 3, 2)
+
+
+def _inputs(m, n, k, dtype, device, gen, layout="rows"):
+    """a (m, k), b (k, n): row-major, transposed (column-major storage) or a strided slice."""
+    if layout == "rows":
+        a = torch.randn(m, k, generator=gen, device=device).to(dtype)
+        b = torch.randn(k, n, generator=gen, device=device).to(dtype)
+    elif layout == "transposed":
+        a = torch.randn(k, m, generator=gen, device=device).to(dtype).t()
+        b = torch.randn(n, k, generator=gen, device=device).to(dtype).t()  # a Linear's weight, W.T
+    else:  # every other column of wider matrices
+        a = torch.randn(m, 2 * k, generator=gen, device=device).to(dtype)[:, ::2]
+        b = torch.randn(k, 2 * n + 3, generator=gen, device=device).to(dtype)[:, 1:2 * n + 1:2]
+    return a, b
+
+
+def _check(c, a, b, gen):
+    a64, b64 = a.double().cpu(), b.double().cpu()
+    ref = a64 @ b64
+    bound = 2 * a.shape[1] * U[torch.float32] * (a64.abs() @ b64.abs()) + U[a.dtype] * ref.abs() + 1e-300
+    c64 = c.double().cpu()
+    assert not torch.isnan(c64).any(), f"unwritten elements (seed {gen.initial_seed()})"
+    bad = (c64 - ref).abs() > bound
+    if bad.any():
+        i, j = (int(v) for v in bad.nonzero()[0])
+        pytest.fail(f"seed {gen.initial_seed()}: C[{i},{j}] = {c64[i, j].item()!r}, expected {ref[i, j].item()!r}")
+
+
+@pytest.mark.parametrize("dtype", CPU_DTYPES)
+@pytest.mark.parametrize("m,n,k,split,layout", [
+    (1, 1, 1, 1, "rows"),        # one element
+    (7, 33, 65, 1, "transposed"),  # ragged everything, unsplit
+    (37, 70, 129, 3, "rows"),    # three slices, the last one partial
+    (1, 40, 100, 4, "sliced"),   # a decoding row, strided operands
+    (33, 1, 31, 2, "transposed"),
+])
+def test_splitk_within_rounding_bound(m, n, k, split, layout, dtype, device, gen):
+    a, b = _inputs(m, n, k, dtype, device, gen, layout)
+    out = torch.full((m, n), float("nan"), dtype=dtype, device=device)
+    precision = "ieee" if dtype == torch.float32 else None
+    c = mks.matmul_splitk(a, b, out, plan=_plan(split=split), input_precision=precision)
+    assert c is out
+    _check(c, a, b, gen)
+
+
+def test_splitk_is_deterministic_and_leaves_counters_zeroed(device, gen):
+    a, b = _inputs(20, 40, 150, torch.float16, device, gen)
+    plan = _plan(16, 32, 16, 4)
+    first = mks.matmul_splitk(a, b, plan=plan)
+    again = mks.matmul_splitk(a, b, plan=plan)
+    assert torch.equal(first, again)
+    assert int(mks._lock_buffer(a.device, 1).abs().sum()) == 0
+    _check(first, a, b, gen)
+
+
+def test_auto_and_empty_dimensions(device, gen):
+    a, b = _inputs(5, 9, 40, torch.float16, device, gen)
+    _check(mks.matmul_auto(a, b), a, b, gen)
+    z = mks.matmul_splitk(torch.empty(3, 0, device=device), torch.empty(0, 4, device=device),
+                          input_precision="ieee")
+    assert torch.equal(z, torch.zeros(3, 4, device=device))
+
+
+def test_bad_inputs_raise_value_error(device):
+    a = torch.randn(4, 5, device=device)
+    b = torch.randn(5, 3, device=device)
+    with pytest.raises(ValueError, match="input_precision"):
+        mks.matmul_splitk(a, b)
+    with pytest.raises(ValueError, match=r"b.shape\[0\]"):
+        mks.matmul_splitk(a, torch.randn(4, 3, device=device), input_precision="ieee")
+    with pytest.raises(ValueError, match="out.shape"):
+        mks.matmul_splitk(a, b, torch.empty(4, 4, device=device), input_precision="ieee")
+    with pytest.raises(ValueError, match="plan"):
+        mks.matmul_splitk(a, b, plan=mks.MatmulPlan("tma"), input_precision="ieee")
+    with pytest.raises(ValueError, match="power of two"):
+        mks.matmul_splitk(a, b, plan=mks.MatmulPlan("splitk", 24), input_precision="ieee")
+
+
+# ---- the dispatch (pure) --------------------------------------------------------------------------------
+
+
+def test_plan_decoding_rows_split_the_weight():
+    for m in (1, 7, 16):
+        plan = mks.plan_matmul(m, 4096, 4096, 132)
+        assert plan.kernel == "splitk" and plan.block_m == 16
+        tiles = 4096 // plan.block_n
+        assert tiles * plan.split_k >= mks.DECODE_PROGRAMS_PER_SM * 132
+    assert mks.plan_matmul(64, 14336, 4096, 132).block_m == 64
+    assert mks.plan_matmul(33, 4096, 4096, 132).block_m == 64 or mks.plan_matmul(33, 4096, 4096, 132).block_m == 32
+
+
+def test_plan_large_products_take_the_tma_kernel_small_ones_split():
+    assert mks.plan_matmul(4096, 4096, 4096, 132).kernel == "tma"
+    assert mks.plan_matmul(4096, 4096, 4096, 132, tma_ok=False).kernel == "splitk"
+    small = mks.plan_matmul(1000, 1000, 8192, 132)
+    tiles = -(-1000 // small.block_m) * -(-1000 // small.block_n)
+    assert small.kernel == "splitk" and tiles * small.split_k >= 0.9 * 132  # the GPU filled
+    for bad in ((0, 1, 1, 132), (1, 1, 1, 0), (1.5, 1, 1, 132), (True, 1, 1, 132)):
+        with pytest.raises(ValueError):
+            mks.plan_matmul(*bad)
+
+
+# ---- full size on a GPU ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [pytest.param(torch.float16, marks=gpu_only),
+                                   pytest.param(torch.bfloat16, marks=gpu_only)])
+@pytest.mark.parametrize("m,n,k,layout", [
+    (1000, 1000, 1000, "rows"), (777, 4096, 4096, "rows"), (1, 4096, 4096, "rows"),
+    (7, 14336, 4096, "transposed"), (64, 4096, 14336, "rows"), (1000, 1000, 8192, "sliced"),
+])
+def test_gpu_full_size_through_the_dispatch(m, n, k, layout, dtype, device, gen):
+    a, b = _inputs(m, n, k, dtype, device, gen, layout)
+    c = mks.matmul_auto(a, b)
+    _check(c, a, b, gen)
+    plan = mks.plan_matmul(m, n, k, torch.cuda.get_device_properties(0).multi_processor_count, tma_ok=False)
+    if plan.split_k > 1:
+        assert torch.equal(mks.matmul_splitk(a, b, plan=plan), mks.matmul_splitk(a, b, plan=plan))
