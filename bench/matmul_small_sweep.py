@@ -21,15 +21,20 @@ import time
 
 BIG = [(1000, 1000, 1000), (777, 4096, 4096), (2048, 2048, 2048), (1000, 1000, 8192), (1536, 1536, 1536)]
 DECODE = [(m, n, k) for m in (1, 16, 64) for (k, n) in ((4096, 4096), (4096, 14336), (14336, 4096))]
-BIG_TILES = [(128, 128, 64, 8, 3), (128, 64, 64, 4, 4), (64, 128, 64, 4, 4), (128, 256, 64, 8, 3),
-             (64, 64, 64, 4, 4)]
+BIG_TILES = [(128, 128, 64, 8, 3), (128, 64, 64, 4, 4), (64, 128, 64, 4, 4), (128, 256, 64, 8, 3)]
 BIG_SPLITS = (1, 2, 3, 4)
-DECODE_TILES = [(128, 128, 4, 4), (64, 128, 4, 4), (128, 256, 4, 3), (64, 256, 4, 3), (32, 256, 4, 4)]
+STREAMK_TILES = [(128, 128, 64, 8, 3), (64, 256, 64, 4, 3), (128, 256, 64, 8, 3), (128, 64, 64, 4, 4),
+                 (64, 128, 64, 4, 4)]
+TMA_TILES = [(128, 256, 64, 8, 3, 8, True), (128, 128, 64, 8, 4, 8, False), (128, 128, 64, 8, 3, 4, False),
+             (64, 256, 64, 8, 3, 4, False)]
+DECODE_TILES = [(128, 128, 4, 4), (64, 128, 4, 4), (128, 256, 4, 3), (64, 256, 4, 3)]
+DECODE_STREAMK = [(128, 128, 4, 4), (64, 256, 4, 3)]
 DECODE_PROGRAMS_PER_SM = (1, 2, 4)
 
 
 def candidates(shape, sms):
-    """(name, MatmulPlan) of every split-K launch tried for ``shape``."""
+    """(name, kind, plan) of every launch tried for ``shape``: kind "splitk" and "streamk" take a
+    MatmulPlan, "tma" a tile tuple of gpuperf.kernels.matmul's TMA kernel."""
     from gpuperf import tiling
     from gpuperf.kernels.matmul_splitk import MatmulPlan
 
@@ -41,11 +46,32 @@ def candidates(shape, sms):
             splits = sorted({tiling.split_k_for_programs(-(-n // bn), k, bk, p * sms)
                              for p in DECODE_PROGRAMS_PER_SM})
             for sp in splits:
-                out.append((f"sk{bm}x{bn}x{bk}w{w}s{s}/{sp}", MatmulPlan("splitk", bm, bn, bk, sp, w, s, 1)))
+                out.append((f"sk{bm}x{bn}x{bk}w{w}s{s}/{sp}", "splitk",
+                            MatmulPlan("splitk", bm, bn, bk, sp, w, s, 1)))
+        for bn, bk, w, s in DECODE_STREAMK:
+            out.append((f"stk{bm}x{bn}x{bk}w{w}s{s}", "streamk", MatmulPlan("splitk", bm, bn, bk, 1, w, s, 1)))
     else:
         for bm, bn, bk, w, s in BIG_TILES:
             for sp in BIG_SPLITS:
-                out.append((f"sk{bm}x{bn}x{bk}w{w}s{s}/{sp}", MatmulPlan("splitk", bm, bn, bk, sp, w, s, 8)))
+                out.append((f"sk{bm}x{bn}x{bk}w{w}s{s}/{sp}", "splitk",
+                            MatmulPlan("splitk", bm, bn, bk, sp, w, s, 8)))
+        for bm, bn, bk, w, s in STREAMK_TILES:
+            out.append((f"stk{bm}x{bn}x{bk}w{w}s{s}", "streamk", MatmulPlan("splitk", bm, bn, bk, 1, w, s, 8)))
+        for tile in TMA_TILES:
+            bm, bn, bk, g, s, w, split = tile
+            out.append((f"tma{bm}x{bn}x{bk}w{w}s{s}{'e' if split else ''}", "tma", tile))
+    return out
+
+
+def run_candidate(kind, plan, a, b, out):
+    from gpuperf.kernels import matmul as mm
+    from gpuperf.kernels import matmul_splitk as mks
+
+    if kind == "splitk":
+        return mks.matmul_splitk(a, b, out, plan=plan)
+    if kind == "streamk":
+        return mks.matmul_streamk(a, b, out, plan=plan)
+    mm._launch_tma_fixed(a, b, out, plan, False)
     return out
 
 
@@ -62,31 +88,87 @@ def _inputs(shape, dtype, seed=0):
 def _compile_job(job):
     import torch
 
-    from gpuperf.kernels import matmul_splitk as mks
-
     shape, plans = job
     a, b = _inputs(shape, torch.bfloat16)
-    for _, plan in plans:
+    out = torch.empty(shape[0], shape[1], device="cuda", dtype=a.dtype)
+    for _, kind, plan in plans:
         try:
-            mks.matmul_splitk(a, b, plan=plan)
+            run_candidate(kind, plan, a, b, out)
         except Exception as exc:  # noqa: BLE001 - reported, the main process skips it
             print(f"compile failed {shape} {plan}: {exc!r}"[:300], flush=True)
     torch.cuda.synchronize()
     return len(plans)
 
 
+def _time_shape(shape, phase, sms, bench, rows, cublas):
+    import torch
+
+    from gpuperf.kernels import matmul as mm
+    from gpuperf.kernels import matmul_splitk as mks
+
+    m, n, k = shape
+    a, b = _inputs(shape, torch.bfloat16)
+    ref = a[:64].double() @ b.double()
+    flop = 2 * m * n * k
+    moved = 2 * (m * k + k * n + m * n)
+    cub = [bench(lambda: torch.matmul(a, b))]
+    copy_bps = None
+    if m <= 64:
+        dst = torch.empty_like(b)
+        copy_ms = bench(lambda: dst.copy_(b))
+        copy_bps = 2 * b.numel() * 2 / (copy_ms * 1e-3)
+    out = torch.empty(m, n, device="cuda", dtype=a.dtype)
+    named = [("tma-default", lambda: mm.matmul(a, b)), ("auto", lambda: mks.matmul_auto(a, b))] if phase == "A" else []
+    named += [(name, (lambda kind=kind, plan=plan: run_candidate(kind, plan, a, b, out)))
+              for name, kind, plan in candidates(shape, sms) if (kind == "streamk") == (phase == "B")]
+    results = []
+    for name, fn in named:
+        try:
+            out.fill_(float("nan"))
+            c = fn()
+            err = ((c[:64].double() - ref).abs().max() / ref.abs().max()).item()
+            if not err < 2.0**-7:
+                print(f"  {shape} {name}: WRONG rel err {err:.3g}", flush=True)
+                continue
+            same = None
+            if name not in ("tma-default", "auto"):  # deterministic?
+                first = fn().clone()
+                same = torch.equal(first, fn())
+            ms = bench(fn)
+        except Exception as exc:  # noqa: BLE001
+            print(f"  {shape} {name}: failed {exc!r}"[:300], flush=True)
+            continue
+        results.append((name, ms, same))
+    cub.append(bench(lambda: torch.matmul(a, b)))
+    cub_ms = sum(cub) / 2
+    print(f"[{phase}] {m}x{n}x{k} bf16: cuBLAS {cub[0] * 1e3:.1f}/{cub[1] * 1e3:.1f} us "
+          f"{flop / cub_ms / 1e9:.1f} TFLOP/s {moved / cub_ms / 1e9:.2f} TB/s"
+          + (f"; copy {copy_bps / 1e12:.2f} TB/s" if copy_bps else ""), flush=True)
+    for name, ms, same in sorted(results, key=lambda r: r[1]):
+        bps = moved / (ms * 1e-3)
+        line = (f"  {name:<24} {ms * 1e3:8.1f} us {flop / ms / 1e9:7.1f} TFLOP/s {bps / 1e12:5.2f} TB/s "
+                f"x cuBLAS {cub_ms / ms:5.3f}")
+        if copy_bps:
+            line += f" x copy {bps / copy_bps:5.3f}"
+        if same is False:
+            line += " NOT-DETERMINISTIC"
+        print(line, flush=True)
+        rows.append({"m": m, "n": n, "k": k, "dtype": "bf16", "name": name, "time_s": ms * 1e-3,
+                     "cublas_s": [c * 1e-3 for c in cub], "copy_bytes_per_s": copy_bps, "deterministic": same})
+    if phase == "A":
+        print(f"  plan_matmul picks {mks.plan_matmul(m, n, k, sms)}", flush=True)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("out_dir")
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--procs", type=int, default=14)
+    p.add_argument("--procs", type=int, default=12)
+    p.add_argument("--wait-for", default=None, help="a file to wait for (up to 20 s) before timing")
     args = p.parse_args(argv)
     os.makedirs(args.out_dir, exist_ok=True)
     import torch
     import triton
-
-    from gpuperf.kernels import matmul as mm
-    from gpuperf.kernels import matmul_splitk as mks
 
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     shapes = BIG + DECODE
@@ -96,69 +178,37 @@ def main(argv=None) -> int:
     jobs = []
     for shape in shapes:
         plans = candidates(shape, sms)
-        for i in range(0, len(plans), 4):
-            jobs.append((shape, plans[i:i + 4]))
+        for kind_set in (("splitk", "tma"), ("streamk",)):
+            some = [p for p in plans if p[1] in kind_set]
+            for i in range(0, len(some), 4):
+                jobs.append((shape, some[i:i + 4]))
     ctx = mp.get_context("spawn")
-    with ctx.Pool(args.procs) as pool:
-        pool.map(_compile_job, jobs, chunksize=1)
+    # stream-K last, so that a hang there (its programs wait for each other) costs only its own compiles
+    jobs.sort(key=lambda job: any(kind == "streamk" for _, kind, _ in job[1]))
+    pool = ctx.Pool(args.procs)
+    try:
+        pool.map_async(_compile_job, jobs, chunksize=1).get(timeout=45)
+    except mp.TimeoutError:
+        print("compiles not finished after 45 s; timing what is compiled", flush=True)
+    pool.terminate()
     print(f"compiled {sum(len(j[1]) for j in jobs)} launches in {time.time() - t0:.1f} s", flush=True)
+    if args.wait_for:
+        t1 = time.time()
+        while not os.path.exists(args.wait_for) and time.time() - t1 < 20:
+            time.sleep(0.5)
+        print(f"waited {time.time() - t1:.1f} s for {args.wait_for}", flush=True)
 
     bench = lambda fn: triton.testing.do_bench(fn, warmup=3, rep=12)  # noqa: E731 - ms, median, L2 flushed
     rows = []
-    for shape in shapes:
-        m, n, k = shape
-        a, b = _inputs(shape, torch.bfloat16)
-        ref = a[:64].double() @ b.double()
-        flop = 2 * m * n * k
-        moved = 2 * (m * k + k * n + m * n)
-        cub = [bench(lambda: torch.matmul(a, b))]
-        copy_bps = None
-        if m <= 64:
-            dst = torch.empty_like(b)
-            copy_ms = bench(lambda: dst.copy_(b))
-            copy_bps = 2 * b.numel() * 2 / (copy_ms * 1e-3)
-        results = []
-        named = [("tma-default", lambda: mm.matmul(a, b)), ("auto", lambda: mks.matmul_auto(a, b))]
-        named += [(name, (lambda plan=plan: mks.matmul_splitk(a, b, plan=plan))) for name, plan in
-                  candidates(shape, sms)]
-        for name, fn in named:
-            try:
-                c = fn()
-                err = ((c[:64].double() - ref).abs().max() / ref.abs().max()).item()
-                if not err < 2.0**-7:
-                    print(f"  {shape} {name}: WRONG rel err {err:.3g}", flush=True)
-                    continue
-                if name != "tma-default" and name != "auto":  # deterministic?
-                    same = torch.equal(fn(), fn())
-                else:
-                    same = None
-                ms = bench(fn)
-            except Exception as exc:  # noqa: BLE001
-                print(f"  {shape} {name}: failed {exc!r}"[:300], flush=True)
-                continue
-            results.append((name, ms, same))
-        cub.append(bench(lambda: torch.matmul(a, b)))
-        cub_ms = sum(cub) / 2
-        print(f"{m}x{n}x{k} bf16: cuBLAS {cub[0] * 1e3:.1f}/{cub[1] * 1e3:.1f} us "
-              f"{flop / cub_ms / 1e9:.1f} TFLOP/s {moved / cub_ms / 1e9:.2f} TB/s"
-              + (f"; copy {copy_bps / 1e12:.2f} TB/s" if copy_bps else ""), flush=True)
-        for name, ms, same in sorted(results, key=lambda r: r[1]):
-            bps = moved / (ms * 1e-3)
-            line = (f"  {name:<24} {ms * 1e3:8.1f} us {flop / ms / 1e9:7.1f} TFLOP/s {bps / 1e12:5.2f} TB/s "
-                    f"x cuBLAS {cub_ms / ms:5.3f}")
-            if copy_bps:
-                line += f" x copy {bps / copy_bps:5.3f}"
-            if same is False:
-                line += " NOT-DETERMINISTIC"
-            print(line, flush=True)
-            rows.append({"m": m, "n": n, "k": k, "dtype": "bf16", "name": name, "time_s": ms * 1e-3,
-                         "cublas_s": [c * 1e-3 for c in cub], "copy_bytes_per_s": copy_bps,
-                         "deterministic": same})
-        plan = mks.plan_matmul(m, n, k, sms)
-        print(f"  plan_matmul picks {plan}", flush=True)
-        with open(os.path.join(args.out_dir, "matmul_small_sweep.json"), "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(0), "triton": triton.__version__,
-                       "torch": torch.__version__, "rows": rows}, f, indent=1)
+    cublas = {}
+    # Phase A: every launch but stream-K (whose programs wait for each other: a hang there loses only B).
+    for phase in ("A", "B"):
+        for shape in shapes:
+            _time_shape(shape, phase, sms, bench, rows, cublas)
+            with open(os.path.join(args.out_dir, "matmul_small_sweep.json"), "w") as f:
+                json.dump({"device": torch.cuda.get_device_name(0), "triton": triton.__version__,
+                           "torch": torch.__version__, "timing": "triton.testing.do_bench median, L2 flushed",
+                           "rows": rows}, f, indent=1)
     print(f"done in {time.time() - t0:.1f} s", flush=True)
     return 0
 

@@ -67,6 +67,20 @@ def test_splitk_within_rounding_bound(m, n, k, split, layout, dtype, device, gen
     _check(c, a, b, gen)
 
 
+@pytest.mark.parametrize("m,n,k,programs,layout", [
+    (37, 70, 129, 4, "rows"),         # tiles shared between neighbours
+    (20, 33, 300, 7, "transposed"),   # one tile's k spread over several programs
+    (1, 40, 100, 3, "sliced"),
+])
+def test_streamk_within_rounding_bound(m, n, k, programs, layout, device, gen):
+    a, b = _inputs(m, n, k, torch.float16, device, gen, layout)
+    out = torch.full((m, n), float("nan"), dtype=torch.float16, device=device)
+    first = mks.matmul_streamk(a, b, out, plan=_plan(16, 32, 16), programs=programs).clone()
+    _check(first, a, b, gen)
+    assert torch.equal(first, mks.matmul_streamk(a, b, plan=_plan(16, 32, 16), programs=programs))
+    assert int(mks._lock_buffer(a.device, 1).abs().sum()) == 0
+
+
 def test_splitk_is_deterministic_and_leaves_counters_zeroed(device, gen):
     a, b = _inputs(20, 40, 150, torch.float16, device, gen)
     plan = _plan(16, 32, 16, 4)
@@ -140,3 +154,13 @@ def test_gpu_full_size_through_the_dispatch(m, n, k, layout, dtype, device, gen)
     plan = mks.plan_matmul(m, n, k, torch.cuda.get_device_properties(0).multi_processor_count, tma_ok=False)
     if plan.split_k > 1:
         assert torch.equal(mks.matmul_splitk(a, b, plan=plan), mks.matmul_splitk(a, b, plan=plan))
+
+
+@pytest.mark.parametrize("m,n,k", [pytest.param(777, 4096, 4096, marks=gpu_only),
+                                   pytest.param(1000, 1000, 1000, marks=gpu_only)])
+def test_gpu_streamk_full_size(m, n, k, device, gen):
+    a, b = _inputs(m, n, k, torch.bfloat16, device, gen)
+    plan = mks.MatmulPlan("splitk", 128, 128, 64, 1, 8, 3, 8)
+    first = mks.matmul_streamk(a, b, plan=plan).clone()
+    _check(first, a, b, gen)
+    assert torch.equal(first, mks.matmul_streamk(a, b, plan=plan))

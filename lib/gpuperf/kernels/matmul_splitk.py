@@ -28,6 +28,7 @@ Triton supports.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -129,6 +130,68 @@ def _matmul_splitk_kernel(
             tl.atomic_xchg(lock_ptr + tile, 0)  # zero again for the next launch
 
 
+@triton.jit
+def _matmul_streamk_kernel(
+    a_ptr, b_ptr, c_ptr, ws_ptr, flag_ptr, M, N, K, ITERS_PER_PROGRAM,
+    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+):
+    # Stream-K: the k steps of all tiles, tile after tile, dealt in equal runs to
+    # the programs (one per SM). A program walks its run from the top down, so a
+    # tile it shares with the next program comes first (it publishes its part)
+    # and a tile it shares with the previous one comes last (it adds their parts).
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    k_steps = tl.cdiv(K, BLOCK_K)
+    total = num_pid_m * num_pid_n * k_steps
+    it_lo = pid * ITERS_PER_PROGRAM
+    it = tl.minimum(total, it_lo + ITERS_PER_PROGRAM)
+    TILE: tl.constexpr = BLOCK_M * BLOCK_N
+    offs = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+    while it > it_lo:
+        tile = (it - 1) // k_steps
+        tile_lo = tile * k_steps
+        seg_lo = tl.maximum(tile_lo, it_lo)
+        pid_m, pid_n = _grouped_tile(tile, num_pid_m, num_pid_n, GROUP_M)
+        rows = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+        cols = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+        k_lo = (seg_lo - tile_lo) * BLOCK_K
+        span = tl.minimum(K, (it - tile_lo) * BLOCK_K) - k_lo
+        ks = k_lo + tl.arange(0, BLOCK_K).to(tl.int64)
+        a_ptrs = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
+        b_ptrs = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
+        row_ok = rows < M
+        if (pid_n + 1) * BLOCK_N <= N:
+            acc = _k_slice(a_ptrs, b_ptrs, row_ok, None, span, stride_ak, stride_bk,
+                           BLOCK_M, BLOCK_N, BLOCK_K, INPUT_PRECISION)
+        else:
+            acc = _k_slice(a_ptrs, b_ptrs, row_ok, cols < N, span, stride_ak, stride_bk,
+                           BLOCK_M, BLOCK_N, BLOCK_K, INPUT_PRECISION)
+        if it < tile_lo + k_steps:
+            # Not the tile's end: publish this part for the program that has it.
+            tl.store(ws_ptr + pid.to(tl.int64) * TILE + offs, acc)
+            tl.debug_barrier()
+            tl.atomic_xchg(flag_ptr + pid, 1, sem="release")
+        else:
+            # The tile's end: add the parts of the programs below, nearest first.
+            p = pid - 1
+            lo = seg_lo
+            while lo > tile_lo:
+                while tl.atomic_add(flag_ptr + p, 0, sem="acquire") == 0:
+                    pass
+                tl.debug_barrier()
+                acc += tl.load(ws_ptr + p.to(tl.int64) * TILE + offs, cache_modifier=".cg")
+                tl.atomic_xchg(flag_ptr + p, 0)  # zero again for the next launch
+                lo = tl.maximum(tile_lo, p * ITERS_PER_PROGRAM)
+                p -= 1
+            c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
+            tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),
+                     mask=row_ok[:, None] & (cols < N)[None, :])
+        it = seg_lo
+
+
 # --------------------------------------------------------------------------------------------------------
 # Plans: which kernel, tile and split for a shape (pure), and the launches.
 # --------------------------------------------------------------------------------------------------------
@@ -166,6 +229,7 @@ DECODE_MAX_M = 64
 DECODE_PROGRAMS_PER_SM = 2
 
 
+@functools.lru_cache(maxsize=4096)
 def plan_matmul(m: int, n: int, k: int, sm_count: int, tma_ok: bool = True) -> MatmulPlan:
     """The launch for an m x n x k product on a GPU of ``sm_count`` SMs (pure: no GPU needed).
 
@@ -279,6 +343,39 @@ def matmul_splitk(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = N
     return out
 
 
+def matmul_streamk(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None, *,
+                   plan: MatmulPlan | None = None, programs: int | None = None,
+                   input_precision: str | None = None) -> torch.Tensor:
+    """``a @ b`` by the stream-K kernel: ``plan``'s tile (its ``split_k`` is ignored), the k steps of all
+    tiles dealt in equal runs to ``programs`` programs (default: one per SM; under the interpreter 4).
+    Every program must be resident at once (a program may wait for a lower one's part): ``programs`` must
+    not exceed what the GPU runs at once. Deterministic (fixed assignment, parts added in a fixed order).
+    Same operands as :func:`matmul_splitk`."""
+    out = _check_operands(a, b, out, input_precision)
+    m, k = a.shape
+    n = b.shape[1]
+    if m == 0 or n == 0:
+        return out
+    if k == 0:
+        return out.zero_()
+    if plan is None:
+        plan = MatmulPlan("splitk", 32, 32, 32, 1, 4, 1, 4) if INTERPRETED else MatmulPlan("splitk")
+    _check_plan(plan)
+    if programs is None:
+        programs = 4 if INTERPRETED or a.device.type != "cuda" else _mm._device_info(a.device)[1]
+    bm, bn, bk = plan.block_m, plan.block_n, plan.block_k
+    total = triton.cdiv(m, bm) * triton.cdiv(n, bn) * triton.cdiv(k, bk)
+    per_program = triton.cdiv(total, programs)
+    programs = triton.cdiv(total, per_program)
+    ws = torch.empty(programs * bm * bn, dtype=torch.float32, device=a.device)
+    flags = _lock_buffer(a.device, programs)
+    args = (a, b, out, ws, flags, m, n, k, per_program, a.stride(0), a.stride(1), b.stride(0),
+            b.stride(1), out.stride(0), out.stride(1), bm, bn, bk, plan.group_m, input_precision or "tf32")
+    options = (("num_warps", plan.num_warps), ("num_stages", plan.num_stages))
+    _launch.launch(_matmul_streamk_kernel, (programs,), args, options)
+    return out
+
+
 def _check_plan(plan: object) -> None:
     if not isinstance(plan, MatmulPlan) or plan.kernel != "splitk":
         raise ValueError(f"plan must be a MatmulPlan of kernel 'splitk', got {plan!r}")
@@ -316,5 +413,6 @@ __all__ = [
     "SPLITK_TILES",
     "matmul_auto",
     "matmul_splitk",
+    "matmul_streamk",
     "plan_matmul",
 ]
