@@ -72,7 +72,7 @@ def test_targets_cover_issue_15_exactly():
     assert set(covered) == set(ISSUE_15)
     for row, expected in ISSUE_15.items():
         assert sorted(covered[row], key=repr) == sorted(expected, key=repr), row
-    assert len(sb.target_ids()) == len(set(sb.target_ids())) == 15
+    assert len(sb.target_ids()) == len(set(sb.target_ids())) == 18
     assert sb.ALL_TARGETS == sb.TARGETS == sb.FIRST_TARGETS + sb.NEW_TARGETS
     assert sb.ALL_RECORDED_RUNS == sb.RECORDED_RUNS == {**sb.FIRST_RECORDED_RUNS, **sb.NEW_RECORDED_RUNS}
     assert len({t.target_id for t in sb.ALL_TARGETS}) == len(sb.ALL_TARGETS)
