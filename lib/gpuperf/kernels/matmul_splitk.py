@@ -200,7 +200,8 @@ def _matmul_streamk_kernel(
 @dataclass(frozen=True)
 class MatmulPlan:
     """One launch: ``kernel`` ("tma": the persistent TMA kernel of :mod:`gpuperf.kernels.matmul`, its own
-    tile; "splitk": :func:`matmul_splitk` with this tile, split, warps and stages)."""
+    tile; "splitk": :func:`matmul_splitk` with this tile, split, warps and stages; "streamk":
+    :func:`matmul_streamk` with this tile, one program per SM)."""
 
     kernel: str
     block_m: int = 128
@@ -212,14 +213,18 @@ class MatmulPlan:
     group_m: int = 8
 
 
-#: Tiles the dispatch considers for the split-K kernel: (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages).
-#: Rows of a decoding step (m <= 64) take the narrow-m tiles, whose k steps stream the weight.
-SPLITK_TILES = (
-    (128, 128, 64, 8, 3),
-    (128, 64, 64, 4, 4),
-    (64, 128, 64, 4, 4),
-)
+#: Tiles the dispatch considers for the split-K and stream-K kernels: (BLOCK_M, BLOCK_N, BLOCK_K, warps,
+#: stages) -> the fraction of the 128 x 128 tile's rate per SM a full wave of it reaches (the model's
+#: step costs are divided by it).
+SPLITK_TILES = {
+    (128, 128, 64, 8, 3): 1.0,
+    (128, 64, 64, 4, 4): 1.0,
+    (64, 128, 64, 4, 4): 1.0,
+}
+#: Rows of a decoding step (m <= 64): the narrowest m tile that holds them, whose k steps stream the weight.
 GEMV_TILES = {16: (16, 128, 128, 4, 4), 32: (32, 128, 128, 4, 4), 64: (64, 128, 128, 4, 4)}
+#: Kernels the dispatch may pick for products that do not fill the GPU.
+SMALL_KERNELS = ("splitk", "streamk")
 
 #: At least this many output tiles of 128 x 256 per SM and the persistent TMA kernel runs unsplit.
 TMA_MIN_WAVES = 0.9
@@ -238,8 +243,9 @@ def plan_matmul(m: int, n: int, k: int, sm_count: int, tma_ok: bool = True) -> M
       :data:`DECODE_PROGRAMS_PER_SM` programs per SM (:func:`gpuperf.tiling.split_k_for_programs`).
     * otherwise, when the persistent TMA kernel can run (``tma_ok``) and its 128 x 256 tiles fill
       :data:`TMA_MIN_WAVES` of the SMs or more: that kernel, unsplit;
-    * otherwise the split-K kernel, with the tile and split that
-      :func:`gpuperf.tiling.best_split_k` predicts fastest among :data:`SPLITK_TILES`.
+    * otherwise, among :data:`SPLITK_TILES` and the kernels of :data:`SMALL_KERNELS`, the launch that
+      :func:`gpuperf.tiling.best_split_k` predicts fastest (split-K at its best split, or stream-K),
+      each tile's cost divided by its measured efficiency; ties go to split-K.
     """
     from gpuperf import tiling
 
@@ -255,12 +261,18 @@ def plan_matmul(m: int, n: int, k: int, sm_count: int, tma_ok: bool = True) -> M
     if tma_ok and (-(-m // 128)) * (-(-n // 256)) >= TMA_MIN_WAVES * sm_count:
         return MatmulPlan("tma")
     best = None
-    for bm, bn, bk, warps, stages in SPLITK_TILES:
+    for (bm, bn, bk, warps, stages), efficiency in SPLITK_TILES.items():
         model = tiling.best_split_k(m, n, k, bm, bn, bk, sm_count)
-        if best is None or model.predicted_cost < best[0].predicted_cost:
-            best = (model, (bm, bn, bk, warps, stages))
-    model, (bm, bn, bk, warps, stages) = best
-    return MatmulPlan("splitk", bm, bn, bk, model.split_k, warps, stages, 8)
+        scale = model.predicted_cost / model.predicted_steps / efficiency
+        options = [(model.predicted_steps * scale, 0, MatmulPlan("splitk", bm, bn, bk, model.split_k, warps,
+                                                                  stages, 8))]
+        if "streamk" in SMALL_KERNELS:
+            options.append((model.stream_k_steps * scale, 1, MatmulPlan("streamk", bm, bn, bk, 1, warps,
+                                                                         stages, 8)))
+        for option in options:
+            if best is None or option[:2] < best[:2]:
+                best = option
+    return best[2]
 
 
 _locks: dict = {}
@@ -323,7 +335,8 @@ def matmul_splitk(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = N
         else:
             plan = plan_matmul(m, n, k, _mm._device_info(a.device)[1], tma_ok=False)
             if plan.kernel != "splitk":
-                plan = MatmulPlan("splitk", 128, 128, 64, 1, 8, 3, 8)
+                plan = MatmulPlan("splitk", plan.block_m, plan.block_n, plan.block_k, 1, plan.num_warps,
+                                  plan.num_stages, plan.group_m)
     _check_plan(plan)
     bm, bn, bk, split = plan.block_m, plan.block_n, plan.block_k, plan.split_k
     k_steps = triton.cdiv(k, bk)
@@ -377,8 +390,8 @@ def matmul_streamk(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = 
 
 
 def _check_plan(plan: object) -> None:
-    if not isinstance(plan, MatmulPlan) or plan.kernel != "splitk":
-        raise ValueError(f"plan must be a MatmulPlan of kernel 'splitk', got {plan!r}")
+    if not isinstance(plan, MatmulPlan) or plan.kernel not in SMALL_KERNELS:
+        raise ValueError(f"plan must be a MatmulPlan of kernel 'splitk' or 'streamk', got {plan!r}")
     for name in ("block_m", "block_n", "block_k", "num_warps", "group_m"):
         v = getattr(plan, name)
         if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v & (v - 1):
@@ -403,6 +416,8 @@ def matmul_auto(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = Non
     plan = plan_matmul(max(m, 1), max(n, 1), max(k, 1), _mm._device_info(a.device)[1], tma_ok=tma_ok)
     if plan.kernel == "tma":
         return _mm.matmul(a, b, out)
+    if plan.kernel == "streamk":
+        return matmul_streamk(a, b, out, plan=plan, input_precision=input_precision)
     return matmul_splitk(a, b, out, plan=plan, input_precision=input_precision)
 
 
@@ -410,6 +425,7 @@ __all__ = [
     "DECODE_MAX_M",
     "KERNELS",
     "MatmulPlan",
+    "SMALL_KERNELS",
     "SPLITK_TILES",
     "matmul_auto",
     "matmul_splitk",
