@@ -129,7 +129,7 @@ def test_plan_decoding_rows_split_the_weight():
 
 def test_plan_large_products_take_the_tma_kernel_small_ones_split():
     assert mks.plan_matmul(4096, 4096, 4096, 132).kernel == "tma"
-    assert mks.plan_matmul(4096, 4096, 4096, 132, tma_ok=False).kernel == "splitk"
+    assert mks.plan_matmul(4096, 4096, 4096, 132, tma_ok=False).kernel in mks.SMALL_KERNELS
     small = mks.plan_matmul(1000, 1000, 8192, 132)
     tiles = -(-1000 // small.block_m) * -(-1000 // small.block_n)
     assert small.kernel in mks.SMALL_KERNELS  # few tiles, a long k: the steps spread over the GPU
