@@ -118,7 +118,8 @@ def _time_shape(shape, phase, sms, bench, rows, cublas):
         copy_ms = bench(lambda: dst.copy_(b))
         copy_bps = 2 * b.numel() * 2 / (copy_ms * 1e-3)
     out = torch.empty(m, n, device="cuda", dtype=a.dtype)
-    named = [("tma-default", lambda: mm.matmul(a, b)), ("auto", lambda: mks.matmul_auto(a, b))] if phase == "A" else []
+    # "auto" may run stream-K: phase B
+    named = [("tma-default", lambda: mm.matmul(a, b))] if phase == "A" else [("auto", lambda: mks.matmul_auto(a, b))]
     named += [(name, (lambda kind=kind, plan=plan: run_candidate(kind, plan, a, b, out)))
               for name, kind, plan in candidates(shape, sms) if (kind == "streamk") == (phase == "B")]
     results = []
@@ -155,7 +156,7 @@ def _time_shape(shape, phase, sms, bench, rows, cublas):
         print(line, flush=True)
         rows.append({"m": m, "n": n, "k": k, "dtype": "bf16", "name": name, "time_s": ms * 1e-3,
                      "cublas_s": [c * 1e-3 for c in cub], "copy_bytes_per_s": copy_bps, "deterministic": same})
-    if phase == "A":
+    if phase == "B":
         print(f"  plan_matmul picks {mks.plan_matmul(m, n, k, sms)}", flush=True)
 
 
