@@ -1,6 +1,7 @@
 """Sweep of split-K launches for small and ragged matmuls against cuBLAS and a copy of the weight (GPU).
 
-    PYTHONPATH=$PWD/lib python3 bench/matmul_small_sweep.py OUT_DIR [--quick] [--procs 14]
+    PYTHONPATH=$PWD/lib python3 bench/matmul_small_sweep.py OUT_DIR [--quick] [--procs 12]
+    PYTHONPATH=$PWD/lib python3 bench/matmul_small_sweep.py OUT_DIR --warm-family   # compile only
 
 Compiles every launch first in parallel worker processes (Triton's on-disk cache), then times each shape's
 candidates in the main process with ``triton.testing.do_bench`` (L2 flushed before every call, median),
@@ -160,14 +161,50 @@ def _time_shape(shape, phase, sms, bench, rows, cublas):
         print(f"  plan_matmul picks {mks.plan_matmul(m, n, k, sms)}", flush=True)
 
 
+def _warm_job(job):
+    """Compile what the family ``matmul_small`` runs for one (dtype, shape): the dispatch and the TMA kernel."""
+    import torch
+
+    from gpuperf.kernels import matmul as mm
+    from gpuperf.kernels import matmul_splitk as mks
+
+    dtype, shape = job
+    m, n, k = shape
+    torch_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
+    a = torch.randn(m, k, device="cuda").to(torch_dtype)
+    b = torch.randn(k, n, device="cuda").to(torch_dtype)
+    for fn in (mks.matmul_auto, mm.matmul):
+        try:
+            fn(a, b)
+        except Exception as exc:  # noqa: BLE001 - the family's own check reports it
+            print(f"warm-up failed {dtype} {shape} {fn.__name__}: {exc!r}"[:300], flush=True)
+    torch.cuda.synchronize()
+    return 1
+
+
+def warm_family(procs: int) -> None:
+    """Compile every kernel of the family ``matmul_small`` in ``procs`` processes (Triton's disk cache)."""
+    from gpuperf.benchmark.family import matmul_small
+
+    t0 = time.time()
+    jobs = [(dtype, (m, n, k)) for _, dtype, m, n, k in matmul_small.shapes()]
+    with mp.get_context("spawn").Pool(procs) as pool:
+        pool.map(_warm_job, jobs, chunksize=1)
+    print(f"warmed {len(jobs)} shapes of matmul_small in {time.time() - t0:.1f} s", flush=True)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("out_dir")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--procs", type=int, default=12)
     p.add_argument("--wait-for", default=None, help="a file to wait for (up to 20 s) before timing")
+    p.add_argument("--warm-family", action="store_true", help="only compile the family matmul_small's kernels")
     args = p.parse_args(argv)
     os.makedirs(args.out_dir, exist_ok=True)
+    if args.warm_family:
+        warm_family(args.procs)
+        return 0
     import torch
     import triton
 
