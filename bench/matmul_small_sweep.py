@@ -23,13 +23,14 @@ import time
 BIG = [(1000, 1000, 1000), (777, 4096, 4096), (2048, 2048, 2048), (1000, 1000, 8192), (1536, 1536, 1536)]
 DECODE = [(m, n, k) for m in (1, 16, 64) for (k, n) in ((4096, 4096), (4096, 14336), (14336, 4096))]
 BIG_TILES = [(128, 128, 64, 8, 3), (128, 64, 64, 4, 4), (64, 128, 64, 4, 4), (128, 256, 64, 8, 3)]
-BIG_SPLITS = (1, 2, 3, 4)
-STREAMK_TILES = [(128, 128, 64, 8, 3), (64, 256, 64, 4, 3), (128, 256, 64, 8, 3), (128, 64, 64, 4, 4),
-                 (64, 128, 64, 4, 4)]
+BIG_SPLITS = (1, 2, 4)
+BIG_TMA_TILES = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3)]
+STREAMK_TILES = [(128, 128, 64, 8, 3), (64, 256, 64, 4, 3), (128, 64, 64, 4, 4)]
+STREAMK_TMA_TILES = [(128, 128, 64, 8, 3), (64, 256, 64, 4, 3), (128, 256, 64, 8, 3)]
 TMA_TILES = [(128, 256, 64, 8, 3, 8, True), (128, 128, 64, 8, 4, 8, False), (128, 128, 64, 8, 3, 4, False),
              (64, 256, 64, 8, 3, 4, False)]
-DECODE_TILES = [(128, 128, 4, 4), (64, 128, 4, 4), (128, 256, 4, 3), (64, 256, 4, 3)]
-DECODE_STREAMK = [(128, 128, 4, 4), (64, 256, 4, 3)]
+DECODE_TILES = [(128, 128, 4, 4), (64, 128, 4, 4), (128, 256, 4, 3)]
+DECODE_TMA_TILES = [(128, 128, 4, 4), (128, 256, 4, 3)]
 DECODE_PROGRAMS_PER_SM = (1, 2, 4)
 
 
@@ -43,21 +44,25 @@ def candidates(shape, sms):
     out = []
     if m <= 64:
         bm = 16 if m <= 16 else (32 if m <= 32 else 64)
-        for bn, bk, w, s in DECODE_TILES:
-            splits = sorted({tiling.split_k_for_programs(-(-n // bn), k, bk, p * sms)
-                             for p in DECODE_PROGRAMS_PER_SM})
-            for sp in splits:
-                out.append((f"sk{bm}x{bn}x{bk}w{w}s{s}/{sp}", "splitk",
-                            MatmulPlan("splitk", bm, bn, bk, sp, w, s, 1)))
-        for bn, bk, w, s in DECODE_STREAMK:
-            out.append((f"stk{bm}x{bn}x{bk}w{w}s{s}", "streamk", MatmulPlan("splitk", bm, bn, bk, 1, w, s, 1)))
+        for tiles, tma, per_sm in ((DECODE_TILES, False, DECODE_PROGRAMS_PER_SM), (DECODE_TMA_TILES, True, (2, 4))):
+            for bn, bk, w, s in tiles:
+                splits = sorted({tiling.split_k_for_programs(-(-n // bn), k, bk, p * sms) for p in per_sm})
+                for sp in splits:
+                    out.append((f"sk{'T' if tma else ''}{bm}x{bn}x{bk}w{w}s{s}/{sp}", "splitk",
+                                MatmulPlan("splitk", bm, bn, bk, sp, w, s, 1, tma)))
+        for tma in (False, True):
+            out.append((f"stk{'T' if tma else ''}{bm}x128x128w4s4", "streamk",
+                        MatmulPlan("streamk", bm, 128, 128, 1, 4, 4, 1, tma)))
     else:
-        for bm, bn, bk, w, s in BIG_TILES:
-            for sp in BIG_SPLITS:
-                out.append((f"sk{bm}x{bn}x{bk}w{w}s{s}/{sp}", "splitk",
-                            MatmulPlan("splitk", bm, bn, bk, sp, w, s, 8)))
-        for bm, bn, bk, w, s in STREAMK_TILES:
-            out.append((f"stk{bm}x{bn}x{bk}w{w}s{s}", "streamk", MatmulPlan("splitk", bm, bn, bk, 1, w, s, 8)))
+        for tiles, tma in ((BIG_TILES, False), (BIG_TMA_TILES, True)):
+            for bm, bn, bk, w, s in tiles:
+                for sp in BIG_SPLITS:
+                    out.append((f"sk{'T' if tma else ''}{bm}x{bn}x{bk}w{w}s{s}/{sp}", "splitk",
+                                MatmulPlan("splitk", bm, bn, bk, sp, w, s, 8, tma)))
+        for tiles, tma in ((STREAMK_TILES, False), (STREAMK_TMA_TILES, True)):
+            for bm, bn, bk, w, s in tiles:
+                out.append((f"stk{'T' if tma else ''}{bm}x{bn}x{bk}w{w}s{s}", "streamk",
+                            MatmulPlan("streamk", bm, bn, bk, 1, w, s, 8, tma)))
         for tile in TMA_TILES:
             bm, bn, bk, g, s, w, split = tile
             out.append((f"tma{bm}x{bn}x{bk}w{w}s{s}{'e' if split else ''}", "tma", tile))

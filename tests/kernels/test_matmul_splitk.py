@@ -166,3 +166,20 @@ def test_gpu_streamk_full_size(m, n, k, device, gen):
     first = mks.matmul_streamk(a, b, plan=plan).clone()
     _check(first, a, b, gen)
     assert torch.equal(first, mks.matmul_streamk(a, b, plan=plan))
+
+
+@pytest.mark.parametrize("m,n,k,kind,split", [pytest.param(1000, 1000, 1000, "splitk", 2, marks=gpu_only),
+                                              pytest.param(1, 4096, 4096, "splitk", 8, marks=gpu_only),
+                                              pytest.param(777, 4096, 4096, "streamk", 1, marks=gpu_only)])
+def test_gpu_tma_variants(m, n, k, kind, split, device, gen):
+    a, b = _inputs(m, n, k, torch.bfloat16, device, gen)
+    if not mks.tma_operands_ok(a, b):
+        pytest.skip("needs a Hopper-or-later GPU")
+    bm = 16 if m < 16 else 128
+    plan = mks.MatmulPlan(kind, bm, 128, 64, split, 4 if bm == 16 else 8, 3, 8, tma=True)
+    run = mks.matmul_splitk if kind == "splitk" else mks.matmul_streamk
+    first = run(a, b, plan=plan).clone()
+    _check(first, a, b, gen)
+    assert torch.equal(first, run(a, b, plan=plan))
+    with pytest.raises(ValueError, match="tma"):
+        run(a.t().contiguous().t(), b, plan=plan)  # column-major A: no TMA

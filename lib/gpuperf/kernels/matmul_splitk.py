@@ -83,11 +83,40 @@ def _k_slice(a_ptrs, b_ptrs, row_ok, col_ok, span, stride_ak, stride_bk,
 
 
 @triton.jit
+def _tile_k_range(a_ptr, b_ptr, a_desc, b_desc, pid_m, pid_n, k_lo, span, M, N,
+                  stride_am, stride_ak, stride_bk, stride_bn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  INPUT_PRECISION: tl.constexpr, USE_TMA: tl.constexpr):
+    # fp32 sum over k in [k_lo, k_lo + span) of one output tile.
+    if USE_TMA:  # TMA descriptors: the hardware zero-fills beyond M, N, K
+        acc = tl.zeros((BLOCK_M, BLOCK_N), tl.float32)
+        for kk in range(0, tl.cdiv(span, BLOCK_K)):
+            k = k_lo + kk * BLOCK_K
+            a = a_desc.load([pid_m * BLOCK_M, k])
+            b = b_desc.load([k, pid_n * BLOCK_N])
+            acc = tl.dot(a, b, acc)
+    else:
+        rows = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+        cols = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+        ks = k_lo + tl.arange(0, BLOCK_K).to(tl.int64)
+        a_ptrs = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
+        b_ptrs = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
+        if (pid_n + 1) * BLOCK_N <= N:  # B's columns unmasked: vector loads
+            acc = _k_slice(a_ptrs, b_ptrs, rows < M, None, span, stride_ak, stride_bk,
+                           BLOCK_M, BLOCK_N, BLOCK_K, INPUT_PRECISION)
+        else:
+            acc = _k_slice(a_ptrs, b_ptrs, rows < M, cols < N, span, stride_ak, stride_bk,
+                           BLOCK_M, BLOCK_N, BLOCK_K, INPUT_PRECISION)
+    return acc
+
+
+@triton.jit
 def _matmul_splitk_kernel(
-    a_ptr, b_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K, K_PER_SPLIT,
+    a_ptr, b_ptr, a_desc, b_desc, c_ptr, ws_ptr, lock_ptr, M, N, K, K_PER_SPLIT,
     stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+    USE_TMA: tl.constexpr,
 ):
     # One program per (output tile, slice of k); the slices of a tile are
     # neighbours in launch order, so they run at the same time.
@@ -96,22 +125,15 @@ def _matmul_splitk_kernel(
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     pid_m, pid_n = _grouped_tile(tile, num_pid_m, num_pid_n, GROUP_M)
-    rows = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
-    cols = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
     k_lo = split * K_PER_SPLIT
     span = tl.minimum(K - k_lo, K_PER_SPLIT)  # this slice's k values
-    ks = k_lo + tl.arange(0, BLOCK_K).to(tl.int64)
-    a_ptrs = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
-    b_ptrs = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
-    row_ok = rows < M
-    if (pid_n + 1) * BLOCK_N <= N:  # B's columns unmasked: vector loads
-        acc = _k_slice(a_ptrs, b_ptrs, row_ok, None, span, stride_ak, stride_bk,
-                       BLOCK_M, BLOCK_N, BLOCK_K, INPUT_PRECISION)
-    else:
-        acc = _k_slice(a_ptrs, b_ptrs, row_ok, cols < N, span, stride_ak, stride_bk,
-                       BLOCK_M, BLOCK_N, BLOCK_K, INPUT_PRECISION)
+    acc = _tile_k_range(a_ptr, b_ptr, a_desc, b_desc, pid_m, pid_n, k_lo, span, M, N,
+                        stride_am, stride_ak, stride_bk, stride_bn,
+                        BLOCK_M, BLOCK_N, BLOCK_K, INPUT_PRECISION, USE_TMA)
+    rows = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
     c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
-    c_ok = row_ok[:, None] & (cols < N)[None, :]
+    c_ok = (rows < M)[:, None] & (cols < N)[None, :]
     if SPLIT_K == 1:
         tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=c_ok)
     else:
@@ -132,10 +154,10 @@ def _matmul_splitk_kernel(
 
 @triton.jit
 def _matmul_streamk_kernel(
-    a_ptr, b_ptr, c_ptr, ws_ptr, flag_ptr, M, N, K, ITERS_PER_PROGRAM,
+    a_ptr, b_ptr, a_desc, b_desc, c_ptr, ws_ptr, flag_ptr, M, N, K, ITERS_PER_PROGRAM,
     stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    GROUP_M: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+    GROUP_M: tl.constexpr, INPUT_PRECISION: tl.constexpr, USE_TMA: tl.constexpr,
 ):
     # Stream-K: the k steps of all tiles, tile after tile, dealt in equal runs to
     # the programs (one per SM). A program walks its run from the top down, so a
@@ -155,20 +177,11 @@ def _matmul_streamk_kernel(
         tile_lo = tile * k_steps
         seg_lo = tl.maximum(tile_lo, it_lo)
         pid_m, pid_n = _grouped_tile(tile, num_pid_m, num_pid_n, GROUP_M)
-        rows = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
-        cols = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
         k_lo = (seg_lo - tile_lo) * BLOCK_K
         span = tl.minimum(K, (it - tile_lo) * BLOCK_K) - k_lo
-        ks = k_lo + tl.arange(0, BLOCK_K).to(tl.int64)
-        a_ptrs = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
-        b_ptrs = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
-        row_ok = rows < M
-        if (pid_n + 1) * BLOCK_N <= N:
-            acc = _k_slice(a_ptrs, b_ptrs, row_ok, None, span, stride_ak, stride_bk,
-                           BLOCK_M, BLOCK_N, BLOCK_K, INPUT_PRECISION)
-        else:
-            acc = _k_slice(a_ptrs, b_ptrs, row_ok, cols < N, span, stride_ak, stride_bk,
-                           BLOCK_M, BLOCK_N, BLOCK_K, INPUT_PRECISION)
+        acc = _tile_k_range(a_ptr, b_ptr, a_desc, b_desc, pid_m, pid_n, k_lo, span, M, N,
+                            stride_am, stride_ak, stride_bk, stride_bn,
+                            BLOCK_M, BLOCK_N, BLOCK_K, INPUT_PRECISION, USE_TMA)
         if it < tile_lo + k_steps:
             # Not the tile's end: publish this part for the program that has it.
             tl.store(ws_ptr + pid.to(tl.int64) * TILE + offs, acc)
@@ -186,9 +199,11 @@ def _matmul_streamk_kernel(
                 tl.atomic_xchg(flag_ptr + p, 0)  # zero again for the next launch
                 lo = tl.maximum(tile_lo, p * ITERS_PER_PROGRAM)
                 p -= 1
+            rows = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+            cols = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
             c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
             tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),
-                     mask=row_ok[:, None] & (cols < N)[None, :])
+                     mask=(rows < M)[:, None] & (cols < N)[None, :])
         it = seg_lo
 
 
@@ -201,7 +216,9 @@ def _matmul_streamk_kernel(
 class MatmulPlan:
     """One launch: ``kernel`` ("tma": the persistent TMA kernel of :mod:`gpuperf.kernels.matmul`, its own
     tile; "splitk": :func:`matmul_splitk` with this tile, split, warps and stages; "streamk":
-    :func:`matmul_streamk` with this tile, one program per SM)."""
+    :func:`matmul_streamk` with this tile, one program per SM). ``tma``: the split-K and stream-K kernels
+    load A and B through TMA descriptors built on the host (Hopper and later; row-major operands whose
+    rows are multiples of 16 bytes), else through pointers."""
 
     kernel: str
     block_m: int = 128
@@ -211,6 +228,7 @@ class MatmulPlan:
     num_warps: int = 8
     num_stages: int = 3
     group_m: int = 8
+    tma: bool = False
 
 
 #: Tiles the dispatch considers for the split-K and stream-K kernels: (BLOCK_M, BLOCK_N, BLOCK_K, warps,
@@ -349,8 +367,10 @@ def matmul_splitk(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = N
     else:
         ws = locks = out  # unused
     precision = input_precision or "tf32"
-    args = (a, b, out, ws, locks, m, n, k, steps_per_split * bk, a.stride(0), a.stride(1), b.stride(0),
-            b.stride(1), out.stride(0), out.stride(1), bm, bn, bk, plan.group_m, split, precision)
+    a_desc, b_desc = _descriptors(a, b, plan)
+    args = (a, b, a_desc, b_desc, out, ws, locks, m, n, k, steps_per_split * bk, a.stride(0), a.stride(1),
+            b.stride(0), b.stride(1), out.stride(0), out.stride(1), bm, bn, bk, plan.group_m, split, precision,
+            plan.tma)
     options = (("num_warps", plan.num_warps), ("num_stages", plan.num_stages))
     _launch.launch(_matmul_splitk_kernel, (tiles * split,), args, options)
     return out
@@ -382,11 +402,38 @@ def matmul_streamk(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = 
     programs = triton.cdiv(total, per_program)
     ws = torch.empty(programs * bm * bn, dtype=torch.float32, device=a.device)
     flags = _lock_buffer(a.device, programs)
-    args = (a, b, out, ws, flags, m, n, k, per_program, a.stride(0), a.stride(1), b.stride(0),
-            b.stride(1), out.stride(0), out.stride(1), bm, bn, bk, plan.group_m, input_precision or "tf32")
+    a_desc, b_desc = _descriptors(a, b, plan)
+    args = (a, b, a_desc, b_desc, out, ws, flags, m, n, k, per_program, a.stride(0), a.stride(1), b.stride(0),
+            b.stride(1), out.stride(0), out.stride(1), bm, bn, bk, plan.group_m, input_precision or "tf32",
+            plan.tma)
     options = (("num_warps", plan.num_warps), ("num_stages", plan.num_stages))
     _launch.launch(_matmul_streamk_kernel, (programs,), args, options)
     return out
+
+
+def tma_operands_ok(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """True when the TMA variants can load ``a`` and ``b``: compiled mode, a Hopper-or-later GPU, fp16 or
+    bf16, both row-major (last stride 1) with rows and bases on 16 bytes."""
+    if INTERPRETED or a.device.type != "cuda" or a.dtype not in (torch.float16, torch.bfloat16):
+        return False
+    if _mm._device_info(a.device)[0] < 9 or a.stride(1) != 1 or b.stride(1) != 1:
+        return False
+    size = a.element_size()
+    return all(x % 16 == 0 for x in (a.stride(0) * size, b.stride(0) * size, a.data_ptr(), b.data_ptr()))
+
+
+def _descriptors(a: torch.Tensor, b: torch.Tensor, plan: MatmulPlan):
+    """(A's, B's) host TMA descriptors for a plan with ``tma``; otherwise the tensors themselves, which the
+    kernels' pointer path never reads as descriptors."""
+    if not plan.tma:
+        return a, b
+    if not tma_operands_ok(a, b):
+        raise ValueError("plan.tma needs a Hopper-or-later GPU, fp16/bf16 row-major operands and 16-byte "
+                         f"aligned rows; got {a.dtype}, strides {a.stride()} and {b.stride()}")
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    return (TensorDescriptor(a, list(a.shape), [a.stride(0), 1], [plan.block_m, plan.block_k]),
+            TensorDescriptor(b, list(b.shape), [b.stride(0), 1], [plan.block_k, plan.block_n]))
 
 
 def _check_plan(plan: object) -> None:
@@ -430,5 +477,6 @@ __all__ = [
     "matmul_auto",
     "matmul_splitk",
     "matmul_streamk",
+    "tma_operands_ok",
     "plan_matmul",
 ]
