@@ -28,6 +28,7 @@ Triton supports.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -463,6 +464,8 @@ def matmul_auto(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = Non
     plan = plan_matmul(max(m, 1), max(n, 1), max(k, 1), _mm._device_info(a.device)[1], tma_ok=tma_ok)
     if plan.kernel == "tma":
         return _mm.matmul(a, b, out)
+    if plan.tma and (input_precision is not None or not tma_operands_ok(a, b)):
+        plan = dataclasses.replace(plan, tma=False)  # transposed or sliced operands: pointer loads
     if plan.kernel == "streamk":
         return matmul_streamk(a, b, out, plan=plan, input_precision=input_precision)
     return matmul_splitk(a, b, out, plan=plan, input_precision=input_precision)
