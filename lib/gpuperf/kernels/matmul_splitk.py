@@ -241,7 +241,11 @@ SPLITK_TILES = {
     (64, 128, 64, 4, 4): 1.0,
 }
 #: Rows of a decoding step (m <= 64): the narrowest m tile that holds them, whose k steps stream the weight.
-GEMV_TILES = {16: (16, 128, 128, 4, 4), 32: (32, 128, 128, 4, 4), 64: (64, 128, 128, 4, 4)}
+GEMV_TILES = {16: (16, 128, 128, 4, 4), 32: (32, 128, 128, 4, 4), 64: (64, 128, 64, 4, 4)}
+#: The dispatch's split-K and stream-K plans load through TMA (no masks, no spills in the sm_90 builds of
+#: bench/matmul_small_compile.py; rows of any length that is a multiple of 16 bytes, such as k = 1000);
+#: operands TMA cannot take (transposed, sliced, fp32) fall back to pointer loads.
+PLAN_TMA = True
 #: Kernels the dispatch may pick for products that do not fill the GPU.
 SMALL_KERNELS = ("splitk", "streamk")
 
@@ -276,7 +280,7 @@ def plan_matmul(m: int, n: int, k: int, sm_count: int, tma_ok: bool = True) -> M
         bm, bn, bk, warps, stages = GEMV_TILES[rows]
         tiles = -(-n // bn)
         split = tiling.split_k_for_programs(tiles, k, bk, DECODE_PROGRAMS_PER_SM * sm_count)
-        return MatmulPlan("splitk", bm, bn, bk, split, warps, stages, 1)
+        return MatmulPlan("splitk", bm, bn, bk, split, warps, stages, 1, PLAN_TMA)
     if tma_ok and (-(-m // 128)) * (-(-n // 256)) >= TMA_MIN_WAVES * sm_count:
         return MatmulPlan("tma")
     best = None
@@ -284,10 +288,10 @@ def plan_matmul(m: int, n: int, k: int, sm_count: int, tma_ok: bool = True) -> M
         model = tiling.best_split_k(m, n, k, bm, bn, bk, sm_count)
         scale = model.predicted_cost / model.predicted_steps / efficiency
         options = [(model.predicted_steps * scale, 0, MatmulPlan("splitk", bm, bn, bk, model.split_k, warps,
-                                                                  stages, 8))]
+                                                                  stages, 8, PLAN_TMA))]
         if "streamk" in SMALL_KERNELS:
             options.append((model.stream_k_steps * scale, 1, MatmulPlan("streamk", bm, bn, bk, 1, warps,
-                                                                         stages, 8)))
+                                                                         stages, 8, PLAN_TMA)))
         for option in options:
             if best is None or option[:2] < best[:2]:
                 best = option
@@ -354,8 +358,8 @@ def matmul_splitk(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = N
         else:
             plan = plan_matmul(m, n, k, _mm._device_info(a.device)[1], tma_ok=False)
             if plan.kernel != "splitk":
-                plan = MatmulPlan("splitk", plan.block_m, plan.block_n, plan.block_k, 1, plan.num_warps,
-                                  plan.num_stages, plan.group_m)
+                plan = dataclasses.replace(plan, kernel="splitk", split_k=1)
+            plan = _loadable(plan, a, b, input_precision)
     _check_plan(plan)
     bm, bn, bk, split = plan.block_m, plan.block_n, plan.block_k, plan.split_k
     k_steps = triton.cdiv(k, bk)
@@ -394,6 +398,7 @@ def matmul_streamk(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = 
         return out.zero_()
     if plan is None:
         plan = MatmulPlan("splitk", 32, 32, 32, 1, 4, 1, 4) if INTERPRETED else MatmulPlan("splitk")
+        plan = _loadable(plan, a, b, input_precision)
     _check_plan(plan)
     if programs is None:
         programs = 4 if INTERPRETED or a.device.type != "cuda" else _mm._device_info(a.device)[1]
@@ -421,6 +426,14 @@ def tma_operands_ok(a: torch.Tensor, b: torch.Tensor) -> bool:
         return False
     size = a.element_size()
     return all(x % 16 == 0 for x in (a.stride(0) * size, b.stride(0) * size, a.data_ptr(), b.data_ptr()))
+
+
+def _loadable(plan: MatmulPlan, a: torch.Tensor, b: torch.Tensor, input_precision) -> MatmulPlan:
+    """``plan``, with pointer loads instead of TMA where TMA cannot take the operands (transposed, sliced,
+    unaligned, fp32)."""
+    if plan.tma and (input_precision is not None or not tma_operands_ok(a, b)):
+        return dataclasses.replace(plan, tma=False)
+    return plan
 
 
 def _descriptors(a: torch.Tensor, b: torch.Tensor, plan: MatmulPlan):
@@ -464,8 +477,7 @@ def matmul_auto(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = Non
     plan = plan_matmul(max(m, 1), max(n, 1), max(k, 1), _mm._device_info(a.device)[1], tma_ok=tma_ok)
     if plan.kernel == "tma":
         return _mm.matmul(a, b, out)
-    if plan.tma and (input_precision is not None or not tma_operands_ok(a, b)):
-        plan = dataclasses.replace(plan, tma=False)  # transposed or sliced operands: pointer loads
+    plan = _loadable(plan, a, b, input_precision)
     if plan.kernel == "streamk":
         return matmul_streamk(a, b, out, plan=plan, input_precision=input_precision)
     return matmul_splitk(a, b, out, plan=plan, input_precision=input_precision)
