@@ -121,8 +121,10 @@ def test_plan_decoding_rows_split_the_weight():
     for m in (1, 7, 16):
         plan = mks.plan_matmul(m, 4096, 4096, 132)
         assert plan.kernel == "splitk" and plan.block_m == 16
-        tiles = 4096 // plan.block_n
-        assert tiles * plan.split_k >= mks.DECODE_PROGRAMS_PER_SM * 132
+        tiles = 4096 // plan.block_n  # 32 tiles: split 8 fills one wave of 2 x 132 blocks
+        assert plan.split_k == 8 and tiles * plan.split_k <= mks.DECODE_BLOCKS_PER_SM * 132
+    # 112 column tiles: split 2 (224 blocks, one wave), not 3 (336: a second wave a quarter full)
+    assert mks.plan_matmul(1, 14336, 4096, 132).split_k == 2
     assert mks.plan_matmul(64, 14336, 4096, 132).block_m == 64
     assert mks.plan_matmul(33, 4096, 4096, 132).block_m == 64 or mks.plan_matmul(33, 4096, 4096, 132).block_m == 32
 

@@ -253,8 +253,9 @@ SMALL_KERNELS = ("splitk", "streamk")
 TMA_MIN_WAVES = 0.9
 #: Products with m at most this take the narrow GEMV-like tiles.
 DECODE_MAX_M = 64
-#: Split a decoding product until it has at least this many programs per SM (bytes in flight).
-DECODE_PROGRAMS_PER_SM = 2
+#: Blocks of a decoding tile one H200 SM holds at once (registers and shared memory of the sm_90 builds,
+#: bench/matmul_small_compile.py): the wave the split is chosen for is this many per SM.
+DECODE_BLOCKS_PER_SM = 2
 
 
 @functools.lru_cache(maxsize=4096)
@@ -262,8 +263,9 @@ def plan_matmul(m: int, n: int, k: int, sm_count: int, tma_ok: bool = True) -> M
     """The launch for an m x n x k product on a GPU of ``sm_count`` SMs (pure: no GPU needed).
 
     * m <= :data:`DECODE_MAX_M` (a decoding step): the time is reading B; the narrowest m tile that holds the
-      rows (16, 32, 64), 128 columns, and k split until there are
-      :data:`DECODE_PROGRAMS_PER_SM` programs per SM (:func:`gpuperf.tiling.split_k_for_programs`).
+      rows (16, 32, 64), 128 columns, and the split of k that :func:`gpuperf.tiling.best_split_k` predicts
+      fastest for waves of :data:`DECODE_BLOCKS_PER_SM` blocks per SM (every program streams its slice of
+      the weight; a split that leaves a second wave mostly empty loses).
     * otherwise, when the persistent TMA kernel can run (``tma_ok``) and its 128 x 256 tiles fill
       :data:`TMA_MIN_WAVES` of the SMs or more: that kernel, unsplit;
     * otherwise, among :data:`SPLITK_TILES` and the kernels of :data:`SMALL_KERNELS`, the launch that
@@ -278,8 +280,7 @@ def plan_matmul(m: int, n: int, k: int, sm_count: int, tma_ok: bool = True) -> M
     if m <= DECODE_MAX_M:
         rows = 16 if m <= 16 else (32 if m <= 32 else 64)
         bm, bn, bk, warps, stages = GEMV_TILES[rows]
-        tiles = -(-n // bn)
-        split = tiling.split_k_for_programs(tiles, k, bk, DECODE_PROGRAMS_PER_SM * sm_count)
+        split = tiling.best_split_k(m, n, k, bm, bn, bk, DECODE_BLOCKS_PER_SM * sm_count, max_split=32).split_k
         return MatmulPlan("splitk", bm, bn, bk, split, warps, stages, 1, PLAN_TMA)
     if tma_ok and (-(-m // 128)) * (-(-n // 256)) >= TMA_MIN_WAVES * sm_count:
         return MatmulPlan("tma")
