@@ -19,11 +19,18 @@ the same time on different streams of one device would share it (not supported).
 HBM or L2 traffic of the reduction: each slice writes and the last reads ``4 t_m t_n`` bytes per tile and
 slice (fp32), against ``b (t_m + t_n) t_k`` bytes per k step of the tile's own loads.
 
-Loads: A's rows are always masked (uniform along k, A's contiguous dimension when A is row-major, so its
-loads stay 16-byte vectors); B's columns only in the last tile column (a mask along B's contiguous
-dimension makes its loads scalar); the last, partial k step masks along k. Any strides (transposed or
-sliced inputs) are taken as they are. Runs under Triton's interpreter (fp32, fp16) and compiled on any GPU
-Triton supports.
+**Stream-K** (:func:`matmul_streamk`): one program per SM, each an equal run of the k steps of all tiles
+(tile after tile), so that no SM idles in a partial last wave; a tile cut between runs is added up once, by
+the program that holds its last k step, from the others' fp32 parts in a fixed order (deterministic for a
+given number of programs). Its programs wait for lower-numbered ones, so all must be resident at once.
+
+Loads, two ways (``MatmulPlan.tma``): through TMA descriptors built on the host (Hopper and later; row-major
+operands whose rows are multiples of 16 bytes; the hardware zero-fills past M, N and K, so no masks), or
+through pointers with any strides (transposed or sliced inputs): A's rows always masked (uniform along k,
+A's contiguous dimension when A is row-major, so its loads stay 16-byte vectors), B's columns only in the
+last tile column (a mask along B's contiguous dimension makes its loads scalar), the last, partial k step
+masked along k. The pointer path runs under Triton's interpreter (fp32, fp16) and compiled on any GPU
+Triton supports. Nothing in this module has been timed on a GPU yet (bench/NOTES.md, smallmm).
 """
 
 from __future__ import annotations
