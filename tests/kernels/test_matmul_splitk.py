@@ -81,6 +81,29 @@ def test_streamk_within_rounding_bound(m, n, k, programs, layout, device, gen):
     assert int(mks._lock_buffer(a.device, 1).abs().sum()) == 0
 
 
+@pytest.mark.parametrize("m,n,k,kind,split", [
+    (37, 72, 136, "splitk", 3),   # ragged m and n edges, three slices: TMA zero-fills past the edges
+    (1, 40, 200, "splitk", 4),    # a decoding row, the last slice partial
+    (20, 24, 296, "streamk", 1),  # one tile's k over several programs
+])
+def test_tma_variants_within_rounding_bound(m, n, k, kind, split, device, gen):
+    a, b = _inputs(m, n, k, torch.float16, device, gen)
+    if not mks.tma_operands_ok(a, b):
+        pytest.skip("needs a Hopper-or-later GPU (or the interpreter)")
+    plan = mks.MatmulPlan(kind, 16, 32, 32, split, 4, 1 if not HAS_CUDA else 3, 2, tma=True)
+    out = torch.full((m, n), float("nan"), dtype=torch.float16, device=device)
+    if kind == "splitk":
+        first = mks.matmul_splitk(a, b, out, plan=plan).clone()
+        again = mks.matmul_splitk(a, b, plan=plan)
+    else:
+        first = mks.matmul_streamk(a, b, out, plan=plan, programs=7).clone()
+        again = mks.matmul_streamk(a, b, plan=plan, programs=7)
+    _check(first, a, b, gen)
+    assert torch.equal(first, again)
+    with pytest.raises(ValueError, match="tma"):
+        mks.matmul_splitk(a, b.t().contiguous().t(), plan=plan)  # column-major B: no descriptor
+
+
 def test_splitk_is_deterministic_and_leaves_counters_zeroed(device, gen):
     a, b = _inputs(20, 40, 150, torch.float16, device, gen)
     plan = _plan(16, 32, 16, 4)

@@ -426,11 +426,12 @@ def matmul_streamk(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = 
 
 
 def tma_operands_ok(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """True when the TMA variants can load ``a`` and ``b``: compiled mode, a Hopper-or-later GPU, fp16 or
-    bf16, both row-major (last stride 1) with rows and bases on 16 bytes."""
-    if INTERPRETED or a.device.type != "cuda" or a.dtype not in (torch.float16, torch.bfloat16):
+    """True when the TMA variants can load ``a`` and ``b``: fp16 or bf16, both row-major (last stride 1)
+    with rows and bases on 16 bytes, on a Hopper-or-later GPU (or CPU tensors under the interpreter, which
+    emulates the descriptors' loads)."""
+    if a.dtype not in (torch.float16, torch.bfloat16) or a.stride(1) != 1 or b.stride(1) != 1:
         return False
-    if _mm._device_info(a.device)[0] < 9 or a.stride(1) != 1 or b.stride(1) != 1:
+    if not INTERPRETED and (a.device.type != "cuda" or _mm._device_info(a.device)[0] < 9):
         return False
     size = a.element_size()
     return all(x % 16 == 0 for x in (a.stride(0) * size, b.stride(0) * size, a.data_ptr(), b.data_ptr()))
