@@ -207,4 +207,4 @@ def test_gpu_tma_variants(m, n, k, kind, split, device, gen):
     _check(first, a, b, gen)
     assert torch.equal(first, run(a, b, plan=plan))
     with pytest.raises(ValueError, match="tma"):
-        run(a.t().contiguous().t(), b, plan=plan)  # column-major A: no TMA
+        run(a, b.t().contiguous().t(), plan=plan)  # column-major B: no TMA
