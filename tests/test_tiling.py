@@ -162,3 +162,50 @@ def test_register_tile_intensity():
     assert t.register_tile_intensity_flop_per_byte(64, 256, 2) == pytest.approx(2 * 64 * 256 / (2 * 320))
     with pytest.raises(ValueError, match="warp_m"):
         t.register_tile_intensity_flop_per_byte(0, 8, 2)
+
+
+# ---- split-K and stream-K: what splitting k buys a product with too few tiles ---------------------------
+
+
+def test_split_k_model_counts_programs_waves_and_the_reduction():
+    one = t.split_k_model(1000, 1000, 1000, 128, 128, 64, 132)
+    assert (one.tiles, one.units, one.waves, one.steps_per_unit) == (64, 64, 1, 16)
+    assert one.last_wave_fill == pytest.approx(64 / 132)
+    assert one.predicted_steps == pytest.approx(16 + t.OVERHEAD_STEPS)
+    two = t.split_k_model(1000, 1000, 1000, 128, 128, 64, 132, split_k=2)
+    assert (two.units, two.waves, two.steps_per_unit) == (128, 1, 8)
+    assert two.reduce_steps == pytest.approx(4 * 128 * 128 / (2 * 256 * 64))  # = 2 k steps
+    assert two.predicted_steps == pytest.approx(8 + t.OVERHEAD_STEPS + 2 + 2 * 2)
+    assert two.predicted_steps < one.predicted_steps
+    # a split past the k steps leaves no empty slice: k = 100 is two steps of 64
+    assert t.split_k_model(64, 64, 100, 64, 64, 64, 132, split_k=4).split_k == 2
+    # a unit tile's step is the unit of cost; a 64 x 128 tile's step costs half
+    half = t.split_k_model(1000, 1000, 1000, 64, 128, 64, 132)
+    assert half.predicted_cost == pytest.approx(half.predicted_steps / 2)
+
+
+def test_best_split_k_fills_the_gpu_only_where_it_pays():
+    assert t.best_split_k(4096, 4096, 4096, 128, 256, 64, 132).split_k == 1  # many waves already
+    small = t.best_split_k(512, 512, 8192, 128, 128, 64, 132)  # 16 tiles, k = 128 steps
+    assert small.split_k >= 8 and small.units <= 132
+    for split in range(1, 17):
+        assert small.predicted_steps <= t.split_k_model(512, 512, 8192, 128, 128, 64, 132,
+                                                             split).predicted_steps + 1e-9
+
+
+def test_stream_k_beats_any_split_where_the_edge_wastes_a_tile_row():
+    # 777 rows: 112 tiles of 128 x 256 fill 85 % of 132 SMs whatever the split; stream-K deals the steps
+    best = t.best_split_k(777, 4096, 4096, 128, 256, 64, 132)
+    assert best.stream_k_steps < best.predicted_steps
+
+
+def test_split_k_for_programs():
+    split = t.split_k_for_programs(32, 4096, 128, 264)
+    assert split == 11 and 32 * split >= 264  # 32 k steps in slices of 3: 11 slices, none empty
+    assert t.split_k_for_programs(32, 256, 128, 264) == 2  # k too short: every step its own slice
+    assert t.split_k_for_programs(300, 4096, 128, 264) == 1
+    for bad in ((0, 1, 1, 1), (1, 1, 1, True), (1, 1.5, 1, 1)):
+        with pytest.raises(ValueError):
+            t.split_k_for_programs(*bad)
+    with pytest.raises(ValueError):
+        t.split_k_model(1, 1, 1, 1, 1, 1, 132, bytes_per_element=0)

@@ -363,6 +363,109 @@ def wave_quantization_on(accelerator: str | Accelerator, m: int, n: int, k: int,
 
 
 # --------------------------------------------------------------------------------------------------
+# Splitting k: what split-K (or stream-K) buys a product with too few tiles
+# --------------------------------------------------------------------------------------------------
+
+#: Per program, the fixed cost in k steps of its own tile: filling the load pipeline before the first
+#: multiply and storing the tile after the last (an assumption of the model, of the order of the pipeline's
+#: depth).
+OVERHEAD_STEPS = 3.0
+#: The tile every predicted cost is expressed in: one k step of a 128 x 128 x 64 tile at full rate.
+UNIT_TILE = (128, 128, 64)
+
+
+@dataclass(frozen=True)
+class SplitK:
+    """An m x n x k product in t_m x t_n tiles, k cut into ``split_k`` slices of t_k steps, on ``sm_count``
+    SMs running one program each.
+
+    ``units`` = tiles x split (programs); ``waves`` = ceil(units / SMs); ``last_wave_fill`` = the fraction
+    of the SMs the last wave keeps busy; ``steps_per_unit`` = ceil(ceil(k / t_k) / split).
+    ``reduce_steps``: a slice writes its fp32 partial tile (4 t_m t_n bytes) and the last reads all of them,
+    counted in k steps of the tile's own loads (b (t_m + t_n) t_k bytes): r = 4 t_m t_n / (b (t_m + t_n) t_k).
+    ``predicted_steps`` = waves (steps_per_unit + :data:`OVERHEAD_STEPS` + r) + r split, for split > 1 (the
+    last slice's reads); waves (steps_per_unit + overhead) unsplit. ``predicted_cost``: the same in k steps
+    of :data:`UNIT_TILE` (a step's time is proportional to t_m t_n t_k at full rate), so tiles compare.
+    ``useful_fraction``: the busy SM-steps over SMs x predicted steps. ``stream_k_steps``: the same product
+    with the k steps of all tiles dealt evenly to the SMs (stream-K): ceil(tiles k_steps / SMs) +
+    overhead + 2 r (a tile cut between two programs is fixed up once)."""
+
+    m: int
+    n: int
+    k: int
+    tile_m: int
+    tile_n: int
+    tile_k: int
+    sm_count: int
+    split_k: int
+    tiles: int
+    units: int
+    waves: int
+    last_wave_fill: float
+    steps_per_unit: int
+    reduce_steps: float
+    predicted_steps: float
+    predicted_cost: float
+    useful_fraction: float
+    stream_k_steps: float
+
+
+def split_k_model(m: int, n: int, k: int, tile_m: int, tile_n: int, tile_k: int, sm_count: int,
+                  split_k: int = 1, bytes_per_element: float = 2) -> SplitK:
+    """Waves, the last wave's fill and the predicted time of a split-K launch (see :class:`SplitK`).
+    A split that would leave slices empty is reduced to the splits that have work."""
+    m, n, k = (_check_int(nm, v) for nm, v in (("m", m), ("n", n), ("k", k)))
+    tm, tn, tk = (_check_int(nm, v) for nm, v in (("tile_m", tile_m), ("tile_n", tile_n), ("tile_k", tile_k)))
+    sms, split = _check_int("sm_count", sm_count), _check_int("split_k", split_k)
+    if not (isinstance(bytes_per_element, numbers.Real) and bytes_per_element > 0):
+        raise ValueError(f"bytes_per_element must be > 0, got {bytes_per_element!r}")
+    tiles = _cdiv(m, tm) * _cdiv(n, tn)
+    k_steps = _cdiv(k, tk)
+    per_unit = _cdiv(k_steps, split)
+    split = _cdiv(k_steps, per_unit)  # no empty slices
+    units = tiles * split
+    waves = _cdiv(units, sms)
+    last_fill = (units - (waves - 1) * sms) / sms
+    r = 4 * tm * tn / (bytes_per_element * (tm + tn) * tk)
+    if split > 1:
+        steps = waves * (per_unit + OVERHEAD_STEPS + r) + r * split
+    else:
+        steps = waves * (per_unit + OVERHEAD_STEPS)
+    scale = tm * tn * tk / (UNIT_TILE[0] * UNIT_TILE[1] * UNIT_TILE[2])
+    useful = tiles * k_steps / (sms * steps)
+    stream = _cdiv(tiles * k_steps, sms) + OVERHEAD_STEPS + (2 * r if tiles * k_steps > tiles else 0.0)
+    return SplitK(m, n, k, tm, tn, tk, sms, split, tiles, units, waves, last_fill, per_unit, r, steps,
+                  steps * scale, useful, stream)
+
+
+def best_split_k(m: int, n: int, k: int, tile_m: int, tile_n: int, tile_k: int, sm_count: int,
+                 max_split: int = 16, bytes_per_element: float = 2) -> SplitK:
+    """The :func:`split_k_model` of the split (1 to ``max_split``) with the least predicted time; ties go
+    to the smaller split (less reduction traffic)."""
+    _check_int("max_split", max_split)
+    best = None
+    for split in range(1, max_split + 1):
+        model = split_k_model(m, n, k, tile_m, tile_n, tile_k, sm_count, split, bytes_per_element)
+        if best is None or model.predicted_steps < best.predicted_steps - 1e-9:
+            best = model
+    return best
+
+
+def split_k_for_programs(tiles: int, k: int, tile_k: int, programs: int) -> int:
+    """The smallest split of k (in whole t_k steps, no empty slice) that gives ``tiles`` x split >=
+    ``programs``, or every step its own slice when k is too short. For products bound by reading an
+    operand (a decoding step's weight): enough programs in flight, each streaming a slice."""
+    tiles, k, tk, programs = (_check_int(nm, v) for nm, v in
+                              (("tiles", tiles), ("k", k), ("tile_k", tile_k), ("programs", programs)))
+    k_steps = _cdiv(k, tk)
+    for split in range(min(k_steps, _cdiv(programs, tiles)), k_steps + 1):
+        effective = _cdiv(k_steps, _cdiv(k_steps, split))  # slices that have work
+        if tiles * effective >= programs:
+            return effective
+    return k_steps
+
+
+# --------------------------------------------------------------------------------------------------
 # The tile-size explorer's model
 # --------------------------------------------------------------------------------------------------
 
@@ -421,14 +524,20 @@ def tile_choice(device: str, m: int, n: int, k: int, tile_m: int, tile_n: int, t
 __all__ = [
     "L2Traffic",
     "ORDERS",
+    "OVERHEAD_STEPS",
+    "SplitK",
+    "UNIT_TILE",
     "TileChoice",
     "TiledIO",
     "WaveQuantization",
+    "best_split_k",
     "block_order",
     "l2_traffic",
     "l2_traffic_bruteforce",
     "max_square_tile",
     "register_tile_intensity_flop_per_byte",
+    "split_k_for_programs",
+    "split_k_model",
     "naive_io",
     "tile_choice",
     "tile_fast_memory_bytes",

@@ -297,6 +297,13 @@ _HOST_CASES = (("softmax", "fp16", "32x1024"), ("add_rms_norm", "bf16", "32x4096
                ("attention_forward", "fp16", "1x16x1024x64 causal"),
                ("attention_backward", "fp16", "1x16x1024x64 causal"))
 _ODD_N = (1000, 1500, 3000, 4000)
+_SMALL_MATMULS = ((1000, 1000, 1000), (777, 4096, 4096), (2048, 2048, 2048), (1536, 1536, 1536),
+                  (1000, 1000, 8192))
+
+
+def _decode_matmuls():
+    return ({"dtype": dt, "m": m, "n": n, "k": k} for dt in ("bf16", "fp16") for m in (1, 16, 64)
+            for k, n in ((4096, 4096), (4096, 14336), (14336, 4096)))
 
 #: Targets added after the first table (recorded 2026-12-01): host time per call, softmax on
 #: vocabulary-sized, odd and long rows at 0.85 of the copy, the forward at N not a multiple of 128. No
@@ -333,6 +340,42 @@ NEW_TARGETS: tuple[Target, ...] = (
 #: the same tuple).
 TARGETS: tuple[Target, ...] = FIRST_TARGETS + NEW_TARGETS
 ALL_TARGETS = TARGETS
+
+#: Targets whose family has no recorded run yet (its first H200 run is pending; bench/NOTES.md says which
+#: command makes it). They are not scored or shown; once ``book/data/NAME.json`` of
+#: :data:`PENDING_RECORDED_RUNS` exists, they move to :data:`NEW_TARGETS`, their run key to
+#: :data:`NEW_RECORDED_RUNS` and their reasons to :data:`REASONS`.
+PENDING_RECORDED_RUNS: Mapping[str, str] = MappingProxyType({
+    "matmul_small": "matmul_small_h200",  # small/ragged matmuls and decoding steps, the dispatch
+})
+PENDING_TARGETS: tuple[Target, ...] = (
+    Target("matmul-small", "matmul dispatch, small and ragged shapes", "matmul 1000^3 / 777 x 4096 x 4096 / "
+           "2048^3 and similar, bf16 and fp16", "matmul_small", "matmul_small", "flop_per_s",
+           _cases(({"dtype": dt, "m": m, "n": n, "k": k} for dt in ("bf16", "fp16")
+                   for m, n, k in _SMALL_MATMULS), {"kernel": "triton-auto"}),
+           "cuBLAS (torch.matmul)", {"kernel": "cublas"}, 0.95, "{dtype} {m}x{n}x{k}", "08-tiling-and-shapes",
+           "matmul_auto: split-K, stream-K or the TMA kernel by shape", read_by_chapter=False),
+    Target("matmul-decode", "matmul dispatch, decoding step", "matmul m = 1-64 against 4096 x 4096 and "
+           "4096 x 14336 weights", "matmul_small", "matmul_small", "flop_per_s",
+           _cases(_decode_matmuls(), {"kernel": "triton-auto"}),
+           "cuBLAS (torch.matmul)", {"kernel": "cublas"}, 0.95, "{dtype} {m}x{n}x{k}", "08-tiling-and-shapes",
+           "matmul_auto (split-K over the weight)", read_by_chapter=False),
+    Target("matmul-decode-copy", "matmul dispatch, decoding step", "matmul m = 1-64 against 4096 x 4096 and "
+           "4096 x 14336 weights, bytes per second", "matmul_small", "matmul_small", "bytes_per_s",
+           _cases(_decode_matmuls(), {"kernel": "triton-auto"}),
+           "device copy of the weight", {"kernel": "copy"}, 0.85, "{dtype} {m}x{n}x{k}", "08-tiling-and-shapes",
+           "matmul_auto (split-K over the weight)", read_by_chapter=False),
+)
+#: Why each pending target is what it is (moves to :data:`REASONS` with its target).
+PENDING_REASONS: Mapping[str, str] = MappingProxyType({
+    "matmul-small": "products with fewer large tiles than SMs, or ragged edges, leave SMs idle; splitting "
+                    "k (split-K) or dealing all k steps evenly (stream-K) refills them, and cuBLAS does the "
+                    "same, so 0.95 of it is the bar",
+    "matmul-decode": "with 1-64 rows the product reads the whole weight for very little arithmetic, so "
+                     "cuBLAS's GEMV-like kernels are the bar and k must be split over many programs",
+    "matmul-decode-copy": "the weight is read once and nothing else is large, so a copy of the weight "
+                          "is the bandwidth bar; 0.85 leaves room for the reduction of the k slices",
+})
 
 #: Per target: why the target is what it is, and what the kernel teaches or why it misses (one sentence
 #: each, read by :func:`verdicts`; the facts are those of the chapters named in each target's ``chapter``).
