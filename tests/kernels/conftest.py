@@ -49,7 +49,7 @@ def compiled_check():
             env["TRITON_DEFAULT_FP_FUSION"] = "1"
         try:
             out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
-                                 timeout=timeout_s)
+                                 cwd=root, timeout=timeout_s)
         except subprocess.TimeoutExpired:
             pytest.fail(f"{what} took more than {timeout_s} s")
         if out.returncode != 0 and "ptxas" in out.stderr and "not found" in out.stderr:

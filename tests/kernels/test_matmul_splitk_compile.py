@@ -3,15 +3,11 @@
 The interpreter runs the kernels' arithmetic but compiles nothing, so it cannot say whether a launch spills
 registers, fits its shared memory, or (for stream-K, whose programs wait for each other) lets one program
 per SM be resident. ``bench/matmul_small_compile.py`` compiles a launch with this machine's Triton as a
-launch would specialise it and reads ``ptxas -v``; this test runs it, in a subprocess with the interpreter
-off, on one launch of each kind the dispatch takes.
+launch would specialise it and reads ``ptxas -v``; this test runs it (the ``compiled_check`` fixture: a
+subprocess with the interpreter off) on one launch of each kind the dispatch takes.
 """
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -27,19 +23,13 @@ for m, n, k in ((1, 4096, 4096), (64, 14336, 4096), (1000, 1000, 1000), (777, 40
     plan = mks.plan_matmul(m, n, k, 132)
     out.append(c.compile_plan(plan, m, n, k, "bf16"))
 print(json.dumps(out))
+print("ok")
 '''
 
 
 @pytest.mark.redundant_on_gpu
-def test_dispatch_launches_compile_without_spills_and_fit_the_sm():
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(root / "lib")}
-    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
-                         cwd=root, timeout=600)
-    if out.returncode != 0 and "ptxas" in out.stderr and "not found" in out.stderr:
-        pytest.skip("this Triton build has no ptxas")
-    assert out.returncode == 0, out.stderr[-3000:]
-    rows = json.loads(out.stdout.strip().splitlines()[-1])
+def test_dispatch_launches_compile_without_spills_and_fit_the_sm(compiled_check):
+    rows = json.loads(compiled_check(SCRIPT).strip().splitlines()[-2])
     assert [r["kernel"] for r in rows] == ["splitk", "splitk", "splitk", "streamk"]
     for r in rows:
         assert r["spill_bytes"] == 0 and r["registers"] <= 255, r
