@@ -113,30 +113,29 @@ def _ce_kernel(X, G, T, LOSS, LSE, N_VALID, n_rows, n_cols, stride_x, stride_g, 
         t = tl.load(T + row64).to(tl.int32)
         ignored = t == ignore_index
         # listing: ce-pass1
-        m = tl.full([BLOCK], float("-inf"), tl.float32)  # running maximum, one per lane
-        l = tl.zeros([BLOCK], tl.float32)  # running sum of exp(x - m), one per lane
-        s = tl.zeros([BLOCK], tl.float32)  # running sum of x (label smoothing only)
+        # One read of the row: a running maximum m (a block's maximum at a time) and, per lane, a sum of
+        # exp(x - m) rescaled when m grows (one exp per element); the head and tail in xe.
+        xe = tl.load(X + x_start + e_cols, mask=e_live, other=float("-inf")).to(tl.float32)
+        x = tl.load(X + xb_start + full_end + offs, mask=full_end + offs < body_v,
+                    other=float("-inf")).to(tl.float32)  # the body's last, partial block
+        m = tl.maximum(tl.max(xe, 0), tl.max(x, 0))
+        c = tl.where(m > float("-inf"), m, 0.0)  # the shift the sums are taken at
+        l = tl.exp(x - c)
+        l_edge = tl.sum(tl.exp(xe - c), 0)
+        if SMOOTH:
+            s = tl.where(full_end + offs < body_v, x, 0.0)
         for start in tl.range(0, full_end, BLOCK, num_stages=NUM_STAGES):
             x = tl.load(X + xb_start + start + offs).to(tl.float32)
-            m_new = tl.maximum(m, x)
-            shift = tl.where(m_new > float("-inf"), m_new, 0.0)  # -inf - (-inf) would be NaN
-            l = l * tl.exp(m - shift) + tl.exp(x - shift)
-            m = m_new
+            m = tl.maximum(m, tl.max(x, 0))
+            c_new = tl.where(m > float("-inf"), m, 0.0)
+            alpha = tl.exp(tl.minimum(c - c_new, 0.0))  # 1 unless the maximum grew
+            l = l * alpha + tl.exp(x - c_new)
+            l_edge = l_edge * alpha
+            c = c_new
             if SMOOTH:
                 s += x
-        # the last partial block of the body, and the head and tail
-        x = tl.load(X + xb_start + full_end + offs, mask=full_end + offs < body_v,
-                    other=float("-inf")).to(tl.float32)
-        m_new = tl.maximum(m, x)
-        shift = tl.where(m_new > float("-inf"), m_new, 0.0)
-        l = l * tl.exp(m - shift) + tl.exp(x - shift)
-        m = m_new
-        if SMOOTH:
-            s += tl.where(full_end + offs < body_v, x, 0.0)
-        xe = tl.load(X + x_start + e_cols, mask=e_live, other=float("-inf")).to(tl.float32)
-        m_row = tl.maximum(tl.max(m, 0), tl.max(xe, 0))
-        l_row = tl.sum(l * tl.exp(m - m_row), 0) + tl.sum(tl.exp(xe - m_row), 0)
-        lse = m_row + tl.log(l_row)
+        l_row = tl.sum(l, 0) + l_edge
+        lse = c + tl.log(l_row)
         x_t = tl.load(X + x_start + t, mask=t != ignore_index, other=0.0).to(tl.float32)
         loss = lse - x_t
         # end listing: ce-pass1
@@ -155,15 +154,15 @@ def _ce_kernel(X, G, T, LOSS, LSE, N_VALID, n_rows, n_cols, stride_x, stride_g, 
             on_t = tl.where(ignored, 0.0, (1.0 - smoothing) * scale)
             cols = full_end + offs
             x = tl.load(X + xb_start + cols, mask=cols < body_v, other=0.0).to(tl.float32)
-            g = tl.exp(x - m_row) * inv_l - off_t - tl.where(cols + head == t, on_t, 0.0)
+            g = tl.exp(x - c) * inv_l - off_t - tl.where(cols + head == t, on_t, 0.0)
             tl.store(G + gb_start + cols, g.to(G.dtype.element_ty), mask=cols < body_v)
             for i in tl.range(0, n_full, num_stages=NUM_STAGES):
                 start = (n_full - 1 - i) * BLOCK
                 cols = start + offs
                 x = tl.load(X + xb_start + cols).to(tl.float32)
-                g = tl.exp(x - m_row) * inv_l - off_t - tl.where(cols + head == t, on_t, 0.0)
+                g = tl.exp(x - c) * inv_l - off_t - tl.where(cols + head == t, on_t, 0.0)
                 tl.store(G + gb_start + cols, g.to(G.dtype.element_ty))
-            ge = tl.exp(xe - m_row) * inv_l - off_t - tl.where(e_cols == t, on_t, 0.0)
+            ge = tl.exp(xe - c) * inv_l - off_t - tl.where(e_cols == t, on_t, 0.0)
             tl.store(G + g_start + e_cols, ge.to(G.dtype.element_ty), mask=e_live)
             # end listing: ce-pass2
 
