@@ -556,19 +556,21 @@ def _split_coop_kernel(X, Y, PM, PL, SEM, n_rows, n_cols, stride_x, stride_y, n_
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "auto", *,
             block_cols: int | None = None, num_warps: int | None = None, num_stages: int | None = None,
             programs_per_sm: int | None = None, cooperative: bool | None = None,
-            prefetch: bool | None = None) -> torch.Tensor:
+            prefetch: bool | None = None, rows_per_program: int | None = None) -> torch.Tensor:
     """Softmax over the last dimension of a contiguous 2-D tensor, by a Triton kernel; returns ``out``.
 
     ``method`` is one of :data:`METHODS` (module docstring). ``block_cols`` (a power of two >= 16) sets
     the block of the streaming methods and the chunk of ``"split"``; ``num_warps`` overrides the launch
     heuristic; ``num_stages`` (loads in flight per loop) and ``programs_per_sm`` (size of the persistent grid)
     tune ``"online"``; ``cooperative`` (default: on a GPU, when the row's programs fit on it at once) and
-    ``prefetch`` tune ``"split"``. ``out`` (allocated when None) must match ``x`` and must not overlap it.
+    ``prefetch`` tune ``"split"``; ``rows_per_program`` tunes ``"rows"``. Rows may have any stride
+    (``stride(1) == 1``); ``out`` (allocated contiguous when None) must match ``x`` and must not overlap it.
     Raises ``ValueError`` naming the argument.
     """
     plan_key = None
     if (method == "auto" and block_cols is None and num_warps is None and num_stages is None
-            and programs_per_sm is None and cooperative is None and prefetch is None and not INTERPRETED
+            and programs_per_sm is None and cooperative is None and prefetch is None
+            and rows_per_program is None and not INTERPRETED
             and x.__class__ is torch.Tensor and (out is None or out.__class__ is torch.Tensor)):
         # The call as a model makes it: a plan per (shape, strides, dtype, device, alignment of x, and of
         # out when given) holds the compiled kernel and its other arguments, so a repeated call allocates
@@ -630,21 +632,29 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
         plan = _launch_fused(x, out, num_warps)
         _keep_plan(plan_key, plan, x, out)
         return out
+    if rows_per_program is not None and (isinstance(rows_per_program, bool) or not isinstance(
+            rows_per_program, numbers.Integral) or rows_per_program < 1 or rows_per_program & (rows_per_program - 1)):
+        raise ValueError(f"rows_per_program must be a power of two >= 1, got {rows_per_program!r}")
     if method == "rows":
         if n_cols > FUSED_MAX_COLS:
             raise ValueError(f"method 'rows' holds rows in registers: x.shape[1] must be at most "
                              f"{FUSED_MAX_COLS}, got {n_cols}")
-        _keep_plan(plan_key, _launch_rows(x, out, num_warps, block_cols), x, out)
-        return out
-    if method == "stream":
-        _launch_stream(x, out, block_cols, num_warps, programs_per_sm, num_stages)
+        _keep_plan(plan_key, _launch_rows(x, out, num_warps, rows_per_program), x, out)
         return out
     if block_cols is None:
-        block_cols = (1024 if INTERPRETED else ONLINE_BLOCK if method == "online"
-                      else SPLIT_CHUNK if method == "split" else STREAM_BLOCK)
+        block_cols = (256 if INTERPRETED and method == "stream" else 1024 if INTERPRETED
+                      else ONLINE_BLOCK if method == "online" else SPLIT_CHUNK if method == "split"
+                      else STREAM_LAUNCH[0] if method == "stream" else STREAM_BLOCK)
     if (isinstance(block_cols, bool) or not isinstance(block_cols, numbers.Integral) or block_cols < 16
             or block_cols & (block_cols - 1)):
         raise ValueError(f"block_cols must be a power of two >= 16, got {block_cols!r}")
+    if method == "stream":
+        for name, value in (("num_stages", num_stages), ("programs_per_sm", programs_per_sm)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral)
+                                      or not 1 <= value <= 32):
+                raise ValueError(f"{name} must be an integer from 1 to 32, got {value!r}")
+        _launch_stream(x, out, block_cols, num_warps, programs_per_sm, num_stages)
+        return out
     if method == "split":
         if block_cols > FUSED_MAX_COLS:
             raise ValueError(f"block_cols of 'split' is a chunk held in registers: at most {FUSED_MAX_COLS}, "
@@ -740,10 +750,10 @@ def _aligned_base(t: torch.Tensor) -> tuple[torch.Tensor, int]:
 
 def _launch_stream(x, out, block_cols, num_warps, programs_per_sm, num_stages) -> None:
     n_rows, n_cols = x.shape
-    block, warps, per_sm, stages = STREAM_LAUNCH
+    _, warps, per_sm, stages = STREAM_LAUNCH
     if INTERPRETED:
-        block, warps = 256, 4
-    block = block_cols or block
+        warps = 4
+    block = block_cols
     vec = 16 // x.element_size()
     x_base, mis_x = _aligned_base(x)
     y_base, mis_y = _aligned_base(out)
