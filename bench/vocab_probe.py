@@ -130,7 +130,7 @@ def ce_part(rows_out, rep_ms, use_compile, use_compile_all):
             def comp():
                 return torch.autograd.grad(compiled(x, t), x)[0]
             runs["torch.compile"] = comp
-        times = {}
+        times, peaks = {}, {}
         for name, fn in runs.items():
             try:
                 with torch.no_grad():
@@ -144,6 +144,15 @@ def ce_part(rows_out, rep_ms, use_compile, use_compile_all):
                     if not err < 0.05:
                         raise RuntimeError(f"gradient error {err}")
                 times[name] = bench(fn, rep_ms)
+                if name in ("eager", "ours", "torch.compile"):
+                    g = None
+                    torch.cuda.synchronize()
+                    base = torch.cuda.memory_allocated()
+                    torch.cuda.reset_peak_memory_stats()
+                    g = fn()
+                    torch.cuda.synchronize()
+                    peaks[name] = torch.cuda.max_memory_allocated() - base
+                    del g
                 if name == "torch.compile":
                     print(f"  torch.compile first call {first:.1f} s", flush=True)
             except Exception as exc:
@@ -152,10 +161,12 @@ def ce_part(rows_out, rep_ms, use_compile, use_compile_all):
             row = {"part": "ce", "shape": shape, "rows": rows, "n": n, "name": name, "time_s": tm,
                    "tb_per_s": moved / tm / 1e12, "vs_copy": times["copy"] / tm,
                    "vs_eager": times.get("eager", float("nan")) / tm,
-                   "vs_compile": times.get("torch.compile", float("nan")) / tm}
+                   "vs_compile": times.get("torch.compile", float("nan")) / tm,
+                   "peak_extra_bytes": peaks.get(name), "logits_bytes": rows * n * 2}
             rows_out.append(row)
             print(f"ce {shape:>14} {name:<24} {tm * 1e6:9.1f} us {row['tb_per_s']:6.2f} TB/s {row['vs_copy']:5.3f} "
-                  f"of copy {row['vs_eager']:5.2f}x eager {row['vs_compile']:5.2f}x compile", flush=True)
+                  f"of copy {row['vs_eager']:5.2f}x eager {row['vs_compile']:5.2f}x compile"
+                  + (f", peak +{peaks[name] / 1e9:.2f} GB" if name in peaks else ""), flush=True)
         del x, x0, y
 
 
@@ -203,6 +214,7 @@ def main(argv):
     p.add_argument("--part", default="all")
     p.add_argument("--rep-ms", type=float, default=15.0)
     p.add_argument("--no-compile", action="store_true")
+    p.add_argument("--name", default="vocab_probe_h200", help="file stem of the recorded run")
     p.add_argument("--compile-all", action="store_true", help="torch.compile at every shape (default: the first)")
     a = p.parse_args(argv)
     import torch
@@ -225,6 +237,11 @@ def main(argv):
     finally:
         a.out_dir.mkdir(parents=True, exist_ok=True)
         (a.out_dir / "vocab_probe.json").write_text(json.dumps(rows, indent=1) + "\n")
+        from gpuperf.records import provenance, save_run
+
+        prov = provenance("python bench/vocab_probe.py OUT_DIR " + " ".join(argv[1:]))
+        path = save_run(a.name, rows, prov, data_dir=a.out_dir)
+        print(f"wrote {path}", flush=True)
     return 0
 
 

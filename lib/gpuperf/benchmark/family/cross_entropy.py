@@ -8,7 +8,9 @@ bound. Each case returns the gradient through ``torch.autograd.grad`` (no accumu
 The fused kernel writes the gradient over the logits, so its timed calls run on the previous call's
 gradient (the same work); its check runs on fresh logits. ``torch.compile`` is compiled once per shape
 before the timing (its first call, outside the timed region); if it fails, its row is left out with a
-message and eager stays.
+message and eager stays. Each case also records ``peak_extra_bytes``: the memory one forward+backward
+allocates at its peak beyond what was allocated before (the logits, targets and buffers), from
+``torch.cuda.max_memory_allocated``.
 
 Shapes: 4096-32768 tokens x 32000 (Llama 2), 50257 (GPT-2), 128256 (Llama 3), 151936 (Qwen 2), bf16, one
 target in 50 ignored (-100).
@@ -80,8 +82,20 @@ def cases(quick: bool = False, dtypes=("bf16",), shapes=SHAPES, compile: bool = 
                         raise RuntimeError(f"{label}: gradient error {err} against float64")
                 return check
 
+            def peak_of(run):
+                def measure():
+                    torch.cuda.synchronize()
+                    base = torch.cuda.memory_allocated()
+                    torch.cuda.reset_peak_memory_stats()
+                    g = run()
+                    torch.cuda.synchronize()
+                    peak = torch.cuda.max_memory_allocated() - base
+                    del g
+                    return {"peak_extra_bytes": int(peak), "logits_bytes": rows * n * x0.element_size()}
+                return measure
+
             for name, run in runs.items():
                 label = f"{name} {dtype} {shape}"
                 yield Case(label, run, bytes_moved=moved, reference=copy_label, check=check_of(label, run),
-                           params={**params, "kernel": name}, retime=name == "gpuperf")
+                           params={**params, "kernel": name}, retime=name == "gpuperf", measure=peak_of(run))
             del x, x0, y
