@@ -188,6 +188,47 @@ def host_part(rows_out):
     print(f"plans built during the host probe: {sm.PLAN_BUILDS - before}", flush=True)
 
 
+SPLIT_SHAPES = ((4096, 50257), (2048, 128256), (2048, 151936), (1024, 262144))
+SPLIT_LAUNCHES = ((4096, 8, 1, 3, 16384), (4096, 8, 2, 3, 16384), (4096, 8, 2, 3, 32768), (4096, 8, 4, 3, 16384),
+                  (2048, 4, 4, 4, 16384))
+
+
+def split_part(rows_out, rep_ms):
+    """"stream" with a row over cooperating programs (last: a wrong residency count would hang here)."""
+    import torch
+
+    from gpuperf.kernels import softmax as sm
+
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    for rows, n in SPLIT_SHAPES:
+        x = (torch.randn(rows, n, device="cuda", generator=gen) * 3).to(torch.float16)
+        y = torch.empty_like(x)
+        ref = sm.softmax_reference(x[-8:])
+        copy_t = bench(lambda: y.copy_(x), rep_ms)
+        torch_t = bench(lambda: torch.softmax(x, -1), rep_ms)
+        for b, w, p, s, ch in SPLIT_LAUNCHES:
+            name = f"stream split b{b} w{w} p{p} s{s} c{ch}"
+            fn = (lambda b=b, w=w, p=p, s=s, ch=ch: sm.softmax(x, out=y, method="stream", cooperative=True,
+                                                            block_cols=b, num_warps=w, programs_per_sm=p,
+                                                            num_stages=s, chunk_cols=ch))
+            try:
+                fn()
+                torch.cuda.synchronize()
+                err = (y[-8:].double().cpu() - ref).abs().max().item()
+                if not err < 2e-3:
+                    raise RuntimeError(f"max error {err}")
+                t = bench(fn, rep_ms)
+            except Exception as exc:
+                print(f"split {rows}x{n} {name}: FAILED {type(exc).__name__}: {str(exc)[:200]}", flush=True)
+                continue
+            row = {"part": "softmax", "shape": f"{rows}x{n}", "rows": rows, "n": n, "name": name, "time_s": t,
+                   "tb_per_s": 4 * rows * n / t / 1e12, "vs_copy": copy_t / t, "vs_torch": torch_t / t}
+            rows_out.append(row)
+            print(f"softmax {rows}x{n:<14} {name:<34} {t * 1e6:9.1f} us {row['tb_per_s']:6.2f} TB/s "
+                  f"{row['vs_copy']:5.3f} of copy {row['vs_torch']:5.2f}x torch", flush=True)
+        del x, y
+
+
 def ncu_part():
     """One launch each, for Nsight Compute: the stream kernel at 1, 2 and 4 programs per SM and the
     cross-entropy kernel at 1, 2 and 4, on 4096 x 50257 fp16 / bf16 (DRAM bytes read against the input's)."""
@@ -234,6 +275,8 @@ def main(argv):
         if a.part in ("ce", "all"):
             ce_part(rows, a.rep_ms, not a.no_compile, a.compile_all)
         print(f"[{time.time() - t0:.0f} s]", flush=True)
+        if a.part in ("split",):
+            split_part(rows, a.rep_ms)
     finally:
         a.out_dir.mkdir(parents=True, exist_ok=True)
         (a.out_dir / "vocab_probe.json").write_text(json.dumps(rows, indent=1) + "\n")

@@ -567,3 +567,15 @@ def test_the_plan_cache_serves_repeated_calls_with_and_without_out():
         _check(z, x, 0)
     with pytest.raises(ValueError, match="overlap"):
         sm.softmax(x, out=x)  # the fast path still refuses an out that overlaps x
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="programs that wait for each other need a GPU")
+@pytest.mark.parametrize("shape, start", [((7, 5000), 0), ((5, 4099), 3), ((300, 2100), 1), ((2, 100), 0)])
+def test_stream_with_a_row_over_cooperating_programs(gen, shape, start):
+    wide = (torch.randn(shape[0], shape[1] + 8, generator=gen, device="cuda") * 4).half()
+    x = wide[:, start:start + shape[1]]
+    y = sm.softmax(x, method="stream", cooperative=True, block_cols=256, chunk_cols=1024, programs_per_sm=2)
+    _check(y, x, gen.initial_seed())
+    big = torch.full((3, 3000), -200.0, device="cuda")
+    big[:, 2500] = 1000.0  # the maximum in the last chunk only
+    _check(sm.softmax(big, method="stream", cooperative=True, block_cols=256, chunk_cols=512), big, 0)

@@ -107,6 +107,9 @@ ROWS_LAUNCH = {1024: (4, 4), 2048: (2, 4), 4096: (1, 4), 8192: (1, 8), 16384: (1
 #: Launch of ``"stream"`` on a GPU: columns per block, warps, programs per SM, loads in flight per loop.
 STREAM_LAUNCH = (4096, 8, 2, 3)
 
+#: Columns per program of ``"stream"`` with ``cooperative=True`` (a row over several programs).
+STREAM_SPLIT_CHUNK = 32768
+
 
 def softmax_reference(x: torch.Tensor) -> torch.Tensor:
     """Softmax over the last dimension in float64 on the CPU (the accuracy reference)."""
@@ -553,24 +556,89 @@ def _split_coop_kernel(X, Y, PM, PL, SEM, n_rows, n_cols, stride_x, stride_y, n_
         _store_block(Y, row64 * stride_y, c_start, n_cols, y, CHUNK)
 
 
+@triton.jit(do_not_specialize=["n_rows", "n_chunks", "n_groups", "chunk_cols"])
+def _stream_split_kernel(X, Y, PM, PL, SEM, n_rows, n_cols, stride_x, stride_y, mis_x, mis_y, chunk_cols,
+                         n_chunks, n_groups, BLOCK: tl.constexpr, VEC: tl.constexpr, Y_ALIGNED: tl.constexpr,
+                         NUM_STAGES: tl.constexpr, PB: tl.constexpr):
+    # "stream" with a row over n_chunks programs (a group): each streams its chunk of the row's aligned body
+    # (chunk 0 also the head and tail) for its (m, l), publishes them, waits at the group's barrier (the
+    # split kernel's), merges the row's partials and re-reads its chunk, last block first, to write it.
+    # A group's programs run at once, so a chunk's second read follows its first by about (programs in
+    # flight) x (chunk bytes), not x (row bytes): a row of 150K values can then be re-read from L2. Every
+    # program is resident from the start (the wrapper sizes the grid by the occupancy calculator).
+    pid = tl.program_id(0)
+    group = pid // n_chunks
+    c = pid - group * n_chunks
+    sem = SEM + group
+    offs = tl.arange(0, BLOCK)
+    k = tl.arange(0, 2 * VEC)
+    for row in tl.range(group, n_rows, n_groups):
+        row64 = tl.cast(row, tl.int64)
+        x_start = mis_x + row64 * stride_x
+        y_start = mis_y + row64 * stride_y
+        head = tl.minimum((VEC - x_start % VEC) % VEC, n_cols)
+        body = tl.multiple_of(((n_cols - head) // VEC) * VEC, VEC)
+        xb = tl.multiple_of(x_start + head, VEC)
+        if Y_ALIGNED:
+            yb = tl.multiple_of(y_start + head, VEC)
+        else:
+            yb = y_start + head
+        lo = tl.multiple_of(c * chunk_cols, BLOCK)
+        hi = tl.multiple_of(tl.minimum(lo + chunk_cols, body), VEC)
+        n_full = tl.maximum(hi - lo, 0) // BLOCK
+        full_end = lo + n_full * BLOCK
+        e_cols = tl.where(k < VEC, k, head + body + k - VEC)
+        e_live = tl.where(k < VEC, k < head, e_cols < n_cols) & (c == 0)
+        xe = tl.load(X + x_start + e_cols, mask=e_live, other=float("-inf")).to(tl.float32)
+        x = tl.load(X + xb + full_end + offs, mask=full_end + offs < hi, other=float("-inf")).to(tl.float32)
+        m = tl.maximum(tl.max(xe, 0), tl.max(x, 0))
+        cs = tl.where(m > float("-inf"), m, 0.0)
+        l = tl.exp(x - cs)
+        l_edge = tl.sum(tl.exp(xe - cs), 0)
+        for start in tl.range(lo, full_end, BLOCK, num_stages=NUM_STAGES):
+            x = tl.load(X + xb + start + offs).to(tl.float32)
+            m = tl.maximum(m, tl.max(x, 0))
+            c_new = tl.where(m > float("-inf"), m, 0.0)
+            alpha = tl.exp(tl.minimum(cs - c_new, 0.0))
+            l = l * alpha + tl.exp(x - c_new)
+            l_edge = l_edge * alpha
+            cs = c_new
+        tl.store(PM + row64 * n_chunks + c, m)  # -inf for a chunk of -inf only (its l is 0)
+        tl.store(PL + row64 * n_chunks + c, tl.sum(l, 0) + l_edge)
+        old = _arrive(sem, n_chunks, c)
+        _wait(sem, old)
+        m_row, l_row = _merge_partials(PM, PL, row64 * n_chunks, n_chunks, PB)
+        inv = 1.0 / l_row
+        tl.store(Y + y_start + e_cols, (tl.exp(xe - m_row) * inv).to(Y.dtype.element_ty), mask=e_live)
+        cols = full_end + offs
+        x = tl.load(X + xb + cols, mask=cols < hi, other=float("-inf")).to(tl.float32)
+        tl.store(Y + yb + cols, (tl.exp(x - m_row) * inv).to(Y.dtype.element_ty), mask=cols < hi)
+        for i in tl.range(0, n_full, num_stages=NUM_STAGES):
+            cols = full_end - (i + 1) * BLOCK + offs
+            x = tl.load(X + xb + cols).to(tl.float32)
+            tl.store(Y + yb + cols, (tl.exp(x - m_row) * inv).to(Y.dtype.element_ty))
+
+
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "auto", *,
             block_cols: int | None = None, num_warps: int | None = None, num_stages: int | None = None,
             programs_per_sm: int | None = None, cooperative: bool | None = None,
-            prefetch: bool | None = None, rows_per_program: int | None = None) -> torch.Tensor:
+            prefetch: bool | None = None, rows_per_program: int | None = None,
+            chunk_cols: int | None = None) -> torch.Tensor:
     """Softmax over the last dimension of a contiguous 2-D tensor, by a Triton kernel; returns ``out``.
 
     ``method`` is one of :data:`METHODS` (module docstring). ``block_cols`` (a power of two >= 16) sets
     the block of the streaming methods and the chunk of ``"split"``; ``num_warps`` overrides the launch
     heuristic; ``num_stages`` (loads in flight per loop) and ``programs_per_sm`` (size of the persistent grid)
     tune ``"online"``; ``cooperative`` (default: on a GPU, when the row's programs fit on it at once) and
-    ``prefetch`` tune ``"split"``; ``rows_per_program`` tunes ``"rows"``. Rows may have any stride
+    ``prefetch`` tune ``"split"``; ``rows_per_program`` tunes ``"rows"``; ``cooperative=True`` splits
+    each row of ``"stream"`` over programs of ``chunk_cols`` columns (a multiple of ``block_cols``). Rows may have any stride
     (``stride(1) == 1``); ``out`` (allocated contiguous when None) must match ``x`` and must not overlap it.
     Raises ``ValueError`` naming the argument.
     """
     plan_key = None
     if (method == "auto" and block_cols is None and num_warps is None and num_stages is None
             and programs_per_sm is None and cooperative is None and prefetch is None
-            and rows_per_program is None and not INTERPRETED
+            and rows_per_program is None and chunk_cols is None and not INTERPRETED
             and x.__class__ is torch.Tensor and (out is None or out.__class__ is torch.Tensor)):
         # The call as a model makes it: a plan per (shape, strides, dtype, device, alignment of x, and of
         # out when given) holds the compiled kernel and its other arguments, so a repeated call allocates
@@ -653,7 +721,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
             if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral)
                                       or not 1 <= value <= 32):
                 raise ValueError(f"{name} must be an integer from 1 to 32, got {value!r}")
-        _launch_stream(x, out, block_cols, num_warps, programs_per_sm, num_stages)
+        _launch_stream(x, out, block_cols, num_warps, programs_per_sm, num_stages, cooperative, chunk_cols)
         return out
     if method == "split":
         if block_cols > FUSED_MAX_COLS:
@@ -748,8 +816,13 @@ def _aligned_base(t: torch.Tensor) -> tuple[torch.Tensor, int]:
     return t.as_strided((1,), (1,), t.storage_offset() - mis), mis
 
 
-def _launch_stream(x, out, block_cols, num_warps, programs_per_sm, num_stages) -> None:
+def _launch_stream(x, out, block_cols, num_warps, programs_per_sm, num_stages, cooperative=None,
+                   chunk_cols=None) -> None:
     n_rows, n_cols = x.shape
+    if cooperative and not INTERPRETED:
+        _launch_stream_split(x, out, block_cols, num_warps, programs_per_sm, num_stages,
+                             chunk_cols or STREAM_SPLIT_CHUNK)
+        return
     _, warps, per_sm, stages = STREAM_LAUNCH
     if INTERPRETED:
         warps = 4
@@ -763,6 +836,49 @@ def _launch_stream(x, out, block_cols, num_warps, programs_per_sm, num_stages) -
         x_base, y_base, n_rows, n_cols, x.stride(0), out.stride(0), mis_x, mis_y, BLOCK=block, VEC=vec,
         Y_ALIGNED=(mis_y - mis_x) % vec == 0 and (out.stride(0) - x.stride(0)) % vec == 0,
         NUM_STAGES=num_stages or stages, num_warps=num_warps or warps)
+
+
+_STREAM_SPLIT_PER_SM: dict = {}
+
+
+def _launch_stream_split(x, out, block, num_warps, programs_per_sm, num_stages, chunk_cols) -> None:
+    """``"stream"`` with each row over ``ceil(n / chunk_cols)`` programs that wait for each other (the
+    split kernel's barrier); the grid holds at most ``programs_per_sm`` programs per SM and never more
+    than the occupancy calculator says are resident at once (else: the unsplit launch)."""
+    n_rows, n_cols = x.shape
+    _, warps, per_sm, stages = STREAM_LAUNCH
+    warps, per_sm, stages = num_warps or warps, programs_per_sm or per_sm, num_stages or stages
+    if chunk_cols % block:
+        raise ValueError(f"chunk_cols must be a multiple of block_cols {block}, got {chunk_cols}")
+    n_chunks = triton.cdiv(n_cols, chunk_cols)
+    vec = 16 // x.element_size()
+    x_base, mis_x = _aligned_base(x)
+    y_base, mis_y = _aligned_base(out)
+    part = _partials(x.device, n_rows * n_chunks)
+    pb = triton.next_power_of_2(n_chunks)
+    y_aligned = (mis_y - mis_x) % vec == 0 and (out.stride(0) - x.stride(0)) % vec == 0
+    consts = dict(BLOCK=block, VEC=vec, Y_ALIGNED=y_aligned, NUM_STAGES=stages, PB=pb)
+    # Triton compiles apart integers divisible by 16 or equal to 1: registers could differ between them.
+    ints = (n_cols, x.stride(0), out.stride(0), mis_x, mis_y)
+    key = (x.device, x.dtype, warps, tuple(sorted(consts.items())), tuple((i % 16 == 0, i == 1) for i in ints))
+    if key not in _STREAM_SPLIT_PER_SM:
+        kernel = _stream_split_kernel.warmup(
+            x_base, y_base, part[0], part[1], _semaphores(x.device, 1), 1, n_cols, x.stride(0), out.stride(0),
+            mis_x, mis_y, chunk_cols, n_chunks, 1, **consts, num_warps=warps, grid=(1,))
+        kernel._init_handles()
+        threads = kernel.metadata.num_warps * 32
+        ours = _occupancy(kernel.n_regs, threads, kernel.metadata.shared, x.device)
+        theirs = _cuda_occupancy(kernel.function, threads, kernel.metadata.shared)
+        _STREAM_SPLIT_PER_SM[key] = _resident_per_sm(ours, theirs)
+    resident = min(_STREAM_SPLIT_PER_SM[key], per_sm) * _sm_count(x.device)
+    n_groups = _n_groups(n_rows, n_chunks, resident)
+    if n_groups == 0:
+        _launch_stream(x, out, block, num_warps, programs_per_sm, num_stages)
+        return
+    sem = _semaphores(x.device, n_groups)
+    _stream_split_kernel[(n_groups * n_chunks,)](
+        x_base, y_base, part[0], part[1], sem, n_rows, n_cols, x.stride(0), out.stride(0), mis_x, mis_y,
+        chunk_cols, n_chunks, n_groups, **consts, num_warps=warps)
 
 
 def gluon_takes(x: torch.Tensor) -> bool:
