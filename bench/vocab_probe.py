@@ -229,6 +229,48 @@ def split_part(rows_out, rep_ms):
         del x, y
 
 
+CE_SPLIT_LAUNCHES = ((4096, 8, 1, 3, 16384), (4096, 8, 2, 3, 16384), (4096, 8, 2, 3, 32768),
+                     (4096, 8, 4, 3, 16384))
+
+
+def ce_split_part(rows_out, rep_ms):
+    import torch
+
+    from gpuperf.kernels import cross_entropy as ce
+
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    for rows, n in CE_SHAPES:
+        x0 = (torch.randn(rows, n, device="cuda", generator=gen) * 3).to(torch.bfloat16)
+        t = torch.randint(0, n, (rows,), device="cuda", generator=gen)
+        t[::50] = -100
+        x = x0.clone()
+        y = torch.empty_like(x0)
+        sample = torch.arange(0, rows, rows // 16, device="cuda")
+        g_ref = ce.cross_entropy_reference(x0[sample], t[sample], reduction="sum")[1]
+        n_valid = (t != -100).sum().item()
+        copy_t = bench(lambda: y.copy_(x0), rep_ms)
+        for b, w, p, s, ch in CE_SPLIT_LAUNCHES:
+            name = f"ours split b{b} w{w} p{p} s{s} c{ch}"
+            fn = (lambda b=b, w=w, p=p, s=s, ch=ch: ce.cross_entropy_forward(
+                x, t, block_cols=b, num_warps=w, programs_per_sm=p, num_stages=s, chunk_cols=ch)[2])
+            try:
+                x.copy_(x0)
+                g = fn()
+                torch.cuda.synchronize()
+                err = (g[sample].double().cpu() * n_valid - g_ref).abs().max().item()
+                if not err < 0.05:
+                    raise RuntimeError(f"gradient error {err}")
+                tm = bench(fn, rep_ms)
+            except Exception as exc:
+                print(f"ce {rows}x{n} {name}: FAILED {type(exc).__name__}: {str(exc)[:200]}", flush=True)
+                continue
+            rows_out.append({"part": "ce", "shape": f"{rows}x{n}", "rows": rows, "n": n, "name": name,
+                             "time_s": tm, "tb_per_s": 4 * rows * n / tm / 1e12, "vs_copy": copy_t / tm})
+            print(f"ce {rows}x{n:<10} {name:<32} {tm * 1e6:9.1f} us {4 * rows * n / tm / 1e12:6.2f} TB/s "
+                  f"{copy_t / tm:5.3f} of copy", flush=True)
+        del x, x0, y
+
+
 def ncu_part():
     """One launch each, for Nsight Compute: the stream kernel at 1, 2 and 4 programs per SM and the
     cross-entropy kernel at 1, 2 and 4, on 4096 x 50257 fp16 / bf16 (DRAM bytes read against the input's)."""
@@ -276,6 +318,7 @@ def main(argv):
             ce_part(rows, a.rep_ms, not a.no_compile, a.compile_all)
         print(f"[{time.time() - t0:.0f} s]", flush=True)
         if a.part in ("split",):
+            ce_split_part(rows, a.rep_ms)
             split_part(rows, a.rep_ms)
     finally:
         a.out_dir.mkdir(parents=True, exist_ok=True)
