@@ -65,7 +65,7 @@ def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bo
             ref, ref_tail = sm.softmax_reference(x[:64]), sm.softmax_reference(x[-64:])  # first, last rows
             tol = 4 * {"fp32": 2.0**-24, "fp16": 2.0**-11, "bf16": 2.0**-8}[dtype]
             shape = f"{rows}x{n}" + (f" stride {stride}" if wider else "")
-            params = {"dtype": dtype, "rows": rows, "n": n, **({"row_stride": stride} if wider else {})}
+            params = {"dtype": dtype, "rows": rows, "n": n, **({"row_stride": stride} if vocab else {})}
             copy_label = f"copy {dtype} {shape}"
             yield Case(copy_label, lambda y=y, x=x: y.copy_(x), bytes_moved=moved,
                        params={**params, "kernel": "copy", "method": "copy"}, retime=True)
