@@ -6,9 +6,9 @@ Every case is counted with the byte bound of the step, ``2 rows V b``: one read 
 of their gradient, which is what the copy moves; ``bytes_per_s`` over the copy's is the fraction of that
 bound. Each case returns the gradient through ``torch.autograd.grad`` (no accumulation into ``.grad``).
 The fused kernel writes the gradient over the logits, so its timed calls run on the previous call's
-gradient (the same work); its check runs on fresh logits. ``torch.compile`` is compiled once per shape
-before the timing (its first call, outside the timed region); if it fails, its row is left out with a
-message and eager stays. Each case also records ``peak_extra_bytes``: the memory one forward+backward
+gradient (the same work); its check runs on fresh logits. ``torch.compile`` (its default,
+``dynamic=None``) compiles before the timing (its first call at each shape, outside the timed region); if
+it fails, its row is left out with a message and eager stays. Each case also records ``peak_extra_bytes``: the memory one forward+backward
 allocates at its peak beyond what was allocated before (the logits, targets and buffers), from
 ``torch.cuda.max_memory_allocated``.
 
@@ -34,7 +34,9 @@ def cases(quick: bool = False, dtypes=("bf16",), shapes=SHAPES, compile: bool = 
     gen = torch.Generator(device="cuda").manual_seed(0)
     compiled = None
     if compile:
-        compiled = torch.compile(lambda x, t: F.cross_entropy(x, t, label_smoothing=smoothing), dynamic=False)
+        # torch.compile's default (dynamic=None): the second shape recompiles with dynamic sizes, which
+        # the later shapes reuse (two compilations in all, as a training job with varying shapes sees).
+        compiled = torch.compile(lambda x, t: F.cross_entropy(x, t, label_smoothing=smoothing))
     for dtype in dtypes:
         for rows, n in (shapes[:1] if quick else shapes):
             td = torch_dtypes[dtype]
