@@ -110,6 +110,11 @@ STREAM_LAUNCH = (4096, 8, 2, 3)
 #: Columns per program of ``"stream"`` with ``cooperative=True`` (a row over several programs).
 STREAM_SPLIT_CHUNK = 32768
 
+#: ``"auto"`` (after the Gluon kernel's rows): ``"rows"`` up to ROWS_AUTO_MAX_COLS columns, ``"stream"``
+#: beyond STREAM_AUTO_MIN_COLS (on a GPU), the older choices between.
+ROWS_AUTO_MAX_COLS = 0
+STREAM_AUTO_MIN_COLS = 1 << 30
+
 
 def softmax_reference(x: torch.Tensor) -> torch.Tensor:
     """Softmax over the last dimension in float64 on the CPU (the accuracy reference)."""
@@ -910,6 +915,10 @@ def _auto_method(x: torch.Tensor, out: torch.Tensor | None = None) -> str:
     n_cols = x.shape[1]
     if gluon_takes(x) and (out is None or _gluon_accepts_out(out)):
         return "gluon"
+    if n_cols <= ROWS_AUTO_MAX_COLS:
+        return "rows"
+    if not INTERPRETED and n_cols > STREAM_AUTO_MIN_COLS:
+        return "stream"
     if n_cols <= AUTO_FUSED_MAX_COLS or (n_cols % 16 and n_cols <= FUSED_MAX_COLS):
         # Rows not a multiple of 16 long are not 16-byte aligned: the split kernel's chunks would load
         # one element at a time; the fused kernel's aligned body does not (50257 columns: 0.53-0.60 of
