@@ -114,6 +114,8 @@ STREAM_SPLIT_CHUNK = 32768
 #: beyond STREAM_AUTO_MIN_COLS (on a GPU), the older choices between.
 ROWS_AUTO_MAX_COLS = 0
 STREAM_AUTO_MIN_COLS = 1 << 30
+#: ``"auto"``'s ``"stream"`` splits rows of at least this many columns over cooperating programs.
+STREAM_SPLIT_AUTO_MIN_COLS = 1 << 30
 
 
 def softmax_reference(x: torch.Tensor) -> torch.Tensor:
@@ -688,6 +690,8 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
         return out
     if method == "auto":
         method = _auto_method(x, out)
+        if method == "stream" and n_cols >= STREAM_SPLIT_AUTO_MIN_COLS and cooperative is None:
+            cooperative = True
     if method == "gluon":
         tuning = {"block_cols": block_cols, "num_stages": num_stages, "programs_per_sm": programs_per_sm,
                   "cooperative": cooperative, "prefetch": prefetch}
