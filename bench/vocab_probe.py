@@ -123,7 +123,8 @@ def ce_part(rows_out, rep_ms, use_compile, use_compile_all):
         def eager():
             return torch.autograd.grad(F.cross_entropy(x, t), x)[0]
 
-        runs = {"copy": lambda: y.copy_(x0), "eager": eager, "ours": lambda: torch.autograd.grad(ce.cross_entropy(x, t), x)[0]}
+        runs = {"copy": lambda: y.copy_(x0), "eager": eager,
+                "ours": lambda: torch.autograd.grad(ce.cross_entropy(x, t), x)[0]}
         for b, w, p, s in CE_LAUNCHES:
             runs[f"ours b{b} w{w} p{p} s{s}"] = ours(block_cols=b, num_warps=w, programs_per_sm=p, num_stages=s)
         if compiled is not None:
@@ -179,7 +180,8 @@ def host_part(rows_out):
     x = torch.randn(64, 1024, device="cuda", dtype=torch.float16)
     y = torch.empty_like(x)
     before = sm.PLAN_BUILDS
-    calls = {"torch.softmax": lambda: torch.softmax(x, -1), "gpuperf softmax": lambda: sm.softmax(x), "gpuperf softmax out=": lambda: sm.softmax(x, out=y)}
+    calls = {"torch.softmax": lambda: torch.softmax(x, -1), "gpuperf softmax": lambda: sm.softmax(x),
+             "gpuperf softmax out=": lambda: sm.softmax(x, out=y)}
     res = {name: time_host_callable(fn) for name, fn in calls.items()}
     for name, t in res.items():
         rows_out.append({"part": "host", "name": name, "time_s": t})

@@ -638,8 +638,9 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
     heuristic; ``num_stages`` (loads in flight per loop) and ``programs_per_sm`` (size of the persistent grid)
     tune ``"online"``; ``cooperative`` (default: on a GPU, when the row's programs fit on it at once) and
     ``prefetch`` tune ``"split"``; ``rows_per_program`` tunes ``"rows"``; ``cooperative=True`` splits
-    each row of ``"stream"`` over programs of ``chunk_cols`` columns (a multiple of ``block_cols``). Rows may have any stride
-    (``stride(1) == 1``); ``out`` (allocated contiguous when None) must match ``x`` and must not overlap it.
+    each row of ``"stream"`` over programs of ``chunk_cols`` columns (a multiple of ``block_cols``). Rows
+    may have any stride (``stride(1) == 1``); ``out`` (allocated contiguous when None) must match ``x`` and
+    must not overlap it.
     Raises ``ValueError`` naming the argument.
     """
     plan_key = None
