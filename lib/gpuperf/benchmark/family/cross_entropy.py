@@ -9,8 +9,8 @@ The fused kernel writes the gradient over the logits, so its timed calls run on 
 gradient (the same work); its check runs on fresh logits. ``torch.compile`` (its default,
 ``dynamic=None``) compiles before the timing (its first call at each shape, outside the timed region); if
 it fails, its row is left out with a message and eager stays. Each case also records
-``peak_extra_bytes``: the memory one forward+backward allocates at its peak beyond what was allocated before (the logits, targets and buffers), from
-``torch.cuda.max_memory_allocated``.
+``peak_extra_bytes``: the memory one forward+backward allocates at its peak beyond what was allocated
+before (the logits, targets and buffers), from ``torch.cuda.max_memory_allocated``.
 
 Shapes: 4096-32768 tokens x 32000 (Llama 2), 50257 (GPT-2), 128256 (Llama 3), 151936 (Qwen 2), bf16, one
 target in 50 ignored (-100).
