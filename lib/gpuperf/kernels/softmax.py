@@ -406,14 +406,34 @@ def _stream_kernel(X, Y, n_rows, n_cols, stride_x, stride_y, mis_x, mis_y, BLOCK
             l_edge = l_edge * alpha
             c = c_new
         inv = 1.0 / (tl.sum(l, 0) + l_edge)
-        tl.store(Y + y_start + e_cols, (tl.exp(xe - c) * inv).to(Y.dtype.element_ty), mask=e_live)
-        cols = full_end + offs
-        x = tl.load(X + xb + cols, mask=cols < body, other=float("-inf")).to(tl.float32)
-        tl.store(Y + yb + cols, (tl.exp(x - c) * inv).to(Y.dtype.element_ty), mask=cols < body)
-        for i in tl.range(0, n_full, num_stages=NUM_STAGES):
-            cols = (n_full - 1 - i) * BLOCK + offs
-            x = tl.load(X + xb + cols).to(tl.float32)
-            tl.store(Y + yb + cols, (tl.exp(x - c) * inv).to(Y.dtype.element_ty))
+        if Y_ALIGNED:
+            tl.store(Y + y_start + e_cols, (tl.exp(xe - c) * inv).to(Y.dtype.element_ty), mask=e_live)
+            cols = full_end + offs
+            x = tl.load(X + xb + cols, mask=cols < body, other=float("-inf")).to(tl.float32)
+            tl.store(Y + yb + cols, (tl.exp(x - c) * inv).to(Y.dtype.element_ty), mask=cols < body)
+            for i in tl.range(0, n_full, num_stages=NUM_STAGES):
+                cols = (n_full - 1 - i) * BLOCK + offs
+                x = tl.load(X + xb + cols).to(tl.float32)
+                tl.store(Y + yb + cols, (tl.exp(x - c) * inv).to(Y.dtype.element_ty))
+        else:
+            # The output's rows start at other offsets modulo 16 bytes than the input's (a slice of wider
+            # logits into contiguous rows): pass 2 splits the row by the output's boundaries instead, so
+            # the stores to HBM stay 16-byte vectors and the re-reads, from L2, go element by element.
+            hy = tl.minimum((VEC - y_start % VEC) % VEC, n_cols)
+            by = tl.multiple_of(((n_cols - hy) // VEC) * VEC, VEC)
+            yb = tl.multiple_of(y_start + hy, VEC)
+            ey_cols = tl.where(k < VEC, k, hy + by + k - VEC)
+            ey_live = tl.where(k < VEC, k < hy, ey_cols < n_cols)
+            xe = tl.load(X + x_start + ey_cols, mask=ey_live, other=float("-inf")).to(tl.float32)
+            tl.store(Y + y_start + ey_cols, (tl.exp(xe - c) * inv).to(Y.dtype.element_ty), mask=ey_live)
+            ny_full = by // BLOCK
+            cols = ny_full * BLOCK + offs
+            x = tl.load(X + x_start + hy + cols, mask=cols < by, other=float("-inf")).to(tl.float32)
+            tl.store(Y + yb + cols, (tl.exp(x - c) * inv).to(Y.dtype.element_ty), mask=cols < by)
+            for i in tl.range(0, ny_full, num_stages=NUM_STAGES):
+                cols = (ny_full - 1 - i) * BLOCK + offs
+                x = tl.load(X + x_start + hy + cols).to(tl.float32)
+                tl.store(Y + yb + cols, (tl.exp(x - c) * inv).to(Y.dtype.element_ty))
 
 
 # ---- "split": one row over several programs -------------------------------------------------------------
