@@ -26,6 +26,13 @@ method            what one program does with its row                          HB
 ``"gluon"``       Hopper only (:mod:`gpuperf.kernels.gluon_softmax`): a        ``2 n b``
                   persistent program stages rows in shared memory by TMA,
                   requesting the next rows' chunks while it normalises
+``"rows"``        several short rows per program in registers, lengths and    ``2 n b``
+                  strides passed as multiples of a 16-byte vector
+``"stream"``      the online kernel with few rows in flight (so pass 2 finds   ``2 n b`` when
+                  the row in L2), one exponential per value and pass, each     pass 2 hits L2
+                  row's body 16-byte aligned whatever its offset; with
+                  ``cooperative=True`` a row over programs of ``chunk_cols``
+                  that meet at the split kernel's barrier between the passes
 ================  ==========================================================  ==================
 
 ``torch.softmax`` moves ``2 n b`` too; a copy (``2 n b``) is the same-run reference for "as fast as memory
