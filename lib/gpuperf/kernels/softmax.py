@@ -1151,7 +1151,8 @@ def _semaphores(device, n: int) -> torch.Tensor:
 
 def softmax_bytes_moved(n_rows: int, n_cols: int, bytes_per_element: int, method: str) -> int:
     """HBM bytes of each method as the module docstring counts them (no L2 hits assumed)."""
-    passes = {"fused": 2, "torch": 2, "copy": 2, "split": 2, "gluon": 2, "online": 3, "three_pass": 4}
+    passes = {"fused": 2, "torch": 2, "copy": 2, "split": 2, "gluon": 2, "rows": 2, "stream": 3, "online": 3,
+              "three_pass": 4}
     if method not in passes:
         raise ValueError(f"method must be one of {list(passes)}, got {method!r}")
     return passes[method] * n_rows * n_cols * bytes_per_element
