@@ -173,3 +173,11 @@ def test_a_row_over_cooperating_programs(gen, shape, start, smoothing):
     assert torch.allclose(loss.double().cpu(), ref_loss, rtol=1e-5), (loss.item(), ref_loss.item())
     err = (g.double().cpu() - ref_g).abs().max().item()
     assert err <= GRAD_TOL[torch.float16] * 2 * ref_g.abs().max().item() + 1e-9, err
+
+
+def test_rows_starting_at_every_offset_modulo_16_bytes(device, gen):
+    buf = (torch.randn(8 + 3 * 61, generator=gen, device=device) * 3).half()
+    t = torch.randint(0, 61, (3,), generator=gen, device=device)
+    for start in range(8):
+        x = buf[start:start + 3 * 61].view(3, 61)
+        _compare(x, t, gen.initial_seed(), label_smoothing=0.1)

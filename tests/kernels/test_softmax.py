@@ -579,3 +579,13 @@ def test_stream_with_a_row_over_cooperating_programs(gen, shape, start):
     big = torch.full((3, 3000), -200.0, device="cuda")
     big[:, 2500] = 1000.0  # the maximum in the last chunk only
     _check(sm.softmax(big, method="stream", cooperative=True, block_cols=256, chunk_cols=512), big, 0)
+
+
+@pytest.mark.parametrize("method", ["stream", "rows", "auto"])
+def test_rows_starting_at_every_offset_modulo_16_bytes(device, gen, method):
+    # A row's head (before its first 16-byte boundary) is 0 to 7 fp16 values long: every length once.
+    buf = (torch.randn(8 + 3 * 61, generator=gen, device=device) * 4).half()
+    for start in range(8):
+        x = buf[start:start + 3 * 61].view(3, 61)
+        y = sm.softmax(x, method=method, **({"block_cols": 16} if method == "stream" else {}))
+        _check(y, x, gen.initial_seed())

@@ -283,7 +283,7 @@ def _aligned_base(t: torch.Tensor) -> tuple[torch.Tensor, int]:
     """A view of ``t``'s storage that starts at the 16-byte boundary at or before ``t``'s first element, and
     ``t``'s offset from it in elements (CUDA allocations start 16-byte aligned, so the view is in bounds)."""
     mis = (t.data_ptr() % 16) // t.element_size()
-    if mis == 0 or INTERPRETED:
+    if mis == 0:
         return t, 0
     return t.as_strided((1,), (1,), t.storage_offset() - mis), mis
 

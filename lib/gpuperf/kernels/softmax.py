@@ -789,7 +789,7 @@ def _new_out(x: torch.Tensor) -> torch.Tensor:
     if not x.is_contiguous():
         return torch.empty(x.shape, dtype=x.dtype, device=x.device)
     mis = (x.data_ptr() % 16) // x.element_size()
-    if mis == 0 or INTERPRETED:
+    if mis == 0:
         return torch.empty_like(x)
     return torch.empty(x.numel() + mis, dtype=x.dtype, device=x.device)[mis:].view(x.shape)
 
@@ -848,7 +848,7 @@ def _aligned_base(t: torch.Tensor) -> tuple[torch.Tensor, int]:
     """A view of ``t``'s storage starting at the 16-byte boundary at or before ``t``'s first element, and
     ``t``'s offset from it in elements (CUDA allocations start 16-byte aligned: the view is in bounds)."""
     mis = (t.data_ptr() % 16) // t.element_size()
-    if mis == 0 or INTERPRETED:
+    if mis == 0:
         return t, 0
     return t.as_strided((1,), (1,), t.storage_offset() - mis), mis
 
