@@ -6,7 +6,7 @@ streaming loop, rows in flight and their bytes (what pass 2 needs the L2 to stil
 
 Usage (from the repository root, no GPU needed)::
 
-    TRITON_INTERPRET=0 python bench/vocab_compile_stats.py [OUT.json]
+    TRITON_INTERPRET=0 python bench/vocab_compile_stats.py [OUT.json]   # bench/profiles/vocab_compile_sm90.json
 """
 
 from __future__ import annotations
@@ -54,6 +54,11 @@ def compile_stats(kernel, sig, consts, ptrs, warps, stages=None, div16=()):
 
 
 def main(argv):
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", nargs="?", type=Path, help="JSON file for the records (default: print only)")
+    args = parser.parse_args(argv)
     import gpuperf.kernels.cross_entropy as ce
     import gpuperf.kernels.softmax as sm
 
@@ -114,8 +119,8 @@ def main(argv):
     for r in records:
         print({k: v for k, v in r.items()
                if not k.startswith("rows_in_flight_mb") or k.endswith(("50257", "151936"))})
-    if len(argv) > 0:
-        Path(argv[0]).write_text(json.dumps({"triton": triton.__version__, "target": "sm_90", "records": records},
+    if args.out is not None:
+        args.out.write_text(json.dumps({"triton": triton.__version__, "target": "sm_90", "records": records},
                                             indent=1) + "\n")
     return 0
 
