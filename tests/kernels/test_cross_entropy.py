@@ -188,3 +188,17 @@ def test_rows_starting_at_every_offset_modulo_16_bytes(device, gen):
         assert xs.grad.data_ptr() == x.data_ptr()  # written over the logits, at their odd address
         assert torch.allclose(loss.double().cpu(), ref_loss, rtol=1e-5)
         assert (xs.grad.double().cpu() - ref_g).abs().max().item() <= 2 ** -10 * 2 * ref_g.abs().max().item()
+
+
+def test_an_operator_that_saved_the_logits_is_told_they_were_overwritten(device, gen):
+    z = torch.randn(4, 33, generator=gen, device=device, requires_grad=True)
+    t = torch.randint(0, 33, (4,), generator=gen, device=device)
+    logits = torch.tanh(z)  # tanh keeps its output for the backward: the logits themselves
+    loss = ce.cross_entropy(logits, t)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+    z2 = z.detach().clone().requires_grad_(True)
+    ce.cross_entropy(torch.tanh(z2), t, inplace=False).backward()  # a copy of the gradient: fine
+    zr = z.detach().cpu().double().requires_grad_(True)
+    F.cross_entropy(torch.tanh(zr), t.cpu()).backward()
+    assert torch.allclose(z2.grad.double().cpu(), zr.grad, atol=1e-6)

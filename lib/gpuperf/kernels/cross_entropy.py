@@ -450,6 +450,10 @@ class CrossEntropy(torch.autograd.Function):
         need = ctx.needs_input_grad[0]
         loss, _, g = cross_entropy_forward(logits.detach(), target, ignore_index, label_smoothing, reduction,
                                            grad=need, inplace=inplace)
+        if g is not None and inplace:
+            # The kernel's writes do not bump the logits' version counter: bump it, so that an operator that
+            # saved the logits for its own backward (tanh, a softcap) raises instead of reading a gradient.
+            torch.autograd.graph.increment_version(logits)
         ctx.grad = g
         ctx.reduction = reduction
         return loss
@@ -468,7 +472,8 @@ def cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int 
     """Cross-entropy of 2-D ``logits`` [tokens, vocabulary] against class indices ``target``, with
     ``F.cross_entropy``'s semantics (no class weights). When ``logits`` requires a gradient, the forward
     computes it and, with ``inplace=True`` (the default), **overwrites the logits with it**: read nothing else
-    from ``logits`` afterwards. Call ``backward`` at most once."""
+    from ``logits`` afterwards (an operator that saved them for its backward, such as ``tanh``, then raises
+    autograd's in-place error; use ``inplace=False`` there). Call ``backward`` at most once."""
     return CrossEntropy.apply(logits, target, ignore_index, label_smoothing, reduction, inplace)
 
 
