@@ -569,16 +569,21 @@ def test_the_plan_cache_serves_repeated_calls_with_and_without_out():
         sm.softmax(x, out=x)  # the fast path still refuses an out that overlaps x
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="programs that wait for each other need a GPU")
-@pytest.mark.parametrize("shape, start", [((7, 5000), 0), ((5, 4099), 3), ((300, 2100), 1), ((2, 100), 0)])
-def test_stream_with_a_row_over_cooperating_programs(gen, shape, start):
-    wide = (torch.randn(shape[0], shape[1] + 8, generator=gen, device="cuda") * 4).half()
+@pytest.mark.parametrize("cooperative", [True, None])
+@pytest.mark.parametrize("shape, start", [((7, 5000), 0), ((5, 4099), 3), ((30, 2100), 1), ((2, 100), 0)])
+def test_stream_with_a_row_over_cooperating_programs(device, gen, shape, start, cooperative):
+    # cooperative=True: one launch whose programs meet at a barrier (a GPU only); None with chunk_cols: the
+    # same kernel as two launches, before and after the barrier (the interpreter runs that).
+    if cooperative and device != "cuda":
+        pytest.skip("programs that wait for each other need a GPU")
+    kw = {"cooperative": cooperative, "block_cols": 64 if device == "cpu" else 256, "chunk_cols": 1024}
+    wide = (torch.randn(shape[0], shape[1] + 8, generator=gen, device=device) * 4).half()
     x = wide[:, start:start + shape[1]]
-    y = sm.softmax(x, method="stream", cooperative=True, block_cols=256, chunk_cols=1024, programs_per_sm=2)
+    y = sm.softmax(x, method="stream", programs_per_sm=2, **kw)
     _check(y, x, gen.initial_seed())
-    big = torch.full((3, 3000), -200.0, device="cuda")
+    big = torch.full((3, 3000), -200.0, device=device)
     big[:, 2500] = 1000.0  # the maximum in the last chunk only
-    _check(sm.softmax(big, method="stream", cooperative=True, block_cols=256, chunk_cols=512), big, 0)
+    _check(sm.softmax(big, method="stream", **{**kw, "chunk_cols": 512}), big, 0)
 
 
 @pytest.mark.parametrize("method", ["stream", "rows", "auto"])

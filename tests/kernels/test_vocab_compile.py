@@ -33,8 +33,9 @@ cases = [
      {"BLOCK": 4096, "VEC": 8, "Y_ALIGNED": True, "NUM_STAGES": 3}, (0, 1), 8),
     (sm._stream_split_kernel, {"X": "*fp16", "Y": "*fp16", "PM": "*fp32", "PL": "*fp32", "SEM": "*i32",
                                **i32("n_rows", "n_cols", "stride_x", "stride_y", "mis_x", "mis_y", "chunk_cols",
-                                     "n_chunks", "n_groups"), **const("BLOCK", "VEC", "Y_ALIGNED", "NUM_STAGES", "PB")},
-     {"BLOCK": 4096, "VEC": 8, "Y_ALIGNED": True, "NUM_STAGES": 3, "PB": 8}, (0, 1, 2, 3, 4), 8),
+                                     "n_chunks", "n_groups"),
+                               **const("BLOCK", "VEC", "Y_ALIGNED", "NUM_STAGES", "PB", "PHASE")},
+     {"BLOCK": 4096, "VEC": 8, "Y_ALIGNED": True, "NUM_STAGES": 3, "PB": 8, "PHASE": 0}, (0, 1, 2, 3, 4), 8),
 ]
 ce_sig = {"X": "*bf16", "G": "*bf16", "T": "*i64", "LOSS": "*fp32", "LSE": "*fp32", "N_VALID": "*fp32",
           **i32("n_rows", "n_cols", "stride_x", "stride_g", "mis_x", "mis_g", "ignore_index"), "smoothing": "fp32"}
@@ -45,9 +46,10 @@ for smooth in (False, True):
                    "NUM_STAGES": 3}, (0, 1, 2, 3, 4, 5), 8))
     cases.append((ce._ce_split_kernel, {**ce_sig, "PM": "*fp32", "PL": "*fp32", "PS": "*fp32", "SEM": "*i32",
                                         **i32("chunk_cols", "n_chunks", "n_groups"),
-                                        **const("BLOCK", "VEC", "SMOOTH", "MEAN", "G_ALIGNED", "NUM_STAGES", "PB")},
+                                        **const("BLOCK", "VEC", "SMOOTH", "MEAN", "G_ALIGNED", "NUM_STAGES", "PB",
+                                                "PHASE")},
                   {"BLOCK": 4096, "VEC": 8, "SMOOTH": smooth, "MEAN": True, "G_ALIGNED": True, "NUM_STAGES": 3,
-                   "PB": 8}, tuple(range(10)), 8))
+                   "PB": 8, "PHASE": 0}, tuple(range(10)), 8))
 for kernel, sig, consts, ptrs, warps in cases:
     ptx = triton.compile(ASTSource(fn=kernel, signature=sig, constexprs=consts, attrs=aligned(*ptrs)),
                          target=target, options={"num_warps": warps}).asm["ptx"]

@@ -178,12 +178,14 @@ def _ce_kernel(X, G, T, LOSS, LSE, N_VALID, n_rows, n_cols, stride_x, stride_g, 
 def _ce_split_kernel(X, G, T, LOSS, LSE, N_VALID, PM, PL, PS, SEM, n_rows, n_cols, stride_x, stride_g, mis_x,
                      mis_g, ignore_index, smoothing, chunk_cols, n_chunks, n_groups,
                      BLOCK: tl.constexpr, VEC: tl.constexpr, SMOOTH: tl.constexpr, MEAN: tl.constexpr,
-                     G_ALIGNED: tl.constexpr, NUM_STAGES: tl.constexpr, PB: tl.constexpr):
+                     G_ALIGNED: tl.constexpr, NUM_STAGES: tl.constexpr, PB: tl.constexpr,
+                     PHASE: tl.constexpr):
     # _ce_kernel with a row over n_chunks programs (a group) that meet at the softmax split kernel's barrier
     # between the passes: each streams its chunk of the row's aligned body (chunk 0 also the head, the tail
     # and the target's logit), publishes (max, sum of exp, sum of x), waits, merges and writes the gradient
     # of its chunk, last block first. The chunk's second read follows its first by about (programs in
     # flight) x (chunk bytes), so it can come from L2 even for rows of 150K values. Gradient only.
+    # PHASE 0: one launch; 1 / 2: the passes before / after the barrier as two launches (the interpreter).
     pid = tl.program_id(0)
     group = pid // n_chunks
     c = pid - group * n_chunks
@@ -209,61 +211,70 @@ def _ce_split_kernel(X, G, T, LOSS, LSE, N_VALID, PM, PL, PS, SEM, n_rows, n_col
         n_full = tl.maximum(hi - lo, 0) // BLOCK
         full_end = lo + n_full * BLOCK
         e_cols, e_live = _edge_offsets(head, head + body, n_cols, VEC)
-        e_live = e_live & (c == 0)
+        e_live = e_live & (e_cols * 0 + c == 0)  # chunk 0 only
         t = tl.load(T + row64).to(tl.int32)
         ignored = t == ignore_index
         xe = tl.load(X + x_start + e_cols, mask=e_live, other=float("-inf")).to(tl.float32)
-        x = tl.load(X + xb + full_end + offs, mask=full_end + offs < hi, other=float("-inf")).to(tl.float32)
-        m = tl.maximum(tl.max(xe, 0), tl.max(x, 0))
-        cs = tl.where(m > float("-inf"), m, 0.0)
-        l = tl.exp(x - cs)
-        l_edge = tl.sum(tl.exp(xe - cs), 0)
-        if SMOOTH:
-            sx = tl.where(full_end + offs < hi, x, 0.0)
-        for start in tl.range(lo, full_end, BLOCK, num_stages=NUM_STAGES):
-            x = tl.load(X + xb + start + offs).to(tl.float32)
-            m = tl.maximum(m, tl.max(x, 0))
-            c_new = tl.where(m > float("-inf"), m, 0.0)
-            alpha = tl.exp(tl.minimum(cs - c_new, 0.0))
-            l = l * alpha + tl.exp(x - c_new)
-            l_edge = l_edge * alpha
-            cs = c_new
+        if PHASE != 2:
+            x = tl.load(X + xb + full_end + offs, mask=full_end + offs < hi,
+                        other=float("-inf")).to(tl.float32)
+            m = tl.maximum(tl.max(xe, 0), tl.max(x, 0))
+            cs = tl.where(m > float("-inf"), m, 0.0)
+            l = tl.exp(x - cs)
+            l_edge = tl.sum(tl.exp(xe - cs), 0)
             if SMOOTH:
-                sx += x
-        part = row64 * n_chunks + c
-        tl.store(PM + part, m)
-        tl.store(PL + part, tl.sum(l, 0) + l_edge)
-        if SMOOTH:
-            tl.store(PS + part, tl.sum(sx, 0) + tl.sum(tl.where(e_live, xe, 0.0), 0))
-        # The target's logit, read before the barrier: after it, the chunk that holds it may overwrite it.
-        x_t = tl.load(X + x_start + t, mask=(t != ignore_index) & (c == 0), other=0.0).to(tl.float32)
-        old = _sm._arrive(sem, n_chunks, c)
-        _sm._wait(sem, old)
-        m_row, l_row = _sm._merge_partials(PM, PL, row64 * n_chunks, n_chunks, PB)
-        lse = m_row + tl.log(l_row)
-        if c == 0:
-            loss = lse - x_t
+                sx = tl.where(full_end + offs < hi, x, 0.0)
+            for start in tl.range(lo, full_end, BLOCK, num_stages=NUM_STAGES):
+                x = tl.load(X + xb + start + offs).to(tl.float32)
+                m = tl.maximum(m, tl.max(x, 0))
+                c_new = tl.where(m > float("-inf"), m, 0.0)
+                alpha = tl.exp(tl.minimum(cs - c_new, 0.0))
+                l = l * alpha + tl.exp(x - c_new)
+                l_edge = l_edge * alpha
+                cs = c_new
+                if SMOOTH:
+                    sx += x
+            part = row64 * n_chunks + c
+            tl.store(PM + part, m)
+            tl.store(PL + part, tl.sum(l, 0) + l_edge)
             if SMOOTH:
-                idx = tl.arange(0, PB)
-                s_row = tl.sum(tl.load(PS + row64 * n_chunks + idx, mask=idx < n_chunks, other=0.0,
-                                       cache_modifier=".cg"), 0)
-                loss = (1.0 - smoothing) * loss + smoothing * (lse - s_row / n_cols)
-            tl.store(LOSS + row64, tl.where(ignored, 0.0, loss))
-            tl.store(LSE + row64, lse)
-        inv_l = tl.where(ignored, 0.0, scale / l_row)
-        off_t = tl.where(ignored, 0.0, smoothing * scale / n_cols)
-        on_t = tl.where(ignored, 0.0, (1.0 - smoothing) * scale)
-        ge = tl.exp(xe - m_row) * inv_l - off_t - tl.where(e_cols == t, on_t, 0.0)
-        tl.store(G + g_start + e_cols, ge.to(G.dtype.element_ty), mask=e_live)
-        cols = full_end + offs
-        x = tl.load(X + xb + cols, mask=cols < hi, other=0.0).to(tl.float32)
-        g = tl.exp(x - m_row) * inv_l - off_t - tl.where(cols + head == t, on_t, 0.0)
-        tl.store(G + gb + cols, g.to(G.dtype.element_ty), mask=cols < hi)
-        for i in tl.range(0, n_full, num_stages=NUM_STAGES):
-            cols = full_end - (i + 1) * BLOCK + offs
-            x = tl.load(X + xb + cols).to(tl.float32)
+                tl.store(PS + part, tl.sum(sx, 0) + tl.sum(tl.where(e_live, xe, 0.0), 0))
+            # The target's logit, read before the barrier: after it, the chunk that holds it may overwrite
+            # it (two launches: kept in LSE until the second).
+            x_t = tl.load(X + x_start + t, mask=(t != ignore_index) & (c == 0), other=0.0).to(tl.float32)
+            if PHASE == 1:
+                tl.store(LSE + row64, x_t, mask=c == 0)
+        if PHASE == 0:
+            old = _sm._arrive(sem, n_chunks, c)
+            _sm._wait(sem, old)
+        if PHASE != 1:
+            if PHASE == 2:
+                x_t = tl.load(LSE + row64)
+            m_row, l_row = _sm._merge_partials(PM, PL, row64 * n_chunks, n_chunks, PB)
+            lse = m_row + tl.log(l_row)
+            if c == 0:
+                loss = lse - x_t
+                if SMOOTH:
+                    idx = tl.arange(0, PB)
+                    s_row = tl.sum(tl.load(PS + row64 * n_chunks + idx, mask=idx < n_chunks, other=0.0,
+                                           cache_modifier=".cg"), 0)
+                    loss = (1.0 - smoothing) * loss + smoothing * (lse - s_row / n_cols)
+                tl.store(LOSS + row64, tl.where(ignored, 0.0, loss))
+                tl.store(LSE + row64, lse)
+            inv_l = tl.where(ignored, 0.0, scale / l_row)
+            off_t = tl.where(ignored, 0.0, smoothing * scale / n_cols)
+            on_t = tl.where(ignored, 0.0, (1.0 - smoothing) * scale)
+            ge = tl.exp(xe - m_row) * inv_l - off_t - tl.where(e_cols == t, on_t, 0.0)
+            tl.store(G + g_start + e_cols, ge.to(G.dtype.element_ty), mask=e_live)
+            cols = full_end + offs
+            x = tl.load(X + xb + cols, mask=cols < hi, other=0.0).to(tl.float32)
             g = tl.exp(x - m_row) * inv_l - off_t - tl.where(cols + head == t, on_t, 0.0)
-            tl.store(G + gb + cols, g.to(G.dtype.element_ty))
+            tl.store(G + gb + cols, g.to(G.dtype.element_ty), mask=cols < hi)
+            for i in tl.range(0, n_full, num_stages=NUM_STAGES):
+                cols = full_end - (i + 1) * BLOCK + offs
+                x = tl.load(X + xb + cols).to(tl.float32)
+                g = tl.exp(x - m_row) * inv_l - off_t - tl.where(cols + head == t, on_t, 0.0)
+                tl.store(G + gb + cols, g.to(G.dtype.element_ty))
 
 
 @triton.jit
@@ -353,14 +364,12 @@ def cross_entropy_forward(logits: torch.Tensor, target: torch.Tensor, ignore_ind
     valid = target != ignore_index
     n_valid = valid.sum(dtype=torch.float32) if reduction == "mean" else None
     split = chunk_cols is not None or n_cols >= SPLIT_MIN_COLS
-    if n_rows and split and grad and not INTERPRETED:
-        block = block_cols or BLOCK
-        chunk = chunk_cols or SPLIT_CHUNK
-        if _launch_split(logits, g, target, loss_rows, lse, n_valid, ignore_index, label_smoothing, reduction,
-                         block, chunk, num_warps or NUM_WARPS, programs_per_sm or SPLIT_PROGRAMS_PER_SM,
-                         num_stages or NUM_STAGES):
-            n_rows = 0  # done
-    if n_rows:
+    if n_rows and split and grad:
+        block = block_cols or (256 if INTERPRETED else BLOCK)
+        _launch_split(logits, g, target, loss_rows, lse, n_valid, ignore_index, label_smoothing, reduction,
+                      block, chunk_cols or SPLIT_CHUNK, num_warps or (4 if INTERPRETED else NUM_WARPS),
+                      programs_per_sm or SPLIT_PROGRAMS_PER_SM, num_stages or NUM_STAGES)
+    elif n_rows:
         block = block_cols or (256 if INTERPRETED else BLOCK)
         vec = 16 // logits.element_size()
         x_base, mis_x = _aligned_base(logits)
@@ -387,8 +396,9 @@ _SPLIT_PER_SM: dict = {}
 
 
 def _launch_split(logits, g, target, loss_rows, lse, n_valid, ignore_index, smoothing, reduction, block, chunk,
-                  warps, per_sm, stages) -> bool:
-    """Launch :func:`_ce_split_kernel` when its grid fits the GPU at once; False (nothing launched) else."""
+                  warps, per_sm, stages, cooperative=True) -> None:
+    """Launch :func:`_ce_split_kernel`: one launch whose programs meet at a barrier when ``cooperative``
+    and its grid fits the GPU at once, else (and under the interpreter) the passes as two launches."""
     n_rows, n_cols = logits.shape
     if chunk % block:
         raise ValueError(f"chunk_cols must be a multiple of block_cols {block}, got {chunk}")
@@ -403,13 +413,20 @@ def _launch_split(logits, g, target, loss_rows, lse, n_valid, ignore_index, smoo
                   NUM_STAGES=stages, PB=triton.next_power_of_2(n_chunks))
     args = (x_base, g_base, target, loss_rows, lse, n_valid if n_valid is not None else loss_rows, part[0],
             part[1], ps)
+    scalars = (n_cols, logits.stride(0), g.stride(0), mis_x, mis_g, ignore_index, float(smoothing), chunk,
+               n_chunks)
+    if not cooperative or INTERPRETED:
+        for phase in (1, 2):  # a row per group, no program waits; SEM unused
+            _ce_split_kernel[(n_rows * n_chunks,)](*args, part[0], n_rows, *scalars, n_rows, **consts,
+                                                   PHASE=phase, num_warps=warps)
+        return
     ints = (n_cols, logits.stride(0), g.stride(0), mis_x, mis_g, ignore_index)
     key = (logits.device, logits.dtype, target.dtype, warps, tuple(sorted(consts.items())),
            tuple((i % 16 == 0, i == 1) for i in ints))
     if key not in _SPLIT_PER_SM:
         kernel = _ce_split_kernel.warmup(*args, _sm._semaphores(logits.device, 1), 1, n_cols, logits.stride(0),
                                          g.stride(0), mis_x, mis_g, ignore_index, float(smoothing), chunk,
-                                         n_chunks, 1, **consts, num_warps=warps, grid=(1,))
+                                         n_chunks, 1, **consts, PHASE=0, num_warps=warps, grid=(1,))
         kernel._init_handles()
         threads = kernel.metadata.num_warps * 32
         ours = _sm._occupancy(kernel.n_regs, threads, kernel.metadata.shared, logits.device)
@@ -418,12 +435,12 @@ def _launch_split(logits, g, target, loss_rows, lse, n_valid, ignore_index, smoo
     resident = min(_SPLIT_PER_SM[key], per_sm) * _sm_count(logits.device)
     n_groups = _sm._n_groups(n_rows, n_chunks, resident)
     if n_groups == 0:
-        return False
+        _launch_split(logits, g, target, loss_rows, lse, n_valid, ignore_index, smoothing, reduction, block, chunk,
+                      warps, per_sm, stages, cooperative=False)
+        return
     sem = _sm._semaphores(logits.device, n_groups)
-    _ce_split_kernel[(n_groups * n_chunks,)](*args, sem, n_rows, n_cols, logits.stride(0), g.stride(0), mis_x,
-                                             mis_g, ignore_index, float(smoothing), chunk, n_chunks, n_groups,
-                                             **consts, num_warps=warps)
-    return True
+    _ce_split_kernel[(n_groups * n_chunks,)](*args, sem, n_rows, *scalars, n_groups, **consts, PHASE=0,
+                                             num_warps=warps)
 
 
 def scale_gradient_(g: torch.Tensor, grad_output: torch.Tensor) -> torch.Tensor:

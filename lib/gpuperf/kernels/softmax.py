@@ -593,13 +593,15 @@ def _split_coop_kernel(X, Y, PM, PL, SEM, n_rows, n_cols, stride_x, stride_y, n_
 @triton.jit(do_not_specialize=["n_rows", "n_chunks", "n_groups", "chunk_cols"])
 def _stream_split_kernel(X, Y, PM, PL, SEM, n_rows, n_cols, stride_x, stride_y, mis_x, mis_y, chunk_cols,
                          n_chunks, n_groups, BLOCK: tl.constexpr, VEC: tl.constexpr, Y_ALIGNED: tl.constexpr,
-                         NUM_STAGES: tl.constexpr, PB: tl.constexpr):
+                         NUM_STAGES: tl.constexpr, PB: tl.constexpr, PHASE: tl.constexpr):
     # "stream" with a row over n_chunks programs (a group): each streams its chunk of the row's aligned body
     # (chunk 0 also the head and tail) for its (m, l), publishes them, waits at the group's barrier (the
     # split kernel's), merges the row's partials and re-reads its chunk, last block first, to write it.
     # A group's programs run at once, so a chunk's second read follows its first by about (programs in
     # flight) x (chunk bytes), not x (row bytes): a row of 150K values can then be re-read from L2. Every
     # program is resident from the start (the wrapper sizes the grid by the occupancy calculator).
+    # PHASE 0: all of it in one launch. PHASE 1 / 2: the passes before / after the barrier as two launches
+    # (no barrier; the Triton interpreter, which runs programs one after another, and cooperative=False).
     pid = tl.program_id(0)
     group = pid // n_chunks
     c = pid - group * n_chunks
@@ -622,35 +624,39 @@ def _stream_split_kernel(X, Y, PM, PL, SEM, n_rows, n_cols, stride_x, stride_y, 
         n_full = tl.maximum(hi - lo, 0) // BLOCK
         full_end = lo + n_full * BLOCK
         e_cols = tl.where(k < VEC, k, head + body + k - VEC)
-        e_live = tl.where(k < VEC, k < head, e_cols < n_cols) & (c == 0)
+        e_live = tl.where(k < VEC, k < head, e_cols < n_cols) & (k * 0 + c == 0)  # chunk 0 only
         xe = tl.load(X + x_start + e_cols, mask=e_live, other=float("-inf")).to(tl.float32)
-        x = tl.load(X + xb + full_end + offs, mask=full_end + offs < hi, other=float("-inf")).to(tl.float32)
-        m = tl.maximum(tl.max(xe, 0), tl.max(x, 0))
-        cs = tl.where(m > float("-inf"), m, 0.0)
-        l = tl.exp(x - cs)
-        l_edge = tl.sum(tl.exp(xe - cs), 0)
-        for start in tl.range(lo, full_end, BLOCK, num_stages=NUM_STAGES):
-            x = tl.load(X + xb + start + offs).to(tl.float32)
-            m = tl.maximum(m, tl.max(x, 0))
-            c_new = tl.where(m > float("-inf"), m, 0.0)
-            alpha = tl.exp(tl.minimum(cs - c_new, 0.0))
-            l = l * alpha + tl.exp(x - c_new)
-            l_edge = l_edge * alpha
-            cs = c_new
-        tl.store(PM + row64 * n_chunks + c, m)  # -inf for a chunk of -inf only (its l is 0)
-        tl.store(PL + row64 * n_chunks + c, tl.sum(l, 0) + l_edge)
-        old = _arrive(sem, n_chunks, c)
-        _wait(sem, old)
-        m_row, l_row = _merge_partials(PM, PL, row64 * n_chunks, n_chunks, PB)
-        inv = 1.0 / l_row
-        tl.store(Y + y_start + e_cols, (tl.exp(xe - m_row) * inv).to(Y.dtype.element_ty), mask=e_live)
-        cols = full_end + offs
-        x = tl.load(X + xb + cols, mask=cols < hi, other=float("-inf")).to(tl.float32)
-        tl.store(Y + yb + cols, (tl.exp(x - m_row) * inv).to(Y.dtype.element_ty), mask=cols < hi)
-        for i in tl.range(0, n_full, num_stages=NUM_STAGES):
-            cols = full_end - (i + 1) * BLOCK + offs
-            x = tl.load(X + xb + cols).to(tl.float32)
-            tl.store(Y + yb + cols, (tl.exp(x - m_row) * inv).to(Y.dtype.element_ty))
+        if PHASE != 2:
+            x = tl.load(X + xb + full_end + offs, mask=full_end + offs < hi,
+                        other=float("-inf")).to(tl.float32)
+            m = tl.maximum(tl.max(xe, 0), tl.max(x, 0))
+            cs = tl.where(m > float("-inf"), m, 0.0)
+            l = tl.exp(x - cs)
+            l_edge = tl.sum(tl.exp(xe - cs), 0)
+            for start in tl.range(lo, full_end, BLOCK, num_stages=NUM_STAGES):
+                x = tl.load(X + xb + start + offs).to(tl.float32)
+                m = tl.maximum(m, tl.max(x, 0))
+                c_new = tl.where(m > float("-inf"), m, 0.0)
+                alpha = tl.exp(tl.minimum(cs - c_new, 0.0))
+                l = l * alpha + tl.exp(x - c_new)
+                l_edge = l_edge * alpha
+                cs = c_new
+            tl.store(PM + row64 * n_chunks + c, m)  # -inf for a chunk of -inf only (its l is 0)
+            tl.store(PL + row64 * n_chunks + c, tl.sum(l, 0) + l_edge)
+        if PHASE == 0:
+            old = _arrive(sem, n_chunks, c)
+            _wait(sem, old)
+        if PHASE != 1:
+            m_row, l_row = _merge_partials(PM, PL, row64 * n_chunks, n_chunks, PB)
+            inv = 1.0 / l_row
+            tl.store(Y + y_start + e_cols, (tl.exp(xe - m_row) * inv).to(Y.dtype.element_ty), mask=e_live)
+            cols = full_end + offs
+            x = tl.load(X + xb + cols, mask=cols < hi, other=float("-inf")).to(tl.float32)
+            tl.store(Y + yb + cols, (tl.exp(x - m_row) * inv).to(Y.dtype.element_ty), mask=cols < hi)
+            for i in tl.range(0, n_full, num_stages=NUM_STAGES):
+                cols = full_end - (i + 1) * BLOCK + offs
+                x = tl.load(X + xb + cols).to(tl.float32)
+                tl.store(Y + yb + cols, (tl.exp(x - m_row) * inv).to(Y.dtype.element_ty))
 
 
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "auto", *,
@@ -856,9 +862,9 @@ def _aligned_base(t: torch.Tensor) -> tuple[torch.Tensor, int]:
 def _launch_stream(x, out, block_cols, num_warps, programs_per_sm, num_stages, cooperative=None,
                    chunk_cols=None) -> None:
     n_rows, n_cols = x.shape
-    if cooperative and not INTERPRETED:
+    if cooperative or chunk_cols is not None:
         _launch_stream_split(x, out, block_cols, num_warps, programs_per_sm, num_stages,
-                             chunk_cols or STREAM_SPLIT_CHUNK)
+                             chunk_cols or STREAM_SPLIT_CHUNK, two_launches=not cooperative)
         return
     _, warps, per_sm, stages = STREAM_LAUNCH
     if INTERPRETED:
@@ -878,12 +884,16 @@ def _launch_stream(x, out, block_cols, num_warps, programs_per_sm, num_stages, c
 _STREAM_SPLIT_PER_SM: dict = {}
 
 
-def _launch_stream_split(x, out, block, num_warps, programs_per_sm, num_stages, chunk_cols) -> None:
+def _launch_stream_split(x, out, block, num_warps, programs_per_sm, num_stages, chunk_cols,
+                         two_launches=False) -> None:
     """``"stream"`` with each row over ``ceil(n / chunk_cols)`` programs that wait for each other (the
     split kernel's barrier); the grid holds at most ``programs_per_sm`` programs per SM and never more
-    than the occupancy calculator says are resident at once (else: the unsplit launch)."""
+    than the occupancy calculator says are resident at once. ``two_launches`` (and where the programs of
+    a row cannot all be resident): the passes before and after the barrier as two launches instead."""
     n_rows, n_cols = x.shape
     _, warps, per_sm, stages = STREAM_LAUNCH
+    if INTERPRETED:
+        warps = 4
     warps, per_sm, stages = num_warps or warps, programs_per_sm or per_sm, num_stages or stages
     if chunk_cols % block:
         raise ValueError(f"chunk_cols must be a multiple of block_cols {block}, got {chunk_cols}")
@@ -895,13 +905,20 @@ def _launch_stream_split(x, out, block, num_warps, programs_per_sm, num_stages, 
     pb = triton.next_power_of_2(n_chunks)
     y_aligned = (mis_y - mis_x) % vec == 0 and (out.stride(0) - x.stride(0)) % vec == 0
     consts = dict(BLOCK=block, VEC=vec, Y_ALIGNED=y_aligned, NUM_STAGES=stages, PB=pb)
+    args = (x_base, y_base, part[0], part[1])
+    scalars = (n_rows, n_cols, x.stride(0), out.stride(0), mis_x, mis_y, chunk_cols, n_chunks)
+    if two_launches or INTERPRETED:
+        for phase in (1, 2):  # a group per row; no program waits
+            _stream_split_kernel[(n_rows * n_chunks,)](*args, part[0], *scalars, n_rows, **consts,
+                                                        PHASE=phase, num_warps=warps)  # SEM unused
+        return
     # Triton compiles apart integers divisible by 16 or equal to 1: registers could differ between them.
     ints = (n_cols, x.stride(0), out.stride(0), mis_x, mis_y)
     key = (x.device, x.dtype, warps, tuple(sorted(consts.items())), tuple((i % 16 == 0, i == 1) for i in ints))
     if key not in _STREAM_SPLIT_PER_SM:
         kernel = _stream_split_kernel.warmup(
             x_base, y_base, part[0], part[1], _semaphores(x.device, 1), 1, n_cols, x.stride(0), out.stride(0),
-            mis_x, mis_y, chunk_cols, n_chunks, 1, **consts, num_warps=warps, grid=(1,))
+            mis_x, mis_y, chunk_cols, n_chunks, 1, **consts, PHASE=0, num_warps=warps, grid=(1,))
         kernel._init_handles()
         threads = kernel.metadata.num_warps * 32
         ours = _occupancy(kernel.n_regs, threads, kernel.metadata.shared, x.device)
@@ -910,12 +927,11 @@ def _launch_stream_split(x, out, block, num_warps, programs_per_sm, num_stages, 
     resident = min(_STREAM_SPLIT_PER_SM[key], per_sm) * _sm_count(x.device)
     n_groups = _n_groups(n_rows, n_chunks, resident)
     if n_groups == 0:
-        _launch_stream(x, out, block, num_warps, programs_per_sm, num_stages)
+        _launch_stream_split(x, out, block, num_warps, programs_per_sm, num_stages, chunk_cols, True)
         return
     sem = _semaphores(x.device, n_groups)
-    _stream_split_kernel[(n_groups * n_chunks,)](
-        x_base, y_base, part[0], part[1], sem, n_rows, n_cols, x.stride(0), out.stride(0), mis_x, mis_y,
-        chunk_cols, n_chunks, n_groups, **consts, num_warps=warps)
+    _stream_split_kernel[(n_groups * n_chunks,)](*args, sem, *scalars, n_groups, **consts, PHASE=0,
+                                                  num_warps=warps)
 
 
 def gluon_takes(x: torch.Tensor) -> bool:
