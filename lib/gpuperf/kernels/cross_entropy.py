@@ -63,10 +63,11 @@ def cross_entropy_reference(logits: torch.Tensor, target: torch.Tensor, ignore_i
     return loss.detach(), x.grad
 
 
-def cross_entropy_online_torch(logits: torch.Tensor, target: torch.Tensor, block: int = 1024):
-    """lse and the target's logit per row as the kernel's pass 1 finds them, in PyTorch over blocks of
-    ``block`` columns: a running maximum m and a sum l rescaled by exp(m_old - m_new) whenever m grows.
-    Returns (loss per row, lse per row); no ignore_index, no smoothing."""
+def cross_entropy_online_torch(logits: torch.Tensor, target: torch.Tensor,
+                               block: int = 1024):
+    """The loss and lse of each row as the kernel's pass 1 finds them, over blocks
+    of ``block`` columns: a running maximum m and a sum l rescaled by
+    exp(m_old - m_new) whenever m grows. No ignore_index, no smoothing."""
     x = logits.float()
     n_rows, n_cols = x.shape
     m = torch.full((n_rows,), float("-inf"))
@@ -120,8 +121,9 @@ def _ce_kernel(X, G, T, LOSS, LSE, N_VALID, n_rows, n_cols, stride_x, stride_g, 
         t = tl.load(T + row64).to(tl.int32)
         ignored = t == ignore_index
         # listing: ce-pass1
-        # One read of the row: a running maximum m (a block's maximum at a time) and, per lane, a sum of
-        # exp(x - m) rescaled when m grows (one exp per element); the head and tail in xe.
+        # One read of the row: a running maximum m (a block's maximum at a time)
+        # and, per lane, a sum of exp(x - m) rescaled when m grows (one exp per
+        # element); the head and tail in xe.
         xe = tl.load(X + x_start + e_cols, mask=e_live, other=float("-inf")).to(tl.float32)
         x = tl.load(X + xb_start + full_end + offs, mask=full_end + offs < body_v,
                     other=float("-inf")).to(tl.float32)  # the body's last, partial block
@@ -154,8 +156,9 @@ def _ce_kernel(X, G, T, LOSS, LSE, N_VALID, n_rows, n_cols, stride_x, stride_g, 
         tl.store(LSE + row64, lse)
         if GRAD:
             # listing: ce-pass2
-            # gradient = (softmax - (1 - eps) onehot - eps / V) * scale, written over the logits,
-            # last block first (the likeliest still in L2); an ignored row gets zeros.
+            # gradient = (softmax - (1 - eps) onehot - eps / V) * scale, written over
+            # the logits, last block first (the likeliest still in L2); an ignored row
+            # gets zeros.
             inv_l = tl.where(ignored, 0.0, scale / l_row)
             off_t = tl.where(ignored, 0.0, smoothing * scale / n_cols)
             on_t = tl.where(ignored, 0.0, (1.0 - smoothing) * scale)
