@@ -70,8 +70,8 @@ def cross_entropy_online_torch(logits: torch.Tensor, target: torch.Tensor,
     exp(m_old - m_new) whenever m grows. No ignore_index, no smoothing."""
     x = logits.float()
     n_rows, n_cols = x.shape
-    m = torch.full((n_rows,), float("-inf"))
-    l = torch.zeros(n_rows)
+    m = torch.full((n_rows,), float("-inf"), device=x.device)
+    l = torch.zeros(n_rows, device=x.device)
     for start in range(0, n_cols, block):
         xb = x[:, start:start + block]
         m_new = torch.maximum(m, xb.amax(1))
