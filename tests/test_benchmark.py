@@ -119,10 +119,11 @@ def test_every_family_records_to_a_file_the_book_has():
     import json
 
     for name in bm.families():
-        if getattr(bm.load_family(name), "RECORD_PENDING", None):  # first H200 run not yet recorded
-            continue
-        stem = getattr(bm.load_family(name), "RECORD_STEM", name)
+        module = bm.load_family(name)
+        stem = getattr(module, "RECORD_STEM", name)
         path = REPO / "book" / "data" / f"{stem}_h200.json"
+        if getattr(module, "RECORD_PENDING", None) and not path.exists():
+            continue  # a new family that no H200 run has recorded yet (it says why); the book reads nothing
         assert path.exists(), f"family {name} would write {path.name}, which the book does not hold"
         rows = json.loads(path.read_text())["results"]
         assert rows and {row.get("family", name) for row in rows} == {name}, (name, path.name)

@@ -488,3 +488,86 @@ def test_reference_loops_are_safe_for_large_logits_and_16_bit_input(name):
     y = fn(x) if name == "fused" else fn(x, 64)
     assert torch.isfinite(y).all()
     assert (y.double() - sm.softmax_reference(x)).abs().max().item() < 1e-6
+
+
+# ---- Vocabulary rows: "rows", "stream", rows with a stride or at odd offsets, the out= plan ----------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("method", ["rows", "stream"])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 17), (5, 300), (4, 1000), (2, 3001)])
+def test_vocab_methods_match_float64(device, gen, dtype, method, shape):
+    x = (torch.randn(shape, generator=gen, device=device) * 4).to(dtype)
+    y = torch.full_like(x, float("nan"))
+    sm.softmax(x, out=y, method=method, **({"block_cols": 64} if method == "stream" else {}))
+    _check(y, x, gen.initial_seed())
+
+
+@pytest.mark.parametrize("method", ["auto", "fused", "rows", "stream", "online", "split", "three_pass"])
+@pytest.mark.parametrize("start", [0, 3])
+def test_rows_with_a_stride_and_at_odd_offsets_as_torch_takes_them(device, gen, method, start):
+    # A slice of wider logits (a row stride of 131 elements) starting `start` elements into its storage:
+    # every row starts at another offset modulo 16 bytes; the result is contiguous, as torch.softmax's.
+    wide = (torch.randn(5, 131, generator=gen, device=device) * 4).half()
+    x = wide[:, start:start + 97]
+    kw = {"block_cols": 32} if method in ("stream", "online", "split", "three_pass") else {}
+    y = sm.softmax(x, method=method, **kw)
+    assert y.is_contiguous() and y.shape == x.shape
+    _check(y, x, gen.initial_seed())
+    flat = (torch.randn(5 * 97 + 3, generator=gen, device=device) * 4).half()[3:].view(5, 97)  # contiguous
+    _check(sm.softmax(flat, method=method, **kw), flat, gen.initial_seed())
+
+
+def test_out_with_a_stride_is_written_only_in_its_rows(device, gen):
+    x = (torch.randn(4, 50, generator=gen, device=device) * 4).half()
+    wide = torch.zeros(4, 64, device=device, dtype=x.dtype)
+    sm.softmax(x, out=wide[:, 5:55], method="stream", block_cols=16)
+    _check(wide[:, 5:55], x, gen.initial_seed())
+    assert not wide[:, :5].any() and not wide[:, 55:].any()
+
+
+def test_rows_with_a_column_stride_are_refused(device):
+    with pytest.raises(ValueError, match="contiguous rows"):
+        sm.softmax(torch.randn(8, 4, device=device).t())
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="plans exist for compiled kernels only")
+def test_the_plan_cache_serves_repeated_calls_with_and_without_out():
+    x = torch.randn(64, 1024, device="cuda", dtype=torch.float16)
+    y = torch.empty_like(x)
+    for out in (None, y):
+        sm.softmax(x, out=out)  # the first call of each kind may build a plan
+        built = sm.PLAN_BUILDS
+        for _ in range(5):
+            z = sm.softmax(x, out=out)
+        assert sm.PLAN_BUILDS == built, "a repeated call built another plan"
+        _check(z, x, 0)
+    with pytest.raises(ValueError, match="overlap"):
+        sm.softmax(x, out=x)  # the fast path still refuses an out that overlaps x
+
+
+@pytest.mark.parametrize("cooperative", [True, None])
+@pytest.mark.parametrize("shape, start", [((7, 5000), 0), ((5, 4099), 3), ((30, 2100), 1), ((2, 100), 0)])
+def test_stream_with_a_row_over_cooperating_programs(device, gen, shape, start, cooperative):
+    # cooperative=True: one launch whose programs meet at a barrier (a GPU only); None with chunk_cols: the
+    # same kernel as two launches, before and after the barrier (the interpreter runs that).
+    if cooperative and device != "cuda":
+        pytest.skip("programs that wait for each other need a GPU")
+    kw = {"cooperative": cooperative, "block_cols": 64 if device == "cpu" else 256, "chunk_cols": 1024}
+    wide = (torch.randn(shape[0], shape[1] + 8, generator=gen, device=device) * 4).half()
+    x = wide[:, start:start + shape[1]]
+    y = sm.softmax(x, method="stream", programs_per_sm=2, **kw)
+    _check(y, x, gen.initial_seed())
+    big = torch.full((3, 3000), -200.0, device=device)
+    big[:, 2500] = 1000.0  # the maximum in the last chunk only
+    _check(sm.softmax(big, method="stream", **{**kw, "chunk_cols": 512}), big, 0)
+
+
+@pytest.mark.parametrize("method", ["stream", "rows", "auto"])
+def test_rows_starting_at_every_offset_modulo_16_bytes(device, gen, method):
+    # A row's head (before its first 16-byte boundary) is 0 to 7 fp16 values long: every length once.
+    buf = (torch.randn(8 + 3 * 61, generator=gen, device=device) * 4).half()
+    for start in range(8):
+        x = buf[start:start + 3 * 61].view(3, 61)
+        y = sm.softmax(x, method=method, **({"block_cols": 16} if method == "stream" else {}))
+        _check(y, x, gen.initial_seed())

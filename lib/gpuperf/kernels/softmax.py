@@ -26,6 +26,13 @@ method            what one program does with its row                          HB
 ``"gluon"``       Hopper only (:mod:`gpuperf.kernels.gluon_softmax`): a        ``2 n b``
                   persistent program stages rows in shared memory by TMA,
                   requesting the next rows' chunks while it normalises
+``"rows"``        several short rows per program in registers, lengths and    ``2 n b``
+                  strides passed as multiples of a 16-byte vector
+``"stream"``      the online kernel with few rows in flight (so pass 2 finds   ``2 n b`` when
+                  the row in L2), one exponential per value and pass, each     pass 2 hits L2
+                  row's body 16-byte aligned whatever its offset; with
+                  ``cooperative=True`` a row over programs of ``chunk_cols``
+                  that meet at the split kernel's barrier between the passes
 ================  ==========================================================  ==================
 
 ``torch.softmax`` moves ``2 n b`` too; a copy (``2 n b``) is the same-run reference for "as fast as memory
@@ -59,7 +66,7 @@ INTERPRETED = interpreter_enabled()
 
 DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
 
-METHODS = ("auto", "fused", "online", "three_pass", "split", "gluon")
+METHODS = ("auto", "fused", "online", "three_pass", "split", "gluon", "rows", "stream")
 
 #: Row lengths (first exclusive, last inclusive) that ``"auto"`` gives to the Gluon kernel on a Hopper GPU
 #: (fp16/bf16, rows 16-byte aligned), from the H200 runs in bench/NOTES.md ("Gluon softmax"): at 16384 the
@@ -100,6 +107,22 @@ ONLINE_PROGRAMS_PER_SM = 8
 SPLIT_CHUNK = 8192
 SPLIT_NUM_WARPS = 8
 SPLIT_PREFETCH = False
+
+#: Launch of ``"rows"`` on a GPU: rows per program and warps, by the row's padded length (lanes).
+ROWS_LAUNCH = {1024: (4, 4), 2048: (2, 4), 4096: (1, 4), 8192: (1, 8), 16384: (1, 16)}
+
+#: Launch of ``"stream"`` on a GPU: columns per block, warps, programs per SM, loads in flight per loop.
+STREAM_LAUNCH = (4096, 8, 2, 3)
+
+#: Columns per program of ``"stream"`` with ``cooperative=True`` (a row over several programs).
+STREAM_SPLIT_CHUNK = 32768
+
+#: ``"auto"`` (after the Gluon kernel's rows): ``"rows"`` up to ROWS_AUTO_MAX_COLS columns, ``"stream"``
+#: beyond STREAM_AUTO_MIN_COLS (on a GPU), the older choices between.
+ROWS_AUTO_MAX_COLS = 0
+STREAM_AUTO_MIN_COLS = 1 << 30
+#: ``"auto"``'s ``"stream"`` splits rows of at least this many columns over cooperating programs.
+STREAM_SPLIT_AUTO_MIN_COLS = 1 << 30
 
 
 def softmax_reference(x: torch.Tensor) -> torch.Tensor:
@@ -322,6 +345,104 @@ def _three_pass_kernel(X, Y, n_cols, stride_x, stride_y, BLOCK: tl.constexpr):
     # end listing: three-pass
 
 
+# ---- Vocabulary rows: several short rows per program ("rows"), and a streaming kernel with aligned bodies
+# and few rows in flight ("stream") -----------------------------------------------------------------------
+
+
+@triton.jit
+def _rows_kernel(X, Y, n_rows, n_cols_v, stride_xv, stride_yv, BLOCK: tl.constexpr, ROWS: tl.constexpr,
+                 VEC: tl.constexpr):
+    # ROWS rows per program, each held in registers. Lengths and strides arrive divided by VEC (the
+    # wrapper picks the largest VEC <= 16 bytes that divides all three) and are multiplied back here, so
+    # the compiler knows every row starts, and every mask changes, on a VEC boundary: 16-byte vectors even
+    # for 1000 or 5000 columns, which a plain integer argument (specialised only when divisible by 16)
+    # would not show. HBM: read each row once, write it once.
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    n_cols = n_cols_v * VEC
+    cols = tl.arange(0, BLOCK)
+    live = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+    rows64 = rows.to(tl.int64)
+    x = tl.load(X + (rows64 * stride_xv)[:, None] * VEC + cols[None, :], mask=live,
+                other=float("-inf")).to(tl.float32)
+    m = tl.max(x, 1)
+    m = tl.where(m > float("-inf"), m, 0.0)  # rows past the end: all -inf
+    e = tl.exp(x - m[:, None])
+    y = e / tl.sum(e, 1)[:, None]
+    tl.store(Y + (rows64 * stride_yv)[:, None] * VEC + cols[None, :], y.to(Y.dtype.element_ty), mask=live)
+
+
+@triton.jit
+def _stream_kernel(X, Y, n_rows, n_cols, stride_x, stride_y, mis_x, mis_y, BLOCK: tl.constexpr,
+                   VEC: tl.constexpr, Y_ALIGNED: tl.constexpr, NUM_STAGES: tl.constexpr):
+    # Two passes over each row, one program per row at a time, few programs (rows in flight) per SM so
+    # that pass 2, last block first, re-reads from L2. X and Y point at 16-byte boundaries; row r starts
+    # mis + r * stride elements after them: a head up to its first 16-byte boundary, an aligned body
+    # (16-byte vectors) and a tail, the head and tail in one small vector of 2 VEC lanes.
+    # Pass 1 keeps one running maximum per row (a block's maximum, one reduction per block) and a sum per
+    # lane rescaled by one exp per block: one exp per element, where a per-lane maximum costs two (the
+    # SM's 16 exps per clock would then bind before HBM does).
+    offs = tl.arange(0, BLOCK)
+    k = tl.arange(0, 2 * VEC)
+    for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
+        row64 = tl.cast(row, tl.int64)
+        x_start = mis_x + row64 * stride_x
+        y_start = mis_y + row64 * stride_y
+        head = tl.minimum((VEC - x_start % VEC) % VEC, n_cols)
+        body = tl.multiple_of(((n_cols - head) // VEC) * VEC, VEC)
+        xb = tl.multiple_of(x_start + head, VEC)
+        if Y_ALIGNED:
+            yb = tl.multiple_of(y_start + head, VEC)
+        else:
+            yb = y_start + head
+        n_full = body // BLOCK
+        full_end = n_full * BLOCK
+        e_cols = tl.where(k < VEC, k, head + body + k - VEC)
+        e_live = tl.where(k < VEC, k < head, e_cols < n_cols)
+        xe = tl.load(X + x_start + e_cols, mask=e_live, other=float("-inf")).to(tl.float32)
+        x = tl.load(X + xb + full_end + offs, mask=full_end + offs < body, other=float("-inf")).to(tl.float32)
+        m = tl.maximum(tl.max(xe, 0), tl.max(x, 0))  # -inf while the row has shown only -inf
+        c = tl.where(m > float("-inf"), m, 0.0)  # the shift the sums are relative to
+        l = tl.exp(x - c)
+        l_edge = tl.sum(tl.exp(xe - c), 0)
+        for start in tl.range(0, full_end, BLOCK, num_stages=NUM_STAGES):
+            x = tl.load(X + xb + start + offs).to(tl.float32)
+            m = tl.maximum(m, tl.max(x, 0))
+            c_new = tl.where(m > float("-inf"), m, 0.0)
+            alpha = tl.exp(tl.minimum(c - c_new, 0.0))  # 1 unless the maximum grew (sums of 0: any factor)
+            l = l * alpha + tl.exp(x - c_new)
+            l_edge = l_edge * alpha
+            c = c_new
+        inv = 1.0 / (tl.sum(l, 0) + l_edge)
+        if Y_ALIGNED:
+            tl.store(Y + y_start + e_cols, (tl.exp(xe - c) * inv).to(Y.dtype.element_ty), mask=e_live)
+            cols = full_end + offs
+            x = tl.load(X + xb + cols, mask=cols < body, other=float("-inf")).to(tl.float32)
+            tl.store(Y + yb + cols, (tl.exp(x - c) * inv).to(Y.dtype.element_ty), mask=cols < body)
+            for i in tl.range(0, n_full, num_stages=NUM_STAGES):
+                cols = (n_full - 1 - i) * BLOCK + offs
+                x = tl.load(X + xb + cols).to(tl.float32)
+                tl.store(Y + yb + cols, (tl.exp(x - c) * inv).to(Y.dtype.element_ty))
+        else:
+            # The output's rows start at other offsets modulo 16 bytes than the input's (a slice of wider
+            # logits into contiguous rows): pass 2 splits the row by the output's boundaries instead, so
+            # the stores to HBM stay 16-byte vectors and the re-reads, from L2, go element by element.
+            hy = tl.minimum((VEC - y_start % VEC) % VEC, n_cols)
+            by = tl.multiple_of(((n_cols - hy) // VEC) * VEC, VEC)
+            yb = tl.multiple_of(y_start + hy, VEC)
+            ey_cols = tl.where(k < VEC, k, hy + by + k - VEC)
+            ey_live = tl.where(k < VEC, k < hy, ey_cols < n_cols)
+            xe = tl.load(X + x_start + ey_cols, mask=ey_live, other=float("-inf")).to(tl.float32)
+            tl.store(Y + y_start + ey_cols, (tl.exp(xe - c) * inv).to(Y.dtype.element_ty), mask=ey_live)
+            ny_full = by // BLOCK
+            cols = ny_full * BLOCK + offs
+            x = tl.load(X + x_start + hy + cols, mask=cols < by, other=float("-inf")).to(tl.float32)
+            tl.store(Y + yb + cols, (tl.exp(x - c) * inv).to(Y.dtype.element_ty), mask=cols < by)
+            for i in tl.range(0, ny_full, num_stages=NUM_STAGES):
+                cols = (ny_full - 1 - i) * BLOCK + offs
+                x = tl.load(X + x_start + hy + cols).to(tl.float32)
+                tl.store(Y + yb + cols, (tl.exp(x - c) * inv).to(Y.dtype.element_ty))
+
+
 # ---- "split": one row over several programs -------------------------------------------------------------
 # A row of n_cols values is cut into n_chunks = ceil(n_cols / CHUNK) chunks; chunk c covers columns
 # [c CHUNK, (c + 1) CHUNK) and only the last one can be partial. Each chunk's partial state is its maximum
@@ -469,32 +590,115 @@ def _split_coop_kernel(X, Y, PM, PL, SEM, n_rows, n_cols, stride_x, stride_y, n_
         _store_block(Y, row64 * stride_y, c_start, n_cols, y, CHUNK)
 
 
+@triton.jit(do_not_specialize=["n_rows", "n_chunks", "n_groups", "chunk_cols"])
+def _stream_split_kernel(X, Y, PM, PL, SEM, n_rows, n_cols, stride_x, stride_y, mis_x, mis_y, chunk_cols,
+                         n_chunks, n_groups, BLOCK: tl.constexpr, VEC: tl.constexpr, Y_ALIGNED: tl.constexpr,
+                         NUM_STAGES: tl.constexpr, PB: tl.constexpr, PHASE: tl.constexpr):
+    # "stream" with a row over n_chunks programs (a group): each streams its chunk of the row's aligned body
+    # (chunk 0 also the head and tail) for its (m, l), publishes them, waits at the group's barrier (the
+    # split kernel's), merges the row's partials and re-reads its chunk, last block first, to write it.
+    # A group's programs run at once, so a chunk's second read follows its first by about (programs in
+    # flight) x (chunk bytes), not x (row bytes): a row of 150K values can then be re-read from L2. Every
+    # program is resident from the start (the wrapper sizes the grid by the occupancy calculator).
+    # PHASE 0: all of it in one launch. PHASE 1 / 2: the passes before / after the barrier as two launches
+    # (no barrier; the Triton interpreter, which runs programs one after another, and cooperative=False).
+    pid = tl.program_id(0)
+    group = pid // n_chunks
+    c = pid - group * n_chunks
+    sem = SEM + group
+    offs = tl.arange(0, BLOCK)
+    k = tl.arange(0, 2 * VEC)
+    for row in tl.range(group, n_rows, n_groups):
+        row64 = tl.cast(row, tl.int64)
+        x_start = mis_x + row64 * stride_x
+        y_start = mis_y + row64 * stride_y
+        head = tl.minimum((VEC - x_start % VEC) % VEC, n_cols)
+        body = tl.multiple_of(((n_cols - head) // VEC) * VEC, VEC)
+        xb = tl.multiple_of(x_start + head, VEC)
+        if Y_ALIGNED:
+            yb = tl.multiple_of(y_start + head, VEC)
+        else:
+            yb = y_start + head
+        lo = tl.multiple_of(c * chunk_cols, BLOCK)
+        hi = tl.multiple_of(tl.minimum(lo + chunk_cols, body), VEC)
+        n_full = tl.maximum(hi - lo, 0) // BLOCK
+        full_end = lo + n_full * BLOCK
+        e_cols = tl.where(k < VEC, k, head + body + k - VEC)
+        e_live = tl.where(k < VEC, k < head, e_cols < n_cols) & (k * 0 + c == 0)  # chunk 0 only
+        xe = tl.load(X + x_start + e_cols, mask=e_live, other=float("-inf")).to(tl.float32)
+        if PHASE != 2:
+            x = tl.load(X + xb + full_end + offs, mask=full_end + offs < hi,
+                        other=float("-inf")).to(tl.float32)
+            m = tl.maximum(tl.max(xe, 0), tl.max(x, 0))
+            cs = tl.where(m > float("-inf"), m, 0.0)
+            l = tl.exp(x - cs)
+            l_edge = tl.sum(tl.exp(xe - cs), 0)
+            for start in tl.range(lo, full_end, BLOCK, num_stages=NUM_STAGES):
+                x = tl.load(X + xb + start + offs).to(tl.float32)
+                m = tl.maximum(m, tl.max(x, 0))
+                c_new = tl.where(m > float("-inf"), m, 0.0)
+                alpha = tl.exp(tl.minimum(cs - c_new, 0.0))
+                l = l * alpha + tl.exp(x - c_new)
+                l_edge = l_edge * alpha
+                cs = c_new
+            tl.store(PM + row64 * n_chunks + c, m)  # -inf for a chunk of -inf only (its l is 0)
+            tl.store(PL + row64 * n_chunks + c, tl.sum(l, 0) + l_edge)
+        if PHASE == 0:
+            old = _arrive(sem, n_chunks, c)
+            _wait(sem, old)
+        if PHASE != 1:
+            m_row, l_row = _merge_partials(PM, PL, row64 * n_chunks, n_chunks, PB)
+            inv = 1.0 / l_row
+            tl.store(Y + y_start + e_cols, (tl.exp(xe - m_row) * inv).to(Y.dtype.element_ty), mask=e_live)
+            cols = full_end + offs
+            x = tl.load(X + xb + cols, mask=cols < hi, other=float("-inf")).to(tl.float32)
+            tl.store(Y + yb + cols, (tl.exp(x - m_row) * inv).to(Y.dtype.element_ty), mask=cols < hi)
+            for i in tl.range(0, n_full, num_stages=NUM_STAGES):
+                cols = full_end - (i + 1) * BLOCK + offs
+                x = tl.load(X + xb + cols).to(tl.float32)
+                tl.store(Y + yb + cols, (tl.exp(x - m_row) * inv).to(Y.dtype.element_ty))
+
+
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "auto", *,
             block_cols: int | None = None, num_warps: int | None = None, num_stages: int | None = None,
             programs_per_sm: int | None = None, cooperative: bool | None = None,
-            prefetch: bool | None = None) -> torch.Tensor:
+            prefetch: bool | None = None, rows_per_program: int | None = None,
+            chunk_cols: int | None = None) -> torch.Tensor:
     """Softmax over the last dimension of a contiguous 2-D tensor, by a Triton kernel; returns ``out``.
 
     ``method`` is one of :data:`METHODS` (module docstring). ``block_cols`` (a power of two >= 16) sets
     the block of the streaming methods and the chunk of ``"split"``; ``num_warps`` overrides the launch
     heuristic; ``num_stages`` (loads in flight per loop) and ``programs_per_sm`` (size of the persistent grid)
     tune ``"online"``; ``cooperative`` (default: on a GPU, when the row's programs fit on it at once) and
-    ``prefetch`` tune ``"split"``. ``out`` (allocated when None) must match ``x`` and must not overlap it.
+    ``prefetch`` tune ``"split"``; ``rows_per_program`` tunes ``"rows"``; ``cooperative=True`` splits
+    each row of ``"stream"`` over programs of ``chunk_cols`` columns (a multiple of ``block_cols``). Rows
+    may have any stride (``stride(1) == 1``); ``out`` (allocated contiguous when None) must match ``x`` and
+    must not overlap it.
     Raises ``ValueError`` naming the argument.
     """
     plan_key = None
-    if (out is None and method == "auto" and block_cols is None and num_warps is None and num_stages is None
-            and programs_per_sm is None and cooperative is None and prefetch is None and not INTERPRETED
-            and x.__class__ is torch.Tensor):
-        # The call as a model makes it: a plan per (shape, strides, dtype, device, alignment) holds the
-        # compiled kernel and its other arguments, so a repeated call allocates and launches, nothing else.
-        # Pointers go to the launch as integers: the launcher then skips asking the driver about each one.
+    if (method == "auto" and block_cols is None and num_warps is None and num_stages is None
+            and programs_per_sm is None and cooperative is None and prefetch is None
+            and rows_per_program is None and chunk_cols is None and not INTERPRETED
+            and x.__class__ is torch.Tensor and (out is None or out.__class__ is torch.Tensor)):
+        # The call as a model makes it: a plan per (shape, strides, dtype, device, alignment of x, and of
+        # out when given) holds the compiled kernel and its other arguments, so a repeated call allocates
+        # (or checks out) and launches, nothing else. Pointers go to the launch as integers: the launcher
+        # then skips asking the driver about each one.
         x_ptr = x.data_ptr()
-        plan_key = (x.shape, x.stride(), x.dtype, x.get_device(), x_ptr & 15)
+        if out is None:
+            plan_key = (x.shape, x.stride(), x.dtype, x.get_device(), x_ptr & 15)
+        else:
+            out_ptr = out.data_ptr()
+            plan_key = (x.shape, x.stride(), x.dtype, x.get_device(), x_ptr & 15, out.shape, out.stride(),
+                        out.dtype, out.get_device(), out_ptr & 15)
         plan = _PLANS.get(plan_key)
         if plan is not None:
-            launcher, grid3, tail = plan
-            out = torch.empty_like(x)
+            launcher, grid3, tail, span = plan
+            if out is None:
+                out = torch.empty_like(x)
+            elif x_ptr < out_ptr + span and out_ptr < x_ptr + span:  # same shape and strides: same span
+                raise ValueError("out must not overlap x (the streaming methods re-read x after writing)")
             launcher(grid3, _launch.current_stream(plan_key[3]), (x_ptr, out.data_ptr(), *tail))
             return out
     if INTERPRETED or not _plain_input(x):  # the full checks, with their messages, off the fast path
@@ -503,10 +707,10 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     n_rows, n_cols = x.shape
     if out is None:
-        out = torch.empty_like(x)
+        out = _new_out(x)
     else:
         _check_tensor("out", out)
-        _checks.check_out_like(out, x, "the streaming methods re-read x after writing")
+        _check_out(out, x)
     if num_warps is not None and num_warps not in (1, 2, 4, 8, 16, 32):
         raise ValueError(f"num_warps must be a power of two from 1 to 32, got {num_warps!r}")
     if cooperative is not None or prefetch is not None:
@@ -520,6 +724,8 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
         return out
     if method == "auto":
         method = _auto_method(x, out)
+        if method == "stream" and n_cols >= STREAM_SPLIT_AUTO_MIN_COLS and cooperative is None:
+            cooperative = True
     if method == "gluon":
         tuning = {"block_cols": block_cols, "num_stages": num_stages, "programs_per_sm": programs_per_sm,
                   "cooperative": cooperative, "prefetch": prefetch}
@@ -535,17 +741,31 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
             raise ValueError(f"method 'fused' holds a row in registers: x.shape[1] must be at most "
                              f"{FUSED_MAX_COLS}, got {n_cols} (use 'split' or 'online')")
         plan = _launch_fused(x, out, num_warps)
-        if plan_key is not None and plan is not None:
-            if len(_PLANS) >= _launch.MAX_ENTRIES:
-                _PLANS.clear()
-            _PLANS[plan_key] = plan
+        _keep_plan(plan_key, plan, x, out)
+        return out
+    if rows_per_program is not None and (isinstance(rows_per_program, bool) or not isinstance(
+            rows_per_program, numbers.Integral) or rows_per_program < 1 or rows_per_program & (rows_per_program - 1)):
+        raise ValueError(f"rows_per_program must be a power of two >= 1, got {rows_per_program!r}")
+    if method == "rows":
+        if n_cols > FUSED_MAX_COLS:
+            raise ValueError(f"method 'rows' holds rows in registers: x.shape[1] must be at most "
+                             f"{FUSED_MAX_COLS}, got {n_cols}")
+        _keep_plan(plan_key, _launch_rows(x, out, num_warps, rows_per_program), x, out)
         return out
     if block_cols is None:
-        block_cols = (1024 if INTERPRETED else ONLINE_BLOCK if method == "online"
-                      else SPLIT_CHUNK if method == "split" else STREAM_BLOCK)
+        block_cols = (256 if INTERPRETED and method == "stream" else 1024 if INTERPRETED
+                      else ONLINE_BLOCK if method == "online" else SPLIT_CHUNK if method == "split"
+                      else STREAM_LAUNCH[0] if method == "stream" else STREAM_BLOCK)
     if (isinstance(block_cols, bool) or not isinstance(block_cols, numbers.Integral) or block_cols < 16
             or block_cols & (block_cols - 1)):
         raise ValueError(f"block_cols must be a power of two >= 16, got {block_cols!r}")
+    if method == "stream":
+        for name, value in (("num_stages", num_stages), ("programs_per_sm", programs_per_sm)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral)
+                                      or not 1 <= value <= 32):
+                raise ValueError(f"{name} must be an integer from 1 to 32, got {value!r}")
+        _launch_stream(x, out, block_cols, num_warps, programs_per_sm, num_stages, cooperative, chunk_cols)
+        return out
     if method == "split":
         if block_cols > FUSED_MAX_COLS:
             raise ValueError(f"block_cols of 'split' is a chunk held in registers: at most {FUSED_MAX_COLS}, "
@@ -566,6 +786,152 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
     _online_kernel[(n_programs,)](x, out, n_rows, n_cols, x.stride(0), out.stride(0), BLOCK=block_cols,
                                   NUM_STAGES=stages, num_warps=num_warps or ONLINE_NUM_WARPS)
     return out
+
+
+def _new_out(x: torch.Tensor) -> torch.Tensor:
+    """The output for ``x``: contiguous, starting at ``x``'s offset modulo 16 bytes when ``x`` is contiguous
+    (so that a row's head, body and tail fall at the same columns in both), else a fresh contiguous
+    tensor (``torch.softmax`` returns contiguous rows for rows with a stride)."""
+    if not x.is_contiguous():
+        return torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    mis = (x.data_ptr() % 16) // x.element_size()
+    if mis == 0:
+        return torch.empty_like(x)
+    return torch.empty(x.numel() + mis, dtype=x.dtype, device=x.device)[mis:].view(x.shape)
+
+
+def _span_bytes(t: torch.Tensor) -> int:
+    """Bytes from ``t``'s first element to the end of its last row."""
+    if t.numel() == 0:
+        return 0
+    return ((t.shape[0] - 1) * t.stride(0) + t.shape[1]) * t.element_size()
+
+
+def _check_out(out: torch.Tensor, x: torch.Tensor) -> None:
+    if out.shape != x.shape or out.dtype != x.dtype or out.device != x.device:
+        raise ValueError(f"out must match x (shape {tuple(x.shape)}, {x.dtype}, {x.device}), got "
+                         f"shape {tuple(out.shape)}, {out.dtype}, {out.device}")
+    a, b = x.data_ptr(), out.data_ptr()
+    if x.numel() and a < b + _span_bytes(out) and b < a + _span_bytes(x):
+        raise ValueError("out must not overlap x (the streaming methods re-read x after writing)")
+
+
+def _keep_plan(plan_key, plan, x, out) -> None:
+    """Remember a launch's plan under its key (the fast path of :func:`softmax` replays it). Plans are kept
+    only when ``x`` and ``out`` have the same strides (one span for the overlap check)."""
+    global PLAN_BUILDS
+    if plan_key is None or plan is None or x.stride() != out.stride():
+        return
+    if len(_PLANS) >= _launch.MAX_ENTRIES:
+        _PLANS.clear()
+    _PLANS[plan_key] = (*plan, _span_bytes(x))
+    PLAN_BUILDS += 1
+
+
+def _rows_vec(x: torch.Tensor, out: torch.Tensor) -> int:
+    """The largest number of elements, at most 16 bytes, dividing the row length and both row strides."""
+    vec = 16 // x.element_size()
+    while vec > 1 and (x.shape[1] % vec or x.stride(0) % vec or out.stride(0) % vec):
+        vec //= 2
+    return vec
+
+
+def _launch_rows(x, out, num_warps, rows_per_program):
+    n_rows, n_cols = x.shape
+    block = max(triton.next_power_of_2(n_cols), 16)
+    rows, warps = ROWS_LAUNCH.get(block, (1, _fused_num_warps(block)))
+    if INTERPRETED:
+        rows, warps = min(rows, 2), 4
+    rows = rows_per_program or rows
+    vec = _rows_vec(x, out)
+    tail = (n_rows, n_cols // vec, x.stride(0) // vec, out.stride(0) // vec, block, rows, vec)
+    grid = (triton.cdiv(n_rows, rows),)
+    launcher = _launch.launcher(_rows_kernel, grid, (x, out, *tail), (("num_warps", num_warps or warps),))
+    return None if launcher is None else (launcher, (grid[0], 1, 1), tail)
+
+
+def _aligned_base(t: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """A view of ``t``'s storage starting at the 16-byte boundary at or before ``t``'s first element, and
+    ``t``'s offset from it in elements (CUDA allocations start 16-byte aligned: the view is in bounds)."""
+    mis = (t.data_ptr() % 16) // t.element_size()
+    if mis == 0:
+        return t, 0
+    return t.as_strided((1,), (1,), t.storage_offset() - mis), mis
+
+
+def _launch_stream(x, out, block_cols, num_warps, programs_per_sm, num_stages, cooperative=None,
+                   chunk_cols=None) -> None:
+    n_rows, n_cols = x.shape
+    if cooperative or chunk_cols is not None:
+        _launch_stream_split(x, out, block_cols, num_warps, programs_per_sm, num_stages,
+                             chunk_cols or STREAM_SPLIT_CHUNK, two_launches=not cooperative)
+        return
+    _, warps, per_sm, stages = STREAM_LAUNCH
+    if INTERPRETED:
+        warps = 4
+    block = block_cols
+    vec = 16 // x.element_size()
+    x_base, mis_x = _aligned_base(x)
+    y_base, mis_y = _aligned_base(out)
+    per_sm = programs_per_sm or per_sm
+    n_programs = n_rows if INTERPRETED else min(n_rows, per_sm * _sm_count(x.device))
+    _stream_kernel[(n_programs,)](
+        x_base, y_base, n_rows, n_cols, x.stride(0), out.stride(0), mis_x, mis_y, BLOCK=block, VEC=vec,
+        Y_ALIGNED=(mis_y - mis_x) % vec == 0 and (out.stride(0) - x.stride(0)) % vec == 0,
+        NUM_STAGES=num_stages or stages, num_warps=num_warps or warps)
+
+
+_STREAM_SPLIT_PER_SM: dict = {}
+
+
+def _launch_stream_split(x, out, block, num_warps, programs_per_sm, num_stages, chunk_cols,
+                         two_launches=False) -> None:
+    """``"stream"`` with each row over ``ceil(n / chunk_cols)`` programs that wait for each other (the
+    split kernel's barrier); the grid holds at most ``programs_per_sm`` programs per SM and never more
+    than the occupancy calculator says are resident at once. ``two_launches`` (and where the programs of
+    a row cannot all be resident): the passes before and after the barrier as two launches instead."""
+    n_rows, n_cols = x.shape
+    _, warps, per_sm, stages = STREAM_LAUNCH
+    if INTERPRETED:
+        warps = 4
+    warps, per_sm, stages = num_warps or warps, programs_per_sm or per_sm, num_stages or stages
+    if chunk_cols % block:
+        raise ValueError(f"chunk_cols must be a multiple of block_cols {block}, got {chunk_cols}")
+    n_chunks = triton.cdiv(n_cols, chunk_cols)
+    vec = 16 // x.element_size()
+    x_base, mis_x = _aligned_base(x)
+    y_base, mis_y = _aligned_base(out)
+    part = _partials(x.device, n_rows * n_chunks)
+    pb = triton.next_power_of_2(n_chunks)
+    y_aligned = (mis_y - mis_x) % vec == 0 and (out.stride(0) - x.stride(0)) % vec == 0
+    consts = dict(BLOCK=block, VEC=vec, Y_ALIGNED=y_aligned, NUM_STAGES=stages, PB=pb)
+    args = (x_base, y_base, part[0], part[1])
+    scalars = (n_rows, n_cols, x.stride(0), out.stride(0), mis_x, mis_y, chunk_cols, n_chunks)
+    if two_launches or INTERPRETED:
+        for phase in (1, 2):  # a group per row; no program waits
+            _stream_split_kernel[(n_rows * n_chunks,)](*args, part[0], *scalars, n_rows, **consts,
+                                                        PHASE=phase, num_warps=warps)  # SEM unused
+        return
+    # Triton compiles apart integers divisible by 16 or equal to 1: registers could differ between them.
+    ints = (n_cols, x.stride(0), out.stride(0), mis_x, mis_y)
+    key = (x.device, x.dtype, warps, tuple(sorted(consts.items())), tuple((i % 16 == 0, i == 1) for i in ints))
+    if key not in _STREAM_SPLIT_PER_SM:
+        kernel = _stream_split_kernel.warmup(
+            x_base, y_base, part[0], part[1], _semaphores(x.device, 1), 1, n_cols, x.stride(0), out.stride(0),
+            mis_x, mis_y, chunk_cols, n_chunks, 1, **consts, PHASE=0, num_warps=warps, grid=(1,))
+        kernel._init_handles()
+        threads = kernel.metadata.num_warps * 32
+        ours = _occupancy(kernel.n_regs, threads, kernel.metadata.shared, x.device)
+        theirs = _cuda_occupancy(kernel.function, threads, kernel.metadata.shared)
+        _STREAM_SPLIT_PER_SM[key] = _resident_per_sm(ours, theirs)
+    resident = min(_STREAM_SPLIT_PER_SM[key], per_sm) * _sm_count(x.device)
+    n_groups = _n_groups(n_rows, n_chunks, resident)
+    if n_groups == 0:
+        _launch_stream_split(x, out, block, num_warps, programs_per_sm, num_stages, chunk_cols, True)
+        return
+    sem = _semaphores(x.device, n_groups)
+    _stream_split_kernel[(n_groups * n_chunks,)](*args, sem, *scalars, n_groups, **consts, PHASE=0,
+                                                  num_warps=warps)
 
 
 def gluon_takes(x: torch.Tensor) -> bool:
@@ -597,6 +963,10 @@ def _auto_method(x: torch.Tensor, out: torch.Tensor | None = None) -> str:
     n_cols = x.shape[1]
     if gluon_takes(x) and (out is None or _gluon_accepts_out(out)):
         return "gluon"
+    if n_cols <= ROWS_AUTO_MAX_COLS:
+        return "rows"
+    if not INTERPRETED and n_cols > STREAM_AUTO_MIN_COLS:
+        return "stream"
     if n_cols <= AUTO_FUSED_MAX_COLS or (n_cols % 16 and n_cols <= FUSED_MAX_COLS):
         # Rows not a multiple of 16 long are not 16-byte aligned: the split kernel's chunks would load
         # one element at a time; the fused kernel's aligned body does not (50257 columns: 0.53-0.60 of
@@ -623,8 +993,12 @@ def _launch_fused(x: torch.Tensor, out: torch.Tensor, num_warps: int | None):
     return None if launcher is None else (launcher, (n_rows, 1, 1), tail)
 
 
-#: (shape, strides, dtype, device index, address mod 16) of a default call -> its plan (_launch_fused).
+#: (shape, strides, dtype, device index, address mod 16, and the same of ``out`` when given) of a default
+#: call -> its plan (_launch_fused, _launch_rows) and the bytes its rows span.
 _PLANS: dict = {}
+
+#: Plans built so far (a test counts them: a repeated call must not build another).
+PLAN_BUILDS = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -793,7 +1167,8 @@ def _semaphores(device, n: int) -> torch.Tensor:
 
 def softmax_bytes_moved(n_rows: int, n_cols: int, bytes_per_element: int, method: str) -> int:
     """HBM bytes of each method as the module docstring counts them (no L2 hits assumed)."""
-    passes = {"fused": 2, "torch": 2, "copy": 2, "split": 2, "gluon": 2, "online": 3, "three_pass": 4}
+    passes = {"fused": 2, "torch": 2, "copy": 2, "split": 2, "gluon": 2, "rows": 2, "stream": 3, "online": 3,
+              "three_pass": 4}
     if method not in passes:
         raise ValueError(f"method must be one of {list(passes)}, got {method!r}")
     return passes[method] * n_rows * n_cols * bytes_per_element
@@ -809,7 +1184,9 @@ def _check_tensor(name: str, t) -> None:
     _checks.check_is_tensor(name, t)
     _checks.check_ndim(name, t, 2, "must be 2-D (rows, cols)")
     _checks.check_dtype(name, t, DTYPE_NAMES)
-    _checks.check_contiguous(name, t, hint="")
+    if t.shape[1] > 1 and t.stride(1) != 1:
+        raise ValueError(f"{name} must have contiguous rows (stride(1) == 1, any row stride), got strides "
+                         f"{tuple(t.stride())}")
     _checks.check_device(name, t, INTERPRETED, cuda_note="")
 
 

@@ -11,12 +11,21 @@ Reference: ``copy <dtype> <rows>x<n>``. Shapes: 32768 x 4096 (targets: >= 0.95 o
 ``torch.softmax``), and rows of 16384 to 262144 values at 2^27 elements (target from 65536 on: >= 0.80 of
 the copy). ``sweep=True`` adds launches of the fused kernel at 4-32 warps (8-32 beyond 8192 columns)
 and of the split kernel on rows longer than 4096 (first dtype only).
+
+Vocabulary rows (``shapes=VOCAB_SHAPES, sweep=False``): odd widths (50257 columns put rows at 2-byte
+offsets), rows of 1000-12288 and of 32000-262144 columns, and rows with a stride: a shape ``(rows, n,
+row_stride)`` is the slice ``[:, :n]`` of a tensor ``row_stride`` wide (logits padded to a multiple of 64),
+timed against a copy of the same slice (``torch.Tensor.copy_`` into contiguous rows).
 """
 
 from __future__ import annotations
 
 DESCRIPTION = ("Triton softmax (fused, split, online, three-pass; Gluon on Hopper) vs torch.softmax and the "
                "same-run copy")
+
+#: Vocabulary rows (issue 33): (rows, columns) or (rows, columns, row stride of the wider tensor sliced).
+VOCAB_SHAPES = ((32768, 1000), (32768, 3000), (32768, 5000), (8192, 12288), (4096, 32000), (4096, 50257),
+                (4096, 50257, 50304), (2048, 128256), (2048, 151936), (1024, 262144))
 
 SHAPES = ((32768, 4096), (8192, 16384), (4096, 32768), (2048, 65536), (1024, 131072), (512, 262144))
 
@@ -34,7 +43,8 @@ def gluon_runs(x) -> bool:
     return bool(gluon_softmax.usable_for(x))
 
 
-def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bool = True):
+def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bool = True, vocab: bool = False):
+    """``vocab=True``: the shapes of :data:`VOCAB_SHAPES` (instead of ``shapes``)."""
     import torch
 
     from gpuperf.benchmark import Case, check_all_written, check_relative_error
@@ -42,17 +52,20 @@ def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bo
 
     torch_dtypes = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
     gen = torch.Generator(device="cuda").manual_seed(0)
+    if vocab:
+        shapes = VOCAB_SHAPES
     for dtype in dtypes:
-        for rows, n in (shapes[:1] if quick else shapes):
+        for rows, n, *wider in (shapes[:1] if quick else shapes):
             td = torch_dtypes[dtype]
-            x = (torch.randn(rows, n, device="cuda", generator=gen) * 3).to(td)
-            y = torch.empty_like(x)
+            stride = wider[0] if wider else n
+            x = (torch.randn(rows, stride, device="cuda", generator=gen) * 3).to(td)[:, :n]
+            y = torch.empty(rows, n, device="cuda", dtype=td)
             b = x.element_size()
             moved = float(sm.softmax_bytes_moved(rows, n, b, "fused"))
             ref, ref_tail = sm.softmax_reference(x[:64]), sm.softmax_reference(x[-64:])  # first, last rows
             tol = 4 * {"fp32": 2.0**-24, "fp16": 2.0**-11, "bf16": 2.0**-8}[dtype]
-            shape = f"{rows}x{n}"
-            params = {"dtype": dtype, "rows": rows, "n": n}
+            shape = f"{rows}x{n}" + (f" stride {stride}" if wider else "")
+            params = {"dtype": dtype, "rows": rows, "n": n, **({"row_stride": stride} if vocab else {})}
             copy_label = f"copy {dtype} {shape}"
             yield Case(copy_label, lambda y=y, x=x: y.copy_(x), bytes_moved=moved,
                        params={**params, "kernel": "copy", "method": "copy"}, retime=True)
@@ -69,7 +82,8 @@ def cases(quick: bool = False, dtypes=("fp16", "bf16"), shapes=SHAPES, sweep: bo
 
             runs = {"torch.softmax": ("torch", {}, lambda x=x: torch.softmax(x, dim=-1))}
             methods = (["auto", "online", "three_pass"] + (["fused"] if n <= sm.FUSED_MAX_COLS else [])
-                       + (["split"] if n > 4096 else []) + (["gluon"] if gluon_runs(x) else []))
+                       + (["rows"] if n <= 16384 else [])
+                       + (["split", "stream"] if n > 4096 else []) + (["gluon"] if gluon_runs(x) else []))
             for method in methods:
                 runs[f"triton {method}"] = ("triton", {"method": method},
                                             lambda x=x, y=y, m=method: sm.softmax(x, out=y, method=m))
