@@ -28,7 +28,8 @@ tile, in a fixed order (deterministic for a given number of programs). A program
 and drain once per tile it touches (:func:`gpuperf.tiling.stream_k_model` counts both). Its programs wait
 for lower-numbered ones: safe when every program is resident at once, or when the GPU starts programs in
 id order (which NVIDIA GPUs do, though no document promises it); :func:`matmul_streamk` allows at most one
-program per SM.
+program per SM. Not built: the Stream-K paper's hybrid (Osama et al., PPoPP 2023), whole waves of tiles
+as usual and stream-K for the remainder only, the next thing to try where full waves exist (777 rows).
 
 Loads, two ways (``MatmulPlan.tma``): through TMA descriptors built on the host (Hopper and later; row-major
 operands whose rows are multiples of 16 bytes; the hardware zero-fills past M, N and K, so no masks), or
