@@ -194,9 +194,12 @@ def test_best_split_k_fills_the_gpu_only_where_it_pays():
 
 
 def test_stream_k_beats_any_split_where_the_edge_wastes_a_tile_row():
-    # 777 rows: 112 tiles of 128 x 256 fill 85 % of 132 SMs whatever the split; stream-K deals the steps
-    best = t.best_split_k(777, 4096, 4096, 128, 256, 64, 132)
+    # 777 rows: 224 tiles of 128 x 128 are 1.7 waves; stream-K deals the steps (122 against 134)
+    best = t.best_split_k(777, 4096, 4096, 128, 128, 64, 132)
     assert best.stream_k_steps < best.predicted_steps
+    # in 128 x 256 tiles (112 tiles, one wave 85 % full) runs span three tiles: stream-K loses
+    wide = t.best_split_k(777, 4096, 4096, 128, 256, 64, 132)
+    assert wide.stream_k_steps > wide.predicted_steps
 
 
 def test_split_k_for_programs():
@@ -209,3 +212,40 @@ def test_split_k_for_programs():
             t.split_k_for_programs(*bad)
     with pytest.raises(ValueError):
         t.split_k_model(1, 1, 1, 1, 1, 1, 132, bytes_per_element=0)
+
+
+def _stream_k_bruteforce(tiles, k_steps, programs, c, r):
+    # Every step's program; per program: tiles touched, partials written and read.
+    total = tiles * k_steps
+    run = -(-total // programs)
+    owner = [s // run for s in range(total)]
+    worst = 0.0
+    for p in set(owner):
+        mine = [s for s in range(total) if owner[s] == p]
+        touched = {s // k_steps for s in mine}
+        written = sum(owner[t * k_steps + k_steps - 1] != p for t in touched)
+        read = sum(len({owner[s] for s in range(t * k_steps, t * k_steps + k_steps)}) - 1
+                   for t in touched if owner[t * k_steps + k_steps - 1] == p)
+        worst = max(worst, len(mine) + c * len(touched) + r * (written + read))
+    return worst
+
+
+@pytest.mark.parametrize("m,n,k,programs", [(777, 4096, 4096, 132), (2048, 2048, 2048, 132),
+                                            (16, 4096, 4096, 132), (1000, 1000, 1000, 132),
+                                            (300, 200, 1000, 7), (129, 129, 64 * 5, 3)])
+def test_stream_k_model_counts_the_kernel_walk(m, n, k, programs):
+    model = t.stream_k_model(m, n, k, 128, 128, 64, programs)
+    tiles = -(-m // 128) * -(-n // 128)
+    assert model.predicted_steps == _stream_k_bruteforce(tiles, -(-k // 64), programs,
+                                                         t.OVERHEAD_STEPS, model.reduce_steps)
+    assert model.partials_written <= 1
+
+
+def test_stream_k_model_page_numbers():
+    # chapter 08's table: fill and drain per tile touched, one partial read per sharing program
+    assert t.stream_k_model(777, 4096, 4096, 128, 128, 64, 132).predicted_steps == 122
+    assert t.stream_k_model(2048, 2048, 2048, 128, 128, 64, 132).predicted_steps == 76
+    assert t.stream_k_model(16, 4096, 4096, 128, 128, 64, 132).predicted_steps == 25
+    assert t.split_k_model(16, 4096, 4096, 128, 128, 64, 132).stream_k_steps == 25
+    with pytest.raises(ValueError):
+        t.stream_k_model(1, 1, 1, 1, 1, 1, 0)

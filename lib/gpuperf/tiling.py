@@ -387,8 +387,13 @@ class SplitK:
     last slice's reads); waves (steps_per_unit + overhead) unsplit. ``predicted_cost``: the same in k steps
     of :data:`UNIT_TILE` (a step's time is proportional to t_m t_n t_k at full rate), so tiles compare.
     ``useful_fraction``: the busy SM-steps over SMs x predicted steps. ``stream_k_steps``: the same product
-    with the k steps of all tiles dealt evenly to the SMs (stream-K): ceil(tiles k_steps / SMs) +
-    overhead + 2 r (a tile cut between two programs is fixed up once)."""
+    by stream-K with one program per SM, the slowest program's steps of :func:`stream_k_model`.
+
+    Assumptions: every tile runs a k step at the SM's full rate whatever its size (``predicted_cost``
+    scales by FLOPs, so a 128 x 64 tile's step costs half a 128 x 128 one, and so does its fill and
+    drain, which is in truth latency); r is a ratio of bytes (partials against the tile's loads), so it
+    assumes the loads, not the FLOPs, set a step's time. A GPU sweep (bench/matmul_small_sweep.py) is
+    what tests them."""
 
     m: int
     n: int
@@ -433,9 +438,63 @@ def split_k_model(m: int, n: int, k: int, tile_m: int, tile_n: int, tile_k: int,
         steps = waves * (per_unit + OVERHEAD_STEPS)
     scale = tm * tn * tk / (UNIT_TILE[0] * UNIT_TILE[1] * UNIT_TILE[2])
     useful = tiles * k_steps / (sms * steps)
-    stream = _cdiv(tiles * k_steps, sms) + OVERHEAD_STEPS + (2 * r if tiles * k_steps > tiles else 0.0)
+    stream = stream_k_model(m, n, k, tm, tn, tk, sms, bytes_per_element).predicted_steps
     return SplitK(m, n, k, tm, tn, tk, sms, split, tiles, units, waves, last_fill, per_unit, r, steps,
                   steps * scale, useful, stream)
+
+
+@dataclass(frozen=True)
+class StreamK:
+    """Stream-K as :mod:`gpuperf.kernels.matmul_splitk` builds it: the ``tiles`` x ``k_steps`` steps, tile
+    after tile, dealt in runs of ``run_steps`` = ceil(tiles k_steps / programs) to ``programs`` programs
+    (fewer when the last would be empty). A program pays, besides its run, the fill and drain c
+    (:data:`OVERHEAD_STEPS`) once per tile it touches (``segments``), r per partial it writes (at most
+    one: the top of its run, when that tile ends in a later program) and r per partial it reads (for
+    each tile it ends, one from every lower program that holds part of it). ``predicted_steps``: the
+    slowest program's total; ``worst_program``: which one (the lowest of the ties)."""
+
+    programs: int
+    run_steps: int
+    reduce_steps: float
+    worst_program: int
+    segments: int
+    partials_written: int
+    partials_read: int
+    predicted_steps: float
+
+
+def stream_k_model(m: int, n: int, k: int, tile_m: int, tile_n: int, tile_k: int, programs: int,
+                   bytes_per_element: float = 2) -> StreamK:
+    """The slowest program of a stream-K launch, counted tile by tile as the kernel walks its run (see
+    :class:`StreamK`). Programs that wait for a lower one's partial are assumed not to wait long (the
+    lower program computes that partial first)."""
+    m, n, k = (_check_int(nm, v) for nm, v in (("m", m), ("n", n), ("k", k)))
+    tm, tn, tk = (_check_int(nm, v) for nm, v in (("tile_m", tile_m), ("tile_n", tile_n), ("tile_k", tile_k)))
+    programs = _check_int("programs", programs)
+    if not (isinstance(bytes_per_element, numbers.Real) and bytes_per_element > 0):
+        raise ValueError(f"bytes_per_element must be > 0, got {bytes_per_element!r}")
+    k_steps = _cdiv(k, tk)
+    total = _cdiv(m, tm) * _cdiv(n, tn) * k_steps
+    run = _cdiv(total, programs)
+    programs = _cdiv(total, run)
+    r = 4 * tm * tn / (bytes_per_element * (tm + tn) * tk)
+    worst = None
+    for p in range(programs):
+        lo, it = p * run, min(total, (p + 1) * run)
+        segments = written = read = 0
+        while it > lo:  # the kernel's walk: from the top of the run down
+            tile_lo = (it - 1) // k_steps * k_steps
+            seg_lo = max(tile_lo, lo)
+            segments += 1
+            if it < tile_lo + k_steps:
+                written += 1
+            else:
+                read += p - tile_lo // run  # programs tile_lo // run .. p - 1 hold the rest
+            it = seg_lo
+        steps = min(total, (p + 1) * run) - lo + OVERHEAD_STEPS * segments + r * (written + read)
+        if worst is None or steps > worst.predicted_steps:
+            worst = StreamK(programs, run, r, p, segments, written, read, steps)
+    return worst
 
 
 def best_split_k(m: int, n: int, k: int, tile_m: int, tile_n: int, tile_k: int, sm_count: int,
@@ -526,6 +585,7 @@ __all__ = [
     "ORDERS",
     "OVERHEAD_STEPS",
     "SplitK",
+    "StreamK",
     "UNIT_TILE",
     "TileChoice",
     "TiledIO",
@@ -538,6 +598,7 @@ __all__ = [
     "register_tile_intensity_flop_per_byte",
     "split_k_for_programs",
     "split_k_model",
+    "stream_k_model",
     "naive_io",
     "tile_choice",
     "tile_fast_memory_bytes",

@@ -208,3 +208,17 @@ def test_gpu_tma_variants(m, n, k, kind, split, device, gen):
     assert torch.equal(first, run(a, b, plan=plan))
     with pytest.raises(ValueError, match="tma"):
         run(a, b.t().contiguous().t(), plan=plan)  # column-major B: no TMA
+
+
+def test_int32_limits_are_checked_on_the_host():
+    a, b = torch.zeros(2, 3), torch.zeros(3, 2)
+    plan = mks.MatmulPlan("streamk", 16, 16, 16)
+    mks._check_int32(plan, a, b, 2**31 - 1)
+    with pytest.raises(ValueError):
+        mks._check_int32(plan, a, b, 2**31)
+    class Wide:  # a stride along k of 2^27 elements: x BLOCK_K 16 = 2^31 (no storage needed)
+        def stride(self, dim):
+            return (1, 2**27)[dim]
+
+    with pytest.raises(ValueError):
+        mks._check_int32(plan, Wide(), b, 0)

@@ -11,8 +11,10 @@ The reduction is **deterministic**: every slice stores its fp32 partial tile in 
 the tile's counter (an atomic add with release-acquire ordering); the slice that finds the counter at
 ``SPLIT_K - 1`` is the last to finish, and it adds the ``SPLIT_K`` partials in the fixed order 0, 1, ...,
 ``SPLIT_K - 1`` (never in arrival order), rounds once to the output dtype, stores the tile and resets the
-counter to 0 for the next launch. The same inputs give the same bits on every run, unlike a reduction by
-fp32 atomic adds into the output, whose order (and so whose rounding) changes from run to run. The counters
+counter to 0 for the next launch. The same inputs, shape and plan on the same GPU give the same bits on
+every run, unlike a reduction by fp32 atomic adds into the output, whose order (and so whose rounding)
+changes from run to run. It is not batch-invariant: :func:`plan_matmul` picks the tile, k step and split
+by m and by SM count, so one row's result can change with the number of rows. The counters
 live in one zeroed int32 buffer per device that every launch leaves zeroed again; two launches running at
 the same time on different streams of one device would share it (not supported).
 
@@ -20,9 +22,14 @@ HBM or L2 traffic of the reduction: each slice writes and the last reads ``4 t_m
 slice (fp32), against ``b (t_m + t_n) t_k`` bytes per k step of the tile's own loads.
 
 **Stream-K** (:func:`matmul_streamk`): one program per SM, each an equal run of the k steps of all tiles
-(tile after tile), so that no SM idles in a partial last wave; a tile cut between runs is added up once, by
-the program that holds its last k step, from the others' fp32 parts in a fixed order (deterministic for a
-given number of programs). Its programs wait for lower-numbered ones, so all must be resident at once.
+(tile after tile), so that no SM idles in a partial last wave; a tile cut between runs is added up by the
+program that holds its last k step, which reads one fp32 part from every other program holding part of the
+tile, in a fixed order (deterministic for a given number of programs). A program pays the pipeline's fill
+and drain once per tile it touches (:func:`gpuperf.tiling.stream_k_model` counts both). Its programs wait
+for lower-numbered ones: safe when every program is resident at once, or when the GPU starts programs in
+id order (which NVIDIA GPUs do, though no document promises it); :func:`matmul_streamk` allows at most one
+program per SM. Not built: the Stream-K paper's hybrid (Osama et al., PPoPP 2023), whole waves of tiles
+as usual and stream-K for the remainder only, the next thing to try where full waves exist (777 rows).
 
 Loads, two ways (``MatmulPlan.tma``): through TMA descriptors built on the host (Hopper and later; row-major
 operands whose rows are multiples of 16 bytes; the hardware zero-fills past M, N and K, so no masks), or
@@ -126,8 +133,8 @@ def _matmul_splitk_kernel(
     GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr, INPUT_PRECISION: tl.constexpr,
     USE_TMA: tl.constexpr,
 ):
-    # One program per (output tile, slice of k); the slices of a tile are
-    # neighbours in launch order, so they run at the same time.
+    # One program per (output tile, slice of k). No slice waits for another: the
+    # last to arrive adds them all, so the order the slices run in does not matter.
     tile = tl.program_id(0) // SPLIT_K
     split = tl.program_id(0) % SPLIT_K
     num_pid_m = tl.cdiv(M, BLOCK_M)
@@ -150,9 +157,9 @@ def _matmul_splitk_kernel(
         offs = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
         ws_tile = ws_ptr + tile.to(tl.int64) * (SPLIT_K * TILE)
         tl.store(ws_tile + split * TILE + offs, acc)
-        tl.debug_barrier()  # every thread's stores issued before the release
+        tl.debug_barrier()  # all threads' stores precede the atomic: its release covers them
         arrived = tl.atomic_add(lock_ptr + tile, 1, sem="acq_rel")
-        if arrived == SPLIT_K - 1:  # the last slice: add all, in slice order
+        if arrived == SPLIT_K - 1:  # the last (its acquire sees all partials): add in order
             total = tl.load(ws_tile + offs, cache_modifier=".cg")
             for s in range(1, SPLIT_K):
                 total += tl.load(ws_tile + s * TILE + offs, cache_modifier=".cg")
@@ -241,7 +248,9 @@ class MatmulPlan:
 
 #: Tiles the dispatch considers for the split-K and stream-K kernels: (BLOCK_M, BLOCK_N, BLOCK_K, warps,
 #: stages) -> the fraction of the 128 x 128 tile's rate per SM a full wave of it reaches (the model's
-#: step costs are divided by it).
+#: step costs are divided by it). Not measured: all are 1.0 (every tile assumed to keep the SM's full
+#: rate) until a GPU sweep calibrates them, `PYTHONPATH=$PWD/lib python3 bench/matmul_small_sweep.py OUT`
+#: (bench/NOTES.md, smallmm).
 SPLITK_TILES = {
     (128, 128, 64, 8, 3): 1.0,
     (128, 64, 64, 4, 4): 1.0,
@@ -277,7 +286,8 @@ def plan_matmul(m: int, n: int, k: int, sm_count: int, tma_ok: bool = True) -> M
       :data:`TMA_MIN_WAVES` of the SMs or more: that kernel, unsplit;
     * otherwise, among :data:`SPLITK_TILES` and the kernels of :data:`SMALL_KERNELS`, the launch that
       :func:`gpuperf.tiling.best_split_k` predicts fastest (split-K at its best split, or stream-K),
-      each tile's cost divided by its measured efficiency; ties go to split-K.
+      each tile's cost divided by its efficiency in :data:`SPLITK_TILES` (assumed 1.0, not yet
+      measured); ties go to split-K.
     """
     from gpuperf import tiling
 
@@ -369,6 +379,7 @@ def matmul_splitk(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = N
                 plan = dataclasses.replace(plan, kernel="splitk", split_k=1)
             plan = _loadable(plan, a, b, input_precision)
     _check_plan(plan)
+    _check_int32(plan, a, b, 0)
     bm, bn, bk, split = plan.block_m, plan.block_n, plan.block_k, plan.split_k
     k_steps = triton.cdiv(k, bk)
     steps_per_split = triton.cdiv(k_steps, split)
@@ -394,8 +405,8 @@ def matmul_streamk(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = 
                    input_precision: str | None = None) -> torch.Tensor:
     """``a @ b`` by the stream-K kernel: ``plan``'s tile (its ``split_k`` is ignored), the k steps of all
     tiles dealt in equal runs to ``programs`` programs (default: one per SM; under the interpreter 4).
-    Every program must be resident at once (a program may wait for a lower one's part): ``programs`` must
-    not exceed what the GPU runs at once. Deterministic (fixed assignment, parts added in a fixed order).
+    A program may wait for a lower one's part, so on a GPU ``programs`` may not exceed the SMs (each then
+    holds one at once). Deterministic (fixed assignment, parts added in a fixed order).
     Same operands as :func:`matmul_splitk`."""
     out = _check_operands(a, b, out, input_precision)
     m, k = a.shape
@@ -410,8 +421,11 @@ def matmul_streamk(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = 
     _check_plan(plan)
     if programs is None:
         programs = 4 if INTERPRETED or a.device.type != "cuda" else _mm._device_info(a.device)[1]
+    if a.device.type == "cuda" and not INTERPRETED and programs > _mm._device_info(a.device)[1]:
+        raise ValueError(f"programs must not exceed the GPU's SMs, got {programs}")
     bm, bn, bk = plan.block_m, plan.block_n, plan.block_k
     total = triton.cdiv(m, bm) * triton.cdiv(n, bn) * triton.cdiv(k, bk)
+    _check_int32(plan, a, b, total)
     per_program = triton.cdiv(total, programs)
     programs = triton.cdiv(total, per_program)
     ws = torch.empty(programs * bm * bn, dtype=torch.float32, device=a.device)
@@ -457,6 +471,12 @@ def _descriptors(a: torch.Tensor, b: torch.Tensor, plan: MatmulPlan):
 
     return (TensorDescriptor(a, list(a.shape), [a.stride(0), 1], [plan.block_m, plan.block_k]),
             TensorDescriptor(b, list(b.shape), [b.stride(0), 1], [plan.block_k, plan.block_n]))
+
+
+def _check_int32(plan: MatmulPlan, a: torch.Tensor, b: torch.Tensor, steps: int) -> None:
+    """The kernels step pointers by ``BLOCK_K * stride`` and count stream-K steps in int32."""
+    if max(abs(a.stride(1)), abs(b.stride(0))) * plan.block_k >= 2**31 or steps >= 2**31:
+        raise ValueError("strides along k times BLOCK_K, and the k steps of all tiles, must be < 2**31")
 
 
 def _check_plan(plan: object) -> None:
