@@ -1,0 +1,482 @@
+"""Flash-Decoding in Triton: attention of a few new query rows against a long KV cache, split over keys.
+
+Public names:
+
+* :func:`decode_attention` ``(q, k_cache, v_cache, cache_seqlens, *, block_table=None, layout="bnhd",
+  causal=False, softmax_scale=None, n_splits=None, return_lse=False, check_indices=True)``: the kernel.
+* :func:`decode_reference`: the same in float64 on the CPU (paged or contiguous caches), the accuracy
+  reference of the tests.
+* :func:`choose_splits`: the split count the wrapper picks (``gpuperf.decoding.choose_n_splits`` with this
+  device's SM count).
+
+**Shapes.** ``q`` is (B, N_q, H_q, d): N_q = 1..16 new query rows per sequence (1 for plain decoding, more
+for speculative decoding), H_q query heads, any strides with a unit last one. The cache is either
+
+* contiguous, ``layout="bnhd"``: ``k_cache``, ``v_cache`` (B, N_max, H_kv, d), as FlashAttention's
+  ``flash_attn_with_kvcache`` takes it, or ``layout="bhnd"``: (B, H_kv, N_max, d), as SDPA takes it; any
+  strides with a unit last one (a view into a larger buffer is fine);
+* paged, ``block_table`` given: ``k_cache``, ``v_cache`` (num_pages, page_size, H_kv, d) and ``block_table``
+  (B, max_pages) int32, whose row b lists the pages that hold sequence b's keys in order (key j of sequence
+  b is at page ``block_table[b, j // page_size]``, row ``j % page_size``), the layout of vLLM and
+  FlashInfer.
+
+``cache_seqlens`` (B,) int32: the number of cached keys of each sequence (1 <= N_k[b] <= capacity); an int
+means the same for all. H_q must be a multiple of H_kv (grouped-query attention: query head h reads KV head
+``h // (H_q / H_kv)``). ``causal=True`` aligns the N_q new rows with the last N_q keys (bottom-right: row i
+sees keys j <= N_k[b] - N_q + i), as speculative decoding needs; False lets every row see every cached key.
+Returns ``o`` (B, N_q, H_q, d) in q's dtype (and, with ``return_lse``, the natural-log log-sum-exp
+(B, N_q, H_q) fp32). fp16 and bf16 (bf16 on a GPU only), d in 32, 64, 128.
+
+**The algorithm.** Program (s, b * H_kv + h, r) takes split s of the keys of sequence b, KV head h, and the
+r-th block of its query rows: the G = H_q / H_kv query heads of the group times the N_q rows, G N_q rows
+that share every K and V tile, so the tile is read from HBM once and serves them all as the M dimension of
+``tl.dot``. Its keys are ``ceil(ceil(N_k[b] / BLOCK_N) / S)`` tiles, the same share of every sequence
+(ragged batches stay balanced); it runs chapter 13's online softmax over them and writes the partial state
+(L_s = m_s + log l_s, O_s = sum_j exp(s_j - m_s) v_j / l_s) in fp32. The merge kernel, one program per
+query row, combines the S states exactly: ``L = log sum_s exp(L_s)``, ``O = sum_s exp(L_s - L) O_s``. With
+S = 1 the split kernel writes O itself and there is no merge.
+
+**HBM traffic** (b bytes per element, R = G N_q rows per KV head): K and V once, ``2 N_k[b] d b`` per
+(sequence, KV head); Q once per split, ``S R d b``; the partial states ``S R (d + 1) 4`` written and read
+back; O ``R d b``. For decoding (R small, N_k large) the cache is nearly all of it; the benchmark family
+``decode`` counts only K and V.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import torch
+import triton
+import triton.language as tl
+
+from gpuperf.kernels import _checks, interpreter_enabled
+
+INTERPRETED = interpreter_enabled()
+
+DTYPE_NAMES = {torch.float16: "fp16", torch.bfloat16: "bf16"}
+SUPPORTED_HEAD_DIMS = (32, 64, 128)
+LAYOUTS = ("bnhd", "bhnd")
+#: Query rows per sequence and step the wrapper accepts (1 = plain decoding; more: speculative decoding).
+MAX_QUERY_ROWS = 16
+#: Splits at most (the merge kernel reads them as one power-of-two block).
+MAX_SPLITS = 128
+#: Query rows of one program at most: a group's rows beyond this go to further programs.
+MAX_BLOCK_M = 64
+
+_LOG2E = 1.4426950408889634
+_LN2 = 0.6931471805599453
+
+
+# --------------------------------------------------------------------------------------------------------
+# Reference.
+# --------------------------------------------------------------------------------------------------------
+
+
+def gather_cache(cache, cache_seqlens, block_table=None, layout: str = "bnhd"):
+    """Sequence b's cached rows as a list of (N_k[b], H_kv, d) tensors (pages gathered in table order)."""
+    lengths = _lengths_list(cache_seqlens, cache.shape[0] if block_table is None else block_table.shape[0])
+    out = []
+    for b, n in enumerate(lengths):
+        if block_table is not None:
+            page_size = cache.shape[1]
+            pages = block_table[b, :-(-n // page_size)].long().cpu()
+            rows = cache[pages.to(cache.device)].reshape(-1, *cache.shape[2:])[:n]
+        elif layout == "bhnd":
+            rows = cache[b, :, :n].transpose(0, 1)
+        else:
+            rows = cache[b, :n]
+        out.append(rows)
+    return out
+
+
+def decode_reference(q, k_cache, v_cache, cache_seqlens, *, block_table=None, layout: str = "bnhd",
+                     causal: bool = False, softmax_scale: float | None = None):
+    """Exact decoding attention in float64 on the CPU: ``(o, lse)``, o (B, N_q, H_q, d) and lse
+    (B, N_q, H_q) float64. Gathers each sequence's keys (through the block table when given), repeats the
+    KV heads for the query heads of each group and materialises the N_q x N_k scores."""
+    b_, n_q, h_q, d = q.shape
+    scale = _default_scale(d, softmax_scale)
+    ks = gather_cache(k_cache, cache_seqlens, block_table, layout)
+    vs = gather_cache(v_cache, cache_seqlens, block_table, layout)
+    o = torch.empty(b_, n_q, h_q, d, dtype=torch.float64)
+    lse = torch.empty(b_, n_q, h_q, dtype=torch.float64)
+    for b in range(b_):
+        k = ks[b].detach().to("cpu", torch.float64)  # (N_k, H_kv, d)
+        v = vs[b].detach().to("cpu", torch.float64)
+        group = h_q // k.shape[1]
+        k = k.repeat_interleave(group, dim=1).transpose(0, 1)  # (H_q, N_k, d)
+        v = v.repeat_interleave(group, dim=1).transpose(0, 1)
+        qb = q[b].detach().to("cpu", torch.float64).transpose(0, 1)  # (H_q, N_q, d)
+        s = qb @ k.transpose(1, 2) * scale  # (H_q, N_q, N_k)
+        if causal:
+            n_k = k.shape[1]
+            seen = torch.arange(n_k)[None, :] <= (n_k - n_q + torch.arange(n_q))[:, None]
+            s = s.masked_fill(~seen, float("-inf"))
+        lse_b = torch.logsumexp(s, dim=-1)
+        o[b] = (torch.exp(s - lse_b[..., None]) @ v).transpose(0, 1)
+        lse[b] = lse_b.transpose(0, 1)
+    return o, lse
+
+
+# --------------------------------------------------------------------------------------------------------
+# The kernels.
+# --------------------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _kv_tile_ptrs(K, V, BT, b, h, start_n, offs_n, offs_d, n_valid, stride_kb, stride_kn, stride_kh,
+                  stride_vb, stride_vn, stride_vh, stride_btb, BLOCK_N: tl.constexpr,
+                  PAGED: tl.constexpr, PAGE_SIZE: tl.constexpr, TILE_IN_PAGE: tl.constexpr):
+    """Addresses of the (BLOCK_N, d) K and V tiles of keys ``offs_n`` (b, h: int64 scalars)."""
+    if PAGED:
+        if TILE_IN_PAGE:  # the whole tile sits in one page: one entry of the table
+            page = tl.load(BT + b * stride_btb + start_n // PAGE_SIZE).to(tl.int64)
+            rows = (start_n % PAGE_SIZE + tl.arange(0, BLOCK_N)).to(tl.int64)
+            k_rows = page * stride_kb + rows * stride_kn
+            v_rows = page * stride_vb + rows * stride_vn
+        else:  # a tile spans pages: one entry per key
+            page = tl.load(BT + b * stride_btb + offs_n // PAGE_SIZE, mask=offs_n < n_valid, other=0)
+            page = page.to(tl.int64)
+            rows = (offs_n % PAGE_SIZE).to(tl.int64)
+            k_rows = page * stride_kb + rows * stride_kn
+            v_rows = page * stride_vb + rows * stride_vn
+    else:
+        k_rows = b * stride_kb + offs_n.to(tl.int64) * stride_kn
+        v_rows = b * stride_vb + offs_n.to(tl.int64) * stride_vn
+    k_ptrs = K + (k_rows + h * stride_kh)[:, None] + offs_d[None, :]
+    v_ptrs = V + (v_rows + h * stride_vh)[:, None] + offs_d[None, :]
+    return k_ptrs, v_ptrs
+
+
+@triton.jit
+def _decode_step(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_n, last_key, qk_scale, MASKED: tl.constexpr):
+    """One K/V tile of the online softmax (scores in log2 units); ``last_key`` (BLOCK_M,) is each row's
+    last visible key, used when MASKED."""
+    # listing: decode-step
+    if MASKED:
+        keep = offs_n[None, :] <= last_key[:, None]  # (BLOCK_M, BLOCK_N)
+        k = tl.load(k_ptrs, mask=(offs_n <= tl.max(last_key, 0))[:, None], other=0.0)
+        v = tl.load(v_ptrs, mask=(offs_n <= tl.max(last_key, 0))[:, None], other=0.0)
+    else:
+        k = tl.load(k_ptrs)  # (BLOCK_N, d): read once, used by every row of the group
+        v = tl.load(v_ptrs)
+    qk = tl.dot(q, tl.trans(k)) * qk_scale  # (BLOCK_M, BLOCK_N) fp32, log2 units
+    if MASKED:
+        qk = tl.where(keep, qk, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(qk, 1))
+    m_use = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row that has seen no key yet
+    p = tl.math.exp2(qk - m_use[:, None])
+    alpha = tl.math.exp2(m_i - m_use)
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    return acc, l_i, m_new
+    # end listing: decode-step
+
+
+@triton.jit
+def _split_kernel(Q, K, V, BT, SEQLENS, O, LSE, MID_O, MID_LSE,
+                  stride_qb, stride_qn, stride_qh, stride_kb, stride_kn, stride_kh,
+                  stride_vb, stride_vn, stride_vh, stride_btb, stride_ob, stride_on, stride_oh,
+                  H_KV, N_Q, ROWS, qk_scale,
+                  GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                  BLOCK_N: tl.constexpr, PAGED: tl.constexpr, PAGE_SIZE: tl.constexpr,
+                  TILE_IN_PAGE: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr):
+    # listing: decode-split
+    split = tl.program_id(0)
+    n_splits = tl.num_programs(0)
+    bh = tl.program_id(1).to(tl.int64)
+    b = bh // H_KV
+    h = bh % H_KV
+    n_k = tl.load(SEQLENS + b)
+    # Row r of this KV head's block: query row i = r // GROUP of query head h * GROUP + r % GROUP.
+    offs_r = tl.program_id(2) * BLOCK_M + tl.arange(0, BLOCK_M)
+    row_i = offs_r // GROUP
+    row_h = h * GROUP + offs_r % GROUP
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + b * stride_qb + (row_i.to(tl.int64) * stride_qn + row_h * stride_qh)[:, None]
+                + offs_d[None, :], mask=(offs_r < ROWS)[:, None], other=0.0)
+    # This split's keys: the same share of tiles of every sequence.
+    tiles = tl.cdiv(tl.cdiv(n_k, BLOCK_N), n_splits)
+    lo = split * tiles * BLOCK_N
+    hi = tl.minimum(lo + tiles * BLOCK_N, n_k)
+    if CAUSAL:  # row i sees keys j <= n_k - N_Q + i; keys < n_k - N_Q + 1 are seen by all rows
+        last_key = n_k - N_Q + row_i
+        shared = tl.minimum(hi, n_k - N_Q + 1)
+    else:
+        last_key = tl.zeros([BLOCK_M], dtype=tl.int32) + n_k - 1
+        shared = hi
+    full_end = lo + tl.maximum(shared - lo, 0) // BLOCK_N * BLOCK_N
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    for start_n in range(lo, full_end, BLOCK_N):  # whole tiles every row sees: no mask
+        offs_n = start_n + tl.arange(0, BLOCK_N)
+        k_ptrs, v_ptrs = _kv_tile_ptrs(K, V, BT, b, h, start_n, offs_n, offs_d, n_k, stride_kb, stride_kn,
+                                       stride_kh, stride_vb, stride_vn, stride_vh, stride_btb,
+                                       BLOCK_N, PAGED, PAGE_SIZE, TILE_IN_PAGE)
+        acc, l_i, m_i = _decode_step(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_n, last_key, qk_scale, False)
+    for start_n in range(full_end, hi, BLOCK_N):  # the ragged end (and the causal corner): masked
+        offs_n = start_n + tl.arange(0, BLOCK_N)
+        k_ptrs, v_ptrs = _kv_tile_ptrs(K, V, BT, b, h, start_n, offs_n, offs_d, n_k, stride_kb, stride_kn,
+                                       stride_kh, stride_vb, stride_vn, stride_vh, stride_btb,
+                                       BLOCK_N, PAGED, PAGE_SIZE, TILE_IN_PAGE)
+        acc, l_i, m_i = _decode_step(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_n,
+                                     tl.minimum(last_key, hi - 1), qk_scale, True)
+    # The partial state: O_s normalised, L_s = m_s + log2 l_s (-inf for a split with no key).
+    seen = l_i > 0
+    out = acc / tl.where(seen, l_i, 1.0)[:, None]
+    lse = tl.where(seen, m_i + tl.math.log2(tl.where(seen, l_i, 1.0)), float("-inf"))
+    # end listing: decode-split
+    row_ok = offs_r < ROWS
+    if SPLIT:
+        mid = (bh * ROWS + offs_r) * n_splits + split  # (B * H_kv * ROWS, S) states
+        tl.store(MID_LSE + mid, lse, mask=row_ok)
+        tl.store(MID_O + mid[:, None] * HEAD_DIM + offs_d[None, :], out, mask=row_ok[:, None])
+    else:
+        o_rows = b * stride_ob + row_i.to(tl.int64) * stride_on + row_h * stride_oh
+        tl.store(O + o_rows[:, None] + offs_d[None, :], out.to(O.dtype.element_ty), mask=row_ok[:, None])
+        tl.store(LSE + (b * N_Q + row_i) * (H_KV * GROUP) + row_h, lse * 0.6931471805599453, mask=row_ok)
+
+
+@triton.jit
+def _merge_kernel(MID_O, MID_LSE, O, LSE, stride_ob, stride_on, stride_oh, H_KV, N_Q, ROWS, N_SPLITS,
+                  GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, SPLIT_BLOCK: tl.constexpr):
+    # listing: decode-merge
+    row = tl.program_id(0).to(tl.int64)  # one query row of one head: (b * H_kv + h) * ROWS + r
+    offs_s = tl.arange(0, SPLIT_BLOCK)
+    offs_d = tl.arange(0, HEAD_DIM)
+    lse_s = tl.load(MID_LSE + row * N_SPLITS + offs_s, mask=offs_s < N_SPLITS, other=float("-inf"))
+    o_s = tl.load(MID_O + (row * N_SPLITS + offs_s)[:, None] * HEAD_DIM + offs_d[None, :],
+                  mask=(offs_s < N_SPLITS)[:, None], other=0.0)
+    m = tl.max(lse_s, 0)  # finite: split 0 always holds key 0
+    w = tl.math.exp2(lse_s - m)  # l_s exp(m_s - m), in log2 units; 0 for empty splits
+    total = tl.sum(w, 0)
+    out = tl.sum(w[:, None] * o_s, 0) / total
+    lse = (m + tl.math.log2(total)) * 0.6931471805599453
+    # end listing: decode-merge
+    bh = row // ROWS
+    r = row % ROWS
+    b = bh // H_KV
+    i = r // GROUP
+    hq = (bh % H_KV) * GROUP + r % GROUP
+    tl.store(O + b * stride_ob + i * stride_on + hq * stride_oh + offs_d, out.to(O.dtype.element_ty))
+    tl.store(LSE + (b * N_Q + i) * (H_KV * GROUP) + hq, lse)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Launch configuration and the split count.
+# --------------------------------------------------------------------------------------------------------
+
+#: (BLOCK_N, num_warps, num_stages) by head dim on a GPU (H200 runs, bench/NOTES.md "decode").
+GPU_CONFIGS = {32: (64, 4, 3), 64: (64, 4, 3), 128: (64, 4, 3)}
+#: Keys per tile under the interpreter (launch options are ignored there).
+INTERPRETER_BLOCK_N = 32
+
+_SM_COUNT: dict = {}
+
+
+def sm_count(device) -> int:
+    """Streaming multiprocessors of ``device`` (asked once per device); 132 (an H200) on the CPU."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return 132
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    if index not in _SM_COUNT:
+        _SM_COUNT[index] = torch.cuda.get_device_properties(index).multi_processor_count
+    return _SM_COUNT[index]
+
+
+def choose_splits(batch: int, kv_heads: int, row_blocks: int, max_seqlen: int, *, sm_count: int,
+                  block_n: int = 64, head_dim: int = 128, bytes_per_element: int = 2) -> int:
+    """Splits per (sequence, KV head, row block): :func:`gpuperf.decoding.choose_n_splits` on the waves
+    model with this launch's tile (``2 block_n d b`` bytes of K and V) and the device's SM count."""
+    from gpuperf.decoding import choose_n_splits
+
+    tiles = -(-max_seqlen // block_n)
+    return choose_n_splits(batch * kv_heads * row_blocks, max_seqlen, sm_count=sm_count,
+                           max_splits=max(1, min(MAX_SPLITS, tiles)), block_n=block_n,
+                           tile_bytes=2.0 * block_n * head_dim * bytes_per_element)
+
+
+# --------------------------------------------------------------------------------------------------------
+# The wrapper.
+# --------------------------------------------------------------------------------------------------------
+
+
+def decode_attention(q, k_cache, v_cache, cache_seqlens, *, block_table=None, layout: str = "bnhd",
+                     causal: bool = False, softmax_scale: float | None = None, n_splits: int | None = None,
+                     return_lse: bool = False, check_indices: bool = True, config=None):
+    """Attention of ``q``'s N_q rows per sequence against the cached keys and values (module docstring
+    for shapes and semantics). ``n_splits``: splits of each sequence's keys (None: :func:`choose_splits`;
+    1: no split and no merge). ``check_indices``: read ``cache_seqlens`` and the used entries of
+    ``block_table`` on the host to check them (a device-to-host copy, which waits for the GPU; pass False
+    where the caller vouches for them). ``config``: ``(BLOCK_N, num_warps, num_stages)`` overrides
+    :data:`GPU_CONFIGS`. Bad arguments raise ``ValueError`` naming them."""
+    paged = block_table is not None
+    _check_tensors(q, k_cache, v_cache, layout, paged)
+    b_, n_q, h_q, d = q.shape
+    if paged:
+        _, page_size, h_kv, _ = k_cache.shape
+    else:
+        h_kv = k_cache.shape[2] if layout == "bnhd" else k_cache.shape[1]
+        page_size = k_cache.shape[1] if layout == "bnhd" else k_cache.shape[2]  # N_max
+    if h_q % h_kv != 0:
+        raise ValueError(f"q's heads H_q = {h_q} must be a multiple of the cache's H_kv = {h_kv} "
+                         f"(grouped-query attention)")
+    seqlens = _seqlens_tensor(cache_seqlens, b_, q.device)
+    if paged:
+        _check_block_table(block_table, b_, q.device)
+    capacity = block_table.shape[1] * page_size if paged else page_size
+    max_seqlen = capacity  # without reading the lengths, the split count plans for a full cache
+    if check_indices:
+        max_seqlen = _check_values(seqlens, block_table, capacity, page_size, k_cache.shape[0], n_q, causal)
+    group = h_q // h_kv
+    rows = group * n_q
+    block_m = max(16, min(MAX_BLOCK_M, triton.next_power_of_2(rows)))
+    row_blocks = triton.cdiv(rows, block_m)
+    if config is None:
+        config = (INTERPRETER_BLOCK_N, 4, 1) if INTERPRETED else GPU_CONFIGS[d]
+    block_n, num_warps, num_stages = config
+    scale = _default_scale(d, softmax_scale)
+    if n_splits is None:
+        n_splits = choose_splits(b_, h_kv, row_blocks, max_seqlen, sm_count=sm_count(q.device),
+                                 block_n=block_n, head_dim=d, bytes_per_element=q.element_size())
+    elif isinstance(n_splits, bool) or not isinstance(n_splits, numbers.Integral) or not (
+            1 <= n_splits <= MAX_SPLITS):
+        raise ValueError(f"n_splits must be an int in 1..{MAX_SPLITS} or None, got {n_splits!r}")
+    o = torch.empty((b_, n_q, h_q, d), dtype=q.dtype, device=q.device)
+    lse = torch.empty((b_, n_q, h_q), dtype=torch.float32, device=q.device)
+    if paged:
+        sk, sv, bt, sbt = _paged_strides(k_cache), _paged_strides(v_cache), block_table, block_table.stride(0)
+    else:
+        sk, sv, bt, sbt = _cache_strides(k_cache, layout), _cache_strides(v_cache, layout), seqlens, 0
+    split = n_splits > 1
+    if split:
+        mid_o = torch.empty((b_ * h_kv * rows, n_splits, d), dtype=torch.float32, device=q.device)
+        mid_lse = torch.empty((b_ * h_kv * rows, n_splits), dtype=torch.float32, device=q.device)
+    else:
+        mid_o = mid_lse = lse
+    tile_in_page = paged and page_size % block_n == 0
+    _split_kernel[(n_splits, b_ * h_kv, row_blocks)](
+        q, k_cache, v_cache, bt, seqlens, o, lse, mid_o, mid_lse, *q.stride()[:3], *sk, *sv, sbt,
+        *o.stride()[:3], h_kv, n_q, rows, scale * _LOG2E, GROUP=group, HEAD_DIM=d, BLOCK_M=block_m,
+        BLOCK_N=block_n, PAGED=paged, PAGE_SIZE=page_size if paged else 1, TILE_IN_PAGE=tile_in_page,
+        CAUSAL=bool(causal), SPLIT=split, num_warps=num_warps, num_stages=num_stages)
+    if split:
+        _merge_kernel[(b_ * h_kv * rows,)](
+            mid_o, mid_lse, o, lse, *o.stride()[:3], h_kv, n_q, rows, n_splits, GROUP=group, HEAD_DIM=d,
+            SPLIT_BLOCK=triton.next_power_of_2(n_splits), num_warps=4 if d >= 128 else 2)
+    return (o, lse) if return_lse else o
+
+
+# --------------------------------------------------------------------------------------------------------
+# Checks.
+# --------------------------------------------------------------------------------------------------------
+
+def _default_scale(head_dim: int, softmax_scale) -> float:
+    if softmax_scale is None:
+        return 1.0 / math.sqrt(head_dim)
+    if (isinstance(softmax_scale, bool) or not isinstance(softmax_scale, numbers.Real)
+            or not math.isfinite(softmax_scale) or softmax_scale <= 0):
+        raise ValueError(f"softmax_scale must be a positive finite number or None, got {softmax_scale!r}")
+    return float(softmax_scale)
+
+
+def _lengths_list(cache_seqlens, batch: int) -> list[int]:
+    if isinstance(cache_seqlens, numbers.Integral) and not isinstance(cache_seqlens, bool):
+        return [int(cache_seqlens)] * batch
+    return [int(n) for n in torch.as_tensor(cache_seqlens).reshape(-1).tolist()]
+
+
+def _check_tensors(q, k_cache, v_cache, layout, paged) -> None:
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    what = ("(num_pages, page_size, H_kv, d)" if paged else
+            "(B, N_max, H_kv, d)" if layout == "bnhd" else "(B, H_kv, N_max, d)")
+    for name, t, shape in (("q", q, "(B, N_q, H_q, d)"), ("k_cache", k_cache, what), ("v_cache", v_cache, what)):
+        _checks.check_is_tensor(name, t)
+        _checks.check_ndim(name, t, 4, f"must have 4 dims {shape}")
+        _checks.check_dtype(name, t, DTYPE_NAMES)
+        _checks.check_device(name, t, INTERPRETED)
+        if t.stride(3) != 1:
+            raise ValueError(f"{name} must have unit stride in its last dim (d), got strides {tuple(t.stride())}")
+    for name, t in (("k_cache", k_cache), ("v_cache", v_cache)):
+        _checks.check_same_dtype_and_device(name, t, "q", q)
+    if v_cache.shape != k_cache.shape:
+        raise ValueError(f"v_cache.shape must equal k_cache.shape {tuple(k_cache.shape)}, got {tuple(v_cache.shape)}")
+    d = q.shape[3]
+    if d not in SUPPORTED_HEAD_DIMS:
+        raise ValueError(f"q.shape[3] (head_dim) must be one of {SUPPORTED_HEAD_DIMS}, got {d}")
+    if k_cache.shape[3] != d:
+        raise ValueError(f"k_cache.shape[3] (head_dim) must equal q's {d}, got {k_cache.shape[3]}")
+    if not 1 <= q.shape[1] <= MAX_QUERY_ROWS:
+        raise ValueError(f"q.shape[1] (query rows per sequence) must be in 1..{MAX_QUERY_ROWS}, got {q.shape[1]}")
+    if q.shape[0] < 1 or q.shape[2] < 1:
+        raise ValueError(f"q must have at least one sequence and one head, got shape {tuple(q.shape)}")
+    if not paged and k_cache.shape[0] != q.shape[0]:
+        raise ValueError(f"k_cache.shape[0] (batch) must equal q's B = {q.shape[0]}, got {k_cache.shape[0]}")
+    if min(k_cache.shape) < 1:
+        raise ValueError(f"k_cache must not be empty, got shape {tuple(k_cache.shape)}")
+
+
+def _seqlens_tensor(cache_seqlens, batch: int, device):
+    if isinstance(cache_seqlens, numbers.Integral) and not isinstance(cache_seqlens, bool):
+        return torch.full((batch,), int(cache_seqlens), dtype=torch.int32, device=device)
+    _checks.check_is_tensor("cache_seqlens", cache_seqlens)
+    if cache_seqlens.dtype != torch.int32 or cache_seqlens.shape != (batch,):
+        raise ValueError(f"cache_seqlens must be an int or an int32 tensor of shape ({batch},), got "
+                         f"{cache_seqlens.dtype} of shape {tuple(cache_seqlens.shape)}")
+    if cache_seqlens.device != torch.device(device) and not (
+            cache_seqlens.device.type == "cuda" and torch.device(device).type == "cuda"):
+        raise ValueError(f"cache_seqlens must be on q's device {device}, got {cache_seqlens.device}")
+    return cache_seqlens.contiguous()
+
+
+def _check_block_table(block_table, batch: int, device) -> None:
+    _checks.check_is_tensor("block_table", block_table)
+    if block_table.dtype != torch.int32 or block_table.dim() != 2 or block_table.shape[0] != batch:
+        raise ValueError(f"block_table must be an int32 tensor (B = {batch}, max_pages), got "
+                         f"{block_table.dtype} of shape {tuple(block_table.shape)}")
+    if block_table.device.type != torch.device(device).type or block_table.stride(1) != 1:
+        raise ValueError(f"block_table must be on q's device with unit stride along pages, got device "
+                         f"{block_table.device}, strides {tuple(block_table.stride())}")
+
+
+def _check_values(seqlens, block_table, capacity: int, page_size: int, num_pages: int, n_q: int,
+                  causal: bool) -> int:
+    """Reads the lengths (and the used pages) on the host: 1 <= N_k[b] <= capacity, pages in range.
+    Returns the longest length."""
+    lengths = seqlens.cpu()
+    low, high = int(lengths.min()), int(lengths.max())
+    need = n_q if causal else 1
+    if low < need:
+        raise ValueError(f"cache_seqlens must be >= {need}{' (N_q, causal)' if causal else ''}, got {low}")
+    if high > capacity:
+        raise ValueError(f"cache_seqlens must be <= the cache's capacity {capacity} keys"
+                         f"{' (max_pages x page_size)' if block_table is not None else ''}, got {high}")
+    if block_table is not None:
+        table = block_table.cpu()
+        used = torch.arange(table.shape[1])[None, :] < (lengths[:, None] + page_size - 1) // page_size
+        pages = table[used]
+        if pages.numel() and (int(pages.min()) < 0 or int(pages.max()) >= num_pages):
+            bad = pages[(pages < 0) | (pages >= num_pages)][0]
+            raise ValueError(f"block_table must hold page indices in 0..{num_pages - 1} (k_cache.shape[0]) "
+                             f"for the pages cache_seqlens uses, got {int(bad)}")
+    return high
+
+
+def _paged_strides(cache):
+    return cache.stride(0), cache.stride(1), cache.stride(2)  # page, row in page, head
+
+
+def _cache_strides(cache, layout: str):
+    if layout == "bnhd":
+        return cache.stride(0), cache.stride(1), cache.stride(2)
+    return cache.stride(0), cache.stride(2), cache.stride(1)
+
+
+__all__ = ["DTYPE_NAMES", "GPU_CONFIGS", "INTERPRETED", "LAYOUTS", "MAX_QUERY_ROWS", "MAX_SPLITS",
+           "SUPPORTED_HEAD_DIMS", "choose_splits", "decode_attention", "decode_reference", "gather_cache",
+           "sm_count"]
