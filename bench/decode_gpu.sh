@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The decode helper's GPU check (2026-12-04): the tests compiled on the GPU, the family `decode` with short
+# timings (record written to $OUT/decode/), a per-shape report, and a quick launch sweep. About 2 minutes.
+# Usage: OUT=/some/dir PYTHONPATH=$PWD/lib bash bench/decode_gpu.sh
+set -u
+mkdir -p "$OUT/decode"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader || true
+echo "== tests"
+timeout 35 python3 -m pytest -q -p no:cacheprovider tests/kernels/test_decode.py 2>&1 | tail -25
+echo "== family decode"
+timeout 55 python3 bench/run.py decode --out-dir "$OUT/decode" --warmup-ms ${WARMUP_MS:-5} --rep-ms ${REP_MS:-20} \
+    --no-progress ${RUN_ARGS:-} 2>&1 | tail -150
+echo "== per shape"
+python3 - "$OUT/decode" <<'PY'
+import glob, json, sys
+from gpuperf.results.decode import report_shapes
+for path in sorted(glob.glob(sys.argv[1] + "/*.json")):
+    print(path)
+    report_shapes(json.load(open(path))["results"])
+PY
+if [ -z "${NO_SWEEP:-}" ]; then
+  echo "== sweep"
+  timeout ${SWEEP_S:-30} python3 bench/decode_sweep.py --quick 2>&1 | tail -150
+fi

@@ -1,0 +1,51 @@
+"""Launch sweep of the Flash-Decoding kernel (gpuperf.kernels.decode) on a few shapes: (BLOCK_N, num_warps,
+num_stages) and split counts around the chosen one, each timed with do_bench (median, CUDA events) against a
+copy of the same K and V bytes. Prints one line per launch; writes nothing else.
+
+Usage: PYTHONPATH=lib python3 bench/decode_sweep.py [--quick]
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+
+import torch
+
+from gpuperf.benchmark import time_callable
+from gpuperf.kernels.decode import choose_splits, decode_attention, sm_count
+
+SHAPES = ((1, 8, 8, 131072), (8, 32, 8, 32768), (64, 32, 8, 8192), (8, 32, 32, 1024), (64, 32, 32, 8192))
+CONFIGS = [(bn, w, s) for bn, w, s in itertools.product((32, 64, 128), (4, 8), (2, 3, 4))
+           if not (bn == 128 and s == 4)]
+
+
+def main(quick: bool) -> None:
+    d = 128
+    for b, hq, hkv, n_k in SHAPES:
+        q = torch.randn(b, 1, hq, d, device="cuda").half()
+        k, v = (torch.randn(b, hkv, n_k, d, device="cuda").half() for _ in range(2))
+        kv = torch.cat([k.reshape(-1), v.reshape(-1)])
+        out = torch.empty_like(kv)
+        kv_bytes = 2 * k.numel() * 2
+        copy_s = time_callable(lambda: out.copy_(kv), 5, 20)
+        copy_bw = 2 * kv_bytes / copy_s
+        chosen = choose_splits(b, hkv, 1, n_k, sm_count=sm_count("cuda"))
+        print(f"== B={b} Hq={hq} Hkv={hkv} N_k={n_k}: copy {copy_bw / 1e12:.2f} TB/s, chosen S={chosen}",
+              flush=True)
+        splits = sorted({1, max(1, chosen // 2), chosen, chosen * 2})
+        for cfg in (CONFIGS[::3] if quick else CONFIGS):
+            for s in splits:
+                try:
+                    t = time_callable(lambda: decode_attention(q, k, v, n_k, layout="bhnd", n_splits=s,
+                                                               check_indices=False, config=cfg), 5, 20)
+                except Exception as exc:  # noqa: BLE001 (a launch that does not fit: say so, go on)
+                    print(f"  cfg={cfg} S={s}: {type(exc).__name__}: {str(exc)[:80]}", flush=True)
+                    continue
+                print(f"  cfg={cfg} S={s:>3}: {kv_bytes / t / 1e12:.2f} TB/s = {kv_bytes / t / copy_bw:.2f} of copy",
+                      flush=True)
+        del q, k, v, kv, out
+
+
+if __name__ == "__main__":
+    main("--quick" in sys.argv)
