@@ -190,20 +190,22 @@ def _split_kernel(Q, K, V, BT, SEQLENS, O, LSE, MID_O, MID_LSE,
     b = bh // H_KV
     h = bh % H_KV
     n_k = tl.load(SEQLENS + b)
-    # Row r of this KV head's block: query row i = r // GROUP of query head h * GROUP + r % GROUP.
+    # Row r of this KV head's rows: query row i = r // GROUP
+    # of query head h * GROUP + r % GROUP.
     offs_r = tl.program_id(2) * BLOCK_M + tl.arange(0, BLOCK_M)
     row_i = offs_r // GROUP
     row_h = h * GROUP + offs_r % GROUP
     offs_d = tl.arange(0, HEAD_DIM)
-    q = tl.load(Q + b * stride_qb + (row_i.to(tl.int64) * stride_qn + row_h * stride_qh)[:, None]
-                + offs_d[None, :], mask=(offs_r < ROWS)[:, None], other=0.0)
+    q_rows = row_i.to(tl.int64) * stride_qn + row_h * stride_qh
+    q = tl.load(Q + b * stride_qb + q_rows[:, None] + offs_d[None, :],
+                mask=(offs_r < ROWS)[:, None], other=0.0)
     # This split's keys: the same share of tiles of every sequence.
     tiles = tl.cdiv(tl.cdiv(n_k, BLOCK_N), n_splits)
     lo = split * tiles * BLOCK_N
     hi = tl.minimum(lo + tiles * BLOCK_N, n_k)
-    if CAUSAL:  # row i sees keys j <= n_k - N_Q + i; keys < n_k - N_Q + 1 are seen by all rows
+    if CAUSAL:  # row i sees keys j <= n_k - N_Q + i
         last_key = n_k - N_Q + row_i
-        shared = tl.minimum(hi, n_k - N_Q + 1)
+        shared = tl.minimum(hi, n_k - N_Q + 1)  # keys every row sees
     else:
         last_key = tl.zeros([BLOCK_M], dtype=tl.int32) + n_k - 1
         shared = hi
@@ -211,20 +213,24 @@ def _split_kernel(Q, K, V, BT, SEQLENS, O, LSE, MID_O, MID_LSE,
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-    for start_n in range(lo, full_end, BLOCK_N):  # whole tiles every row sees: no mask
+    for start_n in range(lo, full_end, BLOCK_N):  # whole tiles: no mask
         offs_n = start_n + tl.arange(0, BLOCK_N)
-        k_ptrs, v_ptrs = _kv_tile_ptrs(K, V, BT, b, h, start_n, offs_n, offs_d, n_k, stride_kb, stride_kn,
-                                       stride_kh, stride_vb, stride_vn, stride_vh, stride_btb,
-                                       BLOCK_N, PAGED, PAGE_SIZE, TILE_IN_PAGE)
-        acc, l_i, m_i = _decode_step(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_n, last_key, qk_scale, False)
-    for start_n in range(full_end, hi, BLOCK_N):  # the ragged end (and the causal corner): masked
+        k_ptrs, v_ptrs = _kv_tile_ptrs(
+            K, V, BT, b, h, start_n, offs_n, offs_d, n_k,
+            stride_kb, stride_kn, stride_kh, stride_vb, stride_vn, stride_vh,
+            stride_btb, BLOCK_N, PAGED, PAGE_SIZE, TILE_IN_PAGE)
+        acc, l_i, m_i = _decode_step(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_n,
+                                     last_key, qk_scale, False)
+    for start_n in range(full_end, hi, BLOCK_N):  # the ragged end: masked
         offs_n = start_n + tl.arange(0, BLOCK_N)
-        k_ptrs, v_ptrs = _kv_tile_ptrs(K, V, BT, b, h, start_n, offs_n, offs_d, n_k, stride_kb, stride_kn,
-                                       stride_kh, stride_vb, stride_vn, stride_vh, stride_btb,
-                                       BLOCK_N, PAGED, PAGE_SIZE, TILE_IN_PAGE)
+        k_ptrs, v_ptrs = _kv_tile_ptrs(
+            K, V, BT, b, h, start_n, offs_n, offs_d, n_k,
+            stride_kb, stride_kn, stride_kh, stride_vb, stride_vn, stride_vh,
+            stride_btb, BLOCK_N, PAGED, PAGE_SIZE, TILE_IN_PAGE)
         acc, l_i, m_i = _decode_step(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_n,
                                      tl.minimum(last_key, hi - 1), qk_scale, True)
-    # The partial state: O_s normalised, L_s = m_s + log2 l_s (-inf for a split with no key).
+    # The partial state: O_s normalised, L_s = m_s + log2 l_s
+    # (-inf for a split that holds no key).
     seen = l_i > 0
     out = acc / tl.where(seen, l_i, 1.0)[:, None]
     lse = tl.where(seen, m_i + tl.math.log2(tl.where(seen, l_i, 1.0)), float("-inf"))
@@ -244,10 +250,12 @@ def _split_kernel(Q, K, V, BT, SEQLENS, O, LSE, MID_O, MID_LSE,
 def _merge_kernel(MID_O, MID_LSE, O, LSE, stride_ob, stride_on, stride_oh, H_KV, N_Q, ROWS, N_SPLITS,
                   GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, SPLIT_BLOCK: tl.constexpr):
     # listing: decode-merge
-    row = tl.program_id(0).to(tl.int64)  # one query row of one head: (b * H_kv + h) * ROWS + r
+    # one program per query row of one head: row = (b * H_kv + h) * ROWS + r
+    row = tl.program_id(0).to(tl.int64)
     offs_s = tl.arange(0, SPLIT_BLOCK)
     offs_d = tl.arange(0, HEAD_DIM)
-    lse_s = tl.load(MID_LSE + row * N_SPLITS + offs_s, mask=offs_s < N_SPLITS, other=float("-inf"))
+    lse_s = tl.load(MID_LSE + row * N_SPLITS + offs_s, mask=offs_s < N_SPLITS,
+                    other=float("-inf"))
     o_s = tl.load(MID_O + (row * N_SPLITS + offs_s)[:, None] * HEAD_DIM + offs_d[None, :],
                   mask=(offs_s < N_SPLITS)[:, None], other=0.0)
     m = tl.max(lse_s, 0)  # finite: split 0 always holds key 0

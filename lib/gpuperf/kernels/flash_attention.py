@@ -179,7 +179,8 @@ def _fwd_kernel(Q, K, V, O, LSE,
                 H, N_Q, N_K, qk_scale, CAUSAL_SHIFT,
                 HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                 CAUSAL: tl.constexpr, INPUT_PRECISION: tl.constexpr):
-    # CAUSAL_SHIFT: 0 (top-left) or N_K - N_Q >= 0 (bottom-right): query i sees keys j <= i + CAUSAL_SHIFT.
+    # CAUSAL_SHIFT: 0 (top-left) or N_K - N_Q >= 0 (bottom-right):
+    # query i sees keys j <= i + CAUSAL_SHIFT.
     # HBM per program: its Q and O blocks once, every K/V block it needs once.
     start_m = tl.program_id(0)
     if CAUSAL:  # the longest rows start first, the short ones fill the tail
@@ -204,7 +205,8 @@ def _fwd_kernel(Q, K, V, O, LSE,
     # row's diagonal. Blocks [full_end, hi) are masked; blocks from hi on are skipped.
     if CAUSAL:
         hi = tl.minimum(N_K, (start_m + 1) * BLOCK_M + CAUSAL_SHIFT)
-        full_end = (tl.minimum(N_K, start_m * BLOCK_M + 1 + CAUSAL_SHIFT) // BLOCK_N) * BLOCK_N
+        diag0 = start_m * BLOCK_M + CAUSAL_SHIFT  # the first row's last key
+        full_end = (tl.minimum(N_K, diag0 + 1) // BLOCK_N) * BLOCK_N
     else:
         hi = N_K
         full_end = (N_K // BLOCK_N) * BLOCK_N
@@ -218,7 +220,8 @@ def _fwd_kernel(Q, K, V, O, LSE,
             acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, seen_m, offs_d,
             start_n, N_K, qk_scale, BLOCK_N, True, CAUSAL, INPUT_PRECISION)
 
-    # Every row sees key 0 (top-left causal, or bottom-right with N_Q <= N_K), so l_i > 0 and m_i is finite in every row.
+    # Every row sees key 0 (top-left causal, or bottom-right with N_Q <= N_K),
+    # so l_i > 0 and m_i is finite in every row.
     acc = acc / l_i[:, None]
     lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453  # log2 back to natural log
     row_ok = offs_m < N_Q
