@@ -178,3 +178,17 @@ def test_decode_rows_and_groups_gpu(gen, n_q, h_q, h_kv, d):
     _check(gen, q, k, v, sl, table, causal=True)
     q, k, v, sl, _ = _make(gen, "cuda", torch.float16, [8192] * 2, n_q, h_q, h_kv, d, None, "bhnd")
     _check(gen, q, k, v, sl, None, layout="bhnd")
+
+
+def test_decode_plan_reuses_launch_not_data(device, gen):
+    # a second call with the same shapes takes the planned launch; fresh data must still give fresh results
+    q, k, v, sl, table = _make(gen, device, torch.float16, [33, 64], 1, 4, 2, 64, 16)
+    first = dk.decode_attention(q, k, v, sl, block_table=table, n_splits=3, check_indices=False)
+    k2 = torch.randn_like(k.float()).to(k.dtype)
+    second = dk.decode_attention(q, k2, v, sl, block_table=table, n_splits=3, check_indices=False)
+    ref, _ = dk.decode_reference(q, k2, v, sl, block_table=table)
+    assert (second.double().cpu() - ref).abs().max().item() < 2e-3 * max(1.0, v.abs().max().item())
+    assert not torch.equal(first, second)
+    o = dk.decode_attention(q, k, v, 64, block_table=None if table is None else table, n_splits=1,
+                            check_indices=False)
+    assert o.shape == q.shape

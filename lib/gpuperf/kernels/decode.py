@@ -51,7 +51,7 @@ import torch
 import triton
 import triton.language as tl
 
-from gpuperf.kernels import _checks, interpreter_enabled
+from gpuperf.kernels import _checks, _launch, interpreter_enabled
 
 INTERPRETED = interpreter_enabled()
 
@@ -318,10 +318,21 @@ def decode_attention(q, k_cache, v_cache, cache_seqlens, *, block_table=None, la
                      return_lse: bool = False, check_indices: bool = True, config=None):
     """Attention of ``q``'s N_q rows per sequence against the cached keys and values (module docstring
     for shapes and semantics). ``n_splits``: splits of each sequence's keys (None: :func:`choose_splits`;
-    1: no split and no merge). ``check_indices``: read ``cache_seqlens`` and the used entries of
+    1: no split and no merge). ``check_indices``: read a tensor ``cache_seqlens`` and the used entries of
     ``block_table`` on the host to check them (a device-to-host copy, which waits for the GPU; pass False
-    where the caller vouches for them). ``config``: ``(BLOCK_N, num_warps, num_stages)`` overrides
-    :data:`GPU_CONFIGS`. Bad arguments raise ``ValueError`` naming them."""
+    where the caller vouches for them; an int ``cache_seqlens`` is checked on the host without it).
+    ``config``: ``(BLOCK_N, num_warps, num_stages)`` overrides :data:`GPU_CONFIGS`. Bad arguments raise
+    ``ValueError`` naming them.
+
+    Host time: a call that reads nothing on the device (``check_indices=False``, or an int
+    ``cache_seqlens`` with a contiguous cache) and matches an earlier call in everything but the tensors'
+    contents (shapes, strides, dtypes, 16-byte alignment, the other arguments) reuses that call's checks
+    and launches (its *plan*)."""
+    key = _plan_key(q, k_cache, v_cache, cache_seqlens, block_table, layout, causal, softmax_scale, n_splits,
+                    return_lse, check_indices, config)
+    plan = _PLANS.get(key) if key is not None else None
+    if plan is not None:
+        return _run_plan(plan, q, k_cache, v_cache, cache_seqlens, block_table)
     paged = block_table is not None
     _check_tensors(q, k_cache, v_cache, layout, paged)
     b_, n_q, h_q, d = q.shape
@@ -338,7 +349,9 @@ def decode_attention(q, k_cache, v_cache, cache_seqlens, *, block_table=None, la
         _check_block_table(block_table, b_, q.device)
     capacity = block_table.shape[1] * page_size if paged else page_size
     max_seqlen = capacity  # without reading the lengths, the split count plans for a full cache
-    if check_indices:
+    if _is_int(cache_seqlens):
+        max_seqlen = _check_length_range(int(cache_seqlens), int(cache_seqlens), capacity, paged, n_q, causal)
+    if check_indices and (paged or not _is_int(cache_seqlens)):
         max_seqlen = _check_values(seqlens, block_table, capacity, page_size, k_cache.shape[0], n_q, causal)
     group = h_q // h_kv
     rows = group * n_q
@@ -354,29 +367,87 @@ def decode_attention(q, k_cache, v_cache, cache_seqlens, *, block_table=None, la
     elif isinstance(n_splits, bool) or not isinstance(n_splits, numbers.Integral) or not (
             1 <= n_splits <= MAX_SPLITS):
         raise ValueError(f"n_splits must be an int in 1..{MAX_SPLITS} or None, got {n_splits!r}")
-    o = torch.empty((b_, n_q, h_q, d), dtype=q.dtype, device=q.device)
-    lse = torch.empty((b_, n_q, h_q), dtype=torch.float32, device=q.device)
     if paged:
-        sk, sv, bt, sbt = _paged_strides(k_cache), _paged_strides(v_cache), block_table, block_table.stride(0)
+        sk, sv, sbt = _paged_strides(k_cache), _paged_strides(v_cache), block_table.stride(0)
     else:
-        sk, sv, bt, sbt = _cache_strides(k_cache, layout), _cache_strides(v_cache, layout), seqlens, 0
+        sk, sv, sbt = _cache_strides(k_cache, layout), _cache_strides(v_cache, layout), 0
     split = n_splits > 1
-    if split:
-        mid_o = torch.empty((b_ * h_kv * rows, n_splits, d), dtype=torch.float32, device=q.device)
-        mid_lse = torch.empty((b_ * h_kv * rows, n_splits), dtype=torch.float32, device=q.device)
+    out_shapes = ((b_, n_q, h_q, d), (b_, n_q, h_q), (b_ * h_kv * rows, n_splits, d) if split else None)
+    o = torch.empty(out_shapes[0], dtype=q.dtype, device=q.device)
+    # the kernels' trailing arguments (everything but the tensors), fixed for this plan
+    split_rest = (*q.stride()[:3], *sk, *sv, sbt, *o.stride()[:3], h_kv, n_q, rows, scale * _LOG2E, group, d,
+                  block_m, block_n, paged, page_size if paged else 1, paged and page_size % block_n == 0,
+                  bool(causal), split)
+    merge_rest = (*o.stride()[:3], h_kv, n_q, rows, n_splits, group, d, triton.next_power_of_2(n_splits))
+    plan = [out_shapes, q.dtype, seqlens if _is_int(cache_seqlens) else None,
+            [_split_kernel, (n_splits, b_ * h_kv, row_blocks), split_rest,
+             (("num_warps", num_warps), ("num_stages", num_stages)), None],
+            [_merge_kernel, (b_ * h_kv * rows, 1, 1), merge_rest, (("num_warps", 4 if d >= 128 else 2),), None]
+            if split else None, return_lse]
+    result = _run_plan(plan, q, k_cache, v_cache, seqlens, block_table, o)
+    if key is not None:
+        if len(_PLANS) >= 1024:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    return result
+
+
+#: Calls already checked and planned (:func:`_plan_key` -> plan): their launches, ready to repeat.
+_PLANS: dict = {}
+
+
+def _run_plan(plan, q, k_cache, v_cache, cache_seqlens, block_table, o=None):
+    """Allocate the outputs and launch the plan's kernels (through a cached launcher after the first)."""
+    out_shapes, dtype, seqlens, split_launch, merge_launch, return_lse = plan
+    device = q.device
+    if seqlens is None:
+        seqlens = cache_seqlens
+    if o is None:
+        o = torch.empty(out_shapes[0], dtype=dtype, device=device)
+    lse = torch.empty(out_shapes[1], dtype=torch.float32, device=device)
+    if merge_launch is not None:
+        mid_o = torch.empty(out_shapes[2], dtype=torch.float32, device=device)
+        mid_lse = torch.empty(out_shapes[2][:2], dtype=torch.float32, device=device)
     else:
         mid_o = mid_lse = lse
-    tile_in_page = paged and page_size % block_n == 0
-    _split_kernel[(n_splits, b_ * h_kv, row_blocks)](
-        q, k_cache, v_cache, bt, seqlens, o, lse, mid_o, mid_lse, *q.stride()[:3], *sk, *sv, sbt,
-        *o.stride()[:3], h_kv, n_q, rows, scale * _LOG2E, GROUP=group, HEAD_DIM=d, BLOCK_M=block_m,
-        BLOCK_N=block_n, PAGED=paged, PAGE_SIZE=page_size if paged else 1, TILE_IN_PAGE=tile_in_page,
-        CAUSAL=bool(causal), SPLIT=split, num_warps=num_warps, num_stages=num_stages)
-    if split:
-        _merge_kernel[(b_ * h_kv * rows,)](
-            mid_o, mid_lse, o, lse, *o.stride()[:3], h_kv, n_q, rows, n_splits, GROUP=group, HEAD_DIM=d,
-            SPLIT_BLOCK=triton.next_power_of_2(n_splits), num_warps=4 if d >= 128 else 2)
+    bt = block_table if block_table is not None else seqlens
+    _launch_step(split_launch, (q, k_cache, v_cache, bt, seqlens, o, lse, mid_o, mid_lse), device)
+    if merge_launch is not None:
+        _launch_step(merge_launch, (mid_o, mid_lse, o, lse), device)
     return (o, lse) if return_lse else o
+
+
+def _launch_step(step, tensors, device) -> None:
+    """``step`` = [kernel, grid, trailing arguments, launch options, launcher or None]: launch it, and keep
+    the launcher the first launch returns (None under the interpreter)."""
+    kernel, grid, rest, options, launcher = step
+    args = (*tensors, *rest)
+    if launcher is not None:
+        launcher(grid, _launch.current_stream(device.index), args)
+    else:
+        step[4] = _launch.launcher(kernel, grid, args, options)
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def _plan_key(q, k, v, cache_seqlens, block_table, layout, causal, softmax_scale, n_splits, return_lse,
+              check_indices, config):
+    """Everything the checks and the launch read from the arguments, for a call that reads nothing on the
+    device; None for a call that must take the full path."""
+    tensors = (q, k, v) if block_table is None else (q, k, v, block_table)
+    if not all(t.__class__ is torch.Tensor for t in tensors):
+        return None
+    int_len = _is_int(cache_seqlens)
+    if check_indices and not (int_len and block_table is None):
+        return None
+    if not int_len and cache_seqlens.__class__ is not torch.Tensor:
+        return None
+    lengths = int(cache_seqlens) if int_len else (cache_seqlens.shape, cache_seqlens.dtype,
+                                                  cache_seqlens.device, cache_seqlens.is_contiguous())
+    return (*((t.shape, t.stride(), t.dtype, t.device, t.data_ptr() % 16 == 0) for t in tensors), lengths,
+            layout, causal, softmax_scale, n_splits, return_lse, check_indices, config)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -458,12 +529,7 @@ def _check_values(seqlens, block_table, capacity: int, page_size: int, num_pages
     Returns the longest length."""
     lengths = seqlens.cpu()
     low, high = int(lengths.min()), int(lengths.max())
-    need = n_q if causal else 1
-    if low < need:
-        raise ValueError(f"cache_seqlens must be >= {need}{' (N_q, causal)' if causal else ''}, got {low}")
-    if high > capacity:
-        raise ValueError(f"cache_seqlens must be <= the cache's capacity {capacity} keys"
-                         f"{' (max_pages x page_size)' if block_table is not None else ''}, got {high}")
+    _check_length_range(low, high, capacity, block_table is not None, n_q, causal)
     if block_table is not None:
         table = block_table.cpu()
         used = torch.arange(table.shape[1])[None, :] < (lengths[:, None] + page_size - 1) // page_size
@@ -472,6 +538,17 @@ def _check_values(seqlens, block_table, capacity: int, page_size: int, num_pages
             bad = pages[(pages < 0) | (pages >= num_pages)][0]
             raise ValueError(f"block_table must hold page indices in 0..{num_pages - 1} (k_cache.shape[0]) "
                              f"for the pages cache_seqlens uses, got {int(bad)}")
+    return high
+
+
+def _check_length_range(low: int, high: int, capacity: int, paged: bool, n_q: int, causal: bool) -> int:
+    """1 (N_q if causal) <= every length <= capacity; returns ``high``."""
+    need = n_q if causal else 1
+    if low < need:
+        raise ValueError(f"cache_seqlens must be >= {need}{' (N_q, causal)' if causal else ''}, got {low}")
+    if high > capacity:
+        raise ValueError(f"cache_seqlens must be <= the cache's capacity {capacity} keys"
+                         f"{' (max_pages x page_size)' if paged else ''}, got {high}")
     return high
 
 
