@@ -7,7 +7,6 @@ Usage: PYTHONPATH=lib python3 bench/decode_sweep.py [--quick]
 
 from __future__ import annotations
 
-import itertools
 import sys
 
 import torch
@@ -15,9 +14,10 @@ import torch
 from gpuperf.benchmark import time_callable
 from gpuperf.kernels.decode import choose_splits, decode_attention, sm_count
 
-SHAPES = ((1, 8, 8, 131072), (8, 32, 8, 32768), (64, 32, 8, 8192), (8, 32, 32, 1024), (64, 32, 32, 8192))
-CONFIGS = [(bn, w, s) for bn, w, s in itertools.product((32, 64, 128), (4, 8), (2, 3, 4))
-           if not (bn == 128 and s == 4)]
+SHAPES = ((1, 8, 8, 8192), (1, 8, 8, 131072), (8, 32, 8, 32768), (64, 32, 8, 8192), (8, 32, 32, 1024),
+          (64, 32, 32, 8192), (8, 32, 8, 2048))
+#: (BLOCK_N, num_warps, num_stages) tried at the chosen split count (the default first).
+CONFIGS = [(64, 4, 3), (32, 4, 3), (64, 4, 2), (64, 4, 4), (64, 8, 3), (128, 4, 2), (128, 8, 3), (32, 2, 4)]
 
 
 def main(quick: bool) -> None:
@@ -34,16 +34,23 @@ def main(quick: bool) -> None:
         print(f"== B={b} Hq={hq} Hkv={hkv} N_k={n_k}: copy {copy_bw / 1e12:.2f} TB/s, chosen S={chosen}",
               flush=True)
         splits = sorted({1, max(1, chosen // 2), chosen, chosen * 2})
-        for cfg in (CONFIGS[::3] if quick else CONFIGS):
-            for s in splits:
-                try:
-                    t = time_callable(lambda: decode_attention(q, k, v, n_k, layout="bhnd", n_splits=s,
-                                                               check_indices=False, config=cfg), 5, 20)
-                except Exception as exc:  # noqa: BLE001 (a launch that does not fit: say so, go on)
-                    print(f"  cfg={cfg} S={s}: {type(exc).__name__}: {str(exc)[:80]}", flush=True)
-                    continue
-                print(f"  cfg={cfg} S={s:>3}: {kv_bytes / t / 1e12:.2f} TB/s = {kv_bytes / t / copy_bw:.2f} of copy",
-                      flush=True)
+
+        def rate(label, **kw):
+            try:
+                t = time_callable(lambda: decode_attention(q, k, v, n_k, layout="bhnd", check_indices=False,
+                                                           **kw), 5, 20)
+            except Exception as exc:  # noqa: BLE001 (a launch that does not fit: say so, go on)
+                print(f"  {label}: {type(exc).__name__}: {str(exc)[:80]}", flush=True)
+                return
+            print(f"  {label}: {kv_bytes / t / 1e12:.2f} TB/s = {kv_bytes / t / copy_bw:.2f} of copy "
+                  f"({t * 1e6:.1f} us)", flush=True)
+
+        for s in splits:
+            rate(f"default S={s:>3}", n_splits=s)
+        if chosen > 1:
+            rate(f"merge=kernel S={chosen:>3}", n_splits=chosen, merge="kernel")
+        for cfg in (CONFIGS[:4] if quick else CONFIGS)[1:]:
+            rate(f"cfg={cfg} S={chosen:>3}", n_splits=chosen, config=cfg)
         del q, k, v, kv, out
 
 

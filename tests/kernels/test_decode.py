@@ -74,13 +74,18 @@ def test_decode_matches_float64(device, gen, case):
     _check(gen, q, k, v, sl, table, layout, causal, n_splits)
 
 
-def test_decode_split_counts_agree(device, gen):
-    # every split count, empty splits included (S > tiles), gives the same answer as no split
-    q, k, v, sl, table = _make(gen, device, torch.float16, [50, 97], 1, 4, 1, 64, 16)
-    want = dk.decode_attention(q, k, v, sl, block_table=table, n_splits=1).double()
+@pytest.mark.parametrize("merge", dk.MERGES)
+def test_decode_split_counts_agree(device, gen, merge):
+    # every split count, empty splits included (S > tiles), gives the same answer as no split, with the
+    # merge fused into the last program or in its own kernel
+    q, k, v, sl, table = _make(gen, device, torch.float16, [50, 97], 4, 8, 2, 64, 16)
+    want, want_lse = dk.decode_attention(q, k, v, sl, block_table=table, n_splits=1, return_lse=True)
     for s in (2, 3, 5, 16):
-        got = dk.decode_attention(q, k, v, sl, block_table=table, n_splits=s).double()
-        assert (got - want).abs().max().item() < 2e-3, f"n_splits={s} (seed {gen.initial_seed()})"
+        for _ in range(2):  # twice: the fused merge's counters must be back at zero
+            got, lse = dk.decode_attention(q, k, v, sl, block_table=table, n_splits=s, merge=merge,
+                                           return_lse=True)
+            assert (got.double() - want.double()).abs().max().item() < 2e-3, f"n_splits={s} ({gen.initial_seed()})"
+            assert (lse - want_lse).abs().max().item() < 1e-4
 
 
 def test_decode_views_and_int_lengths(device, gen):
@@ -120,6 +125,8 @@ def test_decode_errors(device, gen):
         call(cache_seqlens=sl.long())
     with pytest.raises(ValueError, match="n_splits"):
         call(n_splits=0)
+    with pytest.raises(ValueError, match="merge"):
+        call(merge="tree", n_splits=2)
     with pytest.raises(ValueError, match="layout"):
         call(block_table=None, layout="nhd")
     with pytest.raises(ValueError, match="query rows"):
@@ -168,6 +175,8 @@ def test_decode_full_size_gpu(gen, dtype, page):
     lens = [131072, 8191, 1, 65537]
     q, k, v, sl, table = _make(gen, "cuda", dtype, lens, 1, 32, 8, 128, page)
     _check(gen, q, k, v, sl, table)
+    o = dk.decode_attention(q, k, v, sl, block_table=table, merge="kernel")
+    assert (o.float() - dk.decode_attention(q, k, v, sl, block_table=table).float()).abs().max().item() < 2e-3
 
 
 @pytest.mark.gpu

@@ -58,6 +58,8 @@ INTERPRETED = interpreter_enabled()
 DTYPE_NAMES = {torch.float16: "fp16", torch.bfloat16: "bf16"}
 SUPPORTED_HEAD_DIMS = (32, 64, 128)
 LAYOUTS = ("bnhd", "bhnd")
+#: How the S partial states are merged (``merge``).
+MERGES = ("fused", "kernel")
 #: Query rows per sequence and step the wrapper accepts (1 = plain decoding; more: speculative decoding).
 MAX_QUERY_ROWS = 16
 #: Splits at most (the merge kernel reads them as one power-of-two block).
@@ -176,13 +178,14 @@ def _decode_step(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_n, last_key, qk_scale, M
 
 
 @triton.jit
-def _split_kernel(Q, K, V, BT, SEQLENS, O, LSE, MID_O, MID_LSE,
+def _split_kernel(Q, K, V, BT, SEQLENS, O, LSE, MID_O, MID_LSE, COUNTER,
                   stride_qb, stride_qn, stride_qh, stride_kb, stride_kn, stride_kh,
                   stride_vb, stride_vn, stride_vh, stride_btb, stride_ob, stride_on, stride_oh,
                   H_KV, N_Q, ROWS, qk_scale,
                   GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
                   BLOCK_N: tl.constexpr, PAGED: tl.constexpr, PAGE_SIZE: tl.constexpr,
-                  TILE_IN_PAGE: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr):
+                  TILE_IN_PAGE: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr,
+                  FUSED_MERGE: tl.constexpr):
     # listing: decode-split
     split = tl.program_id(0)
     n_splits = tl.num_programs(0)
@@ -240,6 +243,36 @@ def _split_kernel(Q, K, V, BT, SEQLENS, O, LSE, MID_O, MID_LSE,
         mid = (bh * ROWS + offs_r) * n_splits + split  # (B * H_kv * ROWS, S) states
         tl.store(MID_LSE + mid, lse, mask=row_ok)
         tl.store(MID_O + mid[:, None] * HEAD_DIM + offs_d[None, :], out, mask=row_ok[:, None])
+        if FUSED_MERGE:
+            # The last of the S programs of these rows to finish merges all S states (no second launch).
+            tl.debug_barrier()  # every thread's stores issued before the counter's release
+            slot = COUNTER + bh * tl.num_programs(2) + tl.program_id(2)
+            arrived = tl.atomic_add(slot, 1, sem="acq_rel")
+            if arrived == n_splits - 1:
+                tl.store(slot, 0)  # the others are done with it: reset for the next call
+                first = (bh * ROWS + offs_r) * n_splits
+                m = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+                for s in range(0, n_splits):
+                    m = tl.maximum(m, tl.load(MID_LSE + first + s, mask=row_ok, other=float("-inf"),
+                                              cache_modifier=".cg"))
+                m_use = tl.where(m == float("-inf"), 0.0, m)
+                total = tl.zeros([BLOCK_M], dtype=tl.float32)
+                acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+                for s in range(0, n_splits):
+                    w = tl.math.exp2(tl.load(MID_LSE + first + s, mask=row_ok, other=float("-inf"),
+                                             cache_modifier=".cg") - m_use)
+                    o_s = tl.load(MID_O + (first + s)[:, None] * HEAD_DIM + offs_d[None, :],
+                                  mask=row_ok[:, None], other=0.0, cache_modifier=".cg")
+                    total += w
+                    acc += w[:, None] * o_s
+                seen = total > 0
+                out = acc / tl.where(seen, total, 1.0)[:, None]
+                lse = tl.where(seen, m_use + tl.math.log2(tl.where(seen, total, 1.0)), float("-inf"))
+                o_rows = b * stride_ob + row_i.to(tl.int64) * stride_on + row_h * stride_oh
+                tl.store(O + o_rows[:, None] + offs_d[None, :], out.to(O.dtype.element_ty),
+                         mask=row_ok[:, None])
+                tl.store(LSE + (b * N_Q + row_i) * (H_KV * GROUP) + row_h, lse * 0.6931471805599453,
+                         mask=row_ok)
     else:
         o_rows = b * stride_ob + row_i.to(tl.int64) * stride_on + row_h * stride_oh
         tl.store(O + o_rows[:, None] + offs_d[None, :], out.to(O.dtype.element_ty), mask=row_ok[:, None])
@@ -315,21 +348,24 @@ def choose_splits(batch: int, kv_heads: int, row_blocks: int, max_seqlen: int, *
 
 def decode_attention(q, k_cache, v_cache, cache_seqlens, *, block_table=None, layout: str = "bnhd",
                      causal: bool = False, softmax_scale: float | None = None, n_splits: int | None = None,
-                     return_lse: bool = False, check_indices: bool = True, config=None):
+                     return_lse: bool = False, check_indices: bool = True, config=None,
+                     merge: str = "fused"):
     """Attention of ``q``'s N_q rows per sequence against the cached keys and values (module docstring
     for shapes and semantics). ``n_splits``: splits of each sequence's keys (None: :func:`choose_splits`;
     1: no split and no merge). ``check_indices``: read a tensor ``cache_seqlens`` and the used entries of
     ``block_table`` on the host to check them (a device-to-host copy, which waits for the GPU; pass False
     where the caller vouches for them; an int ``cache_seqlens`` is checked on the host without it).
-    ``config``: ``(BLOCK_N, num_warps, num_stages)`` overrides :data:`GPU_CONFIGS`. Bad arguments raise
-    ``ValueError`` naming them.
+    ``config``: ``(BLOCK_N, num_warps, num_stages)`` overrides :data:`GPU_CONFIGS`. ``merge`` (with
+    S > 1): ``"fused"``, the last split program of each (sequence, KV head) to finish merges the S states
+    (one launch; a per-stream counter buffer says which program is last), or ``"kernel"``, a second launch,
+    :func:`_merge_kernel`. Bad arguments raise ``ValueError`` naming them.
 
     Host time: a call that reads nothing on the device (``check_indices=False``, or an int
     ``cache_seqlens`` with a contiguous cache) and matches an earlier call in everything but the tensors'
     contents (shapes, strides, dtypes, 16-byte alignment, the other arguments) reuses that call's checks
     and launches (its *plan*)."""
     key = _plan_key(q, k_cache, v_cache, cache_seqlens, block_table, layout, causal, softmax_scale, n_splits,
-                    return_lse, check_indices, config)
+                    return_lse, check_indices, config, merge)
     plan = _PLANS.get(key) if key is not None else None
     if plan is not None:
         return _run_plan(plan, q, k_cache, v_cache, cache_seqlens, block_table)
@@ -371,19 +407,23 @@ def decode_attention(q, k_cache, v_cache, cache_seqlens, *, block_table=None, la
         sk, sv, sbt = _paged_strides(k_cache), _paged_strides(v_cache), block_table.stride(0)
     else:
         sk, sv, sbt = _cache_strides(k_cache, layout), _cache_strides(v_cache, layout), 0
+    if merge not in MERGES:
+        raise ValueError(f"merge must be one of {MERGES}, got {merge!r}")
     split = n_splits > 1
+    fused = split and merge == "fused"
     out_shapes = ((b_, n_q, h_q, d), (b_, n_q, h_q), (b_ * h_kv * rows, n_splits, d) if split else None)
     o = torch.empty(out_shapes[0], dtype=q.dtype, device=q.device)
     # the kernels' trailing arguments (everything but the tensors), fixed for this plan
     split_rest = (*q.stride()[:3], *sk, *sv, sbt, *o.stride()[:3], h_kv, n_q, rows, scale * _LOG2E, group, d,
                   block_m, block_n, paged, page_size if paged else 1, paged and page_size % block_n == 0,
-                  bool(causal), split)
+                  bool(causal), split, fused)
     merge_rest = (*o.stride()[:3], h_kv, n_q, rows, n_splits, group, d, triton.next_power_of_2(n_splits))
     plan = [out_shapes, q.dtype, seqlens if _is_int(cache_seqlens) else None,
+            b_ * h_kv * row_blocks if fused else 0,
             [_split_kernel, (n_splits, b_ * h_kv, row_blocks), split_rest,
              (("num_warps", num_warps), ("num_stages", num_stages)), None],
             [_merge_kernel, (b_ * h_kv * rows, 1, 1), merge_rest, (("num_warps", 4 if d >= 128 else 2),), None]
-            if split else None, return_lse]
+            if split and not fused else None, return_lse]
     result = _run_plan(plan, q, k_cache, v_cache, seqlens, block_table, o)
     if key is not None:
         if len(_PLANS) >= 1024:
@@ -398,23 +438,39 @@ _PLANS: dict = {}
 
 def _run_plan(plan, q, k_cache, v_cache, cache_seqlens, block_table, o=None):
     """Allocate the outputs and launch the plan's kernels (through a cached launcher after the first)."""
-    out_shapes, dtype, seqlens, split_launch, merge_launch, return_lse = plan
+    out_shapes, dtype, seqlens, n_counters, split_launch, merge_launch, return_lse = plan
     device = q.device
     if seqlens is None:
         seqlens = cache_seqlens
     if o is None:
         o = torch.empty(out_shapes[0], dtype=dtype, device=device)
     lse = torch.empty(out_shapes[1], dtype=torch.float32, device=device)
-    if merge_launch is not None:
+    if out_shapes[2] is not None:
         mid_o = torch.empty(out_shapes[2], dtype=torch.float32, device=device)
         mid_lse = torch.empty(out_shapes[2][:2], dtype=torch.float32, device=device)
     else:
         mid_o = mid_lse = lse
     bt = block_table if block_table is not None else seqlens
-    _launch_step(split_launch, (q, k_cache, v_cache, bt, seqlens, o, lse, mid_o, mid_lse), device)
+    counter = _counters(device, n_counters) if n_counters else lse
+    _launch_step(split_launch, (q, k_cache, v_cache, bt, seqlens, o, lse, mid_o, mid_lse, counter), device)
     if merge_launch is not None:
         _launch_step(merge_launch, (mid_o, mid_lse, o, lse), device)
     return (o, lse) if return_lse else o
+
+
+#: Arrival counters of the fused merge, by (device, stream): zeros, and back to zero after every launch.
+_COUNTERS: dict = {}
+
+
+def _counters(device, n: int):
+    """At least ``n`` int32 counters for launches on the current stream of ``device`` (two streams never
+    share a buffer, so calls on different streams do not race on it)."""
+    stream = _launch.current_stream(device.index) if device.type == "cuda" else 0
+    key = (device.type, device.index, stream)
+    buf = _COUNTERS.get(key)
+    if buf is None or buf.numel() < n:
+        buf = _COUNTERS[key] = torch.zeros(max(n, 1024), dtype=torch.int32, device=device)
+    return buf
 
 
 def _launch_step(step, tensors, device) -> None:
@@ -433,7 +489,7 @@ def _is_int(x) -> bool:
 
 
 def _plan_key(q, k, v, cache_seqlens, block_table, layout, causal, softmax_scale, n_splits, return_lse,
-              check_indices, config):
+              check_indices, config, merge):
     """Everything the checks and the launch read from the arguments, for a call that reads nothing on the
     device; None for a call that must take the full path."""
     tensors = (q, k, v) if block_table is None else (q, k, v, block_table)
@@ -447,7 +503,7 @@ def _plan_key(q, k, v, cache_seqlens, block_table, layout, causal, softmax_scale
     lengths = int(cache_seqlens) if int_len else (cache_seqlens.shape, cache_seqlens.dtype,
                                                   cache_seqlens.device, cache_seqlens.is_contiguous())
     return (*((t.shape, t.stride(), t.dtype, t.device, t.data_ptr() % 16 == 0) for t in tensors), lengths,
-            layout, causal, softmax_scale, n_splits, return_lse, check_indices, config)
+            layout, causal, softmax_scale, n_splits, return_lse, check_indices, config, merge)
 
 
 # --------------------------------------------------------------------------------------------------------
