@@ -202,7 +202,7 @@ class SplitPlan:
 
 
 def split_waves_time(batch_heads: int, n_k: int, n_splits: int, *, sm_count: int, programs_per_sm: int = 2,
-                     block_n: int = 64, tile_bytes: float = 32768.0, hbm_bytes_per_s: float = 4.8e12,
+                     block_n: int = 64, tile_bytes: float = 32768.0, hbm_bytes_per_s: float,
                      merge_launch_s: float = 2e-6, merge_bytes_per_split: float = 1040.0,
                      start_tiles: float = 1.0) -> SplitPlan:
     """Time of a split-KV step under a waves model (the one :func:`choose_n_splits` minimises).

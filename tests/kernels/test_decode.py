@@ -138,7 +138,7 @@ def test_choose_splits_follows_the_machine():
     few = dk.choose_splits(1, 8, 1, 65536, sm_count=132)
     many = dk.choose_splits(64, 8, 1, 65536, sm_count=132)
     assert few > 8 and many == 1
-    plans = [decoding.split_waves_time(8, 65536, s, sm_count=132) for s in (1, few)]
+    plans = [decoding.split_waves_time(8, 65536, s, sm_count=132, hbm_bytes_per_s=4.8e12) for s in (1, few)]
     assert plans[1].time_s < plans[0].time_s / 8
 
 

@@ -316,6 +316,8 @@ GPU_CONFIGS = {32: (64, 4, 3), 64: (64, 4, 3), 128: (64, 4, 3)}
 INTERPRETER_BLOCK_N = 32
 
 _SM_COUNT: dict = {}
+#: The device whose bandwidth the split model assumes (the count of SMs is read from the GPU itself).
+_MODEL_DEVICE = "H200 SXM"
 
 
 def sm_count(device) -> int:
@@ -332,13 +334,16 @@ def sm_count(device) -> int:
 def choose_splits(batch: int, kv_heads: int, row_blocks: int, max_seqlen: int, *, sm_count: int,
                   block_n: int = 64, head_dim: int = 128, bytes_per_element: int = 2) -> int:
     """Splits per (sequence, KV head, row block): :func:`gpuperf.decoding.choose_n_splits` on the waves
-    model with this launch's tile (``2 block_n d b`` bytes of K and V) and the device's SM count."""
+    model with this launch's tile (``2 block_n d b`` bytes of K and V), the device's SM count and the
+    H200's bandwidth (it scales the time of the reads against the merge's launch)."""
     from gpuperf.decoding import choose_n_splits
+    from gpuperf.hardware import get_accelerator
 
     tiles = -(-max_seqlen // block_n)
     return choose_n_splits(batch * kv_heads * row_blocks, max_seqlen, sm_count=sm_count,
                            max_splits=max(1, min(MAX_SPLITS, tiles)), block_n=block_n,
-                           tile_bytes=2.0 * block_n * head_dim * bytes_per_element)
+                           tile_bytes=2.0 * block_n * head_dim * bytes_per_element,
+                           hbm_bytes_per_s=get_accelerator(_MODEL_DEVICE).hbm_bytes_per_s)
 
 
 # --------------------------------------------------------------------------------------------------------
