@@ -1,15 +1,13 @@
 #!/usr/bin/env bash
-# The decode helper's GPU check (2026-12-04): the tests compiled on the GPU, the family `decode` with short
-# timings (record written to $OUT/decode/), a per-shape report, and a quick launch sweep. About 2 minutes.
+# The decode helper's GPU check (2026-12-04): the family `decode` (record written to $OUT/decode/), a
+# per-shape report, a quick launch sweep, then the tests compiled on the GPU. About 2 minutes.
 # Usage: OUT=/some/dir PYTHONPATH=$PWD/lib bash bench/decode_gpu.sh
 set -u
 mkdir -p "$OUT/decode"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader || true
-echo "== tests"
-timeout 35 python3 -m pytest -q -p no:cacheprovider tests/kernels/test_decode.py 2>&1 | tail -25
 echo "== family decode"
-timeout 55 python3 bench/run.py decode --out-dir "$OUT/decode" --warmup-ms ${WARMUP_MS:-5} --rep-ms ${REP_MS:-20} \
-    --no-progress ${RUN_ARGS:-} 2>&1 | tail -150
+timeout ${BENCH_S:-45} python3 bench/run.py decode --out-dir "$OUT/decode" --warmup-ms ${WARMUP_MS:-5} \
+    --rep-ms ${REP_MS:-20} --no-progress ${RUN_ARGS:-} 2>&1 | tail -150
 echo "== per shape"
 python3 - "$OUT/decode" <<'PY'
 import glob, json, sys
@@ -20,5 +18,7 @@ for path in sorted(glob.glob(sys.argv[1] + "/*.json")):
 PY
 if [ -z "${NO_SWEEP:-}" ]; then
   echo "== sweep"
-  timeout ${SWEEP_S:-30} python3 bench/decode_sweep.py --quick 2>&1 | tail -150
+  timeout ${SWEEP_S:-28} python3 bench/decode_sweep.py --quick 2>&1 | tail -150
 fi
+echo "== tests"
+timeout ${TEST_S:-40} python3 -m pytest -q -p no:cacheprovider -rfE tests/kernels/test_decode.py 2>&1 | tail -40
