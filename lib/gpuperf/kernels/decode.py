@@ -153,10 +153,10 @@ def _kv_tile_ptrs(K, V, BT, b, h, start_n, offs_n, offs_d, n_valid, stride_kb, s
 
 
 @triton.jit
-def _decode_step(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_n, last_key, qk_scale, MASKED: tl.constexpr):
-    """One K/V tile of the online softmax (scores in log2 units); ``last_key`` (BLOCK_M,) is each row's
-    last visible key, used when MASKED."""
-    # listing: decode-step
+def _decode_step(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_n, last_key, qk_scale,
+                 MASKED: tl.constexpr):
+    """One K/V tile of the online softmax (scores in log2 units) for every query row
+    of the group; ``last_key`` (BLOCK_M,): each row's last visible key (if MASKED)."""
     if MASKED:
         keep = offs_n[None, :] <= last_key[:, None]  # (BLOCK_M, BLOCK_N)
         k = tl.load(k_ptrs, mask=(offs_n <= tl.max(last_key, 0))[:, None], other=0.0)
@@ -168,13 +168,13 @@ def _decode_step(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_n, last_key, qk_scale, M
     if MASKED:
         qk = tl.where(keep, qk, float("-inf"))
     m_new = tl.maximum(m_i, tl.max(qk, 1))
-    m_use = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row that has seen no key yet
+    # a row that has seen no key yet keeps m = -inf: subtract 0 instead
+    m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
     p = tl.math.exp2(qk - m_use[:, None])
     alpha = tl.math.exp2(m_i - m_use)
     l_i = l_i * alpha + tl.sum(p, 1)
     acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
     return acc, l_i, m_new
-    # end listing: decode-step
 
 
 @triton.jit
@@ -280,29 +280,30 @@ def _split_kernel(Q, K, V, BT, SEQLENS, O, LSE, MID_O, MID_LSE, COUNTER,
 
 
 @triton.jit
-def _merge_kernel(MID_O, MID_LSE, O, LSE, stride_ob, stride_on, stride_oh, H_KV, N_Q, ROWS, N_SPLITS,
-                  GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, SPLIT_BLOCK: tl.constexpr):
-    # listing: decode-merge
+def _merge_kernel(MID_O, MID_LSE, O, LSE, stride_ob, stride_on, stride_oh,
+                  H_KV, N_Q, ROWS, N_SPLITS, GROUP: tl.constexpr,
+                  HEAD_DIM: tl.constexpr, SPLIT_BLOCK: tl.constexpr):
     # one program per query row of one head: row = (b * H_kv + h) * ROWS + r
     row = tl.program_id(0).to(tl.int64)
     offs_s = tl.arange(0, SPLIT_BLOCK)
     offs_d = tl.arange(0, HEAD_DIM)
     lse_s = tl.load(MID_LSE + row * N_SPLITS + offs_s, mask=offs_s < N_SPLITS,
                     other=float("-inf"))
-    o_s = tl.load(MID_O + (row * N_SPLITS + offs_s)[:, None] * HEAD_DIM + offs_d[None, :],
-                  mask=(offs_s < N_SPLITS)[:, None], other=0.0)
+    states = (row * N_SPLITS + offs_s)[:, None] * HEAD_DIM + offs_d[None, :]
+    o_s = tl.load(MID_O + states, mask=(offs_s < N_SPLITS)[:, None], other=0.0)
     m = tl.max(lse_s, 0)  # finite: split 0 always holds key 0
     w = tl.math.exp2(lse_s - m)  # l_s exp(m_s - m), in log2 units; 0 for empty splits
     total = tl.sum(w, 0)
     out = tl.sum(w[:, None] * o_s, 0) / total
     lse = (m + tl.math.log2(total)) * 0.6931471805599453
-    # end listing: decode-merge
+    # where the row goes: query row i of query head hq of sequence b
     bh = row // ROWS
     r = row % ROWS
     b = bh // H_KV
     i = r // GROUP
     hq = (bh % H_KV) * GROUP + r % GROUP
-    tl.store(O + b * stride_ob + i * stride_on + hq * stride_oh + offs_d, out.to(O.dtype.element_ty))
+    o_row = O + b * stride_ob + i * stride_on + hq * stride_oh
+    tl.store(o_row + offs_d, out.to(O.dtype.element_ty))
     tl.store(LSE + (b * N_Q + i) * (H_KV * GROUP) + hq, lse)
 
 
