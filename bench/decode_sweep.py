@@ -12,6 +12,7 @@ import sys
 import torch
 
 from gpuperf.benchmark import time_callable
+from gpuperf.kernels import decode as dk
 from gpuperf.kernels.decode import choose_splits, decode_attention, sm_count
 
 SHAPES = ((1, 8, 8, 8192), (1, 8, 8, 131072), (8, 32, 8, 32768), (64, 32, 8, 8192), (8, 32, 32, 1024),
@@ -33,7 +34,8 @@ def main(quick: bool) -> None:
         chosen = choose_splits(b, hkv, 1, n_k, sm_count=sm_count("cuda"))
         print(f"== B={b} Hq={hq} Hkv={hkv} N_k={n_k}: copy {copy_bw / 1e12:.2f} TB/s, chosen S={chosen}",
               flush=True)
-        splits = sorted({1, max(1, chosen // 2), chosen, chosen * 2})
+        splits = sorted(x for x in {1, max(1, chosen // 2), chosen, chosen + 1, chosen * 2, chosen * 3}
+                        if x <= 128)
 
         def rate(label, **kw):
             try:
@@ -47,6 +49,11 @@ def main(quick: bool) -> None:
 
         for s in splits:
             rate(f"default S={s:>3}", n_splits=s)
+        compiled = [p[4][4].compiled for p in dk._PLANS.values() if p[4][4] is not None]
+        if compiled:  # what limits programs per SM: registers, shared memory
+            c = compiled[-1]
+            print(f"  split kernel: {c.n_regs} registers/thread, {c.metadata.shared} B shared, "
+                  f"{c.metadata.num_warps} warps, {c.n_spills} spills", flush=True)
         if chosen > 1:
             rate(f"merge=kernel S={chosen:>3}", n_splits=chosen, merge="kernel")
         for cfg in (CONFIGS[:4] if quick else CONFIGS)[1:]:
