@@ -52,8 +52,11 @@ def main(quick: bool) -> None:
         compiled = [p[4][4].compiled for p in dk._PLANS.values() if p[4][4] is not None]
         if compiled:  # what limits programs per SM: registers, shared memory
             c = compiled[-1]
-            print(f"  split kernel: {c.n_regs} registers/thread, {c.metadata.shared} B shared, "
-                  f"{c.metadata.num_warps} warps, {c.n_spills} spills", flush=True)
+            try:
+                print(f"  split kernel: {c.n_regs} registers/thread, {c.metadata.shared} B shared, "
+                      f"{c.metadata.num_warps} warps, {c.n_spills} spills", flush=True)
+            except AttributeError as exc:
+                print(f"  split kernel: {exc}", flush=True)
         if chosen > 1:
             rate(f"merge=kernel S={chosen:>3}", n_splits=chosen, merge="kernel")
         for cfg in (CONFIGS[:4] if quick else CONFIGS)[1:]:
