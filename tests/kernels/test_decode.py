@@ -134,12 +134,16 @@ def test_decode_errors(device, gen):
 
 
 def test_choose_splits_follows_the_machine():
-    # few (sequence, head) pairs: split until the SMs fill; many: no split at all
+    # few (sequence, head) pairs: split until enough programs stream at once; many: no split at all
     few = dk.choose_splits(1, 8, 1, 65536, sm_count=132)
-    many = dk.choose_splits(64, 8, 1, 65536, sm_count=132)
-    assert few > 8 and many == 1
-    plans = [decoding.split_waves_time(8, 65536, s, sm_count=132, hbm_bytes_per_s=4.8e12) for s in (1, few)]
+    full = dk.choose_splits(33, 12, 1, 65536, sm_count=132)  # 396 = 132 SMs x 3 programs
+    assert few > 8 and full == 1
+    kw = dict(sm_count=132, hbm_bytes_per_s=4.8e12, program_bytes_per_s=25e9)
+    plans = [decoding.split_waves_time(8, 65536, s, **kw) for s in (1, few)]
     assert plans[1].time_s < plans[0].time_s / 8
+    # Little's law: 8 programs at 25 GB/s each, against the bandwidth shared by 8 x few programs
+    assert plans[0].time_s == pytest.approx(1e-6 + 1024 * 32768 / 25e9)
+    assert plans[1].programs == 8 * few and plans[1].waves == 1
 
 
 # ---- the forward kernel's bottom-right causal mask (chunked prefill) ----

@@ -317,8 +317,12 @@ GPU_CONFIGS = {32: (64, 4, 3), 64: (64, 4, 3), 128: (64, 4, 3)}
 INTERPRETER_BLOCK_N = 32
 
 _SM_COUNT: dict = {}
-#: The device whose bandwidth the split model assumes (the count of SMs is read from the GPU itself).
+#: The device whose bandwidth and SM limits the split model assumes (the SM count is read from the GPU).
 _MODEL_DEVICE = "H200 SXM"
+#: One program's streaming rate with two 32 KiB K+V tiles in flight (Little's law: bytes in flight over
+#: the loaded latency; the split model scales it with the tiles in flight). An estimate to be calibrated
+#: on the H200 (bench/NOTES.md "decode").
+PROGRAM_BYTES_PER_S = 25e9
 
 
 def sm_count(device) -> int:
@@ -332,19 +336,39 @@ def sm_count(device) -> int:
     return _SM_COUNT[index]
 
 
+def resident_programs(block_n: int, num_warps: int, num_stages: int, head_dim: int,
+                      bytes_per_element: int = 2) -> int:
+    """Split programs an H100/H200 SM holds at once, estimated: shared memory for ``num_stages - 1``
+    K and V tiles in flight plus 8 KiB, 128 registers a thread, and the SM's warp and block limits."""
+    from gpuperf.hardware import get_sm_limits
+
+    lim = get_sm_limits(_MODEL_DEVICE)
+    smem = max(1, num_stages - 1) * 2 * block_n * head_dim * bytes_per_element + 8192
+    by_smem = lim.shared_memory_per_sm_bytes // (smem + lim.reserved_shared_memory_per_block_bytes)
+    by_regs = lim.registers_per_sm // (num_warps * lim.warp_size * 128)
+    return max(1, min(by_smem, by_regs, lim.max_warps_per_sm // num_warps, lim.max_blocks_per_sm))
+
+
 def choose_splits(batch: int, kv_heads: int, row_blocks: int, max_seqlen: int, *, sm_count: int,
-                  block_n: int = 64, head_dim: int = 128, bytes_per_element: int = 2) -> int:
-    """Splits per (sequence, KV head, row block): :func:`gpuperf.decoding.choose_n_splits` on the waves
-    model with this launch's tile (``2 block_n d b`` bytes of K and V), the device's SM count and the
-    H200's bandwidth (it scales the time of the reads against the merge's launch)."""
+                  config: tuple[int, int, int] = (64, 4, 3), head_dim: int = 128,
+                  bytes_per_element: int = 2) -> int:
+    """Splits per (sequence, KV head, row block): :func:`gpuperf.decoding.choose_n_splits` with this
+    launch's tile (``2 BLOCK_N d b`` bytes of K and V), the programs an SM holds
+    (:func:`resident_programs`), the device's SM count, the H200's bandwidth and one program's rate
+    (:data:`PROGRAM_BYTES_PER_S`, with ``num_stages - 1`` tiles in flight)."""
     from gpuperf.decoding import choose_n_splits
     from gpuperf.hardware import get_accelerator
 
+    block_n, num_warps, num_stages = config
+    tile_bytes = 2.0 * block_n * head_dim * bytes_per_element
     tiles = -(-max_seqlen // block_n)
     return choose_n_splits(batch * kv_heads * row_blocks, max_seqlen, sm_count=sm_count,
-                           max_splits=max(1, min(MAX_SPLITS, tiles)), block_n=block_n,
-                           tile_bytes=2.0 * block_n * head_dim * bytes_per_element,
-                           hbm_bytes_per_s=get_accelerator(_MODEL_DEVICE).hbm_bytes_per_s)
+                           max_splits=max(1, min(MAX_SPLITS, tiles)), block_n=block_n, tile_bytes=tile_bytes,
+                           programs_per_sm=resident_programs(block_n, num_warps, num_stages, head_dim,
+                                                             bytes_per_element),
+                           hbm_bytes_per_s=get_accelerator(_MODEL_DEVICE).hbm_bytes_per_s,
+                           program_bytes_per_s=PROGRAM_BYTES_PER_S * max(1, num_stages - 1) / 2
+                           * tile_bytes / 32768.0)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -405,7 +429,7 @@ def decode_attention(q, k_cache, v_cache, cache_seqlens, *, block_table=None, la
     scale = _default_scale(d, softmax_scale)
     if n_splits is None:
         n_splits = choose_splits(b_, h_kv, row_blocks, max_seqlen, sm_count=sm_count(q.device),
-                                 block_n=block_n, head_dim=d, bytes_per_element=q.element_size())
+                                 config=config, head_dim=d, bytes_per_element=q.element_size())
     elif isinstance(n_splits, bool) or not isinstance(n_splits, numbers.Integral) or not (
             1 <= n_splits <= MAX_SPLITS):
         raise ValueError(f"n_splits must be an int in 1..{MAX_SPLITS} or None, got {n_splits!r}")
@@ -625,5 +649,6 @@ def _cache_strides(cache, layout: str):
 
 
 __all__ = ["DTYPE_NAMES", "GPU_CONFIGS", "INTERPRETED", "LAYOUTS", "MAX_QUERY_ROWS", "MAX_SPLITS",
-           "SUPPORTED_HEAD_DIMS", "choose_splits", "decode_attention", "decode_reference", "gather_cache",
+           "PROGRAM_BYTES_PER_S", "SUPPORTED_HEAD_DIMS", "choose_splits", "decode_attention",
+           "decode_reference", "gather_cache", "resident_programs",
            "sm_count"]
