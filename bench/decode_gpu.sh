@@ -6,7 +6,7 @@ set -u
 mkdir -p "$OUT/decode"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader || true
 echo "== family decode"
-timeout ${BENCH_S:-45} python3 bench/run.py decode --out-dir "$OUT/decode" --warmup-ms ${WARMUP_MS:-5} \
+timeout ${BENCH_S:-60} python3 bench/run.py decode --out-dir "$OUT/decode" --warmup-ms ${WARMUP_MS:-5} \
     --rep-ms ${REP_MS:-20} --no-progress ${RUN_ARGS:-} 2>&1 | tail -150
 echo "== per shape"
 python3 - "$OUT/decode" <<'PY'
@@ -18,7 +18,7 @@ for path in sorted(glob.glob(sys.argv[1] + "/*.json")):
 PY
 if [ -z "${NO_SWEEP:-}" ]; then
   echo "== sweep"
-  timeout ${SWEEP_S:-28} python3 bench/decode_sweep.py --quick 2>&1 | tail -150
+  timeout ${SWEEP_S:-25} python3 bench/decode_sweep.py --quick 2>&1 | tail -150
 fi
 echo "== tests"
-timeout ${TEST_S:-40} python3 -m pytest -q -p no:cacheprovider -rfE tests/kernels/test_decode.py 2>&1 | tail -40
+timeout ${TEST_S:-30} python3 -m pytest -q -p no:cacheprovider -rfE tests/kernels/test_decode.py 2>&1 | tail -40
