@@ -6,8 +6,16 @@ set -u
 mkdir -p "$OUT/decode"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader || true
 echo "== family decode"
-timeout ${BENCH_S:-60} python3 bench/run.py decode --out-dir "$OUT/decode" --warmup-ms ${WARMUP_MS:-5} \
-    --rep-ms ${REP_MS:-20} --no-progress ${RUN_ARGS:-} 2>&1 | tail -150
+if [ -n "${HALVES:-}" ]; then  # two records, so that a timeout loses at most one half
+  timeout ${LONG_S:-40} python3 bench/run.py decode --out-dir "$OUT/decode" --warmup-ms ${WARMUP_MS:-5} \
+      --rep-ms ${REP_MS:-20} --no-progress --name decode_h200_long --option host=False \
+      --option min_keys=8192 2>&1 | tail -100
+  timeout ${SHORT_S:-25} python3 bench/run.py decode --out-dir "$OUT/decode" --warmup-ms ${WARMUP_MS:-5} \
+      --rep-ms ${REP_MS:-20} --no-progress --name decode_h200_short --option max_keys=4096 2>&1 | tail -60
+else
+  timeout ${BENCH_S:-60} python3 bench/run.py decode --out-dir "$OUT/decode" --warmup-ms ${WARMUP_MS:-5} \
+      --rep-ms ${REP_MS:-20} --no-progress ${RUN_ARGS:-} 2>&1 | tail -150
+fi
 echo "== per shape"
 python3 - "$OUT/decode" <<'PY'
 import glob, json, sys
@@ -21,4 +29,4 @@ if [ -z "${NO_SWEEP:-}" ]; then
   timeout ${SWEEP_S:-25} python3 bench/decode_sweep.py --quick 2>&1 | tail -150
 fi
 echo "== tests"
-timeout ${TEST_S:-30} python3 -m pytest -q -p no:cacheprovider -rfE tests/kernels/test_decode.py 2>&1 | tail -40
+timeout ${TEST_S:-25} python3 -m pytest -q -p no:cacheprovider -rfE tests/kernels/test_decode.py 2>&1 | tail -40

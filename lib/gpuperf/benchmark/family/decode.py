@@ -175,11 +175,15 @@ def _host_cases():
                metric="calls_per_s", timing="host", reference=ref_label, params={"impl": "host-triton", **params})
 
 
-def cases(quick: bool = False, shapes=None, host: bool = True):
+def cases(quick: bool = False, shapes=None, host: bool = True, min_keys: int = 0,
+          max_keys: int | None = None):
     """The copy, our kernel (split, unsplit, paged) and SDPA's backends per shape of ``shapes`` (default
-    :data:`SHAPES`, quick: :data:`QUICK_SHAPES`), then the host-time pair."""
+    :data:`SHAPES`, quick: :data:`QUICK_SHAPES`) with ``min_keys`` to ``max_keys`` keys, then (``host``)
+    the host-time pair."""
     shapes = tuple(shapes) if shapes is not None else (QUICK_SHAPES if quick else SHAPES)
     for shape in shapes:
+        if shape[3] < min_keys or (max_keys is not None and shape[3] > max_keys):
+            continue
         if len(shape) != 5 or not all(isinstance(x, int) and x > 0 for x in shape[:4]):
             raise ValueError(f"shapes must hold (batch, H_q, H_kv, N_k, paged) tuples, got {shape!r}")
         yield from _group(*shape)
