@@ -7,13 +7,8 @@ Usage: PYTHONPATH=lib python3 bench/decode_sweep.py [--quick]
 
 from __future__ import annotations
 
+import argparse
 import sys
-
-import torch
-
-from gpuperf.benchmark import time_callable
-from gpuperf.kernels import decode as dk
-from gpuperf.kernels.decode import choose_splits, decode_attention, sm_count
 
 SHAPES = ((1, 8, 8, 8192), (1, 8, 8, 131072), (8, 32, 8, 32768), (64, 32, 8, 8192), (8, 32, 32, 1024),
           (64, 32, 32, 8192), (8, 32, 8, 2048))
@@ -22,6 +17,12 @@ CONFIGS = [(64, 4, 3), (32, 4, 3), (64, 4, 2), (64, 4, 4), (64, 8, 3), (128, 4, 
 
 
 def main(quick: bool) -> None:
+    import torch
+
+    from gpuperf.benchmark import time_callable
+    from gpuperf.kernels import decode as dk
+    from gpuperf.kernels.decode import choose_splits, decode_attention, sm_count
+
     d = 128
     for b, hq, hkv, n_k in SHAPES:
         q = torch.randn(b, 1, hq, d, device="cuda").half()
@@ -65,4 +66,6 @@ def main(quick: bool) -> None:
 
 
 if __name__ == "__main__":
-    main("--quick" in sys.argv)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the first four launches only")
+    main(parser.parse_args(sys.argv[1:]).quick)
