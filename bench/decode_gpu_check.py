@@ -28,6 +28,8 @@ def step(title: str, cmd: list[str], limit_s: float) -> None:
         subprocess.run(cmd, cwd=ROOT, timeout=limit_s, check=False)
     except subprocess.TimeoutExpired:
         print(f"== {title}: stopped after {limit_s:.0f} s", flush=True)
+    except OSError as exc:
+        print(f"== {title}: {exc}", flush=True)
 
 
 def main(argv: list[str]) -> int:
@@ -41,8 +43,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--bench-s", type=float, default=60.0, help="time limit of the family run (s)")
     args = parser.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["nvidia-smi", "--query-gpu=name,clocks.sm,clocks.mem,temperature.gpu",
-                    "--format=csv,noheader"], check=False)
+    try:
+        subprocess.run(["nvidia-smi", "--query-gpu=name,clocks.sm,clocks.mem,temperature.gpu",
+                        "--format=csv,noheader"], check=False, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        print(f"nvidia-smi: {exc}")
     run = [sys.executable, "bench/run.py", "decode", "--out-dir", str(args.out_dir), "--warmup-ms",
            args.warmup_ms, "--rep-ms", args.rep_ms, "--no-progress"]
     if args.halves:
@@ -57,7 +62,10 @@ def main(argv: list[str]) -> int:
 
     for path in sorted(glob.glob(str(args.out_dir / "*.json"))):
         print(path)
-        report_shapes(json.loads(Path(path).read_text())["results"])
+        try:
+            report_shapes(json.loads(Path(path).read_text())["results"])
+        except Exception as exc:  # noqa: BLE001 (a report must not stop the sweep and the tests)
+            print(f"report failed: {type(exc).__name__}: {exc}")
     if not args.no_sweep:
         step("sweep", [sys.executable, "bench/decode_sweep.py", "--quick"], 25)
     if not args.no_tests:
