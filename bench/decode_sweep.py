@@ -63,6 +63,29 @@ def main(quick: bool) -> None:
         for cfg in (CONFIGS[:4] if quick else CONFIGS)[1:]:
             rate(f"cfg={cfg} S={chosen:>3}", n_splits=chosen, config=cfg)
         del q, k, v, kv, out
+    # paged caches: pages of 16 and 256 tokens, tiles within a page or across pages
+    b, hq, hkv, n_k = 8, 32, 8, 32768
+    q = torch.randn(b, 1, hq, d, device="cuda").half()
+    kv_bytes = 2 * b * hkv * n_k * d * 2
+    kv = torch.empty(2 * kv_bytes // 2, device="cuda", dtype=torch.float16)
+    out = torch.empty_like(kv)
+    copy_bw = 2 * kv_bytes / time_callable(lambda: out.copy_(kv), 5, 20)
+    del kv, out
+    for page in (16, 256):
+        n_pages = b * n_k // page
+        kp, vp = (torch.randn(n_pages, page, hkv, d, device="cuda").half() for _ in range(2))
+        table = torch.randperm(n_pages, device="cuda").reshape(b, -1).to(torch.int32)
+        print(f"== paged, page {page}: B={b} Hq={hq} Hkv={hkv} N_k={n_k}", flush=True)
+        for cfg in ((64, 4, 3), (32, 4, 4), (16, 4, 6), (128, 4, 2), (64, 4, 4)):
+            try:
+                t = time_callable(lambda: decode_attention(q, kp, vp, n_k, block_table=table, config=cfg,
+                                                           check_indices=False), 5, 20)
+            except Exception as exc:  # noqa: BLE001
+                print(f"  cfg={cfg}: {type(exc).__name__}: {str(exc)[:80]}", flush=True)
+                continue
+            print(f"  cfg={cfg}: {kv_bytes / t / 1e12:.2f} TB/s = {kv_bytes / t / copy_bw:.2f} of copy",
+                  flush=True)
+        del kp, vp
 
 
 if __name__ == "__main__":
