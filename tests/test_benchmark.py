@@ -119,8 +119,12 @@ def test_every_family_records_to_a_file_the_book_has():
     import json
 
     for name in bm.families():
-        stem = getattr(bm.load_family(name), "RECORD_STEM", name)
+        module = bm.load_family(name)
+        stem = getattr(module, "RECORD_STEM", name)
         path = REPO / "book" / "data" / f"{stem}_h200.json"
+        if not path.exists() and getattr(module, "RECORD_PENDING", ""):  # a new family not yet run
+            assert "RECORD_PENDING" not in (module.__doc__ or "") and len(module.RECORD_PENDING) > 20, name
+            continue
         assert path.exists(), f"family {name} would write {path.name}, which the book does not hold"
         rows = json.loads(path.read_text())["results"]
         assert rows and {row.get("family", name) for row in rows} == {name}, (name, path.name)
