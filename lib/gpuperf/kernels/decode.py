@@ -3,11 +3,12 @@
 Public names:
 
 * :func:`decode_attention` ``(q, k_cache, v_cache, cache_seqlens, *, block_table=None, layout="bnhd",
-  causal=False, softmax_scale=None, n_splits=None, return_lse=False, check_indices=True)``: the kernel.
+  causal=False, softmax_scale=None, n_splits=None, return_lse=False, check_indices=True, config=None,
+  merge="fused")``: the kernel.
 * :func:`decode_reference`: the same in float64 on the CPU (paged or contiguous caches), the accuracy
   reference of the tests.
-* :func:`choose_splits`: the split count the wrapper picks (``gpuperf.decoding.choose_n_splits`` with this
-  device's SM count).
+* :func:`choose_splits`: the split count the wrapper picks (``gpuperf.decoding.choose_n_splits``, a model
+  of waves and of one program's streaming rate, with this device's SM count); :func:`resident_programs`.
 
 **Shapes.** ``q`` is (B, N_q, H_q, d): N_q = 1..16 new query rows per sequence (1 for plain decoding, more
 for speculative decoding), H_q query heads, any strides with a unit last one. The cache is either
@@ -32,9 +33,11 @@ r-th block of its query rows: the G = H_q / H_kv query heads of the group times 
 that share every K and V tile, so the tile is read from HBM once and serves them all as the M dimension of
 ``tl.dot``. Its keys are ``ceil(ceil(N_k[b] / BLOCK_N) / S)`` tiles, the same share of every sequence
 (ragged batches stay balanced); it runs chapter 13's online softmax over them and writes the partial state
-(L_s = m_s + log l_s, O_s = sum_j exp(s_j - m_s) v_j / l_s) in fp32. The merge kernel, one program per
-query row, combines the S states exactly: ``L = log sum_s exp(L_s)``, ``O = sum_s exp(L_s - L) O_s``. With
-S = 1 the split kernel writes O itself and there is no merge.
+(L_s = m_s + log l_s, O_s = sum_j exp(s_j - m_s) v_j / l_s) in fp32. The merge combines the S states
+exactly: ``L = log sum_s exp(L_s)``, ``O = sum_s exp(L_s - L) O_s``; by default the last split program of
+each (sequence, KV head, row block) to finish does it (``merge="fused"``), else a second kernel with one
+program per query row (``merge="kernel"``). With S = 1 the split kernel writes O itself and there is no
+merge. Not measured on a GPU yet (bench/NOTES.md, "decode, 2026-12-04").
 
 **HBM traffic** (b bytes per element, R = G N_q rows per KV head): K and V once, ``2 N_k[b] d b`` per
 (sequence, KV head); Q once per split, ``S R d b``; the partial states ``S R (d + 1) 4`` written and read
