@@ -70,18 +70,22 @@ _LN2 = 0.6931471805599453
 # --------------------------------------------------------------------------------------------------------
 
 
-def attention_reference(q, k, v, causal: bool = False, softmax_scale: float | None = None):
+def attention_reference(q, k, v, causal: bool = False, softmax_scale: float | None = None, *,
+                        causal_alignment: str = "top_left"):
     """Exact attention in float64 on the CPU; returns ``(o, lse)`` as float64 CPU tensors.
 
     ``o = softmax(scale * q k^T [+ mask]) v`` and ``lse = logsumexp(scale * q k^T [+ mask])`` over the keys,
-    with the causal mask top-left aligned (query i sees keys j <= i). Materialises the N_q x N_k scores.
+    with the causal mask top-left aligned (query i sees keys j <= i) or, with
+    ``causal_alignment="bottom_right"``, aligned to the last key (query i sees keys j <= i + N_k - N_q, as
+    SDPA's ``causal_lower_right``). Materialises the N_q x N_k scores.
     """
     q, k, v = (t.detach().to(device="cpu", dtype=torch.float64) for t in (q, k, v))
     scale = _default_scale(q.shape[-1], softmax_scale)
     s = torch.matmul(q, k.transpose(-1, -2)) * scale
     if causal:
         n_q, n_k = s.shape[-2], s.shape[-1]
-        hidden = torch.ones(n_q, n_k, dtype=torch.bool).triu(diagonal=1)
+        shift = n_k - n_q if _check_alignment(causal_alignment, n_q, n_k) else 0
+        hidden = torch.ones(n_q, n_k, dtype=torch.bool).triu(diagonal=1 + shift)
         s = s.masked_fill(hidden, float("-inf"))
     lse = torch.logsumexp(s, dim=-1)
     p = torch.exp(s - lse[..., None])
@@ -172,9 +176,11 @@ def _fwd_block(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, o
 def _fwd_kernel(Q, K, V, O, LSE,
                 stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn,
                 stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_om,
-                H, N_Q, N_K, qk_scale,
+                H, N_Q, N_K, qk_scale, CAUSAL_SHIFT,
                 HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                 CAUSAL: tl.constexpr, INPUT_PRECISION: tl.constexpr):
+    # CAUSAL_SHIFT: 0 (top-left) or N_K - N_Q >= 0 (bottom-right):
+    # query i sees keys j <= i + CAUSAL_SHIFT.
     # HBM per program: its Q and O blocks once, every K/V block it needs once.
     start_m = tl.program_id(0)
     if CAUSAL:  # the longest rows start first, the short ones fill the tail
@@ -198,21 +204,24 @@ def _fwd_kernel(Q, K, V, O, LSE,
     # Key blocks [0, full_end) need no mask: inside N_K and, if causal, left of every
     # row's diagonal. Blocks [full_end, hi) are masked; blocks from hi on are skipped.
     if CAUSAL:
-        hi = tl.minimum(N_K, (start_m + 1) * BLOCK_M)
-        full_end = (tl.minimum(N_K, start_m * BLOCK_M + 1) // BLOCK_N) * BLOCK_N
+        hi = tl.minimum(N_K, (start_m + 1) * BLOCK_M + CAUSAL_SHIFT)
+        diag0 = start_m * BLOCK_M + CAUSAL_SHIFT  # the first row's last key
+        full_end = (tl.minimum(N_K, diag0 + 1) // BLOCK_N) * BLOCK_N
     else:
         hi = N_K
         full_end = (N_K // BLOCK_N) * BLOCK_N
+    seen_m = offs_m + CAUSAL_SHIFT  # the key on each row's diagonal
     for start_n in range(0, full_end, BLOCK_N):
         acc, l_i, m_i = _fwd_block(
-            acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d,
+            acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, seen_m, offs_d,
             start_n, N_K, qk_scale, BLOCK_N, False, CAUSAL, INPUT_PRECISION)
     for start_n in range(full_end, hi, BLOCK_N):
         acc, l_i, m_i = _fwd_block(
-            acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d,
+            acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, seen_m, offs_d,
             start_n, N_K, qk_scale, BLOCK_N, True, CAUSAL, INPUT_PRECISION)
 
-    # Every row sees key 0 (top-left causal), so l_i > 0 and m_i is finite in every row.
+    # Every row sees key 0 (top-left causal, or bottom-right with N_Q <= N_K),
+    # so l_i > 0 and m_i is finite in every row.
     acc = acc / l_i[:, None]
     lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453  # log2 back to natural log
     row_ok = offs_m < N_Q
@@ -546,8 +555,14 @@ def default_launch(q, k, causal: bool = False) -> tuple[str, list]:
 def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float | None = None, *,
                             fp32_precision: str = "ieee", use_tma: bool | None = None,
                             config: tuple[int, int, int, int] | None = None, variant: str | None = None,
-                            hopper: HopperConfig | None = None):
+                            hopper: HopperConfig | None = None, causal_alignment: str = "top_left"):
     """FlashAttention forward pass; returns ``(o, lse)`` (module docstring for shapes and semantics).
+
+    ``causal_alignment``: ``"top_left"`` (query i sees keys j <= i, SDPA's ``is_causal=True``) or
+    ``"bottom_right"`` (query i sees keys j <= i + N_k - N_q, SDPA's ``causal_lower_right``: the N_q new
+    rows of a chunked prefill against a cache of N_k >= N_q keys ending with them). Bottom-right runs the
+    pointer kernel (a forced descriptor ``variant`` raises ``ValueError``); it changes nothing unless
+    ``causal`` is True and N_q < N_k.
 
     Kernel choice (``variant``): None picks, on compute capability 9.x with fp16/bf16 inputs, the
     host-descriptor kernel (``"tma_host"``, any N_q), else (fp32) the
@@ -561,7 +576,7 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
     override for a kernel that does not run raises ``ValueError``, as does any bad argument (named).
     """
     plain = (not INTERPRETED and use_tma is None and config is None and variant is None and hopper is None
-             and fp32_precision == "ieee")
+             and fp32_precision == "ieee" and causal_alignment == "top_left")
     if plain:  # a call like an earlier one that ran the host-descriptor kernel: skip straight to its launch
         key = _plan_key(q, k, v, causal, softmax_scale)
         plan = _PLANS.get(key) if key is not None else None
@@ -588,6 +603,14 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
         raise ValueError(f"hopper must be a HopperConfig or None, got {hopper!r}")
     b, h, n_q, d = q.shape
     n_k = k.shape[2]
+    if causal_alignment not in CAUSAL_ALIGNMENTS:
+        raise ValueError(f"causal_alignment must be one of {CAUSAL_ALIGNMENTS}, got {causal_alignment!r}")
+    shift = n_k - n_q if causal and _check_alignment(causal_alignment, n_q, n_k) and n_k != n_q else 0
+    if shift:  # only the pointer kernel takes the shifted diagonal
+        if variant not in (None, "pointer") or use_tma or hopper is not None:
+            raise ValueError(f"causal_alignment='bottom_right' runs the pointer kernel; got variant={variant!r}, "
+                             f"use_tma={use_tma!r}, hopper={hopper!r}")
+        variant = "pointer"
     scale = _default_scale(d, softmax_scale)
     o = torch.empty_like(q)
     lse = torch.empty((b, h, n_q), dtype=torch.float32, device=q.device)
@@ -641,7 +664,7 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
                               num_warps=num_warps, num_stages=num_stages)
     else:
         _fwd_kernel[grid](q, k, v, o, lse, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3],
-                          *o.stride()[:3], h, n_q, n_k, qk_scale, HEAD_DIM=d, BLOCK_M=block_m,
+                          *o.stride()[:3], h, n_q, n_k, qk_scale, shift, HEAD_DIM=d, BLOCK_M=block_m,
                           BLOCK_N=block_n, CAUSAL=causal, INPUT_PRECISION=precision,
                           num_warps=num_warps, num_stages=num_stages)
     return o, lse
@@ -700,6 +723,20 @@ def _default_scale(head_dim: int, softmax_scale) -> float:
     return float(softmax_scale)
 
 
+#: Where the causal diagonal starts (``causal_alignment``).
+CAUSAL_ALIGNMENTS = ("top_left", "bottom_right")
+
+
+def _check_alignment(causal_alignment, n_q: int, n_k: int) -> bool:
+    """True for bottom-right alignment (valid only with N_q <= N_k: every query sees at least one key)."""
+    if causal_alignment not in CAUSAL_ALIGNMENTS:
+        raise ValueError(f"causal_alignment must be one of {CAUSAL_ALIGNMENTS}, got {causal_alignment!r}")
+    if causal_alignment == "bottom_right" and n_q > n_k:
+        raise ValueError(f"causal_alignment='bottom_right' needs N_q <= N_k (else the first rows see no key), "
+                         f"got N_q = {n_q}, N_k = {n_k}")
+    return causal_alignment == "bottom_right"
+
+
 def _check_positive_int(name: str, value) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -727,6 +764,7 @@ def _check_inputs(q, k, v) -> None:
 
 
 __all__ = [
+    "CAUSAL_ALIGNMENTS",
     "DTYPE_NAMES",
     "FP32_PRECISIONS",
     "GPU_CONFIGS",

@@ -377,6 +377,61 @@ PENDING_REASONS: Mapping[str, str] = MappingProxyType({
                           "is the bandwidth bar; 0.85 leaves room for the reduction of the k slices",
 })
 
+#: Issue 33's decoding targets (family ``decode``, chapter 16; run ``decode_h200``): one decoding step, one query
+#: row per head, d = 128, fp16, as (batch, H_q, H_kv, N_k). Kept apart from :data:`TARGETS` until the page
+#: tables them (the lead merges them with the other targets of issue 33); score them with
+#: ``score_all(DECODE_TARGETS, DECODE_RECORDED_RUNS)``. Reasons: :data:`DECODE_REASONS`.
+DECODE_RECORDED_RUNS: Mapping[str, str] = MappingProxyType({"decode": "decode_h200"})
+_DECODE_LONG = ((1, 8, 8, 8192), (1, 8, 8, 32768), (1, 8, 8, 131072), (1, 32, 8, 131072), (8, 32, 32, 8192),
+                (8, 32, 8, 32768), (16, 64, 8, 32768), (64, 32, 8, 8192), (64, 32, 32, 8192))
+_DECODE_SHORT = ((8, 32, 32, 1024), (8, 32, 8, 2048), (32, 32, 8, 4096), (64, 32, 8, 1024))
+_DECODE_PAGED = ((1, 8, 8, 131072), (8, 32, 8, 32768), (64, 32, 8, 8192))
+
+
+def _decode_cases(shapes, kernel) -> tuple[CaseSpec, ...]:
+    return _cases(({"dtype": "fp16", "batch": b, "h_q": hq, "h_kv": hkv, "n_k": n} for b, hq, hkv, n in shapes),
+                  kernel)
+
+
+_DECODE_FORMAT = "B={batch} Hq={h_q} Hkv={h_kv} N_k={n_k}"
+_DECODE_ROW = "one decoding step, 1 query row per head, d = 128 fp16"
+DECODE_TARGETS: tuple[Target, ...] = (
+    Target("decode-copy", "Flash-Decoding (split KV)", f"{_DECODE_ROW}, 8K-128K keys, batch 1-64", "decode",
+           "decode", "bytes_per_s", _decode_cases(_DECODE_LONG, {"impl": "triton"}), "device copy",
+           {"impl": "copy"}, 0.85, _DECODE_FORMAT, "16-flash-attention-in-practice",
+           "the default split count; bytes of K and V read per second against the copy's traffic per second"),
+    Target("decode-cudnn", "Flash-Decoding (split KV)", f"{_DECODE_ROW}, 8K-128K keys, where cuDNN takes the "
+           "shape", "decode", "decode", "bytes_per_s", _decode_cases(_DECODE_LONG, {"impl": "triton"}),
+           "SDPA cuDNN", {"impl": "sdpa-cudnn"}, 1.0, _DECODE_FORMAT, "16-flash-attention-in-practice",
+           "GQA through enable_gqa=True, or heads expanded where cuDNN refuses it (row param gqa)"),
+    Target("decode-cudnn-short", "Flash-Decoding (split KV), short caches", f"{_DECODE_ROW}, 1K-4K keys",
+           "decode", "decode", "bytes_per_s", _decode_cases(_DECODE_SHORT, {"impl": "triton"}), "SDPA cuDNN",
+           {"impl": "sdpa-cudnn"}, 0.90, _DECODE_FORMAT, "16-flash-attention-in-practice"),
+    Target("decode-paged", "Flash-Decoding over a paged cache", f"{_DECODE_ROW}, pages of 16 tokens",
+           "decode", "decode", "bytes_per_s", _decode_cases(_DECODE_PAGED, {"impl": "triton-paged",
+                                                                             "page_size": 16}),
+           "device copy", {"impl": "copy"}, 0.85, _DECODE_FORMAT, "16-flash-attention-in-practice",
+           "vLLM's default page of 16 tokens (the run also has pages of 256)"),
+)
+
+#: Why each decoding target is what it is (:data:`REASONS`' counterpart for :data:`DECODE_TARGETS`).
+DECODE_REASONS: Mapping[str, str] = MappingProxyType({
+    "decode-copy": "a decoding step reads each cached key and value once and does little arithmetic on it, "
+                   "so a copy of the same bytes is its bar",
+    "decode-cudnn": "cuDNN's attention is what PyTorch runs for this step on Hopper, and it splits the keys "
+                    "too, so it is the bar where it takes the shape",
+    "decode-cudnn-short": "at 1K-4K keys a step moves a few megabytes and launches decide, so the bar is "
+                          "set below cuDNN's",
+    "decode-paged": "a page table adds one small read per tile; with pages of 16 tokens the tile spans "
+                    "pages and each key's page is looked up",
+})
+
+# The decoding targets wait for their first H200 run with the other pending targets (one scheme for both).
+PENDING_RECORDED_RUNS = MappingProxyType({**PENDING_RECORDED_RUNS, **DECODE_RECORDED_RUNS})
+PENDING_TARGETS = PENDING_TARGETS + DECODE_TARGETS
+PENDING_REASONS = MappingProxyType({**PENDING_REASONS, **DECODE_REASONS})
+
+
 #: Per target: why the target is what it is, and what the kernel teaches or why it misses (one sentence
 #: each, read by :func:`verdicts`; the facts are those of the chapters named in each target's ``chapter``).
 REASONS: Mapping[str, str] = MappingProxyType({
