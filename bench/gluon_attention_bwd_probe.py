@@ -1,0 +1,177 @@
+"""Probe of the Gluon FlashAttention backward on the H200 (issue 34): correctness, registers, time.
+
+Usage (repository root, PYTHONPATH=lib)::
+
+    python bench/gluon_attention_bwd_probe.py check            # float64 checks on awkward shapes
+    python bench/gluon_attention_bwd_probe.py time [OUT_DIR]   # registers, spills, times vs Triton, cuDNN
+
+``check`` compares dQ, dK, dV of the Gluon kernel and of the Triton backward with a float64 reference
+(the error relative to the reference's largest entry) and passes when the Gluon error is within twice the
+Triton error (or 1e-2 of the largest entry). ``time`` times the backward pass alone (the forward's O and
+L given) with ``gpuperf.benchmark.time_callable`` (median of ``triton.testing.do_bench``, L2 flushed
+between calls) for the Gluon kernel, the Triton backward and cuDNN's backward through SDPA, on three bf16
+shapes, and prints the ratios; with ``OUT_DIR`` it saves a record there (``gpuperf.records.save_run``).
+Every step catches and prints its exception, so one failure does not hide the rest.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+import traceback
+
+import torch
+
+CHECKS = [  # (dtype, B, H, N_q, N_k, d, causal): the timed shapes' variants, on awkward sizes
+    (torch.bfloat16, 1, 2, 333, 333, 64, True),
+    (torch.bfloat16, 1, 2, 333, 333, 64, False),
+    (torch.bfloat16, 2, 1, 200, 333, 64, False),
+    (torch.bfloat16, 1, 2, 333, 333, 128, True),
+    (torch.bfloat16, 1, 1, 1000, 1000, 128, True),
+    (torch.float16, 1, 2, 257, 257, 128, False),
+]
+
+SHAPES = [  # (B, H, N, d, causal), bf16
+    (4, 32, 4096, 128, True),
+    (2, 16, 10240, 64, False),
+    (8, 8, 2048, 64, True),
+]
+
+
+def _inputs(dtype, b, h, n_q, n_k, d, seed=0):
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    q = torch.randn((b, h, n_q, d), device="cuda", dtype=dtype, generator=gen)
+    k, v = (torch.randn((b, h, n_k, d), device="cuda", dtype=dtype, generator=gen) for _ in range(2))
+    do = torch.randn((b, h, n_q, d), device="cuda", dtype=dtype, generator=gen)
+    return q, k, v, do
+
+
+def _reference(q, k, v, do, causal):
+    q64, k64, v64 = (t.detach().double().requires_grad_() for t in (q, k, v))
+    s = q64 @ k64.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if causal:  # top-left aligned: query i sees keys j <= i
+        keep = torch.ones(s.shape[-2:], dtype=torch.bool, device=s.device).tril()
+        s = s.masked_fill(~keep, float("-inf"))
+    p = torch.softmax(s, dim=-1).nan_to_num(0.0)
+    o = p @ v64
+    return torch.autograd.grad(o, (q64, k64, v64), do.double())
+
+
+def _rel(x, ref):
+    return float((x.double() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
+
+
+def check() -> bool:
+    from gpuperf.kernels import flash_attention_bwd as fab
+    from gpuperf.kernels import gluon_attention_bwd as gab
+    from gpuperf.kernels.flash_attention import flash_attention_forward
+
+    print("gluon available:", gab.available(), flush=True)
+    all_ok = True
+    for dtype, b, h, n_q, n_k, d, causal in CHECKS:
+        label = f"{str(dtype)[6:]} B{b} H{h} Nq{n_q} Nk{n_k} d{d} {'causal' if causal else 'full'}"
+        try:
+            t0 = time.time()
+            q, k, v, do = _inputs(dtype, b, h, n_q, n_k, d)
+            o, lse = flash_attention_forward(q, k, v, causal=causal)
+            ref = _reference(q, k, v, do, causal)
+            tri = fab.flash_attention_backward(q, k, v, o, lse, do, causal)
+            glu = gab.gluon_attention_backward(q, k, v, o, lse, do, causal, return_kernels=True)
+            torch.cuda.synchronize()
+            handle = glu[3]["gluon"]
+            errs = []
+            ok = True
+            for name, x, y, r in zip("QKV", glu[:3], tri, ref):
+                eg, et = _rel(x, r), _rel(y, r)
+                good = math.isfinite(eg) and eg <= max(2 * et, 1e-2)
+                ok &= good
+                errs.append(f"d{name} gluon {eg:.2e} triton {et:.2e}{'' if good else ' BAD'}")
+            all_ok &= ok
+            print(f"{'ok  ' if ok else 'FAIL'} {label}: {'; '.join(errs)}; regs {handle.n_regs} "
+                  f"spills {handle.n_spills} ({time.time() - t0:.1f} s)", flush=True)
+        except Exception:  # noqa: BLE001 - print and go on to the next shape
+            all_ok = False
+            print(f"ERROR {label}", flush=True)
+            traceback.print_exc()
+            sys.stdout.flush()
+    print("check:", "all ok" if all_ok else "FAILURES", flush=True)
+    return all_ok
+
+
+def _flop(b, h, n, d, causal):
+    # 5 matrix products of 2 N^2 d each (S, dP, dV, dK, dQ); half of them under a causal mask.
+    return 5 * 2 * b * h * n * n * d * (0.5 if causal else 1.0)
+
+
+def time_shapes(out_dir: str | None = None) -> None:
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from gpuperf.benchmark import time_callable
+    from gpuperf.kernels import flash_attention_bwd as fab
+    from gpuperf.kernels import gluon_attention_bwd as gab
+    from gpuperf.kernels.flash_attention import flash_attention_forward
+
+    rows = []
+    for b, h, n, d, causal in SHAPES:
+        label = f"bf16 B{b} H{h} N{n} d{d} {'causal' if causal else 'full'}"
+        try:
+            q, k, v, do = _inputs(torch.bfloat16, b, h, n, n, d)
+            o, lse = flash_attention_forward(q, k, v, causal=causal)
+            glu = gab.gluon_attention_backward(q, k, v, o, lse, do, causal, return_kernels=True)
+            tri = fab.flash_attention_backward(q, k, v, o, lse, do, causal, return_kernels=True)
+            diffs = [_rel(x, y.double()) for x, y in zip(glu[:3], tri[:3])]
+            hg, ht = glu[3]["gluon"], tri[3]["dkdv"]
+            print(f"{label}: gluon vs triton max rel diff dQ {diffs[0]:.2e} dK {diffs[1]:.2e} "
+                  f"dV {diffs[2]:.2e}; gluon regs {hg.n_regs} spills {hg.n_spills}; triton dkdv regs "
+                  f"{ht.n_regs} spills {ht.n_spills}", flush=True)
+            t_g = time_callable(lambda: gab.gluon_attention_backward(q, k, v, o, lse, do, causal))
+            t_t = time_callable(lambda: fab.flash_attention_backward(q, k, v, o, lse, do, causal))
+            qr, kr, vr = (t.detach().clone().requires_grad_() for t in (q, k, v))
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                out = torch.nn.functional.scaled_dot_product_attention(qr, kr, vr, is_causal=causal)
+            t_c = time_callable(lambda: torch.autograd.grad(out, (qr, kr, vr), do, retain_graph=True))
+            fl = _flop(b, h, n, d, causal)
+            print(f"{label}: gluon {t_g * 1e3:.3f} ms ({fl / t_g / 1e12:.0f} TFLOP/s), triton "
+                  f"{t_t * 1e3:.3f} ms, cudnn {t_c * 1e3:.3f} ms; gluon/cudnn speed {t_c / t_g:.3f}, "
+                  f"triton/cudnn {t_c / t_t:.3f}, gluon/triton {t_t / t_g:.3f}", flush=True)
+            rows.append({"params": {"dtype": "bf16", "batch": b, "heads": h, "n_seq": n, "head_dim": d,
+                                    "mask": "causal" if causal else "full"},
+                         "time_s": {"gluon": t_g, "triton": t_t, "sdpa-cudnn": t_c},
+                         "gluon_regs": hg.n_regs, "gluon_spills": hg.n_spills,
+                         "triton_dkdv_regs": ht.n_regs, "triton_dkdv_spills": ht.n_spills,
+                         "max_rel_diff_vs_triton": diffs, "flop": fl})
+            del q, k, v, do, o, lse, glu, tri, out, qr, kr, vr
+            torch.cuda.empty_cache()
+        except Exception:  # noqa: BLE001
+            print(f"ERROR {label}", flush=True)
+            traceback.print_exc()
+            sys.stdout.flush()
+    if out_dir and rows:
+        try:
+            from gpuperf.records import provenance, save_run
+
+            prov = provenance("python bench/gluon_attention_bwd_probe.py time OUT_DIR")
+            prov["method"] = "time_callable (do_bench median, L2 flushed), backward pass only"
+            print("record:", save_run("attention_backward_gluon_h200", rows, prov, data_dir=out_dir),
+                  flush=True)
+        except Exception:  # noqa: BLE001
+            traceback.print_exc()
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("check", "time"):
+        print(__doc__)
+        return 2
+    import triton
+
+    print(f"torch {torch.__version__} triton {triton.__version__} "
+          f"{torch.cuda.get_device_name() if torch.cuda.is_available() else 'no GPU'}", flush=True)
+    if argv[0] == "check":
+        return 0 if check() else 1
+    time_shapes(argv[1] if len(argv) > 1 else None)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,314 @@
+"""FlashAttention backward in Gluon for Hopper: K and V held in shared memory, Q and dO streamed by TMA.
+
+Why this kernel exists. The Triton backward (:mod:`gpuperf.kernels.flash_attention_bwd`) leaves the
+compiler to place every tile: on the H200 its dK/dV program holds 255 registers and spills, and reaches
+0.65-0.82 of cuDNN's backward (bench/NOTES.md, issue 34). Gluon lets the kernel say where each tile lives:
+here the key block's K and V sit in shared memory for the whole program, blocks of Q and dO arrive through
+TMA into a ring of shared-memory slots, each guarded by an mbarrier, and every product is one
+``warpgroup_mma`` (wgmma) whose operands are named explicitly (shared memory, or registers for P and dS).
+
+One program per (key block of ``BLOCK_N`` keys, batch-head). It walks the query blocks that see its keys
+(with a causal mask, only those at or below the diagonal) and, per block of ``BLOCK_M`` queries, computes
+in the transposed orientation (keys are the rows, so the accumulators dK, dV and the scores share one
+layout)::
+
+    S^T  = K Q^T                       wgmma, both operands in shared memory
+    P^T  = exp2(S^T scale log2 e - L log2 e)     (masked entries 0)
+    dV  += P^T dO                      wgmma, P^T from registers
+    dP^T = V dO^T                      wgmma
+    dS^T = P^T (dP^T - D)
+    dK  += dS^T Q                      wgmma, dS^T from registers
+    dQ_i += dS K                       wgmma from dS^T stored to shared memory, added to an fp32 buffer
+
+``D = rowsum(dO o O)`` and the zeroed fp32 dQ buffer come from the Triton preprocess kernel, and a small
+Triton kernel scales dQ and casts it (both from :mod:`gpuperf.kernels.flash_attention_bwd`). The ring is
+filled ``STAGES - 1`` blocks ahead of the block being computed, so the loads of later blocks overlap the
+arithmetic. This first version does not specialise warps (every warp both issues loads and multiplies);
+:data:`SCHEDULE` says which schedule the module implements.
+
+Tensors are addressed as 2-D views ``[B H N, d]``; a block that runs past the end of a head reads rows of
+the next one (or TMA's zeros past the tensor), which the masks turn into zero probabilities, and stores and
+atomic adds are masked by row. The kernel needs ``triton.experimental.gluon`` (written for Triton 3.6 on
+the H200, compiled on the CPU with Triton 3.9; :data:`_tma_load` and :data:`_cta_barrier` take either
+version's name) and a Hopper GPU: :func:`available` says whether this process can run it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import triton
+
+from gpuperf.kernels import flash_attention_bwd as fab
+from gpuperf.kernels.gluon_softmax import Availability, available as _gluon_available
+
+try:  # Gluon: only where this Triton has it; the module imports without it
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.hopper import (
+        fence_async_shared, mbarrier, tma, warpgroup_mma, warpgroup_mma_wait)
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    _IMPORT_ERROR = ""
+except Exception as exc:  # noqa: BLE001 - any failure means "no Gluon here", with the reason kept
+    gluon = gl = fence_async_shared = mbarrier = tma = TensorDescriptor = None
+    warpgroup_mma = warpgroup_mma_wait = None
+    _IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
+
+if gl is not None:
+    # The same operations under Triton 3.6's names (the H200) and later ones (3.9 here).
+    _tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+    _cta_barrier = getattr(gl, "barrier", None) or gl.thread_barrier
+
+#: The schedule this module implements (the module docstring).
+SCHEDULE = "one role per warp: TMA ring of Q/dO blocks, wgmma, fp32 atomic dQ"
+
+HEAD_DIMS = (64, 128)
+DTYPES = (torch.float16, torch.bfloat16)
+
+#: (BLOCK_N keys, BLOCK_M queries, STAGES ring slots, warps) per head dimension.
+CONFIGS = {64: (128, 64, 2, 8), 128: (128, 64, 2, 8)}
+
+_LOG2E = 1.4426950408889634
+
+
+def available(device=None) -> Availability:
+    """Can :func:`gluon_attention_backward` run here? Gluon, compiled kernels, a Hopper GPU."""
+    if gl is None:
+        return Availability(False, f"triton.experimental.gluon does not import ({_IMPORT_ERROR})")
+    return _gluon_available(device)
+
+
+def usable_for(q, k, v, do) -> Availability:
+    """:func:`available` for ``q``'s device, and the inputs within what the kernel takes (fp16/bf16, d in
+    :data:`HEAD_DIMS`, contiguous, 16-byte aligned, as many keys as queries or more); never raises."""
+    status = available(q.device) if q.is_cuda else Availability(False, "q is not a CUDA tensor")
+    if not status:
+        return status
+    if q.dtype not in DTYPES:
+        return Availability(False, f"dtype {q.dtype}: the Gluon kernel takes fp16 and bf16")
+    if q.shape[-1] not in HEAD_DIMS:
+        return Availability(False, f"head_dim {q.shape[-1]} not in {HEAD_DIMS}")
+    for t in (q, k, v, do):
+        if not t.is_contiguous() or t.data_ptr() % 16:
+            return Availability(False, "inputs must be contiguous and 16-byte aligned (TMA)")
+    return Availability(True, "")
+
+
+# ---- the kernel ------------------------------------------------------------------------------------------
+
+if gl is not None:
+
+    @gluon.jit
+    def _issue_qdo(q_desc, do_desc, q_ring, do_ring, bars, t, first_block, n_blocks, row_q0,
+                   BLOCK_M: gl.constexpr, STAGES: gl.constexpr):
+        # Request the Q and dO blocks of iteration t (query block first_block + t) into slot t % STAGES;
+        # nothing past the last block.
+        block = first_block + t
+        live = block < n_blocks
+        s = t % STAGES
+        bar = bars.index(s)
+        mbarrier.expect(bar, q_desc.block_type.nbytes + do_desc.block_type.nbytes, pred=live)
+        _tma_load(q_desc, [row_q0 + block * BLOCK_M, 0], bar, q_ring.index(s), pred=live)
+        _tma_load(do_desc, [row_q0 + block * BLOCK_M, 0], bar, do_ring.index(s), pred=live)
+
+    @gluon.jit
+    def _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, k_smem, v_smem, ds_smem, lse_ptr,
+                      delta_ptr, dq_ptr, dk, dv, t, lo, hi, first_block, n_blocks, row_q0, start_n, n_q,
+                      n_k, qk_scale_log2, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr,
+                      BLOCK_N: gl.constexpr, STAGES: gl.constexpr, MASK: gl.constexpr,
+                      CAUSAL: gl.constexpr, s_layout: gl.constexpr, dkv_layout: gl.constexpr,
+                      dq_layout: gl.constexpr):
+        # Query blocks lo..hi-1 (iterations t, t + 1, ...): dK and dV accumulate, dQ goes out by atomics.
+        LOG2E: gl.constexpr = 1.4426950408889634
+        dtype: gl.constexpr = q_desc.dtype
+        op_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=dkv_layout, k_width=2)
+        offs_n = start_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, s_layout))
+        dq_rows = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, dq_layout))
+        dq_cols = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, dq_layout))
+        dq_base = dq_ptr + row_q0.to(gl.int64) * HEAD_DIM  # this head's fp32 dQ rows
+        s_zero = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, layout=s_layout)
+        dq_zero = gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, layout=dq_layout)
+        for block in range(lo, hi):
+            # listing: gluon-bwd-step
+            _issue_qdo(q_desc, do_desc, q_ring, do_ring, bars, t + STAGES - 1, first_block, n_blocks,
+                       row_q0, BLOCK_M, STAGES)  # the block STAGES - 1 ahead, into the freed slot
+            s = t % STAGES
+            start_m = block * BLOCK_M
+            offs_m = start_m + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, s_layout))
+            mbarrier.wait(bars.index(s), (t // STAGES) & 1)  # Q_i and dO_i have landed
+            q_s = q_ring.index(s)
+            do_s = do_ring.index(s)
+            s_t = warpgroup_mma(k_smem, q_s.permute((1, 0)), s_zero, use_acc=False, is_async=True)
+            lse2 = gl.load(lse_ptr + row_q0 + offs_m, mask=offs_m < n_q, other=0.0) * LOG2E
+            s_t = warpgroup_mma_wait(num_outstanding=0, deps=(s_t,))
+            # dP^T's product runs on the tensor cores while the exponentials run on the SM's other units.
+            dp_t = warpgroup_mma(v_smem, do_s.permute((1, 0)), s_zero, use_acc=False, is_async=True)
+            p_t = gl.exp2(s_t * qk_scale_log2 - gl.expand_dims(lse2, 0))
+            if MASK:
+                keep = (gl.expand_dims(offs_m, 0) < n_q) & (gl.expand_dims(offs_n, 1) < n_k)
+                if CAUSAL:
+                    keep = keep & (gl.expand_dims(offs_m, 0) >= gl.expand_dims(offs_n, 1))
+                p_t = gl.where(keep, p_t, 0.0)
+            p_op = gl.convert_layout(p_t.to(dtype), op_layout)
+            dp_t = warpgroup_mma_wait(num_outstanding=0, deps=(dp_t,))
+            dv = warpgroup_mma(p_op, do_s, dv, is_async=True)
+            delta = gl.load(delta_ptr + row_q0 + offs_m, mask=offs_m < n_q, other=0.0)
+            ds_t = p_t * (dp_t - gl.expand_dims(delta, 0))
+            ds16 = ds_t.to(dtype)
+            ds_op = gl.convert_layout(ds16, op_layout)
+            dk = warpgroup_mma(ds_op, q_s, dk, is_async=True)
+            ds_smem.store(ds16)
+            fence_async_shared()  # the generic-proxy stores, before wgmma (async proxy) reads them
+            _cta_barrier()  # every warpgroup's half of dS^T is in place
+            dq = warpgroup_mma(ds_smem.permute((1, 0)), k_smem, dq_zero, use_acc=False, is_async=True)
+            # The register operands P^T and dS^T stay alive until the products reading them are done.
+            dq, dk, dv, p_op, ds_op = warpgroup_mma_wait(num_outstanding=0, deps=(dq, dk, dv, p_op, ds_op))
+            rows = start_m + dq_rows
+            offsets = gl.expand_dims(rows * HEAD_DIM, 1) + gl.expand_dims(dq_cols, 0)
+            gl.atomic_add(dq_base + offsets, dq, mask=gl.expand_dims(rows < n_q, 1))
+            _cta_barrier()  # slot s and dS^T are free for the next loads and stores
+            # end listing: gluon-bwd-step
+            t += 1
+        return dk, dv, t
+
+    @gluon.jit
+    def _bwd_kernel(q_desc, k_desc, v_desc, do_desc, lse_ptr, delta_ptr, dq_ptr, dk_ptr, dv_ptr,
+                    n_q, n_k, qk_scale_log2, softmax_scale, HEAD_DIM: gl.constexpr,
+                    BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
+                    CAUSAL: gl.constexpr, WARPS: gl.constexpr):
+        # HBM bytes per program: K_j, V_j once (2 BLOCK_N d b); Q, dO, L, D of every visited query block;
+        # dQ's fp32 partial sums added (4 BLOCK_M d per block); dK_j, dV_j written once.
+        dtype: gl.constexpr = q_desc.dtype
+        s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1],
+                                                           instr_shape=[16, BLOCK_M, 16])
+        dkv_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1],
+                                                             instr_shape=[16, HEAD_DIM, 16])
+        dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[4, WARPS // 4], instr_shape=[16, HEAD_DIM // (WARPS // 4), 16])
+        ds_layout: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)
+        pid_n = gl.program_id(0)
+        bh = gl.program_id(1)
+        start_n = pid_n * BLOCK_N
+        row_q0 = bh * n_q  # this head's first row in the [B H N_q, d] view
+        row_k0 = bh * n_k
+
+        k_smem = gl.allocate_shared_memory(dtype, [BLOCK_N, HEAD_DIM], k_desc.layout)
+        v_smem = gl.allocate_shared_memory(dtype, [BLOCK_N, HEAD_DIM], v_desc.layout)
+        q_ring = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_M, HEAD_DIM], q_desc.layout)
+        do_ring = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_M, HEAD_DIM], do_desc.layout)
+        ds_smem = gl.allocate_shared_memory(dtype, [BLOCK_N, BLOCK_M], ds_layout)
+        bars = gl.allocate_shared_memory(gl.int64, [STAGES + 1, 1], mbarrier.MBarrierLayout())
+        for s in gl.static_range(STAGES + 1):
+            mbarrier.init(bars.index(s), count=1)
+        kv_bar = bars.index(STAGES)
+
+        # The query blocks that see these keys: all, or (causal) those from the diagonal down. Blocks
+        # [first, mid) cross the diagonal, [mid, full) are whole and unmasked, [full, n_blocks) the ragged
+        # last one; a key block past n_k's end masks everything.
+        n_blocks = (n_q + BLOCK_M - 1) // BLOCK_M
+        full = n_q // BLOCK_M
+        first = 0
+        mid = 0
+        if CAUSAL:
+            first = gl.minimum(start_n // BLOCK_M, n_blocks)
+            mid = gl.minimum((start_n + BLOCK_N - 1 + BLOCK_M - 1) // BLOCK_M, n_blocks)
+        mid = gl.where(start_n + BLOCK_N > n_k, n_blocks, mid)
+
+        mbarrier.expect(kv_bar, k_desc.block_type.nbytes + v_desc.block_type.nbytes)
+        _tma_load(k_desc, [row_k0 + start_n, 0], kv_bar, k_smem)
+        _tma_load(v_desc, [row_k0 + start_n, 0], kv_bar, v_smem)
+        for t0 in gl.static_range(STAGES - 1):
+            _issue_qdo(q_desc, do_desc, q_ring, do_ring, bars, t0, first, n_blocks, row_q0, BLOCK_M,
+                       STAGES)
+        mbarrier.wait(kv_bar, 0)
+
+        dk = gl.zeros([BLOCK_N, HEAD_DIM], gl.float32, layout=dkv_layout)
+        dv = gl.zeros([BLOCK_N, HEAD_DIM], gl.float32, layout=dkv_layout)
+        t = 0
+        dk, dv, t = _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, k_smem, v_smem, ds_smem, lse_ptr,
+                                  delta_ptr, dq_ptr, dk, dv, t, first, mid, first, n_blocks, row_q0,
+                                  start_n, n_q, n_k, qk_scale_log2, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES,
+                                  True, CAUSAL, s_layout, dkv_layout, dq_layout)
+        dk, dv, t = _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, k_smem, v_smem, ds_smem, lse_ptr,
+                                  delta_ptr, dq_ptr, dk, dv, t, mid, gl.maximum(full, mid), first, n_blocks,
+                                  row_q0, start_n, n_q, n_k, qk_scale_log2, HEAD_DIM, BLOCK_M, BLOCK_N,
+                                  STAGES, False, CAUSAL, s_layout, dkv_layout, dq_layout)
+        dk, dv, t = _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, k_smem, v_smem, ds_smem, lse_ptr,
+                                  delta_ptr, dq_ptr, dk, dv, t, gl.maximum(full, mid), n_blocks, first,
+                                  n_blocks, row_q0, start_n, n_q, n_k, qk_scale_log2, HEAD_DIM, BLOCK_M,
+                                  BLOCK_N, STAGES, True, CAUSAL, s_layout, dkv_layout, dq_layout)
+        for s in gl.static_range(STAGES + 1):
+            mbarrier.invalidate(bars.index(s))
+
+        out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [WARPS, 1], [1, 0])
+        rows = start_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, out_layout))
+        cols = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, out_layout))
+        offsets = gl.expand_dims(row_k0 + rows, 1).to(gl.int64) * HEAD_DIM + gl.expand_dims(cols, 0)
+        ok = gl.expand_dims(rows < n_k, 1)
+        gl.store(dk_ptr + offsets, gl.convert_layout((dk * softmax_scale).to(dtype), out_layout), mask=ok)
+        gl.store(dv_ptr + offsets, gl.convert_layout(dv.to(dtype), out_layout), mask=ok)
+
+
+# ---- host side -------------------------------------------------------------------------------------------
+
+_GL_DTYPES = {}
+
+
+def _shared_layout(block_shape, dtype):
+    # 128-byte swizzle (the rows of every block are 128 bytes or more), 16-bit elements.
+    return gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)
+
+
+def make_descriptors(q, k, v, do, block_m: int, block_n: int):
+    """TMA descriptors of the 2-D views ``[B H N, d]``: Q and dO in blocks of ``block_m`` rows, K and V in
+    blocks of ``block_n``."""
+    d = q.shape[-1]
+    out = []
+    for t, rows in ((q, block_m), (k, block_n), (v, block_n), (do, block_m)):
+        flat = t.reshape(-1, d)
+        out.append(TensorDescriptor(flat, list(flat.shape), [d, 1], [rows, d],
+                                    _shared_layout([rows, d], t.dtype)))
+    return out
+
+
+def gluon_attention_backward(q, k, v, o, lse, do, causal: bool, softmax_scale: float | None = None,
+                             *, config: tuple | None = None, return_kernels: bool = False):
+    """dQ, dK, dV of ``o = softmax(scale q k^T [+ causal]) v`` with the Gluon kernel (Hopper only).
+
+    Same arguments and results as :func:`gpuperf.kernels.flash_attention_bwd.flash_attention_backward`
+    for contiguous fp16/bf16 inputs with d in :data:`HEAD_DIMS`. ``config`` is ``(BLOCK_N, BLOCK_M,
+    STAGES, warps)`` (default :data:`CONFIGS`). With ``return_kernels``, also a dict of the compiled
+    kernels (``n_regs``, ``n_spills``)."""
+    status = usable_for(q, k, v, do)
+    if not status:
+        raise ValueError(f"the Gluon backward cannot run here: {status.reason}")
+    batch, heads, n_q, d = q.shape
+    n_k = k.shape[2]
+    scale = 1.0 / math.sqrt(d) if softmax_scale is None else float(softmax_scale)
+    block_n, block_m, stages, warps = CONFIGS[d] if config is None else config
+    lse = lse.to(torch.float32).contiguous()
+    o = o.contiguous()
+    delta = torch.empty((batch, heads, n_q), device=q.device, dtype=torch.float32)
+    dq_acc = torch.empty(q.shape, device=q.device, dtype=torch.float32)
+    dq = torch.empty_like(q)
+    dk = torch.empty_like(k)
+    dv = torch.empty_like(v)
+    handles = {}
+    handles["preprocess"] = fab._preprocess_kernel[(triton.cdiv(n_q, 64), batch * heads)](
+        o, do, delta, dq_acc, n_q, 64, d, True)
+    q_desc, k_desc, v_desc, do_desc = make_descriptors(q, k, v, do, block_m, block_n)
+    grid = (triton.cdiv(n_k, block_n), batch * heads)
+    handles["gluon"] = _bwd_kernel[grid](
+        q_desc, k_desc, v_desc, do_desc, lse, delta, dq_acc, dk, dv, n_q, n_k, scale * _LOG2E, scale,
+        d, block_m, block_n, stages, bool(causal), warps, num_warps=warps)
+    n = dq.numel()
+    handles["convert"] = fab._dq_convert_kernel[(triton.cdiv(n, 1024),)](dq_acc, dq, n, scale, 1024)
+    if return_kernels:
+        return dq, dk, dv, handles
+    return dq, dk, dv
+
+
+__all__ = ["CONFIGS", "DTYPES", "HEAD_DIMS", "SCHEDULE", "available", "gluon_attention_backward",
+           "make_descriptors", "usable_for"]
