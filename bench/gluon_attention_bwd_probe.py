@@ -5,10 +5,11 @@ Usage (repository root, PYTHONPATH=lib)::
     python bench/gluon_attention_bwd_probe.py check            # float64 checks on awkward shapes
     python bench/gluon_attention_bwd_probe.py time [OUT_DIR]   # registers, spills, times vs Triton, cuDNN
 
-``check`` compares dQ, dK, dV of the Gluon kernel and of the Triton backward with a float64 reference
-(the error relative to the reference's largest entry) and passes when the Gluon error is within twice the
-Triton error (or 1e-2 of the largest entry). ``time`` times the backward pass alone (the forward's O and
-L given) with ``gpuperf.benchmark.time_callable`` (median of ``triton.testing.do_bench``, L2 flushed
+``check`` compares dQ, dK, dV of each Gluon variant (:data:`VARIANTS`) and of PyTorch's SDPA backward
+with a float64 reference (the error relative to the reference's largest entry) and passes when the Gluon
+error is within twice SDPA's (or :data:`FLOOR`). O and L come from PyTorch's FlashAttention-2 forward
+(nothing to compile). ``time`` times the backward pass alone (the forward's O and
+L given) of every variant (:data:`VARIANTS`, :data:`TIME_ONLY`) with ``gpuperf.benchmark.time_callable`` (median of ``triton.testing.do_bench``, L2 flushed
 between calls) for the Gluon kernel, the Triton backward and cuDNN's backward through SDPA, on three bf16
 shapes, and prints the ratios; with ``OUT_DIR`` it saves a record there (``gpuperf.records.save_run``).
 Every step catches and prints its exception, so one failure does not hide the rest.
@@ -47,6 +48,18 @@ def _inputs(dtype, b, h, n_q, n_k, d, seed=0):
     return q, k, v, do
 
 
+def _forward(q, k, v, causal):
+    """O and the natural-log L of the rows, from PyTorch's FlashAttention-2 forward (no compile here)."""
+    out = torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, 0.0, causal)
+    return out[0].contiguous(), out[1][..., :q.shape[2]].float().contiguous()
+
+
+def _sdpa_grads(q, k, v, do, causal):
+    qr, kr, vr = (t.detach().clone().requires_grad_() for t in (q, k, v))
+    o = torch.nn.functional.scaled_dot_product_attention(qr, kr, vr, is_causal=causal)
+    return torch.autograd.grad(o, (qr, kr, vr), do)
+
+
 def _reference(q, k, v, do, causal):
     q64, k64, v64 = (t.detach().double().requires_grad_() for t in (q, k, v))
     s = q64 @ k64.transpose(-1, -2) / math.sqrt(q.shape[-1])
@@ -62,39 +75,60 @@ def _rel(x, ref):
     return float((x.double() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
 
 
-def check() -> bool:
-    from gpuperf.kernels import flash_attention_bwd as fab
-    from gpuperf.kernels import gluon_attention_bwd as gab
-    from gpuperf.kernels.flash_attention import flash_attention_forward
+#: Variants of the Gluon kernel tried: name -> config (BLOCK_N, BLOCK_M, STAGES, warps, specialised) per d.
+VARIANTS = {
+    "plain": {64: (128, 64, 2, 8, False), 128: (128, 64, 2, 8, False)},
+    "ws": {64: (128, 64, 2, 8, True), 128: (128, 64, 2, 8, True)},
+}
+#: Extra variants timed (not checked on the small shapes).
+TIME_ONLY = {
+    "plain-s3": {128: (128, 64, 3, 8, False)},
+    "plain-n64w4": {64: (64, 64, 2, 4, False)},
+}
+FLOOR = {torch.float16: 2e-3, torch.bfloat16: 1e-2}
 
-    print("gluon available:", gab.available(), flush=True)
+
+def check() -> bool:
+    from gpuperf.kernels import gluon_attention_bwd as gab
+
+    print("gluon available:", gab.available(), "warp_specialize list API:",
+          getattr(gab, "_WS_LIST_API", None), flush=True)
     all_ok = True
     for dtype, b, h, n_q, n_k, d, causal in CHECKS:
         label = f"{str(dtype)[6:]} B{b} H{h} Nq{n_q} Nk{n_k} d{d} {'causal' if causal else 'full'}"
         try:
-            t0 = time.time()
             q, k, v, do = _inputs(dtype, b, h, n_q, n_k, d)
-            o, lse = flash_attention_forward(q, k, v, causal=causal)
+            o, lse = _forward(q, k, v, causal)
             ref = _reference(q, k, v, do, causal)
-            tri = fab.flash_attention_backward(q, k, v, o, lse, do, causal)
-            glu = gab.gluon_attention_backward(q, k, v, o, lse, do, causal, return_kernels=True)
-            torch.cuda.synchronize()
-            handle = glu[3]["gluon"]
-            errs = []
-            ok = True
-            for name, x, y, r in zip("QKV", glu[:3], tri, ref):
-                eg, et = _rel(x, r), _rel(y, r)
-                good = math.isfinite(eg) and eg <= max(2 * et, 1e-2)
-                ok &= good
-                errs.append(f"d{name} gluon {eg:.2e} triton {et:.2e}{'' if good else ' BAD'}")
-            all_ok &= ok
-            print(f"{'ok  ' if ok else 'FAIL'} {label}: {'; '.join(errs)}; regs {handle.n_regs} "
-                  f"spills {handle.n_spills} ({time.time() - t0:.1f} s)", flush=True)
+            base = [_rel(x, r) for x, r in zip(_sdpa_grads(q, k, v, do, causal), ref)]
         except Exception:  # noqa: BLE001 - print and go on to the next shape
             all_ok = False
-            print(f"ERROR {label}", flush=True)
+            print(f"ERROR (reference) {label}", flush=True)
             traceback.print_exc()
             sys.stdout.flush()
+            continue
+        for name, configs in VARIANTS.items():
+            try:
+                t0 = time.time()
+                glu = gab.gluon_attention_backward(q, k, v, o, lse, do, causal, config=configs[d],
+                                                   return_kernels=True)
+                torch.cuda.synchronize()
+                handle = glu[3]["gluon"]
+                errs = []
+                ok = True
+                for gname, x, r, eb in zip("QKV", glu[:3], ref, base):
+                    eg = _rel(x, r)
+                    good = math.isfinite(eg) and eg <= max(2 * eb, FLOOR[dtype])
+                    ok &= good
+                    errs.append(f"d{gname} {eg:.2e} (sdpa {eb:.2e}){'' if good else ' BAD'}")
+                all_ok &= ok
+                print(f"{'ok  ' if ok else 'FAIL'} {name:6s} {label}: {'; '.join(errs)}; regs "
+                      f"{handle.n_regs} spills {handle.n_spills} ({time.time() - t0:.1f} s)", flush=True)
+            except Exception:  # noqa: BLE001 - print and go on
+                all_ok = False
+                print(f"ERROR {name} {label}", flush=True)
+                traceback.print_exc()
+                sys.stdout.flush()
     print("check:", "all ok" if all_ok else "FAILURES", flush=True)
     return all_ok
 
@@ -110,43 +144,56 @@ def time_shapes(out_dir: str | None = None) -> None:
     from gpuperf.benchmark import time_callable
     from gpuperf.kernels import flash_attention_bwd as fab
     from gpuperf.kernels import gluon_attention_bwd as gab
-    from gpuperf.kernels.flash_attention import flash_attention_forward
 
     rows = []
     for b, h, n, d, causal in SHAPES:
         label = f"bf16 B{b} H{h} N{n} d{d} {'causal' if causal else 'full'}"
         try:
             q, k, v, do = _inputs(torch.bfloat16, b, h, n, n, d)
-            o, lse = flash_attention_forward(q, k, v, causal=causal)
-            glu = gab.gluon_attention_backward(q, k, v, o, lse, do, causal, return_kernels=True)
+            o, lse = _forward(q, k, v, causal)
             tri = fab.flash_attention_backward(q, k, v, o, lse, do, causal, return_kernels=True)
-            diffs = [_rel(x, y.double()) for x, y in zip(glu[:3], tri[:3])]
-            hg, ht = glu[3]["gluon"], tri[3]["dkdv"]
-            print(f"{label}: gluon vs triton max rel diff dQ {diffs[0]:.2e} dK {diffs[1]:.2e} "
-                  f"dV {diffs[2]:.2e}; gluon regs {hg.n_regs} spills {hg.n_spills}; triton dkdv regs "
-                  f"{ht.n_regs} spills {ht.n_spills}", flush=True)
-            t_g = time_callable(lambda: gab.gluon_attention_backward(q, k, v, o, lse, do, causal))
+            ht = tri[3]["dkdv"]
             t_t = time_callable(lambda: fab.flash_attention_backward(q, k, v, o, lse, do, causal))
             qr, kr, vr = (t.detach().clone().requires_grad_() for t in (q, k, v))
             with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
                 out = torch.nn.functional.scaled_dot_product_attention(qr, kr, vr, is_causal=causal)
             t_c = time_callable(lambda: torch.autograd.grad(out, (qr, kr, vr), do, retain_graph=True))
             fl = _flop(b, h, n, d, causal)
-            print(f"{label}: gluon {t_g * 1e3:.3f} ms ({fl / t_g / 1e12:.0f} TFLOP/s), triton "
-                  f"{t_t * 1e3:.3f} ms, cudnn {t_c * 1e3:.3f} ms; gluon/cudnn speed {t_c / t_g:.3f}, "
-                  f"triton/cudnn {t_c / t_t:.3f}, gluon/triton {t_t / t_g:.3f}", flush=True)
-            rows.append({"params": {"dtype": "bf16", "batch": b, "heads": h, "n_seq": n, "head_dim": d,
-                                    "mask": "causal" if causal else "full"},
-                         "time_s": {"gluon": t_g, "triton": t_t, "sdpa-cudnn": t_c},
-                         "gluon_regs": hg.n_regs, "gluon_spills": hg.n_spills,
-                         "triton_dkdv_regs": ht.n_regs, "triton_dkdv_spills": ht.n_spills,
-                         "max_rel_diff_vs_triton": diffs, "flop": fl})
-            del q, k, v, do, o, lse, glu, tri, out, qr, kr, vr
-            torch.cuda.empty_cache()
+            print(f"{label}: triton {t_t * 1e3:.3f} ms (dkdv regs {ht.n_regs} spills {ht.n_spills}), "
+                  f"cudnn {t_c * 1e3:.3f} ms ({fl / t_c / 1e12:.0f} TFLOP/s); triton/cudnn speed "
+                  f"{t_c / t_t:.3f}", flush=True)
+            row = {"params": {"dtype": "bf16", "batch": b, "heads": h, "n_seq": n, "head_dim": d,
+                              "mask": "causal" if causal else "full"},
+                   "time_s": {"triton": t_t, "sdpa-cudnn": t_c}, "flop": fl,
+                   "triton_dkdv_regs": ht.n_regs, "triton_dkdv_spills": ht.n_spills, "gluon": {}}
+            rows.append(row)
         except Exception:  # noqa: BLE001
             print(f"ERROR {label}", flush=True)
             traceback.print_exc()
             sys.stdout.flush()
+            continue
+        for name, configs in {**VARIANTS, **TIME_ONLY}.items():
+            if d not in configs:
+                continue
+            try:
+                glu = gab.gluon_attention_backward(q, k, v, o, lse, do, causal, config=configs[d],
+                                                   return_kernels=True)
+                diffs = [_rel(x, y.double()) for x, y in zip(glu[:3], tri[:3])]
+                hg = glu[3]["gluon"]
+                t_g = time_callable(lambda: gab.gluon_attention_backward(q, k, v, o, lse, do, causal,
+                                                                         config=configs[d]))
+                print(f"  gluon {name:12s} {t_g * 1e3:.3f} ms ({fl / t_g / 1e12:.0f} TFLOP/s): /cudnn speed "
+                      f"{t_c / t_g:.3f}, /triton {t_t / t_g:.3f}; regs {hg.n_regs} spills {hg.n_spills}; "
+                      f"max rel diff vs triton dQ {diffs[0]:.1e} dK {diffs[1]:.1e} dV {diffs[2]:.1e}",
+                      flush=True)
+                row["gluon"][name] = {"config": list(configs[d]), "time_s": t_g, "regs": hg.n_regs,
+                                      "spills": hg.n_spills, "max_rel_diff_vs_triton": diffs}
+            except Exception:  # noqa: BLE001
+                print(f"ERROR gluon {name} {label}", flush=True)
+                traceback.print_exc()
+                sys.stdout.flush()
+        del q, k, v, do, o, lse, tri, out, qr, kr, vr
+        torch.cuda.empty_cache()
     if out_dir and rows:
         try:
             from gpuperf.records import provenance, save_run

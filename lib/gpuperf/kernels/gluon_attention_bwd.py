@@ -35,6 +35,7 @@ version's name) and a Hopper GPU: :func:`available` says whether this process ca
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import torch
@@ -60,6 +61,12 @@ if gl is not None:
     # The same operations under Triton 3.6's names (the H200) and later ones (3.9 here).
     _tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
     _cta_barrier = getattr(gl, "barrier", None) or gl.thread_barrier
+    # warp_specialize takes [(function, arguments), ...] in later Tritons, and (default arguments,
+    # default function, worker arguments, worker functions, ...) in earlier ones.
+    try:
+        _WS_LIST_API = "functions_and_args" in inspect.signature(gl.warp_specialize).parameters
+    except (TypeError, ValueError):
+        _WS_LIST_API = True
 
 #: The schedule this module implements (the module docstring).
 SCHEDULE = "one role per warp: TMA ring of Q/dO blocks, wgmma, fp32 atomic dQ"
@@ -67,8 +74,14 @@ SCHEDULE = "one role per warp: TMA ring of Q/dO blocks, wgmma, fp32 atomic dQ"
 HEAD_DIMS = (64, 128)
 DTYPES = (torch.float16, torch.bfloat16)
 
-#: (BLOCK_N keys, BLOCK_M queries, STAGES ring slots, warps) per head dimension.
-CONFIGS = {64: (128, 64, 2, 8), 128: (128, 64, 2, 8)}
+#: (BLOCK_N keys, BLOCK_M queries, STAGES ring slots, consumer warps, warp-specialised) per head dimension.
+CONFIGS = {64: (128, 64, 2, 8, False), 128: (128, 64, 2, 8, False)}
+
+#: Registers per thread of the producer warp in the warp-specialised schedule (the least Hopper grants),
+#: and the launch's register limit: (8 consumer warps + 4, the producer's warp rounded up to a
+#: warpgroup) x 168 x 32 fits the SM's 65536 registers and leaves the consumers 240 each.
+PRODUCER_REGS = 24
+SPECIALISED_MAXNREG = 168
 
 _LOG2E = 1.4426950408889634
 
@@ -114,13 +127,15 @@ if gl is not None:
         _tma_load(do_desc, [row_q0 + block * BLOCK_M, 0], bar, do_ring.index(s), pred=live)
 
     @gluon.jit
-    def _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, k_smem, v_smem, ds_smem, lse_ptr,
+    def _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, empty, k_smem, v_smem, ds_smem, lse_ptr,
                       delta_ptr, dq_ptr, dk, dv, t, lo, hi, first_block, n_blocks, row_q0, start_n, n_q,
                       n_k, qk_scale_log2, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr,
                       BLOCK_N: gl.constexpr, STAGES: gl.constexpr, MASK: gl.constexpr,
-                      CAUSAL: gl.constexpr, s_layout: gl.constexpr, dkv_layout: gl.constexpr,
-                      dq_layout: gl.constexpr):
+                      CAUSAL: gl.constexpr, SPECIALISE: gl.constexpr, s_layout: gl.constexpr,
+                      dkv_layout: gl.constexpr, dq_layout: gl.constexpr):
         # Query blocks lo..hi-1 (iterations t, t + 1, ...): dK and dV accumulate, dQ goes out by atomics.
+        # Without SPECIALISE these warps also fill the ring; with it, a producer partition does, and
+        # these warps hand each slot back by arriving on its `empty` barrier.
         LOG2E: gl.constexpr = 1.4426950408889634
         dtype: gl.constexpr = q_desc.dtype
         op_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=dkv_layout, k_width=2)
@@ -132,8 +147,9 @@ if gl is not None:
         dq_zero = gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, layout=dq_layout)
         for block in range(lo, hi):
             # listing: gluon-bwd-step
-            _issue_qdo(q_desc, do_desc, q_ring, do_ring, bars, t + STAGES - 1, first_block, n_blocks,
-                       row_q0, BLOCK_M, STAGES)  # the block STAGES - 1 ahead, into the freed slot
+            if not SPECIALISE:  # the block STAGES - 1 ahead, into the slot freed last iteration
+                _issue_qdo(q_desc, do_desc, q_ring, do_ring, bars, t + STAGES - 1, first_block, n_blocks,
+                           row_q0, BLOCK_M, STAGES)
             s = t % STAGES
             start_m = block * BLOCK_M
             offs_m = start_m + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, s_layout))
@@ -161,10 +177,13 @@ if gl is not None:
             dk = warpgroup_mma(ds_op, q_s, dk, is_async=True)
             ds_smem.store(ds16)
             fence_async_shared()  # the generic-proxy stores, before wgmma (async proxy) reads them
-            _cta_barrier()  # every warpgroup's half of dS^T is in place
+            # dV and dK done, so the register operands P^T and dS^T (kept alive until here) can go.
+            dk, dv, p_op, ds_op = warpgroup_mma_wait(num_outstanding=0, deps=(dk, dv, p_op, ds_op))
+            _cta_barrier()  # every warpgroup's half of dS^T is in place, Q_i and dO_i are read
+            if SPECIALISE:
+                mbarrier.arrive(empty.index(s), count=1)  # the producer may refill slot s
             dq = warpgroup_mma(ds_smem.permute((1, 0)), k_smem, dq_zero, use_acc=False, is_async=True)
-            # The register operands P^T and dS^T stay alive until the products reading them are done.
-            dq, dk, dv, p_op, ds_op = warpgroup_mma_wait(num_outstanding=0, deps=(dq, dk, dv, p_op, ds_op))
+            dq = warpgroup_mma_wait(num_outstanding=0, deps=(dq,))
             rows = start_m + dq_rows
             offsets = gl.expand_dims(rows * HEAD_DIM, 1) + gl.expand_dims(dq_cols, 0)
             gl.atomic_add(dq_base + offsets, dq, mask=gl.expand_dims(rows < n_q, 1))
@@ -174,12 +193,27 @@ if gl is not None:
         return dk, dv, t
 
     @gluon.jit
-    def _bwd_kernel(q_desc, k_desc, v_desc, do_desc, lse_ptr, delta_ptr, dq_ptr, dk_ptr, dv_ptr,
-                    n_q, n_k, qk_scale_log2, softmax_scale, HEAD_DIM: gl.constexpr,
-                    BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
-                    CAUSAL: gl.constexpr, WARPS: gl.constexpr):
-        # HBM bytes per program: K_j, V_j once (2 BLOCK_N d b); Q, dO, L, D of every visited query block;
-        # dQ's fp32 partial sums added (4 BLOCK_M d per block); dK_j, dV_j written once.
+    def _producer(q_desc, do_desc, q_ring, do_ring, bars, empty, first, n_blocks, row_q0,
+                  BLOCK_M: gl.constexpr, STAGES: gl.constexpr):
+        # The warp-specialised schedule's producer (one warp): fill each slot as soon as it is handed back.
+        # listing: gluon-bwd-producer
+        for t in range(n_blocks - first):
+            s = t % STAGES
+            mbarrier.wait(empty.index(s), ((t // STAGES) & 1) ^ 1)  # slot s free (at once the first time)
+            block = first + t
+            mbarrier.expect(bars.index(s), q_desc.block_type.nbytes + do_desc.block_type.nbytes)
+            _tma_load(q_desc, [row_q0 + block * BLOCK_M, 0], bars.index(s), q_ring.index(s))
+            _tma_load(do_desc, [row_q0 + block * BLOCK_M, 0], bars.index(s), do_ring.index(s))
+        # end listing: gluon-bwd-producer
+
+    @gluon.jit
+    def _consumer(q_desc, do_desc, q_ring, do_ring, bars, empty, kv_bar, k_smem, v_smem, ds_smem, lse_ptr,
+                  delta_ptr, dq_ptr, dk_ptr, dv_ptr, first, mid, full, n_blocks, row_q0, row_k0, start_n,
+                  n_q, n_k, qk_scale_log2, softmax_scale, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr,
+                  BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr,
+                  SPECIALISE: gl.constexpr, WARPS: gl.constexpr):
+        # The products and the stores of dK and dV: the whole program without SPECIALISE, else the
+        # default partition.
         dtype: gl.constexpr = q_desc.dtype
         s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1],
                                                            instr_shape=[16, BLOCK_M, 16])
@@ -187,6 +221,41 @@ if gl is not None:
                                                              instr_shape=[16, HEAD_DIM, 16])
         dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
             version=[3, 0], warps_per_cta=[4, WARPS // 4], instr_shape=[16, HEAD_DIM // (WARPS // 4), 16])
+        mbarrier.wait(kv_bar, 0)
+        dk = gl.zeros([BLOCK_N, HEAD_DIM], gl.float32, layout=dkv_layout)
+        dv = gl.zeros([BLOCK_N, HEAD_DIM], gl.float32, layout=dkv_layout)
+        t = 0
+        dk, dv, t = _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, empty, k_smem, v_smem, ds_smem,
+                                  lse_ptr, delta_ptr, dq_ptr, dk, dv, t, first, mid, first, n_blocks, row_q0,
+                                  start_n, n_q, n_k, qk_scale_log2, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES,
+                                  True, CAUSAL, SPECIALISE, s_layout, dkv_layout, dq_layout)
+        dk, dv, t = _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, empty, k_smem, v_smem, ds_smem,
+                                  lse_ptr, delta_ptr, dq_ptr, dk, dv, t, mid, gl.maximum(full, mid), first,
+                                  n_blocks, row_q0, start_n, n_q, n_k, qk_scale_log2, HEAD_DIM, BLOCK_M,
+                                  BLOCK_N, STAGES, False, CAUSAL, SPECIALISE, s_layout, dkv_layout,
+                                  dq_layout)
+        dk, dv, t = _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, empty, k_smem, v_smem, ds_smem,
+                                  lse_ptr, delta_ptr, dq_ptr, dk, dv, t, gl.maximum(full, mid), n_blocks,
+                                  first, n_blocks, row_q0, start_n, n_q, n_k, qk_scale_log2, HEAD_DIM,
+                                  BLOCK_M, BLOCK_N, STAGES, True, CAUSAL, SPECIALISE, s_layout, dkv_layout,
+                                  dq_layout)
+        out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [WARPS, 1], [1, 0])
+        rows = start_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, out_layout))
+        cols = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, out_layout))
+        offsets = gl.expand_dims(row_k0 + rows, 1).to(gl.int64) * HEAD_DIM + gl.expand_dims(cols, 0)
+        ok = gl.expand_dims(rows < n_k, 1)
+        gl.store(dk_ptr + offsets, gl.convert_layout((dk * softmax_scale).to(dtype), out_layout), mask=ok)
+        gl.store(dv_ptr + offsets, gl.convert_layout(dv.to(dtype), out_layout), mask=ok)
+
+    @gluon.jit
+    def _bwd_kernel(q_desc, k_desc, v_desc, do_desc, lse_ptr, delta_ptr, dq_ptr, dk_ptr, dv_ptr,
+                    n_q, n_k, qk_scale_log2, softmax_scale, HEAD_DIM: gl.constexpr,
+                    BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
+                    CAUSAL: gl.constexpr, WARPS: gl.constexpr, SPECIALISE: gl.constexpr,
+                    WS_LIST_API: gl.constexpr, PRODUCER_REGS: gl.constexpr):
+        # HBM bytes per program: K_j, V_j once (2 BLOCK_N d b); Q, dO, L, D of every visited query block;
+        # dQ's fp32 partial sums added (4 BLOCK_M d per block); dK_j, dV_j written once.
+        dtype: gl.constexpr = q_desc.dtype
         ds_layout: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)
         pid_n = gl.program_id(0)
         bh = gl.program_id(1)
@@ -199,9 +268,14 @@ if gl is not None:
         q_ring = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_M, HEAD_DIM], q_desc.layout)
         do_ring = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_M, HEAD_DIM], do_desc.layout)
         ds_smem = gl.allocate_shared_memory(dtype, [BLOCK_N, BLOCK_M], ds_layout)
+        # Slot s's "full" barrier (TMA's bytes landed) is bars[s]; bars[STAGES] is K and V's; empty[s] is
+        # slot s handed back (warp-specialised schedule only).
         bars = gl.allocate_shared_memory(gl.int64, [STAGES + 1, 1], mbarrier.MBarrierLayout())
+        empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
         for s in gl.static_range(STAGES + 1):
             mbarrier.init(bars.index(s), count=1)
+        for s in gl.static_range(STAGES):
+            mbarrier.init(empty.index(s), count=1)
         kv_bar = bars.index(STAGES)
 
         # The query blocks that see these keys: all, or (causal) those from the diagonal down. Blocks
@@ -209,8 +283,8 @@ if gl is not None:
         # last one; a key block past n_k's end masks everything.
         n_blocks = (n_q + BLOCK_M - 1) // BLOCK_M
         full = n_q // BLOCK_M
-        first = 0
-        mid = 0
+        first = start_n * 0  # a tensor, like the causal case's (partition arguments must agree)
+        mid = first
         if CAUSAL:
             first = gl.minimum(start_n // BLOCK_M, n_blocks)
             mid = gl.minimum((start_n + BLOCK_N - 1 + BLOCK_M - 1) // BLOCK_M, n_blocks)
@@ -219,36 +293,37 @@ if gl is not None:
         mbarrier.expect(kv_bar, k_desc.block_type.nbytes + v_desc.block_type.nbytes)
         _tma_load(k_desc, [row_k0 + start_n, 0], kv_bar, k_smem)
         _tma_load(v_desc, [row_k0 + start_n, 0], kv_bar, v_smem)
-        for t0 in gl.static_range(STAGES - 1):
-            _issue_qdo(q_desc, do_desc, q_ring, do_ring, bars, t0, first, n_blocks, row_q0, BLOCK_M,
-                       STAGES)
-        mbarrier.wait(kv_bar, 0)
-
-        dk = gl.zeros([BLOCK_N, HEAD_DIM], gl.float32, layout=dkv_layout)
-        dv = gl.zeros([BLOCK_N, HEAD_DIM], gl.float32, layout=dkv_layout)
-        t = 0
-        dk, dv, t = _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, k_smem, v_smem, ds_smem, lse_ptr,
-                                  delta_ptr, dq_ptr, dk, dv, t, first, mid, first, n_blocks, row_q0,
-                                  start_n, n_q, n_k, qk_scale_log2, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES,
-                                  True, CAUSAL, s_layout, dkv_layout, dq_layout)
-        dk, dv, t = _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, k_smem, v_smem, ds_smem, lse_ptr,
-                                  delta_ptr, dq_ptr, dk, dv, t, mid, gl.maximum(full, mid), first, n_blocks,
-                                  row_q0, start_n, n_q, n_k, qk_scale_log2, HEAD_DIM, BLOCK_M, BLOCK_N,
-                                  STAGES, False, CAUSAL, s_layout, dkv_layout, dq_layout)
-        dk, dv, t = _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, k_smem, v_smem, ds_smem, lse_ptr,
-                                  delta_ptr, dq_ptr, dk, dv, t, gl.maximum(full, mid), n_blocks, first,
-                                  n_blocks, row_q0, start_n, n_q, n_k, qk_scale_log2, HEAD_DIM, BLOCK_M,
-                                  BLOCK_N, STAGES, True, CAUSAL, s_layout, dkv_layout, dq_layout)
+        # (The argument tuples are written out in each call: a tuple held in a variable loses its
+        # constexpr entries.)
+        if SPECIALISE:
+            if WS_LIST_API:  # Triton's later signature: [(function, arguments), ...]
+                gl.warp_specialize([
+                    (_consumer, (q_desc, do_desc, q_ring, do_ring, bars, empty, kv_bar, k_smem, v_smem, ds_smem,
+                                 lse_ptr, delta_ptr, dq_ptr, dk_ptr, dv_ptr, first, mid, full, n_blocks,
+                                 row_q0, row_k0, start_n, n_q, n_k, qk_scale_log2, softmax_scale, HEAD_DIM,
+                                 BLOCK_M, BLOCK_N, STAGES, CAUSAL, SPECIALISE, WARPS)),
+                    (_producer, (q_desc, do_desc, q_ring, do_ring, bars, empty, first, n_blocks, row_q0,
+                                 BLOCK_M, STAGES))], [1], [PRODUCER_REGS])
+            else:  # the earlier one: default arguments and function, then the workers'
+                gl.warp_specialize(
+                    (q_desc, do_desc, q_ring, do_ring, bars, empty, kv_bar, k_smem, v_smem, ds_smem, lse_ptr,
+                     delta_ptr, dq_ptr, dk_ptr, dv_ptr, first, mid, full, n_blocks, row_q0, row_k0, start_n,
+                     n_q, n_k, qk_scale_log2, softmax_scale, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL,
+                     SPECIALISE, WARPS), _consumer,
+                    (q_desc, do_desc, q_ring, do_ring, bars, empty, first, n_blocks, row_q0, BLOCK_M, STAGES),
+                    [_producer], [1], [PRODUCER_REGS])
+        else:
+            for t0 in gl.static_range(STAGES - 1):
+                _issue_qdo(q_desc, do_desc, q_ring, do_ring, bars, t0, first, n_blocks, row_q0, BLOCK_M,
+                           STAGES)
+            _consumer(q_desc, do_desc, q_ring, do_ring, bars, empty, kv_bar, k_smem, v_smem, ds_smem, lse_ptr,
+                      delta_ptr, dq_ptr, dk_ptr, dv_ptr, first, mid, full, n_blocks, row_q0, row_k0, start_n,
+                      n_q, n_k, qk_scale_log2, softmax_scale, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL,
+                      SPECIALISE, WARPS)
         for s in gl.static_range(STAGES + 1):
             mbarrier.invalidate(bars.index(s))
-
-        out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [WARPS, 1], [1, 0])
-        rows = start_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, out_layout))
-        cols = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, out_layout))
-        offsets = gl.expand_dims(row_k0 + rows, 1).to(gl.int64) * HEAD_DIM + gl.expand_dims(cols, 0)
-        ok = gl.expand_dims(rows < n_k, 1)
-        gl.store(dk_ptr + offsets, gl.convert_layout((dk * softmax_scale).to(dtype), out_layout), mask=ok)
-        gl.store(dv_ptr + offsets, gl.convert_layout(dv.to(dtype), out_layout), mask=ok)
+        for s in gl.static_range(STAGES):
+            mbarrier.invalidate(empty.index(s))
 
 
 # ---- host side -------------------------------------------------------------------------------------------
@@ -273,13 +348,19 @@ def make_descriptors(q, k, v, do, block_m: int, block_n: int):
     return out
 
 
+def launch_options(specialise: bool, warps: int) -> dict:
+    """Launch options of the kernel: ``num_warps`` (the consumer warps) and, warp-specialised, the register
+    limit :data:`SPECIALISED_MAXNREG`."""
+    return {"num_warps": warps, **({"maxnreg": SPECIALISED_MAXNREG} if specialise else {})}
+
+
 def gluon_attention_backward(q, k, v, o, lse, do, causal: bool, softmax_scale: float | None = None,
                              *, config: tuple | None = None, return_kernels: bool = False):
     """dQ, dK, dV of ``o = softmax(scale q k^T [+ causal]) v`` with the Gluon kernel (Hopper only).
 
     Same arguments and results as :func:`gpuperf.kernels.flash_attention_bwd.flash_attention_backward`
     for contiguous fp16/bf16 inputs with d in :data:`HEAD_DIMS`. ``config`` is ``(BLOCK_N, BLOCK_M,
-    STAGES, warps)`` (default :data:`CONFIGS`). With ``return_kernels``, also a dict of the compiled
+    STAGES, warps, specialise)`` (default :data:`CONFIGS`). With ``return_kernels``, also a dict of the compiled
     kernels (``n_regs``, ``n_spills``)."""
     status = usable_for(q, k, v, do)
     if not status:
@@ -287,7 +368,7 @@ def gluon_attention_backward(q, k, v, o, lse, do, causal: bool, softmax_scale: f
     batch, heads, n_q, d = q.shape
     n_k = k.shape[2]
     scale = 1.0 / math.sqrt(d) if softmax_scale is None else float(softmax_scale)
-    block_n, block_m, stages, warps = CONFIGS[d] if config is None else config
+    block_n, block_m, stages, warps, specialise = CONFIGS[d] if config is None else config
     lse = lse.to(torch.float32).contiguous()
     o = o.contiguous()
     delta = torch.empty((batch, heads, n_q), device=q.device, dtype=torch.float32)
@@ -302,7 +383,8 @@ def gluon_attention_backward(q, k, v, o, lse, do, causal: bool, softmax_scale: f
     grid = (triton.cdiv(n_k, block_n), batch * heads)
     handles["gluon"] = _bwd_kernel[grid](
         q_desc, k_desc, v_desc, do_desc, lse, delta, dq_acc, dk, dv, n_q, n_k, scale * _LOG2E, scale,
-        d, block_m, block_n, stages, bool(causal), warps, num_warps=warps)
+        d, block_m, block_n, stages, bool(causal), warps, bool(specialise), _WS_LIST_API, PRODUCER_REGS,
+        **launch_options(specialise, warps))
     n = dq.numel()
     handles["convert"] = fab._dq_convert_kernel[(triton.cdiv(n, 1024),)](dq_acc, dq, n, scale, 1024)
     if return_kernels:
