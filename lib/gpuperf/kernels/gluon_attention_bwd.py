@@ -186,7 +186,7 @@ if gl is not None:
             dq = warpgroup_mma_wait(num_outstanding=0, deps=(dq,))
             rows = start_m + dq_rows
             offsets = gl.expand_dims(rows * HEAD_DIM, 1) + gl.expand_dims(dq_cols, 0)
-            gl.atomic_add(dq_base + offsets, dq, mask=gl.expand_dims(rows < n_q, 1))
+            gl.atomic_add(dq_base + offsets, dq, mask=gl.expand_dims(rows < n_q, 1), sem="relaxed")
             _cta_barrier()  # slot s and dS^T are free for the next loads and stores
             # end listing: gluon-bwd-step
             t += 1
