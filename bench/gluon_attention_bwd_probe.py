@@ -75,15 +75,16 @@ def _rel(x, ref):
     return float((x.double() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
 
 
-#: Variants of the Gluon kernel tried: name -> config (BLOCK_N, BLOCK_M, STAGES, warps, specialised) per d.
+#: Variants of the Gluon kernel tried: name -> config (BLOCK_N, BLOCK_M, STAGES, warps, specialised, dQ slices)
+#: per d.
 VARIANTS = {
-    "plain": {64: (128, 64, 2, 8, False), 128: (128, 64, 2, 8, False)},
-    "ws": {64: (128, 64, 2, 8, True), 128: (128, 64, 2, 8, True)},
+    "plain": {64: (128, 64, 2, 8, False, 1), 128: (128, 64, 2, 8, False, 1)},
+    "ws": {64: (128, 64, 2, 8, True, 1), 128: (128, 64, 2, 8, True, 1)},
 }
 #: Extra variants timed (not checked on the small shapes).
 TIME_ONLY = {
-    "plain-s3": {128: (128, 64, 3, 8, False)},
-    "plain-n64w4": {64: (64, 64, 2, 4, False)},
+    "plain-s3": {128: (128, 64, 3, 8, False, 1)},
+    "plain-n64w4": {64: (64, 64, 2, 4, False, 1)},
 }
 FLOOR = {torch.float16: 2e-3, torch.bfloat16: 1e-2}
 
