@@ -2,7 +2,7 @@
 
 Usage (repository root, PYTHONPATH=lib)::
 
-    python bench/gluon_attention_bwd_probe.py check            # float64 checks on awkward shapes
+    python bench/gluon_attention_bwd_probe.py check [OUT_DIR]  # float64 checks on awkward shapes
     python bench/gluon_attention_bwd_probe.py time [OUT_DIR]   # registers, spills, times vs Triton, cuDNN
 
 ``check`` compares dQ, dK, dV of each Gluon variant (:data:`VARIANTS`) and of PyTorch's SDPA backward
@@ -17,10 +17,12 @@ Every step catches and prints its exception, so one failure does not hide the re
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import time
 import traceback
+from pathlib import Path
 
 import torch
 
@@ -89,12 +91,15 @@ TIME_ONLY = {
 FLOOR = {torch.float16: 2e-3, torch.bfloat16: 1e-2}
 
 
-def check() -> bool:
+def check(out_dir: str | None = None) -> bool:
+    """Every variant on every shape of :data:`CHECKS`, one variant after the other (a variant that hangs
+    leaves the earlier ones' results); with ``out_dir``, ``variants_ok.json`` there says after each
+    variant which passed (``time`` times only those)."""
     from gpuperf.kernels import gluon_attention_bwd as gab
 
     print("gluon available:", gab.available(), "warp_specialize list API:",
           getattr(gab, "_WS_LIST_API", None), flush=True)
-    all_ok = True
+    cases = []
     for dtype, b, h, n_q, n_k, d, causal in CHECKS:
         label = f"{str(dtype)[6:]} B{b} H{h} Nq{n_q} Nk{n_k} d{d} {'causal' if causal else 'full'}"
         try:
@@ -102,13 +107,15 @@ def check() -> bool:
             o, lse = _forward(q, k, v, causal)
             ref = _reference(q, k, v, do, causal)
             base = [_rel(x, r) for x, r in zip(_sdpa_grads(q, k, v, do, causal), ref)]
+            cases.append((label, dtype, d, causal, (q, k, v, o, lse, do), ref, base))
         except Exception:  # noqa: BLE001 - print and go on to the next shape
-            all_ok = False
             print(f"ERROR (reference) {label}", flush=True)
             traceback.print_exc()
             sys.stdout.flush()
-            continue
-        for name, configs in VARIANTS.items():
+    passed = {}
+    for name, configs in VARIANTS.items():
+        ok_variant = len(cases) == len(CHECKS)
+        for label, dtype, d, causal, (q, k, v, o, lse, do), ref, base in cases:
             try:
                 t0 = time.time()
                 glu = gab.gluon_attention_backward(q, k, v, o, lse, do, causal, config=configs[d],
@@ -122,16 +129,20 @@ def check() -> bool:
                     good = math.isfinite(eg) and eg <= max(2 * eb, FLOOR[dtype])
                     ok &= good
                     errs.append(f"d{gname} {eg:.2e} (sdpa {eb:.2e}){'' if good else ' BAD'}")
-                all_ok &= ok
+                ok_variant &= ok
                 print(f"{'ok  ' if ok else 'FAIL'} {name:6s} {label}: {'; '.join(errs)}; regs "
                       f"{handle.n_regs} spills {handle.n_spills} ({time.time() - t0:.1f} s)", flush=True)
             except Exception:  # noqa: BLE001 - print and go on
-                all_ok = False
+                ok_variant = False
                 print(f"ERROR {name} {label}", flush=True)
                 traceback.print_exc()
                 sys.stdout.flush()
-    print("check:", "all ok" if all_ok else "FAILURES", flush=True)
-    return all_ok
+        passed[name] = ok_variant
+        if out_dir:
+            Path(out_dir).mkdir(parents=True, exist_ok=True)
+            (Path(out_dir) / "variants_ok.json").write_text(json.dumps(passed))
+    print("check:", passed, flush=True)
+    return all(passed.values()) and len(passed) == len(VARIANTS)
 
 
 def _flop(b, h, n, d, causal):
@@ -147,6 +158,13 @@ def time_shapes(out_dir: str | None = None) -> None:
     from gpuperf.kernels import gluon_attention_bwd as gab
 
     rows = []
+    status = Path(out_dir or ".") / "variants_ok.json"
+    passed = json.loads(status.read_text()) if out_dir and status.exists() else {}
+    # Variants timed: those that passed the check (all when there was none), and the untested
+    # TIME_ONLY ones built like a passing one (a "plain-..." variant after "plain" passed).
+    timed = {name: configs for name, configs in {**VARIANTS, **TIME_ONLY}.items()
+             if not passed or passed.get(name.split("-")[0], False)}
+    print("timing variants:", list(timed), flush=True)
     for b, h, n, d, causal in SHAPES:
         label = f"bf16 B{b} H{h} N{n} d{d} {'causal' if causal else 'full'}"
         try:
@@ -173,7 +191,7 @@ def time_shapes(out_dir: str | None = None) -> None:
             traceback.print_exc()
             sys.stdout.flush()
             continue
-        for name, configs in {**VARIANTS, **TIME_ONLY}.items():
+        for name, configs in timed.items():
             if d not in configs:
                 continue
             try:
@@ -216,7 +234,7 @@ def main(argv: list[str]) -> int:
     print(f"torch {torch.__version__} triton {triton.__version__} "
           f"{torch.cuda.get_device_name() if torch.cuda.is_available() else 'no GPU'}", flush=True)
     if argv[0] == "check":
-        return 0 if check() else 1
+        return 0 if check(argv[1] if len(argv) > 1 else None) else 1
     time_shapes(argv[1] if len(argv) > 1 else None)
     return 0
 

@@ -87,6 +87,23 @@ SPECIALISED_MAXNREG = 168
 _LOG2E = 1.4426950408889634
 
 
+def query_block_ranges(start_n: int, n_q: int, n_k: int, block_m: int, block_n: int,
+                       causal: bool) -> tuple[range, range, range]:
+    """The query blocks the program of the key block starting at ``start_n`` visits, as the kernel splits
+    them: (masked, unmasked, masked) ranges of block indices. The first crosses the causal diagonal (or,
+    for a key block past ``n_k``'s end, is everything), the second holds whole blocks every key of which
+    every query sees, the third the ragged last block. The kernel computes the same bounds."""
+    n_blocks = -(-n_q // block_m)
+    full = n_q // block_m
+    first = mid = 0
+    if causal:
+        first = min(start_n // block_m, n_blocks)
+        mid = min((start_n + block_n - 1 + block_m - 1) // block_m, n_blocks)
+    if start_n + block_n > n_k:
+        mid = n_blocks
+    return range(first, mid), range(mid, max(full, mid)), range(max(full, mid), n_blocks)
+
+
 def available(device=None) -> Availability:
     """Can :func:`gluon_attention_backward` run here? Gluon, compiled kernels, a Hopper GPU."""
     if gl is None:
@@ -150,8 +167,8 @@ if gl is not None:
         for block in range(lo, hi):
             # listing: gluon-bwd-step
             if not SPECIALISE:  # the block STAGES - 1 ahead, into the slot freed last iteration
-                _issue_qdo(q_desc, do_desc, q_ring, do_ring, bars, t + STAGES - 1, first_block, n_blocks,
-                           row_q0, BLOCK_M, STAGES)
+                _issue_qdo(q_desc, do_desc, q_ring, do_ring, bars, t + STAGES - 1,
+                           first_block, n_blocks, row_q0, BLOCK_M, STAGES)
             s = t % STAGES
             start_m = block * BLOCK_M
             offs_m = start_m + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, s_layout))
@@ -161,7 +178,8 @@ if gl is not None:
             s_t = warpgroup_mma(k_smem, q_s.permute((1, 0)), s_zero, use_acc=False, is_async=True)
             lse2 = gl.load(lse_ptr + row_q0 + offs_m, mask=offs_m < n_q, other=0.0) * LOG2E
             s_t = warpgroup_mma_wait(num_outstanding=0, deps=(s_t,))
-            # dP^T's product runs on the tensor cores while the exponentials run on the SM's other units.
+            # dP^T's product runs on the tensor cores while the exponentials run
+            # on the SM's other units.
             dp_t = warpgroup_mma(v_smem, do_s.permute((1, 0)), s_zero, use_acc=False, is_async=True)
             p_t = gl.exp2(s_t * qk_scale_log2 - gl.expand_dims(lse2, 0))
             if MASK:
@@ -191,10 +209,11 @@ if gl is not None:
                     k_part = k_smem
                 else:
                     k_part = k_smem.slice(part * DQ_W, DQ_W, dim=1)
-                dq = warpgroup_mma(ds_smem.permute((1, 0)), k_part, dq_zero, use_acc=False, is_async=True)
+                dq = warpgroup_mma(ds_smem.permute((1, 0)), k_part, dq_zero, use_acc=False,
+                                   is_async=True)
                 dq = warpgroup_mma_wait(num_outstanding=0, deps=(dq,))
-                gl.atomic_add(dq_base + part * DQ_W + offsets, dq, mask=gl.expand_dims(rows < n_q, 1),
-                              sem="relaxed")
+                gl.atomic_add(dq_base + part * DQ_W + offsets, dq,
+                              mask=gl.expand_dims(rows < n_q, 1), sem="relaxed")
             _cta_barrier()  # slot s and dS^T are free for the next loads and stores
             # end listing: gluon-bwd-step
             t += 1
@@ -207,7 +226,8 @@ if gl is not None:
         # listing: gluon-bwd-producer
         for t in range(n_blocks - first):
             s = t % STAGES
-            mbarrier.wait(empty.index(s), ((t // STAGES) & 1) ^ 1)  # slot s free (at once the first time)
+            # Slot s handed back (passes at once the first time round).
+            mbarrier.wait(empty.index(s), ((t // STAGES) & 1) ^ 1)
             block = first + t
             mbarrier.expect(bars.index(s), q_desc.block_type.nbytes + do_desc.block_type.nbytes)
             _tma_load(q_desc, [row_q0 + block * BLOCK_M, 0], bars.index(s), q_ring.index(s))
@@ -401,5 +421,6 @@ def gluon_attention_backward(q, k, v, o, lse, do, causal: bool, softmax_scale: f
     return dq, dk, dv
 
 
-__all__ = ["CONFIGS", "DTYPES", "HEAD_DIMS", "SCHEDULE", "available", "gluon_attention_backward",
-           "make_descriptors", "usable_for"]
+__all__ = ["CONFIGS", "DTYPES", "HEAD_DIMS", "PRODUCER_REGS", "SCHEDULE", "SPECIALISED_MAXNREG", "available",
+           "gluon_attention_backward", "launch_options", "make_descriptors", "query_block_ranges",
+           "usable_for"]
