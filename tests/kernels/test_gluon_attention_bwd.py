@@ -198,3 +198,34 @@ def test_matches_float64_gpu(gen, b, h, n_q, n_k, d, causal, dtype, variant):
         assert x.dtype == dtype and x.shape == r.shape
         err = float((x.double() - r).abs().max() / r.abs().max().clamp_min(1e-30))
         assert err <= 16 * unit, f"{name}: relative error {err:.2e} (seed {gen.initial_seed()})"
+
+
+# ---- dispatch --------------------------------------------------------------------------------------------
+
+
+def test_dispatch_is_off_until_measured_and_cpu_falls_back(monkeypatch):
+    from gpuperf.kernels import flash_attention_bwd as fab
+
+    assert isinstance(fab.GLUON_CASES, frozenset)
+    q = torch.zeros(1, 1, 8, 64)
+    assert fab._gluon_backward(q, q, q, q, torch.zeros(1, 1, 8), q, False, None) is None
+    monkeypatch.setattr(fab, "GLUON_CASES", frozenset({(64, False)}))
+    # named, but CPU tensors (or fp32, or the interpreter): the Triton kernels run
+    assert fab._gluon_backward(q, q, q, q, torch.zeros(1, 1, 8), q, False, None) is None
+
+
+@pytest.mark.gpu
+@needs_hopper
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", list(gab.HEAD_DIMS))
+def test_autograd_through_the_dispatch_gpu(gen, monkeypatch, d, causal):
+    from gpuperf.kernels import flash_attention_bwd as fab
+
+    monkeypatch.setattr(fab, "GLUON_CASES", frozenset({(d, causal)}))
+    q, k, v, do = (torch.randn((2, 3, 257, d), generator=gen, device="cuda").bfloat16() for _ in range(4))
+    qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
+    fab.flash_attention(qg, kg, vg, causal=causal).backward(do)
+    _, _, ref = _reference(q, k, v, do, causal)
+    for x, r in zip((qg.grad, kg.grad, vg.grad), ref):
+        err = float((x.double() - r).abs().max() / r.abs().max())
+        assert err <= 16 * 2.0**-8, err
