@@ -229,3 +229,29 @@ def test_autograd_through_the_dispatch_gpu(gen, monkeypatch, d, causal):
     for x, r in zip((qg.grad, kg.grad, vg.grad), ref):
         err = float((x.double() - r).abs().max() / r.abs().max())
         assert err <= 16 * 2.0**-8, err
+
+
+# ---- the schedule drawn in chapter 15 ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n_blocks, stages", [(4, 2), (5, 3), (1, 1), (3, 1)])
+def test_schedule_events_respect_the_ring(n_blocks, stages):
+    events = gab.schedule_events(n_blocks, stages)
+    loads = {b: (s, e) for lane, _, b, s, e in events if lane.startswith("slot")}
+    assert sorted(loads) == list(range(n_blocks))
+    first_use = {}
+    last_read = {}  # dK: the last product reading Q_i and dO_i
+    for lane, label, b, s, e in events:
+        if lane == "tensor cores":
+            first_use[b] = min(first_use.get(b, s), s)
+            if label == "dK":
+                last_read[b] = e
+    for b in range(n_blocks):
+        assert first_use[b] >= loads[b][1]  # the consumers wait for the load
+        if b >= stages:
+            assert loads[b][0] >= last_read[b - stages]  # the slot was handed back first
+    for lane in {ev[0] for ev in events}:  # one thing at a time per lane
+        spans = sorted((s, e) for ln, _, _, s, e in events if ln == lane)
+        assert all(a[1] <= b[0] + 1e-12 for a, b in zip(spans, spans[1:]))
+    with pytest.raises(ValueError):
+        gab.schedule_events(0, 2)

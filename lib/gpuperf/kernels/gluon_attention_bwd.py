@@ -104,6 +104,49 @@ def query_block_ranges(start_n: int, n_q: int, n_k: int, block_m: int, block_n: 
     return range(first, mid), range(mid, max(full, mid)), range(max(full, mid), n_blocks)
 
 
+#: Illustrative durations (arbitrary units) of one query block's steps in :func:`schedule_events`: the
+#: TMA load of Q_i and dO_i, the five products, the exponentials (overlapping dP^T's product), dS, the
+#: dQ reductions.
+STEP_UNITS = {"load": 4.0, "S": 1.0, "exp": 1.5, "dP": 1.0, "dV": 1.0, "dS": 0.5, "dK": 1.0, "dQ": 1.0,
+              "red": 1.0}
+
+
+def schedule_events(n_blocks: int = 4, stages: int = 2, units: dict | None = None) -> list[tuple]:
+    """The warp-specialised schedule of one program as events ``(lane, label, block, start, end)``. Lanes
+    ``"slot s"``: the TMA load of Q_i and dO_i into ring slot ``s = i % stages``, issued by the producer
+    as soon as the consumers hand the slot back (after dK of block ``i - stages``, the last product that
+    reads it); ``"tensor cores"``: the consumers' wgmma products; ``"other units"``: exponentials, dS and
+    the dQ reductions. The consumers start block i when its load has landed. Durations from ``units``
+    (default :data:`STEP_UNITS`): a drawing of the order of events, not a performance model."""
+    if n_blocks < 1 or stages < 1:
+        raise ValueError(f"n_blocks and stages must be >= 1, got {n_blocks}, {stages}")
+    u = {**STEP_UNITS, **(units or {})}
+    events = []
+    freed = {}  # block -> when the consumers hand its slot back
+    t = 0.0  # the consumers' clock
+    for i in range(n_blocks):
+        issue = freed[i - stages] if i >= stages else 0.1 * i
+        landed = issue + u["load"]
+        events.append((f"slot {i % stages}", f"Q{i} dO{i}", i, issue, landed))
+        t = max(t, landed)
+        events.append(("tensor cores", "S", i, t, t + u["S"]))
+        t += u["S"]
+        events.append(("tensor cores", "dP", i, t, t + u["dP"]))  # while the exponentials run
+        events.append(("other units", "exp", i, t, t + u["exp"]))
+        t += max(u["dP"], u["exp"])
+        events.append(("tensor cores", "dV", i, t, t + u["dV"]))
+        events.append(("other units", "dS", i, t, t + u["dS"]))
+        t += max(u["dV"], u["dS"])
+        events.append(("tensor cores", "dK", i, t, t + u["dK"]))
+        t += u["dK"]
+        freed[i] = t
+        events.append(("tensor cores", "dQ", i, t, t + u["dQ"]))
+        t += u["dQ"]
+        events.append(("other units", "red", i, t, t + u["red"]))
+        t += u["red"]
+    return events
+
+
 def available(device=None) -> Availability:
     """Can :func:`gluon_attention_backward` run here? Gluon, compiled kernels, a Hopper GPU."""
     if gl is None:
@@ -422,5 +465,5 @@ def gluon_attention_backward(q, k, v, o, lse, do, causal: bool, softmax_scale: f
 
 
 __all__ = ["CONFIGS", "DTYPES", "HEAD_DIMS", "PRODUCER_REGS", "SCHEDULE", "SPECIALISED_MAXNREG", "available",
-           "gluon_attention_backward", "launch_options", "make_descriptors", "query_block_ranges",
-           "usable_for"]
+           "STEP_UNITS", "gluon_attention_backward", "launch_options", "make_descriptors",
+           "query_block_ranges", "schedule_events", "usable_for"]
