@@ -360,7 +360,8 @@ if gl is not None:
         if CAUSAL:
             first = gl.minimum(start_n // BLOCK_M, n_blocks)
             mid = gl.minimum((start_n + BLOCK_N - 1 + BLOCK_M - 1) // BLOCK_M, n_blocks)
-        mid = gl.where(start_n + BLOCK_N > n_k, n_blocks, mid)
+        if start_n + BLOCK_N > n_k:
+            mid = n_blocks
 
         mbarrier.expect(kv_bar, k_desc.block_type.nbytes + v_desc.block_type.nbytes)
         _tma_load(k_desc, [row_k0 + start_n, 0], kv_bar, k_smem)
