@@ -421,6 +421,16 @@ def make_descriptors(q, k, v, do, block_m: int, block_n: int):
     return out
 
 
+def consumer_registers(maxnreg: int = SPECIALISED_MAXNREG, consumer_warps: int = 8,
+                       producer_regs: int = PRODUCER_REGS) -> int:
+    """Registers per thread the consumer warps of the warp-specialised launch can raise their limit to
+    (``setmaxnreg``, a multiple of 8): the program's ``(consumer_warps + 4) x 32 x maxnreg`` registers
+    (the one-warp producer occupies a warpgroup of 4) less the producer warpgroup's ``128 x
+    producer_regs``, over the consumers' threads. 240 with the defaults (the SASS's ``USETMAXREG``)."""
+    total = (consumer_warps + 4) * 32 * maxnreg
+    return (total - 128 * producer_regs) // (32 * consumer_warps) // 8 * 8
+
+
 def launch_options(specialise: bool, warps: int) -> dict:
     """Launch options of the kernel: ``num_warps`` (the consumer warps) and, warp-specialised, the register
     limit :data:`SPECIALISED_MAXNREG`."""
@@ -465,6 +475,6 @@ def gluon_attention_backward(q, k, v, o, lse, do, causal: bool, softmax_scale: f
     return dq, dk, dv
 
 
-__all__ = ["CONFIGS", "DTYPES", "HEAD_DIMS", "PRODUCER_REGS", "SCHEDULE", "SPECIALISED_MAXNREG", "available",
+__all__ = ["CONFIGS", "DTYPES", "consumer_registers", "HEAD_DIMS", "PRODUCER_REGS", "SCHEDULE", "SPECIALISED_MAXNREG", "available",
            "STEP_UNITS", "gluon_attention_backward", "launch_options", "make_descriptors",
            "query_block_ranges", "schedule_events", "usable_for"]
