@@ -20,8 +20,8 @@ layout)::
     dK  += dS^T Q                      wgmma, dS^T from registers
     dQ_i += dS K                       wgmma from dS^T stored to shared memory, added to an fp32 buffer
 
-``D = rowsum(dO o O)`` and the zeroed fp32 dQ buffer come from the Triton preprocess kernel, and a small
-Triton kernel scales dQ and casts it (both from :mod:`gpuperf.kernels.flash_attention_bwd`). The ring is
+``D = rowsum(dO o O)`` and the zeroed fp32 dQ buffer come from a small Triton kernel before, and another
+scales dQ and casts it after (as in :mod:`gpuperf.kernels.flash_attention_bwd`, which dispatches here). The ring is
 filled ``STAGES - 1`` blocks ahead of the block being computed, so the loads of later blocks overlap the
 arithmetic. This first version does not specialise warps (every warp both issues loads and multiplies);
 :data:`SCHEDULE` says which schedule the module implements.
@@ -40,8 +40,8 @@ import math
 
 import torch
 import triton
+import triton.language as tl
 
-from gpuperf.kernels import flash_attention_bwd as fab
 from gpuperf.kernels.gluon_softmax import Availability, available as _gluon_available
 
 try:  # Gluon: only where this Triton has it; the module imports without it
@@ -399,6 +399,35 @@ if gl is not None:
             mbarrier.invalidate(empty.index(s))
 
 
+# ---- the Triton kernels around it ------------------------------------------------------------------------
+
+
+@triton.jit
+def _preprocess_kernel(o_ptr, do_ptr, delta_ptr, dq_acc_ptr, n_q, BLOCK_M: tl.constexpr,
+                       HEAD_DIM: tl.constexpr):
+    # D = rowsum(dO o O) per query row, and the fp32 dQ buffer zeroed. HBM: read 2 N_q d b, write
+    # 4 N_q + 4 N_q d bytes per head.
+    pid_m = tl.program_id(0)
+    pid_bh = tl.program_id(1).to(tl.int64)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    row_ok = offs_m < n_q
+    offsets = pid_bh * n_q * HEAD_DIM + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
+    o = tl.load(o_ptr + offsets, mask=row_ok[:, None], other=0.0).to(tl.float32)
+    do = tl.load(do_ptr + offsets, mask=row_ok[:, None], other=0.0).to(tl.float32)
+    tl.store(delta_ptr + pid_bh * n_q + offs_m, tl.sum(o * do, axis=1), mask=row_ok)
+    tl.store(dq_acc_ptr + offsets, tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32), mask=row_ok[:, None])
+
+
+@triton.jit
+def _convert_kernel(dq_acc_ptr, dq_ptr, n_elements, softmax_scale, BLOCK: tl.constexpr):
+    # dQ = scale x the fp32 sums, cast to the storage dtype. HBM: read 4, write b bytes per element.
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    ok = offs < n_elements
+    acc = tl.load(dq_acc_ptr + offs, mask=ok, other=0.0)
+    tl.store(dq_ptr + offs, (acc * softmax_scale).to(dq_ptr.dtype.element_ty), mask=ok)
+
+
 # ---- host side -------------------------------------------------------------------------------------------
 
 _GL_DTYPES = {}
@@ -460,8 +489,8 @@ def gluon_attention_backward(q, k, v, o, lse, do, causal: bool, softmax_scale: f
     dk = torch.empty_like(k)
     dv = torch.empty_like(v)
     handles = {}
-    handles["preprocess"] = fab._preprocess_kernel[(triton.cdiv(n_q, 64), batch * heads)](
-        o, do, delta, dq_acc, n_q, 64, d, True)
+    handles["preprocess"] = _preprocess_kernel[(triton.cdiv(n_q, 64), batch * heads)](
+        o, do, delta, dq_acc, n_q, 64, d)
     q_desc, k_desc, v_desc, do_desc = make_descriptors(q, k, v, do, block_m, block_n)
     grid = (triton.cdiv(n_k, block_n), batch * heads)
     handles["gluon"] = _bwd_kernel[grid](
@@ -469,7 +498,7 @@ def gluon_attention_backward(q, k, v, o, lse, do, causal: bool, softmax_scale: f
         d, block_m, block_n, stages, bool(causal), warps, bool(specialise), _WS_LIST_API, PRODUCER_REGS,
         dq_parts, **launch_options(specialise, warps))
     n = dq.numel()
-    handles["convert"] = fab._dq_convert_kernel[(triton.cdiv(n, 1024),)](dq_acc, dq, n, scale, 1024)
+    handles["convert"] = _convert_kernel[(triton.cdiv(n, 1024),)](dq_acc, dq, n, scale, 1024)
     if return_kernels:
         return dq, dk, dv, handles
     return dq, dk, dv
