@@ -472,8 +472,8 @@ def gluon_attention_backward(q, k, v, o, lse, do, causal: bool, softmax_scale: f
 
     Same arguments and results as :func:`gpuperf.kernels.flash_attention_bwd.flash_attention_backward`
     for contiguous fp16/bf16 inputs with d in :data:`HEAD_DIMS`. ``config`` is ``(BLOCK_N, BLOCK_M,
-    STAGES, warps, specialise, dq_parts)`` (default :data:`CONFIGS`). With ``return_kernels``, also a dict of the compiled
-    kernels (``n_regs``, ``n_spills``)."""
+    STAGES, warps, specialise, dq_parts)`` (default :data:`CONFIGS`). With ``return_kernels``, also a
+    dict of the compiled kernels (``n_regs``, ``n_spills``)."""
     status = usable_for(q, k, v, do)
     if not status:
         raise ValueError(f"the Gluon backward cannot run here: {status.reason}")
@@ -504,6 +504,6 @@ def gluon_attention_backward(q, k, v, o, lse, do, causal: bool, softmax_scale: f
     return dq, dk, dv
 
 
-__all__ = ["CONFIGS", "DTYPES", "consumer_registers", "HEAD_DIMS", "PRODUCER_REGS", "SCHEDULE", "SPECIALISED_MAXNREG", "available",
-           "STEP_UNITS", "gluon_attention_backward", "launch_options", "make_descriptors",
+__all__ = ["CONFIGS", "DTYPES", "HEAD_DIMS", "PRODUCER_REGS", "SCHEDULE", "SPECIALISED_MAXNREG", "STEP_UNITS",
+           "available", "consumer_registers", "gluon_attention_backward", "launch_options", "make_descriptors",
            "query_block_ranges", "schedule_events", "usable_for"]
