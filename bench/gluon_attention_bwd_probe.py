@@ -8,10 +8,11 @@ Usage (repository root, PYTHONPATH=lib)::
 ``check`` compares dQ, dK, dV of each Gluon variant (:data:`VARIANTS`) and of PyTorch's SDPA backward
 with a float64 reference (the error relative to the reference's largest entry) and passes when the Gluon
 error is within twice SDPA's (or :data:`FLOOR`). O and L come from PyTorch's FlashAttention-2 forward
-(nothing to compile). ``time`` times the backward pass alone (the forward's O and
-L given) of every variant (:data:`VARIANTS`, :data:`TIME_ONLY`) with ``gpuperf.benchmark.time_callable`` (median of ``triton.testing.do_bench``, L2 flushed
-between calls) for the Gluon kernel, the Triton backward and cuDNN's backward through SDPA, on three bf16
-shapes, and prints the ratios; with ``OUT_DIR`` it saves a record there (``gpuperf.records.save_run``).
+(nothing to compile). ``time`` times the backward pass alone (O and L given) of the variants that passed
+(:data:`VARIANTS`, :data:`TIME_ONLY`) with ``gpuperf.benchmark.time_callable`` (median of
+``triton.testing.do_bench``, L2 flushed between calls), the Triton backward and cuDNN's backward through
+SDPA, on three bf16 shapes, and prints the ratios; with ``OUT_DIR`` it saves a record there
+(``gpuperf.records.save_run``).
 Every step catches and prints its exception, so one failure does not hide the rest.
 """
 
