@@ -2,6 +2,7 @@
 
 Usage (repository root, PYTHONPATH=lib)::
 
+    python bench/gluon_attention_bwd_probe.py warm [WORKERS]   # compile every launch, in parallel
     python bench/gluon_attention_bwd_probe.py check [OUT_DIR]  # float64 checks on awkward shapes
     python bench/gluon_attention_bwd_probe.py time [OUT_DIR]   # registers, spills, times vs Triton, cuDNN
 
@@ -226,14 +227,73 @@ def time_shapes(out_dir: str | None = None) -> None:
             traceback.print_exc()
 
 
+def _warm_one(job) -> str:
+    """Compile one launch (fills Triton's cache on disk) by running it once on small inputs whose integer
+    arguments specialise like the real ones' (N divisible by 16 or not)."""
+    kind, dtype_name, d, causal, n_q, n_k, config = job
+    t0 = time.time()
+    try:
+        dtype = getattr(torch, dtype_name)
+        q, k, v, do = _inputs(dtype, 1, 1, n_q, n_k, d)
+        o, lse = _forward(q, k, v, causal)
+        if kind == "triton":
+            from gpuperf.kernels import flash_attention_bwd as fab
+
+            fab.flash_attention_backward(q, k, v, o, lse, do, causal)
+        else:
+            from gpuperf.kernels import gluon_attention_bwd as gab
+
+            gab.gluon_attention_backward(q, k, v, o, lse, do, causal, config=config)
+        torch.cuda.synchronize()
+        return f"warm {job[:6]} {config}: {time.time() - t0:.1f} s"
+    except Exception as exc:  # noqa: BLE001 - reported, the check step prints the traceback
+        return f"warm {job[:6]} {config}: {type(exc).__name__}: {str(exc)[:300]}"
+
+
+def warm(workers: int = 14, limit_s: float = 25.0) -> None:
+    """Compile every launch ``check`` and ``time`` will make, in parallel processes (each compile is
+    single-threaded; the device machine has 16 cores)."""
+    import concurrent.futures
+    import multiprocessing
+
+    jobs = []
+    for dtype, _, _, n_q, n_k, d, causal in CHECKS:
+        for configs in VARIANTS.values():
+            jobs.append(("gluon", str(dtype)[6:], d, causal, n_q, n_k, configs[d]))
+    for _, _, n, d, causal in SHAPES:  # N divisible by 16, as at the timed shapes
+        jobs.append(("triton", "bfloat16", d, causal, 256, 256, None))
+        for configs in {**VARIANTS, **TIME_ONLY}.values():
+            if d in configs:
+                jobs.append(("gluon", "bfloat16", d, causal, 256, 256, configs[d]))
+    jobs = list(dict.fromkeys(jobs))
+    t0 = time.time()
+    ctx = multiprocessing.get_context("spawn")
+    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx)
+    futures = {pool.submit(_warm_one, job): job for job in jobs}
+    try:
+        for future in concurrent.futures.as_completed(futures, timeout=limit_s):
+            print(future.result(), flush=True)
+    except concurrent.futures.TimeoutError:
+        for future, job in futures.items():
+            if not future.done():
+                print(f"warm {job[:6]} {job[6]}: not done after {limit_s} s (a hang?)", flush=True)
+        for process in list(pool._processes.values()):  # our own workers: a hung kernel must not linger
+            process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    print(f"warmed {len(jobs)} launches in {time.time() - t0:.1f} s", flush=True)
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("check", "time"):
+    if not argv or argv[0] not in ("warm", "check", "time"):
         print(__doc__)
         return 2
     import triton
 
     print(f"torch {torch.__version__} triton {triton.__version__} "
           f"{torch.cuda.get_device_name() if torch.cuda.is_available() else 'no GPU'}", flush=True)
+    if argv[0] == "warm":
+        warm(int(argv[1]) if len(argv) > 1 else 14)
+        return 0
     if argv[0] == "check":
         return 0 if check(argv[1] if len(argv) > 1 else None) else 1
     time_shapes(argv[1] if len(argv) > 1 else None)
