@@ -89,6 +89,7 @@ VARIANTS = {
 TIME_ONLY = {
     "plain-n64w4": {64: (64, 64, 2, 4, False, 1), 128: (64, 64, 2, 4, False, 1)},
     "plain-s3": {128: (128, 64, 3, 8, False, 1)},
+    "plain-n64w4s3": {64: (64, 64, 3, 4, False, 1)},
 }
 FLOOR = {torch.float16: 2e-3, torch.bfloat16: 1e-2}
 
