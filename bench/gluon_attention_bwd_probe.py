@@ -79,17 +79,19 @@ def _rel(x, ref):
     return float((x.double() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
 
 
-#: Variants of the Gluon kernel tried: name -> config (BLOCK_N, BLOCK_M, STAGES, warps, specialised, dQ slices)
-#: per d.
+#: Variants of the Gluon kernel tried: name -> config (BLOCK_N, BLOCK_M, STAGES, warps, specialised, dQ slices, L
+#: and D one value a thread) per d.
 VARIANTS = {
-    "plain": {64: (128, 64, 2, 8, False, 1), 128: (128, 64, 2, 8, False, 1)},
-    "ws": {64: (128, 64, 2, 8, True, 1), 128: (128, 64, 2, 8, True, 1)},
+    "plain": {64: (128, 64, 2, 8, False, 1, False), 128: (128, 64, 2, 8, False, 1, False)},
+    "ws": {64: (128, 64, 2, 8, True, 1, False), 128: (128, 64, 2, 8, True, 1, False)},
 }
 #: Extra variants timed (not checked on the small shapes).
 TIME_ONLY = {
-    "plain-n64w4": {64: (64, 64, 2, 4, False, 1), 128: (64, 64, 2, 4, False, 1)},
-    "plain-s3": {128: (128, 64, 3, 8, False, 1)},
-    "plain-n64w4s3": {64: (64, 64, 3, 4, False, 1)},
+    "plain-n64w4": {64: (64, 64, 2, 4, False, 1, False), 128: (64, 64, 2, 4, False, 1, False)},
+    "plain-s3": {128: (128, 64, 3, 8, False, 1, False)},
+    "plain-n64w4s3": {64: (64, 64, 3, 4, False, 1, False)},
+    "plain-lsev": {128: (128, 64, 2, 8, False, 1, True)},
+    "ws-lsev": {128: (128, 64, 2, 8, True, 1, True)},
 }
 FLOOR = {torch.float16: 2e-3, torch.bfloat16: 1e-2}
 

@@ -88,12 +88,12 @@ smem_max = get_sm_limits("H200 SXM").max_shared_memory_per_block_bytes
 cases = [(64, True, False, torch.bfloat16), (64, False, True, torch.float16),
          (128, True, False, torch.bfloat16), (128, False, True, torch.bfloat16)]
 for d, causal, ws, dtype in cases:
-    bn, bm, st, w, _, dqp = g.CONFIGS[d]
+    bn, bm, st, w, _, dqp, lv = g.CONFIGS[d]
     name = {torch.float16: "fp16", torch.bfloat16: "bf16"}[dtype]
     x = torch.empty(2, 2, 256, d, dtype=dtype)
     descs = g.make_descriptors(x, x, x, x, bm, bn)
     const = dict(HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, STAGES=st, CAUSAL=causal, WARPS=w, SPECIALISE=ws,
-                 WS_LIST_API=g._WS_LIST_API, PRODUCER_REGS=g.PRODUCER_REGS, DQ_PARTS=dqp)
+                 WS_LIST_API=g._WS_LIST_API, PRODUCER_REGS=g.PRODUCER_REGS, DQ_PARTS=dqp, LSE_VEC=lv)
     sig = {"q_desc": mangle_type(descs[0]), "k_desc": mangle_type(descs[1]),
            "v_desc": mangle_type(descs[2]), "do_desc": mangle_type(descs[3]), "lse_ptr": "*fp32",
            "delta_ptr": "*fp32", "dq_ptr": "*fp32", "dk_ptr": f"*{name}", "dv_ptr": f"*{name}",
@@ -191,7 +191,7 @@ def test_matches_float64_gpu(gen, b, h, n_q, n_k, d, causal, dtype, variant):
     k, v = (torch.randn((b, h, n_k, d), generator=gen, device="cuda").to(dtype) for _ in range(2))
     do = torch.randn((b, h, n_q, d), generator=gen, device="cuda").to(dtype)
     o64, lse64, ref = _reference(q, k, v, do, causal)
-    config = (*gab.CONFIGS[d][:4], VARIANTS[variant], gab.CONFIGS[d][5])
+    config = (*gab.CONFIGS[d][:4], VARIANTS[variant], *gab.CONFIGS[d][5:])
     grads = gab.gluon_attention_backward(q, k, v, o64.to(dtype), lse64.float(), do, causal, config=config)
     unit = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8}[dtype]
     for name, x, r in zip(("dq", "dk", "dv"), grads, ref):

@@ -74,9 +74,9 @@ SCHEDULE = "one role per warp: TMA ring of Q/dO blocks, wgmma, fp32 atomic dQ"
 HEAD_DIMS = (64, 128)
 DTYPES = (torch.float16, torch.bfloat16)
 
-#: (BLOCK_N keys, BLOCK_M queries, STAGES ring slots, consumer warps, warp-specialised, dQ column slices)
-#: per head dimension.
-CONFIGS = {64: (128, 64, 2, 8, False, 1), 128: (128, 64, 2, 8, False, 1)}
+#: (BLOCK_N keys, BLOCK_M queries, STAGES ring slots, consumer warps, warp-specialised, dQ column slices,
+#: L and D loaded one value a thread) per head dimension.
+CONFIGS = {64: (128, 64, 2, 8, False, 1, False), 128: (128, 64, 2, 8, False, 1, False)}
 
 #: Registers per thread of the producer warp in the warp-specialised schedule (the least Hopper grants),
 #: and the launch's register limit: (8 consumer warps + 4, the producer's warp rounded up to a
@@ -188,12 +188,26 @@ if gl is not None:
         _tma_load(do_desc, [row_q0 + block * BLOCK_M, 0], bar, do_ring.index(s), pred=live)
 
     @gluon.jit
+    def _row_values(ptr, row_q0, offs_m, start_m, n_q, BLOCK_M: gl.constexpr, LSE_VEC: gl.constexpr,
+                    WARPS: gl.constexpr, s_layout: gl.constexpr):
+        # L or D of the block's queries, as the columns of S^T's layout. With LSE_VEC, loaded one value per
+        # thread and moved into that layout through shared memory (fewer addresses held in registers).
+        if LSE_VEC:
+            offs_v = start_m + gl.arange(0, BLOCK_M, layout=gl.BlockedLayout([1], [32], [WARPS], [0]))
+            x = gl.load(ptr + row_q0 + offs_v, mask=offs_v < n_q, other=0.0)
+            x = gl.convert_layout(x, gl.SliceLayout(0, s_layout))
+        else:
+            x = gl.load(ptr + row_q0 + offs_m, mask=offs_m < n_q, other=0.0)
+        return x
+
+    @gluon.jit
     def _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, empty, k_smem, v_smem, ds_smem, lse_ptr,
                       delta_ptr, dq_ptr, dk, dv, t, lo, hi, first_block, n_blocks, row_q0, start_n, n_q,
                       n_k, qk_scale_log2, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr,
                       BLOCK_N: gl.constexpr, STAGES: gl.constexpr, MASK: gl.constexpr,
                       CAUSAL: gl.constexpr, SPECIALISE: gl.constexpr, s_layout: gl.constexpr,
-                      dkv_layout: gl.constexpr, dq_layout: gl.constexpr, DQ_PARTS: gl.constexpr):
+                      dkv_layout: gl.constexpr, dq_layout: gl.constexpr, DQ_PARTS: gl.constexpr,
+                      LSE_VEC: gl.constexpr, WARPS: gl.constexpr):
         # Query blocks lo..hi-1 (iterations t, t + 1, ...): dK and dV accumulate, dQ goes out by atomics.
         # Without SPECIALISE these warps also fill the ring; with it, a producer partition does, and
         # these warps hand each slot back by arriving on its `empty` barrier.
@@ -219,7 +233,8 @@ if gl is not None:
             q_s = q_ring.index(s)
             do_s = do_ring.index(s)
             s_t = warpgroup_mma(k_smem, q_s.permute((1, 0)), s_zero, use_acc=False, is_async=True)
-            lse2 = gl.load(lse_ptr + row_q0 + offs_m, mask=offs_m < n_q, other=0.0) * LOG2E
+            lse2 = _row_values(lse_ptr, row_q0, offs_m, start_m, n_q, BLOCK_M, LSE_VEC, WARPS,
+                               s_layout) * LOG2E
             s_t = warpgroup_mma_wait(num_outstanding=0, deps=(s_t,))
             # dP^T's product runs on the tensor cores while the exponentials run
             # on the SM's other units.
@@ -233,7 +248,8 @@ if gl is not None:
             p_op = gl.convert_layout(p_t.to(dtype), op_layout)
             dp_t = warpgroup_mma_wait(num_outstanding=0, deps=(dp_t,))
             dv = warpgroup_mma(p_op, do_s, dv, is_async=True)
-            delta = gl.load(delta_ptr + row_q0 + offs_m, mask=offs_m < n_q, other=0.0)
+            delta = _row_values(delta_ptr, row_q0, offs_m, start_m, n_q, BLOCK_M, LSE_VEC, WARPS,
+                                s_layout)
             ds_t = p_t * (dp_t - gl.expand_dims(delta, 0))
             ds16 = ds_t.to(dtype)
             ds_op = gl.convert_layout(ds16, op_layout)
@@ -282,7 +298,8 @@ if gl is not None:
                   delta_ptr, dq_ptr, dk_ptr, dv_ptr, first, mid, full, n_blocks, row_q0, row_k0, start_n,
                   n_q, n_k, qk_scale_log2, softmax_scale, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr,
                   BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr,
-                  SPECIALISE: gl.constexpr, WARPS: gl.constexpr, DQ_PARTS: gl.constexpr):
+                  SPECIALISE: gl.constexpr, WARPS: gl.constexpr, DQ_PARTS: gl.constexpr,
+                  LSE_VEC: gl.constexpr):
         # The products and the stores of dK and dV: the whole program without SPECIALISE, else the
         # default partition.
         dtype: gl.constexpr = q_desc.dtype
@@ -300,17 +317,17 @@ if gl is not None:
         dk, dv, t = _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, empty, k_smem, v_smem, ds_smem,
                                   lse_ptr, delta_ptr, dq_ptr, dk, dv, t, first, mid, first, n_blocks, row_q0,
                                   start_n, n_q, n_k, qk_scale_log2, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES,
-                                  True, CAUSAL, SPECIALISE, s_layout, dkv_layout, dq_layout, DQ_PARTS)
+                                  True, CAUSAL, SPECIALISE, s_layout, dkv_layout, dq_layout, DQ_PARTS, LSE_VEC, WARPS)
         dk, dv, t = _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, empty, k_smem, v_smem, ds_smem,
                                   lse_ptr, delta_ptr, dq_ptr, dk, dv, t, mid, gl.maximum(full, mid), first,
                                   n_blocks, row_q0, start_n, n_q, n_k, qk_scale_log2, HEAD_DIM, BLOCK_M,
                                   BLOCK_N, STAGES, False, CAUSAL, SPECIALISE, s_layout, dkv_layout,
-                                  dq_layout, DQ_PARTS)
+                                  dq_layout, DQ_PARTS, LSE_VEC, WARPS)
         dk, dv, t = _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, empty, k_smem, v_smem, ds_smem,
                                   lse_ptr, delta_ptr, dq_ptr, dk, dv, t, gl.maximum(full, mid), n_blocks,
                                   first, n_blocks, row_q0, start_n, n_q, n_k, qk_scale_log2, HEAD_DIM,
                                   BLOCK_M, BLOCK_N, STAGES, True, CAUSAL, SPECIALISE, s_layout, dkv_layout,
-                                  dq_layout, DQ_PARTS)
+                                  dq_layout, DQ_PARTS, LSE_VEC, WARPS)
         out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [WARPS, 1], [1, 0])
         rows = start_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, out_layout))
         cols = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, out_layout))
@@ -324,7 +341,8 @@ if gl is not None:
                     n_q, n_k, qk_scale_log2, softmax_scale, HEAD_DIM: gl.constexpr,
                     BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
                     CAUSAL: gl.constexpr, WARPS: gl.constexpr, SPECIALISE: gl.constexpr,
-                    WS_LIST_API: gl.constexpr, PRODUCER_REGS: gl.constexpr, DQ_PARTS: gl.constexpr):
+                    WS_LIST_API: gl.constexpr, PRODUCER_REGS: gl.constexpr, DQ_PARTS: gl.constexpr,
+                    LSE_VEC: gl.constexpr):
         # HBM bytes per program: K_j, V_j once (2 BLOCK_N d b); Q, dO, L, D of every visited query block;
         # dQ's fp32 partial sums added (4 BLOCK_M d per block); dK_j, dV_j written once.
         dtype: gl.constexpr = q_desc.dtype
@@ -374,7 +392,7 @@ if gl is not None:
                     (_consumer, (q_desc, do_desc, q_ring, do_ring, bars, empty, kv_bar, k_smem, v_smem, ds_smem,
                                  lse_ptr, delta_ptr, dq_ptr, dk_ptr, dv_ptr, first, mid, full, n_blocks,
                                  row_q0, row_k0, start_n, n_q, n_k, qk_scale_log2, softmax_scale, HEAD_DIM,
-                                 BLOCK_M, BLOCK_N, STAGES, CAUSAL, SPECIALISE, WARPS, DQ_PARTS)),
+                                 BLOCK_M, BLOCK_N, STAGES, CAUSAL, SPECIALISE, WARPS, DQ_PARTS, LSE_VEC)),
                     (_producer, (q_desc, do_desc, q_ring, do_ring, bars, empty, first, n_blocks, row_q0,
                                  BLOCK_M, STAGES))], [1], [PRODUCER_REGS])
             else:  # the earlier one: default arguments and function, then the workers'
@@ -382,7 +400,7 @@ if gl is not None:
                     (q_desc, do_desc, q_ring, do_ring, bars, empty, kv_bar, k_smem, v_smem, ds_smem, lse_ptr,
                      delta_ptr, dq_ptr, dk_ptr, dv_ptr, first, mid, full, n_blocks, row_q0, row_k0, start_n,
                      n_q, n_k, qk_scale_log2, softmax_scale, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL,
-                     SPECIALISE, WARPS, DQ_PARTS), _consumer,
+                     SPECIALISE, WARPS, DQ_PARTS, LSE_VEC), _consumer,
                     (q_desc, do_desc, q_ring, do_ring, bars, empty, first, n_blocks, row_q0, BLOCK_M, STAGES),
                     [_producer], [1], [PRODUCER_REGS])
         else:
@@ -392,7 +410,7 @@ if gl is not None:
             _consumer(q_desc, do_desc, q_ring, do_ring, bars, empty, kv_bar, k_smem, v_smem, ds_smem, lse_ptr,
                       delta_ptr, dq_ptr, dk_ptr, dv_ptr, first, mid, full, n_blocks, row_q0, row_k0, start_n,
                       n_q, n_k, qk_scale_log2, softmax_scale, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL,
-                      SPECIALISE, WARPS, DQ_PARTS)
+                      SPECIALISE, WARPS, DQ_PARTS, LSE_VEC)
         for s in gl.static_range(STAGES + 1):
             mbarrier.invalidate(bars.index(s))
         for s in gl.static_range(STAGES):
@@ -472,7 +490,7 @@ def gluon_attention_backward(q, k, v, o, lse, do, causal: bool, softmax_scale: f
 
     Same arguments and results as :func:`gpuperf.kernels.flash_attention_bwd.flash_attention_backward`
     for contiguous fp16/bf16 inputs with d in :data:`HEAD_DIMS`. ``config`` is ``(BLOCK_N, BLOCK_M,
-    STAGES, warps, specialise, dq_parts)`` (default :data:`CONFIGS`). With ``return_kernels``, also a
+    STAGES, warps, specialise, dq_parts, lse_vec)`` (default :data:`CONFIGS`). With ``return_kernels``, also a
     dict of the compiled kernels (``n_regs``, ``n_spills``)."""
     status = usable_for(q, k, v, do)
     if not status:
@@ -480,7 +498,7 @@ def gluon_attention_backward(q, k, v, o, lse, do, causal: bool, softmax_scale: f
     batch, heads, n_q, d = q.shape
     n_k = k.shape[2]
     scale = 1.0 / math.sqrt(d) if softmax_scale is None else float(softmax_scale)
-    block_n, block_m, stages, warps, specialise, dq_parts = CONFIGS[d] if config is None else config
+    block_n, block_m, stages, warps, specialise, dq_parts, lse_vec = CONFIGS[d] if config is None else config
     lse = lse.to(torch.float32).contiguous()
     o = o.contiguous()
     delta = torch.empty((batch, heads, n_q), device=q.device, dtype=torch.float32)
@@ -496,7 +514,7 @@ def gluon_attention_backward(q, k, v, o, lse, do, causal: bool, softmax_scale: f
     handles["gluon"] = _bwd_kernel[grid](
         q_desc, k_desc, v_desc, do_desc, lse, delta, dq_acc, dk, dv, n_q, n_k, scale * _LOG2E, scale,
         d, block_m, block_n, stages, bool(causal), warps, bool(specialise), _WS_LIST_API, PRODUCER_REGS,
-        dq_parts, **launch_options(specialise, warps))
+        dq_parts, bool(lse_vec), **launch_options(specialise, warps))
     n = dq.numel()
     handles["convert"] = _convert_kernel[(triton.cdiv(n, 1024),)](dq_acc, dq, n, scale, 1024)
     if return_kernels:
