@@ -255,3 +255,43 @@ def test_schedule_events_respect_the_ring(n_blocks, stages):
         assert all(a[1] <= b[0] + 1e-12 for a, b in zip(spans, spans[1:]))
     with pytest.raises(ValueError):
         gab.schedule_events(0, 2)
+
+
+# ---- the kernel's arithmetic, emulated block by block on the CPU -----------------------------------------
+
+
+def _lse64(q, k, causal):
+    s = q.double() @ k.double().transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if causal:
+        keep = torch.ones(s.shape[-2:], dtype=torch.bool).tril()
+        s = s.masked_fill(~keep, float("-inf"))
+    return torch.logsumexp(s, dim=-1)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("b, h, n_q, n_k, d, block_n, block_m", [
+    (1, 2, 333, 333, 64, 128, 64),   # ragged: the last blocks read the next head's rows
+    (2, 1, 200, 333, 64, 128, 64),   # N_q != N_k
+    (1, 3, 64, 64, 128, 128, 64),    # one key block larger than the head
+    (2, 2, 130, 130, 16, 64, 64),    # two key blocks, the second ragged (past the tensor's end)
+    (1, 1, 1, 7, 16, 64, 64),
+])
+def test_emulated_kernel_matches_float64(b, h, n_q, n_k, d, block_n, block_m, causal):
+    """The kernel's indexing, masks and sums, step by step in float64, give the exact gradients (the
+    test of the schedule that can run without a GPU; the Gluon code itself runs only on Hopper)."""
+    if causal and n_q != n_k:
+        pytest.skip("top-left causal with N_q != N_k: covered by the Triton tests")
+    gen = torch.Generator().manual_seed(b * 1000 + n_q + n_k + d + causal)
+    q = torch.randn((b, h, n_q, d), generator=gen, dtype=torch.float64)
+    k, v = (torch.randn((b, h, n_k, d), generator=gen, dtype=torch.float64) for _ in range(2))
+    do = torch.randn((b, h, n_q, d), generator=gen, dtype=torch.float64)
+    o64, lse64, ref = _reference(q, k, v, do, causal)
+    got = gab.emulate(q, k, v, o64, lse64, do, causal, block_n=block_n, block_m=block_m)
+    for name, x, r in zip(("dq", "dk", "dv"), got, ref):
+        assert torch.allclose(x, r, rtol=1e-10, atol=1e-10), (name, float((x - r).abs().max()))
+    # and with P^T and dS^T rounded to bf16, as the kernel feeds them to the tensor cores: errors near
+    # bf16's unit relative to the largest gradient
+    got16 = gab.emulate(q, k, v, o64, lse64, do, causal, block_n=block_n, block_m=block_m,
+                        operand_dtype=torch.bfloat16)
+    for x, r in zip(got16, ref):
+        assert float((x - r).abs().max() / r.abs().max().clamp_min(1e-30)) <= 4 * 2.0**-8

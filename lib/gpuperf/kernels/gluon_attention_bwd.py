@@ -147,6 +147,75 @@ def schedule_events(n_blocks: int = 4, stages: int = 2, units: dict | None = Non
     return events
 
 
+def emulate(q, k, v, o, lse, do, causal: bool, softmax_scale: float | None = None, *, block_n: int = 128,
+            block_m: int = 64, operand_dtype: torch.dtype | None = None):
+    """The kernel's arithmetic on the CPU, block by block as the programs do it (a check of its indexing
+    and masks, not of the Gluon code): 2-D views ``[B H N, d]`` read in blocks that may run into the next
+    head's rows or past the end (zeros, as TMA fills them), the query blocks of
+    :func:`query_block_ranges`, masks only in the masked ranges, ``P^T = exp2(S^T scale log2 e - L log2 e)``,
+    dQ summed over key blocks into a flat buffer by rows below ``n_q``. With ``operand_dtype`` the operands
+    the kernel rounds (P^T, dS^T) are rounded to it. Returns ``(dq, dk, dv)`` in float64."""
+    b, h, n_q, d = q.shape
+    n_k = k.shape[2]
+    scale = 1.0 / math.sqrt(d) if softmax_scale is None else float(softmax_scale)
+    f64 = torch.float64
+    qf, kf, vf, dof = (t.detach().to("cpu", f64).reshape(-1, d) for t in (q, k, v, do))
+    lse2 = lse.detach().to("cpu", f64).reshape(-1) * _LOG2E
+    delta = (o.detach().to("cpu", f64) * do.detach().to("cpu", f64)).sum(-1).reshape(-1)
+    dq = torch.zeros(b * h * n_q, d, dtype=f64)
+    dk = torch.zeros(b * h * n_k, d, dtype=f64)
+    dv = torch.zeros(b * h * n_k, d, dtype=f64)
+
+    def rows(t, start, count):  # a TMA block: zeros past the end of the view
+        out = torch.zeros(count, t.shape[1], dtype=f64)
+        got = t[start:start + count]
+        out[:got.shape[0]] = got
+        return out
+
+    def vec(t, start, count, valid):  # L or D of the block's queries, 0 where masked off
+        out = torch.zeros(count, dtype=f64)
+        take = min(valid, count)
+        if take > 0:
+            out[:take] = t[start:start + take]
+        return out
+
+    def rounded(x):
+        return x.to(operand_dtype).to(f64) if operand_dtype is not None else x
+
+    for bh in range(b * h):
+        row_q0, row_k0 = bh * n_q, bh * n_k
+        for start_n in range(0, n_k, block_n):
+            k_j, v_j = rows(kf, row_k0 + start_n, block_n), rows(vf, row_k0 + start_n, block_n)
+            acc_k = torch.zeros(block_n, d, dtype=f64)
+            acc_v = torch.zeros(block_n, d, dtype=f64)
+            offs_n = start_n + torch.arange(block_n)
+            ranges = query_block_ranges(start_n, n_q, n_k, block_m, block_n, causal)
+            for masked, blocks in zip((True, False, True), ranges):
+                for block in blocks:
+                    start_m = block * block_m
+                    q_i = rows(qf, row_q0 + start_m, block_m)
+                    do_i = rows(dof, row_q0 + start_m, block_m)
+                    offs_m = start_m + torch.arange(block_m)
+                    l_i = vec(lse2, row_q0 + start_m, block_m, n_q - start_m)
+                    d_i = vec(delta, row_q0 + start_m, block_m, n_q - start_m)
+                    p_t = torch.exp2((k_j @ q_i.T) * scale * _LOG2E - l_i[None, :])
+                    if masked:
+                        keep = (offs_m[None, :] < n_q) & (offs_n[:, None] < n_k)
+                        if causal:
+                            keep &= offs_m[None, :] >= offs_n[:, None]
+                        p_t = torch.where(keep, p_t, torch.zeros((), dtype=f64))
+                    acc_v += rounded(p_t) @ do_i
+                    ds_t = rounded(p_t * (v_j @ do_i.T - d_i[None, :]))
+                    acc_k += ds_t @ q_i
+                    ok = offs_m < n_q
+                    dq[row_q0 + offs_m[ok]] += (ds_t.T @ k_j)[ok]
+            keep_rows = offs_n < n_k
+            dk[row_k0 + offs_n[keep_rows]] = acc_k[keep_rows] * scale
+            dv[row_k0 + offs_n[keep_rows]] = acc_v[keep_rows]
+    shape_q, shape_k = (b, h, n_q, d), (b, h, n_k, d)
+    return dq.reshape(shape_q) * scale, dk.reshape(shape_k), dv.reshape(shape_k)
+
+
 def available(device=None) -> Availability:
     """Can :func:`gluon_attention_backward` run here? Gluon, compiled kernels, a Hopper GPU."""
     if gl is None:
@@ -523,5 +592,5 @@ def gluon_attention_backward(q, k, v, o, lse, do, causal: bool, softmax_scale: f
 
 
 __all__ = ["CONFIGS", "DTYPES", "HEAD_DIMS", "PRODUCER_REGS", "SCHEDULE", "SPECIALISED_MAXNREG", "STEP_UNITS",
-           "available", "consumer_registers", "gluon_attention_backward", "launch_options", "make_descriptors",
+           "available", "consumer_registers", "emulate", "gluon_attention_backward", "launch_options", "make_descriptors",
            "query_block_ranges", "schedule_events", "usable_for"]
