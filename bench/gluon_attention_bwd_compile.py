@@ -96,6 +96,11 @@ def compile_triton_dkdv(d: int, causal: bool) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out_dir", nargs="?", help="save the record attention_backward_gluon_compile_sm90 here")
+    args = parser.parse_args(argv)
     rows = []
     for d in gab.HEAD_DIMS:
         for causal in (False, True):
@@ -108,12 +113,12 @@ def main(argv: list[str]) -> int:
                        **fn()}
                 rows.append(row)
                 print(row, flush=True)
-    if argv:
+    if args.out_dir:
         from gpuperf.records import provenance, save_run
 
         prov = provenance("TRITON_INTERPRET=0 python bench/gluon_attention_bwd_compile.py OUT_DIR")
         prov["target"] = "sm_90, compiled on a machine without a GPU (cuobjdump of the cubin); nothing ran"
-        print("record:", save_run("attention_backward_gluon_compile_sm90", rows, prov, data_dir=argv[0]))
+        print("record:", save_run("attention_backward_gluon_compile_sm90", rows, prov, data_dir=args.out_dir))
     return 0
 
 

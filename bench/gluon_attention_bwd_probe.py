@@ -292,19 +292,22 @@ def warm(workers: int = 14, limit_s: float = 25.0) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("warm", "check", "time"):
-        print(__doc__)
-        return 2
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("step", choices=("warm", "check", "time"))
+    parser.add_argument("arg", nargs="?", help="warm: worker processes (14); check, time: OUT_DIR")
+    args = parser.parse_args(argv)
     import triton
 
     print(f"torch {torch.__version__} triton {triton.__version__} "
           f"{torch.cuda.get_device_name() if torch.cuda.is_available() else 'no GPU'}", flush=True)
-    if argv[0] == "warm":
-        warm(int(argv[1]) if len(argv) > 1 else 14)
+    if args.step == "warm":
+        warm(int(args.arg) if args.arg else 14)
         return 0
-    if argv[0] == "check":
-        return 0 if check(argv[1] if len(argv) > 1 else None) else 1
-    time_shapes(argv[1] if len(argv) > 1 else None)
+    if args.step == "check":
+        return 0 if check(args.arg) else 1
+    time_shapes(args.arg)
     return 0
 
 
