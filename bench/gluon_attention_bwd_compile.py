@@ -59,13 +59,13 @@ def cubin_facts(cubin: bytes) -> dict:
 
 
 def compile_gluon(d: int, causal: bool, config: tuple, dtype=torch.bfloat16) -> dict:
-    block_n, block_m, stages, warps, specialise, dq_parts, lse_vec = config
+    block_n, block_m, stages, warps, specialise, dq_t, lse_vec = config
     name = {torch.float16: "fp16", torch.bfloat16: "bf16"}[dtype]
     x = torch.empty(2, 2, 256, d, dtype=dtype)
     descs = gab.make_descriptors(x, x, x, x, block_m, block_n)
     const = dict(HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n, STAGES=stages, CAUSAL=causal, WARPS=warps,
                  SPECIALISE=specialise, WS_LIST_API=gab._WS_LIST_API, PRODUCER_REGS=gab.PRODUCER_REGS,
-                 DQ_PARTS=dq_parts, LSE_VEC=lse_vec)
+                 DQ_T=dq_t, LSE_VEC=lse_vec, DS_SWIZZLE=gab.ds_swizzle(block_m))
     sig = {"q_desc": mangle_type(descs[0]), "k_desc": mangle_type(descs[1]), "v_desc": mangle_type(descs[2]),
            "do_desc": mangle_type(descs[3]), "lse_ptr": "*fp32", "delta_ptr": "*fp32", "dq_ptr": "*fp32",
            "dk_ptr": f"*{name}", "dv_ptr": f"*{name}", "n_q": "i32", "n_k": "i32", "qk_scale_log2": "fp32",

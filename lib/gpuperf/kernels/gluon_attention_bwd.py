@@ -74,9 +74,9 @@ SCHEDULE = "one role per warp: TMA ring of Q/dO blocks, wgmma, fp32 atomic dQ"
 HEAD_DIMS = (64, 128)
 DTYPES = (torch.float16, torch.bfloat16)
 
-#: (BLOCK_N keys, BLOCK_M queries, STAGES ring slots, consumer warps, warp-specialised, dQ column slices,
-#: L and D loaded one value a thread) per head dimension.
-CONFIGS = {64: (128, 64, 2, 8, False, 1, False), 128: (128, 64, 2, 8, False, 1, False)}
+#: (BLOCK_N keys, BLOCK_M queries, STAGES ring slots, consumer warps, warp-specialised, dQ computed
+#: transposed, L and D loaded one value a thread) per head dimension.
+CONFIGS = {64: (128, 64, 2, 8, False, False, False), 128: (128, 64, 2, 8, False, False, False)}
 
 #: Registers per thread of the producer warp in the warp-specialised schedule (the least Hopper grants),
 #: and the launch's register limit: (8 consumer warps + 4, the producer's warp rounded up to a
@@ -275,7 +275,7 @@ if gl is not None:
                       n_k, qk_scale_log2, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr,
                       BLOCK_N: gl.constexpr, STAGES: gl.constexpr, MASK: gl.constexpr,
                       CAUSAL: gl.constexpr, SPECIALISE: gl.constexpr, s_layout: gl.constexpr,
-                      dkv_layout: gl.constexpr, dq_layout: gl.constexpr, DQ_PARTS: gl.constexpr,
+                      dkv_layout: gl.constexpr, dq_layout: gl.constexpr, DQ_T: gl.constexpr,
                       LSE_VEC: gl.constexpr, WARPS: gl.constexpr):
         # Query blocks lo..hi-1 (iterations t, t + 1, ...): dK and dV accumulate, dQ goes out by atomics.
         # Without SPECIALISE these warps also fill the ring; with it, a producer partition does, and
@@ -284,12 +284,16 @@ if gl is not None:
         dtype: gl.constexpr = q_desc.dtype
         op_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=dkv_layout, k_width=2)
         offs_n = start_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, s_layout))
-        dq_rows = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, dq_layout))
-        DQ_W: gl.constexpr = HEAD_DIM // DQ_PARTS  # dQ is computed in DQ_PARTS column slices
-        dq_cols = gl.arange(0, DQ_W, layout=gl.SliceLayout(0, dq_layout))
+        if DQ_T:  # dQ_i^T = K^T dS^T: the head dimension along the product's rows
+            dq_rows = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, dq_layout))
+            dq_cols = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(1, dq_layout))
+            dq_zero = gl.zeros([HEAD_DIM, BLOCK_M], gl.float32, layout=dq_layout)
+        else:  # dQ_i = dS K
+            dq_rows = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, dq_layout))
+            dq_cols = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, dq_layout))
+            dq_zero = gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, layout=dq_layout)
         dq_base = dq_ptr + row_q0.to(gl.int64) * HEAD_DIM  # this head's fp32 dQ rows
         s_zero = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, layout=s_layout)
-        dq_zero = gl.zeros([BLOCK_M, DQ_W], gl.float32, layout=dq_layout)
         for block in range(lo, hi):
             # listing: gluon-bwd-step
             if not SPECIALISE:  # the block STAGES - 1 ahead, into the slot freed last iteration
@@ -331,17 +335,18 @@ if gl is not None:
             if SPECIALISE:
                 mbarrier.arrive(empty.index(s), count=1)  # the producer may refill slot s
             rows = start_m + dq_rows
-            offsets = gl.expand_dims(rows * HEAD_DIM, 1) + gl.expand_dims(dq_cols, 0)
-            for part in gl.static_range(DQ_PARTS):
-                if DQ_PARTS == 1:
-                    k_part = k_smem
-                else:
-                    k_part = k_smem.slice(part * DQ_W, DQ_W, dim=1)
-                dq = warpgroup_mma(ds_smem.permute((1, 0)), k_part, dq_zero, use_acc=False,
+            if DQ_T:
+                dq = warpgroup_mma(k_smem.permute((1, 0)), ds_smem, dq_zero, use_acc=False,
                                    is_async=True)
-                dq = warpgroup_mma_wait(num_outstanding=0, deps=(dq,))
-                gl.atomic_add(dq_base + part * DQ_W + offsets, dq,
-                              mask=gl.expand_dims(rows < n_q, 1), sem="relaxed")
+                offsets = gl.expand_dims(rows * HEAD_DIM, 0) + gl.expand_dims(dq_cols, 1)
+                ok = gl.expand_dims(rows < n_q, 0)
+            else:
+                dq = warpgroup_mma(ds_smem.permute((1, 0)), k_smem, dq_zero, use_acc=False,
+                                   is_async=True)
+                offsets = gl.expand_dims(rows * HEAD_DIM, 1) + gl.expand_dims(dq_cols, 0)
+                ok = gl.expand_dims(rows < n_q, 1)
+            dq = warpgroup_mma_wait(num_outstanding=0, deps=(dq,))
+            gl.atomic_add(dq_base + offsets, dq, mask=ok, sem="relaxed")
             _cta_barrier()  # slot s and dS^T are free for the next loads and stores
             # end listing: gluon-bwd-step
             t += 1
@@ -367,7 +372,7 @@ if gl is not None:
                   delta_ptr, dq_ptr, dk_ptr, dv_ptr, first, mid, full, n_blocks, row_q0, row_k0, start_n,
                   n_q, n_k, qk_scale_log2, softmax_scale, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr,
                   BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr,
-                  SPECIALISE: gl.constexpr, WARPS: gl.constexpr, DQ_PARTS: gl.constexpr,
+                  SPECIALISE: gl.constexpr, WARPS: gl.constexpr, DQ_T: gl.constexpr,
                   LSE_VEC: gl.constexpr):
         # The products and the stores of dK and dV: the whole program without SPECIALISE, else the
         # default partition.
@@ -376,9 +381,11 @@ if gl is not None:
                                                            instr_shape=[16, BLOCK_M, 16])
         dkv_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1],
                                                              instr_shape=[16, HEAD_DIM, 16])
+        # dQ_i's accumulator: [BLOCK_M, d] over warps (4, WARPS / 4), or transposed [d, BLOCK_M]
+        # (then shaped like S^T).
         dq_layout: gl.constexpr = gl.NVMMADistributedLayout(
-            version=[3, 0], warps_per_cta=[4, WARPS // 4],
-            instr_shape=[16, HEAD_DIM // DQ_PARTS // (WARPS // 4), 16])
+            version=[3, 0], warps_per_cta=[WARPS, 1] if DQ_T else [4, WARPS // 4],
+            instr_shape=[16, BLOCK_M, 16] if DQ_T else [16, HEAD_DIM // (WARPS // 4), 16])
         mbarrier.wait(kv_bar, 0)
         dk = gl.zeros([BLOCK_N, HEAD_DIM], gl.float32, layout=dkv_layout)
         dv = gl.zeros([BLOCK_N, HEAD_DIM], gl.float32, layout=dkv_layout)
@@ -386,17 +393,17 @@ if gl is not None:
         dk, dv, t = _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, empty, k_smem, v_smem, ds_smem,
                                   lse_ptr, delta_ptr, dq_ptr, dk, dv, t, first, mid, first, n_blocks, row_q0,
                                   start_n, n_q, n_k, qk_scale_log2, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES,
-                                  True, CAUSAL, SPECIALISE, s_layout, dkv_layout, dq_layout, DQ_PARTS, LSE_VEC, WARPS)
+                                  True, CAUSAL, SPECIALISE, s_layout, dkv_layout, dq_layout, DQ_T, LSE_VEC, WARPS)
         dk, dv, t = _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, empty, k_smem, v_smem, ds_smem,
                                   lse_ptr, delta_ptr, dq_ptr, dk, dv, t, mid, gl.maximum(full, mid), first,
                                   n_blocks, row_q0, start_n, n_q, n_k, qk_scale_log2, HEAD_DIM, BLOCK_M,
                                   BLOCK_N, STAGES, False, CAUSAL, SPECIALISE, s_layout, dkv_layout,
-                                  dq_layout, DQ_PARTS, LSE_VEC, WARPS)
+                                  dq_layout, DQ_T, LSE_VEC, WARPS)
         dk, dv, t = _query_blocks(q_desc, do_desc, q_ring, do_ring, bars, empty, k_smem, v_smem, ds_smem,
                                   lse_ptr, delta_ptr, dq_ptr, dk, dv, t, gl.maximum(full, mid), n_blocks,
                                   first, n_blocks, row_q0, start_n, n_q, n_k, qk_scale_log2, HEAD_DIM,
                                   BLOCK_M, BLOCK_N, STAGES, True, CAUSAL, SPECIALISE, s_layout, dkv_layout,
-                                  dq_layout, DQ_PARTS, LSE_VEC, WARPS)
+                                  dq_layout, DQ_T, LSE_VEC, WARPS)
         out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [WARPS, 1], [1, 0])
         rows = start_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, out_layout))
         cols = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, out_layout))
@@ -410,12 +417,13 @@ if gl is not None:
                     n_q, n_k, qk_scale_log2, softmax_scale, HEAD_DIM: gl.constexpr,
                     BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
                     CAUSAL: gl.constexpr, WARPS: gl.constexpr, SPECIALISE: gl.constexpr,
-                    WS_LIST_API: gl.constexpr, PRODUCER_REGS: gl.constexpr, DQ_PARTS: gl.constexpr,
-                    LSE_VEC: gl.constexpr):
+                    WS_LIST_API: gl.constexpr, PRODUCER_REGS: gl.constexpr, DQ_T: gl.constexpr,
+                    LSE_VEC: gl.constexpr, DS_SWIZZLE: gl.constexpr):
         # HBM bytes per program: K_j, V_j once (2 BLOCK_N d b); Q, dO, L, D of every visited query block;
         # dQ's fp32 partial sums added (4 BLOCK_M d per block); dK_j, dV_j written once.
         dtype: gl.constexpr = q_desc.dtype
-        ds_layout: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)
+        ds_layout: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=DS_SWIZZLE, element_bitwidth=16,
+                                                       rank=2)
         pid_n = gl.program_id(0)
         bh = gl.program_id(1)
         start_n = pid_n * BLOCK_N
@@ -461,7 +469,7 @@ if gl is not None:
                     (_consumer, (q_desc, do_desc, q_ring, do_ring, bars, empty, kv_bar, k_smem, v_smem, ds_smem,
                                  lse_ptr, delta_ptr, dq_ptr, dk_ptr, dv_ptr, first, mid, full, n_blocks,
                                  row_q0, row_k0, start_n, n_q, n_k, qk_scale_log2, softmax_scale, HEAD_DIM,
-                                 BLOCK_M, BLOCK_N, STAGES, CAUSAL, SPECIALISE, WARPS, DQ_PARTS, LSE_VEC)),
+                                 BLOCK_M, BLOCK_N, STAGES, CAUSAL, SPECIALISE, WARPS, DQ_T, LSE_VEC)),
                     (_producer, (q_desc, do_desc, q_ring, do_ring, bars, empty, first, n_blocks, row_q0,
                                  BLOCK_M, STAGES))], [1], [PRODUCER_REGS])
             else:  # the earlier one: default arguments and function, then the workers'
@@ -469,7 +477,7 @@ if gl is not None:
                     (q_desc, do_desc, q_ring, do_ring, bars, empty, kv_bar, k_smem, v_smem, ds_smem, lse_ptr,
                      delta_ptr, dq_ptr, dk_ptr, dv_ptr, first, mid, full, n_blocks, row_q0, row_k0, start_n,
                      n_q, n_k, qk_scale_log2, softmax_scale, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL,
-                     SPECIALISE, WARPS, DQ_PARTS, LSE_VEC), _consumer,
+                     SPECIALISE, WARPS, DQ_T, LSE_VEC), _consumer,
                     (q_desc, do_desc, q_ring, do_ring, bars, empty, first, n_blocks, row_q0, BLOCK_M, STAGES),
                     [_producer], [1], [PRODUCER_REGS])
         else:
@@ -479,7 +487,7 @@ if gl is not None:
             _consumer(q_desc, do_desc, q_ring, do_ring, bars, empty, kv_bar, k_smem, v_smem, ds_smem, lse_ptr,
                       delta_ptr, dq_ptr, dk_ptr, dv_ptr, first, mid, full, n_blocks, row_q0, row_k0, start_n,
                       n_q, n_k, qk_scale_log2, softmax_scale, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL,
-                      SPECIALISE, WARPS, DQ_PARTS, LSE_VEC)
+                      SPECIALISE, WARPS, DQ_T, LSE_VEC)
         for s in gl.static_range(STAGES + 1):
             mbarrier.invalidate(bars.index(s))
         for s in gl.static_range(STAGES):
@@ -547,6 +555,11 @@ def consumer_registers(maxnreg: int = SPECIALISED_MAXNREG, consumer_warps: int =
     return (total - 128 * producer_regs) // (32 * consumer_warps) // 8 * 8
 
 
+def ds_swizzle(block_m: int) -> int:
+    """Swizzle width in bytes of dS^T's shared-memory tile (rows of ``block_m`` 16-bit values)."""
+    return min(128, 2 * block_m)
+
+
 def launch_options(specialise: bool, warps: int) -> dict:
     """Launch options of the kernel: ``num_warps`` (the consumer warps) and, warp-specialised, the register
     limit :data:`SPECIALISED_MAXNREG`."""
@@ -559,7 +572,7 @@ def gluon_attention_backward(q, k, v, o, lse, do, causal: bool, softmax_scale: f
 
     Same arguments and results as :func:`gpuperf.kernels.flash_attention_bwd.flash_attention_backward`
     for contiguous fp16/bf16 inputs with d in :data:`HEAD_DIMS`. ``config`` is ``(BLOCK_N, BLOCK_M,
-    STAGES, warps, specialise, dq_parts, lse_vec)`` (default :data:`CONFIGS`). With ``return_kernels``, also a
+    STAGES, warps, specialise, dq_transposed, lse_vec)`` (default :data:`CONFIGS`). With ``return_kernels``, also a
     dict of the compiled kernels (``n_regs``, ``n_spills``)."""
     status = usable_for(q, k, v, do)
     if not status:
@@ -567,7 +580,7 @@ def gluon_attention_backward(q, k, v, o, lse, do, causal: bool, softmax_scale: f
     batch, heads, n_q, d = q.shape
     n_k = k.shape[2]
     scale = 1.0 / math.sqrt(d) if softmax_scale is None else float(softmax_scale)
-    block_n, block_m, stages, warps, specialise, dq_parts, lse_vec = CONFIGS[d] if config is None else config
+    block_n, block_m, stages, warps, specialise, dq_t, lse_vec = CONFIGS[d] if config is None else config
     lse = lse.to(torch.float32).contiguous()
     o = o.contiguous()
     delta = torch.empty((batch, heads, n_q), device=q.device, dtype=torch.float32)
@@ -583,7 +596,7 @@ def gluon_attention_backward(q, k, v, o, lse, do, causal: bool, softmax_scale: f
     handles["gluon"] = _bwd_kernel[grid](
         q_desc, k_desc, v_desc, do_desc, lse, delta, dq_acc, dk, dv, n_q, n_k, scale * _LOG2E, scale,
         d, block_m, block_n, stages, bool(causal), warps, bool(specialise), _WS_LIST_API, PRODUCER_REGS,
-        dq_parts, bool(lse_vec), **launch_options(specialise, warps))
+        bool(dq_t), bool(lse_vec), ds_swizzle(block_m), **launch_options(specialise, warps))
     n = dq.numel()
     handles["convert"] = _convert_kernel[(triton.cdiv(n, 1024),)](dq_acc, dq, n, scale, 1024)
     if return_kernels:
