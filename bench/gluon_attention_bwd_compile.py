@@ -37,9 +37,18 @@ from gpuperf.kernels import gluon_attention_bwd as gab  # noqa: E402
 TARGET = GPUTarget("cuda", 90, 32)
 ALIGNED = [["tt.divisibility", 16]]
 
-#: Gluon schedules compiled: name -> config per head dimension (the default launch, warp-specialised).
-SCHEDULES = {"plain": {d: gab.CONFIGS[d] for d in gab.HEAD_DIMS},
-             "warp-specialised": {d: (*gab.CONFIGS[d][:4], True, *gab.CONFIGS[d][5:]) for d in gab.HEAD_DIMS}}
+def _config(d: int, specialise: bool, dq_transposed: bool) -> tuple:
+    block_n, block_m, stages, warps, _, _, lse_vec = gab.CONFIGS[d]
+    if dq_transposed and d == 128:
+        block_m = 32  # dQ^T's accumulator then takes as many registers as S^T's
+    return (block_n, block_m, stages, warps, specialise, dq_transposed, lse_vec)
+
+
+#: Gluon schedules compiled: name -> config per head dimension: the default launch, warp-specialised, and
+#: both with dQ computed transposed (dQ^T = K^T dS^T; 32-query blocks at d = 128).
+SCHEDULES = {name: {d: _config(d, ws, dqt) for d in gab.HEAD_DIMS}
+             for name, ws, dqt in (("plain", False, False), ("warp-specialised", True, False),
+                                   ("plain, dQ^T", False, True), ("warp-specialised, dQ^T", True, True))}
 
 
 def cubin_facts(cubin: bytes) -> dict:
