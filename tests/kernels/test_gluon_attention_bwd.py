@@ -164,7 +164,17 @@ def test_listings_fit_the_page(region):
 
 needs_hopper = pytest.mark.skipif(not gab.available(),
                                   reason=f"needs the Gluon kernel: {gab.available().reason}")
-VARIANTS = {"plain": False, "specialised": True}
+#: name -> (warp-specialised, dQ transposed); dQ transposed runs 32-query blocks at d = 128.
+VARIANTS = {"plain": (False, False), "specialised": (True, False), "plain-dqt": (False, True),
+            "specialised-dqt": (True, True)}
+
+
+def _variant_config(d, variant):
+    block_n, block_m, stages, warps, _, _, lse_vec = gab.CONFIGS[d]
+    specialise, dq_t = VARIANTS[variant]
+    if dq_t and d == 128:
+        block_m = 32
+    return (block_n, block_m, stages, warps, specialise, dq_t, lse_vec)
 
 
 def _reference(q, k, v, do, causal):
@@ -194,7 +204,7 @@ def test_matches_float64_gpu(gen, b, h, n_q, n_k, d, causal, dtype, variant):
     k, v = (torch.randn((b, h, n_k, d), generator=gen, device="cuda").to(dtype) for _ in range(2))
     do = torch.randn((b, h, n_q, d), generator=gen, device="cuda").to(dtype)
     o64, lse64, ref = _reference(q, k, v, do, causal)
-    config = (*gab.CONFIGS[d][:4], VARIANTS[variant], *gab.CONFIGS[d][5:])
+    config = _variant_config(d, variant)
     grads = gab.gluon_attention_backward(q, k, v, o64.to(dtype), lse64.float(), do, causal, config=config)
     unit = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8}[dtype]
     for name, x, r in zip(("dq", "dk", "dv"), grads, ref):

@@ -21,10 +21,17 @@ layout)::
     dQ_i += dS K                       wgmma from dS^T stored to shared memory, added to an fp32 buffer
 
 ``D = rowsum(dO o O)`` and the zeroed fp32 dQ buffer come from a small Triton kernel before, and another
-scales dQ and casts it after (as in :mod:`gpuperf.kernels.flash_attention_bwd`, which dispatches here). The ring is
-filled ``STAGES - 1`` blocks ahead of the block being computed, so the loads of later blocks overlap the
-arithmetic. This first version does not specialise warps (every warp both issues loads and multiplies);
-:data:`SCHEDULE` says which schedule the module implements.
+scales dQ and casts it after (as in :mod:`gpuperf.kernels.flash_attention_bwd`, which dispatches here).
+
+Two schedules (a launch option): *plain*, where every warp both fills the ring (``STAGES - 1`` blocks ahead of the block being computed) and multiplies, and
+*warp-specialised* (``gl.warp_specialize``), where one producer warp at 24 registers fills each slot as
+soon as the consumers hand it back through its "empty" mbarrier and eight consumer warps, at 240 registers
+(``setmaxnreg``), do the products. Optionally dQ is computed transposed, ``dQ_i^T = K_j^T dS_i^T``, which
+lets the query block shrink to 32 rows at d = 128 (dS K needs 64 for a warpgroup's wgmma), halving every
+per-block tile. :func:`emulate` replays the kernel's indexing and masks in float64 on the CPU.
+
+Status (2026-12-04): compiled for sm_90 on a machine without a GPU (Triton 3.9); never run on an H200.
+:data:`gpuperf.kernels.flash_attention_bwd.GLUON_CASES` is empty, so the library does not dispatch here.
 
 Tensors are addressed as 2-D views ``[B H N, d]``; a block that runs past the end of a head reads rows of
 the next one (or TMA's zeros past the tensor), which the masks turn into zero probabilities, and stores and
@@ -68,8 +75,8 @@ if gl is not None:
     except (TypeError, ValueError):
         _WS_LIST_API = True
 
-#: The schedule this module implements (the module docstring).
-SCHEDULE = "one role per warp: TMA ring of Q/dO blocks, wgmma, fp32 atomic dQ"
+#: The schedules this module implements (the module docstring).
+SCHEDULE = "TMA ring of Q/dO blocks, wgmma products, fp32 atomic dQ; plain or warp-specialised"
 
 HEAD_DIMS = (64, 128)
 DTYPES = (torch.float16, torch.bfloat16)
