@@ -63,3 +63,15 @@ def test_ratio_to_reference_draws_one_line_per_shape():
     lines = [ln for ln in ax.lines if not ln.get_label().startswith("target")]
     assert len(lines) == 4 and all(np.allclose(ln.get_ydata(), 0.5) for ln in lines)
     plt.close(fig)
+
+
+def test_plot_schedule_draws_every_event():
+    from gpuperf.kernels.gluon_attention_bwd import schedule_events
+    from gpuperf.plotting.attention_backward import plot_schedule
+
+    events = schedule_events(4, 2)
+    fig, ax = plot_schedule(events, "t")
+    assert len(ax.patches) == len(events)
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        "slot 0 (TMA)", "slot 1 (TMA)", "consumers: tensor cores", "consumers: other units"]
+    plt.close(fig)

@@ -555,6 +555,28 @@ def _check_causal_and_scale(causal, softmax_scale) -> float | None:
     return float(softmax_scale)
 
 
+#: (head_dim, causal) cases where the Gluon backward (:mod:`gpuperf.kernels.gluon_attention_bwd`) replaces
+#: the Triton kernels for fp16/bf16 on Hopper, in :func:`flash_attention_backward`'s default launch and in
+#: :class:`FlashAttentionFunction`: those an A/B on the H200 measured faster (bench/NOTES.md, gluonbwd).
+#: Empty: no case was measured faster yet.
+GLUON_CASES: frozenset = frozenset()
+
+
+def _gluon_backward(q, k, v, o, lse, do, causal, softmax_scale):
+    """The Gluon backward's (dq, dk, dv) where :data:`GLUON_CASES` names the case and the kernel can run
+    (Hopper, compiled kernels, fp16/bf16, contiguous aligned inputs); None otherwise (the Triton kernels
+    then run)."""
+    if (q.shape[-1], causal) not in GLUON_CASES or INTERPRETED or q.dtype not in (torch.float16,
+                                                                                  torch.bfloat16):
+        return None
+    from gpuperf.kernels import gluon_attention_bwd as gab
+
+    do = do.contiguous() if do.dtype == q.dtype else do.to(q.dtype).contiguous()
+    if not gab.usable_for(q, k, v, do):
+        return None
+    return gab.gluon_attention_backward(q, k, v, o, lse, do, causal, softmax_scale)
+
+
 def flash_attention_backward(q, k, v, o, lse, do, causal: bool = False, softmax_scale: float | None = None,
                              *, config: BackwardConfig | None = None, fp32_precision: str = "ieee",
                              return_kernels: bool = False):
@@ -601,6 +623,10 @@ def flash_attention_backward(q, k, v, o, lse, do, causal: bool = False, softmax_
         raise ValueError(f"lse.device must equal q.device {q.device}, got {lse.device}")
     if fp32_precision not in ("ieee", "tf32"):
         raise ValueError(f"fp32_precision must be 'ieee' or 'tf32', got {fp32_precision!r}")
+    if plain and GLUON_CASES:
+        grads = _gluon_backward(q.contiguous(), k.contiguous(), v.contiguous(), o, lse, do, causal, scale)
+        if grads is not None:
+            return grads
     if config is None:
         config = default_config(head_dim, q.dtype, causal)
         if plain:
@@ -722,6 +748,10 @@ class FlashAttentionFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, do):
         q, k, v, o, lse = ctx.saved_tensors
+        if GLUON_CASES:
+            grads = _gluon_backward(q, k, v, o, lse, do, ctx.causal, ctx.softmax_scale)
+            if grads is not None:
+                return (*grads, None, None)
         scale = 1.0 / math.sqrt(q.shape[-1]) if ctx.softmax_scale is None else ctx.softmax_scale
         config = default_config(q.shape[-1], q.dtype, ctx.causal)
         dq, dk, dv = _launch_backward(q, k, v, o, lse, do, ctx.causal, scale, config)
@@ -746,7 +776,7 @@ def flash_attention(q, k, v, causal: bool = False, softmax_scale: float | None =
 
 
 __all__ = [
-    "BackwardConfig", "DTYPE_NAMES", "FUSED_CONFIGS", "FlashAttentionFunction", "GPU_CONFIGS",
+    "BackwardConfig", "DTYPE_NAMES", "FUSED_CONFIGS", "FlashAttentionFunction", "GLUON_CASES", "GPU_CONFIGS",
     "GPU_CONFIG_FP32", "HEAD_DIMS", "INTERPRETED", "INTERPRETER_CONFIG", "SPLIT_CONFIGS",
     "TiledAttentionFunction", "attention_backward_split_torch", "attention_backward_tiled_torch",
     "attention_forward_torch", "default_config",

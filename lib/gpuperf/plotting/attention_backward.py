@@ -292,7 +292,37 @@ def plot_attention_share(n_seqs: Sequence[int], shares: Mapping[int, Sequence[fl
     return fig, ax
 
 
+def plot_schedule(events: Sequence[tuple], title: str = ""):
+    """The warp-specialised backward's schedule: one row per lane of
+    :func:`gpuperf.kernels.gluon_attention_bwd.schedule_events` (ring slots filled by the producer's TMA
+    loads, the consumers' tensor-core products, the consumers' other work), one bar per event, coloured by
+    query block and labelled with its step."""
+    lanes = []
+    for lane, *_ in events:
+        if lane not in lanes:
+            lanes.append(lane)
+    lanes = [lane for lane in lanes if lane.startswith("slot")] + [
+        lane for lane in ("tensor cores", "other units") if lane in lanes]
+    fig, ax = new_figure(width=9.0, height=0.55 * len(lanes) + 1.3)
+    row = {lane: len(lanes) - 1 - k for k, lane in enumerate(lanes)}
+    for lane, label, block, start, end in events:
+        color = PALETTE[block % len(PALETTE)]
+        ax.barh(row[lane], end - start, left=start, height=0.6, color=color, alpha=0.85,
+                edgecolor="white")
+        ax.text((start + end) / 2, row[lane], label, ha="center", va="center", fontsize=7, color="white")
+    ax.set_yticks([row[lane] for lane in lanes])
+    ax.set_yticklabels([f"{lane} (TMA)" if lane.startswith("slot") else f"consumers: {lane}"
+                        for lane in lanes])
+    ax.set_xlabel("time (illustrative units)")
+    ax.set_xlim(0, max(end for *_, end in events) * 1.01)
+    ax.grid(False)
+    if title:
+        ax.set_title(title)
+    return fig, ax
+
+
 __all__ = ["plot_attention_share", "plot_bars", "plot_decode_splits", "plot_measured", "plot_measured_bars",
            "plot_memory_run", "plot_ratio_to_reference",
-           "plot_ratio_vs_sram", "plot_saved_memory", "plot_score_costs", "plot_traffic_by_array",
+           "plot_ratio_vs_sram", "plot_saved_memory", "plot_schedule", "plot_score_costs",
+           "plot_traffic_by_array",
            "plot_traffic_vs_n"]
