@@ -33,7 +33,6 @@ torch is imported inside the functions (``import gpuperf.grading`` stays light).
 from __future__ import annotations
 
 import contextlib
-import secrets
 from typing import Callable, Iterator, Sequence
 
 from gpuperf.grading.core import (SOLUTIONS_ENV_VAR, UNIT_ROUNDOFF, CaseResult, GradeReport, Tolerance,
@@ -55,6 +54,43 @@ from gpuperf.grading import watch as _watch
 #: see"). Under the interpreter (a CPU) every case runs as before.
 INTERPRET_ON_GPU = __import__("os").environ.get("GPUPERF_GRADING_INTERPRET_ON_GPU", "0") == "1"
 
+def _os_entropy():
+    """The operating system's random bytes, taken from the ``posix`` (or ``nt``) module itself when the grader
+    is imported: a later cell that rebinds ``secrets``, ``random`` or ``os.urandom`` cannot fix the seed of
+    the next grade (rebinding this module's name is reported as tampering)."""
+    import importlib
+    import types
+
+    for name in ("posix", "nt"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        urandom = getattr(module, "urandom", None)
+        if isinstance(urandom, types.BuiltinFunctionType):
+            return urandom
+    import os  # pragma: no cover - neither module: the standard library's
+
+    return os.urandom
+
+
+_ENTROPY = _os_entropy()
+
+
+def _fresh_seed() -> int:
+    return int.from_bytes(_ENTROPY(4), "little") & (2**31 - 1)
+
+
+def _is_solution(ex: Exercise, fn) -> bool:
+    """The course's own kernels may run only when the function graded is the exercise's solution itself (by
+    identity: a wrapper around it, or a copy, is the reader's function), or where the exercise's
+    :class:`Policy` hands them to the reader (``course_kernels``)."""
+    try:
+        return fn is ex.load_solution()
+    except Exception:  # pragma: no cover - a broken install: grade as the reader's
+        return False
+
+
 def _exercise(key: str) -> Exercise:
     if key not in EXERCISES:
         raise ValueError(f"exercise must be one of {sorted(EXERCISES)}, got {key!r}")
@@ -62,18 +98,20 @@ def _exercise(key: str) -> Exercise:
 
 
 def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str | None = None,
-                 graded: str = "yours", allow_course_kernels: bool = False,
-                 only: Callable[[str], bool] | None = None, stop_at_first_failure: bool = False) -> GradeReport:
+                 graded: str = "yours", only: Callable[[str], bool] | None = None,
+                 stop_at_first_failure: bool = False) -> GradeReport:
     """Grade ``fn`` on the cases of exercise ``key``; never raises for a wrong or crashing ``fn``.
 
     ``seed`` (default: fresh, from the OS) draws the inputs; ``device`` defaults to ``"cuda"`` when kernels
     run compiled on a GPU, else ``"cpu"`` (the Triton interpreter). ``only`` (a predicate on case labels)
-    and ``stop_at_first_failure`` run fewer cases (the tests of the graders use them to stay fast)."""
+    and ``stop_at_first_failure`` run fewer cases (the tests of the graders use them to stay fast). The
+    course's own kernels run only inside the exercise's solution itself (:func:`_is_solution`)."""
     ex = _exercise(key)
     if not callable(fn):
         raise ValueError(f"fn must be callable, got {fn!r}")
+    allow_course_kernels = _is_solution(ex, fn)
     if seed is None:
-        seed = secrets.randbits(31)
+        seed = _fresh_seed()
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be an int >= 0, got {seed!r}")
     tampered = _tampering(fn)
@@ -113,6 +151,8 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
             except Exception as exc:  # the reader's code: report, never raise
                 case_results = [_result_of_exception(case.label, exc)]
             case_results = [_definite_blank(r, runner) for r in case_results]
+            if all(r.passed for r in case_results):
+                case_results = case_results + _wide_offsets_check(runner, case.label)
             results.extend(r if r.case == case.label else _relabel(r, case.label) for r in case_results)
     name = torch.cuda.get_device_name() if device == "cuda" else \
         "CPU (Triton interpreter)" if ex.get_policy().kernels else "CPU"
@@ -133,6 +173,26 @@ def _definite_blank(r: CaseResult, runner) -> CaseResult:
                        "it started with (is the kernel's body still the stub, `pass`?)")
     return replace(r, message=f"every element of {r.output} is NaN, although your kernel stored values: it "
                    "computed NaN everywhere (inf - inf, inf / inf or 0 / 0: an exp that overflowed?)")
+
+
+def _wide_offsets_check(runner, label: str) -> list[CaseResult]:
+    """Under the interpreter, for exercises whose kernels index more than one dimension (L3 to L6): no address
+    may come from a 32-bit product of the program id with a size or stride (see
+    :mod:`gpuperf.grading.algorithm`); past 2^31 elements such a product wraps around."""
+    trace = getattr(runner, "trace", None)
+    if not runner.policy.wide_offsets or trace is None:
+        return []
+    count, kernel = trace.wrapping_offsets()
+    if not count:
+        return []
+    return [CaseResult(label, "-", False,
+                       f"your kernel {kernel} computes addresses with a 32-bit product of the program id (or of "
+                       "an index made from it, such as rows = pid * BLOCK_M + tl.arange(...)) and a size or "
+                       "stride it was given (row * stride, head * N * HEAD_DIM): past 2^31 elements (8 GB of "
+                       "fp32) that product wraps around and the kernel reads and writes other rows' memory. "
+                       "Convert the program id to 64 bits before the product (tl.program_id(0).to(tl.int64)), "
+                       "or the index (rows[:, None].to(tl.int64) * stride); widening the product afterwards is "
+                       "too late")]
 
 
 def _grade_plain(ex: Exercise, fn, seed: int, device, graded: str) -> GradeReport:
@@ -196,7 +256,7 @@ def grade(key: str, fn: Callable | None, *, seed: int | None = None) -> Callable
     ex = _exercise(key)
     if solutions_requested():
         sol = ex.load_solution()
-        report = grade_report(key, sol, seed=seed, graded="the course's solution", allow_course_kernels=True)
+        report = grade_report(key, sol, seed=seed, graded="the course's solution")
         print(report.text(PAGE_WIDTH))
         if not report.passed:
             raise AssertionError(f"the course's solution of {key} fails its grader:\n{report.text()}")

@@ -222,6 +222,11 @@ class Runner:
                     problems.append(CaseResult(self.label, "-", False,
                                                "your function returned a tensor that neither the grader gave it "
                                                "nor torch allocated inside it (made from numpy?)"))
+        if self.policy.kernels and watch.counters.launches == 0 and not problems:
+            problems.append(CaseResult(self.label, "-", False,
+                                       "your function launched no Triton kernel: "
+                                       f"{self.policy.exercise} {self.policy.why} (launch your @triton.jit "
+                                       "function on a grid, kernel[grid](...), and let it write the output)"))
         race = trace.race() if trace is not None else ""
         if race and not problems:
             problems.append(CaseResult(self.label, "-", False, race))
@@ -1675,27 +1680,30 @@ EXERCISES: dict[str, Exercise] = {
         Exercise("L2.chain", "fused elementwise chain in Triton", "gpuperf.kernels.labs.l2:chain",
                  _l2_chain_cases, policy=_policy("L2.chain", int64_offsets=True)),
         Exercise("L3.softmax", "fused softmax, one row per program", "gpuperf.kernels.labs.l3:softmax_rows",
-                 _softmax_cases_for(False)),
+                 _softmax_cases_for(False), policy=_policy("L3.softmax", wide_offsets=True)),
         Exercise("L3.online", "online softmax for long rows", "gpuperf.kernels.labs.l3:online_softmax",
-                 _softmax_cases_for(True)),
+                 _softmax_cases_for(True), policy=_policy("L3.online", wide_offsets=True)),
         Exercise("L4.outer", "outer product, a 2-D tiled kernel", "gpuperf.kernels.labs.l4:outer",
-                 _outer_cases),
-        Exercise("L4.matmul", "tiled matmul", "gpuperf.kernels.labs.l4:matmul", _matmul_cases),
+                 _outer_cases, policy=_policy("L4.outer", wide_offsets=True)),
+        Exercise("L4.matmul", "tiled matmul", "gpuperf.kernels.labs.l4:matmul", _matmul_cases,
+                 policy=_policy("L4.matmul", wide_offsets=True)),
         Exercise("L5.tiled", "FlashAttention forward in plain PyTorch (blocks in a loop)",
                  "gpuperf.kernels.labs.l5:tiled_attention", _tiled_cases,
                  policy=_policy("L5.tiled", allowed=None, refused=SOFTMAX_LIKE_OPS, refused_names=SOFTMAX_LIKE_NAMES,
                                 kernels=False,
                                 why="asks for the online softmax over blocks of keys, in plain PyTorch")),
         Exercise("L5.forward", "FlashAttention forward (o, lse)", "gpuperf.kernels.labs.l5:attention_forward",
-                 _l5_cases_for(False)),
+                 _l5_cases_for(False), policy=_policy("L5.forward", wide_offsets=True)),
         Exercise("L5.causal", "FlashAttention forward with the causal mask",
-                 "gpuperf.kernels.labs.l5:attention_forward", _l5_cases_for(True)),
+                 "gpuperf.kernels.labs.l5:attention_forward", _l5_cases_for(True),
+                 policy=_policy("L5.causal", wide_offsets=True)),
         Exercise("L6.backward", "FlashAttention backward (dq, dk, dv)",
-                 "gpuperf.kernels.labs.l6:attention_backward", _l6_cases),
+                 "gpuperf.kernels.labs.l6:attention_backward", _l6_cases,
+                 policy=_policy("L6.backward", wide_offsets=True)),
         Exercise("L6.autograd", "your forward and backward as one torch.autograd.Function",
                  "gpuperf.kernels.labs.l6:FlashAttention", _autograd_cases,
                  # the lab's cell imports the course's L5 forward: the exercise is the backward and the glue
-                 policy=Policy("L6.autograd", course_kernels=frozenset(
+                 policy=Policy("L6.autograd", wide_offsets=True, course_kernels=frozenset(
                      {"gpuperf.kernels.labs.l5.attention_forward_kernel"}))),
     )
 }

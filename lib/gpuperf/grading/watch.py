@@ -164,6 +164,8 @@ class Policy:
     kernels: bool = True
     why: str = "asks for a Triton kernel that does the work itself"
     int64_offsets: bool = False  # under the interpreter: every store's addresses must come from 64-bit offsets
+    #: under the interpreter: no address may multiply a program id by a size or stride in 32 bits
+    wide_offsets: bool = False
     #: course kernels the exercise itself hands the reader (L6.autograd uses the L5 forward of the course)
     course_kernels: frozenset = frozenset()
 
