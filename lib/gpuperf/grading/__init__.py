@@ -172,7 +172,8 @@ def _definite_blank(r: CaseResult, runner) -> CaseResult:
         return replace(r, message=f"your kernel wrote nothing to {r.output} yet: every element still holds the NaN "
                        "it started with (is the kernel's body still the stub, `pass`?)")
     return replace(r, message=f"every element of {r.output} is NaN, although your kernel stored values: it "
-                   "computed NaN everywhere (inf - inf, inf / inf or 0 / 0: an exp that overflowed?)")
+                   "computed NaN everywhere (inf - inf, inf / inf or 0 / 0: an exp that overflowed, or a sum of "
+                   "exponentials that all underflowed to 0, as with a running max that starts at 0 instead of -inf)")
 
 
 def _wide_offsets_check(runner, label: str) -> list[CaseResult]:

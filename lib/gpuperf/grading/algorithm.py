@@ -50,6 +50,8 @@ class Launch:
     widest_load: dict = field(default_factory=dict)  # argument name: largest block (lanes) of one load
     load_shapes: dict = field(default_factory=dict)  # argument name: {block shape: count}
     visits: dict = field(default_factory=dict)  # argument name: {(program, address of the block's first lane)}
+    per_program: dict = field(default_factory=dict)  # argument name: {program: active elements loaded}
+    spans: list = field(default_factory=list)  # (argument name, program, lowest, highest active address) per load
     stored_2d: int = 0  # active elements stored by blocks with at least two dimensions > 1
     blocks_2d: list = field(default_factory=list)  # the active addresses of each such store
     atomics: int = 0
@@ -354,6 +356,9 @@ def _install():
                 shapes[shape] = shapes.get(shape, 0) + 1
                 if picked.size:
                     launch._loads.append((np.unique(picked), state["program"]))
+                    counts = launch.per_program.setdefault(name, {})
+                    counts[state["program"]] = counts.get(state["program"], 0) + int(picked.size)
+                    launch.spans.append((name, state["program"], int(picked.min()), int(picked.max())))
             return original(self, ptrs, mask, *rest)
 
         return load

@@ -276,10 +276,20 @@ def _count_reads(watch, tensors: dict, reads: dict) -> None:
                     if isinstance(t, torch.Tensor):
                         owners.setdefault(_storage_ptr(t), source)
             return out
+        outs = [t for t in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(t, torch.Tensor)]
         for a in flat:
             owner = owners.get(_storage_ptr(a))
-            if owner is not None:
-                reads[owner] += a.numel()
+            if owner is None:
+                continue
+            reads[owner] += a.numel()
+            widest = f"{owner}:widest"
+            reads[widest] = max(reads.get(widest, 0), a.numel())
+            # an elementwise image of the grader's tensor (k * 1.0, k.float() + 0, a concatenation) is read as
+            # the tensor itself: reading it later reads k again
+            if name not in _MATRIX_PRODUCTS:
+                for t in outs:
+                    if tuple(t.shape) == tuple(a.shape) or name in ("cat", "stack", "_cat"):
+                        owners.setdefault(_storage_ptr(t), owner)
         return out
 
     watch._dispatch = dispatch
@@ -847,6 +857,16 @@ def _softmax_cases_for(online: bool):
                 label = (f"x {rows}x{cols} {dtype_name(dtype)}, rows {cols + 13} apart, row offsets -800 to "
                          "800, late maxima" + (f", block={block}" if block else ""))
                 out.append(Case(label, _softmax_case(gen, device, dtype, rows, cols, label, block)))
+        # a row whose terms are all near 1 (every element within 0.05 of the max): its sum passes fp16's largest
+        # finite value, 65504, so exponentials or a row sum kept in fp16 overflow in any summation order
+        cols = torch_randint(gen, 70_000, 90_000)
+        if online:
+            block = 2048 if device == "cpu" else 1024
+        label = (f"x 2x{cols} fp16, rows {cols + 13} apart, nearly flat rows: the row sum passes fp16's largest "
+                 "value 65504" + (f", block={block}" if block else ""))
+        out.append(Case(label, _softmax_case(gen, device, _torch().float16, 2, cols, label, block, flat=True)))
+        if online:
+            block = 128 if device == "cpu" else 1024
         rows, cols = 3, torch_randint(gen, 200, 1500)
         label = (f"x {rows}x{cols} fp32, called twice on the same x with new values in it"
                  + (f", block={block}" if block else ""))
@@ -863,11 +883,21 @@ def _softmax_cases_for(online: bool):
     return cases
 
 
-def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False):
+def _flat_rows(gen, rows: int, cols: int):
+    """Rows centred anywhere from -3 to 3 whose elements lie within about 0.05 of each other: every
+    exp(x - max) is near 1, so the row sum is near the row's length."""
+    import torch
+
+    offsets = (torch.rand(rows, 1, generator=gen) * 2 - 1) * 3.0
+    return offsets + 0.01 * torch.randn(rows, cols, generator=gen)
+
+
+def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, flat=False):
     def run(runner):
         from gpuperf.grading.core import row_strided
 
-        x = row_strided(_softmax_rows(gen, rows, cols).to(dtype).to(device))
+        draw = _flat_rows if flat else _softmax_rows
+        x = row_strided(draw(gen, rows, cols).to(dtype).to(device))
         results = []
         for call in range(2 if repeat else 1):
             if call:  # the same tensor object, new contents
@@ -1148,6 +1178,10 @@ def _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread="normal"):
     elif spread == "late":
         q = q * 12.0
         k = k * torch.linspace(0.2, 2.5, n_k).reshape(1, 1, n_k, 1)
+    elif spread == "shifted":  # every score far below 0 (about -200 at d = 16): exp(s) underflows, so a
+        # running max that starts at 0 instead of -inf sums zeros
+        k[..., 0] += 20.0
+        q[..., 0] -= 40.0
     elif spread == "canary":
         q = torch.zeros_like(q)
         v = 1.0 / 3.0 + 0.01 * v
@@ -1227,6 +1261,11 @@ def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
             label = (f"B={b} H={h} N_q={n_q} N_k={n_k} d={d} {dtype_name(dtype)} "
                      f"{'causal' if causal else 'full'}, {spread} scores")
             cases.append(Case(label, _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label)))
+        n_q, n_k = torch_randint(gen, 40, 90), torch_randint(gen, 40, 90)
+        label = (f"B=1 H=2 N_q={n_q} N_k={n_k} d=16 {dtype_name(dtype)} {'causal' if want_causal else 'full'}, "
+                 "shifted scores (every score near -200: a running max must start at -inf)")
+        cases.append(Case(label, _l5_case(gen, device, dtype, 1, 2, n_q, n_k, 16, want_causal, "shifted",
+                                          label)))
         n_k = 4096 if device == "cpu" else 16384
         label = (f"B=1 H=1 N_q=16 N_k={n_k} d=16 {dtype_name(dtype)} full, q = 0 and v near 1/3: the running "
                  "output summed over every key")
@@ -1259,6 +1298,7 @@ def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
 
         q, k, v = (runner.input(t, order=_layout(h))
                    for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
+        runner._attention_v = v
         got, _ = runner.call(q, k, v, causal, names=("q", "k", "v"))
         if not isinstance(got, tuple) or len(got) != 2:
             return [CaseResult(label, "-", False, "return a tuple (o, lse)")]
@@ -1298,6 +1338,30 @@ def _key_blocks_check(runner, label, k, n_k) -> list[CaseResult]:
                            f"your kernel loads K in blocks of {widest} keys (N_k = {n_k}): FlashAttention walks the "
                            f"keys in blocks (BLOCK_N of 16 to 128, at most {LARGEST_BLOCK_K}) with a running max "
                            "and sum, so its tiles fit on chip whatever N_k is")]
+    return _one_pass_check(runner, label, k, n_k)
+
+
+def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
+    """Where the interpreter counts them: each program (a block of queries) loads each element of K once, and of
+    V once: a first pass for the row max, then a second for the sum and the output, loads them twice."""
+    trace = runner.trace
+    if trace is None:
+        return []
+    d = k.shape[-1]
+    for which in ("k", "v"):
+        tensor = k if which == "k" else getattr(runner, "_attention_v", None)
+        if tensor is None:
+            continue
+        most = max((count for launch in trace.launches for name, _, _, _, _ in launch.args
+                    if _same_memory(launch, name, tensor)
+                    for count in launch.per_program.get(name, {}).values()), default=0)
+        # a pass loads n_k d elements (a few masked-off lanes less); one block of keys more is slack
+        if most > n_k * d + min(n_k, LARGEST_BLOCK_K) * d:
+            return [CaseResult(label, "-", False,
+                               f"one program of your kernel loaded {most} elements of {which} ({most / (n_k * d):.2g} "
+                               f"times each of the {n_k} x {d}): FlashAttention reads each block of keys once per "
+                               "block of queries, updating a running max, sum and output as it goes (the online "
+                               "softmax); a first pass for the max, then a second for the sum, reads K twice")]
     return []
 
 
@@ -1313,6 +1377,7 @@ def _block_skip_case(gen, device, n, label):
         import torch
 
         q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, torch.float32, 1, 1, n, n, 16))
+        runner._attention_v = v
         got, _ = runner.call(q, k, v, True, names=("q", "k", "v"))
         causal_trace = runner.trace
         if not isinstance(got, tuple) or len(got) != 2:
@@ -1409,6 +1474,9 @@ def _l6_cases(gen, device) -> list[Case]:
         label = (f"B=1 H=1 N_q={n_q} N_k=32 d=16 {dtype_name(dtype)} full, q = 0 and dO near 1/3: dV summed "
                  "over every query")
         cases.append(Case(label, _l6_case(gen, device, dtype, 1, 1, n_q, 32, 16, False, "canary", label)))
+    label = ("B=1 H=1 N=256 d=16 fp32 causal, your kernels run by Triton's interpreter on the CPU: the blocks of "
+             "queries and keys the backward visits")
+    cases.append(Case(label, _backward_skip_case(gen, 256, label), interpret=True, device="cpu"))
     if device != "cpu":  # races between programs (a dQ added by every key block), seen by the interpreter
         label = ("B=1 H=2 N_q=70 N_k=50 d=16 fp32 causal, normal scores, your kernels run by Triton's "
                  "interpreter on the CPU: races between programs")
@@ -1422,6 +1490,62 @@ def _l6_cases(gen, device) -> list[Case]:
         cases.append(Case(label, _l6_case(gen, device, torch.float32, 1, 2, 97, 97, 32, True, "normal", label),
                           interpret=True))
     return cases
+
+
+def _backward_skip_case(gen, n, label):
+    """A causal backward on contiguous inputs, graded on the blocks it visits: a (block of queries, block of
+    keys) pair in which every key comes after every query has P = 0, and a backward that skips the hidden
+    blocks (as the causal forward does) never loads it."""
+
+    def run(runner):
+        import torch
+
+        results = _l6_case(gen, "cpu", torch.float32, 1, 1, n, n, 16, True, "normal", label)(runner)
+        if not all(r.passed for r in results) or runner.trace is None:
+            return results
+        q, k = runner._l6_qk
+        hidden, pairs = _hidden_pairs(runner.trace, q, k, 16)
+        if pairs and hidden > 0.05 * pairs:
+            results.append(CaseResult(label, "-", False,
+                                      f"with the causal mask your backward visited {hidden} (block of queries, "
+                                      f"block of keys) pairs of its {pairs} in which every key comes after every "
+                                      "query: P is 0 there, and dQ, dK, dV gain nothing from them. Skip them, as "
+                                      "the causal forward does: a program of keys starts at the first block of "
+                                      "queries that can see its first key; a program of queries stops at its "
+                                      "diagonal"))
+        return results
+
+    return run
+
+
+def _hidden_pairs(trace, q, k, d) -> tuple[int, int]:
+    """Over every program that holds one block of k and walks blocks of q (or holds one block of q and walks
+    blocks of k): the blocks it walked that lie wholly on the hidden side of the causal mask, and all it walked.
+    Rows are read from the loads' addresses (q and k contiguous, d elements a row)."""
+    hidden = pairs = 0
+    for launch in trace.launches:
+        names = {}
+        for name, start, _, es, _ in launch.args:
+            for which, tensor in (("q", q), ("k", k)):
+                if _same_memory(launch, name, tensor):
+                    names[name] = (which, start, es)
+        held: dict = {}
+        for name, program, low, high in launch.spans:
+            if name not in names:
+                continue
+            which, start, es = names[name]
+            rows = ((low - start) // es // d, (high - start) // es // d)
+            held.setdefault(program, {"q": set(), "k": set()})[which].add(rows)
+        for blocks in held.values():
+            if len(blocks["k"]) == 1 and blocks["q"]:
+                first_key = next(iter(blocks["k"]))[0]
+                pairs += len(blocks["q"])
+                hidden += sum(1 for _, last_row in blocks["q"] if last_row < first_key)
+            elif len(blocks["q"]) == 1 and blocks["k"]:
+                last_row = next(iter(blocks["q"]))[1]
+                pairs += len(blocks["k"])
+                hidden += sum(1 for first_key, _ in blocks["k"] if first_key > last_row)
+    return hidden, pairs
 
 
 def _backward_reference(q, k, v, do, causal):
@@ -1498,6 +1622,7 @@ def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
         o_in = runner.input(ref[0].to(dtype).to(device))
         lse_in = runner.input(ref[1].float().to(device))
         del ref
+        runner._l6_qk = (q, k)
         got, _ = runner.call(q, k, v, o_in, lse_in, do, causal, names=("q", "k", "v", "o", "lse", "do"))
         if not isinstance(got, tuple) or len(got) != 3:
             return [CaseResult(label, "-", False, "return a tuple (dq, dk, dv)")]
@@ -1524,7 +1649,8 @@ def _tiled_cases(gen, device) -> list[Case]:
     # against all keys (block_rows x N_k) or of keys against all queries (N_q x block_cols) is larger than
     # the limit max(block_rows * block_cols, block_rows * d, N_q * d, N_k * d)
     shapes = [(64, 64, 16, 32, 32, "large"), (97, 130, 16, 32, 48, "late"), (32, 300, 16, 32, 64, "large"),
-              (130, 97, 32, 64, 48, "normal"), (70 + torch_randint(gen, 0, 30), 200, 16, 32, 32, "huge")]
+              (130, 97, 32, 64, 48, "normal"), (70 + torch_randint(gen, 0, 30), 200, 16, 32, 32, "huge"),
+              (50, 90 + torch_randint(gen, 0, 30), 16, 32, 32, "shifted")]
     cases = []
     for n_q, n_k, d, br, bc, spread in shapes:
         label = f"N_q={n_q} N_k={n_k} d={d} fp32, block_rows={br} block_cols={bc}, {spread} scores"
@@ -1570,6 +1696,14 @@ def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
         # whatever computes the products (@, or a broadcast and a sum)
         blocks = -(-n_q // br)
         for name in ("k", "v"):
+            widest = runner.reads.get(f"{name}:widest", 0)
+            if results[0].passed and widest > bc * d:
+                results.append(CaseResult(label, "-", False,
+                                          f"one operation of your function read {widest // d} rows of {name} (or of "
+                                          f"a copy made from it) at once, with block_cols = {bc}: the exercise walks "
+                                          f"the keys in blocks of block_cols (k[c0:c0 + block_cols]), keeping a "
+                                          "running max and sum, so that no step ever holds all the keys"))
+                return results
             times = runner.reads.get(name, 0) / (blocks * n_k * d)
             if results[0].passed and times > 1.5:
                 results.append(CaseResult(label, "-", False,
@@ -1597,10 +1731,10 @@ def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
 def _autograd_cases(gen, device) -> list[Case]:
     if device == "cpu":
         shapes = [(1, 2, 97, 97, 32, True, "normal"), (2, 1, 64, 80, 16, False, "large"),
-                  (1, 1, 70, 70, 16, True, "late")]
+                  (1, 1, 70, 70, 16, True, "late"), (1, 1, 40, 50, 16, True, "shifted")]
     else:
         shapes = [(1, 2, 97, 97, 32, True, "normal"), (2, 3, 512, 700, 64, False, "large"),
-                  (2, 2, 1024, 1024, 128, True, "late")]
+                  (2, 2, 1024, 1024, 128, True, "late"), (1, 2, 300, 400, 64, True, "shifted")]
     cases = []
     for dtype in _dtypes(device):
         for b, h, n, n_k, d, causal, spread in (shapes if dtype == _dtypes(device)[0] else shapes[:2]):
