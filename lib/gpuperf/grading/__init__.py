@@ -42,6 +42,7 @@ from gpuperf.grading.core import (SOLUTIONS_ENV_VAR, UNIT_ROUNDOFF, CaseResult, 
 from gpuperf.grading.exercises import (EXERCISES, Case, CallFailed, Exercise, Runner, _device)
 from gpuperf.grading.watch import (TRITON_OPS, ForbiddenCall, OutOfBounds, Policy, Watch, plain_guarded,
                                    triton_hooks)
+from gpuperf.grading import frontend as _frontend  # noqa: F401  (imported before the baseline is taken)
 from gpuperf.grading import watch as _watch
 
 
@@ -152,7 +153,8 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
                 case_results = [_result_of_exception(case.label, exc)]
             case_results = [_definite_blank(r, runner) for r in case_results]
             if all(r.passed for r in case_results):
-                case_results = case_results + _wide_offsets_check(runner, case.label)
+                case_results = case_results + (_launched_check(runner, case.label)
+                                               or _wide_offsets_check(runner, case.label))
             results.extend(r if r.case == case.label else _relabel(r, case.label) for r in case_results)
     name = torch.cuda.get_device_name() if device == "cuda" else \
         "CPU (Triton interpreter)" if ex.get_policy().kernels else "CPU"
@@ -174,6 +176,17 @@ def _definite_blank(r: CaseResult, runner) -> CaseResult:
     return replace(r, message=f"every element of {r.output} is NaN, although your kernel stored values: it "
                    "computed NaN everywhere (inf - inf, inf / inf or 0 / 0: an exp that overflowed, or a sum of "
                    "exponentials that all underflowed to 0, as with a running max that starts at 0 instead of -inf)")
+
+
+def _launched_check(runner, label: str) -> list[CaseResult]:
+    """A Triton exercise's function must launch a kernel on every call (values written with torch fills or
+    copies of numbers computed elsewhere are not a kernel's work)."""
+    if not runner.policy.kernels or not getattr(runner, "calls_without_launch", 0):
+        return []
+    return [CaseResult(label, "-", False,
+                       f"your function launched no Triton kernel: {runner.policy.exercise} {runner.policy.why} "
+                       "(launch your @triton.jit function on a grid, kernel[grid](...), and let it compute and "
+                       "write the output)")]
 
 
 def _wide_offsets_check(runner, label: str) -> list[CaseResult]:

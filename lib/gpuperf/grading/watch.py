@@ -1061,6 +1061,8 @@ def _interpreter_hooks(watch_getter) -> list:
         w = watch_getter()
         if w is None:
             return run0(self, *args, **kwargs)
+        if w.policy.kernels and not kwargs.get("warmup"):
+            _check_compiles(w, self.fn, args, {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")})
         saved_pause, w.paused = w.paused, True
         try:
             return run0(self, *args, **kwargs)
@@ -1234,6 +1236,24 @@ def _interpreter_hooks(watch_getter) -> list:
     patch(interp.InterpreterBuilder, "create_broadcast", carry(broadcast0))
     patch(interp.InterpreterBuilder, "create_expand_dims", carry(expand0))
     return saved
+
+
+def _check_compiles(w: Watch, fn, args, kwargs) -> None:
+    """An interpreted kernel must be one Triton can compile (:mod:`gpuperf.grading.frontend`)."""
+    if _library_kernel_file(fn):  # Triton's own or the course's: checked by what may run, not compiled here
+        return
+    from gpuperf.grading.frontend import lowering_error
+
+    saved, w.internal = w.internal, True  # the grader's own work: torch calls in it are not the reader's
+    try:
+        problem = lowering_error(fn, args, kwargs)
+    finally:
+        w.internal = saved
+    if problem:
+        w._refuse(f"your kernel {getattr(fn, '__name__', '?')} does not compile with Triton: {problem}. Under "
+                  "the interpreter a kernel's body runs as Python on NumPy arrays, so NumPy, `.handle` or Python "
+                  "on a block's values works there; the compiler that builds the kernel for a GPU accepts only "
+                  "Triton's operations on blocks (tl.load, tl.dot, tl.sum, tl.exp, ...)")
 
 
 def _mark_stores(w: Watch, addresses, element_size: int) -> None:
@@ -1689,7 +1709,8 @@ def _callables_of(owner) -> dict:
 
 
 #: The grader's module-level state that changes while it runs (not compared with the baseline).
-_MUTABLE_STATE = frozenset(("_ACTIVE", "_BASELINE", "_TRUSTED", "_GENUINE", "__builtins__", "__warningregistry__"))
+_MUTABLE_STATE = frozenset(("_ACTIVE", "_BASELINE", "_TRUSTED", "_GENUINE", "__builtins__", "__warningregistry__",
+                            "UNAVAILABLE", "_PRISTINE"))
 
 
 def _contents(value, depth: int = 3):

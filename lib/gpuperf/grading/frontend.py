@@ -1,0 +1,236 @@
+"""A kernel must be one Triton can compile: lower it through Triton's front end (Python to TTIR) on every
+machine, the CPU included.
+
+Under Triton's interpreter a ``@triton.jit`` body is plain Python run on NumPy arrays: ``x.handle.data`` is a
+block's values, so NumPy arithmetic there (or any Python on the values) runs and even gives the right
+answer, although no GPU could compile the kernel. The front end that turns the body into Triton's IR (TTIR)
+needs no GPU and no ``ptxas``: :func:`lowering_error` runs it for the kernel about to be interpreted, with the
+argument types of that launch (an integer equal to 1 specialised into a constant, as a launch on a GPU
+does), targeting an sm_90 GPU, and returns the compiler's complaint ("" when the kernel lowers).
+
+The interpreter replaces Triton's own ``@jit`` helpers (``tl.sum``, ``tl.cdiv``, ...) by interpreted ones
+when ``TRITON_INTERPRET=1``; while lowering, every interpreted function in ``triton.language`` and in the
+kernel's globals is swapped for a ``JITFunction`` of the same Python function, and put back afterwards.
+Where this Triton lays out its front end differently (another version), nothing is checked and
+:data:`UNAVAILABLE` says why.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+
+#: Why the front end could not be run on this Triton ("" while it can, or before the first try).
+UNAVAILABLE = ""
+
+
+def _triton_language_state() -> list:
+    """Every attribute of ``triton.language``'s modules and of the classes defined in them. Triton's
+    interpreter patches them to run a kernel on NumPy (``tl.dtype.to_ir``, ``tl.range``, every builtin), and
+    its device-function path (``InterpretedFunction.__call__``) never restores them: in a process that also
+    compiles kernels (a GPU machine), the next compilation would run the interpreter's versions and fail
+    ("'ir.value' object has no attribute 'dtype'"). :func:`_restore_triton_language` puts them back."""
+    state = []
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "triton.language" or name.startswith("triton.language.")):
+            continue
+        state.append((module, dict(vars(module))))
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and getattr(value, "__module__", "").startswith("triton.language"):
+                state.append((value, dict(vars(value))))
+    return state
+
+
+def _restore_triton_language(state: list) -> None:
+    seen = set()
+    for owner, before in state:
+        if id(owner) in seen:
+            continue
+        seen.add(id(owner))
+        now = dict(vars(owner))
+        for name, value in before.items():
+            if now.get(name, _MISSING) is not value:
+                try:
+                    setattr(owner, name, value)
+                except (AttributeError, TypeError):  # a read-only slot of a class: nothing was patched there
+                    pass
+        for name in now.keys() - before.keys():
+            try:
+                delattr(owner, name)
+            except (AttributeError, TypeError):
+                pass
+
+
+_MISSING = object()
+
+
+def _interpreters(state) -> bool:
+    """Whether ``state`` holds functions the interpreter put into triton.language (its patches)."""
+    for _, names in state:
+        for value in names.values():
+            fn = getattr(value, "fget", value)
+            code = getattr(fn, "__code__", None)
+            if code is not None and code.co_filename.replace("\\", "/").endswith("runtime/interpreter.py"):
+                return True
+    return False
+
+
+def _pristine():
+    """triton.language as imported, before the interpreter patched it (Triton's interpreter leaves its
+    patches in place after a device function runs): taken when the grader is imported, which the labs do
+    before any kernel runs; None (nothing checked) when it was already patched then."""
+    if "triton.language" not in sys.modules:  # importing Triton here would fix its mode before
+        return None  # gpuperf.kernels chose it: taken at the first lowering instead
+    try:
+        import triton.runtime.interpreter  # noqa: F401
+    except ImportError:  # pragma: no cover - no Triton
+        return None
+    state = _triton_language_state()
+    return None if _interpreters(state) else tuple(state)
+
+
+_PRISTINE = _pristine()
+
+
+def _jit_of(fn, made: dict):
+    """A ``JITFunction`` of the Python function ``fn``, made afresh for each lowering (``made`` holds those of
+    one lowering): no table a reader's cell could fill decides what is compiled."""
+    from triton.runtime.jit import JITFunction
+
+    if fn not in made:
+        made[fn] = JITFunction(fn)
+    return made[fn]
+
+
+def _signature(jit, fn, args, kwargs):
+    """(signature, constexprs) of one launch, as ``ASTSource`` takes them."""
+    from triton.runtime.jit import mangle_type
+
+    params = inspect.signature(fn).parameters
+    bound = inspect.signature(fn).bind_partial(*args, **{k: v for k, v in kwargs.items() if k in params})
+    bound.apply_defaults()
+    constexpr_names = {p.name for p in jit.params if p.is_constexpr}
+    signature, constexprs = {}, {}
+    for name, value in bound.arguments.items():
+        value = getattr(value, "value", value) if name in constexpr_names else value
+        if name in constexpr_names or value is None or (type(value) is int and value == 1):
+            signature[name] = "constexpr"
+            constexprs[name] = value
+        elif isinstance(value, bool):
+            signature[name] = "i1"
+        else:
+            signature[name] = mangle_type(value)
+    return signature, constexprs
+
+
+def _swapped(fn):
+    """Every interpreted function in triton.language (modules and classes) and in ``fn``'s globals, as
+    (owner, name, interpreted function), for :func:`_lower` to swap for JIT functions and back."""
+    import sys
+
+    from triton.runtime.interpreter import InterpretedFunction
+
+    owners = []
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "triton.language" or name.startswith("triton.language.")):
+            continue
+        owners.append(module)
+        owners += [v for v in list(vars(module).values())
+                   if isinstance(v, type) and getattr(v, "__module__", "").startswith("triton.language")]
+    swaps = []
+    for owner in owners:
+        for name, value in list(vars(owner).items()):
+            if isinstance(value, InterpretedFunction):
+                swaps.append((owner, name, value))
+    glb = getattr(fn, "__globals__", {})
+    for name, value in list(glb.items()):
+        if isinstance(value, InterpretedFunction):
+            swaps.append((glb, name, value))
+    return swaps
+
+
+def _set(owner, name, value):
+    if isinstance(owner, dict):
+        owner[name] = value
+    else:
+        setattr(owner, name, value)
+
+
+def _lower(jit, signature, constexprs) -> None:
+    import warnings
+
+    with warnings.catch_warnings():  # Triton 3.9 warns about a knob's default while parsing options
+        warnings.simplefilter("ignore")
+        _lower_quietly(jit, signature, constexprs)
+
+
+def _lower_quietly(jit, signature, constexprs) -> None:
+    from triton._C.libtriton import ir
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from triton.compiler.compiler import make_backend
+
+    target = GPUTarget("cuda", 90, 32)
+    backend = make_backend(target)
+    options = backend.parse_options({"num_warps": 4})
+    codegen_fns = backend.get_codegen_implementation(options)
+    module_map = backend.get_module_map()
+    context = ir.context()
+    ir.load_dialects(context)
+    backend.load_dialects(context)
+    src = ASTSource(fn=jit, signature=signature, constexprs=constexprs)
+    if len(inspect.signature(src.make_ir).parameters) >= 5:
+        src.make_ir(target, options, codegen_fns, module_map, context)
+    else:  # Triton 3.6 and earlier: make_ir(options, codegen_fns, module_map, context)
+        src.make_ir(options, codegen_fns, module_map, context)
+
+
+def lowering_error(fn, args, kwargs) -> str:
+    """What Triton's front end says about kernel ``fn`` (a Python function) launched with ``args``/``kwargs``:
+    "" when it lowers to TTIR, or when the front end cannot be run here (:data:`UNAVAILABLE`)."""
+    global UNAVAILABLE
+    try:
+        from triton.compiler.errors import CompilationError
+
+        made: dict = {}
+        jit = _jit_of(fn, made)
+        signature, constexprs = _signature(jit, fn, args, kwargs)
+    except Exception as exc:  # another Triton's layout, or arguments it cannot type: nothing checked
+        UNAVAILABLE = f"{type(exc).__name__}: {exc}"[:200]
+        return ""
+    global _PRISTINE
+    if _PRISTINE is None:
+        _PRISTINE = _pristine()
+    if _PRISTINE is None:
+        UNAVAILABLE = ("triton.language was already patched by Triton's interpreter when the grader was "
+                       "imported (import gpuperf.grading before running kernels)")
+        return ""
+    current = _triton_language_state()
+    _restore_triton_language(list(_PRISTINE))
+    swaps = _swapped(fn)
+    for owner, name, value in swaps:
+        _set(owner, name, _jit_of(value.fn, made))
+    try:
+        _lower(jit, signature, constexprs)
+        message = ""
+    except CompilationError as exc:
+        message = _first_lines(exc)
+    except Exception as exc:  # the front end's own machinery on this Triton: nothing checked
+        UNAVAILABLE = f"{type(exc).__name__}: {exc}"[:200]
+        message = ""
+    finally:
+        for owner, name, value in swaps:
+            _set(owner, name, value)
+        _restore_triton_language(current)
+    return message
+
+
+def _first_lines(exc) -> str:
+    """The compiler's complaint, shortened: its last line (the error), without long array dumps."""
+    import re
+
+    text = str(exc).strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    error = lines[-1].strip() if lines else type(exc).__name__
+    error = re.sub(r"\[\[.*", "[...]", error) if len(error) > 200 else error
+    return error[:240]
