@@ -193,10 +193,12 @@ def _wide_offsets_check(runner, label: str) -> list[CaseResult]:
     """Under the interpreter, for exercises whose kernels index more than one dimension (L3 to L6): no address
     may come from a 32-bit product of the program id with a size or stride (see
     :mod:`gpuperf.grading.algorithm`); past 2^31 elements such a product wraps around."""
-    trace = getattr(runner, "trace", None)
-    if not runner.policy.wide_offsets or trace is None:
+    trace, watch = getattr(runner, "trace", None), getattr(runner, "watch", None)
+    if not runner.policy.wide_offsets:
         return []
-    count, kernel = trace.wrapping_offsets()
+    count, kernel = trace.wrapping_offsets() if trace is not None else (0, "")
+    if not count and watch is not None and watch.counters.wrapping_kernels:  # from the TTIR (a GPU too)
+        count, kernel = 1, watch.counters.wrapping_kernels[0]
     if not count:
         return []
     return [CaseResult(label, "-", False,

@@ -12,7 +12,7 @@ The interpreter replaces Triton's own ``@jit`` helpers (``tl.sum``, ``tl.cdiv``,
 when ``TRITON_INTERPRET=1``; while lowering, every interpreted function in ``triton.language`` and in the
 kernel's globals is swapped for a ``JITFunction`` of the same Python function, and put back afterwards.
 Where this Triton lays out its front end differently (another version), nothing is checked and
-:data:`UNAVAILABLE` says why.
+:func:`unavailable` says why.
 """
 
 from __future__ import annotations
@@ -20,8 +20,14 @@ from __future__ import annotations
 import inspect
 import sys
 
-#: Why the front end could not be run on this Triton ("" while it can, or before the first try).
-UNAVAILABLE = ""
+#: ``"unavailable"``: why the front end could not be run on this Triton ("" while it can); ``"pristine"``:
+#: triton.language before the interpreter patched it (see :func:`_pristine`). One dict, changed in place.
+_STATE: dict = {"unavailable": "", "pristine": None}
+
+
+def unavailable() -> str:
+    """Why the front end could not be run here ("" while it can)."""
+    return _STATE["unavailable"]
 
 
 def _triton_language_state() -> list:
@@ -79,9 +85,10 @@ def _pristine():
     """triton.language as imported, before the interpreter patched it (Triton's interpreter leaves its
     patches in place after a device function runs): taken when the grader is imported, which the labs do
     before any kernel runs; None (nothing checked) when it was already patched then."""
-    if "triton.language" not in sys.modules:  # importing Triton here would fix its mode before
-        return None  # gpuperf.kernels chose it: taken at the first lowering instead
+    if "triton.language" not in sys.modules and "gpuperf.kernels" not in sys.modules:
+        return None  # Triton is imported after gpuperf.kernels chose its mode: taken at the first lowering
     try:
+        import triton.language  # noqa: F401
         import triton.runtime.interpreter  # noqa: F401
     except ImportError:  # pragma: no cover - no Triton
         return None
@@ -89,7 +96,7 @@ def _pristine():
     return None if _interpreters(state) else tuple(state)
 
 
-_PRISTINE = _pristine()
+_STATE["pristine"] = _pristine()
 
 
 def _jit_of(fn, made: dict):
@@ -161,7 +168,7 @@ def _lower(jit, signature, constexprs) -> None:
 
     with warnings.catch_warnings():  # Triton 3.9 warns about a knob's default while parsing options
         warnings.simplefilter("ignore")
-        _lower_quietly(jit, signature, constexprs)
+        return _lower_quietly(jit, signature, constexprs)
 
 
 def _lower_quietly(jit, signature, constexprs) -> None:
@@ -180,15 +187,20 @@ def _lower_quietly(jit, signature, constexprs) -> None:
     backend.load_dialects(context)
     src = ASTSource(fn=jit, signature=signature, constexprs=constexprs)
     if len(inspect.signature(src.make_ir).parameters) >= 5:
-        src.make_ir(target, options, codegen_fns, module_map, context)
-    else:  # Triton 3.6 and earlier: make_ir(options, codegen_fns, module_map, context)
-        src.make_ir(options, codegen_fns, module_map, context)
+        return src.make_ir(target, options, codegen_fns, module_map, context)
+    # an earlier Triton: make_ir(options, codegen_fns, module_map, context)
+    return src.make_ir(options, codegen_fns, module_map, context)
 
 
 def lowering_error(fn, args, kwargs) -> str:
     """What Triton's front end says about kernel ``fn`` (a Python function) launched with ``args``/``kwargs``:
-    "" when it lowers to TTIR, or when the front end cannot be run here (:data:`UNAVAILABLE`)."""
-    global UNAVAILABLE
+    "" when it lowers to TTIR, or when the front end cannot be run here (:func:`unavailable`)."""
+    return lower(fn, args, kwargs)[0]
+
+
+def lower(fn, args, kwargs) -> tuple[str, str]:
+    """``(complaint, ttir)``: the compiler's complaint ("" when the kernel lowers or nothing could be checked)
+    and the kernel's TTIR as text ("" when it did not lower)."""
     try:
         from triton.compiler.errors import CompilationError
 
@@ -196,33 +208,33 @@ def lowering_error(fn, args, kwargs) -> str:
         jit = _jit_of(fn, made)
         signature, constexprs = _signature(jit, fn, args, kwargs)
     except Exception as exc:  # another Triton's layout, or arguments it cannot type: nothing checked
-        UNAVAILABLE = f"{type(exc).__name__}: {exc}"[:200]
-        return ""
-    global _PRISTINE
-    if _PRISTINE is None:
-        _PRISTINE = _pristine()
-    if _PRISTINE is None:
-        UNAVAILABLE = ("triton.language was already patched by Triton's interpreter when the grader was "
-                       "imported (import gpuperf.grading before running kernels)")
-        return ""
+        _STATE["unavailable"] = f"{type(exc).__name__}: {exc}"[:200]
+        return "", ""
+    if _STATE["pristine"] is None:
+        _STATE["pristine"] = _pristine()
+    if _STATE["pristine"] is None:
+        _STATE["unavailable"] = ("triton.language was already patched by Triton's interpreter when the "
+                                 "grader was imported (import gpuperf.grading before running kernels)")
+        return "", ""
     current = _triton_language_state()
-    _restore_triton_language(list(_PRISTINE))
+    _restore_triton_language(list(_STATE["pristine"]))
     swaps = _swapped(fn)
     for owner, name, value in swaps:
         _set(owner, name, _jit_of(value.fn, made))
+    text = ""
     try:
-        _lower(jit, signature, constexprs)
+        text = str(_lower(jit, signature, constexprs))
         message = ""
     except CompilationError as exc:
         message = _first_lines(exc)
     except Exception as exc:  # the front end's own machinery on this Triton: nothing checked
-        UNAVAILABLE = f"{type(exc).__name__}: {exc}"[:200]
+        _STATE["unavailable"] = f"{type(exc).__name__}: {exc}"[:200]
         message = ""
     finally:
         for owner, name, value in swaps:
             _set(owner, name, value)
         _restore_triton_language(current)
-    return message
+    return message, text
 
 
 def _first_lines(exc) -> str:
@@ -234,3 +246,98 @@ def _first_lines(exc) -> str:
     error = lines[-1].strip() if lines else type(exc).__name__
     error = re.sub(r"\[\[.*", "[...]", error) if len(error) > 200 else error
     return error[:240]
+
+
+# ---- 32-bit offsets, read from the TTIR ----------------------------------------------------------------
+
+_VALUE = __import__("re").compile(r"%[\w.$-]+")
+
+
+def _kernel_lines(ttir: str) -> list[str]:
+    """The lines of the public function (the kernel) of a TTIR module."""
+    lines = ttir.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.lstrip().startswith("tt.func public")), None)
+    if start is None:
+        return []
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    out = []
+    for line in lines[start:]:
+        out.append(line)
+        if line.strip() == "}" and len(line) - len(line.lstrip()) == indent:
+            break
+    return out
+
+
+def wrapping_offsets(ttir: str) -> bool:
+    """Whether an address of the kernel (``tt.addptr``'s offset) comes from a product in fewer than 64 bits of
+    a value computed from ``tl.program_id`` and a size or stride the kernel was given at run time (an integer
+    argument: Triton makes one equal to 1 a constant): past 2^31 elements such a product wraps around,
+    whatever the result is widened to afterwards. The same rule as the interpreter's count in
+    :mod:`gpuperf.grading.algorithm`, read from the compiler's IR, so that it holds on a GPU too."""
+    import re
+
+    lines = _kernel_lines(ttir)
+    if not lines:
+        return False
+    pid, arg, wraps = set(), set(), set()
+    for name, kind in re.findall(r"(%[\w.$-]+): (i\d+)", lines[0]):
+        arg.add(name)
+    parsed = []
+    for line in lines[1:]:
+        code = line.split(" loc(")[0].strip()
+        if not code:
+            continue
+        results, body = [], code
+        if code.startswith("%") and " = " in code:
+            head, body = code.split(" = ", 1)
+            results = [r.split(":")[0].strip() for r in head.split(",")]
+        op = body.split(" ", 1)[0]
+        operands = [v.split("#")[0] for v in _VALUE.findall(body)]
+        pairs = re.findall(r"(%[\w.$-]+) = (%[\w.$-]+)", body) if op == "scf.for" else []
+        parsed.append((op, results, operands, pairs, body))
+    sets = (pid, arg, wraps)
+    stack: list = []
+    for _ in range(8):  # to a fixed point: loops carry values around through iter_args and yields
+        before = tuple(len(s) for s in sets)
+        stack.clear()
+        for op, results, operands, pairs, body in parsed:
+            if op == "tt.get_program_id":
+                pid.update(results)
+            flags = [any(v in s for v in operands) for s in sets]
+            if op in ("arith.muli", "arith.shli") and _narrow(body) and len(operands) >= 2:
+                a, b = operands[0], operands[1]
+                if (a in pid and b in arg) or (b in pid and a in arg):
+                    flags[2] = True
+            for s, on in zip(sets, flags):
+                if on:
+                    s.update(results)
+            for new, init in pairs:  # iter_args(%x = %init): the loop's value starts as init
+                for s in sets:
+                    if init in s:
+                        s.add(new)
+            if body.rstrip().endswith("{"):
+                stack.append((results, [new for new, _ in pairs]))
+            if op == "scf.yield" and stack:
+                for s, on in zip(sets, flags):
+                    if on:
+                        s.update(stack[-1][0])
+                        s.update(stack[-1][1])
+            if body.strip() == "}" and stack:
+                stack.pop()
+            if op == "}" and stack:
+                stack.pop()
+        if tuple(len(s) for s in sets) == before:
+            break
+    for op, _, operands, _, _ in parsed:
+        if op == "tt.addptr" and len(operands) >= 2 and operands[1] in wraps:
+            return True
+    return False
+
+
+def _narrow(body: str) -> bool:
+    """The op's result type (after the last " : ") is an integer of fewer than 64 bits."""
+    import re
+
+    kind = body.rsplit(" : ", 1)[-1]
+    m = re.search(r"i(\d+)>?\s*$", kind.strip())
+    return bool(m) and int(m.group(1)) < 64

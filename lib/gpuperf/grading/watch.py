@@ -204,6 +204,8 @@ class Counters:
     widest_block: int = 0  # on a GPU: the largest integer constexpr of a launch
     dot_shapes: dict = field(default_factory=dict)  # under the interpreter: (M, K, N) of each tl.dot: count
     kernels: list = field(default_factory=list)
+    #: kernels whose addresses multiply a program id by a size or stride in 32 bits (read from their TTIR)
+    wrapping_kernels: list = field(default_factory=list)
 
 
 _ACTIVE: "Watch | None" = None
@@ -1242,11 +1244,13 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
     """An interpreted kernel must be one Triton can compile (:mod:`gpuperf.grading.frontend`)."""
     if _library_kernel_file(fn):  # Triton's own or the course's: checked by what may run, not compiled here
         return
-    from gpuperf.grading.frontend import lowering_error
+    from gpuperf.grading.frontend import lower, wrapping_offsets
 
     saved, w.internal = w.internal, True  # the grader's own work: torch calls in it are not the reader's
     try:
-        problem = lowering_error(fn, args, kwargs)
+        problem, ttir = lower(fn, args, kwargs)
+        if ttir and w.policy.wide_offsets and wrapping_offsets(ttir):
+            w.counters.wrapping_kernels.append(getattr(fn, "__name__", "?"))
     finally:
         w.internal = saved
     if problem:
@@ -1297,6 +1301,9 @@ def _compiled_hooks(watch_getter) -> list:
                 w.check_alive("at a kernel launch")
                 w.counters.launches += 1
                 _check_compiled_args(w, self, args, kwargs)
+                if w.policy.kernels and w.policy.wide_offsets and not kwargs.get("warmup"):
+                    _check_compiles(w, self.fn, args, {k: v for k, v in kwargs.items()
+                                                       if k not in ("grid", "warmup")})
                 w.shadows("before a kernel launch")
             saved_pause, w.paused = w.paused, True
             try:
@@ -1710,7 +1717,7 @@ def _callables_of(owner) -> dict:
 
 #: The grader's module-level state that changes while it runs (not compared with the baseline).
 _MUTABLE_STATE = frozenset(("_ACTIVE", "_BASELINE", "_TRUSTED", "_GENUINE", "__builtins__", "__warningregistry__",
-                            "UNAVAILABLE", "_PRISTINE"))
+                            "_STATE"))
 
 
 def _contents(value, depth: int = 3):
