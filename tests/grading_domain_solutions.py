@@ -109,7 +109,7 @@ def _mm(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.const
     ks = tl.arange(0, BK)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k0 in range(pid_k * BK, K, BK * SPLIT):
-        kk = k0 + ks
+        kk = (k0 + ks).to(tl.int64)
         a = tl.load(a_ptr + rows[:, None].to(tl.int64) * sam + kk[None, :] * sak,
                     mask=(rows[:, None] < M) & (kk[None, :] < K), other=0.0)
         if CONTIGUOUS_B:  # B's rows assumed N apart, columns adjacent: its strides ignored

@@ -352,7 +352,7 @@ def test_l2_chain_rejects_a_torch_loop():
 
 @triton.jit
 def _softmax_wrong(x_ptr, y_ptr, n_cols, sx, sy, BLOCK: tl.constexpr, MODE: tl.constexpr):
-    row = tl.program_id(0)
+    row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
     if MODE == 0:  # padding lanes read 0, not -inf
@@ -398,7 +398,7 @@ def test_l3_softmax_rejects_cheats():
 
 @triton.jit
 def _online_wrong(x_ptr, y_ptr, n_cols, sx, sy, BLOCK: tl.constexpr, MODE: tl.constexpr):
-    row = tl.program_id(0)
+    row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * sx
     cols = tl.arange(0, BLOCK)
     x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
@@ -468,8 +468,8 @@ def test_l3_online_rejects_cheats():
 @triton.jit
 def _matmul_wrong(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr,
                   BK: tl.constexpr, MODE: tl.constexpr):
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
+    pid_m = tl.program_id(0).to(tl.int64)
+    pid_n = tl.program_id(1).to(tl.int64)
     rows = pid_m * BM + tl.arange(0, BM)
     cols = pid_n * BN + tl.arange(0, BN)
     ks = tl.arange(0, BK)
@@ -1219,8 +1219,8 @@ def test_3_l5_tiled_rejects_no_running_max_and_no_rescaling():
 @triton.jit
 def _mm_acc16(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr,
               BK: tl.constexpr):
-    rows = tl.program_id(0) * BM + tl.arange(0, BM)
-    cols = tl.program_id(1) * BN + tl.arange(0, BN)
+    rows = tl.program_id(0).to(tl.int64) * BM + tl.arange(0, BM)
+    cols = tl.program_id(1).to(tl.int64) * BN + tl.arange(0, BN)
     ks = tl.arange(0, BK)
     acc = tl.zeros((BM, BN), dtype=tl.float16)
     for k0 in range(0, K, BK):
