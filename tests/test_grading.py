@@ -215,12 +215,19 @@ def test_solutions_mode_grades_the_course_solution_and_raises_if_it_fails(capsys
     def stub(*args):
         raise NotImplementedError
 
-    assert grading.grade("L3.softmax", stub) is grading.solution("L3.softmax")
-    assert "the course's solution" in capsys.readouterr().out
+    # the switch is read when the grader is imported: set in a cell later, it grades the reader's stub
+    assert not grading.SOLUTIONS_MODE
+    assert grading.grade("L2.add", stub) is grading.solution("L2.add")
+    assert capsys.readouterr().out.startswith("NOT YET L2.add (yours)")
+    # solutions mode (make lab): the course's solution, reported as such, never as PASSED
+    assert grading._grade_solution("L3.softmax") is grading.solution("L3.softmax")
+    out = capsys.readouterr().out
+    assert out.startswith(grading.SOLUTION_PASSED + " L3.softmax (the course's solution, not yours")
+    assert not out.startswith("PASSED")
     broken = grading.Exercise("L2.add", "t", "gpuperf.kernels.labs.l2:chain", grading.EXERCISES["L2.add"].cases)
     monkeypatch.setitem(grading.EXERCISES, "L2.add", broken)
     with pytest.raises(AssertionError, match="fails its grader"):
-        grading.grade("L2.add", stub)
+        grading._grade_solution("L2.add")
     monkeypatch.setenv(grading.SOLUTIONS_ENV_VAR, "0")
     assert not grading.solutions_requested()
 

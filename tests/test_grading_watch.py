@@ -529,7 +529,7 @@ def test_attack_c08_torch_inside_a_grid_callable():
         _nothing[grid](x, BLOCK=16)
         return y
 
-    _rejected("L3.softmax", softmax_rows, "where the grader's watch stands aside")
+    _rejected("L3.softmax", softmax_rows, "outside a kernel")
 
 
 def test_attack_c09_torch_inside_an_autotune_pre_hook():
@@ -546,7 +546,7 @@ def test_attack_c09_torch_inside_an_autotune_pre_hook():
         kernel[(1,)](x, y, x.shape[1], BLOCK=block)
         return y
 
-    _rejected("L3.online", online_softmax, "where the grader's watch stands aside")
+    _rejected("L3.online", online_softmax, "outside a kernel")
 
 
 def test_attack_c10_torch_inside_a_heuristic():
@@ -561,7 +561,7 @@ def test_attack_c10_torch_inside_a_heuristic():
         kernel[(1,)](x, y)
         return y
 
-    _rejected("L3.softmax", softmax_rows, "where the grader's watch stands aside")
+    _rejected("L3.softmax", softmax_rows, "outside a kernel")
 
 
 @triton.jit

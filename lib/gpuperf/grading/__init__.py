@@ -24,8 +24,9 @@ shipped runs top to bottom.
 
 :func:`grade` is what a lab calls: it prints the report and returns the function later cells should use (the
 reader's once it passes, the course's solution until then). With the environment variable
-``GPUPERF_LAB_SOLUTIONS=1`` it grades the course's solution (``gpuperf.kernels.labs``) instead of the reader's
-cell and raises ``AssertionError`` if that fails: that is how CI runs every lab with the solutions in place.
+``GPUPERF_LAB_SOLUTIONS=1`` set when the grader is imported it grades the course's solution
+(``gpuperf.kernels.labs``) instead of the reader's cell, prints ``SOLUTION OK`` (not ``PASSED``) and raises
+``AssertionError`` if that fails: that is how CI runs every lab with the solutions in place.
 
 torch is imported inside the functions (``import gpuperf.grading`` stays light).
 """
@@ -267,16 +268,13 @@ def grade(key: str, fn: Callable | None, *, seed: int | None = None) -> Callable
     """Grade the reader's ``fn`` for exercise ``key``, print the report, and return the function the lab's
     later cells should use: ``fn`` once it passes, the course's solution until then (said in the report).
 
-    With ``GPUPERF_LAB_SOLUTIONS=1`` the course's solution is graded in place of ``fn``, and a failure raises
-    ``AssertionError`` (CI runs every lab that way)."""
+    With ``GPUPERF_LAB_SOLUTIONS=1`` in the environment when :mod:`gpuperf.grading` was imported (``make lab``,
+    ``tools/run_lab.py``: read once, at import, so a cell that sets it later changes nothing), the course's
+    solution is graded in place of ``fn``, its report starts with ``SOLUTION OK`` (never ``PASSED``: the
+    reader's code did not run), and a failure raises ``AssertionError`` (CI runs every lab that way)."""
     ex = _exercise(key)
-    if solutions_requested():
-        sol = ex.load_solution()
-        report = grade_report(key, sol, seed=seed, graded="the course's solution")
-        print(report.text(PAGE_WIDTH))
-        if not report.passed:
-            raise AssertionError(f"the course's solution of {key} fails its grader:\n{report.text()}")
-        return sol
+    if SOLUTIONS_MODE:
+        return _grade_solution(key, seed)
     if fn is None:
         print(f"NOT YET {key} ({ex.title}): nothing to grade yet")
         return ex.load_solution()
@@ -294,6 +292,26 @@ def grade(key: str, fn: Callable | None, *, seed: int | None = None) -> Callable
     return ex.load_solution()
 
 
+#: The prefix of a passing report of the course's solution (solutions mode): not ``PASSED``, which only the
+#: reader's own function earns.
+SOLUTION_PASSED = "SOLUTION OK"
+
+
+def _grade_solution(key: str, seed: int | None = None) -> Callable:
+    """Solutions mode: grade the course's solution of ``key``, print its report marked as the course's code,
+    and raise ``AssertionError`` if it fails."""
+    sol = _exercise(key).load_solution()
+    report = grade_report(key, sol, seed=seed, graded="the course's solution, not yours: "
+                          f"{SOLUTIONS_ENV_VAR}=1 was set when gpuperf.grading was imported")
+    text = report.text(PAGE_WIDTH)
+    if report.passed and text.startswith("PASSED "):
+        text = SOLUTION_PASSED + " " + text[len("PASSED "):]
+    print(text)
+    if not report.passed:
+        raise AssertionError(f"the course's solution of {key} fails its grader:\n{report.text()}")
+    return sol
+
+
 @contextlib.contextmanager
 def forbid(names: Sequence[str], exercise: str, allow_course_kernels: bool = False,
            device: str = "cpu") -> Iterator[Watch]:
@@ -306,6 +324,9 @@ def forbid(names: Sequence[str], exercise: str, allow_course_kernels: bool = Fal
         yield watch
 
 
+#: Solutions mode (``GPUPERF_LAB_SOLUTIONS=1``), read once when the grader is imported: see :func:`grade`.
+SOLUTIONS_MODE = solutions_requested()
+
 _watch.take_baseline()  # after every module of the grader is imported: what grade_report compares against
 
 __all__ = [
@@ -313,5 +334,5 @@ __all__ = [
     "ForbiddenCall", "GradeReport", "OutOfBounds", "Policy", "Tolerance", "Watch", "compare", "dtype_name",
     "elementwise_tolerance", "forbid", "grade", "grade_report", "guarded", "interpreter_dot_as_on_gpu",
     "matmul_tolerance", "normwise_tolerance", "poison_memory", "reduction_tolerance", "row_strided", "solution",
-    "solutions_requested",
+    "solutions_requested", "SOLUTIONS_MODE", "SOLUTION_PASSED",
 ]

@@ -48,6 +48,7 @@ from typing import Any, Callable
 from gpuperf.grading.algorithm import Trace, traced
 from gpuperf.grading.core import (UNIT_ROUNDOFF, CaseResult, Tolerance, compare, dtype_name,
                                   elementwise_tolerance, reduction_tolerance)
+from gpuperf.grading.watch import REFERENCE_MODULES
 from gpuperf.grading.watch import (SOFTMAX_LIKE_NAMES, SOFTMAX_LIKE_OPS, TRITON_OPS, ForbiddenCall, Policy,
                                    Watch, band_damage, banded_empty, unwritten)
 
@@ -315,7 +316,7 @@ class _GraderIntegrity:
         owners += classes + [torch.Tensor, torch._C.TensorBase]
         # names added to these are changes too; torch, numpy and builtins gain names lazily
         self.strict = {id(o) for o in owners}
-        owners += [torch, numpy, builtins]
+        owners += [torch, numpy, builtins] + [sys.modules[m] for m in REFERENCE_MODULES if m in sys.modules]
         self.saved = [(o, dict(vars(o))) for o in owners]
 
     def restore(self) -> list[str]:
@@ -1166,7 +1167,7 @@ def _attention_reference(q, k, v, causal):
     import torch
 
     q64, k64, v64 = (t.detach().double().cpu() for t in (q, k, v))
-    scale = 1.0 / math.sqrt(q.shape[-1])
+    scale = float(q.shape[-1]) ** -0.5  # operators only: no function a cell could rebind
     s = (q64 @ k64.transpose(-1, -2)) * scale
     a = (q64.abs() @ k64.abs().transpose(-1, -2)) * scale
     if causal:
@@ -1539,7 +1540,7 @@ def _backward_bounds(ref, q, k, v, do, dtype, refs, canary=False, forward_bounds
     q64, k64, v64, do64 = (t.detach().double().cpu() for t in (q, k, v, do))
     dq, dk, dv = refs
     n_q, n_k, d = q.shape[-2], k.shape[-2], q.shape[-1]
-    scale = 1.0 / math.sqrt(d)
+    scale = float(d) ** -0.5
     name = dtype_name(dtype)
     u_in = 0.0 if name == "fp32" else UNIT_ROUNDOFF[name]
     u_o = UNIT_ROUNDOFF[name]
