@@ -803,7 +803,7 @@ def _clean_binder_inputs(sig, kparams, backend) -> bool:
         if not all(isinstance(n, str) and n.isidentifier() and not keyword.iskeyword(n) for n in names):
             return False
         for kp in kparams:
-            kind = kp.annotation_type
+            kind = getattr(kp, "annotation_type", "")
             if kind and not (isinstance(kind, str) and re.fullmatch(r"\*?k?[A-Za-z0-9_]+", kind)):
                 return False
     except Exception:  # pragma: no cover - another Triton's parameter objects
