@@ -837,3 +837,20 @@ def test_attack_of_round_3_the_solutions_switch_set_in_a_cell_grades_yours(capsy
     grading.grade(key, fn)
     out = capsys.readouterr().out
     assert out.startswith(f"NOT YET {key} (yours)") and "PASSED" not in out
+
+
+def test_a_forged_binder_is_the_readers_code_for_the_audit_hook_too():
+    """The audit hook's exemption for Triton's binder is by identity as well: a `dynamic_func` of "<string>"
+    with Triton's names in its globals that reads a frame is refused."""
+    import triton.runtime.jit as jit_module
+
+    namespace = {"JITCallable": getattr(jit_module, "JITCallable", None), "specialize_impl": None, "sys": sys}
+    exec(compile("def dynamic_func(meta):\n    getattr(sys, ''.join(['_get', 'frame']))(0)\n    return (1,)\n",
+                 "<string>", "exec"), namespace)
+    grid = namespace["dynamic_func"]
+
+    def add(x, y, out):
+        _nothing[grid](x, BLOCK=16)
+        return out
+
+    _rejected("L2.add", add, "a frame")
