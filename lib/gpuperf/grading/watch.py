@@ -53,7 +53,11 @@ plain Python that could call torch. The watch therefore pauses exactly around Tr
 whole of ``JITFunction.run``/``Autotuner.run`` on a GPU (no Python of the reader's runs inside), and under
 the interpreter the launch minus the kernel body: paused from ``InterpretedFunction.run`` until the first
 program starts, watched while programs run, paused again for the copy back. These entry points are patched
-on Triton's classes for the duration of a grade (not looked up by module name).
+on Triton's classes for the duration of a grade (not looked up by module name). "Triton's own work" is
+decided by the stack: frames of torch's and Triton's files, and the argument binder Triton generates for a
+kernel, recognised by the code object and globals Triton's maker produced (recorded when it made them), not
+by a name. Python of the reader's that Triton calls back while paused (a grid function, a pre-run or
+autotuner hook, a heuristic, ``launch_metadata``) is watched like the rest of the reader's code.
 
 **Tamper checks.** The Python switches that turn modes off (``torch._C.DisableTorchFunction``,
 ``_DisableTorchDispatch``, popping or pushing modes, ``_disable_current_modes``) raise
