@@ -60,7 +60,7 @@ def main(argv: list[str]) -> int:
         if args.only and args.only not in label:
             continue
         start = time.perf_counter()
-        report = grading.grade_report(key, fn, seed=seed, device=device, allow_course_kernels=course,
+        report = grading.grade_report(key, fn, seed=seed, device=device,
                                       graded="the course's solution" if course else "yours",
                                       stop_at_first_failure=not should_pass)
         verdict = "accepted" if report.passed else "rejected"

@@ -105,11 +105,11 @@ def _mm(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.const
         USE_DOT: tl.constexpr):
     pid_m, pid_n, pid_k = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     rows = pid_m * BM + tl.arange(0, BM)
-    cols = pid_n * BN + tl.arange(0, BN)
+    cols = (pid_n * BN + tl.arange(0, BN)).to(tl.int64)
     ks = tl.arange(0, BK)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k0 in range(pid_k * BK, K, BK * SPLIT):
-        kk = k0 + ks
+        kk = (k0 + ks).to(tl.int64)
         a = tl.load(a_ptr + rows[:, None].to(tl.int64) * sam + kk[None, :] * sak,
                     mask=(rows[:, None] < M) & (kk[None, :] < K), other=0.0)
         if CONTIGUOUS_B:  # B's rows assumed N apart, columns adjacent: its strides ignored

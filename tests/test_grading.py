@@ -45,10 +45,9 @@ def _interpreter_only(what):
         pytest.skip(f"{what}: checked through the Triton interpreter only (the CPU run of this test)")
 
 
-def _assert_rejected(key, fn, *needles, seed=7, allow_course_kernels=False, only=None, every_case=False):
+def _assert_rejected(key, fn, *needles, seed=7, only=None, every_case=False):
     """Grade a wrong ``fn``; by default only up to its first failing case (the tests stay fast)."""
-    report = grading.grade_report(key, fn, seed=seed, allow_course_kernels=allow_course_kernels, only=only,
-                                  stop_at_first_failure=not every_case)
+    report = grading.grade_report(key, fn, seed=seed, only=only, stop_at_first_failure=not every_case)
     text = report.text()
     print(text)
     assert not report.passed, f"{key}: a wrong solution passed:\n{text}"
@@ -59,6 +58,27 @@ def _assert_rejected(key, fn, *needles, seed=7, allow_course_kernels=False, only
     for code in ("tl.", "def ", "program_id"):
         assert code not in text, f"{key}: the report shows code ({code!r}):\n{text}"
     return report
+
+
+def _learner_copy(name):
+    """The course's lab module ``name`` compiled anew from its text under a file name of the tests: a learner
+    who pasted the printed solution into a cell (its kernels are the learner's own to the grader, which
+    allows the course's kernels only inside the exercise's solution itself)."""
+    import linecache
+    import sys
+    from pathlib import Path
+
+    module_name = f"learner_copy_{name}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    text = (Path(grading.__file__).parents[1] / "kernels" / "labs" / f"{name}.py").read_text()
+    filename = str(Path(__file__).with_name(f"<{module_name}>.py"))
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)  # for Triton's getsource
+    module = type(sys)(module_name)
+    module.__file__ = filename
+    sys.modules[module_name] = module  # Triton's interpreter looks a kernel's module up by name
+    exec(compile(text, filename, "exec"), module.__dict__)
+    return module
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -74,7 +94,7 @@ _SOLUTION_RUNS = [(key, seed) for key in sorted(grading.EXERCISES)
 
 @pytest.mark.parametrize("key,seed", _SOLUTION_RUNS)
 def test_the_course_solutions_pass(key, seed):
-    report = grading.grade_report(key, grading.solution(key), seed=seed, allow_course_kernels=True)
+    report = grading.grade_report(key, grading.solution(key), seed=seed)
     assert report.passed, report.text()
     assert report.text().startswith("PASSED")
 
@@ -195,12 +215,20 @@ def test_solutions_mode_grades_the_course_solution_and_raises_if_it_fails(capsys
     def stub(*args):
         raise NotImplementedError
 
-    assert grading.grade("L3.softmax", stub) is grading.solution("L3.softmax")
-    assert "the course's solution" in capsys.readouterr().out
+    # the switch is read when the grader is imported: set in a cell later, it grades the reader's stub
+    if grading.SOLUTIONS_MODE:
+        pytest.skip("this process was started in solutions mode")
+    assert grading.grade("L2.add", stub) is grading.solution("L2.add")
+    assert capsys.readouterr().out.startswith("NOT YET L2.add (yours)")
+    # solutions mode (make lab): the course's solution, reported as such, never as PASSED
+    assert grading._grade_solution("L3.softmax") is grading.solution("L3.softmax")
+    out = capsys.readouterr().out
+    assert out.startswith(grading.SOLUTION_PASSED + " L3.softmax (the course's solution, not yours")
+    assert not out.startswith("PASSED")
     broken = grading.Exercise("L2.add", "t", "gpuperf.kernels.labs.l2:chain", grading.EXERCISES["L2.add"].cases)
     monkeypatch.setitem(grading.EXERCISES, "L2.add", broken)
     with pytest.raises(AssertionError, match="fails its grader"):
-        grading.grade("L2.add", stub)
+        grading._grade_solution("L2.add")
     monkeypatch.setenv(grading.SOLUTIONS_ENV_VAR, "0")
     assert not grading.solutions_requested()
 
@@ -332,7 +360,7 @@ def test_l2_chain_rejects_a_torch_loop():
 
 @triton.jit
 def _softmax_wrong(x_ptr, y_ptr, n_cols, sx, sy, BLOCK: tl.constexpr, MODE: tl.constexpr):
-    row = tl.program_id(0)
+    row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
     if MODE == 0:  # padding lanes read 0, not -inf
@@ -378,7 +406,7 @@ def test_l3_softmax_rejects_cheats():
 
 @triton.jit
 def _online_wrong(x_ptr, y_ptr, n_cols, sx, sy, BLOCK: tl.constexpr, MODE: tl.constexpr):
-    row = tl.program_id(0)
+    row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * sx
     cols = tl.arange(0, BLOCK)
     x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
@@ -448,8 +476,8 @@ def test_l3_online_rejects_cheats():
 @triton.jit
 def _matmul_wrong(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr,
                   BK: tl.constexpr, MODE: tl.constexpr):
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
+    pid_m = tl.program_id(0).to(tl.int64)
+    pid_n = tl.program_id(1).to(tl.int64)
     rows = pid_m * BM + tl.arange(0, BM)
     cols = pid_n * BN + tl.arange(0, BN)
     ks = tl.arange(0, BK)
@@ -950,10 +978,12 @@ def _flash_reference_function():
 
 
 def test_1_l6_autograd_rejects_a_backward_through_torch_autograd_and_missing_gradients():
-    from gpuperf.kernels.labs import l5, l6
+    from gpuperf.kernels.labs import l5
 
-    # the course's forward is allowed here, so that what is refused is the backward
-    _assert_rejected("L6.autograd", _flash_reference_function(), "ran torch's operator", allow_course_kernels=True)
+    l6 = _learner_copy("l6")
+    # the course's forward is the exercise's own (its Policy hands it to the reader): what is refused is the
+    # backward
+    _assert_rejected("L6.autograd", _flash_reference_function(), "ran torch's operator")
 
     class NoGrads(torch.autograd.Function):
         @staticmethod
@@ -978,8 +1008,8 @@ def test_1_l6_autograd_rejects_a_backward_through_torch_autograd_and_missing_gra
             dq, dk, dv = l6.attention_backward(q, k, v, o, lse, do, ctx.causal)
             return dq[..., :1, :], dk, dv, None
 
-    _assert_rejected("L6.autograd", NoGrads, "is None", allow_course_kernels=True)
-    _assert_rejected("L6.autograd", WrongShape, "your function raised", allow_course_kernels=True)
+    _assert_rejected("L6.autograd", NoGrads, "is None")
+    _assert_rejected("L6.autograd", WrongShape, "your function raised")
 
 
 # ---- (2) the reference out of reach; inputs read-only ---------------------------------------------------
@@ -1197,8 +1227,8 @@ def test_3_l5_tiled_rejects_no_running_max_and_no_rescaling():
 @triton.jit
 def _mm_acc16(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr,
               BK: tl.constexpr):
-    rows = tl.program_id(0) * BM + tl.arange(0, BM)
-    cols = tl.program_id(1) * BN + tl.arange(0, BN)
+    rows = tl.program_id(0).to(tl.int64) * BM + tl.arange(0, BM)
+    cols = tl.program_id(1).to(tl.int64) * BN + tl.arange(0, BN)
     ks = tl.arange(0, BK)
     acc = tl.zeros((BM, BN), dtype=tl.float16)
     for k0 in range(0, K, BK):
@@ -1259,7 +1289,7 @@ def _bwd_dv_acc16(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, dv_ptr, N_Q, N_K, scale,
 
 
 def test_4_l6_rejects_a_16_bit_dv_accumulator():
-    from gpuperf.kernels.labs import l6
+    l6 = _learner_copy("l6")
 
     def fn(q, k, v, o, lse, do, causal=False):
         dq, dk, dv = l6.attention_backward(q, k, v, o, lse, do, causal)
@@ -1272,7 +1302,7 @@ def test_4_l6_rejects_a_16_bit_dv_accumulator():
                                                      BM=32, BN=32)
         return dq, dk, dv16
 
-    report = _assert_rejected("L6.backward", fn, "output dv", allow_course_kernels=True,
+    report = _assert_rejected("L6.backward", fn, "output dv",
                               only=lambda label: "fp16" in label and "q = 0" in label)
     assert report.failures
 

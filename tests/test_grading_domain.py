@@ -120,3 +120,74 @@ def test_attack_of_round_1_is_rejected(path):
 
     report = grading.grade_report(key, fn, seed=SEED, stop_at_first_failure=True)
     assert not report.passed, f"{path.name} accepted by {key} (seed {SEED}):\n{report.text()}"
+
+
+ATTACKS_2 = Path(__file__).with_name("grading_attacks_round2")
+
+#: Round 2's attacks that only the interpreter's counts catch (the blocks a backward visits, races, the passes
+#: over K): on a GPU machine they run with GPUPERF_GRADING_INTERPRET_ON_GPU=1 only. (32-bit offsets are read
+#: from each kernel's TTIR on every machine.)
+ROUND2_INTERPRETER_ONLY = {"o35", "o52", "a31"}
+#: Accepted on purpose (see grading_attacks_round2/README.md).
+ROUND2_ACCEPTED = {"o04"}
+
+
+def _tamper_source(text: str) -> str:
+    """A tamper file as it would be written against today's API: the private grade with the course's kernels
+    allowed is a grade of a wrapper (no keyword exists for it any more)."""
+    return text.replace(", allow_course_kernels=True", "")
+
+
+@pytest.mark.parametrize("path", sorted(p for p in ATTACKS_2.glob("*.py") if not p.name.startswith("_")),
+                         ids=lambda p: p.stem)
+def test_attack_of_round_2_is_rejected(path):
+    tag = path.stem.split("_")[0]
+    if tag in ROUND2_INTERPRETER_ONLY and not _interpreted_here():
+        pytest.skip("caught by the interpreter's counts, off on a GPU machine (labs/README.md)")
+    import secrets
+
+    randbits = secrets.randbits
+    try:
+        if tag.startswith("t"):
+            key, fn = _attack_text(path, _tamper_source(path.read_text()))
+        else:
+            key, fn = _attack(path)
+        from gpuperf import grading
+
+        seed = None if tag.startswith("t") else SEED  # a tamper file fixes the "fresh" seed: let it try
+        report = grading.grade_report(key, fn, seed=seed, stop_at_first_failure=True)
+    finally:
+        secrets.randbits = randbits
+    if tag in ROUND2_ACCEPTED:
+        assert report.passed, f"{path.name} (accepted on purpose) refused by {key}:\n{report.text()}"
+    else:
+        assert not report.passed, f"{path.name} accepted by {key} (seed {report.seed}):\n{report.text()}"
+
+
+def test_a_rebound_secrets_does_not_fix_the_seed():
+    import secrets
+
+    from gpuperf import grading
+
+    randbits = secrets.randbits
+    secrets.randbits = lambda bits: 424242
+    try:
+        seeds = {grading.grade_report("L1.time", lambda *a: 0.0).seed for _ in range(3)}
+    finally:
+        secrets.randbits = randbits
+    assert 424242 not in seeds and len(seeds) > 1
+
+
+def _attack_text(path: Path, text: str):
+    import os
+    import re
+
+    m = re.search(r'^(\w+) = grading\.grade\("([^"]+)", (\w+)\)\s*$', text, re.M)
+    assert m, f"{path.name}: no grading.grade line"
+    os.environ.setdefault("ATTACK_REPO", str(Path(__file__).resolve().parents[1]))
+    name = f"attack_{path.stem}"
+    module = type(sys)(name)
+    module.__file__ = str(path)
+    sys.modules[name] = module  # Triton's interpreter looks a kernel's module up by name
+    exec(compile(text[:m.start()], str(path), "exec"), module.__dict__)
+    return m.group(2), module.__dict__[m.group(3)]

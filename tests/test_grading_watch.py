@@ -11,6 +11,7 @@ import ctypes
 import gc
 import inspect
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -529,7 +530,7 @@ def test_attack_c08_torch_inside_a_grid_callable():
         _nothing[grid](x, BLOCK=16)
         return y
 
-    _rejected("L3.softmax", softmax_rows, "where the grader's watch stands aside")
+    _rejected("L3.softmax", softmax_rows, "outside a kernel")
 
 
 def test_attack_c09_torch_inside_an_autotune_pre_hook():
@@ -546,7 +547,7 @@ def test_attack_c09_torch_inside_an_autotune_pre_hook():
         kernel[(1,)](x, y, x.shape[1], BLOCK=block)
         return y
 
-    _rejected("L3.online", online_softmax, "where the grader's watch stands aside")
+    _rejected("L3.online", online_softmax, "outside a kernel")
 
 
 def test_attack_c10_torch_inside_a_heuristic():
@@ -561,7 +562,7 @@ def test_attack_c10_torch_inside_a_heuristic():
         kernel[(1,)](x, y)
         return y
 
-    _rejected("L3.softmax", softmax_rows, "where the grader's watch stands aside")
+    _rejected("L3.softmax", softmax_rows, "outside a kernel")
 
 
 @triton.jit
@@ -688,3 +689,168 @@ def test_a_notebook_host_rebinding_input_is_not_tampering():
         builtins.print = builtins.print  # the same object: not a change either
     finally:
         builtins.input = original
+
+
+# ---- round 3 (issue 30): the launch binder by identity, callbacks watched, references out of a cell's reach --
+
+
+def test_a_grid_callable_is_watched_not_refused():
+    """Triton calls the reader's grid function inside its launch: torch in it is watched like the wrapper (a
+    size read is fine, arithmetic is refused by the allow-list)."""
+    def add(x, y, out):
+        grid = lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)  # noqa: E731
+        _add_kernel[grid](x, y, out, x.numel(), BLOCK=256)
+        return out
+
+    report = grading.grade_report("L2.add", add, seed=3, only=lambda label: "n=1 " in label or "4097" in label)
+    assert report.passed, report.text()
+
+    def add_in_grid(x, y, out):
+        def grid(meta):
+            out.copy_(x + y)
+            return (1,)
+
+        _nothing[grid](x, BLOCK=16)
+        return out
+
+    _rejected("L2.add", add_in_grid, "aten.add", "outside a kernel")
+
+
+def _binder_frame(binder, *args, **kwargs):
+    """The frame a binder ran in (a profiling hook sees it)."""
+    frames = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code is binder.__code__:
+            frames.append(frame)
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        binder(*args, **kwargs)
+    finally:
+        sys.setprofile(previous)
+    return frames[0]
+
+
+def test_the_launch_binder_is_recognised_by_what_triton_made_not_by_its_name():
+    from gpuperf.grading import watch
+
+    jit_module = pytest.importorskip("triton.runtime.jit")
+    backend = getattr(pytest.importorskip("triton.backends.compiler"), "BaseBackend", None)
+    if not hasattr(jit_module, "create_function_from_signature") or backend is None:
+        pytest.skip("this Triton makes its launch binders differently")
+
+    def kernel(x_ptr, n, BLOCK: tl.constexpr):
+        pass
+
+    jitted = jit_module.JITFunction(kernel)
+    with watch.triton_hooks():  # the hooks record the binders Triton makes while a grade runs
+        binder = jit_module.create_function_from_signature(jitted.signature, jitted.params, backend)
+    assert watch._triton_binder(_binder_frame(binder, 7, 4, BLOCK=16))
+    # the same name, file name and globals, compiled by someone else: not Triton's
+    namespace = dict(binder.__globals__)
+    exec(compile("def dynamic_func(x_ptr, n, BLOCK, **options):\n    return x_ptr\n", "<string>", "exec"),
+         namespace)
+    assert not watch._triton_binder(_binder_frame(namespace["dynamic_func"], 7, 4, BLOCK=16))
+    # Triton's binder whose globals were changed afterwards: not trusted either
+    binder.__globals__["backend"] = object()
+    assert not watch._triton_binder(_binder_frame(binder, 7, 4, BLOCK=16))
+    # a binder made from parameters whose annotation would write code into its source is never recorded
+    bad = jit_module.JITFunction(kernel)
+    bad.params[1].__dict__["annotation_type"] = 'i32", print("x"), "'
+    with watch.triton_hooks():
+        made = jit_module.create_function_from_signature(bad.signature, bad.params, backend)
+    assert made.__code__ not in watch._BINDERS
+
+
+ATTACKS_3 = Path(__file__).with_name("grading_attacks_round3")
+
+
+def _attack_3(name: str):
+    """The exercise and the function of a round-3 attack file, its module run up to its grade() line."""
+    import re
+
+    path = next(ATTACKS_3.glob(name + "_*.py"))
+    text = path.read_text()
+    m = re.search(r'^(\w+) = grading\.grade\("([^"]+)", (\w+)\)\s*$', text, re.M)
+    assert m, f"{path.name}: no grading.grade line"
+    module = type(sys)(f"attack_{path.stem}")
+    module.__file__ = str(path)
+    sys.modules[module.__name__] = module  # Triton's interpreter looks a kernel's module up by name
+    exec(compile(text[:m.start()], str(path), "exec"), module.__dict__)
+    return m.group(2), module.__dict__[m.group(3)]
+
+
+@pytest.mark.parametrize("name", ["46", "47", "48"])
+def test_attack_of_round_3_torch_in_a_forged_binder_grid_is_refused(name):
+    """46-48: the grid function, exec'd as a `dynamic_func` of "<string>" with Triton's names in its globals,
+    runs the whole matmul/attention in torch: it is the reader's code, watched."""
+    key, fn = _attack_3(name)
+    _rejected(key, fn, "outside a kernel")
+
+
+@pytest.mark.parametrize("name, rebound", [("38", "math.sqrt"),
+                                           ("39", "torch.nn.functional.scaled_dot_product_attention")])
+def test_attack_of_round_3_a_patched_reference_is_tampering(name, rebound):
+    """38, 39: math.sqrt and F.scaled_dot_product_attention rebound so that the references drop the scale."""
+    import math
+
+    import torch.nn.functional as F
+
+    saved = math.sqrt, F.scaled_dot_product_attention
+    try:
+        key, fn = _attack_3(name)
+        _rejected(key, fn, "changed after gpuperf.grading was imported", rebound)
+    finally:
+        math.sqrt, F.scaled_dot_product_attention = saved
+
+
+def test_round_3_references_do_not_call_functions_a_cell_could_rebind():
+    """The scale of the references and bounds is computed with operators: a rebound math.sqrt inside the
+    call (restored before the reference runs) or before it changes nothing."""
+    import math
+
+    from gpuperf.grading import exercises
+
+    q = torch.randn(1, 1, 3, 16)
+    saved = math.sqrt
+    try:
+        math.sqrt = lambda x: 1.0
+        o, lse, p, s, a = exercises._attention_reference(q, q, q, False)
+    finally:
+        math.sqrt = saved
+    expected = (q.double() @ q.double().transpose(-1, -2)) / 4.0
+    assert torch.allclose(s, expected)
+
+
+def test_attack_of_round_3_the_solutions_switch_set_in_a_cell_grades_yours(capsys, monkeypatch):
+    """40: GPUPERF_LAB_SOLUTIONS=1 set after the grader was imported grades the learner's stub, not the
+    course's solution; in solutions mode the report never starts with PASSED."""
+    import os
+
+    if grading.SOLUTIONS_MODE:
+        pytest.skip("this process was started in solutions mode")
+    monkeypatch.setenv("GPUPERF_LAB_SOLUTIONS", os.environ.get("GPUPERF_LAB_SOLUTIONS", "0"))
+    key, fn = _attack_3("40")
+    assert os.environ["GPUPERF_LAB_SOLUTIONS"] == "1"
+    grading.grade(key, fn)
+    out = capsys.readouterr().out
+    assert out.startswith(f"NOT YET {key} (yours)") and "PASSED" not in out
+
+
+def test_a_forged_binder_is_the_readers_code_for_the_audit_hook_too():
+    """The audit hook's exemption for Triton's binder is by identity as well: a `dynamic_func` of "<string>"
+    with Triton's names in its globals that reads a frame is refused."""
+    import triton.runtime.jit as jit_module
+
+    namespace = {"JITCallable": getattr(jit_module, "JITCallable", None), "specialize_impl": None, "sys": sys}
+    exec(compile("def dynamic_func(meta):\n    getattr(sys, ''.join(['_get', 'frame']))(0)\n    return (1,)\n",
+                 "<string>", "exec"), namespace)
+    grid = namespace["dynamic_func"]
+
+    def add(x, y, out):
+        _nothing[grid](x, BLOCK=16)
+        return out
+
+    _rejected("L2.add", add, "a frame")

@@ -7,7 +7,8 @@ Usage (from the repository root, with lib/ importable):
 
 Each lab runs in a fresh namespace, its code cells in order (the install cell skipped), printing what the
 cells print. Exit status 1 if a cell raises or, with GPUPERF_LAB_SOLUTIONS=1, if a grader of the lab did not
-print PASSED. Without IPython, a stand-in for ``IPython.display`` prints HTML as text.
+print SOLUTION OK (its report for the course's solution). The switch is read when gpuperf.grading is
+imported: set it before this script starts. Without IPython, a stand-in for ``IPython.display`` prints HTML as text.
 """
 
 from __future__ import annotations
@@ -104,10 +105,10 @@ def run(path: Path) -> bool:
         pass
     text = captured.getvalue()
     if ok and os.environ.get("GPUPERF_LAB_SOLUTIONS", "").lower() in ("1", "true", "yes", "on"):
-        passed = set(re.findall(r"^PASSED (\S+) ", text, re.M))
+        passed = set(re.findall(r"^SOLUTION OK (\S+) ", text, re.M))  # the course's solution passed
         missing = [k for k in keys if k not in passed]
         if missing:
-            print(f"FAILED {path.name}: graders without PASSED: {missing}")
+            print(f"FAILED {path.name}: graders without SOLUTION OK: {missing}")
             ok = False
     print(f"<== {path.name}: {'ok' if ok else 'FAILED'} in {time.perf_counter() - start:.1f} s", flush=True)
     return ok

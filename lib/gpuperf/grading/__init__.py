@@ -24,8 +24,9 @@ shipped runs top to bottom.
 
 :func:`grade` is what a lab calls: it prints the report and returns the function later cells should use (the
 reader's once it passes, the course's solution until then). With the environment variable
-``GPUPERF_LAB_SOLUTIONS=1`` it grades the course's solution (``gpuperf.kernels.labs``) instead of the reader's
-cell and raises ``AssertionError`` if that fails: that is how CI runs every lab with the solutions in place.
+``GPUPERF_LAB_SOLUTIONS=1`` set when the grader is imported it grades the course's solution
+(``gpuperf.kernels.labs``) instead of the reader's cell, prints ``SOLUTION OK`` (not ``PASSED``) and raises
+``AssertionError`` if that fails: that is how CI runs every lab with the solutions in place.
 
 torch is imported inside the functions (``import gpuperf.grading`` stays light).
 """
@@ -33,7 +34,6 @@ torch is imported inside the functions (``import gpuperf.grading`` stays light).
 from __future__ import annotations
 
 import contextlib
-import secrets
 from typing import Callable, Iterator, Sequence
 
 from gpuperf.grading.core import (SOLUTIONS_ENV_VAR, UNIT_ROUNDOFF, CaseResult, GradeReport, Tolerance,
@@ -43,6 +43,7 @@ from gpuperf.grading.core import (SOLUTIONS_ENV_VAR, UNIT_ROUNDOFF, CaseResult, 
 from gpuperf.grading.exercises import (EXERCISES, Case, CallFailed, Exercise, Runner, _device)
 from gpuperf.grading.watch import (TRITON_OPS, ForbiddenCall, OutOfBounds, Policy, Watch, plain_guarded,
                                    triton_hooks)
+from gpuperf.grading import frontend as _frontend  # noqa: F401  (imported before the baseline is taken)
 from gpuperf.grading import watch as _watch
 
 
@@ -55,6 +56,43 @@ from gpuperf.grading import watch as _watch
 #: see"). Under the interpreter (a CPU) every case runs as before.
 INTERPRET_ON_GPU = __import__("os").environ.get("GPUPERF_GRADING_INTERPRET_ON_GPU", "0") == "1"
 
+def _os_entropy():
+    """The operating system's random bytes, taken from the ``posix`` (or ``nt``) module itself when the grader
+    is imported: a later cell that rebinds ``secrets``, ``random`` or ``os.urandom`` cannot fix the seed of
+    the next grade (rebinding this module's name is reported as tampering)."""
+    import importlib
+    import types
+
+    for name in ("posix", "nt"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        urandom = getattr(module, "urandom", None)
+        if isinstance(urandom, types.BuiltinFunctionType):
+            return urandom
+    import os  # pragma: no cover - neither module: the standard library's
+
+    return os.urandom
+
+
+_ENTROPY = _os_entropy()
+
+
+def _fresh_seed() -> int:
+    return int.from_bytes(_ENTROPY(4), "little") & (2**31 - 1)
+
+
+def _is_solution(ex: Exercise, fn) -> bool:
+    """The course's own kernels may run only when the function graded is the exercise's solution itself (by
+    identity: a wrapper around it, or a copy, is the reader's function), or where the exercise's
+    :class:`Policy` hands them to the reader (``course_kernels``)."""
+    try:
+        return fn is ex.load_solution()
+    except Exception:  # pragma: no cover - a broken install: grade as the reader's
+        return False
+
+
 def _exercise(key: str) -> Exercise:
     if key not in EXERCISES:
         raise ValueError(f"exercise must be one of {sorted(EXERCISES)}, got {key!r}")
@@ -62,18 +100,20 @@ def _exercise(key: str) -> Exercise:
 
 
 def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str | None = None,
-                 graded: str = "yours", allow_course_kernels: bool = False,
-                 only: Callable[[str], bool] | None = None, stop_at_first_failure: bool = False) -> GradeReport:
+                 graded: str = "yours", only: Callable[[str], bool] | None = None,
+                 stop_at_first_failure: bool = False) -> GradeReport:
     """Grade ``fn`` on the cases of exercise ``key``; never raises for a wrong or crashing ``fn``.
 
     ``seed`` (default: fresh, from the OS) draws the inputs; ``device`` defaults to ``"cuda"`` when kernels
     run compiled on a GPU, else ``"cpu"`` (the Triton interpreter). ``only`` (a predicate on case labels)
-    and ``stop_at_first_failure`` run fewer cases (the tests of the graders use them to stay fast)."""
+    and ``stop_at_first_failure`` run fewer cases (the tests of the graders use them to stay fast). The
+    course's own kernels run only inside the exercise's solution itself (:func:`_is_solution`)."""
     ex = _exercise(key)
     if not callable(fn):
         raise ValueError(f"fn must be callable, got {fn!r}")
+    allow_course_kernels = _is_solution(ex, fn)
     if seed is None:
-        seed = secrets.randbits(31)
+        seed = _fresh_seed()
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be an int >= 0, got {seed!r}")
     tampered = _tampering(fn)
@@ -113,6 +153,9 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
             except Exception as exc:  # the reader's code: report, never raise
                 case_results = [_result_of_exception(case.label, exc)]
             case_results = [_definite_blank(r, runner) for r in case_results]
+            if all(r.passed for r in case_results):
+                case_results = case_results + (_launched_check(runner, case.label)
+                                               or _wide_offsets_check(runner, case.label))
             results.extend(r if r.case == case.label else _relabel(r, case.label) for r in case_results)
     name = torch.cuda.get_device_name() if device == "cuda" else \
         "CPU (Triton interpreter)" if ex.get_policy().kernels else "CPU"
@@ -132,7 +175,41 @@ def _definite_blank(r: CaseResult, runner) -> CaseResult:
         return replace(r, message=f"your kernel wrote nothing to {r.output} yet: every element still holds the NaN "
                        "it started with (is the kernel's body still the stub, `pass`?)")
     return replace(r, message=f"every element of {r.output} is NaN, although your kernel stored values: it "
-                   "computed NaN everywhere (inf - inf, inf / inf or 0 / 0: an exp that overflowed?)")
+                   "computed NaN everywhere (inf - inf, inf / inf or 0 / 0: an exp that overflowed, or a sum of "
+                   "exponentials that all underflowed to 0, as with a running max that starts at 0 instead of -inf)")
+
+
+def _launched_check(runner, label: str) -> list[CaseResult]:
+    """A Triton exercise's function must launch a kernel on every call (values written with torch fills or
+    copies of numbers computed elsewhere are not a kernel's work)."""
+    if not runner.policy.kernels or not getattr(runner, "calls_without_launch", 0):
+        return []
+    return [CaseResult(label, "-", False,
+                       f"your function launched no Triton kernel: {runner.policy.exercise} {runner.policy.why} "
+                       "(launch your @triton.jit function on a grid, kernel[grid](...), and let it compute and "
+                       "write the output)")]
+
+
+def _wide_offsets_check(runner, label: str) -> list[CaseResult]:
+    """Under the interpreter, for exercises whose kernels index more than one dimension (L3 to L6): no address
+    may come from a 32-bit product of the program id with a size or stride (see
+    :mod:`gpuperf.grading.algorithm`); past 2^31 elements such a product wraps around."""
+    trace, watch = getattr(runner, "trace", None), getattr(runner, "watch", None)
+    if not runner.policy.wide_offsets:
+        return []
+    count, kernel = trace.wrapping_offsets() if trace is not None else (0, "")
+    if not count and watch is not None and watch.counters.wrapping_kernels:  # from the TTIR (a GPU too)
+        count, kernel = 1, watch.counters.wrapping_kernels[0]
+    if not count:
+        return []
+    return [CaseResult(label, "-", False,
+                       f"your kernel {kernel} computes addresses with a 32-bit product of the program id (or of "
+                       "an index made from it, such as rows = pid * BLOCK_M + tl.arange(...)) and a size or "
+                       "stride it was given (row * stride, head * N * HEAD_DIM): past 2^31 elements (8 GB of "
+                       "fp32) that product wraps around and the kernel reads and writes other rows' memory. "
+                       "Convert the program id to 64 bits before the product (tl.program_id(0).to(tl.int64)), "
+                       "or the index (rows[:, None].to(tl.int64) * stride); widening the product afterwards is "
+                       "too late")]
 
 
 def _grade_plain(ex: Exercise, fn, seed: int, device, graded: str) -> GradeReport:
@@ -191,16 +268,13 @@ def grade(key: str, fn: Callable | None, *, seed: int | None = None) -> Callable
     """Grade the reader's ``fn`` for exercise ``key``, print the report, and return the function the lab's
     later cells should use: ``fn`` once it passes, the course's solution until then (said in the report).
 
-    With ``GPUPERF_LAB_SOLUTIONS=1`` the course's solution is graded in place of ``fn``, and a failure raises
-    ``AssertionError`` (CI runs every lab that way)."""
+    With ``GPUPERF_LAB_SOLUTIONS=1`` in the environment when :mod:`gpuperf.grading` was imported (``make lab``,
+    ``tools/run_lab.py``: read once, at import, so a cell that sets it later changes nothing), the course's
+    solution is graded in place of ``fn``, its report starts with ``SOLUTION OK`` (never ``PASSED``: the
+    reader's code did not run), and a failure raises ``AssertionError`` (CI runs every lab that way)."""
     ex = _exercise(key)
-    if solutions_requested():
-        sol = ex.load_solution()
-        report = grade_report(key, sol, seed=seed, graded="the course's solution", allow_course_kernels=True)
-        print(report.text(PAGE_WIDTH))
-        if not report.passed:
-            raise AssertionError(f"the course's solution of {key} fails its grader:\n{report.text()}")
-        return sol
+    if SOLUTIONS_MODE:
+        return _grade_solution(key, seed)
     if fn is None:
         print(f"NOT YET {key} ({ex.title}): nothing to grade yet")
         return ex.load_solution()
@@ -218,6 +292,26 @@ def grade(key: str, fn: Callable | None, *, seed: int | None = None) -> Callable
     return ex.load_solution()
 
 
+#: The prefix of a passing report of the course's solution (solutions mode): not ``PASSED``, which only the
+#: reader's own function earns.
+SOLUTION_PASSED = "SOLUTION OK"
+
+
+def _grade_solution(key: str, seed: int | None = None) -> Callable:
+    """Solutions mode: grade the course's solution of ``key``, print its report marked as the course's code,
+    and raise ``AssertionError`` if it fails."""
+    sol = _exercise(key).load_solution()
+    report = grade_report(key, sol, seed=seed, graded="the course's solution, not yours: "
+                          f"{SOLUTIONS_ENV_VAR}=1 was set when gpuperf.grading was imported")
+    text = report.text(PAGE_WIDTH)
+    if report.passed and text.startswith("PASSED "):
+        text = SOLUTION_PASSED + " " + text[len("PASSED "):]
+    print(text)
+    if not report.passed:
+        raise AssertionError(f"the course's solution of {key} fails its grader:\n{report.text()}")
+    return sol
+
+
 @contextlib.contextmanager
 def forbid(names: Sequence[str], exercise: str, allow_course_kernels: bool = False,
            device: str = "cpu") -> Iterator[Watch]:
@@ -230,6 +324,9 @@ def forbid(names: Sequence[str], exercise: str, allow_course_kernels: bool = Fal
         yield watch
 
 
+#: Solutions mode (``GPUPERF_LAB_SOLUTIONS=1``), read once when the grader is imported: see :func:`grade`.
+SOLUTIONS_MODE = solutions_requested()
+
 _watch.take_baseline()  # after every module of the grader is imported: what grade_report compares against
 
 __all__ = [
@@ -237,5 +334,5 @@ __all__ = [
     "ForbiddenCall", "GradeReport", "OutOfBounds", "Policy", "Tolerance", "Watch", "compare", "dtype_name",
     "elementwise_tolerance", "forbid", "grade", "grade_report", "guarded", "interpreter_dot_as_on_gpu",
     "matmul_tolerance", "normwise_tolerance", "poison_memory", "reduction_tolerance", "row_strided", "solution",
-    "solutions_requested",
+    "solutions_requested", "SOLUTIONS_MODE", "SOLUTION_PASSED",
 ]

@@ -14,7 +14,16 @@ element without an atomic (a split-K matmul that adds its partial sums with a lo
 accumulated by every key block) give the right answer there and a wrong one on a GPU, where they run at the
 same time. :class:`Trace` records, per launch, which program stored and which loaded each address, and
 :meth:`Trace.race` names the first element that two programs stored, or that one program read while another
-program of the same launch wrote it. Atomic updates are not counted as stores.
+program of the same launch wrote it. Accumulating atomics (``tl.atomic_add``, max, min, and, or, xor: their
+order does not change the result) are not stores; an atomic exchange or compare-and-swap that two programs
+make to one address is a race (a load, then an exchange of the loaded value plus a contribution, loses
+updates on a GPU), and so is a plain store meeting another program's atomic.
+
+**32-bit offsets.** A value computed from ``tl.program_id`` carries a taint, and so does a size or stride the
+kernel was given at run time (an integer argument other than 1, which Triton compiles as a constant); a
+product in fewer than 64 bits of one by the other (``row * stride``, ``head * N * D``) wraps past 2^31
+elements, however the result is widened afterwards. :meth:`Trace.wrapping_offsets` counts the loads and
+stores whose addresses carry it.
 
 This module adds its own patches on top of the watch's (:mod:`gpuperf.grading.watch`) and removes them after
 the call; it never changes what a kernel computes.
@@ -41,13 +50,21 @@ class Launch:
     widest_load: dict = field(default_factory=dict)  # argument name: largest block (lanes) of one load
     load_shapes: dict = field(default_factory=dict)  # argument name: {block shape: count}
     visits: dict = field(default_factory=dict)  # argument name: {(program, address of the block's first lane)}
+    per_program: dict = field(default_factory=dict)  # argument name: {program: active elements loaded}
+    spans: list = field(default_factory=list)  # (argument name, program, lowest, highest active address) per load
     stored_2d: int = 0  # active elements stored by blocks with at least two dimensions > 1
     blocks_2d: list = field(default_factory=list)  # the active addresses of each such store
     atomics: int = 0
     narrow_pid_offsets: int = 0  # loads and stores whose addresses come from an int32 product of a program id
+    #: loads and stores whose addresses come from an int32 product of a program id (or an index computed from
+    #: one) with a size or stride the kernel was given at run time: past 2^31 elements it wraps around
+    wrapping_offsets: int = 0
+    wrapping_kernel: str = ""
     dot_shapes: dict = field(default_factory=dict)  # (M, K, N): count
     _stores: list = field(default_factory=list)  # (addresses, program)
     _loads: list = field(default_factory=list)
+    _exchanges: list = field(default_factory=list)  # (addresses, program): atomic exchanges and CAS
+    _adds: list = field(default_factory=list)  # (addresses, program): accumulating atomics (add, max, ...)
     race: str = ""
 
 
@@ -88,6 +105,13 @@ class Trace:
         (``pid * BLOCK`` before ``.to(tl.int64)``, or never widened): past 2^31 elements they wrap."""
         return sum(launch.narrow_pid_offsets for launch in self.launches)
 
+    def wrapping_offsets(self) -> tuple[int, str]:
+        """Loads and stores whose addresses multiply a program id (or an index made from one) by a size or
+        stride given at run time in 32 bits, and the first kernel that does it (see :class:`Launch`)."""
+        total = sum(launch.wrapping_offsets for launch in self.launches)
+        first = next((launch.wrapping_kernel for launch in self.launches if launch.wrapping_offsets), "")
+        return total, first
+
     def tiled_elements(self, base: int, row_bytes: int) -> int:
         """Elements of a matrix at ``base`` (rows ``row_bytes`` apart) stored by 2-D blocks that span at least
         two rows and two columns of it: tiles, not one row reshaped into a 2-D block."""
@@ -123,10 +147,20 @@ def _find_race(launch: Launch, grid) -> str:
     """Two programs storing to one address, or one reading what another stores, in one launch."""
     import numpy as np
 
-    if not launch._stores:
+    exchange = _two_programs(launch._exchanges)
+    if exchange is not None:
+        address, a, b = exchange
+        return _describe(launch, address, "exchanged", a, b, grid)
+    writes = launch._stores + launch._exchanges
+    if launch._stores and launch._adds:  # a plain store and an atomic of another program on one address
+        mixed = _store_meets_atomic(launch._stores, launch._exchanges + launch._adds)
+        if mixed is not None:
+            address, a, b = mixed
+            return _describe(launch, address, "stored to", a, b, grid)
+    if not writes:
         return ""
-    s_addr = np.concatenate([a for a, _ in launch._stores])
-    s_prog = np.concatenate([np.full(a.shape, p, dtype=np.int64) for a, p in launch._stores])
+    s_addr = np.concatenate([a for a, _ in writes])
+    s_prog = np.concatenate([np.full(a.shape, p, dtype=np.int64) for a, p in writes])
     order = np.lexsort((s_prog, s_addr))
     s_addr, s_prog = s_addr[order], s_prog[order]
     same = (s_addr[1:] == s_addr[:-1]) & (s_prog[1:] != s_prog[:-1])
@@ -147,6 +181,37 @@ def _find_race(launch: Launch, grid) -> str:
     return ""
 
 
+def _two_programs(records):
+    """The first address that two programs of ``records`` ((addresses, program) pairs) both reach, with the
+    two programs, or None."""
+    import numpy as np
+
+    if not records:
+        return None
+    addr = np.concatenate([a for a, _ in records])
+    prog = np.concatenate([np.full(a.shape, p, dtype=np.int64) for a, p in records])
+    order = np.lexsort((prog, addr))
+    addr, prog = addr[order], prog[order]
+    same = (addr[1:] == addr[:-1]) & (prog[1:] != prog[:-1])
+    if not same.any():
+        return None
+    i = int(np.argmax(same))
+    return int(addr[i]), int(prog[i]), int(prog[i + 1])
+
+
+def _store_meets_atomic(stores, atomics):
+    import numpy as np
+
+    a_addr = np.concatenate([a for a, _ in atomics])
+    a_prog = np.concatenate([np.full(a.shape, p, dtype=np.int64) for a, p in atomics])
+    for addresses, program in stores:
+        hit = np.isin(a_addr, addresses) & (a_prog != program)
+        if hit.any():
+            j = int(np.argmax(hit))
+            return int(a_addr[j]), program, int(a_prog[j])
+    return None
+
+
 def _describe(launch: Launch, address: int, what: str, writer: int, other: int, grid) -> str:
     where = f"address {address:#x}"
     for name, start, end, es, _ in launch.args:
@@ -154,6 +219,12 @@ def _describe(launch: Launch, address: int, what: str, writer: int, other: int, 
             where = f"element {(address - start) // es} of {name}"
             break
     a, b = _program_label(writer, grid), _program_label(other, grid)
+    if what == "exchanged":
+        return (f"a race in your kernel {launch.kernel}: {a} and {b} both wrote {where} with an atomic exchange "
+                "or compare-and-swap. Each write is atomic, but a value read before it (a load, then an exchange "
+                "of the loaded value plus a contribution) is stale as soon as another program writes: on a GPU, "
+                "where programs run at the same time, updates are lost. Add contributions with tl.atomic_add, "
+                "or give every program its own output elements (a separate dQ kernel)")
     if what == "stored to":
         return (f"a race in your kernel {launch.kernel}: {a} and {b} both stored to {where} without an atomic. "
                 "Under the interpreter programs run one after another, so the result can look right; on a GPU "
@@ -261,14 +332,20 @@ def _install():
 
         return grid_idx
 
+    def note_offsets(launch, ptrs):
+        if getattr(ptrs, "_gpuperf_narrow", False):
+            launch.narrow_pid_offsets += 1
+        if getattr(ptrs, "_gpuperf_wraps", False):
+            launch.wrapping_offsets += 1
+            launch.wrapping_kernel = launch.wrapping_kernel or launch.kernel
+
     def make_load(original):
         def load(self, ptrs, mask, *rest):
             launch = state["launch"]
             if _TRACE is not None and launch is not None:
                 addresses, active = lanes(ptrs, mask)
                 picked = addresses[active]
-                if getattr(ptrs, "_gpuperf_narrow", False):
-                    launch.narrow_pid_offsets += 1
+                note_offsets(launch, ptrs)
                 name = name_of(launch, picked) or name_of(launch, addresses)
                 launch.loaded[name] = launch.loaded.get(name, 0) + int(picked.size)
                 launch.widest_load[name] = max(launch.widest_load.get(name, 0), int(addresses.size))
@@ -279,6 +356,9 @@ def _install():
                 shapes[shape] = shapes.get(shape, 0) + 1
                 if picked.size:
                     launch._loads.append((np.unique(picked), state["program"]))
+                    counts = launch.per_program.setdefault(name, {})
+                    counts[state["program"]] = counts.get(state["program"], 0) + int(picked.size)
+                    launch.spans.append((name, state["program"], int(picked.min()), int(picked.max())))
             return original(self, ptrs, mask, *rest)
 
         return load
@@ -289,8 +369,7 @@ def _install():
             if _TRACE is not None and launch is not None:
                 addresses, active = lanes(ptrs, mask)
                 picked = addresses[active]
-                if getattr(ptrs, "_gpuperf_narrow", False):
-                    launch.narrow_pid_offsets += 1
+                note_offsets(launch, ptrs)
                 name = name_of(launch, picked) or name_of(launch, addresses)
                 launch.stored[name] = launch.stored.get(name, 0) + int(picked.size)
                 if sum(1 for s in addresses.shape if s > 1) >= 2:
@@ -303,11 +382,25 @@ def _install():
 
         return store
 
-    def make_atomic(original):
+    def make_atomic(original, exchange_always: bool):
         def atomic(self, *args, **kwargs):
             launch = state["launch"]
             if _TRACE is not None and launch is not None:
                 launch.atomics += 1
+                try:
+                    if exchange_always:  # create_atomic_cas(ptr, cmp, val, ...)
+                        ptrs, mask, exchange = args[0], None, True
+                    else:  # create_atomic_rmw(op, ptr, val, mask, ...)
+                        op, ptrs, mask = args[0], args[1], args[3] if len(args) > 3 else None
+                        exchange = "XCHG" in str(op).upper()
+                    addresses, active = lanes(ptrs, mask)
+                    picked = addresses[active]
+                    note_offsets(launch, ptrs)
+                    if picked.size:
+                        record = (np.unique(picked), state["program"])
+                        (launch._exchanges if exchange else launch._adds).append(record)
+                except (AttributeError, IndexError, TypeError):  # pragma: no cover - another layout
+                    pass
             return original(self, *args, **kwargs)
 
         return atomic
@@ -328,17 +421,29 @@ def _install():
 
     # the program id's taint: a value computed from tl.program_id carries _gpuperf_pid; a product of one in
     # fewer than 64 bits carries _gpuperf_narrow, through casts, sums, splats and broadcasts, to a pointer
-    def tainted(*handles):
-        pid = any(getattr(h, "_gpuperf_pid", False) for h in handles)
-        narrow = any(getattr(h, "_gpuperf_narrow", False) for h in handles)
-        return pid, narrow
+    # a size or stride given at run time carries _gpuperf_arg; a 32-bit product of a program id's value and
+    # one carries _gpuperf_wraps, through casts, sums, splats and broadcasts, to a pointer
+    flags = ("_gpuperf_pid", "_gpuperf_narrow", "_gpuperf_arg", "_gpuperf_wraps")
 
-    def mark(res, pid, narrow):
-        if pid:
-            res._gpuperf_pid = True
-        if narrow:
-            res._gpuperf_narrow = True
+    def tainted(*handles):
+        return tuple(any(getattr(h, f, False) for h in handles) for f in flags)
+
+    def mark(res, *values):
+        for f, value in zip(flags, values):
+            if value:
+                setattr(res, f, True)
         return res
+
+    def make_argument(original):
+        def implicit_cvt(arg):
+            res = original(arg)
+            if _TRACE is not None and isinstance(arg, int) and not isinstance(arg, bool) and arg != 1:
+                handle = getattr(res, "handle", None)
+                if handle is not None:
+                    handle._gpuperf_arg = True
+            return res
+
+        return implicit_cvt
 
     def make_pid(original):
         def program_id(self, *args):
@@ -353,11 +458,14 @@ def _install():
         def binary(self, lhs, rhs, op):
             res = original(self, lhs, rhs, op)
             if _TRACE is not None:
-                pid, narrow = tainted(lhs, rhs)
+                pid, narrow, arg, wraps = tainted(lhs, rhs)
                 if pid and op in (np.multiply, np.left_shift) and \
                         np.asarray(res.data).dtype.kind in "iu" and np.asarray(res.data).dtype.itemsize < 8:
                     narrow = True
-                mark(res, pid, narrow)
+                    lp, rp = (getattr(h, "_gpuperf_pid", False) for h in (lhs, rhs))
+                    la, ra = (getattr(h, "_gpuperf_arg", False) for h in (lhs, rhs))
+                    wraps = wraps or (lp and ra) or (rp and la)
+                mark(res, pid, narrow, arg, wraps)
             return res
 
         return binary
@@ -384,8 +492,9 @@ def _install():
     patch(builder, "set_grid_idx", make_grid_idx)
     patch(builder, "create_masked_load", make_load)
     patch(builder, "create_masked_store", make_store)
-    patch(builder, "create_atomic_rmw", make_atomic)
-    patch(builder, "create_atomic_cas", make_atomic)
+    patch(builder, "create_atomic_rmw", lambda original: make_atomic(original, False))
+    patch(builder, "create_atomic_cas", lambda original: make_atomic(original, True))
+    patch(interp, "_implicit_cvt", make_argument)
     patch(builder, "create_dot", make_dot)
     return saved
 

@@ -48,6 +48,7 @@ from typing import Any, Callable
 from gpuperf.grading.algorithm import Trace, traced
 from gpuperf.grading.core import (UNIT_ROUNDOFF, CaseResult, Tolerance, compare, dtype_name,
                                   elementwise_tolerance, reduction_tolerance)
+from gpuperf.grading.watch import REFERENCE_MODULES
 from gpuperf.grading.watch import (SOFTMAX_LIKE_NAMES, SOFTMAX_LIKE_OPS, TRITON_OPS, ForbiddenCall, Policy,
                                    Watch, band_damage, banded_empty, unwritten)
 
@@ -130,6 +131,7 @@ class Runner:
         self.interpret = False
         self.notes: list[str] = []
         self.trace: Trace | None = None
+        self.calls_without_launch = 0
         self.count_reads: dict = {}  # name: grader's tensor; after a call, self.reads[name] = elements read
         self.reads: dict = {}
 
@@ -222,6 +224,8 @@ class Runner:
                     problems.append(CaseResult(self.label, "-", False,
                                                "your function returned a tensor that neither the grader gave it "
                                                "nor torch allocated inside it (made from numpy?)"))
+        if self.policy.kernels and watch.counters.launches == 0:
+            self.calls_without_launch += 1  # graded once the values are compared (grade_report)
         race = trace.race() if trace is not None else ""
         if race and not problems:
             problems.append(CaseResult(self.label, "-", False, race))
@@ -271,10 +275,20 @@ def _count_reads(watch, tensors: dict, reads: dict) -> None:
                     if isinstance(t, torch.Tensor):
                         owners.setdefault(_storage_ptr(t), source)
             return out
+        outs = [t for t in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(t, torch.Tensor)]
         for a in flat:
             owner = owners.get(_storage_ptr(a))
-            if owner is not None:
-                reads[owner] += a.numel()
+            if owner is None:
+                continue
+            reads[owner] += a.numel()
+            widest = f"{owner}:widest"
+            reads[widest] = max(reads.get(widest, 0), a.numel())
+            # an elementwise image of the grader's tensor (k * 1.0, k.float() + 0, a concatenation) is read as
+            # the tensor itself: reading it later reads k again
+            if name not in _MATRIX_PRODUCTS:
+                for t in outs:
+                    if tuple(t.shape) == tuple(a.shape) or name in ("cat", "stack", "_cat"):
+                        owners.setdefault(_storage_ptr(t), owner)
         return out
 
     watch._dispatch = dispatch
@@ -302,7 +316,7 @@ class _GraderIntegrity:
         owners += classes + [torch.Tensor, torch._C.TensorBase]
         # names added to these are changes too; torch, numpy and builtins gain names lazily
         self.strict = {id(o) for o in owners}
-        owners += [torch, numpy, builtins]
+        owners += [torch, numpy, builtins] + [sys.modules[m] for m in REFERENCE_MODULES if m in sys.modules]
         self.saved = [(o, dict(vars(o))) for o in owners]
 
     def restore(self) -> list[str]:
@@ -387,44 +401,7 @@ def interpreted_launches():
         _restore_triton_language(saved)
 
 
-def _triton_language_state() -> list:
-    """Every attribute of ``triton.language``'s modules and of the classes defined in them. Triton's
-    interpreter patches them to run a kernel on NumPy (``tl.dtype.to_ir``, ``tl.range``, every builtin), and
-    its device-function path (``InterpretedFunction.__call__``) never restores them: in a process that also
-    compiles kernels (a GPU machine), the next compilation would run the interpreter's versions and fail
-    ("'ir.value' object has no attribute 'dtype'"). :func:`_restore_triton_language` puts them back."""
-    state = []
-    for name, module in list(sys.modules.items()):
-        if module is None or not (name == "triton.language" or name.startswith("triton.language.")):
-            continue
-        state.append((module, dict(vars(module))))
-        for value in list(vars(module).values()):
-            if isinstance(value, type) and getattr(value, "__module__", "").startswith("triton.language"):
-                state.append((value, dict(vars(value))))
-    return state
-
-
-def _restore_triton_language(state: list) -> None:
-    seen = set()
-    for owner, before in state:
-        if id(owner) in seen:
-            continue
-        seen.add(id(owner))
-        now = dict(vars(owner))
-        for name, value in before.items():
-            if now.get(name, _MISSING) is not value:
-                try:
-                    setattr(owner, name, value)
-                except (AttributeError, TypeError):  # a read-only slot of a class: nothing was patched there
-                    pass
-        for name in now.keys() - before.keys():
-            try:
-                delattr(owner, name)
-            except (AttributeError, TypeError):
-                pass
-
-
-_MISSING = object()
+from gpuperf.grading.frontend import _restore_triton_language, _triton_language_state  # noqa: E402
 
 
 def _no_tf32(device: str) -> bool:
@@ -842,6 +819,16 @@ def _softmax_cases_for(online: bool):
                 label = (f"x {rows}x{cols} {dtype_name(dtype)}, rows {cols + 13} apart, row offsets -800 to "
                          "800, late maxima" + (f", block={block}" if block else ""))
                 out.append(Case(label, _softmax_case(gen, device, dtype, rows, cols, label, block)))
+        # a row whose terms are all near 1 (every element within 0.05 of the max): its sum passes fp16's largest
+        # finite value, 65504, so exponentials or a row sum kept in fp16 overflow in any summation order
+        cols = torch_randint(gen, 70_000, 90_000)
+        if online:
+            block = 2048 if device == "cpu" else 1024
+        label = (f"x 2x{cols} fp16, rows {cols + 13} apart, nearly flat rows: the row sum passes fp16's largest "
+                 "value 65504" + (f", block={block}" if block else ""))
+        out.append(Case(label, _softmax_case(gen, device, _torch().float16, 2, cols, label, block, flat=True)))
+        if online:
+            block = 128 if device == "cpu" else 1024
         rows, cols = 3, torch_randint(gen, 200, 1500)
         label = (f"x {rows}x{cols} fp32, called twice on the same x with new values in it"
                  + (f", block={block}" if block else ""))
@@ -858,11 +845,21 @@ def _softmax_cases_for(online: bool):
     return cases
 
 
-def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False):
+def _flat_rows(gen, rows: int, cols: int):
+    """Rows centred anywhere from -3 to 3 whose elements lie within about 0.05 of each other: every
+    exp(x - max) is near 1, so the row sum is near the row's length."""
+    import torch
+
+    offsets = (torch.rand(rows, 1, generator=gen) * 2 - 1) * 3.0
+    return offsets + 0.01 * torch.randn(rows, cols, generator=gen)
+
+
+def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, flat=False):
     def run(runner):
         from gpuperf.grading.core import row_strided
 
-        x = row_strided(_softmax_rows(gen, rows, cols).to(dtype).to(device))
+        draw = _flat_rows if flat else _softmax_rows
+        x = row_strided(draw(gen, rows, cols).to(dtype).to(device))
         results = []
         for call in range(2 if repeat else 1):
             if call:  # the same tensor object, new contents
@@ -1076,6 +1073,7 @@ def _matmul_case(gen, device, dtype, m, n, k, dist, label, a_layout="strided", b
             del expected, bound, a64, b64  # the reference never exists while the reader's function runs
             if not all(r.passed for r in results):
                 return results
+        runner._matmul_mn = (m, n)
         return results + _matmul_blocks_check(runner, label, k)
 
     return run
@@ -1094,6 +1092,16 @@ def _matmul_blocks_check(runner, label, k) -> list[CaseResult]:
                            "(BLOCK_M, BLOCK_K) tile of A by a (BLOCK_K, BLOCK_N) tile of B with a dot, "
                            "accumulating in fp32 (a broadcast multiply and a sum never reaches the tensor cores)")]
     widest = max(shape[1] for shape in shapes)
+    # the tile products must do the matmul's multiply-adds (m n k, more with padded tiles): a dot kept only to
+    # be seen, the products computed some other way, does far fewer
+    m, n = runner._matmul_mn
+    macs = sum(count * a * b * c for (a, b, c), count in shapes.items())
+    if macs < m * n * k:
+        return [CaseResult(label, "-", False,
+                           f"your kernel's tl.dot products do {macs} multiply-adds; C = A B with M = {m}, N = {n}, "
+                           f"K = {k} needs {m * n * k}: the tile products with tl.dot must compute C (one dot per "
+                           "block of K for every tile of C, accumulated in fp32), not a product computed some "
+                           "other way beside a dot")]
     if widest >= k or widest > LARGEST_BLOCK_K:
         return [CaseResult(label, "-", False,
                            f"your kernel's tile products take {widest} of K = {k} at once: a tiled matmul walks K "
@@ -1143,6 +1151,10 @@ def _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread="normal"):
     elif spread == "late":
         q = q * 12.0
         k = k * torch.linspace(0.2, 2.5, n_k).reshape(1, 1, n_k, 1)
+    elif spread == "shifted":  # every score far below 0 (about -200 at d = 16): exp(s) underflows, so a
+        # running max that starts at 0 instead of -inf sums zeros
+        k[..., 0] += 20.0
+        q[..., 0] -= 40.0
     elif spread == "canary":
         q = torch.zeros_like(q)
         v = 1.0 / 3.0 + 0.01 * v
@@ -1155,7 +1167,7 @@ def _attention_reference(q, k, v, causal):
     import torch
 
     q64, k64, v64 = (t.detach().double().cpu() for t in (q, k, v))
-    scale = 1.0 / math.sqrt(q.shape[-1])
+    scale = float(q.shape[-1]) ** -0.5  # operators only: no function a cell could rebind
     s = (q64 @ k64.transpose(-1, -2)) * scale
     a = (q64.abs() @ k64.abs().transpose(-1, -2)) * scale
     if causal:
@@ -1222,6 +1234,11 @@ def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
             label = (f"B={b} H={h} N_q={n_q} N_k={n_k} d={d} {dtype_name(dtype)} "
                      f"{'causal' if causal else 'full'}, {spread} scores")
             cases.append(Case(label, _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label)))
+        n_q, n_k = torch_randint(gen, 40, 90), torch_randint(gen, 40, 90)
+        label = (f"B=1 H=2 N_q={n_q} N_k={n_k} d=16 {dtype_name(dtype)} {'causal' if want_causal else 'full'}, "
+                 "shifted scores (every score near -200: a running max must start at -inf)")
+        cases.append(Case(label, _l5_case(gen, device, dtype, 1, 2, n_q, n_k, 16, want_causal, "shifted",
+                                          label)))
         n_k = 4096 if device == "cpu" else 16384
         label = (f"B=1 H=1 N_q=16 N_k={n_k} d=16 {dtype_name(dtype)} full, q = 0 and v near 1/3: the running "
                  "output summed over every key")
@@ -1254,6 +1271,7 @@ def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
 
         q, k, v = (runner.input(t, order=_layout(h))
                    for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
+        runner._attention_v = v
         got, _ = runner.call(q, k, v, causal, names=("q", "k", "v"))
         if not isinstance(got, tuple) or len(got) != 2:
             return [CaseResult(label, "-", False, "return a tuple (o, lse)")]
@@ -1293,6 +1311,30 @@ def _key_blocks_check(runner, label, k, n_k) -> list[CaseResult]:
                            f"your kernel loads K in blocks of {widest} keys (N_k = {n_k}): FlashAttention walks the "
                            f"keys in blocks (BLOCK_N of 16 to 128, at most {LARGEST_BLOCK_K}) with a running max "
                            "and sum, so its tiles fit on chip whatever N_k is")]
+    return _one_pass_check(runner, label, k, n_k)
+
+
+def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
+    """Where the interpreter counts them: each program (a block of queries) loads each element of K once, and of
+    V once: a first pass for the row max, then a second for the sum and the output, loads them twice."""
+    trace = runner.trace
+    if trace is None:
+        return []
+    d = k.shape[-1]
+    for which in ("k", "v"):
+        tensor = k if which == "k" else getattr(runner, "_attention_v", None)
+        if tensor is None:
+            continue
+        most = max((count for launch in trace.launches for name, _, _, _, _ in launch.args
+                    if _same_memory(launch, name, tensor)
+                    for count in launch.per_program.get(name, {}).values()), default=0)
+        # a pass loads n_k d elements (a few masked-off lanes less); one block of keys more is slack
+        if most > n_k * d + min(n_k, LARGEST_BLOCK_K) * d:
+            return [CaseResult(label, "-", False,
+                               f"one program of your kernel loaded {most} elements of {which} ({most / (n_k * d):.2g} "
+                               f"times each of the {n_k} x {d}): FlashAttention reads each block of keys once per "
+                               "block of queries, updating a running max, sum and output as it goes (the online "
+                               "softmax); a first pass for the max, then a second for the sum, reads K twice")]
     return []
 
 
@@ -1308,6 +1350,7 @@ def _block_skip_case(gen, device, n, label):
         import torch
 
         q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, torch.float32, 1, 1, n, n, 16))
+        runner._attention_v = v
         got, _ = runner.call(q, k, v, True, names=("q", "k", "v"))
         causal_trace = runner.trace
         if not isinstance(got, tuple) or len(got) != 2:
@@ -1404,6 +1447,9 @@ def _l6_cases(gen, device) -> list[Case]:
         label = (f"B=1 H=1 N_q={n_q} N_k=32 d=16 {dtype_name(dtype)} full, q = 0 and dO near 1/3: dV summed "
                  "over every query")
         cases.append(Case(label, _l6_case(gen, device, dtype, 1, 1, n_q, 32, 16, False, "canary", label)))
+    label = ("B=1 H=1 N=256 d=16 fp32 causal, your kernels run by Triton's interpreter on the CPU: the blocks of "
+             "queries and keys the backward visits")
+    cases.append(Case(label, _backward_skip_case(gen, 256, label), interpret=True, device="cpu"))
     if device != "cpu":  # races between programs (a dQ added by every key block), seen by the interpreter
         label = ("B=1 H=2 N_q=70 N_k=50 d=16 fp32 causal, normal scores, your kernels run by Triton's "
                  "interpreter on the CPU: races between programs")
@@ -1417,6 +1463,62 @@ def _l6_cases(gen, device) -> list[Case]:
         cases.append(Case(label, _l6_case(gen, device, torch.float32, 1, 2, 97, 97, 32, True, "normal", label),
                           interpret=True))
     return cases
+
+
+def _backward_skip_case(gen, n, label):
+    """A causal backward on contiguous inputs, graded on the blocks it visits: a (block of queries, block of
+    keys) pair in which every key comes after every query has P = 0, and a backward that skips the hidden
+    blocks (as the causal forward does) never loads it."""
+
+    def run(runner):
+        import torch
+
+        results = _l6_case(gen, "cpu", torch.float32, 1, 1, n, n, 16, True, "normal", label)(runner)
+        if not all(r.passed for r in results) or runner.trace is None:
+            return results
+        q, k = runner._l6_qk
+        hidden, pairs = _hidden_pairs(runner.trace, q, k, 16)
+        if pairs and hidden > 0.05 * pairs:
+            results.append(CaseResult(label, "-", False,
+                                      f"with the causal mask your backward visited {hidden} (block of queries, "
+                                      f"block of keys) pairs of its {pairs} in which every key comes after every "
+                                      "query: P is 0 there, and dQ, dK, dV gain nothing from them. Skip them, as "
+                                      "the causal forward does: a program of keys starts at the first block of "
+                                      "queries that can see its first key; a program of queries stops at its "
+                                      "diagonal"))
+        return results
+
+    return run
+
+
+def _hidden_pairs(trace, q, k, d) -> tuple[int, int]:
+    """Over every program that holds one block of k and walks blocks of q (or holds one block of q and walks
+    blocks of k): the blocks it walked that lie wholly on the hidden side of the causal mask, and all it walked.
+    Rows are read from the loads' addresses (q and k contiguous, d elements a row)."""
+    hidden = pairs = 0
+    for launch in trace.launches:
+        names = {}
+        for name, start, _, es, _ in launch.args:
+            for which, tensor in (("q", q), ("k", k)):
+                if _same_memory(launch, name, tensor):
+                    names[name] = (which, start, es)
+        held: dict = {}
+        for name, program, low, high in launch.spans:
+            if name not in names:
+                continue
+            which, start, es = names[name]
+            rows = ((low - start) // es // d, (high - start) // es // d)
+            held.setdefault(program, {"q": set(), "k": set()})[which].add(rows)
+        for blocks in held.values():
+            if len(blocks["k"]) == 1 and blocks["q"]:
+                first_key = next(iter(blocks["k"]))[0]
+                pairs += len(blocks["q"])
+                hidden += sum(1 for _, last_row in blocks["q"] if last_row < first_key)
+            elif len(blocks["q"]) == 1 and blocks["k"]:
+                last_row = next(iter(blocks["q"]))[1]
+                pairs += len(blocks["k"])
+                hidden += sum(1 for first_key, _ in blocks["k"] if first_key > last_row)
+    return hidden, pairs
 
 
 def _backward_reference(q, k, v, do, causal):
@@ -1438,7 +1540,7 @@ def _backward_bounds(ref, q, k, v, do, dtype, refs, canary=False, forward_bounds
     q64, k64, v64, do64 = (t.detach().double().cpu() for t in (q, k, v, do))
     dq, dk, dv = refs
     n_q, n_k, d = q.shape[-2], k.shape[-2], q.shape[-1]
-    scale = 1.0 / math.sqrt(d)
+    scale = float(d) ** -0.5
     name = dtype_name(dtype)
     u_in = 0.0 if name == "fp32" else UNIT_ROUNDOFF[name]
     u_o = UNIT_ROUNDOFF[name]
@@ -1493,6 +1595,7 @@ def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
         o_in = runner.input(ref[0].to(dtype).to(device))
         lse_in = runner.input(ref[1].float().to(device))
         del ref
+        runner._l6_qk = (q, k)
         got, _ = runner.call(q, k, v, o_in, lse_in, do, causal, names=("q", "k", "v", "o", "lse", "do"))
         if not isinstance(got, tuple) or len(got) != 3:
             return [CaseResult(label, "-", False, "return a tuple (dq, dk, dv)")]
@@ -1519,7 +1622,8 @@ def _tiled_cases(gen, device) -> list[Case]:
     # against all keys (block_rows x N_k) or of keys against all queries (N_q x block_cols) is larger than
     # the limit max(block_rows * block_cols, block_rows * d, N_q * d, N_k * d)
     shapes = [(64, 64, 16, 32, 32, "large"), (97, 130, 16, 32, 48, "late"), (32, 300, 16, 32, 64, "large"),
-              (130, 97, 32, 64, 48, "normal"), (70 + torch_randint(gen, 0, 30), 200, 16, 32, 32, "huge")]
+              (130, 97, 32, 64, 48, "normal"), (70 + torch_randint(gen, 0, 30), 200, 16, 32, 32, "huge"),
+              (50, 90 + torch_randint(gen, 0, 30), 16, 32, 32, "shifted")]
     cases = []
     for n_q, n_k, d, br, bc, spread in shapes:
         label = f"N_q={n_q} N_k={n_k} d={d} fp32, block_rows={br} block_cols={bc}, {spread} scores"
@@ -1565,6 +1669,14 @@ def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
         # whatever computes the products (@, or a broadcast and a sum)
         blocks = -(-n_q // br)
         for name in ("k", "v"):
+            widest = runner.reads.get(f"{name}:widest", 0)
+            if results[0].passed and widest > bc * d:
+                results.append(CaseResult(label, "-", False,
+                                          f"one operation of your function read {widest // d} rows of {name} (or of "
+                                          f"a copy made from it) at once, with block_cols = {bc}: the exercise walks "
+                                          f"the keys in blocks of block_cols (k[c0:c0 + block_cols]), keeping a "
+                                          "running max and sum, so that no step ever holds all the keys"))
+                return results
             times = runner.reads.get(name, 0) / (blocks * n_k * d)
             if results[0].passed and times > 1.5:
                 results.append(CaseResult(label, "-", False,
@@ -1592,10 +1704,10 @@ def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
 def _autograd_cases(gen, device) -> list[Case]:
     if device == "cpu":
         shapes = [(1, 2, 97, 97, 32, True, "normal"), (2, 1, 64, 80, 16, False, "large"),
-                  (1, 1, 70, 70, 16, True, "late")]
+                  (1, 1, 70, 70, 16, True, "late"), (1, 1, 40, 50, 16, True, "shifted")]
     else:
         shapes = [(1, 2, 97, 97, 32, True, "normal"), (2, 3, 512, 700, 64, False, "large"),
-                  (2, 2, 1024, 1024, 128, True, "late")]
+                  (2, 2, 1024, 1024, 128, True, "late"), (1, 2, 300, 400, 64, True, "shifted")]
     cases = []
     for dtype in _dtypes(device):
         for b, h, n, n_k, d, causal, spread in (shapes if dtype == _dtypes(device)[0] else shapes[:2]):
@@ -1675,27 +1787,30 @@ EXERCISES: dict[str, Exercise] = {
         Exercise("L2.chain", "fused elementwise chain in Triton", "gpuperf.kernels.labs.l2:chain",
                  _l2_chain_cases, policy=_policy("L2.chain", int64_offsets=True)),
         Exercise("L3.softmax", "fused softmax, one row per program", "gpuperf.kernels.labs.l3:softmax_rows",
-                 _softmax_cases_for(False)),
+                 _softmax_cases_for(False), policy=_policy("L3.softmax", wide_offsets=True)),
         Exercise("L3.online", "online softmax for long rows", "gpuperf.kernels.labs.l3:online_softmax",
-                 _softmax_cases_for(True)),
+                 _softmax_cases_for(True), policy=_policy("L3.online", wide_offsets=True)),
         Exercise("L4.outer", "outer product, a 2-D tiled kernel", "gpuperf.kernels.labs.l4:outer",
-                 _outer_cases),
-        Exercise("L4.matmul", "tiled matmul", "gpuperf.kernels.labs.l4:matmul", _matmul_cases),
+                 _outer_cases, policy=_policy("L4.outer", wide_offsets=True)),
+        Exercise("L4.matmul", "tiled matmul", "gpuperf.kernels.labs.l4:matmul", _matmul_cases,
+                 policy=_policy("L4.matmul", wide_offsets=True)),
         Exercise("L5.tiled", "FlashAttention forward in plain PyTorch (blocks in a loop)",
                  "gpuperf.kernels.labs.l5:tiled_attention", _tiled_cases,
                  policy=_policy("L5.tiled", allowed=None, refused=SOFTMAX_LIKE_OPS, refused_names=SOFTMAX_LIKE_NAMES,
                                 kernels=False,
                                 why="asks for the online softmax over blocks of keys, in plain PyTorch")),
         Exercise("L5.forward", "FlashAttention forward (o, lse)", "gpuperf.kernels.labs.l5:attention_forward",
-                 _l5_cases_for(False)),
+                 _l5_cases_for(False), policy=_policy("L5.forward", wide_offsets=True)),
         Exercise("L5.causal", "FlashAttention forward with the causal mask",
-                 "gpuperf.kernels.labs.l5:attention_forward", _l5_cases_for(True)),
+                 "gpuperf.kernels.labs.l5:attention_forward", _l5_cases_for(True),
+                 policy=_policy("L5.causal", wide_offsets=True)),
         Exercise("L6.backward", "FlashAttention backward (dq, dk, dv)",
-                 "gpuperf.kernels.labs.l6:attention_backward", _l6_cases),
+                 "gpuperf.kernels.labs.l6:attention_backward", _l6_cases,
+                 policy=_policy("L6.backward", wide_offsets=True)),
         Exercise("L6.autograd", "your forward and backward as one torch.autograd.Function",
                  "gpuperf.kernels.labs.l6:FlashAttention", _autograd_cases,
                  # the lab's cell imports the course's L5 forward: the exercise is the backward and the glue
-                 policy=Policy("L6.autograd", course_kernels=frozenset(
+                 policy=Policy("L6.autograd", wide_offsets=True, course_kernels=frozenset(
                      {"gpuperf.kernels.labs.l5.attention_forward_kernel"}))),
     )
 }

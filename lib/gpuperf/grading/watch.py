@@ -53,7 +53,11 @@ plain Python that could call torch. The watch therefore pauses exactly around Tr
 whole of ``JITFunction.run``/``Autotuner.run`` on a GPU (no Python of the reader's runs inside), and under
 the interpreter the launch minus the kernel body: paused from ``InterpretedFunction.run`` until the first
 program starts, watched while programs run, paused again for the copy back. These entry points are patched
-on Triton's classes for the duration of a grade (not looked up by module name).
+on Triton's classes for the duration of a grade (not looked up by module name). "Triton's own work" is
+decided by the stack: frames of torch's and Triton's files, and the argument binder Triton generates for a
+kernel, recognised by the code object and globals Triton's maker produced (recorded when it made them), not
+by a name. Python of the reader's that Triton calls back while paused (a grid function, a pre-run or
+autotuner hook, a heuristic, ``launch_metadata``) is watched like the rest of the reader's code.
 
 **Tamper checks.** The Python switches that turn modes off (``torch._C.DisableTorchFunction``,
 ``_DisableTorchDispatch``, popping or pushing modes, ``_disable_current_modes``) raise
@@ -164,6 +168,8 @@ class Policy:
     kernels: bool = True
     why: str = "asks for a Triton kernel that does the work itself"
     int64_offsets: bool = False  # under the interpreter: every store's addresses must come from 64-bit offsets
+    #: under the interpreter: no address may multiply a program id by a size or stride in 32 bits
+    wide_offsets: bool = False
     #: course kernels the exercise itself hands the reader (L6.autograd uses the L5 forward of the course)
     course_kernels: frozenset = frozenset()
 
@@ -202,6 +208,8 @@ class Counters:
     widest_block: int = 0  # on a GPU: the largest integer constexpr of a launch
     dot_shapes: dict = field(default_factory=dict)  # under the interpreter: (M, K, N) of each tl.dot: count
     kernels: list = field(default_factory=list)
+    #: kernels whose addresses multiply a program id by a size or stride in 32 bits (read from their TTIR)
+    wrapping_kernels: list = field(default_factory=list)
 
 
 _ACTIVE: "Watch | None" = None
@@ -399,8 +407,9 @@ class Watch:
     def _stands_aside(self) -> bool:
         """True where the watch lets an operator or a torch function through unchecked: inside Triton's own
         launch code (``paused``) or the grader's own bookkeeping (``internal``). Both flags are checked
-        against the call stack, so flipping them from the reader's code is refused, not obeyed; so is a
-        watch switched off (``active``) or replaced (``_ACTIVE``) while its modes still run."""
+        against the call stack: the reader's Python that Triton calls back while the watch is paused (a grid
+        function, a hook, a heuristic) is watched, and a flipped ``internal`` flag is refused, not obeyed; so
+        is a watch switched off (``active``) or replaced (``_ACTIVE``) while its modes still run."""
         if not self.active or not _is_active(self) or self.policy is not self._policy0:
             self._refuse("the grader's watch was switched off or replaced from inside your function: "
                          f"{self.policy.exercise} is graded with it on")
@@ -408,10 +417,14 @@ class Watch:
             return False
         if _stack_holds(_PAUSE_CODES if self.paused and not self.internal else _INTERNAL_CODES | _PAUSE_CODES):
             return True
+        if self.paused and not self.internal:
+            # the reader's Python that Triton calls back inside its launch (a grid function, a pre-run or
+            # autotuner hook, a heuristic, launch_metadata): the reader's code, watched like the rest
+            return False
         self.paused = self.internal = False
-        self._refuse("your Python ran torch where the grader's watch stands aside (inside Triton's launch: a "
-                     "grid function, an autotuner hook or a heuristic), or changed the watch's paused/internal "
-                     f"flags: {self.policy.exercise} is graded with the watch on")
+        self._refuse("your Python ran torch where the grader's watch stands aside (its own bookkeeping), or "
+                     f"changed the watch's paused/internal flags: {self.policy.exercise} is graded with the "
+                     "watch on")
         return False  # pragma: no cover - _refuse raises
 
     def _check_identity(self, func, args, kwargs) -> None:
@@ -761,12 +774,87 @@ def _genuine(frame) -> bool:
 
 
 def _triton_binder(frame) -> bool:
-    """The argument binder a JIT function generates (``exec``'d by Triton, no file of its own)."""
-    if frame.f_code.co_name != "dynamic_func" or not frame.f_code.co_filename.startswith("<"):
+    """The frame runs an argument binder that Triton's JIT generated (``create_function_from_signature``
+    ``exec``'s one per kernel: no file of its own) and the grader recorded when Triton made it
+    (:func:`_recording_binders`): recognised by its code object and its globals dict, which must hold what
+    they held then. A function compiled elsewhere under the same name, file name and globals is not one."""
+    return _binder_intact(frame.f_code, frame.f_globals)
+
+
+def _binder_intact(code, glb) -> bool:
+    entry = _BINDERS.get(code)
+    if entry is None:
         return False
-    jit = sys.modules.get("triton.runtime.jit")
-    return jit is not None and frame.f_globals.get("JITCallable") is getattr(jit, "JITCallable", None) and \
-        "specialize_impl" in frame.f_globals
+    namespace, items = entry
+    return glb is namespace and len(glb) == len(items) and all(glb.get(k, _BINDERS) is v for k, v in items)
+
+
+#: Argument binders Triton made while a grade ran (or the grader made for a launch from Triton's own
+#: function): code object -> (its globals dict, that dict's items when it was made).
+_BINDERS: dict = {}
+#: Triton's ``create_function_from_signature``, as found when the launch hooks were first installed.
+_BINDER_MAKER: dict = {}
+
+
+def _clean_binder_inputs(sig, kparams, backend) -> bool:
+    """What Triton writes into a binder's source (the parameters' names and annotation types) holds no code,
+    and the backend is Triton's own: a binder made from these is Triton's template, nothing else."""
+    import keyword
+    import re
+
+    try:
+        names = list(sig.parameters.keys())
+        if not all(isinstance(n, str) and n.isidentifier() and not keyword.iskeyword(n) for n in names):
+            return False
+        for kp in kparams:
+            kind = getattr(kp, "annotation_type", "")
+            if kind and not (isinstance(kind, str) and re.fullmatch(r"\*?k?[A-Za-z0-9_]+", kind)):
+                return False
+    except Exception:  # pragma: no cover - another Triton's parameter objects
+        return False
+    if backend is None:
+        return True
+    code_file = getattr(sys.modules.get(type(backend).__module__), "__file__", "") or ""
+    return _is_trusted_file(os.path.abspath(code_file))
+
+
+def _record_binder(binder) -> None:
+    code, namespace = getattr(binder, "__code__", None), getattr(binder, "__globals__", None)
+    if code is not None and isinstance(namespace, dict):
+        _BINDERS[code] = (namespace, tuple(namespace.items()))
+
+
+def _recording_binders(make):
+    """Triton's binder maker, wrapped: every binder it makes from clean inputs is recorded (what
+    :func:`_triton_binder` recognises)."""
+    def create_function_from_signature(sig, kparams, backend, *args, **kwargs):
+        binder = make(sig, kparams, backend, *args, **kwargs)
+        if _clean_binder_inputs(sig, kparams, backend):
+            _record_binder(binder)
+        return binder
+
+    return create_function_from_signature
+
+
+def _own_binders(jit_function) -> None:
+    """Before a compiled launch: every binder cached on the JIT function must be one the grader recorded; one
+    made before the grade (or put there by other code) is replaced by a binder made anew by Triton's own
+    maker (the cache's layout: a tuple per device, ending with the backend and the binder)."""
+    make = _BINDER_MAKER.get("make")
+    caches = getattr(jit_function, "device_caches", None)
+    if make is None or not isinstance(caches, dict):
+        return
+    for device, entry in list(caches.items()):
+        if not (isinstance(entry, tuple) and len(entry) >= 2 and callable(entry[-1])):
+            continue
+        binder = entry[-1]
+        if _binder_intact(getattr(binder, "__code__", None), getattr(binder, "__globals__", None)):
+            continue
+        try:
+            fresh = _recording_binders(make)(jit_function.signature, jit_function.params, entry[-2])
+        except Exception:  # pragma: no cover - another Triton's layout: its binder stays unrecognised
+            continue
+        caches[device] = entry[:-1] + (fresh,)
 
 
 def _op_kind(name: str) -> str:
@@ -845,7 +933,8 @@ def _block_switches(watch: Watch) -> list:
         original = getattr(owner, name)
 
         def guard(*args, _original=original, _name=name, **kwargs):
-            if watch.active and not watch.paused and not watch.internal and _from_outside(1):
+            if watch.active and not watch.internal and _from_outside(1) and \
+                    not (watch.paused and _stack_holds(_PAUSE_CODES)):  # a callback of the reader's: refused
                 if "thread" in _name.lower() or _name == "start":
                     watch._refuse("your function started a thread: torch's modes are per thread, so work done "
                                   f"there is out of the grader's sight; {watch.policy.exercise} is graded in "
@@ -1059,6 +1148,8 @@ def _interpreter_hooks(watch_getter) -> list:
         w = watch_getter()
         if w is None:
             return run0(self, *args, **kwargs)
+        if w.policy.kernels and not kwargs.get("warmup"):
+            _check_compiles(w, self.fn, args, {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")})
         saved_pause, w.paused = w.paused, True
         try:
             return run0(self, *args, **kwargs)
@@ -1234,6 +1325,26 @@ def _interpreter_hooks(watch_getter) -> list:
     return saved
 
 
+def _check_compiles(w: Watch, fn, args, kwargs) -> None:
+    """An interpreted kernel must be one Triton can compile (:mod:`gpuperf.grading.frontend`)."""
+    if _library_kernel_file(fn):  # Triton's own or the course's: checked by what may run, not compiled here
+        return
+    from gpuperf.grading.frontend import lower, wrapping_offsets
+
+    saved, w.internal = w.internal, True  # the grader's own work: torch calls in it are not the reader's
+    try:
+        problem, ttir = lower(fn, args, kwargs)
+        if ttir and w.policy.wide_offsets and wrapping_offsets(ttir):
+            w.counters.wrapping_kernels.append(getattr(fn, "__name__", "?"))
+    finally:
+        w.internal = saved
+    if problem:
+        w._refuse(f"your kernel {getattr(fn, '__name__', '?')} does not compile with Triton: {problem}. Under "
+                  "the interpreter a kernel's body runs as Python on NumPy arrays, so NumPy, `.handle` or Python "
+                  "on a block's values works there; the compiler that builds the kernel for a GPU accepts only "
+                  "Triton's operations on blocks (tl.load, tl.dot, tl.sum, tl.exp, ...)")
+
+
 def _mark_stores(w: Watch, addresses, element_size: int) -> None:
     import numpy as np
 
@@ -1262,6 +1373,18 @@ def _compiled_hooks(watch_getter) -> list:
     except ImportError:  # pragma: no cover
         return []
     saved = []
+    import triton.runtime.jit as jit_module
+
+    make = _BINDER_MAKER.get("make")
+    if make is None:  # Triton's own maker (its code from Triton's file, its globals Triton's module)
+        found = getattr(jit_module, "create_function_from_signature", None)
+        code = getattr(found, "__code__", None)
+        if code is not None and getattr(found, "__globals__", None) is vars(jit_module) and \
+                os.path.realpath(code.co_filename) == os.path.realpath(jit_module.__file__):
+            make = _BINDER_MAKER["make"] = found
+    if make is not None:
+        saved.append((jit_module, "create_function_from_signature", jit_module.create_function_from_signature))
+        jit_module.create_function_from_signature = _recording_binders(make)
 
     def wrap(cls, check_fn):
         original = cls.run
@@ -1271,10 +1394,14 @@ def _compiled_hooks(watch_getter) -> list:
             if w is None:
                 return original(self, *args, **kwargs)
             if check_fn:
+                _own_binders(self)
                 _check_kernel(w, self.fn)
                 w.check_alive("at a kernel launch")
                 w.counters.launches += 1
                 _check_compiled_args(w, self, args, kwargs)
+                if w.policy.kernels and w.policy.wide_offsets and not kwargs.get("warmup"):
+                    _check_compiles(w, self.fn, args, {k: v for k, v in kwargs.items()
+                                                       if k not in ("grid", "warmup")})
                 w.shadows("before a kernel launch")
             saved_pause, w.paused = w.paused, True
             try:
@@ -1369,7 +1496,10 @@ def _reader_calls(depth: int = 2, limit: int = 64) -> bool:
         if frame is None:
             return False
         filename = frame.f_code.co_filename
-        if not _genuine(frame) and not _triton_binder(frame):
+        if _triton_binder(frame):  # Triton's own, recorded when Triton made it
+            frame = frame.f_back
+            continue
+        if not _genuine(frame):
             return True
         if filename.startswith(_GRADER_DIR):
             return False
@@ -1404,7 +1534,7 @@ def _close_doors(watch: Watch) -> list:
         original = getattr(owner, name)
 
         def door(*args, _original=original, _what=what, **kwargs):
-            if watch.active and not (watch.paused or watch.internal) and _reader_calls():
+            if watch.active and not watch.internal and _reader_calls():  # paused: a callback of the reader's
                 watch._refuse(f"your function used {_what}: memory or work reached that way is out of the "
                               f"grader's sight; {watch.policy.exercise} {watch.policy.why}")
             return _original(*args, **kwargs)
@@ -1513,8 +1643,10 @@ class _Audit:
             if frame is None:
                 return False
             filename = frame.f_code.co_filename
+            if _triton_binder(frame):  # Triton's own binder, recorded when Triton made it
+                return False
             if not _genuine(frame):
-                return not _triton_binder(frame)
+                return True
             if filename.startswith(_GRADER_DIR):
                 return False
             if _is_trusted_file(filename):
@@ -1596,7 +1728,7 @@ GRADER_STATE_NAMES = frozenset((
     "_get_current_function_mode_stack", "_get_dispatch_stack_at", "_get_function_stack_at",
     "_len_torch_dispatch_stack", "_len_torch_function_stack", "_pop_torch_dispatch_mode",
     "_pop_torch_function_stack", "_set_dispatch_mode", "_unset_dispatch_mode", "_GraderIntegrity",
-    "addaudithook", "settrace", "setprofile"))
+    "addaudithook", "settrace", "setprofile", "_BINDERS", "_BINDER_MAKER", "_GENUINE", "_record_binder"))
 
 
 def reaches_grader(fn, depth: int = 3) -> str:
@@ -1687,7 +1819,8 @@ def _callables_of(owner) -> dict:
 
 
 #: The grader's module-level state that changes while it runs (not compared with the baseline).
-_MUTABLE_STATE = frozenset(("_ACTIVE", "_BASELINE", "_TRUSTED", "_GENUINE", "__builtins__", "__warningregistry__"))
+_MUTABLE_STATE = frozenset(("_ACTIVE", "_BASELINE", "_TRUSTED", "_GENUINE", "__builtins__", "__warningregistry__",
+                            "_STATE", "_BINDERS", "_BINDER_MAKER"))
 
 
 def _contents(value, depth: int = 3):
@@ -1727,6 +1860,10 @@ def _owners() -> list:
         owners += [torch, torch.Tensor, torch.autograd]
     if numpy is not None:
         owners.append(numpy)
+    # the modules whose functions the float64 references and the bounds call, and the module whose
+    # create_function_from_signature makes the launch binders the watch recognises
+    owners += [m for m in (sys.modules.get(name) for name in REFERENCE_MODULES + ("triton.runtime.jit",))
+               if m is not None]
     for module, names in (("triton.runtime.interpreter", ("InterpretedFunction", "GridExecutor",
                                                           "InterpreterBuilder")),
                           ("triton.runtime.jit", ("JITFunction",)),
@@ -1735,6 +1872,10 @@ def _owners() -> list:
         owners += [getattr(m, n) for n in names if m is not None and hasattr(m, n)]
     return owners
 
+
+#: Modules whose functions the grader's references, bounds and reports call (besides torch, torch.Tensor and
+#: numpy): in the import-time baseline and in the in-call integrity snapshot.
+REFERENCE_MODULES = ("math", "torch.nn.functional", "torch.linalg", "torch.special")
 
 _BASELINE: dict = {}
 
@@ -1790,6 +1931,9 @@ def changed_since_import() -> list[str]:
             code = now[name][1] if len(now[name]) > 1 else None
             if home and code is not None and _foreign(code.co_filename, home):
                 changed.append(f"{label}.{name} (code from {code.co_filename})")
+                continue
+            if label == "math" and code is not None:  # math's functions are all built in
+                changed.append(f"math.{name} (code from {code.co_filename})")
                 continue
             if now[name][0] is ident[0] and now[name] == ident:
                 continue

@@ -54,18 +54,19 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     pid_m = first_m + (pid % tiles_per_group) % group_rows
     pid_n = (pid % tiles_per_group) // group_rows
 
-    rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    ks = tl.arange(0, BLOCK_K)
+    # 64-bit indices before any product with a stride: past 2^31 elements a 32-bit one wraps
+    rows = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
+    cols = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
+    ks = tl.arange(0, BLOCK_K).to(tl.int64)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         k_ok = k0 + ks < K
-        a_tile = a_ptr + rows[:, None].to(tl.int64) * stride_am + (k0 + ks)[None, :] * stride_ak
-        b_tile = b_ptr + (k0 + ks)[:, None].to(tl.int64) * stride_bk + cols[None, :] * stride_bn
+        a_tile = a_ptr + rows[:, None] * stride_am + (k0 + ks)[None, :] * stride_ak
+        b_tile = b_ptr + (k0 + ks)[:, None] * stride_bk + cols[None, :] * stride_bn
         a = tl.load(a_tile, mask=(rows[:, None] < M) & k_ok[None, :], other=0.0)
         b = tl.load(b_tile, mask=k_ok[:, None] & (cols[None, :] < N), other=0.0)
         acc = tl.dot(a, b, acc, input_precision=PRECISION)  # fp32 accumulation
-    c = c_ptr + rows[:, None].to(tl.int64) * stride_cm + cols[None, :] * stride_cn
+    c = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
     tl.store(c, acc.to(c_ptr.dtype.element_ty), mask=(rows[:, None] < M) & (cols[None, :] < N))
 
 

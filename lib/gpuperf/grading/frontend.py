@@ -1,0 +1,343 @@
+"""A kernel must be one Triton can compile: lower it through Triton's front end (Python to TTIR) on every
+machine, the CPU included.
+
+Under Triton's interpreter a ``@triton.jit`` body is plain Python run on NumPy arrays: ``x.handle.data`` is a
+block's values, so NumPy arithmetic there (or any Python on the values) runs and even gives the right
+answer, although no GPU could compile the kernel. The front end that turns the body into Triton's IR (TTIR)
+needs no GPU and no ``ptxas``: :func:`lowering_error` runs it for the kernel about to be interpreted, with the
+argument types of that launch (an integer equal to 1 specialised into a constant, as a launch on a GPU
+does), targeting an sm_90 GPU, and returns the compiler's complaint ("" when the kernel lowers).
+
+The interpreter replaces Triton's own ``@jit`` helpers (``tl.sum``, ``tl.cdiv``, ...) by interpreted ones
+when ``TRITON_INTERPRET=1``; while lowering, every interpreted function in ``triton.language`` and in the
+kernel's globals is swapped for a ``JITFunction`` of the same Python function, and put back afterwards.
+Where this Triton lays out its front end differently (another version), nothing is checked and
+:func:`unavailable` says why.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+
+#: ``"unavailable"``: why the front end could not be run on this Triton ("" while it can); ``"pristine"``:
+#: triton.language before the interpreter patched it (see :func:`_pristine`). One dict, changed in place.
+_STATE: dict = {"unavailable": "", "pristine": None}
+
+
+def unavailable() -> str:
+    """Why the front end could not be run here ("" while it can)."""
+    return _STATE["unavailable"]
+
+
+def _triton_language_state() -> list:
+    """Every attribute of ``triton.language``'s modules and of the classes defined in them. Triton's
+    interpreter patches them to run a kernel on NumPy (``tl.dtype.to_ir``, ``tl.range``, every builtin), and
+    its device-function path (``InterpretedFunction.__call__``) never restores them: in a process that also
+    compiles kernels (a GPU machine), the next compilation would run the interpreter's versions and fail
+    ("'ir.value' object has no attribute 'dtype'"). :func:`_restore_triton_language` puts them back."""
+    state = []
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "triton.language" or name.startswith("triton.language.")):
+            continue
+        state.append((module, dict(vars(module))))
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and getattr(value, "__module__", "").startswith("triton.language"):
+                state.append((value, dict(vars(value))))
+    return state
+
+
+def _restore_triton_language(state: list) -> None:
+    seen = set()
+    for owner, before in state:
+        if id(owner) in seen:
+            continue
+        seen.add(id(owner))
+        now = dict(vars(owner))
+        for name, value in before.items():
+            if now.get(name, _MISSING) is not value:
+                try:
+                    setattr(owner, name, value)
+                except (AttributeError, TypeError):  # a read-only slot of a class: nothing was patched there
+                    pass
+        for name in now.keys() - before.keys():
+            try:
+                delattr(owner, name)
+            except (AttributeError, TypeError):
+                pass
+
+
+_MISSING = object()
+
+
+def _interpreters(state) -> bool:
+    """Whether ``state`` holds functions the interpreter put into triton.language (its patches)."""
+    for _, names in state:
+        for value in names.values():
+            fn = getattr(value, "fget", value)
+            code = getattr(fn, "__code__", None)
+            if code is not None and code.co_filename.replace("\\", "/").endswith("runtime/interpreter.py"):
+                return True
+    return False
+
+
+def _pristine():
+    """triton.language as imported, before the interpreter patched it (Triton's interpreter leaves its
+    patches in place after a device function runs): taken when the grader is imported, which the labs do
+    before any kernel runs; None (nothing checked) when it was already patched then."""
+    if "triton.language" not in sys.modules and "gpuperf.kernels" not in sys.modules:
+        return None  # Triton is imported after gpuperf.kernels chose its mode: taken at the first lowering
+    try:
+        import triton.language  # noqa: F401
+        import triton.runtime.interpreter  # noqa: F401
+    except ImportError:  # pragma: no cover - no Triton
+        return None
+    state = _triton_language_state()
+    return None if _interpreters(state) else tuple(state)
+
+
+_STATE["pristine"] = _pristine()
+
+
+def _jit_of(fn, made: dict):
+    """A ``JITFunction`` of the Python function ``fn``, made afresh for each lowering (``made`` holds those of
+    one lowering): no table a reader's cell could fill decides what is compiled."""
+    from triton.runtime.jit import JITFunction
+
+    if fn not in made:
+        made[fn] = JITFunction(fn)
+    return made[fn]
+
+
+def _signature(jit, fn, args, kwargs):
+    """(signature, constexprs) of one launch, as ``ASTSource`` takes them."""
+    from triton.runtime.jit import mangle_type
+
+    params = inspect.signature(fn).parameters
+    bound = inspect.signature(fn).bind_partial(*args, **{k: v for k, v in kwargs.items() if k in params})
+    bound.apply_defaults()
+    constexpr_names = {p.name for p in jit.params if p.is_constexpr}
+    signature, constexprs = {}, {}
+    for name, value in bound.arguments.items():
+        value = getattr(value, "value", value) if name in constexpr_names else value
+        if name in constexpr_names or value is None or (type(value) is int and value == 1):
+            signature[name] = "constexpr"
+            constexprs[name] = value
+        elif isinstance(value, bool):
+            signature[name] = "i1"
+        else:
+            signature[name] = mangle_type(value)
+    return signature, constexprs
+
+
+def _swapped(fn):
+    """Every interpreted function in triton.language (modules and classes) and in ``fn``'s globals, as
+    (owner, name, interpreted function), for :func:`_lower` to swap for JIT functions and back."""
+    import sys
+
+    from triton.runtime.interpreter import InterpretedFunction
+
+    owners = []
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "triton.language" or name.startswith("triton.language.")):
+            continue
+        owners.append(module)
+        owners += [v for v in list(vars(module).values())
+                   if isinstance(v, type) and getattr(v, "__module__", "").startswith("triton.language")]
+    swaps = []
+    for owner in owners:
+        for name, value in list(vars(owner).items()):
+            if isinstance(value, InterpretedFunction):
+                swaps.append((owner, name, value))
+    glb = getattr(fn, "__globals__", {})
+    for name, value in list(glb.items()):
+        if isinstance(value, InterpretedFunction):
+            swaps.append((glb, name, value))
+    return swaps
+
+
+def _set(owner, name, value):
+    if isinstance(owner, dict):
+        owner[name] = value
+    else:
+        setattr(owner, name, value)
+
+
+def _lower(jit, signature, constexprs) -> None:
+    import warnings
+
+    with warnings.catch_warnings():  # Triton 3.9 warns about a knob's default while parsing options
+        warnings.simplefilter("ignore")
+        return _lower_quietly(jit, signature, constexprs)
+
+
+def _lower_quietly(jit, signature, constexprs) -> None:
+    from triton._C.libtriton import ir
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from triton.compiler.compiler import make_backend
+
+    target = GPUTarget("cuda", 90, 32)
+    backend = make_backend(target)
+    options = backend.parse_options({"num_warps": 4})
+    codegen_fns = backend.get_codegen_implementation(options)
+    module_map = backend.get_module_map()
+    context = ir.context()
+    ir.load_dialects(context)
+    backend.load_dialects(context)
+    src = ASTSource(fn=jit, signature=signature, constexprs=constexprs)
+    if len(inspect.signature(src.make_ir).parameters) >= 5:
+        return src.make_ir(target, options, codegen_fns, module_map, context)
+    # an earlier Triton: make_ir(options, codegen_fns, module_map, context)
+    return src.make_ir(options, codegen_fns, module_map, context)
+
+
+def lowering_error(fn, args, kwargs) -> str:
+    """What Triton's front end says about kernel ``fn`` (a Python function) launched with ``args``/``kwargs``:
+    "" when it lowers to TTIR, or when the front end cannot be run here (:func:`unavailable`)."""
+    return lower(fn, args, kwargs)[0]
+
+
+def lower(fn, args, kwargs) -> tuple[str, str]:
+    """``(complaint, ttir)``: the compiler's complaint ("" when the kernel lowers or nothing could be checked)
+    and the kernel's TTIR as text ("" when it did not lower)."""
+    try:
+        from triton.compiler.errors import CompilationError
+
+        made: dict = {}
+        jit = _jit_of(fn, made)
+        signature, constexprs = _signature(jit, fn, args, kwargs)
+    except Exception as exc:  # another Triton's layout, or arguments it cannot type: nothing checked
+        _STATE["unavailable"] = f"{type(exc).__name__}: {exc}"[:200]
+        return "", ""
+    if _STATE["pristine"] is None:
+        _STATE["pristine"] = _pristine()
+    if _STATE["pristine"] is None:
+        _STATE["unavailable"] = ("triton.language was already patched by Triton's interpreter when the "
+                                 "grader was imported (import gpuperf.grading before running kernels)")
+        return "", ""
+    current = _triton_language_state()
+    _restore_triton_language(list(_STATE["pristine"]))
+    swaps = _swapped(fn)
+    for owner, name, value in swaps:
+        _set(owner, name, _jit_of(value.fn, made))
+    text = ""
+    try:
+        text = str(_lower(jit, signature, constexprs))
+        message = ""
+    except CompilationError as exc:
+        message = _first_lines(exc)
+    except Exception as exc:  # the front end's own machinery on this Triton: nothing checked
+        _STATE["unavailable"] = f"{type(exc).__name__}: {exc}"[:200]
+        message = ""
+    finally:
+        for owner, name, value in swaps:
+            _set(owner, name, value)
+        _restore_triton_language(current)
+    return message, text
+
+
+def _first_lines(exc) -> str:
+    """The compiler's complaint, shortened: its last line (the error), without long array dumps."""
+    import re
+
+    text = str(exc).strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    error = lines[-1].strip() if lines else type(exc).__name__
+    error = re.sub(r"\[\[.*", "[...]", error) if len(error) > 200 else error
+    return error[:240]
+
+
+# ---- 32-bit offsets, read from the TTIR ----------------------------------------------------------------
+
+_VALUE = __import__("re").compile(r"%[\w.$-]+")
+
+
+def _kernel_lines(ttir: str) -> list[str]:
+    """The lines of the public function (the kernel) of a TTIR module."""
+    lines = ttir.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.lstrip().startswith("tt.func public")), None)
+    if start is None:
+        return []
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    out = []
+    for line in lines[start:]:
+        out.append(line)
+        if line.strip() == "}" and len(line) - len(line.lstrip()) == indent:
+            break
+    return out
+
+
+def wrapping_offsets(ttir: str) -> bool:
+    """Whether an address of the kernel (``tt.addptr``'s offset) comes from a product in fewer than 64 bits of
+    a value computed from ``tl.program_id`` and a size or stride the kernel was given at run time (an integer
+    argument: Triton makes one equal to 1 a constant): past 2^31 elements such a product wraps around,
+    whatever the result is widened to afterwards. The same rule as the interpreter's count in
+    :mod:`gpuperf.grading.algorithm`, read from the compiler's IR, so that it holds on a GPU too."""
+    import re
+
+    lines = _kernel_lines(ttir)
+    if not lines:
+        return False
+    pid, arg, wraps = set(), set(), set()
+    for name, kind in re.findall(r"(%[\w.$-]+): (i\d+)", lines[0]):
+        arg.add(name)
+    parsed = []
+    for line in lines[1:]:
+        code = line.split(" loc(")[0].strip()
+        if not code:
+            continue
+        results, body = [], code
+        if code.startswith("%") and " = " in code:
+            head, body = code.split(" = ", 1)
+            results = [r.split(":")[0].strip() for r in head.split(",")]
+        op = body.split(" ", 1)[0]
+        operands = [v.split("#")[0] for v in _VALUE.findall(body)]
+        pairs = re.findall(r"(%[\w.$-]+) = (%[\w.$-]+)", body) if op == "scf.for" else []
+        parsed.append((op, results, operands, pairs, body))
+    sets = (pid, arg, wraps)
+    stack: list = []
+    for _ in range(8):  # to a fixed point: loops carry values around through iter_args and yields
+        before = tuple(len(s) for s in sets)
+        stack.clear()
+        for op, results, operands, pairs, body in parsed:
+            if op == "tt.get_program_id":
+                pid.update(results)
+            flags = [any(v in s for v in operands) for s in sets]
+            if op in ("arith.muli", "arith.shli") and _narrow(body) and len(operands) >= 2:
+                a, b = operands[0], operands[1]
+                if (a in pid and b in arg) or (b in pid and a in arg):
+                    flags[2] = True
+            for s, on in zip(sets, flags):
+                if on:
+                    s.update(results)
+            for new, init in pairs:  # iter_args(%x = %init): the loop's value starts as init
+                for s in sets:
+                    if init in s:
+                        s.add(new)
+            if body.rstrip().endswith("{"):
+                stack.append((results, [new for new, _ in pairs]))
+            if op == "scf.yield" and stack:
+                for s, on in zip(sets, flags):
+                    if on:
+                        s.update(stack[-1][0])
+                        s.update(stack[-1][1])
+            if body.strip() == "}" and stack:
+                stack.pop()
+            if op == "}" and stack:
+                stack.pop()
+        if tuple(len(s) for s in sets) == before:
+            break
+    for op, _, operands, _, _ in parsed:
+        if op == "tt.addptr" and len(operands) >= 2 and operands[1] in wraps:
+            return True
+    return False
+
+
+def _narrow(body: str) -> bool:
+    """The op's result type (after the last " : ") is an integer of fewer than 64 bits."""
+    import re
+
+    kind = body.rsplit(" : ", 1)[-1]
+    m = re.search(r"i(\d+)>?\s*$", kind.strip())
+    return bool(m) and int(m.group(1)) < 64

@@ -1,0 +1,72 @@
+"""Every interpreted kernel goes through Triton's front end (TTIR) before it runs (gpuperf.grading.frontend):
+the course's kernels lower, a kernel that computes with NumPy on a block's ``.handle`` does not.
+
+On a machine with a GPU the kernels compile anyway; the front end is checked there by running this file
+with ``TRITON_INTERPRET=1`` (the CPU's path). Where this Triton lays out its front end differently, the
+tests skip and say why (``frontend.unavailable()``)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+import gpuperf.kernels  # noqa: E402,F401  (before triton: without a GPU it switches on the interpreter)
+
+triton = pytest.importorskip("triton")
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+from gpuperf import grading  # noqa: E402,F401  (takes the snapshot of triton.language)
+from gpuperf.grading import frontend  # noqa: E402
+
+
+def _fn(kernel):
+    return getattr(kernel, "fn", kernel)
+
+
+def _lower(kernel, *args, **kwargs) -> str:
+    message = frontend.lowering_error(_fn(kernel), args, kwargs)
+    if frontend.unavailable():
+        pytest.skip(f"Triton's front end cannot be run by the grader here: {frontend.unavailable()}")
+    return message
+
+
+@triton.jit
+def _numpy_body(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    x.handle.data = np.exp(x.handle.data)  # runs under the interpreter only
+    tl.store(y_ptr + offs, x, mask=offs < n)
+
+
+def test_the_course_kernels_lower_and_numpy_in_a_kernel_does_not():
+    from gpuperf.kernels.labs import l2, l3, l4, l5, l6
+
+    x, y = torch.randn(3, 100), torch.empty(3, 100)
+    v = torch.randn(100)
+    assert _lower(l2.add_kernel, v, v, torch.empty(100), 100, BLOCK_SIZE=64) == ""
+    assert _lower(l2.chain_kernel, v, torch.empty(100), 100, 1.5, 0.25, K_OPS=3, BLOCK_SIZE=64) == ""
+    assert _lower(l3.softmax_row_kernel, x, y, 100, 100, 100, BLOCK=128) == ""
+    assert _lower(l3.online_softmax_kernel, x, y, 100, 100, 100, BLOCK=32) == ""
+    a, b, c = torch.randn(40, 50), torch.randn(50, 30), torch.empty(40, 30)
+    assert _lower(l4.matmul_kernel, a, b, c, 40, 30, 50, 50, 1, 30, 1, 30, 1, BLOCK_M=32, BLOCK_N=32,
+                  BLOCK_K=32, GROUP_M=8, PRECISION="ieee") == ""
+    q, lse = torch.randn(1, 2, 64, 16), torch.empty(1, 2, 64)
+    assert _lower(l5.attention_forward_kernel, q, q, q, q, lse, 64, 64, 0.25, CAUSAL=True, HEAD_DIM=16,
+                  BLOCK_M=32, BLOCK_N=32, PRECISION="ieee") == ""
+    assert _lower(l6.dq_kernel, q, q, q, q, lse, lse, q, 64, 64, 0.25, CAUSAL=True, HEAD_DIM=16, BLOCK_M=32,
+                  BLOCK_N=32, PRECISION="ieee") == ""
+    assert _lower(_numpy_body, torch.randn(100), torch.empty(100), 100, BLOCK=64) != ""
+
+
+def test_the_grader_refuses_numpy_in_a_kernel_with_what_to_change():
+    def softmax_rows(x):
+        y = torch.empty_like(x)
+        _numpy_body[(x.shape[0],)](x, y, x.numel(), BLOCK=triton.next_power_of_2(x.numel()))
+        return y
+
+    _lower(_numpy_body, torch.randn(100), torch.empty(100), 100, BLOCK=64)  # skips where unavailable
+    report = grading.grade_report("L3.softmax", softmax_rows, seed=3, stop_at_first_failure=True)
+    assert not report.passed
+    assert "does not compile with Triton" in report.text() and "tl.load" in report.text()
