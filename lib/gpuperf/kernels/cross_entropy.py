@@ -125,8 +125,9 @@ def _ce_kernel(X, G, T, LOSS, LSE, N_VALID, n_rows, n_cols, stride_x, stride_g, 
         # and, per lane, a sum of exp(x - m) rescaled when m grows (one exp per
         # element); the head and tail in xe.
         xe = tl.load(X + x_start + e_cols, mask=e_live, other=float("-inf")).to(tl.float32)
+        # The body's last, partial block first (the only masked one), so the loop needs no mask.
         x = tl.load(X + xb_start + full_end + offs, mask=full_end + offs < body_v,
-                    other=float("-inf")).to(tl.float32)  # the body's last, partial block
+                    other=float("-inf")).to(tl.float32)
         m = tl.maximum(tl.max(xe, 0), tl.max(x, 0))
         c = tl.where(m > float("-inf"), m, 0.0)  # the shift the sums are taken at
         l = tl.exp(x - c)
@@ -302,11 +303,6 @@ def _aligned_base(t: torch.Tensor) -> tuple[torch.Tensor, int]:
     return t.as_strided((1,), (1,), t.storage_offset() - mis), mis
 
 
-def _span(t: torch.Tensor) -> tuple[int, int]:
-    n = t.numel() and ((t.shape[0] - 1) * t.stride(0) + t.shape[1]) * t.element_size()
-    return t.data_ptr(), t.data_ptr() + n
-
-
 def _sm_count(device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
@@ -360,6 +356,12 @@ def cross_entropy_forward(logits: torch.Tensor, target: torch.Tensor, ignore_ind
     loss_rows = torch.empty(n_rows, device=dev, dtype=torch.float32)
     lse = torch.empty(n_rows, device=dev, dtype=torch.float32)
     g = None
+    if grad and inplace and n_rows > 1 and n_cols and logits.stride(0) < n_cols:
+        # Rows that share memory (an expanded or as_strided view): one row's gradient would overwrite
+        # logits another row still reads.
+        raise ValueError(f"inplace=True needs logits whose rows do not overlap in memory, got shape "
+                         f"{tuple(logits.shape)} with strides {logits.stride()}; pass inplace=False "
+                         f"or a contiguous copy")
     if grad:
         g = logits if inplace else torch.empty_like(logits)
     if n_rows and n_cols == 0:
@@ -466,25 +468,32 @@ class CrossEntropy(torch.autograd.Function):
     forward computes the gradient too and, with ``inplace=True``, writes it over the logits."""
 
     @staticmethod
-    def forward(ctx, logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean", inplace=True):
-        need = ctx.needs_input_grad[0]
+    def forward(ctx, logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean", inplace=True,
+                grad=True):
+        # Grad mode is always off in here: whether a gradient is wanted is decided by cross_entropy().
+        need = grad and ctx.needs_input_grad[0]
         loss, _, g = cross_entropy_forward(logits.detach(), target, ignore_index, label_smoothing, reduction,
                                            grad=need, inplace=inplace)
         if g is not None and inplace:
             # The kernel's writes do not bump the logits' version counter: bump it, so that an operator that
             # saved the logits for its own backward (tanh, a softcap) raises instead of reading a gradient.
             torch.autograd.graph.increment_version(logits)
-        ctx.grad = g
-        ctx.reduction = reduction
+        ctx.has_grad = g is not None
+        ctx.used = False
+        if g is not None:
+            ctx.save_for_backward(g)  # autograd checks its version: a later in-place change raises
         return loss
 
     @staticmethod
     def backward(ctx, grad_output):
-        g = ctx.grad
-        ctx.grad = None
-        if g is None:
-            return (None,) * 6
-        return scale_gradient_(g, grad_output), None, None, None, None, None
+        if not ctx.has_grad:
+            return (None,) * 7
+        if ctx.used:
+            raise RuntimeError("cross_entropy: backward may run once only (the gradient was computed in "
+                               "the forward and has been handed out)")
+        ctx.used = True
+        (g,) = ctx.saved_tensors
+        return scale_gradient_(g, grad_output), None, None, None, None, None, None
 
 
 def cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int = -100,
@@ -492,9 +501,52 @@ def cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int 
     """Cross-entropy of 2-D ``logits`` [tokens, vocabulary] against class indices ``target``, with
     ``F.cross_entropy``'s semantics (no class weights). When ``logits`` requires a gradient, the forward
     computes it and, with ``inplace=True`` (the default), **overwrites the logits with it**: read nothing else
-    from ``logits`` afterwards (an operator that saved them for its backward, such as ``tanh``, then raises
-    autograd's in-place error; use ``inplace=False`` there). Call ``backward`` at most once."""
-    return CrossEntropy.apply(logits, target, ignore_index, label_smoothing, reduction, inplace)
+    from ``logits`` afterwards. An operator whose output *is* ``logits`` and that saved it for its backward
+    (``logits = torch.tanh(z)``) then raises autograd's in-place error: use ``inplace=False`` there (a softcap
+    ``30 * torch.tanh(z / 30)`` saves the tanh, not ``logits``, and is fine). For leaf logits, ``logits.grad``
+    shares its storage with ``logits``. Logits whose rows overlap in memory (``expand``) are refused with
+    ``inplace=True``. Under ``torch.no_grad()`` or ``torch.inference_mode()`` no gradient is computed and the
+    logits are left alone (decided here: grad mode is always off inside ``Function.forward``). A second
+    ``backward`` (``retain_graph=True``) raises ``RuntimeError``."""
+    grad = torch.is_grad_enabled() and logits.requires_grad
+    return CrossEntropy.apply(logits, target, ignore_index, label_smoothing, reduction, inplace, grad)
+
+
+def peak_live_bytes(step) -> int:
+    """The largest total size of the tensor storages that ``step()`` creates and holds alive at once (a CPU
+    count of what a training step needs beyond its inputs: every operator's outputs, freed ones subtracted)."""
+    import weakref
+
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class _Live(TorchDispatchMode):
+        live = peak = 0
+        seen: set = set()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            for o in out if isinstance(out, (tuple, list)) else (out,):
+                if not isinstance(o, torch.Tensor):
+                    continue
+                st = o.untyped_storage()
+                key, n = st.data_ptr(), st.nbytes()
+                if n == 0 or key in self.seen:
+                    continue
+                self.seen.add(key)
+                self.live += n
+                self.peak = max(self.peak, self.live)
+                weakref.finalize(st, self._free, key, n)
+            return out
+
+        def _free(self, key, n):
+            self.live -= n
+            self.seen.discard(key)
+
+    mode = _Live()
+    mode.seen = set()
+    with mode:
+        step()
+    return mode.peak
 
 
 def cross_entropy_bytes_moved(n_rows: int, n_cols: int, bytes_per_element: int) -> int:
@@ -516,5 +568,6 @@ __all__ = [
     "cross_entropy_forward",
     "cross_entropy_online_torch",
     "cross_entropy_reference",
+    "peak_live_bytes",
     "scale_gradient_",
 ]
