@@ -16,8 +16,9 @@ one write of the gradient when pass 2 hits L2 (the byte bound of a training step
 and one write when it does not. At the default launch 2 programs per SM hold 264 rows in flight on an H200:
 at 128256 bf16 columns that is 68 MB, more than its L2, so there the logits are read between once and twice.
 Rows whose target is ``ignore_index`` (-100) contribute no loss and a zero gradient. The gradient is computed
-in the forward for an upstream gradient of 1 (a scalar loss's ``backward()``); the backward multiplies by the actual upstream gradient only where it is not 1, a check each
-program makes on the GPU (no host synchronisation, no traffic in the common case).
+in the forward for an upstream gradient of 1 (a scalar loss's ``backward()``); the backward multiplies by the
+actual upstream gradient only where it is not 1, a check each program makes on the GPU (no host
+synchronisation, no traffic in the common case).
 
 Rows start wherever they start (odd vocabularies such as 50257 put rows at 2-byte offsets): each row is a short
 head up to its first 16-byte boundary, an aligned body loaded as 16-byte vectors, and a short tail.
