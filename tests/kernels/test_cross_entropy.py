@@ -205,3 +205,58 @@ def test_an_operator_that_saved_the_logits_is_told_they_were_overwritten(device,
     zr = z.detach().cpu().double().requires_grad_(True)
     F.cross_entropy(torch.tanh(zr), t.cpu()).backward()
     assert torch.allclose(z2.grad.double().cpu(), zr.grad, atol=1e-6)
+
+
+def test_overlapping_rows_are_refused_in_place(device, gen):
+    base = torch.randn(1, 40, generator=gen, device=device).requires_grad_(True)
+    x = base.expand(4, 40)  # rows of stride 0: one memory row
+    t = torch.zeros(4, dtype=torch.int64, device=device)
+    with pytest.raises(ValueError, match="overlap"):
+        ce.cross_entropy(x, t)
+    ce.cross_entropy(x, t, inplace=False).backward()
+    ref = base.detach().expand(4, 40).clone().requires_grad_(True)
+    F.cross_entropy(ref, t).backward()
+    assert torch.allclose(base.grad, ref.grad.sum(0, keepdim=True), atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
+def test_no_grad_mode_leaves_the_logits_alone(device, gen, mode):
+    x, t = _inputs(device, gen, 4, 33, torch.float32)
+    x.requires_grad_(True)
+    x0 = x.detach().clone()
+    with (torch.no_grad() if mode == "no_grad" else torch.inference_mode()):
+        loss = ce.cross_entropy(x, t)
+    assert torch.equal(x.detach(), x0)
+    assert torch.allclose(loss.cpu().double(), ce.cross_entropy_reference(x0, t)[0], atol=1e-5)
+
+
+def test_a_change_to_the_logits_before_backward_raises(device, gen):
+    x, t = _inputs(device, gen, 3, 20, torch.float32)
+    w = x.clone().requires_grad_(True)
+    logits = w * 1.0
+    loss = ce.cross_entropy(logits, t, inplace=False)
+    loss.backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match="once"):
+        loss.backward()
+    logits = w * 1.0
+    loss = ce.cross_entropy(logits, t)
+    with torch.no_grad():
+        logits.mul_(2)
+    with pytest.raises(RuntimeError):
+        loss.backward()
+
+
+def test_peak_live_bytes_counts_eager_tensors(device):
+    if device != "cpu":
+        pytest.skip("a CPU count")
+    gen = torch.Generator().manual_seed(0)
+    w = torch.randn(4, 500, generator=gen, requires_grad=True)
+    h, t = torch.randn(128, 4, generator=gen), torch.randint(0, 500, (128,), generator=gen)
+
+    def step(fn):
+        logits = h @ w
+        fn(logits, t).backward()
+
+    size = 128 * 500 * 4
+    assert round(ce.peak_live_bytes(lambda: step(F.cross_entropy)) / size, 1) == 4.0
+    assert ce.peak_live_bytes(lambda: step(ce.cross_entropy)) / size < 1.1  # + the weight gradient

@@ -13,10 +13,12 @@ the row, with smoothing); pass 2 re-reads it, last block first, so that the bloc
 and writes the gradient **into the logits' own storage** (``inplace=True``, as Liger Kernel does): after the
 forward, the logits tensor holds its gradient, and the logits are gone. HBM traffic: one read of the logits and
 one write of the gradient when pass 2 hits L2 (the byte bound of a training step's loss: a copy), two reads
-and one write when it does not. Rows whose target is ``ignore_index`` (-100) contribute no loss and a zero
-gradient. The gradient is computed in the forward for an upstream gradient of 1 (a scalar loss's
-``backward()``); the backward multiplies by the actual upstream gradient only where it is not 1, a check each
-program makes on the GPU (no host synchronisation, no traffic in the common case).
+and one write when it does not. At the default launch 2 programs per SM hold 264 rows in flight on an H200:
+at 128256 bf16 columns that is 68 MB, more than its L2, so there the logits are read between once and twice.
+Rows whose target is ``ignore_index`` (-100) contribute no loss and a zero gradient. The gradient is computed
+in the forward for an upstream gradient of 1 (a scalar loss's ``backward()``); the backward multiplies by the
+actual upstream gradient only where it is not 1, a check each program makes on the GPU (no host
+synchronisation, no traffic in the common case).
 
 Rows start wherever they start (odd vocabularies such as 50257 put rows at 2-byte offsets): each row is a short
 head up to its first 16-byte boundary, an aligned body loaded as 16-byte vectors, and a short tail.
@@ -103,6 +105,7 @@ def _ce_kernel(X, G, T, LOSS, LSE, N_VALID, n_rows, n_cols, stride_x, stride_g, 
         scale = 1.0 / tl.load(N_VALID).to(tl.float32)  # all rows ignored: inf, but no row is written with it
     else:
         scale = 1.0
+    # listing: ce-pass1
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
         row64 = tl.cast(row, tl.int64)
         x_start = mis_x + row64 * stride_x
@@ -120,13 +123,13 @@ def _ce_kernel(X, G, T, LOSS, LSE, N_VALID, n_rows, n_cols, stride_x, stride_g, 
         e_cols, e_live = _edge_offsets(head, head + body, n_cols, VEC)
         t = tl.load(T + row64).to(tl.int32)
         ignored = t == ignore_index
-        # listing: ce-pass1
         # One read of the row: a running maximum m (a block's maximum at a time)
         # and, per lane, a sum of exp(x - m) rescaled when m grows (one exp per
         # element); the head and tail in xe.
         xe = tl.load(X + x_start + e_cols, mask=e_live, other=float("-inf")).to(tl.float32)
+        # The body's last, partial block first (the only masked one), so the loop needs no mask.
         x = tl.load(X + xb_start + full_end + offs, mask=full_end + offs < body_v,
-                    other=float("-inf")).to(tl.float32)  # the body's last, partial block
+                    other=float("-inf")).to(tl.float32)
         m = tl.maximum(tl.max(xe, 0), tl.max(x, 0))
         c = tl.where(m > float("-inf"), m, 0.0)  # the shift the sums are taken at
         l = tl.exp(x - c)
@@ -147,11 +150,11 @@ def _ce_kernel(X, G, T, LOSS, LSE, N_VALID, n_rows, n_cols, stride_x, stride_g, 
         lse = c + tl.log(l_row)
         x_t = tl.load(X + x_start + t, mask=t != ignore_index, other=0.0).to(tl.float32)
         loss = lse - x_t
-        # end listing: ce-pass1
         if SMOOTH:
             mean_x = (tl.sum(s, 0) + tl.sum(tl.where(e_live, xe, 0.0), 0)) / n_cols
             loss = (1.0 - smoothing) * loss + smoothing * (lse - mean_x)
         loss = tl.where(ignored, 0.0, loss)
+        # end listing: ce-pass1
         tl.store(LOSS + row64, loss)
         tl.store(LSE + row64, lse)
         if GRAD:
@@ -302,11 +305,6 @@ def _aligned_base(t: torch.Tensor) -> tuple[torch.Tensor, int]:
     return t.as_strided((1,), (1,), t.storage_offset() - mis), mis
 
 
-def _span(t: torch.Tensor) -> tuple[int, int]:
-    n = t.numel() and ((t.shape[0] - 1) * t.stride(0) + t.shape[1]) * t.element_size()
-    return t.data_ptr(), t.data_ptr() + n
-
-
 def _sm_count(device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
@@ -360,6 +358,12 @@ def cross_entropy_forward(logits: torch.Tensor, target: torch.Tensor, ignore_ind
     loss_rows = torch.empty(n_rows, device=dev, dtype=torch.float32)
     lse = torch.empty(n_rows, device=dev, dtype=torch.float32)
     g = None
+    if grad and inplace and n_rows > 1 and n_cols and logits.stride(0) < n_cols:
+        # Rows that share memory (an expanded or as_strided view): one row's gradient would overwrite
+        # logits another row still reads.
+        raise ValueError(f"inplace=True needs logits whose rows do not overlap in memory, got shape "
+                         f"{tuple(logits.shape)} with strides {logits.stride()}; pass inplace=False "
+                         f"or a contiguous copy")
     if grad:
         g = logits if inplace else torch.empty_like(logits)
     if n_rows and n_cols == 0:
@@ -466,25 +470,32 @@ class CrossEntropy(torch.autograd.Function):
     forward computes the gradient too and, with ``inplace=True``, writes it over the logits."""
 
     @staticmethod
-    def forward(ctx, logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean", inplace=True):
-        need = ctx.needs_input_grad[0]
+    def forward(ctx, logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean", inplace=True,
+                grad=True):
+        # Grad mode is always off in here: whether a gradient is wanted is decided by cross_entropy().
+        need = grad and ctx.needs_input_grad[0]
         loss, _, g = cross_entropy_forward(logits.detach(), target, ignore_index, label_smoothing, reduction,
                                            grad=need, inplace=inplace)
         if g is not None and inplace:
             # The kernel's writes do not bump the logits' version counter: bump it, so that an operator that
             # saved the logits for its own backward (tanh, a softcap) raises instead of reading a gradient.
             torch.autograd.graph.increment_version(logits)
-        ctx.grad = g
-        ctx.reduction = reduction
+        ctx.has_grad = g is not None
+        ctx.used = False
+        if g is not None:
+            ctx.save_for_backward(g)  # autograd checks its version: a later in-place change raises
         return loss
 
     @staticmethod
     def backward(ctx, grad_output):
-        g = ctx.grad
-        ctx.grad = None
-        if g is None:
-            return (None,) * 6
-        return scale_gradient_(g, grad_output), None, None, None, None, None
+        if not ctx.has_grad:
+            return (None,) * 7
+        if ctx.used:
+            raise RuntimeError("cross_entropy: backward may run once only (the gradient was computed in "
+                               "the forward and has been handed out)")
+        ctx.used = True
+        (g,) = ctx.saved_tensors
+        return scale_gradient_(g, grad_output), None, None, None, None, None, None
 
 
 def cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int = -100,
@@ -492,9 +503,52 @@ def cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int 
     """Cross-entropy of 2-D ``logits`` [tokens, vocabulary] against class indices ``target``, with
     ``F.cross_entropy``'s semantics (no class weights). When ``logits`` requires a gradient, the forward
     computes it and, with ``inplace=True`` (the default), **overwrites the logits with it**: read nothing else
-    from ``logits`` afterwards (an operator that saved them for its backward, such as ``tanh``, then raises
-    autograd's in-place error; use ``inplace=False`` there). Call ``backward`` at most once."""
-    return CrossEntropy.apply(logits, target, ignore_index, label_smoothing, reduction, inplace)
+    from ``logits`` afterwards. An operator whose output *is* ``logits`` and that saved it for its backward
+    (``logits = torch.tanh(z)``) then raises autograd's in-place error: use ``inplace=False`` there (a softcap
+    ``30 * torch.tanh(z / 30)`` saves the tanh, not ``logits``, and is fine). For leaf logits, ``logits.grad``
+    shares its storage with ``logits``. Logits whose rows overlap in memory (``expand``) are refused with
+    ``inplace=True``. Under ``torch.no_grad()`` or ``torch.inference_mode()`` no gradient is computed and the
+    logits are left alone (decided here: grad mode is always off inside ``Function.forward``). A second
+    ``backward`` (``retain_graph=True``) raises ``RuntimeError``."""
+    grad = torch.is_grad_enabled() and logits.requires_grad
+    return CrossEntropy.apply(logits, target, ignore_index, label_smoothing, reduction, inplace, grad)
+
+
+def peak_live_bytes(step) -> int:
+    """The largest total size of the tensor storages that ``step()`` creates and holds alive at once (a CPU
+    count of what a training step needs beyond its inputs: every operator's outputs, freed ones subtracted)."""
+    import weakref
+
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class _Live(TorchDispatchMode):
+        live = peak = 0
+        seen: set = set()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            for o in out if isinstance(out, (tuple, list)) else (out,):
+                if not isinstance(o, torch.Tensor):
+                    continue
+                st = o.untyped_storage()
+                key, n = st.data_ptr(), st.nbytes()
+                if n == 0 or key in self.seen:
+                    continue
+                self.seen.add(key)
+                self.live += n
+                self.peak = max(self.peak, self.live)
+                weakref.finalize(st, self._free, key, n)
+            return out
+
+        def _free(self, key, n):
+            self.live -= n
+            self.seen.discard(key)
+
+    mode = _Live()
+    mode.seen = set()
+    with mode:
+        step()
+    return mode.peak
 
 
 def cross_entropy_bytes_moved(n_rows: int, n_cols: int, bytes_per_element: int) -> int:
@@ -516,5 +570,6 @@ __all__ = [
     "cross_entropy_forward",
     "cross_entropy_online_torch",
     "cross_entropy_reference",
+    "peak_live_bytes",
     "scale_gradient_",
 ]

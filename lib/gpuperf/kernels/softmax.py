@@ -1,9 +1,9 @@
 """Row softmax in Triton: one fused pass, a row split over cooperating programs and an online (streaming)
 variant for long rows, and three passes.
 
-``softmax(x, method=...)`` computes ``softmax`` over the last dimension of a contiguous 2-D tensor of
-``n_rows x n_cols`` values in fp32; every program owns one row, except in ``"split"``. With ``b`` bytes per element
-and ``n = n_rows * n_cols``, the HBM traffic of each method is:
+``softmax(x, method=...)`` computes ``softmax`` over the last dimension of a 2-D tensor (rows contiguous, any
+row stride) of ``n_rows x n_cols`` values in fp32; every program owns one row, except in ``"split"``. With
+``b`` bytes per element and ``n = n_rows * n_cols``, the HBM traffic of each method is:
 
 ================  ==========================================================  ==================
 method            what one program does with its row                          HBM bytes
@@ -664,7 +664,8 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, method: str = "aut
             programs_per_sm: int | None = None, cooperative: bool | None = None,
             prefetch: bool | None = None, rows_per_program: int | None = None,
             chunk_cols: int | None = None) -> torch.Tensor:
-    """Softmax over the last dimension of a contiguous 2-D tensor, by a Triton kernel; returns ``out``.
+    """Softmax over the last dimension of a 2-D tensor whose rows are contiguous (any row stride), by a Triton
+    kernel; returns ``out``.
 
     ``method`` is one of :data:`METHODS` (module docstring). ``block_cols`` (a power of two >= 16) sets
     the block of the streaming methods and the chunk of ``"split"``; ``num_warps`` overrides the launch
