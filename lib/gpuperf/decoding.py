@@ -212,10 +212,15 @@ def split_waves_time(batch_heads: int, n_k: int, n_splits: int, *, sm_count: int
     ``programs = batch_heads x n_splits`` programs run ``slots = sm_count x programs_per_sm`` at a time,
     in waves. In a wave of n programs each streams at ``min(program_bytes_per_s, hbm_bytes_per_s / n)``:
     the bandwidth shared, but never more than one program's bytes in flight over the memory latency
-    allow (``program_bytes_per_s``, Little's law). A program also spends ``start_s`` starting (its
-    queries, the pipeline filling, its state's store). A split step adds the partial states
-    (``merge_bytes_per_split`` per (row, split), written and read back) and ``merge_launch_s`` (0 when
-    the merge runs in the last program rather than in a kernel of its own).
+    allow (``program_bytes_per_s``, Little's law: an assumed rate, see
+    :data:`gpuperf.kernels.decode.PROGRAM_BYTES_PER_S`). A program also spends ``start_s`` starting (its
+    queries, the pipeline filling, its state's store: 1 us, assumed, not measured). A split step adds the
+    partial states (``merge_bytes_per_split`` per unit of ``batch_heads`` and split, written and read
+    back; the default, 1040 B, is one row's fp32 state at d = 128) and ``merge_launch_s`` (0 when the
+    merge runs in the last program rather than in a kernel of its own). Not modelled: the fused merge's
+    tail, in which the last program reads the S states one dependent L2 load after another (about S L2
+    latencies, a few us at S = 26), and the bandwidth is the datasheet's (the caller's
+    ``hbm_bytes_per_s``), not a measured copy's.
     """
     batch_heads, n_k = _check_int("batch_heads", batch_heads), _check_int("n_k", n_k)
     n_splits, sm_count = _check_int("n_splits", n_splits), _check_int("sm_count", sm_count)

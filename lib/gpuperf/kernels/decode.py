@@ -18,8 +18,10 @@ for speculative decoding), H_q query heads, any strides with a unit last one. Th
   strides with a unit last one (a view into a larger buffer is fine);
 * paged, ``block_table`` given: ``k_cache``, ``v_cache`` (num_pages, page_size, H_kv, d) and ``block_table``
   (B, max_pages) int32, whose row b lists the pages that hold sequence b's keys in order (key j of sequence
-  b is at page ``block_table[b, j // page_size]``, row ``j % page_size``), the layout of vLLM and
-  FlashInfer.
+  b is at page ``block_table[b, j // page_size]``, row ``j % page_size``), the paged layout of
+  FlashAttention's ``flash_attn_with_kvcache`` (``block_table``), which vLLM's FlashAttention backend uses.
+  FlashInfer's NHD pages are the same, but its page table is ragged (``kv_indptr``, ``kv_indices``); the
+  PagedAttention kernel of Kwon et al. stores K and V in other layouts.
 
 ``cache_seqlens`` (B,) int32: the number of cached keys of each sequence (1 <= N_k[b] <= capacity); an int
 means the same for all. H_q must be a multiple of H_kv (grouped-query attention: query head h reads KV head
@@ -31,16 +33,18 @@ Returns ``o`` (B, N_q, H_q, d) in q's dtype (and, with ``return_lse``, the natur
 **The algorithm.** Program (s, b * H_kv + h, r) takes split s of the keys of sequence b, KV head h, and the
 r-th block of its query rows: the G = H_q / H_kv query heads of the group times the N_q rows, G N_q rows
 that share every K and V tile, so the tile is read from HBM once and serves them all as the M dimension of
-``tl.dot``. Its keys are ``ceil(ceil(N_k[b] / BLOCK_N) / S)`` tiles, the same share of every sequence
-(ragged batches stay balanced); it runs chapter 13's online softmax over them and writes the partial state
+``tl.dot`` (up to ``MAX_BLOCK_M`` = 64 rows; more rows read each tile once per 64). Its keys are
+``ceil(ceil(N_k[b] / BLOCK_N) / S)`` tiles: each sequence's keys are cut into S equal shares, so a ragged
+batch waits for its longest sequence's share; it runs chapter 13's online softmax over them and writes the partial state
 (L_s = m_s + log l_s, O_s = sum_j exp(s_j - m_s) v_j / l_s) in fp32. The merge combines the S states
 exactly: ``L = log sum_s exp(L_s)``, ``O = sum_s exp(L_s - L) O_s``; by default the last split program of
 each (sequence, KV head, row block) to finish does it (``merge="fused"``), else a second kernel with one
 program per query row (``merge="kernel"``). With S = 1 the split kernel writes O itself and there is no
-merge. Not measured on a GPU yet (bench/NOTES.md, "decode, 2026-12-04").
+merge. Not yet run on a GPU: correctness checked in the interpreter, which runs programs one after another,
+and the fused merge's memory ordering only in the compiled PTX (bench/NOTES.md, "decode, 2026-12-04").
 
 **HBM traffic** (b bytes per element, R = G N_q rows per KV head): K and V once, ``2 N_k[b] d b`` per
-(sequence, KV head); Q once per split, ``S R d b``; the partial states ``S R (d + 1) 4`` written and read
+(sequence, KV head), while G N_q <= 64; Q once per split, ``S R d b``; the partial states ``S R (d + 1) 4`` written and read
 back; O ``R d b``. For decoding (R small, N_k large) the cache is nearly all of it; the benchmark family
 ``decode`` counts only K and V.
 """
@@ -294,11 +298,14 @@ def _merge_kernel(MID_O, MID_LSE, O, LSE, stride_ob, stride_on, stride_oh,
                     other=float("-inf"))
     states = (row * N_SPLITS + offs_s)[:, None] * HEAD_DIM + offs_d[None, :]
     o_s = tl.load(MID_O + states, mask=(offs_s < N_SPLITS)[:, None], other=0.0)
-    m = tl.max(lse_s, 0)  # finite: split 0 always holds key 0
+    m = tl.max(lse_s, 0)  # -inf only for a row that sees no key (causal, N_k < N_q, unchecked)
+    m = tl.where(m == float("-inf"), 0.0, m)
     w = tl.math.exp2(lse_s - m)  # l_s exp(m_s - m), in log2 units; 0 for empty splits
     total = tl.sum(w, 0)
-    out = tl.sum(w[:, None] * o_s, 0) / total
-    lse = (m + tl.math.log2(total)) * 0.6931471805599453
+    seen = total > 0
+    out = tl.sum(w[:, None] * o_s, 0) / tl.where(seen, total, 1.0)  # 0 for a row with no key
+    lse = tl.where(seen, m + tl.math.log2(tl.where(seen, total, 1.0)), float("-inf"))
+    lse = lse * 0.6931471805599453  # times ln 2: back to the natural log
     # where the row goes: query row i of query head hq of sequence b
     bh = row // ROWS
     r = row % ROWS
@@ -314,7 +321,8 @@ def _merge_kernel(MID_O, MID_LSE, O, LSE, stride_ob, stride_on, stride_oh,
 # Launch configuration and the split count.
 # --------------------------------------------------------------------------------------------------------
 
-#: (BLOCK_N, num_warps, num_stages) by head dim on a GPU (H200 runs, bench/NOTES.md "decode").
+#: (BLOCK_N, num_warps, num_stages) by head dim on a GPU: one untested launch (64-key tiles, 4 warps,
+#: 3 stages), to tune on the H200 (bench/NOTES.md "decode").
 GPU_CONFIGS = {32: (64, 4, 3), 64: (64, 4, 3), 128: (64, 4, 3)}
 #: Keys per tile under the interpreter (launch options are ignored there).
 INTERPRETER_BLOCK_N = 32
@@ -322,10 +330,13 @@ INTERPRETER_BLOCK_N = 32
 _SM_COUNT: dict = {}
 #: The device whose bandwidth and SM limits the split model assumes (the SM count is read from the GPU).
 _MODEL_DEVICE = "H200 SXM"
-#: One program's streaming rate with two 32 KiB K+V tiles in flight (Little's law: bytes in flight over
-#: the loaded latency; the split model scales it with the tiles in flight). An estimate to be calibrated
-#: on the H200 (bench/NOTES.md "decode").
-PROGRAM_BYTES_PER_S = 25e9
+#: One program's streaming rate with two 32 KiB K+V tiles in flight: an assumption, taken from the one
+#: measurement of a lone program we have, chapter 14's unsplit forward kernel at batch 1 (8 programs read
+#: 269 GB/s in book/data/decode_split_kv_h200.json: 34 GB/s each). Little's law with 64 KiB in flight
+#: over chapter 02's 338 ns would allow 190 GB/s; a program gets far less, because it does not keep both
+#: tiles in flight all the time. The split model scales it with the tiles in flight. Not yet measured for
+#: this kernel (bench/NOTES.md "decode").
+PROGRAM_BYTES_PER_S = 34e9
 
 
 def sm_count(device) -> int:
@@ -422,6 +433,8 @@ def decode_attention(q, k_cache, v_cache, cache_seqlens, *, block_table=None, la
         max_seqlen = _check_length_range(int(cache_seqlens), int(cache_seqlens), capacity, paged, n_q, causal)
     if check_indices and (paged or not _is_int(cache_seqlens)):
         max_seqlen = _check_values(seqlens, block_table, capacity, page_size, k_cache.shape[0], n_q, causal)
+    if b_ * h_kv > 65535:  # grid axis 1 of the split kernel
+        raise ValueError(f"batch x KV heads must be at most 65535 (a grid axis), got {b_} x {h_kv}")
     group = h_q // h_kv
     rows = group * n_q
     block_m = max(16, min(MAX_BLOCK_M, triton.next_power_of_2(rows)))

@@ -562,7 +562,9 @@ def flash_attention_forward(q, k, v, causal: bool = False, softmax_scale: float 
     ``"bottom_right"`` (query i sees keys j <= i + N_k - N_q, SDPA's ``causal_lower_right``: the N_q new
     rows of a chunked prefill against a cache of N_k >= N_q keys ending with them). Bottom-right runs the
     pointer kernel (a forced descriptor ``variant`` raises ``ValueError``); it changes nothing unless
-    ``causal`` is True and N_q < N_k.
+    ``causal`` is True and N_q < N_k. Forward only (:func:`flash_attention`, with autograd, does not take
+    it), and N_q <= N_k only: FA2 and SDPA also define N_q > N_k (a row that sees no key gives 0), which
+    this raises on.
 
     Kernel choice (``variant``): None picks, on compute capability 9.x with fp16/bf16 inputs, the
     host-descriptor kernel (``"tma_host"``, any N_q), else (fp32) the
