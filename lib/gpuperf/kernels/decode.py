@@ -185,15 +185,15 @@ def _decode_step(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_n, last_key, qk_scale,
 
 
 @triton.jit
+# listing: decode-split
 def _split_kernel(Q, K, V, BT, SEQLENS, O, LSE, MID_O, MID_LSE, COUNTER,
                   stride_qb, stride_qn, stride_qh, stride_kb, stride_kn, stride_kh,
-                  stride_vb, stride_vn, stride_vh, stride_btb, stride_ob, stride_on, stride_oh,
-                  H_KV, N_Q, ROWS, qk_scale,
+                  stride_vb, stride_vn, stride_vh, stride_btb,
+                  stride_ob, stride_on, stride_oh, H_KV, N_Q, ROWS, qk_scale,
                   GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
                   BLOCK_N: tl.constexpr, PAGED: tl.constexpr, PAGE_SIZE: tl.constexpr,
                   TILE_IN_PAGE: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr,
                   FUSED_MERGE: tl.constexpr):
-    # listing: decode-split
     split = tl.program_id(0)
     n_splits = tl.num_programs(0)
     bh = tl.program_id(1).to(tl.int64)
@@ -209,7 +209,7 @@ def _split_kernel(Q, K, V, BT, SEQLENS, O, LSE, MID_O, MID_LSE, COUNTER,
     q_rows = row_i.to(tl.int64) * stride_qn + row_h * stride_qh
     q = tl.load(Q + b * stride_qb + q_rows[:, None] + offs_d[None, :],
                 mask=(offs_r < ROWS)[:, None], other=0.0)
-    # This split's keys: the same share of tiles of every sequence.
+    # This split's keys: the split-th of S equal shares of this sequence's tiles.
     tiles = tl.cdiv(tl.cdiv(n_k, BLOCK_N), n_splits)
     lo = split * tiles * BLOCK_N
     hi = tl.minimum(lo + tiles * BLOCK_N, n_k)
