@@ -205,3 +205,21 @@ def test_decode_plan_reuses_launch_not_data(device, gen):
     o = dk.decode_attention(q, k, v, 64, block_table=None if table is None else table, n_splits=1,
                             check_indices=False)
     assert o.shape == q.shape
+
+
+def test_rows_that_see_no_key_agree_across_merges(device, gen):
+    # causal, N_q = 4 rows against 2 keys, unchecked: rows 0 and 1 see no key; every path gives 0, lse -inf
+    q, k, v, sl, _ = _make(gen, device, torch.float16, [2], 4, 2, 2, 32)
+    outs = [dk.decode_attention(q, k, v, sl, causal=True, n_splits=s, merge=m, return_lse=True,
+                                check_indices=False) for s, m in ((1, "fused"), (2, "fused"), (2, "kernel"))]
+    for o, lse in outs:
+        assert not torch.isnan(o).any()
+        assert (o[:, :2] == 0).all() and torch.isinf(lse[:, :2]).all()
+        assert torch.equal(o[:, 2:], outs[0][0][:, 2:]) or (o[:, 2:] - outs[0][0][:, 2:]).abs().max() < 2e-3
+
+
+def test_too_many_sequences_and_heads_for_the_grid(device):
+    q = torch.zeros(65536, 1, 1, 32, device=device, dtype=torch.float16)
+    k = torch.zeros(65536, 1, 1, 32, device=device, dtype=torch.float16)
+    with pytest.raises(ValueError, match="65535"):
+        dk.decode_attention(q, k, k, 1)
