@@ -223,7 +223,7 @@ def _describe(launch: Launch, address: int, what: str, writer: int, other: int, 
         return (f"a race in your kernel {launch.kernel}: {a} and {b} both wrote {where} with an atomic exchange "
                 "or compare-and-swap. Each write is atomic, but a value read before it (a load, then an exchange "
                 "of the loaded value plus a contribution) is stale as soon as another program writes: on a GPU, "
-                "where programs run at the same time, updates are lost. Add contributions with tl.atomic_add, "
+                "where programs run at the same time, updates are lost. Add contributions with an atomic add, "
                 "or give every program its own output elements (a separate dQ kernel)")
     if what == "stored to":
         return (f"a race in your kernel {launch.kernel}: {a} and {b} both stored to {where} without an atomic. "

@@ -1673,8 +1673,8 @@ def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
                 results.append(CaseResult(label, "-", False,
                                           f"one operation of your function read {widest // d} rows of {name} (or of "
                                           f"a copy made from it) at once, with block_cols = {bc}: the exercise walks "
-                                          f"the keys in blocks of block_cols (k[c0:c0 + block_cols]), keeping a "
-                                          "running max and sum, so that no step ever holds all the keys"))
+                                          "the keys in blocks of block_cols rows, keeping a running max and sum, "
+                                          "so that no step ever holds all the keys"))
                 return results
             times = runner.reads.get(name, 0) / (blocks * n_k * d)
             if results[0].passed and times > 1.5:

@@ -1254,10 +1254,11 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
     finally:
         w.internal = saved
     if problem:
-        w._refuse(f"your kernel {getattr(fn, '__name__', '?')} does not compile with Triton: {problem}. Under "
-                  "the interpreter a kernel's body runs as Python on NumPy arrays, so NumPy, `.handle` or Python "
-                  "on a block's values works there; the compiler that builds the kernel for a GPU accepts only "
-                  "Triton's operations on blocks (tl.load, tl.dot, tl.sum, tl.exp, ...)")
+        w._refuse(f"your kernel {getattr(fn, '__name__', '?')} does not compile with Triton: {problem}. The "
+                  "interpreter runs a kernel's body as Python on NumPy arrays, so code the compiler refuses can "
+                  "run there (NumPy, `.handle` or Python on a block's values; a block that is not a power of "
+                  "two), but no GPU can run it: compute with Triton's own operations on blocks (loads, dots, "
+                  "sums, exponentials) and the shapes the compiler accepts")
 
 
 def _mark_stores(w: Watch, addresses, element_size: int) -> None:
