@@ -63,7 +63,8 @@ popped, or a disabling guard left entered, fails the case.
 
 **The course's own kernels** are refused by what runs, not by name: a launch whose Python function was
 compiled from a file of ``gpuperf/kernels`` (re-jitting ``kernel.fn`` or copying its code object keeps
-that file) fails unless the grader allows it (the course's solutions are graded with it allowed).
+that file) fails unless the function graded is the exercise's solution itself (by identity: a wrapper
+around it is the reader's function), or the exercise's :class:`Policy` hands that kernel to the reader.
 
 **Memory.** Every allocation the reader makes is served from a larger buffer whose bands before and after
 hold a NaN with a payload of the grader's (:data:`BAND_ELEMENTS` each side, wider than any Triton block:
