@@ -225,6 +225,19 @@ class Runner:
                                                "nor torch allocated inside it (made from numpy?)"))
         if self.policy.kernels and watch.counters.launches == 0:
             self.calls_without_launch += 1  # graded once the values are compared (grade_report)
+        if trace is not None and not problems:
+            for name, t in inputs:  # an atomic on an input, even one that leaves it unchanged, is a read in
+                for launch in trace.launches:  # disguise (and a write to read-only memory on a GPU)
+                    hit = next((n for n, *_ in launch.args if n in launch.atomic_args
+                                and _same_storage(launch, n, t)), None)
+                    if hit:
+                        problems.append(CaseResult(self.label, "-", False,
+                                                   f"your kernel {launch.kernel} updated its input {name} with an "
+                                                   "atomic operation (even one that leaves the values unchanged): "
+                                                   "inputs are read-only; read them with loads"))
+                        break
+                if problems:
+                    break
         race = trace.race() if trace is not None else ""
         if race and not problems:
             problems.append(CaseResult(self.label, "-", False, race))
@@ -634,10 +647,27 @@ def _add_case(gen, device, dtype, n, label=None, repeat=False):
                 break
             out.fill_(float("nan"))
         if n > 4096 and all(r.passed for r in results):  # said once, when nothing else is wrong
-            results += _offsets_check(runner, label)
+            results += _offsets_check(runner, label) or _grid_check(runner, label, n)
         return results
 
     return run
+
+
+def _grid_check(runner, label, n) -> list[CaseResult]:
+    """Under the interpreter: one program per block of the vector, all in one launch (a grid), not one
+    program walking the whole vector in a loop."""
+    trace = runner.trace
+    if trace is None:
+        return []
+    block = trace.widest_load()
+    programs = trace.most_programs()
+    if block and programs < -(-n // block):
+        return [CaseResult(label, "-", False,
+                           f"your kernel ran {programs} program(s) for {n} elements in blocks of {block}: a GPU "
+                           f"runs programs at the same time, one per block ({-(-n // block)} here), so the grid "
+                           "must have a program for every block; one program looping over the vector uses one "
+                           "of the GPU's 132 multiprocessors")]
+    return []
 
 
 def _add_huge_case(gen, device, n, label):
@@ -747,7 +777,7 @@ def _chain_case(gen, device, dtype, n, k_ops, scale, shift, label, repeat=False)
             if not all(r.passed for r in results):
                 break
         if n > 2000 and all(r.passed for r in results):  # said once, when nothing else is wrong
-            results += _offsets_check(runner, label)
+            results += _offsets_check(runner, label) or _grid_check(runner, label, n)
         return results
 
     return run
@@ -877,6 +907,23 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
             if not all(r.passed for r in results):
                 return results
         trace = runner.trace
+        if trace is not None and rows > 1 and trace.most_programs() < rows:
+            results.append(CaseResult(label, "-", False,
+                                      f"your kernel ran {trace.most_programs()} program(s) in one launch for "
+                                      f"{rows} rows: the exercise gives every row its own program (a grid of "
+                                      "one program per row), so the rows are processed at the same time on a "
+                                      "GPU; a program that loops over the rows does them one after another"))
+            return results
+        if trace is not None and block is None:
+            loaded = trace.total("loaded")
+            if loaded > rows * cols + rows * 16:
+                results.append(CaseResult(label, "-", False,
+                                          f"your kernel loaded {loaded} elements of x ({loaded / (rows * cols):.2g} "
+                                          f"times each of the {rows * cols}): the fused softmax reads each row "
+                                          "once, keeps it on chip for the max, the sum and the output, and "
+                                          "writes once; a pass for the max, one for the sum and one to write "
+                                          "read it three times"))
+                return results
         if trace is not None:
             widest = trace.widest_load()
         else:
@@ -960,6 +1007,25 @@ def _outer_case(gen, device, dtype, m, n, label, repeat=False):
             # every element written by a 2-D block, and most by blocks spanning two rows and two columns of out
             # (a tile, not one row reshaped into a 2-D block)
             tiled = trace.tiled_elements(got.data_ptr(), got.stride(0) * got.element_size())
+            shapes = {shape: c for shape, c in trace.store_shapes().items() if len(shape) == 2}
+            if shapes:
+                bm, bn = max(shapes, key=shapes.get)
+                biggest = max(shapes, key=lambda sh: sh[0] * sh[1])
+                if max(biggest) > 1024 or biggest[0] * biggest[1] > 16384:
+                    results.append(CaseResult(label, "-", False,
+                                              f"your kernel stores tiles of {biggest[0]} x {biggest[1]}: a tile is "
+                                              "a block that fits in one program's registers (at most 1024 a side "
+                                              "and 16384 elements, e.g. 32 x 64), and the grid has a program "
+                                              "for every tile"))
+                    return results
+                need = -(-m // max(1, min(bm, m))) * -(-n // max(1, min(bn, n)))
+                if trace.most_programs() < need:
+                    results.append(CaseResult(label, "-", False,
+                                              f"your kernel ran {trace.most_programs()} program(s) for {need} "
+                                              f"tiles of {bm} x {bn}: the grid has one program per tile (two "
+                                              "dimensions: blocks of rows by blocks of columns), so the tiles "
+                                              "are computed at the same time on a GPU"))
+                    return results
             if trace.stored_2d() < m * n or (m >= 4 and tiled < m * n // 2):
                 results.append(CaseResult(label, "-", False,
                                           f"your kernel wrote {tiled} of the {m * n} elements of out with 2-D "
@@ -1094,6 +1160,12 @@ def _matmul_blocks_check(runner, label, k) -> list[CaseResult]:
     # the tile products must do the matmul's multiply-adds (m n k, more with padded tiles): a dot kept only to
     # be seen, the products computed some other way, does far fewer
     m, n = runner._matmul_mn
+    tile_m, tile_n = max(shape[0] for shape in shapes), max(shape[2] for shape in shapes)
+    if tile_m > LARGEST_BLOCK_K or tile_n > LARGEST_BLOCK_K:
+        return [CaseResult(label, "-", False,
+                           f"your kernel's tiles of C are {tile_m} x {tile_n}: a tiled matmul keeps one tile of C "
+                           f"(BLOCK_M x BLOCK_N, at most {LARGEST_BLOCK_K} a side, e.g. 64 x 64) in registers per "
+                           "program, with a program for every tile")]
     macs = sum(count * a * b * c for (a, b, c), count in shapes.items())
     if macs < m * n * k:
         return [CaseResult(label, "-", False,
@@ -1335,6 +1407,16 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
                                "block of queries, updating a running max, sum and output as it goes (the online "
                                "softmax); a first pass for the max, then a second for the sum, reads K twice")]
     return []
+
+
+def _same_storage(launch, name, tensor) -> bool:
+    """Argument ``name`` of ``launch`` lies in ``tensor``'s storage (a view of it, at any offset)."""
+    base = tensor.untyped_storage().data_ptr()
+    size = tensor.untyped_storage().nbytes()
+    for n, start, end, _, _ in launch.args:
+        if n == name:
+            return base <= start < base + size
+    return False
 
 
 def _same_memory(launch, name, tensor) -> bool:
