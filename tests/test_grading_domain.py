@@ -191,3 +191,22 @@ def _attack_text(path: Path, text: str):
     sys.modules[name] = module  # Triton's interpreter looks a kernel's module up by name
     exec(compile(text[:m.start()], str(path), "exec"), module.__dict__)
     return m.group(2), module.__dict__[m.group(3)]
+
+
+ATTACKS_3 = Path(__file__).with_name("grading_attacks_round3")
+
+#: Round 3's attacks that only the interpreter's counts catch: on a GPU machine they run with
+#: GPUPERF_GRADING_INTERPRET_ON_GPU=1 only. 36 and 37 are caught by values on every machine.
+ROUND3_ON_EVERY_MACHINE = {"36", "37"}
+
+
+@pytest.mark.parametrize("path", sorted(ATTACKS_3.glob("[0-9]*.py")), ids=lambda p: p.stem)
+def test_attack_of_round_3_is_rejected(path):
+    tag = path.stem.split("_")[0]
+    if tag not in ROUND3_ON_EVERY_MACHINE and not _interpreted_here():
+        pytest.skip("caught by the interpreter's counts, off on a GPU machine (labs/README.md)")
+    key, fn = _attack(path)
+    from gpuperf import grading
+
+    report = grading.grade_report(key, fn, seed=SEED, stop_at_first_failure=True)
+    assert not report.passed, f"{path.name} accepted by {key} (seed {SEED}):\n{report.text()}"

@@ -186,8 +186,7 @@ def _launched_check(runner, label: str) -> list[CaseResult]:
         return []
     return [CaseResult(label, "-", False,
                        f"your function launched no Triton kernel: {runner.policy.exercise} {runner.policy.why} "
-                       "(launch your @triton.jit function on a grid, kernel[grid](...), and let it compute and "
-                       "write the output)")]
+                       "(launch your own kernel on a grid and let it compute and write the output)")]
 
 
 def _wide_offsets_check(runner, label: str) -> list[CaseResult]:
@@ -204,12 +203,11 @@ def _wide_offsets_check(runner, label: str) -> list[CaseResult]:
         return []
     return [CaseResult(label, "-", False,
                        f"your kernel {kernel} computes addresses with a 32-bit product of the program id (or of "
-                       "an index made from it, such as rows = pid * BLOCK_M + tl.arange(...)) and a size or "
-                       "stride it was given (row * stride, head * N * HEAD_DIM): past 2^31 elements (8 GB of "
-                       "fp32) that product wraps around and the kernel reads and writes other rows' memory. "
-                       "Convert the program id to 64 bits before the product (tl.program_id(0).to(tl.int64)), "
-                       "or the index (rows[:, None].to(tl.int64) * stride); widening the product afterwards is "
-                       "too late")]
+                       "an index made from it, such as the rows of a block) and a size or stride it was given "
+                       "(a row times the row stride, a head times N times the head dimension): past 2^31 "
+                       "elements (8 GB of fp32) that product wraps around and the kernel reads and writes other "
+                       "rows' memory. Convert the program id (or the index) to a 64-bit integer before it is "
+                       "multiplied by a stride or a size; widening the product afterwards is too late")]
 
 
 def _grade_plain(ex: Exercise, fn, seed: int, device, graded: str) -> GradeReport:

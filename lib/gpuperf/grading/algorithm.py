@@ -55,6 +55,8 @@ class Launch:
     stored_2d: int = 0  # active elements stored by blocks with at least two dimensions > 1
     blocks_2d: list = field(default_factory=list)  # the active addresses of each such store
     atomics: int = 0
+    atomic_args: set = field(default_factory=set)  # argument names an atomic updated
+    store_shapes: dict = field(default_factory=dict)  # block shape of each store: count
     narrow_pid_offsets: int = 0  # loads and stores whose addresses come from an int32 product of a program id
     #: loads and stores whose addresses come from an int32 product of a program id (or an index computed from
     #: one) with a size or stride the kernel was given at run time: past 2^31 elements it wraps around
@@ -126,6 +128,17 @@ class Trace:
                     total += int(addresses.size)
         return total
 
+    def most_programs(self) -> int:
+        """The most programs one launch ran (its grid)."""
+        return max((launch.programs for launch in self.launches), default=0)
+
+    def store_shapes(self) -> dict:
+        shapes: dict = {}
+        for launch in self.launches:
+            for shape, count in launch.store_shapes.items():
+                shapes[shape] = shapes.get(shape, 0) + count
+        return shapes
+
     def stored_2d(self) -> int:
         return sum(launch.stored_2d for launch in self.launches)
 
@@ -156,7 +169,7 @@ def _find_race(launch: Launch, grid) -> str:
         mixed = _store_meets_atomic(launch._stores, launch._exchanges + launch._adds)
         if mixed is not None:
             address, a, b = mixed
-            return _describe(launch, address, "stored to", a, b, grid)
+            return _describe(launch, address, "mixed", a, b, grid)
     if not writes:
         return ""
     s_addr = np.concatenate([a for a, _ in writes])
@@ -223,8 +236,13 @@ def _describe(launch: Launch, address: int, what: str, writer: int, other: int, 
         return (f"a race in your kernel {launch.kernel}: {a} and {b} both wrote {where} with an atomic exchange "
                 "or compare-and-swap. Each write is atomic, but a value read before it (a load, then an exchange "
                 "of the loaded value plus a contribution) is stale as soon as another program writes: on a GPU, "
-                "where programs run at the same time, updates are lost. Add contributions with tl.atomic_add, "
+                "where programs run at the same time, updates are lost. Add contributions with an atomic add, "
                 "or give every program its own output elements (a separate dQ kernel)")
+    if what == "mixed":
+        return (f"a race in your kernel {launch.kernel}: {a} stored to {where} with a plain store while {b} "
+                "updated it with an atomic. On a GPU nothing orders the two programs: the plain store can land "
+                "after the atomic updates and wipe them out. Start from memory that is already zero (allocate "
+                "it zeroed) and let every program add with an atomic")
     if what == "stored to":
         return (f"a race in your kernel {launch.kernel}: {a} and {b} both stored to {where} without an atomic. "
                 "Under the interpreter programs run one after another, so the result can look right; on a GPU "
@@ -372,6 +390,8 @@ def _install():
                 note_offsets(launch, ptrs)
                 name = name_of(launch, picked) or name_of(launch, addresses)
                 launch.stored[name] = launch.stored.get(name, 0) + int(picked.size)
+                shape = tuple(int(s) for s in addresses.shape)
+                launch.store_shapes[shape] = launch.store_shapes.get(shape, 0) + 1
                 if sum(1 for s in addresses.shape if s > 1) >= 2:
                     launch.stored_2d += int(picked.size)
                     if picked.size:
@@ -396,9 +416,22 @@ def _install():
                     addresses, active = lanes(ptrs, mask)
                     picked = addresses[active]
                     note_offsets(launch, ptrs)
+                    # an atomic reads what it updates: its lanes count as loads (passes, blocks visited)
+                    name = name_of(launch, picked) or name_of(launch, addresses)
+                    launch.loaded[name] = launch.loaded.get(name, 0) + int(picked.size)
+                    launch.atomic_args.add(name)
+                    if addresses.size:
+                        launch.visits.setdefault(name, set()).add((state["program"],
+                                                                   int(addresses.reshape(-1)[0])))
+                    shapes = launch.load_shapes.setdefault(name, {})
+                    shape = tuple(int(s) for s in addresses.shape)
+                    shapes[shape] = shapes.get(shape, 0) + 1
                     if picked.size:
                         record = (np.unique(picked), state["program"])
                         (launch._exchanges if exchange else launch._adds).append(record)
+                        counts = launch.per_program.setdefault(name, {})
+                        counts[state["program"]] = counts.get(state["program"], 0) + int(picked.size)
+                        launch.spans.append((name, state["program"], int(picked.min()), int(picked.max())))
                 except (AttributeError, IndexError, TypeError):  # pragma: no cover - another layout
                     pass
             return original(self, *args, **kwargs)

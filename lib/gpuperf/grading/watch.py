@@ -67,7 +67,8 @@ popped, or a disabling guard left entered, fails the case.
 
 **The course's own kernels** are refused by what runs, not by name: a launch whose Python function was
 compiled from a file of ``gpuperf/kernels`` (re-jitting ``kernel.fn`` or copying its code object keeps
-that file) fails unless the grader allows it (the course's solutions are graded with it allowed).
+that file) fails unless the function graded is the exercise's solution itself (by identity: a wrapper
+around it is the reader's function), or the exercise's :class:`Policy` hands that kernel to the reader.
 
 **Memory.** Every allocation the reader makes is served from a larger buffer whose bands before and after
 hold a NaN with a payload of the grader's (:data:`BAND_ELEMENTS` each side, wider than any Triton block:
@@ -1339,10 +1340,11 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
     finally:
         w.internal = saved
     if problem:
-        w._refuse(f"your kernel {getattr(fn, '__name__', '?')} does not compile with Triton: {problem}. Under "
-                  "the interpreter a kernel's body runs as Python on NumPy arrays, so NumPy, `.handle` or Python "
-                  "on a block's values works there; the compiler that builds the kernel for a GPU accepts only "
-                  "Triton's operations on blocks (tl.load, tl.dot, tl.sum, tl.exp, ...)")
+        w._refuse(f"your kernel {getattr(fn, '__name__', '?')} does not compile with Triton: {problem}. The "
+                  "interpreter runs a kernel's body as Python on NumPy arrays, so code the compiler refuses can "
+                  "run there (NumPy, `.handle` or Python on a block's values; a block that is not a power of "
+                  "two), but no GPU can run it: compute with Triton's own operations on blocks (loads, dots, "
+                  "sums, exponentials) and the shapes the compiler accepts")
 
 
 def _mark_stores(w: Watch, addresses, element_size: int) -> None:
