@@ -307,7 +307,7 @@ def plot_schedule(events: Sequence[tuple], title: str = ""):
     fig, ax = new_figure(width=9.0, height=0.55 * len(lanes) + 1.3)
     row = {lane: len(lanes) - 1 - k for k, lane in enumerate(lanes)}
     for lane, label, block, start, end in events:
-        color = PALETTE[block % len(PALETTE)]
+        color = "0.45" if block < 0 else PALETTE[block % len(PALETTE)]  # K_j, V_j: grey
         ax.barh(row[lane], end - start, left=start, height=0.6, color=color, alpha=0.85,
                 edgecolor="white")
         ax.text((start + end) / 2, row[lane], label, ha="center", va="center", fontsize=7, color="white")
