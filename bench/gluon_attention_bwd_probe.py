@@ -3,7 +3,7 @@
 Usage (repository root, PYTHONPATH=lib)::
 
     python bench/gluon_attention_bwd_probe.py warm [WORKERS]   # compile every launch, in parallel
-    python bench/gluon_attention_bwd_probe.py check [OUT_DIR]  # float64 checks on awkward shapes
+    timeout 30 python bench/gluon_attention_bwd_probe.py check [OUT_DIR]  # float64 checks, awkward shapes
     python bench/gluon_attention_bwd_probe.py time [OUT_DIR]   # registers, spills, times vs Triton, cuDNN
 
 ``check`` compares dQ, dK, dV of each Gluon variant (:data:`VARIANTS`) and of PyTorch's SDPA backward
@@ -14,7 +14,10 @@ error is within twice SDPA's (or :data:`FLOOR`). O and L come from PyTorch's Fla
 ``triton.testing.do_bench``, L2 flushed between calls), the Triton backward and cuDNN's backward through
 SDPA, on three bf16 shapes, and prints the ratios; with ``OUT_DIR`` it saves a record there
 (``gpuperf.records.save_run``).
-Every step catches and prints its exception, so one failure does not hide the rest.
+Every step catches and prints its exception, so one failure does not hide the rest. Run ``check``
+under ``timeout`` before any timing: a wrong barrier (``_cta_barrier`` inside a partition must sync only
+the consumer warps; ``mbarrier.arrive(count=1)`` once per partition) deadlocks the launch, and a check
+killed that way leaves every variant marked failed, so ``time`` runs none of them.
 """
 
 from __future__ import annotations
@@ -122,8 +125,13 @@ def check(out_dir: str | None = None) -> bool:
             traceback.print_exc()
             sys.stdout.flush()
     passed = {}
+    if out_dir:  # every variant unchecked until it passes: a check killed by its timeout (a barrier
+        # deadlock hangs the launch) leaves ``time`` nothing to run rather than everything
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        (Path(out_dir) / "variants_ok.json").write_text(json.dumps(dict.fromkeys(VARIANTS, False)))
     for name, configs in VARIANTS.items():
         ok_variant = len(cases) == len(CHECKS)
+        print(f"checking {name} (a hang here is a deadlock: run under `timeout`)", flush=True)
         for label, dtype, d, causal, (q, k, v, o, lse, do), ref, base in cases:
             if d not in configs:
                 continue
@@ -150,8 +158,8 @@ def check(out_dir: str | None = None) -> bool:
                 sys.stdout.flush()
         passed[name] = ok_variant
         if out_dir:
-            Path(out_dir).mkdir(parents=True, exist_ok=True)
-            (Path(out_dir) / "variants_ok.json").write_text(json.dumps(passed))
+            status = {**dict.fromkeys(VARIANTS, False), **passed}
+            (Path(out_dir) / "variants_ok.json").write_text(json.dumps(status))
     print("check:", passed, flush=True)
     return all(passed.values()) and len(passed) == len(VARIANTS)
 

@@ -73,5 +73,5 @@ def test_plot_schedule_draws_every_event():
     fig, ax = plot_schedule(events, "t")
     assert len(ax.patches) == len(events)
     assert [t.get_text() for t in ax.get_yticklabels()] == [
-        "slot 0 (TMA)", "slot 1 (TMA)", "consumers: tensor cores", "consumers: other units"]
+        "K V (TMA)", "slot 0 (TMA)", "slot 1 (TMA)", "consumers: tensor cores", "consumers: other units"]
     plt.close(fig)

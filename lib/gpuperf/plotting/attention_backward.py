@@ -294,24 +294,25 @@ def plot_attention_share(n_seqs: Sequence[int], shares: Mapping[int, Sequence[fl
 
 def plot_schedule(events: Sequence[tuple], title: str = ""):
     """The warp-specialised backward's schedule: one row per lane of
-    :func:`gpuperf.kernels.gluon_attention_bwd.schedule_events` (ring slots filled by the producer's TMA
+    :func:`gpuperf.kernels.gluon_attention_bwd.schedule_events` (the K_j and V_j load, ring slots filled by the producer's TMA
     loads, the consumers' tensor-core products, the consumers' other work), one bar per event, coloured by
     query block and labelled with its step."""
     lanes = []
     for lane, *_ in events:
         if lane not in lanes:
             lanes.append(lane)
-    lanes = [lane for lane in lanes if lane.startswith("slot")] + [
+    lanes = [lane for lane in ("K V",) if lane in lanes] + [
+        lane for lane in lanes if lane.startswith("slot")] + [
         lane for lane in ("tensor cores", "other units") if lane in lanes]
     fig, ax = new_figure(width=9.0, height=0.55 * len(lanes) + 1.3)
     row = {lane: len(lanes) - 1 - k for k, lane in enumerate(lanes)}
     for lane, label, block, start, end in events:
-        color = PALETTE[block % len(PALETTE)]
+        color = "0.45" if block < 0 else PALETTE[block % len(PALETTE)]  # K_j, V_j: grey
         ax.barh(row[lane], end - start, left=start, height=0.6, color=color, alpha=0.85,
                 edgecolor="white")
         ax.text((start + end) / 2, row[lane], label, ha="center", va="center", fontsize=7, color="white")
     ax.set_yticks([row[lane] for lane in lanes])
-    ax.set_yticklabels([f"{lane} (TMA)" if lane.startswith("slot") else f"consumers: {lane}"
+    ax.set_yticklabels([f"{lane} (TMA)" if lane.startswith(("slot", "K V")) else f"consumers: {lane}"
                         for lane in lanes])
     ax.set_xlabel("time (illustrative units)")
     ax.set_xlim(0, max(end for *_, end in events) * 1.01)
