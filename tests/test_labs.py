@@ -117,3 +117,21 @@ def test_the_environment_report_says_where_the_kernels_run(monkeypatch):
     monkeypatch.setattr(labs, "_cuda_available", lambda: True)
     forced = labs.environment_html("L2", labs.Environment("CPU (Triton interpreter)", False, True, versions))
     assert "TRITON_INTERPRET is set" in forced and "No GPU here" not in forced
+
+
+def test_the_environment_report_warns_of_tritons_interpreter_with_numpy_2_4(monkeypatch):
+    """Triton 3.6's interpreter fails with NumPy 2.4 or later (checked 2026-12-04: every lab passes with
+    NumPy 2.2.6 and fails from L3 on with 2.4.6); the report says so and how to fix it, only where the
+    interpreter runs."""
+    from gpuperf import labs
+
+    assert labs.interpreter_numpy_conflict("3.6.0", "2.4.6") and "numpy<2.4" in labs.interpreter_numpy_conflict(
+        "3.6.0", "2.5.2")
+    for triton, numpy in (("3.6.0", "2.2.6"), ("3.6.0", "2.1"), ("3.9.0", "2.4.6"), ("?", "2.4"), ("3.6", "")):
+        assert labs.interpreter_numpy_conflict(triton, numpy) is None, (triton, numpy)
+    versions = {"python": "3.12", "torch": "2.11.0", "triton": "3.6.0", "numpy": "2.4.6", "ipywidgets": "8.1"}
+    monkeypatch.setattr(labs, "_cuda_available", lambda: False)
+    cpu = labs.environment_html("L3", labs.Environment("CPU (Triton interpreter)", False, True, versions))
+    assert "Warning" in cpu and "numpy&lt;2.4" in cpu
+    gpu = labs.environment_html("L3", labs.Environment("Tesla T4", True, False, versions))
+    assert "Warning" not in gpu

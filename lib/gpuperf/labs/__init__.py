@@ -37,6 +37,31 @@ class Environment:
     versions: dict
 
 
+def _release(version: str) -> tuple[int, int]:
+    """(major, minor) of a version string such as "2.4.6" or "3.6.0+git": (0, 0) when unreadable."""
+    parts = version.split(".")
+    try:
+        return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
+    except (IndexError, ValueError):
+        return (0, 0)
+
+
+def interpreter_numpy_conflict(triton_version: str, numpy_version: str) -> str | None:
+    """Why Triton's interpreter will fail with these versions, or None. Triton 3.6's interpreter converts
+    one-element arrays to Python numbers, which NumPy 2.4 made an error ("only 0-dimensional arrays can be
+    converted to Python scalars"; a deprecation since NumPy 1.25). Checked on 2026-12-04: Triton 3.6 fails
+    with NumPy 2.4.6 and passes every lab with 2.2.6; Triton 3.9 passes with 2.4.6; the Tritons between were
+    not checked, so they are warned about too."""
+    if _release(triton_version) == (0, 0) or _release(numpy_version) == (0, 0):
+        return None
+    if _release(triton_version) < (3, 9) and _release(numpy_version) >= (2, 4):
+        return (f"Triton {triton_version}'s interpreter fails with NumPy {numpy_version} (NumPy 2.4 turned a "
+                "conversion it makes into an error: \"only 0-dimensional arrays can be converted to Python "
+                "scalars\"). Install NumPy below 2.4 (pip install \"numpy<2.4\") or Triton 3.9 or later, "
+                "then restart the runtime.")
+    return None
+
+
 def _version(module: str) -> str:
     try:
         mod = __import__(module)
@@ -84,6 +109,9 @@ def environment_html(lab: str, env: Environment | None = None) -> str:
                 "(fp32 and fp16; the interpreter cannot do bf16), which is enough for every exercise and "
                 "grader; the timings are of the interpreter, not of a GPU. In Colab, for a GPU: "
                 + html.escape(COLAB_GPU_STEPS))
+    conflict = interpreter_numpy_conflict(env.versions["triton"], env.versions["numpy"])
+    if env.interpreted and conflict:
+        note += f"</p><p><b>Warning</b>: {html.escape(conflict)}"
     return (f"<p><b>Lab {html.escape(lab)}</b></p><table><thead><tr>{head}</tr></thead><tbody>"
             + "".join(rows) + f"</tbody></table><p>{note}</p>")
 
