@@ -198,9 +198,15 @@ ATTACKS_3 = Path(__file__).with_name("grading_attacks_round3")
 #: Round 3's attacks that only the interpreter's counts catch: on a GPU machine they run with
 #: GPUPERF_GRADING_INTERPRET_ON_GPU=1 only. 36 and 37 are caught by values on every machine.
 ROUND3_ON_EVERY_MACHINE = {"36", "37"}
+#: Round 3's escapes and tampering: tests/test_grading_watch.py grades them, restoring what each patches
+#: (math.sqrt, F.scaled_dot_product_attention, the solutions switch); run here they would leave the patches
+#: in this process for every later test.
+ROUND3_IN_THE_WATCH_TESTS = {"38", "39", "40", "46", "47", "48"}
 
 
-@pytest.mark.parametrize("path", sorted(ATTACKS_3.glob("[0-9]*.py")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sorted(p for p in ATTACKS_3.glob("[0-9]*.py")
+                                        if p.stem.split("_")[0] not in ROUND3_IN_THE_WATCH_TESTS),
+                         ids=lambda p: p.stem)
 def test_attack_of_round_3_is_rejected(path):
     tag = path.stem.split("_")[0]
     if tag not in ROUND3_ON_EVERY_MACHINE and not _interpreted_here():
