@@ -216,3 +216,29 @@ def test_attack_of_round_3_is_rejected(path):
 
     report = grading.grade_report(key, fn, seed=SEED, stop_at_first_failure=True)
     assert not report.passed, f"{path.name} accepted by {key} (seed {SEED}):\n{report.text()}"
+
+
+ATTACKS_4 = Path(__file__).with_name("grading_attacks_round4")
+
+#: Round 4 (a fourth attacker, 2026-12-04, after rounds 2 and 3 were closed): the files the graders of that
+#: evening still accepted. Each is a known hole, kept as a strict expected failure: the test starts to fail
+#: (XPASS) the day a fix rejects it, and the file then moves out of this set. See grading_attacks_round4/README.md.
+ROUND4_OPEN = {"01", "02", "30", "31", "33", "34", "43", "44", "45", "50", "51", "52"}
+#: 38 patches torch.Tensor.abs before the grader is imported (a limit labs/README.md names): not run here, it
+#: would leave the patch in this process.
+ROUND4_NOT_RUN = {"38"}
+
+
+@pytest.mark.parametrize("path", sorted(p for p in ATTACKS_4.glob("[0-9]*.py")
+                                        if p.stem.split("_")[0] not in ROUND4_NOT_RUN), ids=lambda p: p.stem)
+def test_attack_of_round_4_is_rejected(path, request):
+    tag = path.stem.split("_")[0]
+    if tag in ROUND4_OPEN:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="round 4: a known hole, not closed yet"))
+    if not _interpreted_here():
+        pytest.skip("round 4 was run under the interpreter only")
+    key, fn = _attack(path)
+    from gpuperf import grading
+
+    report = grading.grade_report(key, fn, seed=SEED, stop_at_first_failure=True)
+    assert not report.passed, f"{path.name} accepted by {key} (seed {SEED}):\n{report.text()}"
