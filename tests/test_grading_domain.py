@@ -94,21 +94,9 @@ ATTACKS = Path(__file__).with_name("grading_attacks_round1")
 
 def _attack(path: Path):
     """The exercise and the function of one attack file, without running its grade() line."""
-    import os
-    import re
-
-    text = path.read_text()
-    m = re.search(r'^(\w+) = grading\.grade\("([^"]+)", (\w+)\)\s*$', text, re.M)
-    assert m, f"{path.name}: no grading.grade line"
-    os.environ.setdefault("ATTACK_REPO", str(Path(__file__).resolve().parents[1]))
     if str(ATTACKS) not in sys.path:
         sys.path.insert(0, str(ATTACKS))
-    name = f"attack_{path.stem}"
-    module = type(sys)(name)
-    module.__file__ = str(path)
-    sys.modules[name] = module  # Triton's interpreter looks a kernel's module up by name
-    exec(compile(text[:m.start()], str(path), "exec"), module.__dict__)
-    return m.group(2), module.__dict__[m.group(3)]
+    return _attack_text(path, path.read_text())
 
 
 @pytest.mark.parametrize("path", sorted(ATTACKS.glob("a*.py")), ids=lambda p: p.stem)

@@ -556,13 +556,8 @@ def _plan_key(q, k, v, cache_seqlens, block_table, layout, causal, softmax_scale
 # Checks.
 # --------------------------------------------------------------------------------------------------------
 
-def _default_scale(head_dim: int, softmax_scale) -> float:
-    if softmax_scale is None:
-        return 1.0 / math.sqrt(head_dim)
-    if (isinstance(softmax_scale, bool) or not isinstance(softmax_scale, numbers.Real)
-            or not math.isfinite(softmax_scale) or softmax_scale <= 0):
-        raise ValueError(f"softmax_scale must be a positive finite number or None, got {softmax_scale!r}")
-    return float(softmax_scale)
+# The scale's check is chapter 14's forward's (one rule for every attention kernel of the course).
+from gpuperf.kernels.flash_attention import _default_scale  # noqa: E402
 
 
 def _lengths_list(cache_seqlens, batch: int) -> list[int]:
