@@ -51,7 +51,6 @@ back; O ``R d b``. For decoding (R small, N_k large) the cache is nearly all of 
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import torch
