@@ -1,12 +1,8 @@
 """The vocabulary kernels (softmax "rows", "stream" and its split form, cross-entropy and its split form)
 compile for sm_90 on a machine without a GPU, and their row bodies move 16-byte vectors: rows of odd
 length start at odd addresses, and only the aligned body (and lengths made visible as multiples of the
-vector) keeps the loads and stores wide. Compiled in a subprocess with the interpreter off."""
-
-import os
-import subprocess
-import sys
-from pathlib import Path
+vector) keeps the loads and stores wide. Compiled in a subprocess with the interpreter off (the
+``compiled_check`` fixture of tests/kernels/conftest.py)."""
 
 import pytest
 
@@ -59,10 +55,5 @@ print("ok")
 '''
 
 
-def test_vocabulary_kernels_compile_for_sm90_with_16_byte_vectors():
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(root / "lib")}
-    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=600)
-    if out.returncode != 0 and "No module named" in out.stderr and "nvidia" in out.stderr:
-        pytest.skip("Triton's NVIDIA backend is not installed")
-    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+def test_vocabulary_kernels_compile_for_sm90_with_16_byte_vectors(compiled_check):
+    compiled_check(SCRIPT)

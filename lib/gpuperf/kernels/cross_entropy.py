@@ -84,14 +84,7 @@ def cross_entropy_online_torch(logits: torch.Tensor, target: torch.Tensor,
     return lse - x_t, lse
 
 
-@triton.jit
-def _edge_offsets(head, tail_start, n_cols, VEC: tl.constexpr):
-    """Columns of a row's head (before its first 16-byte boundary) and tail (after its last), in one
-    vector of 2 VEC lanes, and which lanes are real."""
-    k = tl.arange(0, 2 * VEC)
-    cols = tl.where(k < VEC, k, tail_start + k - VEC)
-    live = tl.where(k < VEC, k < head, cols < n_cols)
-    return cols, live
+_edge_offsets = _sm._edge_offsets  # the head and tail lanes of a row, as softmax cuts rows
 
 
 @triton.jit
@@ -205,46 +198,22 @@ def _ce_split_kernel(X, G, T, LOSS, LSE, N_VALID, PM, PL, PS, SEM, n_rows, n_col
         row64 = tl.cast(row, tl.int64)
         x_start = mis_x + row64 * stride_x
         g_start = mis_g + row64 * stride_g
-        head = tl.minimum((VEC - x_start % VEC) % VEC, n_cols)
-        body = tl.multiple_of(((n_cols - head) // VEC) * VEC, VEC)
-        xb = tl.multiple_of(x_start + head, VEC)
-        if G_ALIGNED:
-            gb = tl.multiple_of(g_start + head, VEC)
-        else:
-            gb = g_start + head
-        lo = tl.multiple_of(c * chunk_cols, BLOCK)
-        hi = tl.multiple_of(tl.minimum(lo + chunk_cols, body), VEC)
-        n_full = tl.maximum(hi - lo, 0) // BLOCK
-        full_end = lo + n_full * BLOCK
+        head, body = _sm._vector_split(x_start, n_cols, VEC)
+        xb = _sm._body_start(x_start, head, True, VEC)
+        gb = _sm._body_start(g_start, head, G_ALIGNED, VEC)
+        lo, hi, n_full, full_end = _sm._chunk_span(c, chunk_cols, body, BLOCK, VEC)
         e_cols, e_live = _edge_offsets(head, head + body, n_cols, VEC)
         e_live = e_live & (e_cols * 0 + c == 0)  # chunk 0 only
         t = tl.load(T + row64).to(tl.int32)
         ignored = t == ignore_index
         xe = tl.load(X + x_start + e_cols, mask=e_live, other=float("-inf")).to(tl.float32)
         if PHASE != 2:
-            x = tl.load(X + xb + full_end + offs, mask=full_end + offs < hi,
-                        other=float("-inf")).to(tl.float32)
-            m = tl.maximum(tl.max(xe, 0), tl.max(x, 0))
-            cs = tl.where(m > float("-inf"), m, 0.0)
-            l = tl.exp(x - cs)
-            l_edge = tl.sum(tl.exp(xe - cs), 0)
-            if SMOOTH:
-                sx = tl.where(full_end + offs < hi, x, 0.0)
-            for start in tl.range(lo, full_end, BLOCK, num_stages=NUM_STAGES):
-                x = tl.load(X + xb + start + offs).to(tl.float32)
-                m = tl.maximum(m, tl.max(x, 0))
-                c_new = tl.where(m > float("-inf"), m, 0.0)
-                alpha = tl.exp(tl.minimum(cs - c_new, 0.0))
-                l = l * alpha + tl.exp(x - c_new)
-                l_edge = l_edge * alpha
-                cs = c_new
-                if SMOOTH:
-                    sx += x
+            m, _, l_chunk, s_chunk = _sm._stream_pass1(X, xb, lo, full_end, hi, xe, BLOCK, NUM_STAGES, SMOOTH)
             part = row64 * n_chunks + c
             tl.store(PM + part, m)
-            tl.store(PL + part, tl.sum(l, 0) + l_edge)
+            tl.store(PL + part, l_chunk)
             if SMOOTH:
-                tl.store(PS + part, tl.sum(sx, 0) + tl.sum(tl.where(e_live, xe, 0.0), 0))
+                tl.store(PS + part, s_chunk + tl.sum(tl.where(e_live, xe, 0.0), 0))
             # The target's logit, read before the barrier: after it, the chunk that holds it may overwrite
             # it (two launches: kept in LSE until the second).
             x_t = tl.load(X + x_start + t, mask=(t != ignore_index) & (c == 0), other=0.0).to(tl.float32)
@@ -296,17 +265,8 @@ def _scale_kernel(G, GO, n_cols, stride_g, mis_g, stride_go, BLOCK: tl.constexpr
         tl.store(ptr, (g * go).to(G.dtype.element_ty), mask=cols < n_cols)
 
 
-def _aligned_base(t: torch.Tensor) -> tuple[torch.Tensor, int]:
-    """A view of ``t``'s storage that starts at the 16-byte boundary at or before ``t``'s first element, and
-    ``t``'s offset from it in elements (CUDA allocations start 16-byte aligned, so the view is in bounds)."""
-    mis = (t.data_ptr() % 16) // t.element_size()
-    if mis == 0:
-        return t, 0
-    return t.as_strided((1,), (1,), t.storage_offset() - mis), mis
-
-
-def _sm_count(device) -> int:
-    return torch.cuda.get_device_properties(device).multi_processor_count
+_aligned_base = _sm._aligned_base
+_sm_count = _sm._sm_count
 
 
 def _check(logits, target, ignore_index, label_smoothing, reduction) -> None:

@@ -372,6 +372,62 @@ def _rows_kernel(X, Y, n_rows, n_cols_v, stride_xv, stride_yv, BLOCK: tl.constex
 
 
 @triton.jit
+def _vector_split(start, n_cols, VEC: tl.constexpr):
+    """A row of n_cols elements that starts `start` elements after a 16-byte boundary, cut into a head (up
+    to its first boundary) and an aligned body of whole 16-byte vectors; what is left is its tail."""
+    head = tl.minimum((VEC - start % VEC) % VEC, n_cols)
+    body = tl.multiple_of(((n_cols - head) // VEC) * VEC, VEC)
+    return head, body
+
+
+@triton.jit
+def _body_start(start, head, ALIGNED: tl.constexpr, VEC: tl.constexpr):
+    """Where a row's aligned body starts: a multiple of VEC when the row is cut at its own boundaries."""
+    body_start = start + head
+    if ALIGNED:
+        body_start = tl.multiple_of(body_start, VEC)
+    return body_start
+
+
+@triton.jit
+def _edge_offsets(head, tail_start, n_cols, VEC: tl.constexpr):
+    """Columns of a row's head (before its first 16-byte boundary) and tail (after its last), in one
+    vector of 2 VEC lanes, and which lanes are real."""
+    k = tl.arange(0, 2 * VEC)
+    cols = tl.where(k < VEC, k, tail_start + k - VEC)
+    live = tl.where(k < VEC, k < head, cols < n_cols)
+    return cols, live
+
+
+@triton.jit
+def _stream_pass1(X, xb, lo, full_end, hi, xe, BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr,
+                  SUM_X: tl.constexpr):
+    """Pass 1 over columns [lo, hi) of a row's aligned body from xb (whole blocks up to full_end, then a
+    partial one, read first so the loop needs no mask), with the head and tail's values xe: the running
+    maximum m (a block's maximum at a time; -inf while only -inf was seen), the shift c the sums are
+    relative to, the sum of exp(x - c) kept per lane and rescaled by one exp per block when m grows (one
+    exp per element), and with SUM_X the plain sum of the body's values (label smoothing)."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + xb + full_end + offs, mask=full_end + offs < hi, other=float("-inf")).to(tl.float32)
+    m = tl.maximum(tl.max(xe, 0), tl.max(x, 0))
+    c = tl.where(m > float("-inf"), m, 0.0)
+    l = tl.exp(x - c)
+    l_edge = tl.sum(tl.exp(xe - c), 0)
+    sx = tl.where(full_end + offs < hi, x, 0.0)
+    for start in tl.range(lo, full_end, BLOCK, num_stages=NUM_STAGES):
+        x = tl.load(X + xb + start + offs).to(tl.float32)
+        m = tl.maximum(m, tl.max(x, 0))
+        c_new = tl.where(m > float("-inf"), m, 0.0)
+        alpha = tl.exp(tl.minimum(c - c_new, 0.0))  # 1 unless the maximum grew (sums of 0: any factor)
+        l = l * alpha + tl.exp(x - c_new)
+        l_edge = l_edge * alpha
+        c = c_new
+        if SUM_X:
+            sx += x
+    return m, c, tl.sum(l, 0) + l_edge, tl.sum(sx, 0)
+
+
+@triton.jit
 def _stream_kernel(X, Y, n_rows, n_cols, stride_x, stride_y, mis_x, mis_y, BLOCK: tl.constexpr,
                    VEC: tl.constexpr, Y_ALIGNED: tl.constexpr, NUM_STAGES: tl.constexpr):
     # Two passes over each row, one program per row at a time, few programs (rows in flight) per SM so
@@ -382,37 +438,19 @@ def _stream_kernel(X, Y, n_rows, n_cols, stride_x, stride_y, mis_x, mis_y, BLOCK
     # lane rescaled by one exp per block: one exp per element, where a per-lane maximum costs two (the
     # SM's 16 exps per clock would then bind before HBM does).
     offs = tl.arange(0, BLOCK)
-    k = tl.arange(0, 2 * VEC)
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
         row64 = tl.cast(row, tl.int64)
         x_start = mis_x + row64 * stride_x
         y_start = mis_y + row64 * stride_y
-        head = tl.minimum((VEC - x_start % VEC) % VEC, n_cols)
-        body = tl.multiple_of(((n_cols - head) // VEC) * VEC, VEC)
-        xb = tl.multiple_of(x_start + head, VEC)
-        if Y_ALIGNED:
-            yb = tl.multiple_of(y_start + head, VEC)
-        else:
-            yb = y_start + head
+        head, body = _vector_split(x_start, n_cols, VEC)
+        xb = _body_start(x_start, head, True, VEC)
+        yb = _body_start(y_start, head, Y_ALIGNED, VEC)
         n_full = body // BLOCK
         full_end = n_full * BLOCK
-        e_cols = tl.where(k < VEC, k, head + body + k - VEC)
-        e_live = tl.where(k < VEC, k < head, e_cols < n_cols)
+        e_cols, e_live = _edge_offsets(head, head + body, n_cols, VEC)
         xe = tl.load(X + x_start + e_cols, mask=e_live, other=float("-inf")).to(tl.float32)
-        x = tl.load(X + xb + full_end + offs, mask=full_end + offs < body, other=float("-inf")).to(tl.float32)
-        m = tl.maximum(tl.max(xe, 0), tl.max(x, 0))  # -inf while the row has shown only -inf
-        c = tl.where(m > float("-inf"), m, 0.0)  # the shift the sums are relative to
-        l = tl.exp(x - c)
-        l_edge = tl.sum(tl.exp(xe - c), 0)
-        for start in tl.range(0, full_end, BLOCK, num_stages=NUM_STAGES):
-            x = tl.load(X + xb + start + offs).to(tl.float32)
-            m = tl.maximum(m, tl.max(x, 0))
-            c_new = tl.where(m > float("-inf"), m, 0.0)
-            alpha = tl.exp(tl.minimum(c - c_new, 0.0))  # 1 unless the maximum grew (sums of 0: any factor)
-            l = l * alpha + tl.exp(x - c_new)
-            l_edge = l_edge * alpha
-            c = c_new
-        inv = 1.0 / (tl.sum(l, 0) + l_edge)
+        m, c, l_row, _ = _stream_pass1(X, xb, 0, full_end, body, xe, BLOCK, NUM_STAGES, False)
+        inv = 1.0 / l_row
         if Y_ALIGNED:
             tl.store(Y + y_start + e_cols, (tl.exp(xe - c) * inv).to(Y.dtype.element_ty), mask=e_live)
             cols = full_end + offs
@@ -426,11 +464,9 @@ def _stream_kernel(X, Y, n_rows, n_cols, stride_x, stride_y, mis_x, mis_y, BLOCK
             # The output's rows start at other offsets modulo 16 bytes than the input's (a slice of wider
             # logits into contiguous rows): pass 2 splits the row by the output's boundaries instead, so
             # the stores to HBM stay 16-byte vectors and the re-reads, from L2, go element by element.
-            hy = tl.minimum((VEC - y_start % VEC) % VEC, n_cols)
-            by = tl.multiple_of(((n_cols - hy) // VEC) * VEC, VEC)
-            yb = tl.multiple_of(y_start + hy, VEC)
-            ey_cols = tl.where(k < VEC, k, hy + by + k - VEC)
-            ey_live = tl.where(k < VEC, k < hy, ey_cols < n_cols)
+            hy, by = _vector_split(y_start, n_cols, VEC)
+            yb = _body_start(y_start, hy, True, VEC)
+            ey_cols, ey_live = _edge_offsets(hy, hy + by, n_cols, VEC)
             xe = tl.load(X + x_start + ey_cols, mask=ey_live, other=float("-inf")).to(tl.float32)
             tl.store(Y + y_start + ey_cols, (tl.exp(xe - c) * inv).to(Y.dtype.element_ty), mask=ey_live)
             ny_full = by // BLOCK
@@ -590,6 +626,15 @@ def _split_coop_kernel(X, Y, PM, PL, SEM, n_rows, n_cols, stride_x, stride_y, n_
         _store_block(Y, row64 * stride_y, c_start, n_cols, y, CHUNK)
 
 
+@triton.jit
+def _chunk_span(c, chunk_cols, body, BLOCK: tl.constexpr, VEC: tl.constexpr):
+    """Chunk c of a row's aligned body: columns [lo, hi), n_full whole blocks from lo up to full_end."""
+    lo = tl.multiple_of(c * chunk_cols, BLOCK)
+    hi = tl.multiple_of(tl.minimum(lo + chunk_cols, body), VEC)
+    n_full = tl.maximum(hi - lo, 0) // BLOCK
+    return lo, hi, n_full, lo + n_full * BLOCK
+
+
 @triton.jit(do_not_specialize=["n_rows", "n_chunks", "n_groups", "chunk_cols"])
 def _stream_split_kernel(X, Y, PM, PL, SEM, n_rows, n_cols, stride_x, stride_y, mis_x, mis_y, chunk_cols,
                          n_chunks, n_groups, BLOCK: tl.constexpr, VEC: tl.constexpr, Y_ALIGNED: tl.constexpr,
@@ -607,42 +652,21 @@ def _stream_split_kernel(X, Y, PM, PL, SEM, n_rows, n_cols, stride_x, stride_y, 
     c = pid - group * n_chunks
     sem = SEM + group
     offs = tl.arange(0, BLOCK)
-    k = tl.arange(0, 2 * VEC)
     for row in tl.range(group, n_rows, n_groups):
         row64 = tl.cast(row, tl.int64)
         x_start = mis_x + row64 * stride_x
         y_start = mis_y + row64 * stride_y
-        head = tl.minimum((VEC - x_start % VEC) % VEC, n_cols)
-        body = tl.multiple_of(((n_cols - head) // VEC) * VEC, VEC)
-        xb = tl.multiple_of(x_start + head, VEC)
-        if Y_ALIGNED:
-            yb = tl.multiple_of(y_start + head, VEC)
-        else:
-            yb = y_start + head
-        lo = tl.multiple_of(c * chunk_cols, BLOCK)
-        hi = tl.multiple_of(tl.minimum(lo + chunk_cols, body), VEC)
-        n_full = tl.maximum(hi - lo, 0) // BLOCK
-        full_end = lo + n_full * BLOCK
-        e_cols = tl.where(k < VEC, k, head + body + k - VEC)
-        e_live = tl.where(k < VEC, k < head, e_cols < n_cols) & (k * 0 + c == 0)  # chunk 0 only
+        head, body = _vector_split(x_start, n_cols, VEC)
+        xb = _body_start(x_start, head, True, VEC)
+        yb = _body_start(y_start, head, Y_ALIGNED, VEC)
+        lo, hi, n_full, full_end = _chunk_span(c, chunk_cols, body, BLOCK, VEC)
+        e_cols, e_live = _edge_offsets(head, head + body, n_cols, VEC)
+        e_live = e_live & (e_cols * 0 + c == 0)  # chunk 0 only
         xe = tl.load(X + x_start + e_cols, mask=e_live, other=float("-inf")).to(tl.float32)
         if PHASE != 2:
-            x = tl.load(X + xb + full_end + offs, mask=full_end + offs < hi,
-                        other=float("-inf")).to(tl.float32)
-            m = tl.maximum(tl.max(xe, 0), tl.max(x, 0))
-            cs = tl.where(m > float("-inf"), m, 0.0)
-            l = tl.exp(x - cs)
-            l_edge = tl.sum(tl.exp(xe - cs), 0)
-            for start in tl.range(lo, full_end, BLOCK, num_stages=NUM_STAGES):
-                x = tl.load(X + xb + start + offs).to(tl.float32)
-                m = tl.maximum(m, tl.max(x, 0))
-                c_new = tl.where(m > float("-inf"), m, 0.0)
-                alpha = tl.exp(tl.minimum(cs - c_new, 0.0))
-                l = l * alpha + tl.exp(x - c_new)
-                l_edge = l_edge * alpha
-                cs = c_new
+            m, _, l_chunk, _ = _stream_pass1(X, xb, lo, full_end, hi, xe, BLOCK, NUM_STAGES, False)
             tl.store(PM + row64 * n_chunks + c, m)  # -inf for a chunk of -inf only (its l is 0)
-            tl.store(PL + row64 * n_chunks + c, tl.sum(l, 0) + l_edge)
+            tl.store(PL + row64 * n_chunks + c, l_chunk)
         if PHASE == 0:
             old = _arrive(sem, n_chunks, c)
             _wait(sem, old)
