@@ -1616,7 +1616,8 @@ def _skip_check(trace, label, q, k, n, d) -> list[CaseResult]:
                            "blocks of at most 128 queries")]
     hidden, pairs, example = _hidden_pairs(trace, q, k)
     hidden_visits, visits = _hidden_visits(trace, q, k)
-    if hidden > 0.05 * pairs or hidden_visits > 0.05 * visits:
+    # a tenth is slack for a walk that stops one block late (what the count by elements allowed before)
+    if hidden > 0.1 * pairs or hidden_visits > 0.1 * visits:
         where = example or "some with their lanes masked off"
         return [CaseResult(
             label, "-", False,
