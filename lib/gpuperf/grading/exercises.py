@@ -1621,10 +1621,10 @@ def _skip_check(trace, label, q, k, n, d) -> list[CaseResult]:
         where = example or "some with their lanes masked off"
         return [CaseResult(
             label, "-", False,
-            f"with the causal mask your kernel visited {max(hidden, hidden_visits)} blocks of keys (of "
-            f"{max(pairs, visits)}) that come after the last query its program holds ({where}): no "
-            "query of the block can see them. Skip them: each program stops at its diagonal, the block of keys "
-            "that holds its last query (about half the blocks of a long sequence)")]
+            "with the causal mask your kernel visited key blocks that no query of the program's block can see: "
+            f"{max(hidden, hidden_visits)} of the {max(pairs, visits)} it visited come after the block's last "
+            f"query ({where}). Skip them: each program stops at its diagonal, the block of keys that holds its "
+            "last query (about half the blocks of a long sequence)")]
     return []
 
 
