@@ -240,6 +240,289 @@ def attention_own(q, k, v, causal=False):  # a learner's own: other blocks (16 q
     return _attention(q, k, v, causal, bm=16, bn=64)
 
 
+# ---- L5: a block of queries held as two halves, programs holding two blocks, K loaded transposed ------------
+
+
+@triton.jit
+def _fa2_update(q, rows, kt, v, keys, N_K, m, l, acc, scale, CAUSAL: tl.constexpr, PRECISION: tl.constexpr):
+    s = tl.dot(q, kt, input_precision=PRECISION) * scale
+    visible = keys[None, :] < N_K
+    if CAUSAL:
+        visible = visible & (keys[None, :] <= rows[:, None])
+    s = tl.where(visible, s, float("-inf"))
+    m_new = tl.maximum(m, tl.max(s, axis=1))
+    alpha = tl.exp(m - m_new)
+    p = tl.exp(s - m_new[:, None])
+    acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
+    return m_new, l * alpha + tl.sum(p, axis=1), acc
+
+
+@triton.jit
+def _fa2_block(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, head, blk, N_Q, N_K, scale, CAUSAL: tl.constexpr,
+               D: tl.constexpr, HALF: tl.constexpr, BN: tl.constexpr, SKIP: tl.constexpr, KT: tl.constexpr,
+               PRECISION: tl.constexpr):
+    """One block of 2 HALF queries, loaded and kept as two halves that share every block of keys."""
+    rows_a = blk * (2 * HALF) + tl.arange(0, HALF)
+    rows_b = rows_a + HALF
+    dims = tl.arange(0, D)
+    qh, kh = q_ptr + head * N_Q * D, k_ptr + head * N_K * D
+    vh, oh = v_ptr + head * N_K * D, o_ptr + head * N_Q * D
+    qa = tl.load(qh + rows_a[:, None] * D + dims[None, :], mask=rows_a[:, None] < N_Q, other=0.0)
+    qb = tl.load(qh + rows_b[:, None] * D + dims[None, :], mask=rows_b[:, None] < N_Q, other=0.0)
+    ma = tl.full((HALF,), float("-inf"), tl.float32)
+    mb = tl.full((HALF,), float("-inf"), tl.float32)
+    la = tl.zeros((HALF,), tl.float32)
+    lb = tl.zeros((HALF,), tl.float32)
+    acca = tl.zeros((HALF, D), tl.float32)
+    accb = tl.zeros((HALF, D), tl.float32)
+    end = N_K
+    if CAUSAL and SKIP:
+        end = tl.minimum(N_K, (blk + 1) * (2 * HALF))
+    for start in range(0, end, BN):
+        keys = start + tl.arange(0, BN)
+        if KT:  # K^T read directly as a (d, BLOCK_N) tile
+            kt = tl.load(kh + keys[None, :] * D + dims[:, None], mask=keys[None, :] < N_K, other=0.0)
+        else:
+            kt = tl.trans(tl.load(kh + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0))
+        v = tl.load(vh + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+        ma, la, acca = _fa2_update(qa, rows_a, kt, v, keys, N_K, ma, la, acca, scale, CAUSAL, PRECISION)
+        mb, lb, accb = _fa2_update(qb, rows_b, kt, v, keys, N_K, mb, lb, accb, scale, CAUSAL, PRECISION)
+    out = o_ptr.dtype.element_ty
+    tl.store(oh + rows_a[:, None] * D + dims[None, :], (acca / la[:, None]).to(out), mask=rows_a[:, None] < N_Q)
+    tl.store(oh + rows_b[:, None] * D + dims[None, :], (accb / lb[:, None]).to(out), mask=rows_b[:, None] < N_Q)
+    tl.store(lse_ptr + head * N_Q + rows_a, ma + tl.log(la), mask=rows_a < N_Q)
+    tl.store(lse_ptr + head * N_Q + rows_b, mb + tl.log(lb), mask=rows_b < N_Q)
+
+
+@triton.jit
+def _fa2(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, N_Q, N_K, scale, CAUSAL: tl.constexpr, D: tl.constexpr,
+         HALF: tl.constexpr, BN: tl.constexpr, SKIP: tl.constexpr, KT: tl.constexpr, PAIRED: tl.constexpr,
+         PRECISION: tl.constexpr):
+    pid = tl.program_id(0)
+    head = tl.program_id(1).to(tl.int64)
+    _fa2_block(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, head, pid, N_Q, N_K, scale, CAUSAL, D, HALF, BN, SKIP, KT,
+               PRECISION)
+    if PAIRED:  # and the block as far from the diagonal's short end: every program the same work
+        other = tl.cdiv(N_Q, 2 * HALF) - 1 - pid
+        if other > pid:
+            _fa2_block(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, head, other, N_Q, N_K, scale, CAUSAL, D, HALF, BN,
+                       SKIP, KT, PRECISION)
+
+
+def _attention2(q, k, v, causal, half=32, bn=32, skip=True, kt=False, paired=False):
+    b, h, n_q, d = q.shape
+    n_k = k.shape[2]
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    o = torch.empty((b, h, n_q, d), dtype=q.dtype, device=q.device)
+    lse = torch.empty((b, h, n_q), dtype=torch.float32, device=q.device)
+    blocks = triton.cdiv(n_q, 2 * half)
+    grid = (triton.cdiv(blocks, 2) if paired else blocks, b * h)
+    _fa2[grid](q, k, v, o, lse, n_q, n_k, 1.0 / math.sqrt(d), CAUSAL=causal, D=d, HALF=half, BN=bn, SKIP=skip,
+               KT=kt, PAIRED=paired, PRECISION="ieee" if q.dtype == torch.float32 else "tf32")
+    return o, lse
+
+
+def attention_halves_skip(q, k, v, causal=False):  # 64 queries a program, as two halves of 32
+    return _attention2(q, k, v, causal)
+
+
+def attention_paired_blocks_kt(q, k, v, causal=False):  # blocks p and last - p in one program; K^T tiles
+    return _attention2(q, k, v, causal, half=16, bn=64, kt=True, paired=True)
+
+
+def attention_kt(q, k, v, causal=False):  # K^T loaded as (d, 64) tiles
+    return _attention2(q, k, v, causal, half=16, bn=64, kt=True)
+
+
+def attention_quarters_noskip(q, k, v, causal=False):  # 128 queries a program (two halves), no block skipped
+    return _attention2(q, k, v, causal, half=64, skip=False)
+
+
+def attention_paired_noskip_kt(q, k, v, causal=False):
+    return _attention2(q, k, v, causal, half=16, bn=64, kt=True, paired=True, skip=False)
+
+
+def attention_kt_half_rows(q, k, v, causal=False):  # K^T in (d, N_k / 2) tiles: two blocks of 2048 keys
+    return _attention2(q, k, v, causal, half=16, kt=True, bn=max(16, triton.next_power_of_2(k.shape[2]) // 2))
+
+
+# ---- L6: the backward, blocks of other sizes, dQ by atomics, one program per head --------------------------
+
+
+@triton.jit
+def _bwd2_delta(o_ptr, do_ptr, delta_ptr, N_Q, D: tl.constexpr, BLOCK: tl.constexpr):
+    head = tl.program_id(1).to(tl.int64)
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    dims = tl.arange(0, D)
+    off = head * N_Q * D + rows[:, None] * D + dims[None, :]
+    o = tl.load(o_ptr + off, mask=rows[:, None] < N_Q, other=0.0).to(tl.float32)
+    do = tl.load(do_ptr + off, mask=rows[:, None] < N_Q, other=0.0).to(tl.float32)
+    tl.store(delta_ptr + head * N_Q + rows, tl.sum(o * do, axis=1), mask=rows < N_Q)
+
+
+@triton.jit
+def _bwd2_kv_block(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, dk_ptr, dv_ptr, head, blk, N_Q, N_K,
+                   scale, CAUSAL: tl.constexpr, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                   SKIP: tl.constexpr, FUSED: tl.constexpr, PRECISION: tl.constexpr):
+    """dK, dV of one block of BN keys, walking blocks of BM queries (and adding their dQ with atomics)."""
+    keys = blk * BN + tl.arange(0, BN)
+    dims = tl.arange(0, D)
+    kv = head * N_K * D + keys[:, None] * D + dims[None, :]
+    k = tl.load(k_ptr + kv, mask=keys[:, None] < N_K, other=0.0)
+    v = tl.load(v_ptr + kv, mask=keys[:, None] < N_K, other=0.0)
+    dk = tl.zeros((BN, D), tl.float32)
+    dv = tl.zeros((BN, D), tl.float32)
+    start = 0
+    if CAUSAL and SKIP:
+        start = (blk * BN // BM) * BM
+    for m0 in range(start, N_Q, BM):
+        rows = m0 + tl.arange(0, BM)
+        qo = head * N_Q * D + rows[:, None] * D + dims[None, :]
+        q = tl.load(q_ptr + qo, mask=rows[:, None] < N_Q, other=0.0)
+        do = tl.load(do_ptr + qo, mask=rows[:, None] < N_Q, other=0.0)
+        lse = tl.load(lse_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+        delta = tl.load(delta_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+        visible = (rows[:, None] < N_Q) & (keys[None, :] < N_K)
+        if CAUSAL:
+            visible = visible & (keys[None, :] <= rows[:, None])
+        p = tl.where(visible, tl.exp(s - lse[:, None]), 0.0)
+        dv += tl.dot(tl.trans(p.to(do.dtype)), do, input_precision=PRECISION)
+        ds = p * (tl.dot(do, tl.trans(v), input_precision=PRECISION) - delta[:, None])
+        dk += tl.dot(tl.trans(ds.to(q.dtype)), q, input_precision=PRECISION)
+        if FUSED:  # dQ in an fp32 buffer, added to by every block of keys
+            tl.atomic_add(dq_ptr + qo, tl.dot(ds.to(k.dtype), k, input_precision=PRECISION) * scale,
+                          mask=rows[:, None] < N_Q)
+    tl.store(dk_ptr + kv, (dk * scale).to(dk_ptr.dtype.element_ty), mask=keys[:, None] < N_K)
+    tl.store(dv_ptr + kv, dv.to(dv_ptr.dtype.element_ty), mask=keys[:, None] < N_K)
+
+
+@triton.jit
+def _bwd2_q_block(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, head, blk, N_Q, N_K, scale,
+                  CAUSAL: tl.constexpr, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, SKIP: tl.constexpr,
+                  KT: tl.constexpr, PRECISION: tl.constexpr):
+    """dQ of one block of BM queries, walking blocks of BN keys (read as K^T tiles when KT)."""
+    rows = blk * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    qo = head * N_Q * D + rows[:, None] * D + dims[None, :]
+    q = tl.load(q_ptr + qo, mask=rows[:, None] < N_Q, other=0.0)
+    do = tl.load(do_ptr + qo, mask=rows[:, None] < N_Q, other=0.0)
+    lse = tl.load(lse_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+    delta = tl.load(delta_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+    dq = tl.zeros((BM, D), tl.float32)
+    end = N_K
+    if CAUSAL and SKIP:
+        end = tl.minimum(N_K, (blk + 1) * BM)
+    for n0 in range(0, end, BN):
+        keys = n0 + tl.arange(0, BN)
+        kv = head * N_K * D + keys[:, None] * D + dims[None, :]
+        if KT:
+            kt = tl.load(k_ptr + head * N_K * D + keys[None, :] * D + dims[:, None], mask=keys[None, :] < N_K,
+                         other=0.0)
+        else:
+            kt = tl.trans(tl.load(k_ptr + kv, mask=keys[:, None] < N_K, other=0.0))
+        v = tl.load(v_ptr + kv, mask=keys[:, None] < N_K, other=0.0)
+        s = tl.dot(q, kt, input_precision=PRECISION) * scale
+        visible = (rows[:, None] < N_Q) & (keys[None, :] < N_K)
+        if CAUSAL:
+            visible = visible & (keys[None, :] <= rows[:, None])
+        p = tl.where(visible, tl.exp(s - lse[:, None]), 0.0)
+        ds = p * (tl.dot(do, tl.trans(v), input_precision=PRECISION) - delta[:, None])
+        dq += tl.dot(ds.to(kt.dtype), tl.trans(kt), input_precision=PRECISION)
+    tl.store(dq_ptr + qo, (dq * scale).to(dq_ptr.dtype.element_ty), mask=rows[:, None] < N_Q)
+
+
+@triton.jit
+def _bwd2_kv(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, dk_ptr, dv_ptr, N_Q, N_K, scale,
+             CAUSAL: tl.constexpr, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, SKIP: tl.constexpr,
+             FUSED: tl.constexpr, PRECISION: tl.constexpr):
+    _bwd2_kv_block(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, dk_ptr, dv_ptr,
+                   tl.program_id(1).to(tl.int64), tl.program_id(0), N_Q, N_K, scale, CAUSAL, D, BM, BN, SKIP, FUSED,
+                   PRECISION)
+
+
+@triton.jit
+def _bwd2_q(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, N_Q, N_K, scale, CAUSAL: tl.constexpr,
+            D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, SKIP: tl.constexpr, KT: tl.constexpr,
+            PRECISION: tl.constexpr):
+    _bwd2_q_block(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, tl.program_id(1).to(tl.int64),
+                  tl.program_id(0), N_Q, N_K, scale, CAUSAL, D, BM, BN, SKIP, KT, PRECISION)
+
+
+@triton.jit
+def _bwd2_head(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, dk_ptr, dv_ptr, N_Q, N_K, scale,
+               CAUSAL: tl.constexpr, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+               PRECISION: tl.constexpr):
+    """One program per head: every block of keys, then every block of queries, one after the other."""
+    head = tl.program_id(1).to(tl.int64)
+    for blk in range(0, tl.cdiv(N_K, BN)):
+        _bwd2_kv_block(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, dk_ptr, dv_ptr, head, blk, N_Q,
+                       N_K, scale, CAUSAL, D, BM, BN, True, False, PRECISION)
+    for blk in range(0, tl.cdiv(N_Q, BM)):
+        _bwd2_q_block(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, head, blk, N_Q, N_K, scale, CAUSAL,
+                      D, BM, BN, True, False, PRECISION)
+
+
+@triton.jit
+def _bwd2_cast(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + i, tl.load(x_ptr + i, mask=i < n).to(y_ptr.dtype.element_ty), mask=i < n)
+
+
+def _backward2(q, k, v, o, lse, do, causal, bm=32, bn=32, skip=True, fused=False, kt=False, dq_bn=None,
+               per_head=False):
+    """``bm``, ``bn``: the dK/dV pass's walked and held blocks; the dQ pass holds ``bn`` queries and walks
+    ``dq_bn`` keys (default ``bm``)."""
+    b, h, n_q, d = q.shape
+    n_k = k.shape[2]
+    q, k, v, o, do = (t.contiguous() for t in (q, k, v, o, do))
+    lse = lse.float().contiguous()
+    delta = torch.empty_like(lse)
+    dq = torch.zeros(q.shape, dtype=torch.float32, device=q.device) if fused else torch.empty_like(q)
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"
+    dk, dv = torch.empty_like(k), torch.empty_like(v)
+    scale = 1.0 / math.sqrt(d)
+    _bwd2_delta[(triton.cdiv(n_q, 32), b * h)](o, do, delta, n_q, D=d, BLOCK=32)
+    if per_head:
+        _bwd2_head[(1, b * h)](q, k, v, do, lse, delta, dq, dk, dv, n_q, n_k, scale, CAUSAL=causal, D=d, BM=bm,
+                               BN=bn, PRECISION=precision)
+        return dq, dk, dv
+    _bwd2_kv[(triton.cdiv(n_k, bn), b * h)](q, k, v, do, lse, delta, dq, dk, dv, n_q, n_k, scale, CAUSAL=causal,
+                                            D=d, BM=bm, BN=bn, SKIP=skip, FUSED=fused, PRECISION=precision)
+    if not fused:
+        _bwd2_q[(triton.cdiv(n_q, bn), b * h)](q, k, v, do, lse, delta, dq, n_q, n_k, scale, CAUSAL=causal, D=d,
+                                               BM=bn, BN=dq_bn or bm, SKIP=skip, KT=kt, PRECISION=precision)
+    elif q.dtype != torch.float32:  # dQ's fp32 buffer to the input type, in a kernel of its own
+        out = torch.empty_like(q)
+        _bwd2_cast[(triton.cdiv(dq.numel(), 1024),)](dq, out, dq.numel(), BLOCK=1024)
+        dq = out
+    return dq, dk, dv
+
+
+def backward_blocks_64_32(q, k, v, o, lse, do, causal=False):  # dK/dV walk 64 queries, dQ walks 64 keys
+    return _backward2(q, k, v, o, lse, do, causal, bm=64, bn=32)
+
+
+def backward_dq_by_atomics(q, k, v, o, lse, do, causal=False):  # one kernel: dQ added with tl.atomic_add
+    return _backward2(q, k, v, o, lse, do, causal, fused=True)
+
+
+def backward_dq_kt_tiles(q, k, v, o, lse, do, causal=False):  # the dQ pass reads K^T as (d, 32) tiles
+    return _backward2(q, k, v, o, lse, do, causal, kt=True)
+
+
+def backward_blocks_64_32_noskip(q, k, v, o, lse, do, causal=False):
+    return _backward2(q, k, v, o, lse, do, causal, bm=64, bn=32, skip=False)
+
+
+def backward_one_program_per_head_skips(q, k, v, o, lse, do, causal=False):
+    return _backward2(q, k, v, o, lse, do, causal, per_head=True)
+
+
+def backward_dq_kt_all_keys(q, k, v, o, lse, do, causal=False):  # every key in one K^T tile of the dQ pass
+    return _backward2(q, k, v, o, lse, do, causal, kt=True, dq_bn=max(16, triton.next_power_of_2(k.shape[2])))
+
+
 #: name: (exercise, function, the grader's case labels to run: a predicate's substring, or "" for all)
 WRONG = {
     "add_cast_late": ("L2.add", add_cast_late, "n="),
@@ -254,10 +537,24 @@ WRONG = {
     "attention_causal_replaces_bounds": ("L5.causal", attention_causal_replaces_bounds, "N_k="),
     "attention_no_skip_no_dot": ("L5.causal", attention_no_skip_no_dot, "blocks it visits"),
     "attention_one_block_of_keys": ("L5.forward", attention_one_block_of_keys, "N_k=4096"),
+    # round 4 (01, 02, 33, 50, 51): blocks read from the rows the loads cover, not from their shapes
+    "attention_quarters_noskip": ("L5.causal", attention_quarters_noskip, "blocks it visits"),
+    "attention_paired_noskip_kt": ("L5.causal", attention_paired_noskip_kt, "blocks it visits"),
+    "attention_kt_half_rows": ("L5.forward", attention_kt_half_rows, "N_k=4096"),
+    "backward_blocks_64_32_noskip": ("L6.backward", backward_blocks_64_32_noskip, "backward visits"),
+    "backward_one_program_per_head_skips": ("L6.backward", backward_one_program_per_head_skips, "backward visits"),
+    "backward_dq_kt_all_keys": ("L6.backward", backward_dq_kt_all_keys, "backward visits"),
 }
 
 RIGHT = {
     "add_own": ("L2.add", add_own, ""),
     "matmul_own": ("L4.matmul", matmul_own, "transposed"),
     "attention_own": ("L5.causal", attention_own, "N_q=6"),
+    # round 4: correct kernels whose blocks a shape-based count misread
+    "attention_halves_skip": ("L5.causal", attention_halves_skip, "fp32"),
+    "attention_paired_blocks_kt": ("L5.causal", attention_paired_blocks_kt, "fp32"),
+    "attention_kt": ("L5.forward", attention_kt, "fp32"),
+    "backward_blocks_64_32": ("L6.backward", backward_blocks_64_32, "fp32"),
+    "backward_dq_by_atomics": ("L6.backward", backward_dq_by_atomics, "fp32"),
+    "backward_dq_kt_tiles": ("L6.backward", backward_dq_kt_tiles, "fp32"),
 }

@@ -63,6 +63,8 @@ class Launch:
     wrapping_offsets: int = 0
     wrapping_kernel: str = ""
     dot_shapes: dict = field(default_factory=dict)  # (M, K, N): count
+    #: (program, number of ``spans`` recorded before it) per tl.dot: which loads a product came between
+    dot_marks: list = field(default_factory=list)
     _stores: list = field(default_factory=list)  # (addresses, program)
     _loads: list = field(default_factory=list)
     _exchanges: list = field(default_factory=list)  # (addresses, program): atomic exchanges and CAS
@@ -446,6 +448,7 @@ def _install():
                     a, b = (np.shape(t.data) for t in args[:2])
                     shape = (int(a[-2]), int(a[-1]), int(b[-1]))
                     launch.dot_shapes[shape] = launch.dot_shapes.get(shape, 0) + 1
+                    launch.dot_marks.append((state["program"], len(launch.spans)))
                 except (AttributeError, IndexError, TypeError):  # pragma: no cover - another layout
                     pass
             return original(self, *args, **kwargs)

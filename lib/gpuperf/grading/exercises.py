@@ -1389,18 +1389,18 @@ def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
 
 
 def _key_blocks_check(runner, label, k, n_k) -> list[CaseResult]:
-    """Where the interpreter counts them: K is loaded in blocks of keys, never all keys at once."""
+    """Where the interpreter counts them: K is loaded in blocks of keys, never all keys at once. The keys a load
+    covers are read from its addresses, not from its shape (a (d, N_k) load of K transposed holds N_k keys)."""
     trace = runner.trace
     if trace is None or n_k < 512:
         return []
-    rows = [shape[0] for launch in trace.launches for name, _, _, _, _ in launch.args
-            if _same_memory(launch, name, k) for shape in launch.load_shapes.get(name, {}) if len(shape) == 2]
-    widest = max(rows, default=0)
+    widest = _widest_rows(trace, k)
     if widest >= n_k or widest > LARGEST_BLOCK_K:
         return [CaseResult(label, "-", False,
-                           f"your kernel loads K in blocks of {widest} keys (N_k = {n_k}): FlashAttention walks the "
-                           f"keys in blocks (BLOCK_N of 16 to 128, at most {LARGEST_BLOCK_K}) with a running max "
-                           "and sum, so its tiles fit on chip whatever N_k is")]
+                           f"one load of K in your kernel covers {widest} keys (N_k = {n_k}), whatever the shape "
+                           "of its block: FlashAttention walks the keys in blocks (BLOCK_N of 16 to 128, at most "
+                           f"{LARGEST_BLOCK_K}) with a running max and sum, so its tiles fit on chip whatever N_k "
+                           "is")]
     return _one_pass_check(runner, label, k, n_k)
 
 
@@ -1525,51 +1525,126 @@ def _block_skip_case(gen, device, n, label):
     return run
 
 
-def _block_rows(trace, tensor) -> int:
-    """The rows of the 2-D blocks most often loaded from ``tensor`` (a kernel's BLOCK_M or BLOCK_N), or 0."""
-    shapes: dict = {}
+def _row_of(tensor, address: int) -> int:
+    """The row of ``tensor``'s element at byte ``address``: its index over every dimension but the last, counted
+    as in a contiguous tensor ((b H + h) N + n for a (B, H, N, d) tensor), whatever the strides. An address
+    outside the tensor gives a row outside it."""
+    offset = (address - tensor.data_ptr()) // tensor.element_size()
+    index = [0] * tensor.dim()
+    for stride, i in sorted(((st, i) for i, (size, st) in enumerate(zip(tensor.shape, tensor.stride()))
+                             if size > 1), reverse=True):
+        index[i], offset = divmod(offset, stride)
+    row = 0
+    for i in range(tensor.dim() - 1):
+        row = row * tensor.shape[i] + index[i]
+    return row
+
+
+def _widest_rows(trace, tensor) -> int:
+    """The most rows of ``tensor`` one load covered, from its lowest to its highest active address, whatever
+    the shape of the block (a (d, N) load of K transposed covers N keys)."""
+    return max((_row_of(tensor, high) - _row_of(tensor, low) + 1
+                for launch in trace.launches for name, *_ in launch.args if _same_memory(launch, name, tensor)
+                for n, _, low, high in launch.spans if n == name), default=0)
+
+
+def _program_loads(trace, tensors: dict) -> list:
+    """Every program's loads of ``tensors`` (which: tensor) in the order it made them: a list of (kernel,
+    program, loads), each load (which, first row, last row, dot) with rows from :func:`_row_of` and ``dot``
+    true when a tl.dot of the program ran since its previous load of these tensors."""
+    import bisect
+
+    out = []
     for launch in trace.launches:
-        for name, _, _, _, _ in launch.args:
-            if _same_memory(launch, name, tensor):
-                for shape, count in launch.load_shapes.get(name, {}).items():
-                    if len(shape) == 2:
-                        shapes[shape[0]] = shapes.get(shape[0], 0) + count
-    return max(shapes, key=shapes.get) if shapes else 0
+        names = {name: (which, tensor) for name, *_ in launch.args for which, tensor in tensors.items()
+                 if tensor is not None and _same_memory(launch, name, tensor)}
+        if not names:
+            continue
+        marks: dict = {}
+        for program, at in launch.dot_marks:
+            marks.setdefault(program, []).append(at)
+        loads: dict = {}
+        previous: dict = {}
+        for index, (name, program, low, high) in enumerate(launch.spans):
+            if name not in names:
+                continue
+            which, tensor = names[name]
+            at = marks.get(program, [])
+            dot = bisect.bisect_right(at, index) > bisect.bisect_right(at, previous.get(program, -1))
+            previous[program] = index
+            loads.setdefault(program, []).append((which, _row_of(tensor, low), _row_of(tensor, high), dot))
+        out += [(launch.kernel, program, program_loads) for program, program_loads in loads.items()]
+    return out
+
+
+def _runs(loads) -> list:
+    """A program's loads cut where it turns from one tensor to the other: the block it holds (a block loaded in
+    halves is one run), then the run of tiles it walks against it."""
+    runs: list = []
+    for load in loads:
+        if runs and runs[-1][0][0] == load[0]:
+            runs[-1].append(load)
+        else:
+            runs.append([load])
+    return runs
+
+
+def _held_rows(trace, q, k) -> int:
+    """The most rows of q a program held at once: a run of its loads of q (between loads of k), merged."""
+    return max((max(h for _, _, h, _ in run) - min(lo for _, lo, _, _ in run) + 1
+                for _, _, loads in _program_loads(trace, {"q": q, "k": k})
+                for run in _runs(loads) if run[0][0] == "q"), default=0)
 
 
 def _skip_check(trace, label, q, k, n, d) -> list[CaseResult]:
-    """The key blocks a causal forward visits, from the elements of the grader's k it loaded (with tl.dot or
-    without), against what a kernel with its own block sizes loads when every program stops at its diagonal
-    (not against a run without the mask, which the reader's code could inflate or skip)."""
-    loaded = _loaded_from(trace, k)
-    bm, bn = _block_rows(trace, q), _block_rows(trace, k)
-    # the blocks of k each program loaded from, masked lanes or not (a block visited with its loads masked
-    # off is still visited)
-    visits = sum(len(launch.visits.get(name, ())) for launch in trace.launches
-                 for name, _, _, _, _ in launch.args if _same_memory(launch, name, k))
-    if not loaded or not bm or not bn:
+    """The key blocks a causal forward visits, program by program (with tl.dot or without): the queries a
+    program holds are read from the rows its loads of q cover (a block loaded in halves is one block), and a
+    block of k it loads, or visits with its lanes masked off, after the last of those rows is one that no query
+    of the block can see (not counted against a run without the mask, which the reader's code could inflate or
+    skip)."""
+    if not _loaded_from(trace, k) or not _loaded_from(trace, q):
         return [CaseResult(label, "-", False,
                            "your kernel did not load q and k as the grader passed them (a copy of them?): the "
                            "grader counts the key blocks a causal kernel visits from the loads of k; pass q, k "
                            "and v to the kernel as they are (contiguous here)")]
+    bm = _held_rows(trace, q, k)
     if bm > 128:
         return [CaseResult(label, "-", False,
-                           f"your kernel takes the queries in blocks of {bm} (N = {n}): a block of queries is "
-                           "what one program keeps on chip (BLOCK_M of 16 to 128), and with blocks that large "
-                           "there is almost nothing left to skip; use blocks of at most 128 queries")]
-    rows = -(-n // bm)
-    visited = sum(-(-min(n, (i + 1) * bm) // bn) for i in range(rows))
-    bound = visited * min(bn, n) * d
-    if loaded > 1.1 * bound + bn * d or visits > 1.1 * visited + 1:
-        loaded = max(loaded, visits * min(bn, n) * d)
-        full = rows * n * d
+                           f"each program of your kernel takes a block of {bm} queries (N = {n}), counted from the "
+                           "rows of q it loads: a block of queries is what one program keeps on chip (BLOCK_M of "
+                           "16 to 128), and with blocks that large there is almost nothing left to skip; use "
+                           "blocks of at most 128 queries")]
+    hidden, pairs, example = _hidden_pairs(trace, q, k)
+    hidden_visits, visits = _hidden_visits(trace, q, k)
+    # a tenth is slack for a walk that stops one block late (what the count by elements allowed before)
+    if hidden > 0.1 * pairs or hidden_visits > 0.1 * visits:
+        where = example or "some with their lanes masked off"
         return [CaseResult(
             label, "-", False,
-            f"with the causal mask your kernel loaded {loaded} elements of k (N = {n}, d = {d}, blocks of {bm} "
-            f"queries and {bn} keys): stopping each block of queries at its diagonal loads {bound}, visiting "
-            f"every key block {full}. It still visits the key blocks that no query of a block can see; skip "
-            "them (about half, plus the diagonal)")]
+            "with the causal mask your kernel visited key blocks that no query of the program's block can see: "
+            f"{max(hidden, hidden_visits)} of the {max(pairs, visits)} it visited come after the block's last "
+            f"query ({where}). Skip them: each program stops at its diagonal, the block of keys that holds its "
+            "last query (about half the blocks of a long sequence)")]
     return []
+
+
+def _hidden_visits(trace, q, k) -> tuple[int, int]:
+    """The blocks of k each program visited (loaded, masked off or not) whose first lane is a key after the last
+    row of q the program loaded, and all it visited."""
+    hidden = total = 0
+    for launch in trace.launches:
+        q_names = [name for name, *_ in launch.args if _same_memory(launch, name, q)]
+        k_names = [name for name, *_ in launch.args if _same_memory(launch, name, k)]
+        last: dict = {}
+        for name, program, _, high in launch.spans:
+            if name in q_names:
+                last[program] = max(last.get(program, -1), _row_of(q, high))
+        for name in k_names:
+            for program, address in launch.visits.get(name, ()):
+                if program in last:
+                    total += 1
+                    hidden += _row_of(k, address) > last[program]
+    return hidden, total
 
 
 def _loaded_from(trace, tensor) -> int:
@@ -1654,48 +1729,97 @@ def _backward_skip_case(gen, n, label):
                                       "once per block of queries; a pass over all the keys for every block "
                                       "(recomputing the row statistics) reads them far more"))
             return results
-        hidden, pairs = _hidden_pairs(runner.trace, q, k, 16)
+        hidden, pairs, example = _hidden_pairs(runner.trace, q, k)
         if pairs and hidden > 0.05 * pairs:
             results.append(CaseResult(label, "-", False,
                                       f"with the causal mask your backward visited {hidden} (block of queries, "
                                       f"block of keys) pairs of its {pairs} in which every key comes after every "
-                                      "query: P is 0 there, and dQ, dK, dV gain nothing from them. Skip them, as "
-                                      "the causal forward does: a program of keys starts at the first block of "
-                                      "queries that can see its first key; a program of queries stops at its "
-                                      "diagonal"))
+                                      f"query ({example}): P is 0 there, and dQ, dK, dV gain nothing "
+                                      "from them. Skip them, as the causal forward does: a program of keys "
+                                      "starts at the first block of queries that can see its first key; a "
+                                      "program of queries stops at its diagonal"))
         return results
 
     return run
 
 
-def _hidden_pairs(trace, q, k, d) -> tuple[int, int]:
-    """Over every program that holds one block of k and walks blocks of q (or holds one block of q and walks
-    blocks of k): the blocks it walked that lie wholly on the hidden side of the causal mask, and all it walked.
-    Rows are read from the loads' addresses (q and k contiguous, d elements a row)."""
+def _hidden_pairs(trace, q, k) -> tuple[int, int, str]:
+    """Over every program, the tiles of q or k it walked against the block of the other it held: each run of its
+    loads of one tensor is the block it holds (halves merged, whatever their shapes) while it walks the next run,
+    of the other tensor; a walked tile is its loads between two tl.dot (each load, in a program without tl.dot).
+    Returns the walked tiles wholly on the hidden side of the causal mask (every key after every query), all the
+    tiles walked, and one hidden pair in words. Rows are read from the loads' addresses (:func:`_row_of`)."""
     hidden = pairs = 0
-    for launch in trace.launches:
-        names = {}
-        for name, start, _, es, _ in launch.args:
-            for which, tensor in (("q", q), ("k", k)):
-                if _same_memory(launch, name, tensor):
-                    names[name] = (which, start, es)
-        held: dict = {}
-        for name, program, low, high in launch.spans:
-            if name not in names:
-                continue
-            which, start, es = names[name]
-            rows = ((low - start) // es // d, (high - start) // es // d)
-            held.setdefault(program, {"q": set(), "k": set()})[which].add(rows)
-        for blocks in held.values():
-            if len(blocks["k"]) == 1 and blocks["q"]:
-                first_key = next(iter(blocks["k"]))[0]
-                pairs += len(blocks["q"])
-                hidden += sum(1 for _, last_row in blocks["q"] if last_row < first_key)
-            elif len(blocks["q"]) == 1 and blocks["k"]:
-                last_row = next(iter(blocks["q"]))[1]
-                pairs += len(blocks["k"])
-                hidden += sum(1 for first_key, _ in blocks["k"] if first_key > last_row)
-    return hidden, pairs
+    example = ""
+    for kernel, program, loads in _program_loads(trace, {"q": q, "k": k}):
+        runs = _runs(loads)
+        with_dots = any(dot for *_, dot in loads)
+        for held, walked in zip(runs, runs[1:]):
+            first, last = min(lo for _, lo, _, _ in held), max(h for _, _, h, _ in held)
+            tiles: list = []
+            for _, low, high, dot in walked:
+                if tiles and with_dots and not dot:
+                    tiles[-1] = (min(tiles[-1][0], low), max(tiles[-1][1], high))
+                else:
+                    tiles.append((low, high))
+            for low, high in tiles:
+                pairs += 1
+                queries, keys = ((low, high), (first, last)) if walked[0][0] == "q" else ((first, last), (low, high))
+                if keys[0] > queries[1]:
+                    hidden += 1
+                    example = example or (f"program {program} of {kernel} with queries {queries[0]}-{queries[1]} "
+                                          f"and keys {keys[0]}-{keys[1]}")
+    return hidden, pairs, example
+
+
+def _backward_blocks_check(runner, label, tensors: dict) -> list[CaseResult]:
+    """Under the interpreter, where a sequence is long (256 rows or more): each load of q, k, v, o or dO covers
+    a block of rows (at most LARGEST_BLOCK_K, and fewer than all of them), read from its addresses whatever the
+    shape of the block; and no program covers every query and every key (a whole head in one program)."""
+    trace = runner.trace
+    if trace is None:
+        return []
+    for which, tensor in tensors.items():
+        n = tensor.shape[-2]
+        if n < 256:
+            continue
+        widest = _widest_rows(trace, tensor)
+        if widest > LARGEST_BLOCK_K or widest >= n:
+            rows = "keys" if which in ("k", "v") else "queries"
+            covers = f"all {n} {rows}" if widest >= n else f"{widest} {rows} (N = {n})"
+            return [CaseResult(label, "-", False,
+                               f"one load of {which} in your backward covers {covers}: each program should take "
+                               f"a block of at most {LARGEST_BLOCK_K} {rows} and fewer than all of them (BLOCK_M "
+                               "or BLOCK_N of 16 to 128), and walk the rest of the sequence block by block; a tile "
+                               f"of all the {rows} puts N x BLOCK scores (P, dS) on chip, which stops fitting past "
+                               "a few hundred")]
+    q, k = tensors["q"], tensors["k"]
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    if n_q < 256 or n_k < 256:
+        return []
+    for kernel, program, loads in _program_loads(trace, {"q": q, "k": k}):
+        covered = {which: _covered_rows([(lo, h) for w, lo, h, _ in loads if w == which]) for which in "qk"}
+        if covered["q"] >= n_q and covered["k"] >= n_k:
+            return [CaseResult(label, "-", False,
+                               f"program {program} of your kernel {kernel} loaded all {n_q} queries and all "
+                               f"{n_k} keys: it does a whole head alone, and on a GPU one program runs on one SM "
+                               "while the others wait. Split the sequence over programs: one block of keys per "
+                               "program for dK and dV, one block of queries per program for dQ (N / BLOCK "
+                               "programs per head)")]
+    return []
+
+
+def _covered_rows(spans) -> int:
+    """The rows that ``spans`` ((first, last) pairs) cover together."""
+    total, end = 0, None
+    for low, high in sorted(spans):
+        if end is None or low > end:
+            total += high - low + 1
+            end = high
+        elif high > end:
+            total += high - end
+            end = high
+    return total
 
 
 def _backward_reference(q, k, v, do, causal):
@@ -1798,6 +1922,8 @@ def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
                 results += runner.written_check(name, mine)
         if all(r.passed for r in results):
             results += _scratch_check(runner, label, (q, k, v, o_in, lse_in, do), got)
+        if all(r.passed for r in results):
+            results += _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v, "o": o_in, "do": do})
         return results
 
     return run
