@@ -240,6 +240,153 @@ def attention_own(q, k, v, causal=False):  # a learner's own: other blocks (16 q
     return _attention(q, k, v, causal, bm=16, bn=64)
 
 
+@triton.jit
+def _split_max(q_ptr, k_ptr, m_ptr, N_Q, N_K, scale, SPLITS: tl.constexpr, D: tl.constexpr, BM: tl.constexpr,
+               BN: tl.constexpr):
+    """A first pass split over the keys: each program the max of its queries' scores over one slice of keys."""
+    head = tl.program_id(1).to(tl.int64)
+    part = tl.program_id(2).to(tl.int64)
+    rows = tl.program_id(0).to(tl.int64) * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    q = tl.load(q_ptr + head * N_Q * D + rows[:, None] * D + dims[None, :], mask=rows[:, None] < N_Q, other=0.0)
+    chunk = tl.cdiv(N_K, SPLITS)
+    m = tl.full((BM,), float("-inf"), dtype=tl.float32)
+    for start in range(part * chunk, tl.minimum(N_K, (part + 1) * chunk), BN):
+        keys = start + tl.arange(0, BN)
+        k = tl.load(k_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision="ieee") * scale
+        m = tl.maximum(m, tl.max(tl.where(keys[None, :] < N_K, s, float("-inf")), axis=1))
+    tl.store(m_ptr + (head * SPLITS + part) * N_Q + rows, m, mask=rows < N_Q)
+
+
+@triton.jit
+def _sum_with_max(q_ptr, k_ptr, v_ptr, m_ptr, o_ptr, lse_ptr, N_Q, N_K, scale, SPLITS: tl.constexpr,
+                  D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    """The second pass: the exact max known (the largest of the slices'), exp and P V with no rescaling."""
+    head = tl.program_id(1).to(tl.int64)
+    rows = tl.program_id(0).to(tl.int64) * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    q = tl.load(q_ptr + head * N_Q * D + rows[:, None] * D + dims[None, :], mask=rows[:, None] < N_Q, other=0.0)
+    m = tl.full((BM,), float("-inf"), dtype=tl.float32)
+    for part in range(SPLITS):
+        m = tl.maximum(m, tl.load(m_ptr + (head * SPLITS + part) * N_Q + rows, mask=rows < N_Q, other=0.0))
+    l = tl.zeros((BM,), dtype=tl.float32)
+    acc = tl.zeros((BM, D), dtype=tl.float32)
+    for start in range(0, N_K, BN):
+        keys = start + tl.arange(0, BN)
+        k = tl.load(k_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+        v = tl.load(v_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision="ieee") * scale
+        p = tl.exp(tl.where(keys[None, :] < N_K, s, float("-inf")) - m[:, None])
+        l += tl.sum(p, axis=1)
+        acc += tl.dot(p.to(v.dtype), v, input_precision="ieee")
+    tl.store(o_ptr + head * N_Q * D + rows[:, None] * D + dims[None, :], (acc / l[:, None]).to(o_ptr.dtype.element_ty),
+             mask=rows[:, None] < N_Q)
+    tl.store(lse_ptr + head * N_Q + rows, m + tl.log(l), mask=rows < N_Q)
+
+
+def attention_split_max_then_sum(q, k, v, causal=False, splits=8):
+    """Wrong: two passes over K, the first spread over slices of keys (no program of it reads all of K)."""
+    b, h, n_q, d = q.shape
+    n_k = k.shape[2]
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    o = torch.empty_like(q)
+    lse = torch.empty((b, h, n_q), dtype=torch.float32, device=q.device)
+    m = torch.empty((b * h, splits, n_q), dtype=torch.float32, device=q.device)
+    scale = 1.0 / math.sqrt(d)
+    _split_max[(triton.cdiv(n_q, 16), b * h, splits)](q, k, m, n_q, n_k, scale, SPLITS=splits, D=d, BM=16, BN=32)
+    _sum_with_max[(triton.cdiv(n_q, 16), b * h)](q, k, v, m, o, lse, n_q, n_k, scale, SPLITS=splits, D=d, BM=16,
+                                                 BN=32)
+    return o, lse
+
+
+@triton.jit
+def _split_partial(q_ptr, k_ptr, v_ptr, acc_ptr, m_ptr, l_ptr, N_Q, N_K, scale, SPLITS: tl.constexpr,
+                   D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    """Split-K (as FlashDecoding): the online softmax over one slice of keys, its partial output kept apart."""
+    head = tl.program_id(1).to(tl.int64)
+    part = tl.program_id(2).to(tl.int64)
+    rows = tl.program_id(0).to(tl.int64) * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    q = tl.load(q_ptr + head * N_Q * D + rows[:, None] * D + dims[None, :], mask=rows[:, None] < N_Q, other=0.0)
+    chunk = tl.cdiv(N_K, SPLITS)
+    m = tl.full((BM,), float("-inf"), dtype=tl.float32)
+    l = tl.zeros((BM,), dtype=tl.float32)
+    acc = tl.zeros((BM, D), dtype=tl.float32)
+    for start in range(part * chunk, tl.minimum(N_K, (part + 1) * chunk), BN):
+        keys = start + tl.arange(0, BN)
+        k = tl.load(k_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+        v = tl.load(v_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision="ieee") * scale
+        s = tl.where(keys[None, :] < N_K, s, float("-inf"))
+        m_new = tl.maximum(m, tl.max(s, axis=1))
+        alpha = tl.exp(m - m_new)
+        p = tl.exp(s - m_new[:, None])
+        l = l * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision="ieee")
+        m = m_new
+    at = (head * SPLITS + part) * N_Q
+    tl.store(acc_ptr + (at + rows[:, None]) * D + dims[None, :], acc, mask=rows[:, None] < N_Q)
+    tl.store(m_ptr + at + rows, m, mask=rows < N_Q)
+    tl.store(l_ptr + at + rows, l, mask=rows < N_Q)
+
+
+@triton.jit
+def _combine(acc_ptr, m_ptr, l_ptr, o_ptr, lse_ptr, N_Q, SPLITS: tl.constexpr, D: tl.constexpr,
+             BM: tl.constexpr):
+    head = tl.program_id(1).to(tl.int64)
+    rows = tl.program_id(0).to(tl.int64) * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    m = tl.full((BM,), float("-inf"), dtype=tl.float32)
+    for part in range(SPLITS):
+        m = tl.maximum(m, tl.load(m_ptr + (head * SPLITS + part) * N_Q + rows, mask=rows < N_Q, other=0.0))
+    l = tl.zeros((BM,), dtype=tl.float32)
+    acc = tl.zeros((BM, D), dtype=tl.float32)
+    for part in range(SPLITS):
+        at = (head * SPLITS + part) * N_Q
+        w = tl.exp(tl.load(m_ptr + at + rows, mask=rows < N_Q, other=0.0) - m)
+        l += w * tl.load(l_ptr + at + rows, mask=rows < N_Q, other=0.0)
+        acc += w[:, None] * tl.load(acc_ptr + (at + rows[:, None]) * D + dims[None, :], mask=rows[:, None] < N_Q,
+                                    other=0.0)
+    tl.store(o_ptr + head * N_Q * D + rows[:, None] * D + dims[None, :], (acc / l[:, None]).to(o_ptr.dtype.element_ty),
+             mask=rows[:, None] < N_Q)
+    tl.store(lse_ptr + head * N_Q + rows, m + tl.log(l), mask=rows < N_Q)
+
+
+def attention_split_keys_combined(q, k, v, causal=False, splits=4):
+    """Right: split-K over slices of keys (each read once), then a second kernel that merges the partial
+    outputs by their maxima: one pass over K, in two launches."""
+    b, h, n_q, d = q.shape
+    n_k = k.shape[2]
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    o = torch.empty_like(q)
+    lse = torch.empty((b, h, n_q), dtype=torch.float32, device=q.device)
+    acc = torch.empty((b * h, splits, n_q, d), dtype=torch.float32, device=q.device)
+    m = torch.empty((b * h, splits, n_q), dtype=torch.float32, device=q.device)
+    l = torch.empty((b * h, splits, n_q), dtype=torch.float32, device=q.device)
+    grid = (triton.cdiv(n_q, 16), b * h)
+    _split_partial[grid + (splits,)](q, k, v, acc, m, l, n_q, n_k, 1.0 / math.sqrt(d), SPLITS=splits, D=d, BM=16,
+                                     BN=64)
+    _combine[grid](acc, m, l, o, lse, n_q, SPLITS=splits, D=d, BM=16)
+    return o, lse
+
+
+def attention_launch_per_head(q, k, v, causal=False):
+    """Right: one launch per (batch, head), each over that head's contiguous q, k, v."""
+    b, h, n_q, d = q.shape
+    n_k = k.shape[2]
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    o = torch.empty_like(q)
+    lse = torch.empty((b, h, n_q), dtype=torch.float32, device=q.device)
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"
+    for i in range(b):
+        for j in range(h):
+            _fa[(triton.cdiv(n_q, 32), 1)](q[i, j], k[i, j], v[i, j], o[i, j], lse[i, j], n_q, n_k,
+                                           1.0 / math.sqrt(d), CAUSAL=causal, D=d, BM=32, BN=32,
+                                           PRECISION=precision, SKIP=True, BOUNDS=True, USE_DOT=True)
+    return o, lse
+
+
 #: name: (exercise, function, the grader's case labels to run: a predicate's substring, or "" for all)
 WRONG = {
     "add_cast_late": ("L2.add", add_cast_late, "n="),
@@ -254,10 +401,13 @@ WRONG = {
     "attention_causal_replaces_bounds": ("L5.causal", attention_causal_replaces_bounds, "N_k="),
     "attention_no_skip_no_dot": ("L5.causal", attention_no_skip_no_dot, "blocks it visits"),
     "attention_one_block_of_keys": ("L5.forward", attention_one_block_of_keys, "N_k=4096"),
+    "attention_split_max_then_sum": ("L5.forward", attention_split_max_then_sum, "N_k=4096"),
 }
 
 RIGHT = {
     "add_own": ("L2.add", add_own, ""),
     "matmul_own": ("L4.matmul", matmul_own, "transposed"),
     "attention_own": ("L5.causal", attention_own, "N_q=6"),
+    "attention_split_keys_combined": ("L5.forward", attention_split_keys_combined, "N_k=4096"),
+    "attention_launch_per_head": ("L5.forward", attention_launch_per_head, "H=2"),
 }

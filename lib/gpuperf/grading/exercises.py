@@ -1415,9 +1415,15 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
         tensor = k if which == "k" else getattr(runner, "_attention_v", None)
         if tensor is None:
             continue
-        most = max((count for launch in trace.launches for name, _, _, _, _ in launch.args
-                    if _same_memory(launch, name, tensor)
-                    for count in launch.per_program.get(name, {}).values()), default=0)
+        # each program's loads, plus those of every program of an earlier kernel whose stores it read: a first
+        # kernel that finds the row max and a second that sums with it read K twice for one block of queries
+        own: dict = {}
+        for index, launch in enumerate(trace.launches):
+            for name, _, _, _, _ in launch.args:
+                if _same_memory(launch, name, tensor):
+                    for program, count in launch.per_program.get(name, {}).items():
+                        own[(index << 32) | program] = own.get((index << 32) | program, 0) + count
+        most = trace.through_launches(own)
         n_q = getattr(runner, "_attention_nq", None)
         total = _loaded_from(trace, tensor)
         if n_q and total > (-(-n_q // 16) + 1) * n_k * d:
@@ -1428,10 +1434,12 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
         # a pass loads n_k d elements (a few masked-off lanes less); one block of keys more is slack
         if most > n_k * d + min(n_k, LARGEST_BLOCK_K) * d:
             return [CaseResult(label, "-", False,
-                               f"one program of your kernel loaded {most} elements of {which} ({most / (n_k * d):.2g} "
-                               f"times each of the {n_k} x {d}): FlashAttention reads each block of keys once per "
-                               "block of queries, updating a running max, sum and output as it goes (the online "
-                               "softmax); a first pass for the max, then a second for the sum, reads K twice")]
+                               f"one block of queries cost your kernels {most} loads of {which} "
+                               f"({most / (n_k * d):.2g} times each of the {n_k} x {d}), counting the loads of "
+                               "every program of an earlier kernel whose results it read: FlashAttention reads "
+                               "each block of keys once per block of queries, updating a running max, sum and "
+                               "output as it goes (the online softmax); a first pass for the max, then a second "
+                               "for the sum, reads K twice, in one kernel or in two")]
     return []
 
 
