@@ -387,6 +387,77 @@ def attention_launch_per_head(q, k, v, causal=False):
     return o, lse
 
 
+# ---- L5.tiled: the forward in plain PyTorch ------------------------------------------------------------
+
+
+def tiled_keys_outer(q, k, v, block_rows, block_cols):
+    """Right: the key blocks in the outer loop (FlashAttention-1's order), a running max, sum and output kept
+    for every block of queries, the output joined from a list at the end."""
+    n_q, d = q.shape
+    scale = d ** -0.5
+    starts = range(0, n_q, block_rows)
+    m = [torch.full((min(block_rows, n_q - r), 1), -math.inf) for r in starts]
+    l = [torch.zeros_like(x) for x in m]
+    acc = [torch.zeros(x.shape[0], d) for x in m]
+    for c in range(0, k.shape[0], block_cols):
+        kc, vc = k[c:c + block_cols], v[c:c + block_cols]
+        for i, r in enumerate(starts):
+            s = q[r:r + block_rows] @ kc.T * scale
+            m_new = torch.maximum(m[i], s.max(dim=1, keepdim=True).values)
+            p = (s - m_new).exp()
+            pv = p @ vc  # before the old output is rescaled
+            alpha = (m[i] - m_new).exp()
+            acc[i] = alpha * acc[i] + pv
+            l[i] = alpha * l[i] + p.sum(1, keepdim=True)
+            m[i] = m_new
+    return torch.cat([a / x for a, x in zip(acc, l)])
+
+
+def tiled_in_place(q, k, v, block_rows, block_cols):
+    """Right: the course's loop order with in-place updates, exp2 of scores in base 2, float64 sums."""
+    n_q, d = q.shape
+    q2 = q.double() * (math.log2(math.e) / math.sqrt(d))  # scores in base 2: exp2 instead of exp
+    out = torch.empty_like(q)
+    for r in range(0, n_q, block_rows):
+        qb = q2[r:r + block_rows]
+        m = torch.full((qb.shape[0],), -math.inf, dtype=torch.float64)
+        l = torch.zeros(qb.shape[0], dtype=torch.float64)
+        acc = torch.zeros(qb.shape[0], d, dtype=torch.float64)
+        for c in range(0, k.shape[0], block_cols):
+            s = qb @ k[c:c + block_cols].double().T
+            m_new = torch.maximum(m, s.amax(dim=1))
+            s.sub_(m_new[:, None]).exp2_()
+            alpha = torch.exp2(m - m_new)
+            l.mul_(alpha).add_(s.sum(dim=1))
+            acc.mul_(alpha[:, None]).addmm_(s, v[c:c + block_cols].double())
+            m = m_new
+        out[r:r + block_rows] = (acc / l[:, None]).float()
+    return out
+
+
+def tiled_p_blocks_kept(q, k, v, block_rows, block_cols):
+    """Wrong: each block of P kept under its own block's max (a list of blocks, the whole row for a block of
+    queries), every block rescaled to the exact max at the end: no second pass over K, but all of P held."""
+    n_q, d = q.shape
+    out = torch.empty_like(q)
+    for r in range(0, n_q, block_rows):
+        qb = q[r:r + block_rows]
+        kept = []
+        for c in range(0, k.shape[0], block_cols):
+            s = qb @ k[c:c + block_cols].T / math.sqrt(d)
+            mj = s.amax(1, keepdim=True)
+            kept.append((torch.exp(s - mj), mj, c))
+        m = torch.stack([mj for _, mj, _ in kept]).amax(0)
+        l = torch.zeros_like(m)
+        acc = torch.zeros(qb.shape[0], d)
+        for p, mj, c in kept:
+            w = torch.exp(mj - m)
+            l = l + w * p.sum(1, keepdim=True)
+            acc = acc + w * (p @ v[c:c + block_cols])
+        out[r:r + block_rows] = acc / l
+    return out
+
+
 #: name: (exercise, function, the grader's case labels to run: a predicate's substring, or "" for all)
 WRONG = {
     "add_cast_late": ("L2.add", add_cast_late, "n="),
@@ -402,6 +473,7 @@ WRONG = {
     "attention_no_skip_no_dot": ("L5.causal", attention_no_skip_no_dot, "blocks it visits"),
     "attention_one_block_of_keys": ("L5.forward", attention_one_block_of_keys, "N_k=4096"),
     "attention_split_max_then_sum": ("L5.forward", attention_split_max_then_sum, "N_k=4096"),
+    "tiled_p_blocks_kept": ("L5.tiled", tiled_p_blocks_kept, ""),
 }
 
 RIGHT = {
@@ -410,4 +482,6 @@ RIGHT = {
     "attention_own": ("L5.causal", attention_own, "N_q=6"),
     "attention_split_keys_combined": ("L5.forward", attention_split_keys_combined, "N_k=4096"),
     "attention_launch_per_head": ("L5.forward", attention_launch_per_head, "H=2"),
+    "tiled_keys_outer": ("L5.tiled", tiled_keys_outer, ""),
+    "tiled_in_place": ("L5.tiled", tiled_in_place, ""),
 }
