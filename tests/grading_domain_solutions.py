@@ -458,6 +458,125 @@ def tiled_p_blocks_kept(q, k, v, block_rows, block_cols):
     return out
 
 
+# ---- L6.autograd: a Function of the learner's own kernels ----------------------------------------------
+
+
+@triton.jit
+def _bwd_delta(o_ptr, do_ptr, delta_ptr, N_Q, D: tl.constexpr, BM: tl.constexpr):
+    head = tl.program_id(1).to(tl.int64)
+    rows = tl.program_id(0).to(tl.int64) * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    at = head * N_Q * D + rows[:, None] * D + dims[None, :]
+    o = tl.load(o_ptr + at, mask=rows[:, None] < N_Q, other=0.0).to(tl.float32)
+    do = tl.load(do_ptr + at, mask=rows[:, None] < N_Q, other=0.0).to(tl.float32)
+    tl.store(delta_ptr + head * N_Q + rows, tl.sum(o * do, axis=1), mask=rows < N_Q)
+
+
+@triton.jit
+def _bwd_tile(q, k, v, do, lse, delta, rows, keys, N_Q, N_K, scale, CAUSAL: tl.constexpr,
+              PRECISION: tl.constexpr):
+    """P and dS of one (block of queries, block of keys) tile."""
+    s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+    visible = (rows[:, None] < N_Q) & (keys[None, :] < N_K)
+    if CAUSAL:
+        visible = visible & (keys[None, :] <= rows[:, None])
+    p = tl.where(visible, tl.exp(s - lse[:, None]), 0.0)
+    dp = tl.dot(do, tl.trans(v), input_precision=PRECISION)
+    return p, p * (dp - delta[:, None])
+
+
+@triton.jit
+def _bwd_dkdv(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, N_Q, N_K, scale,
+              CAUSAL: tl.constexpr, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, PRECISION: tl.constexpr):
+    head = tl.program_id(1).to(tl.int64)
+    keys = tl.program_id(0).to(tl.int64) * BN + tl.arange(0, BN)
+    dims = tl.arange(0, D)
+    kv = head * N_K * D + keys[:, None] * D + dims[None, :]
+    k = tl.load(k_ptr + kv, mask=keys[:, None] < N_K, other=0.0)
+    v = tl.load(v_ptr + kv, mask=keys[:, None] < N_K, other=0.0)
+    dk = tl.zeros((BN, D), dtype=tl.float32)
+    dv = tl.zeros((BN, D), dtype=tl.float32)
+    for m0 in range(0, N_Q, BM):
+        rows = m0 + tl.arange(0, BM)
+        qo = head * N_Q * D + rows[:, None] * D + dims[None, :]
+        q = tl.load(q_ptr + qo, mask=rows[:, None] < N_Q, other=0.0)
+        do = tl.load(do_ptr + qo, mask=rows[:, None] < N_Q, other=0.0)
+        lse = tl.load(lse_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+        delta = tl.load(delta_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+        p, ds = _bwd_tile(q, k, v, do, lse, delta, rows, keys, N_Q, N_K, scale, CAUSAL, PRECISION)
+        dv += tl.dot(tl.trans(p.to(do.dtype)), do, input_precision=PRECISION)
+        dk += tl.dot(tl.trans(ds.to(q.dtype)), q, input_precision=PRECISION)
+    tl.store(dk_ptr + kv, (dk * scale).to(dk_ptr.dtype.element_ty), mask=keys[:, None] < N_K)
+    tl.store(dv_ptr + kv, dv.to(dv_ptr.dtype.element_ty), mask=keys[:, None] < N_K)
+
+
+@triton.jit
+def _bwd_dq(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, N_Q, N_K, scale, CAUSAL: tl.constexpr,
+            D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, PRECISION: tl.constexpr):
+    head = tl.program_id(1).to(tl.int64)
+    rows = tl.program_id(0).to(tl.int64) * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    qo = head * N_Q * D + rows[:, None] * D + dims[None, :]
+    q = tl.load(q_ptr + qo, mask=rows[:, None] < N_Q, other=0.0)
+    do = tl.load(do_ptr + qo, mask=rows[:, None] < N_Q, other=0.0)
+    lse = tl.load(lse_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+    delta = tl.load(delta_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+    dq = tl.zeros((BM, D), dtype=tl.float32)
+    for n0 in range(0, N_K, BN):
+        keys = n0 + tl.arange(0, BN)
+        kv = head * N_K * D + keys[:, None] * D + dims[None, :]
+        k = tl.load(k_ptr + kv, mask=keys[:, None] < N_K, other=0.0)
+        v = tl.load(v_ptr + kv, mask=keys[:, None] < N_K, other=0.0)
+        _, ds = _bwd_tile(q, k, v, do, lse, delta, rows, keys, N_Q, N_K, scale, CAUSAL, PRECISION)
+        dq += tl.dot(ds.to(k.dtype), k, input_precision=PRECISION)
+    tl.store(dq_ptr + qo, (dq * scale).to(dq_ptr.dtype.element_ty), mask=rows[:, None] < N_Q)
+
+
+def _own_backward(q, k, v, o, lse, do, causal, blocks=(64, 32), whole=False):
+    """dK, dV by blocks of keys, dQ by blocks of queries (``whole``: every query, every key in one tile)."""
+    b, h, n_q, d = q.shape
+    n_k = k.shape[2]
+    do = do.contiguous()
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    delta = torch.empty((b, h, n_q), dtype=torch.float32, device=q.device)
+    bm, bn = blocks
+    if whole:
+        bm, bn = max(16, triton.next_power_of_2(n_q)), max(16, triton.next_power_of_2(n_k))
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"
+    scale = 1.0 / math.sqrt(d)
+    _bwd_delta[(triton.cdiv(n_q, 32), b * h)](o, do, delta, n_q, D=d, BM=32)
+    common = dict(CAUSAL=causal, D=d, BM=bm, BN=bn, PRECISION=precision)
+    _bwd_dkdv[(triton.cdiv(n_k, bn), b * h)](q, k, v, do, lse, delta, dk, dv, n_q, n_k, scale, **common)
+    _bwd_dq[(triton.cdiv(n_q, bm), b * h)](q, k, v, do, lse, delta, dq, n_q, n_k, scale, **common)
+    return dq, dk, dv
+
+
+def _function(forward, whole_backward=False):
+    class Attention(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, causal=False):
+            q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+            o, lse = forward(q, k, v, causal)
+            ctx.save_for_backward(q, k, v, o, lse)
+            ctx.causal = causal
+            return o
+
+        @staticmethod
+        def backward(ctx, do):
+            q, k, v, o, lse = ctx.saved_tensors
+            return _own_backward(q, k, v, o, lse, do, ctx.causal, whole=whole_backward) + (None,)
+
+    return Attention
+
+
+#: Right: the learner's own forward (16 queries, 64 keys a block) and backward (64 keys, 32 queries)
+AutogradOwn = _function(attention_own)
+#: Wrong: the forward's first pass for the max in a kernel of its own, split over slices of keys
+AutogradTwoPassForward = _function(attention_split_max_then_sum)
+#: Wrong: a backward whose programs hold every query, or every key, in one tile (all of P and dS)
+AutogradWholeBackward = _function(attention_own, whole_backward=True)
+
+
 #: name: (exercise, function, the grader's case labels to run: a predicate's substring, or "" for all)
 WRONG = {
     "add_cast_late": ("L2.add", add_cast_late, "n="),
@@ -474,6 +593,8 @@ WRONG = {
     "attention_one_block_of_keys": ("L5.forward", attention_one_block_of_keys, "N_k=4096"),
     "attention_split_max_then_sum": ("L5.forward", attention_split_max_then_sum, "N_k=4096"),
     "tiled_p_blocks_kept": ("L5.tiled", tiled_p_blocks_kept, ""),
+    "autograd_two_pass_forward": ("L6.autograd", AutogradTwoPassForward, "their blocks of keys"),
+    "autograd_whole_backward": ("L6.autograd", AutogradWholeBackward, "their blocks of keys"),
 }
 
 RIGHT = {
@@ -484,4 +605,5 @@ RIGHT = {
     "attention_launch_per_head": ("L5.forward", attention_launch_per_head, "H=2"),
     "tiled_keys_outer": ("L5.tiled", tiled_keys_outer, ""),
     "tiled_in_place": ("L5.tiled", tiled_in_place, ""),
+    "autograd_own": ("L6.autograd", AutogradOwn, ""),
 }

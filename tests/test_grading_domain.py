@@ -211,7 +211,7 @@ ATTACKS_4 = Path(__file__).with_name("grading_attacks_round4")
 #: Round 4 (a fourth attacker, 2026-12-04, after rounds 2 and 3 were closed): the files the graders of that
 #: evening still accepted. Each is a known hole, kept as a strict expected failure: the test starts to fail
 #: (XPASS) the day a fix rejects it, and the file then moves out of this set. See grading_attacks_round4/README.md.
-ROUND4_OPEN = {"01", "02", "31", "33", "34", "44", "45", "50", "51", "52"}
+ROUND4_OPEN = {"01", "02", "31", "33", "44", "45", "50", "51", "52"}
 #: 38 patches torch.Tensor.abs before the grader is imported (a limit labs/README.md names): not run here, it
 #: would leave the patch in this process.
 ROUND4_NOT_RUN = {"38"}

@@ -2043,10 +2043,44 @@ def _autograd_cases(gen, device) -> list[Case]:
              "your Function")
     cases.append(Case(label, _autograd_case(gen, device, _torch().float16, 1, 1, n_q, 32, 16, False, "canary",
                                             label)))
+    # a long sequence through the interpreter: the Function's own kernels graded as L5.forward and L6.backward
+    # grade theirs (blocks of keys, one pass over them), not only its values
+    n = 512 + torch_randint(gen, 0, 64)
+    label = (f"B=1 H=1 N_q={n} N_k={n} d=16 fp32 full, your Function's kernels run by Triton's interpreter on "
+             "the CPU: their blocks of keys")
+    cases.append(Case(label, _autograd_case(gen, "cpu", _torch().float32, 1, 1, n, n, 16, False, "normal", label,
+                                            blocks=True), interpret=True, device="cpu"))
     return cases
 
 
-def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
+def _autograd_blocks_check(runner, label, k, v, n_q, n_k, backward_from: int) -> list[CaseResult]:
+    """Under the interpreter: the Function's forward launches (those before the backward began, at
+    ``backward_from``) and then its backward's, each graded by L5.forward's checks of the blocks of keys and
+    of the passes over them (:func:`_key_blocks_check`). The backward's programs are counted on their own:
+    reading the forward's lse and O is not a second pass over K."""
+    import dataclasses
+
+    trace = runner.trace
+    if trace is None:
+        return []
+    forward = Trace(launches=trace.launches[:backward_from])
+    backward = Trace(launches=[dataclasses.replace(launch, sources={})
+                               for launch in trace.launches[backward_from:]])
+    runner._attention_v, runner._attention_nq = v, n_q
+    for part, which in ((forward, "forward"), (backward, "backward")):
+        if not part.launches:
+            continue
+        runner.trace = part
+        try:
+            found = _key_blocks_check(runner, label, k, n_k)
+        finally:
+            runner.trace = trace
+        if found:
+            return [dataclasses.replace(r, message=f"in your Function's {which}: {r.message}") for r in found]
+    return []
+
+
+def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, blocks=False):
     def run(runner):
         import torch
 
@@ -2060,7 +2094,10 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label)
         if apply is None:
             return [CaseResult(label, "-", False, "expected a torch.autograd.Function subclass (with .apply)")]
 
+        started = []  # the launches made before the backward began
+
         def backward(o):
+            started.append(len(_recording_trace().launches) if _recording_trace() is not None else 0)
             if isinstance(o, torch.Tensor) and o.requires_grad:
                 o.backward(do)
 
@@ -2097,9 +2134,18 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label)
                 continue
             results.append(compare(label, name, t.grad, want, tols[name], scale=bound, dtype=dtype,
                                    device=device))
+        if blocks and started and all(r.passed for r in results):
+            results += _autograd_blocks_check(runner, label, k, v, n_q, n_k, started[0])
         return results
 
     return run
+
+
+def _recording_trace():
+    """The trace being recorded (inside a call of the reader's function), or None."""
+    from gpuperf.grading import algorithm
+
+    return algorithm._TRACE
 
 
 # --------------------------------------------------------------------------------------------------------
