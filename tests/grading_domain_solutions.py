@@ -300,6 +300,12 @@ def attention_split_max_then_sum(q, k, v, causal=False, splits=8):
     return o, lse
 
 
+def attention_two_passes_on_copies(q, k, v, causal=False):
+    """Wrong: the two passes above, over copies of q, k and v made first (the grader's own k never loaded)."""
+    return attention_split_max_then_sum(q.contiguous().clone(), k.contiguous().clone(), v.contiguous().clone(),
+                                        causal)
+
+
 @triton.jit
 def _split_partial(q_ptr, k_ptr, v_ptr, acc_ptr, m_ptr, l_ptr, N_Q, N_K, scale, SPLITS: tl.constexpr,
                    D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
@@ -592,6 +598,7 @@ WRONG = {
     "attention_no_skip_no_dot": ("L5.causal", attention_no_skip_no_dot, "blocks it visits"),
     "attention_one_block_of_keys": ("L5.forward", attention_one_block_of_keys, "N_k=4096"),
     "attention_split_max_then_sum": ("L5.forward", attention_split_max_then_sum, "N_k=4096"),
+    "attention_two_passes_on_copies": ("L5.forward", attention_two_passes_on_copies, "N_k=4096"),
     "tiled_p_blocks_kept": ("L5.tiled", tiled_p_blocks_kept, ""),
     "autograd_two_pass_forward": ("L6.autograd", AutogradTwoPassForward, "their blocks of keys"),
     "autograd_whole_backward": ("L6.autograd", AutogradWholeBackward, "their blocks of keys"),

@@ -30,7 +30,8 @@ SEED = 20261204
 #: Wrong solutions only the interpreter's counts catch (a cast applied too late, no tl.dot, a fixed block, a
 #: race): on a GPU machine the graders run their interpreted cases only with GPUPERF_GRADING_INTERPRET_ON_GPU=1.
 ALGORITHM_ONLY = {"add_cast_late", "matmul_no_dot", "softmax_fixed_block", "a04_l2add_int64_cast_too_late",
-                  "attention_split_max_then_sum", "autograd_two_pass_forward", "autograd_whole_backward"}
+                  "attention_split_max_then_sum", "attention_two_passes_on_copies", "autograd_two_pass_forward",
+                  "autograd_whole_backward"}
 
 
 def _interpreted_here() -> bool:

@@ -1511,6 +1511,13 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
     if trace is None:
         return []
     d = k.shape[-1]
+    for which, tensor in (("k", k), ("v", getattr(runner, "_attention_v", None))):
+        if tensor is not None and not _loaded_from(trace, tensor):  # a copy's loads are nobody's
+            return [CaseResult(label, "-", False,
+                               f"your kernels never loaded {which} as the grader passed it (from a copy of it?): "
+                               f"the grader counts the blocks of keys and the passes over them from the loads of "
+                               f"{which}. Pass q, k and v to your kernel as they are (contiguous here: "
+                               ".contiguous() of a contiguous tensor is the tensor itself, not a copy)")]
     for which in ("k", "v"):
         tensor = k if which == "k" else getattr(runner, "_attention_v", None)
         if tensor is None:
