@@ -523,6 +523,349 @@ def backward_dq_kt_all_keys(q, k, v, o, lse, do, causal=False):  # every key in 
     return _backward2(q, k, v, o, lse, do, causal, kt=True, dq_bn=max(16, triton.next_power_of_2(k.shape[2])))
 
 
+@triton.jit
+def _split_max(q_ptr, k_ptr, m_ptr, N_Q, N_K, scale, SPLITS: tl.constexpr, D: tl.constexpr, BM: tl.constexpr,
+               BN: tl.constexpr):
+    """A first pass split over the keys: each program the max of its queries' scores over one slice of keys."""
+    head = tl.program_id(1).to(tl.int64)
+    part = tl.program_id(2).to(tl.int64)
+    rows = tl.program_id(0).to(tl.int64) * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    q = tl.load(q_ptr + head * N_Q * D + rows[:, None] * D + dims[None, :], mask=rows[:, None] < N_Q, other=0.0)
+    chunk = tl.cdiv(N_K, SPLITS)
+    m = tl.full((BM,), float("-inf"), dtype=tl.float32)
+    for start in range(part * chunk, tl.minimum(N_K, (part + 1) * chunk), BN):
+        keys = start + tl.arange(0, BN)
+        k = tl.load(k_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision="ieee") * scale
+        m = tl.maximum(m, tl.max(tl.where(keys[None, :] < N_K, s, float("-inf")), axis=1))
+    tl.store(m_ptr + (head * SPLITS + part) * N_Q + rows, m, mask=rows < N_Q)
+
+
+@triton.jit
+def _sum_with_max(q_ptr, k_ptr, v_ptr, m_ptr, o_ptr, lse_ptr, N_Q, N_K, scale, SPLITS: tl.constexpr,
+                  D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    """The second pass: the exact max known (the largest of the slices'), exp and P V with no rescaling."""
+    head = tl.program_id(1).to(tl.int64)
+    rows = tl.program_id(0).to(tl.int64) * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    q = tl.load(q_ptr + head * N_Q * D + rows[:, None] * D + dims[None, :], mask=rows[:, None] < N_Q, other=0.0)
+    m = tl.full((BM,), float("-inf"), dtype=tl.float32)
+    for part in range(SPLITS):
+        m = tl.maximum(m, tl.load(m_ptr + (head * SPLITS + part) * N_Q + rows, mask=rows < N_Q, other=0.0))
+    l = tl.zeros((BM,), dtype=tl.float32)
+    acc = tl.zeros((BM, D), dtype=tl.float32)
+    for start in range(0, N_K, BN):
+        keys = start + tl.arange(0, BN)
+        k = tl.load(k_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+        v = tl.load(v_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision="ieee") * scale
+        p = tl.exp(tl.where(keys[None, :] < N_K, s, float("-inf")) - m[:, None])
+        l += tl.sum(p, axis=1)
+        acc += tl.dot(p.to(v.dtype), v, input_precision="ieee")
+    tl.store(o_ptr + head * N_Q * D + rows[:, None] * D + dims[None, :], (acc / l[:, None]).to(o_ptr.dtype.element_ty),
+             mask=rows[:, None] < N_Q)
+    tl.store(lse_ptr + head * N_Q + rows, m + tl.log(l), mask=rows < N_Q)
+
+
+def attention_split_max_then_sum(q, k, v, causal=False, splits=8):
+    """Wrong: two passes over K, the first spread over slices of keys (no program of it reads all of K)."""
+    b, h, n_q, d = q.shape
+    n_k = k.shape[2]
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    o = torch.empty_like(q)
+    lse = torch.empty((b, h, n_q), dtype=torch.float32, device=q.device)
+    m = torch.empty((b * h, splits, n_q), dtype=torch.float32, device=q.device)
+    scale = 1.0 / math.sqrt(d)
+    _split_max[(triton.cdiv(n_q, 16), b * h, splits)](q, k, m, n_q, n_k, scale, SPLITS=splits, D=d, BM=16, BN=32)
+    _sum_with_max[(triton.cdiv(n_q, 16), b * h)](q, k, v, m, o, lse, n_q, n_k, scale, SPLITS=splits, D=d, BM=16,
+                                                 BN=32)
+    return o, lse
+
+
+def attention_two_passes_on_copies(q, k, v, causal=False):
+    """Wrong: the two passes above, over copies of q, k and v made first (the grader's own k never loaded)."""
+    return attention_split_max_then_sum(q.contiguous().clone(), k.contiguous().clone(), v.contiguous().clone(),
+                                        causal)
+
+
+@triton.jit
+def _split_partial(q_ptr, k_ptr, v_ptr, acc_ptr, m_ptr, l_ptr, N_Q, N_K, scale, SPLITS: tl.constexpr,
+                   D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    """Split-K (as FlashDecoding): the online softmax over one slice of keys, its partial output kept apart."""
+    head = tl.program_id(1).to(tl.int64)
+    part = tl.program_id(2).to(tl.int64)
+    rows = tl.program_id(0).to(tl.int64) * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    q = tl.load(q_ptr + head * N_Q * D + rows[:, None] * D + dims[None, :], mask=rows[:, None] < N_Q, other=0.0)
+    chunk = tl.cdiv(N_K, SPLITS)
+    m = tl.full((BM,), float("-inf"), dtype=tl.float32)
+    l = tl.zeros((BM,), dtype=tl.float32)
+    acc = tl.zeros((BM, D), dtype=tl.float32)
+    for start in range(part * chunk, tl.minimum(N_K, (part + 1) * chunk), BN):
+        keys = start + tl.arange(0, BN)
+        k = tl.load(k_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+        v = tl.load(v_ptr + head * N_K * D + keys[:, None] * D + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision="ieee") * scale
+        s = tl.where(keys[None, :] < N_K, s, float("-inf"))
+        m_new = tl.maximum(m, tl.max(s, axis=1))
+        alpha = tl.exp(m - m_new)
+        p = tl.exp(s - m_new[:, None])
+        l = l * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision="ieee")
+        m = m_new
+    at = (head * SPLITS + part) * N_Q
+    tl.store(acc_ptr + (at + rows[:, None]) * D + dims[None, :], acc, mask=rows[:, None] < N_Q)
+    tl.store(m_ptr + at + rows, m, mask=rows < N_Q)
+    tl.store(l_ptr + at + rows, l, mask=rows < N_Q)
+
+
+@triton.jit
+def _combine(acc_ptr, m_ptr, l_ptr, o_ptr, lse_ptr, N_Q, SPLITS: tl.constexpr, D: tl.constexpr,
+             BM: tl.constexpr):
+    head = tl.program_id(1).to(tl.int64)
+    rows = tl.program_id(0).to(tl.int64) * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    m = tl.full((BM,), float("-inf"), dtype=tl.float32)
+    for part in range(SPLITS):
+        m = tl.maximum(m, tl.load(m_ptr + (head * SPLITS + part) * N_Q + rows, mask=rows < N_Q, other=0.0))
+    l = tl.zeros((BM,), dtype=tl.float32)
+    acc = tl.zeros((BM, D), dtype=tl.float32)
+    for part in range(SPLITS):
+        at = (head * SPLITS + part) * N_Q
+        w = tl.exp(tl.load(m_ptr + at + rows, mask=rows < N_Q, other=0.0) - m)
+        l += w * tl.load(l_ptr + at + rows, mask=rows < N_Q, other=0.0)
+        acc += w[:, None] * tl.load(acc_ptr + (at + rows[:, None]) * D + dims[None, :], mask=rows[:, None] < N_Q,
+                                    other=0.0)
+    tl.store(o_ptr + head * N_Q * D + rows[:, None] * D + dims[None, :], (acc / l[:, None]).to(o_ptr.dtype.element_ty),
+             mask=rows[:, None] < N_Q)
+    tl.store(lse_ptr + head * N_Q + rows, m + tl.log(l), mask=rows < N_Q)
+
+
+def attention_split_keys_combined(q, k, v, causal=False, splits=4):
+    """Right: split-K over slices of keys (each read once), then a second kernel that merges the partial
+    outputs by their maxima: one pass over K, in two launches."""
+    b, h, n_q, d = q.shape
+    n_k = k.shape[2]
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    o = torch.empty_like(q)
+    lse = torch.empty((b, h, n_q), dtype=torch.float32, device=q.device)
+    acc = torch.empty((b * h, splits, n_q, d), dtype=torch.float32, device=q.device)
+    m = torch.empty((b * h, splits, n_q), dtype=torch.float32, device=q.device)
+    l = torch.empty((b * h, splits, n_q), dtype=torch.float32, device=q.device)
+    grid = (triton.cdiv(n_q, 16), b * h)
+    _split_partial[grid + (splits,)](q, k, v, acc, m, l, n_q, n_k, 1.0 / math.sqrt(d), SPLITS=splits, D=d, BM=16,
+                                     BN=64)
+    _combine[grid](acc, m, l, o, lse, n_q, SPLITS=splits, D=d, BM=16)
+    return o, lse
+
+
+def attention_launch_per_head(q, k, v, causal=False):
+    """Right: one launch per (batch, head), each over that head's contiguous q, k, v."""
+    b, h, n_q, d = q.shape
+    n_k = k.shape[2]
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    o = torch.empty_like(q)
+    lse = torch.empty((b, h, n_q), dtype=torch.float32, device=q.device)
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"
+    for i in range(b):
+        for j in range(h):
+            _fa[(triton.cdiv(n_q, 32), 1)](q[i, j], k[i, j], v[i, j], o[i, j], lse[i, j], n_q, n_k,
+                                           1.0 / math.sqrt(d), CAUSAL=causal, D=d, BM=32, BN=32,
+                                           PRECISION=precision, SKIP=True, BOUNDS=True, USE_DOT=True)
+    return o, lse
+
+
+# ---- L5.tiled: the forward in plain PyTorch ------------------------------------------------------------
+
+
+def tiled_keys_outer(q, k, v, block_rows, block_cols):
+    """Right: the key blocks in the outer loop (FlashAttention-1's order), a running max, sum and output kept
+    for every block of queries, the output joined from a list at the end."""
+    n_q, d = q.shape
+    scale = d ** -0.5
+    starts = range(0, n_q, block_rows)
+    m = [torch.full((min(block_rows, n_q - r), 1), -math.inf) for r in starts]
+    l = [torch.zeros_like(x) for x in m]
+    acc = [torch.zeros(x.shape[0], d) for x in m]
+    for c in range(0, k.shape[0], block_cols):
+        kc, vc = k[c:c + block_cols], v[c:c + block_cols]
+        for i, r in enumerate(starts):
+            s = q[r:r + block_rows] @ kc.T * scale
+            m_new = torch.maximum(m[i], s.max(dim=1, keepdim=True).values)
+            p = (s - m_new).exp()
+            pv = p @ vc  # before the old output is rescaled
+            alpha = (m[i] - m_new).exp()
+            acc[i] = alpha * acc[i] + pv
+            l[i] = alpha * l[i] + p.sum(1, keepdim=True)
+            m[i] = m_new
+    return torch.cat([a / x for a, x in zip(acc, l)])
+
+
+def tiled_in_place(q, k, v, block_rows, block_cols):
+    """Right: the course's loop order with in-place updates, exp2 of scores in base 2, float64 sums."""
+    n_q, d = q.shape
+    q2 = q.double() * (math.log2(math.e) / math.sqrt(d))  # scores in base 2: exp2 instead of exp
+    out = torch.empty_like(q)
+    for r in range(0, n_q, block_rows):
+        qb = q2[r:r + block_rows]
+        m = torch.full((qb.shape[0],), -math.inf, dtype=torch.float64)
+        l = torch.zeros(qb.shape[0], dtype=torch.float64)
+        acc = torch.zeros(qb.shape[0], d, dtype=torch.float64)
+        for c in range(0, k.shape[0], block_cols):
+            s = qb @ k[c:c + block_cols].double().T
+            m_new = torch.maximum(m, s.amax(dim=1))
+            s.sub_(m_new[:, None]).exp2_()
+            alpha = torch.exp2(m - m_new)
+            l.mul_(alpha).add_(s.sum(dim=1))
+            acc.mul_(alpha[:, None]).addmm_(s, v[c:c + block_cols].double())
+            m = m_new
+        out[r:r + block_rows] = (acc / l[:, None]).float()
+    return out
+
+
+def tiled_p_blocks_kept(q, k, v, block_rows, block_cols):
+    """Wrong: each block of P kept under its own block's max (a list of blocks, the whole row for a block of
+    queries), every block rescaled to the exact max at the end: no second pass over K, but all of P held."""
+    n_q, d = q.shape
+    out = torch.empty_like(q)
+    for r in range(0, n_q, block_rows):
+        qb = q[r:r + block_rows]
+        kept = []
+        for c in range(0, k.shape[0], block_cols):
+            s = qb @ k[c:c + block_cols].T / math.sqrt(d)
+            mj = s.amax(1, keepdim=True)
+            kept.append((torch.exp(s - mj), mj, c))
+        m = torch.stack([mj for _, mj, _ in kept]).amax(0)
+        l = torch.zeros_like(m)
+        acc = torch.zeros(qb.shape[0], d)
+        for p, mj, c in kept:
+            w = torch.exp(mj - m)
+            l = l + w * p.sum(1, keepdim=True)
+            acc = acc + w * (p @ v[c:c + block_cols])
+        out[r:r + block_rows] = acc / l
+    return out
+
+
+# ---- L6.autograd: a Function of the learner's own kernels ----------------------------------------------
+
+
+@triton.jit
+def _bwd_delta(o_ptr, do_ptr, delta_ptr, N_Q, D: tl.constexpr, BM: tl.constexpr):
+    head = tl.program_id(1).to(tl.int64)
+    rows = tl.program_id(0).to(tl.int64) * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    at = head * N_Q * D + rows[:, None] * D + dims[None, :]
+    o = tl.load(o_ptr + at, mask=rows[:, None] < N_Q, other=0.0).to(tl.float32)
+    do = tl.load(do_ptr + at, mask=rows[:, None] < N_Q, other=0.0).to(tl.float32)
+    tl.store(delta_ptr + head * N_Q + rows, tl.sum(o * do, axis=1), mask=rows < N_Q)
+
+
+@triton.jit
+def _bwd_tile(q, k, v, do, lse, delta, rows, keys, N_Q, N_K, scale, CAUSAL: tl.constexpr,
+              PRECISION: tl.constexpr):
+    """P and dS of one (block of queries, block of keys) tile."""
+    s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+    visible = (rows[:, None] < N_Q) & (keys[None, :] < N_K)
+    if CAUSAL:
+        visible = visible & (keys[None, :] <= rows[:, None])
+    p = tl.where(visible, tl.exp(s - lse[:, None]), 0.0)
+    dp = tl.dot(do, tl.trans(v), input_precision=PRECISION)
+    return p, p * (dp - delta[:, None])
+
+
+@triton.jit
+def _bwd_dkdv(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, N_Q, N_K, scale,
+              CAUSAL: tl.constexpr, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, PRECISION: tl.constexpr):
+    head = tl.program_id(1).to(tl.int64)
+    keys = tl.program_id(0).to(tl.int64) * BN + tl.arange(0, BN)
+    dims = tl.arange(0, D)
+    kv = head * N_K * D + keys[:, None] * D + dims[None, :]
+    k = tl.load(k_ptr + kv, mask=keys[:, None] < N_K, other=0.0)
+    v = tl.load(v_ptr + kv, mask=keys[:, None] < N_K, other=0.0)
+    dk = tl.zeros((BN, D), dtype=tl.float32)
+    dv = tl.zeros((BN, D), dtype=tl.float32)
+    for m0 in range(0, N_Q, BM):
+        rows = m0 + tl.arange(0, BM)
+        qo = head * N_Q * D + rows[:, None] * D + dims[None, :]
+        q = tl.load(q_ptr + qo, mask=rows[:, None] < N_Q, other=0.0)
+        do = tl.load(do_ptr + qo, mask=rows[:, None] < N_Q, other=0.0)
+        lse = tl.load(lse_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+        delta = tl.load(delta_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+        p, ds = _bwd_tile(q, k, v, do, lse, delta, rows, keys, N_Q, N_K, scale, CAUSAL, PRECISION)
+        dv += tl.dot(tl.trans(p.to(do.dtype)), do, input_precision=PRECISION)
+        dk += tl.dot(tl.trans(ds.to(q.dtype)), q, input_precision=PRECISION)
+    tl.store(dk_ptr + kv, (dk * scale).to(dk_ptr.dtype.element_ty), mask=keys[:, None] < N_K)
+    tl.store(dv_ptr + kv, dv.to(dv_ptr.dtype.element_ty), mask=keys[:, None] < N_K)
+
+
+@triton.jit
+def _bwd_dq(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, N_Q, N_K, scale, CAUSAL: tl.constexpr,
+            D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, PRECISION: tl.constexpr):
+    head = tl.program_id(1).to(tl.int64)
+    rows = tl.program_id(0).to(tl.int64) * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    qo = head * N_Q * D + rows[:, None] * D + dims[None, :]
+    q = tl.load(q_ptr + qo, mask=rows[:, None] < N_Q, other=0.0)
+    do = tl.load(do_ptr + qo, mask=rows[:, None] < N_Q, other=0.0)
+    lse = tl.load(lse_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+    delta = tl.load(delta_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+    dq = tl.zeros((BM, D), dtype=tl.float32)
+    for n0 in range(0, N_K, BN):
+        keys = n0 + tl.arange(0, BN)
+        kv = head * N_K * D + keys[:, None] * D + dims[None, :]
+        k = tl.load(k_ptr + kv, mask=keys[:, None] < N_K, other=0.0)
+        v = tl.load(v_ptr + kv, mask=keys[:, None] < N_K, other=0.0)
+        _, ds = _bwd_tile(q, k, v, do, lse, delta, rows, keys, N_Q, N_K, scale, CAUSAL, PRECISION)
+        dq += tl.dot(ds.to(k.dtype), k, input_precision=PRECISION)
+    tl.store(dq_ptr + qo, (dq * scale).to(dq_ptr.dtype.element_ty), mask=rows[:, None] < N_Q)
+
+
+def _own_backward(q, k, v, o, lse, do, causal, blocks=(64, 32), whole=False):
+    """dK, dV by blocks of keys, dQ by blocks of queries (``whole``: every query, every key in one tile)."""
+    b, h, n_q, d = q.shape
+    n_k = k.shape[2]
+    do = do.contiguous()
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    delta = torch.empty((b, h, n_q), dtype=torch.float32, device=q.device)
+    bm, bn = blocks
+    if whole:
+        bm, bn = max(16, triton.next_power_of_2(n_q)), max(16, triton.next_power_of_2(n_k))
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"
+    scale = 1.0 / math.sqrt(d)
+    _bwd_delta[(triton.cdiv(n_q, 32), b * h)](o, do, delta, n_q, D=d, BM=32)
+    common = dict(CAUSAL=causal, D=d, BM=bm, BN=bn, PRECISION=precision)
+    _bwd_dkdv[(triton.cdiv(n_k, bn), b * h)](q, k, v, do, lse, delta, dk, dv, n_q, n_k, scale, **common)
+    _bwd_dq[(triton.cdiv(n_q, bm), b * h)](q, k, v, do, lse, delta, dq, n_q, n_k, scale, **common)
+    return dq, dk, dv
+
+
+def _function(forward, whole_backward=False):
+    class Attention(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, causal=False):
+            q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+            o, lse = forward(q, k, v, causal)
+            ctx.save_for_backward(q, k, v, o, lse)
+            ctx.causal = causal
+            return o
+
+        @staticmethod
+        def backward(ctx, do):
+            q, k, v, o, lse = ctx.saved_tensors
+            return _own_backward(q, k, v, o, lse, do, ctx.causal, whole=whole_backward) + (None,)
+
+    return Attention
+
+
+#: Right: the learner's own forward (16 queries, 64 keys a block) and backward (64 keys, 32 queries)
+AutogradOwn = _function(attention_own)
+#: Wrong: the forward's first pass for the max in a kernel of its own, split over slices of keys
+AutogradTwoPassForward = _function(attention_split_max_then_sum)
+#: Wrong: a backward whose programs hold every query, or every key, in one tile (all of P and dS)
+AutogradWholeBackward = _function(attention_own, whole_backward=True)
+
+
 #: name: (exercise, function, the grader's case labels to run: a predicate's substring, or "" for all)
 WRONG = {
     "add_cast_late": ("L2.add", add_cast_late, "n="),
@@ -544,6 +887,11 @@ WRONG = {
     "backward_blocks_64_32_noskip": ("L6.backward", backward_blocks_64_32_noskip, "backward visits"),
     "backward_one_program_per_head_skips": ("L6.backward", backward_one_program_per_head_skips, "backward visits"),
     "backward_dq_kt_all_keys": ("L6.backward", backward_dq_kt_all_keys, "backward visits"),
+    "attention_split_max_then_sum": ("L5.forward", attention_split_max_then_sum, "N_k=4096"),
+    "attention_two_passes_on_copies": ("L5.forward", attention_two_passes_on_copies, "N_k=4096"),
+    "tiled_p_blocks_kept": ("L5.tiled", tiled_p_blocks_kept, ""),
+    "autograd_two_pass_forward": ("L6.autograd", AutogradTwoPassForward, "their blocks of keys"),
+    "autograd_whole_backward": ("L6.autograd", AutogradWholeBackward, "their blocks of keys"),
 }
 
 RIGHT = {
@@ -557,4 +905,9 @@ RIGHT = {
     "backward_blocks_64_32": ("L6.backward", backward_blocks_64_32, "fp32"),
     "backward_dq_by_atomics": ("L6.backward", backward_dq_by_atomics, "fp32"),
     "backward_dq_kt_tiles": ("L6.backward", backward_dq_kt_tiles, "fp32"),
+    "attention_split_keys_combined": ("L5.forward", attention_split_keys_combined, "N_k=4096"),
+    "attention_launch_per_head": ("L5.forward", attention_launch_per_head, "H=2"),
+    "tiled_keys_outer": ("L5.tiled", tiled_keys_outer, ""),
+    "tiled_in_place": ("L5.tiled", tiled_in_place, ""),
+    "autograd_own": ("L6.autograd", AutogradOwn, ""),
 }

@@ -31,7 +31,9 @@ SEED = 20261204
 #: race): on a GPU machine the graders run their interpreted cases only with GPUPERF_GRADING_INTERPRET_ON_GPU=1.
 ALGORITHM_ONLY = {"add_cast_late", "matmul_no_dot", "softmax_fixed_block", "a04_l2add_int64_cast_too_late",
                   "attention_quarters_noskip", "attention_paired_noskip_kt", "attention_kt_half_rows",
-                  "backward_blocks_64_32_noskip", "backward_one_program_per_head_skips", "backward_dq_kt_all_keys"}
+                  "backward_blocks_64_32_noskip", "backward_one_program_per_head_skips", "backward_dq_kt_all_keys",
+                  "attention_split_max_then_sum", "attention_two_passes_on_copies", "autograd_two_pass_forward",
+                  "autograd_whole_backward"}
 
 
 def _interpreted_here() -> bool:
@@ -213,7 +215,7 @@ ATTACKS_4 = Path(__file__).with_name("grading_attacks_round4")
 #: Round 4 (a fourth attacker, 2026-12-04, after rounds 2 and 3 were closed): the files the graders of that
 #: evening still accepted. Each is a known hole, kept as a strict expected failure: the test starts to fail
 #: (XPASS) the day a fix rejects it, and the file then moves out of this set. See grading_attacks_round4/README.md.
-ROUND4_OPEN = {"30", "31", "34", "43", "44", "45", "52"}
+ROUND4_OPEN = {"31", "44", "45", "52"}
 #: 38 patches torch.Tensor.abs before the grader is imported (a limit labs/README.md names): not run here, it
 #: would leave the patch in this process.
 ROUND4_NOT_RUN = {"38"}

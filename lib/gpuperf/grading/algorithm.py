@@ -70,6 +70,9 @@ class Launch:
     _exchanges: list = field(default_factory=list)  # (addresses, program): atomic exchanges and CAS
     _adds: list = field(default_factory=list)  # (addresses, program): accumulating atomics (add, max, ...)
     race: str = ""
+    #: program: the programs of earlier launches of the call (``index << 32 | program``, index counting
+    #: launches from 0) whose stores it loaded: what one kernel hands the next through memory
+    sources: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -77,6 +80,30 @@ class Trace:
     """Every interpreted launch of one call of the reader's function."""
 
     launches: list = field(default_factory=list)
+    _written: tuple = ()  # (sorted addresses, owner = launch index << 32 | program): the last writer of each
+
+    def through_launches(self, own: dict) -> int:
+        """The most that one program and every program of an earlier launch it read from (through memory,
+        directly or through others) did, ``own`` giving each program's share (keys ``index << 32 |
+        program``): a first kernel's per-row statistics read by a second count against the second."""
+        seen: dict = {}
+
+        def ancestors(node):
+            if node not in seen:
+                seen[node] = set()
+                index, program = node >> 32, node & 0xFFFFFFFF
+                found = set()
+                for source in self.launches[index].sources.get(program, ()):
+                    found.add(source)
+                    found |= ancestors(source)
+                seen[node] = found
+            return seen[node]
+
+        nodes = set(own)
+        for index, launch in enumerate(self.launches):
+            nodes.update((index << 32) | program for program in launch.sources)
+        return max((own.get(node, 0) + sum(own.get(a, 0) for a in ancestors(node)) for node in nodes),
+                   default=0)
 
     def total(self, what: str, name: str | None = None) -> int:
         """Sum over launches of ``loaded``/``stored`` elements (of argument ``name``, or of all)."""
@@ -255,6 +282,35 @@ def _describe(launch: Launch, address: int, what: str, writer: int, other: int, 
             "one; read only what your own program writes, or split the work into two launches")
 
 
+def _link(trace: Trace, launch: Launch) -> None:
+    """Record which programs of earlier launches each program of ``launch`` read from (its loads of what they
+    stored last), then make ``launch`` the last writer of what it stored."""
+    import numpy as np
+
+    index = len(trace.launches)
+    if trace._written:
+        w_addr, w_owner = trace._written
+        for addresses, program in launch._loads:
+            idx = np.clip(np.searchsorted(w_addr, addresses), 0, w_addr.size - 1)
+            hit = w_addr[idx] == addresses
+            if hit.any():
+                owners = np.unique(w_owner[idx[hit]])
+                launch.sources.setdefault(program, set()).update(int(o) for o in owners)
+    writes = launch._stores + launch._exchanges + launch._adds
+    if not writes:
+        return
+    addr = np.concatenate([a.astype(np.uint64) for a, _ in writes])
+    owner = np.concatenate([np.full(a.shape, (index << 32) | p, dtype=np.int64) for a, p in writes])
+    if trace._written:
+        addr = np.concatenate([trace._written[0], addr])
+        owner = np.concatenate([trace._written[1], owner])
+    order = np.argsort(addr, kind="stable")
+    addr, owner = addr[order], owner[order]
+    last = np.ones(addr.shape, dtype=bool)  # the latest write of each address
+    last[:-1] = addr[1:] != addr[:-1]
+    trace._written = (addr[last], owner[last])
+
+
 def _element_size(ptrs) -> int:
     try:
         return max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
@@ -309,6 +365,7 @@ def _install():
             finally:
                 state["launch"] = outer
                 launch.race = _find_race(launch, state["grid"])
+                _link(trace, launch)
                 launch._stores, launch._loads = [], []
                 trace.launches.append(launch)
 

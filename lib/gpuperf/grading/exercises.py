@@ -133,6 +133,9 @@ class Runner:
         self.trace: Trace | None = None
         self.calls_without_launch = 0
         self.count_reads: dict = {}  # name: grader's tensor; after a call, self.reads[name] = elements read
+        #: (a grader's tensor, a budget): after a call, self.reads["live:peak"] = the most elements computed
+        #: from it (and held in memory made inside the call) alive at one time (_count_live)
+        self.count_live = None
         self.reads: dict = {}
 
     def input(self, values, band: int = 1024, order=None):
@@ -178,6 +181,8 @@ class Runner:
         self.reads = {name: 0 for name in self.count_reads}
         if self.count_reads:
             _count_reads(watch, self.count_reads, self.reads)
+        if self.count_live is not None:
+            _count_live(watch, *self.count_live, self.reads)
         for _, t in tensors:
             watch.know(t)
         watch.know(*known)
@@ -271,27 +276,55 @@ def _count_reads(watch, tensors: dict, reads: dict) -> None:
     inner = getattr(watch, "_dispatch", None)
     if inner is None:  # pragma: no cover - another watch layout
         return
-    owners = {_storage_ptr(t): name for name, t in tensors.items()}
+    import weakref
+
     import torch
+
+    # storage address: [name, weak references to the copies (and their views) on it, or None for the grader's
+    # own tensor]; a copy's memory freed and handed to another tensor is no longer the grader's
+    owners: dict = {_storage_ptr(t): [name, None] for name, t in tensors.items()}
+
+    def owner_of(a):
+        entry = owners.get(_storage_ptr(a))
+        if entry is None:
+            return None
+        if entry[1] is not None and not any(r() is not None for r in entry[1]):
+            del owners[_storage_ptr(a)]
+            return None
+        return entry[0]
+
+    def own(t, owner):
+        entry = owners.get(_storage_ptr(t))
+        if entry is None or owner_of(t) is None:
+            owners[_storage_ptr(t)] = entry = [owner, []]
+        if entry[1] is not None:
+            entry[1].append(weakref.ref(t))
 
     def dispatch(func, args, kwargs):
         out = inner(func, args, kwargs)
         if watch.paused or watch.internal or not watch.active:
             return out
         name = func.overloadpacket.__name__
-        if name in VIEWS or name in ALLOCATIONS:
+        if name in ALLOCATIONS:
             return out
         flat = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.Tensor)]
-        if name in COPIES:  # a copy of the grader's tensor is read as the tensor itself
-            source = next((owners[_storage_ptr(a)] for a in flat if _storage_ptr(a) in owners), None)
+        if name in VIEWS:  # a view of a copy keeps the copy's memory the grader's
+            source = next((owner_of(a) for a in flat if owner_of(a) is not None), None)
             if source is not None:
                 for t in (out if isinstance(out, (tuple, list)) else (out,)):
-                    if isinstance(t, torch.Tensor):
-                        owners.setdefault(_storage_ptr(t), source)
+                    if isinstance(t, torch.Tensor) and owner_of(t) == source:
+                        own(t, source)
+            return out
+        if name in COPIES:  # a copy of the grader's tensor is read as the tensor itself
+            source = next((owner_of(a) for a in flat if owner_of(a) is not None), None)
+            if source is not None:
+                for t in (out if isinstance(out, (tuple, list)) else (out,)):
+                    if isinstance(t, torch.Tensor) and owner_of(t) in (None, source):
+                        own(t, source)
             return out
         outs = [t for t in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(t, torch.Tensor)]
         for a in flat:
-            owner = owners.get(_storage_ptr(a))
+            owner = owner_of(a)
             if owner is None:
                 continue
             reads[owner] += a.numel()
@@ -299,10 +332,77 @@ def _count_reads(watch, tensors: dict, reads: dict) -> None:
             reads[widest] = max(reads.get(widest, 0), a.numel())
             # an elementwise image of the grader's tensor (k * 1.0, k.float() + 0, a concatenation) is read as
             # the tensor itself: reading it later reads k again
-            if name not in _MATRIX_PRODUCTS:
+            if name.rstrip("_") not in _MATRIX_PRODUCTS:  # addmm_ too: a product, not an image of k
                 for t in outs:
-                    if tuple(t.shape) == tuple(a.shape) or name in ("cat", "stack", "_cat"):
-                        owners.setdefault(_storage_ptr(t), owner)
+                    if (tuple(t.shape) == tuple(a.shape) or name in ("cat", "stack", "_cat")) and \
+                            owner_of(t) in (None, owner):
+                        own(t, owner)
+        return out
+
+    watch._dispatch = dispatch
+
+
+def _count_live(watch, source, budget: int, reads: dict) -> None:
+    """Follow what torch operators compute from ``source`` (a grader's tensor) while the reader's function
+    runs: every tensor made from it, from something made from it, and every buffer such values are copied
+    into, held through weak references; ``reads["live:peak"]`` is the most elements of such memory alive at
+    one time (a buffer the watch handed out counts whole; the grader's own tensors not at all). The memory a
+    plain-PyTorch exercise holds across its steps, which the size of each single step does not show. Past
+    ``budget`` the garbage collector runs first (a reference cycle holds memory that is garbage already).
+    Wraps the watch's dispatch handler of this one call; without that handler nothing is counted."""
+    import gc
+    import weakref
+
+    from gpuperf.grading.watch import ALLOCATIONS, _storage_ptr
+
+    inner = getattr(watch, "_dispatch", None)
+    if inner is None:  # pragma: no cover - another watch layout
+        return
+    import torch
+
+    grader = {_storage_ptr(t) for t in watch.grader_tensors} | {_storage_ptr(source)}
+    live: dict = {}  # storage address: [elements, weak references to the tensors on it]
+    reads["live:peak"] = 0
+
+    def alive(ptr) -> bool:
+        entry = live.get(ptr)
+        return entry is not None and any(r() is not None for r in entry[1])
+
+    def dispatch(func, args, kwargs):
+        out = inner(func, args, kwargs)
+        if watch.paused or watch.internal or not watch.active:
+            return out
+        if func.overloadpacket.__name__ in ALLOCATIONS:
+            return out
+        flat = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.Tensor)]
+        flat += [a for x in list(args) + list(kwargs.values()) if isinstance(x, (list, tuple))
+                 for a in x if isinstance(a, torch.Tensor)]
+        if not any(_storage_ptr(a) == _storage_ptr(source) or alive(_storage_ptr(a)) for a in flat):
+            return out
+        for t in (out if isinstance(out, (tuple, list)) else (out,)):
+            if not isinstance(t, torch.Tensor):
+                continue
+            ptr = _storage_ptr(t)
+            if ptr in grader:
+                continue
+            if not alive(ptr):
+                alloc = next((a for a in watch.allocs if a.storage == ptr), None)
+                live[ptr] = [alloc.stop - alloc.start if alloc is not None else t.numel(), []]
+            live[ptr][0] = max(live[ptr][0], t.numel())
+            live[ptr][1].append(weakref.ref(t))
+        total = -1
+        for attempt in (0, 1):
+            for ptr in [p for p in live if not alive(p)]:
+                del live[ptr]
+            total = sum(entry[0] for entry in live.values())
+            if attempt or total <= budget or reads["live:peak"] > budget:  # once over, no need to look again
+                break
+            saved, watch.internal = watch.internal, True
+            try:
+                gc.collect()
+            finally:
+                watch.internal = saved
+        reads["live:peak"] = max(reads["live:peak"], total)
         return out
 
     watch._dispatch = dispatch
@@ -1411,13 +1511,26 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
     if trace is None:
         return []
     d = k.shape[-1]
+    for which, tensor in (("k", k), ("v", getattr(runner, "_attention_v", None))):
+        if tensor is not None and not _loaded_from(trace, tensor):  # a copy's loads are nobody's
+            return [CaseResult(label, "-", False,
+                               f"your kernels never loaded {which} as the grader passed it (from a copy of it?): "
+                               f"the grader counts the blocks of keys and the passes over them from the loads of "
+                               f"{which}. Pass q, k and v to your kernel as they are (contiguous here: "
+                               ".contiguous() of a contiguous tensor is the tensor itself, not a copy)")]
     for which in ("k", "v"):
         tensor = k if which == "k" else getattr(runner, "_attention_v", None)
         if tensor is None:
             continue
-        most = max((count for launch in trace.launches for name, _, _, _, _ in launch.args
-                    if _same_memory(launch, name, tensor)
-                    for count in launch.per_program.get(name, {}).values()), default=0)
+        # each program's loads, plus those of every program of an earlier kernel whose stores it read: a first
+        # kernel that finds the row max and a second that sums with it read K twice for one block of queries
+        own: dict = {}
+        for index, launch in enumerate(trace.launches):
+            for name, _, _, _, _ in launch.args:
+                if _same_memory(launch, name, tensor):
+                    for program, count in launch.per_program.get(name, {}).items():
+                        own[(index << 32) | program] = own.get((index << 32) | program, 0) + count
+        most = trace.through_launches(own)
         n_q = getattr(runner, "_attention_nq", None)
         total = _loaded_from(trace, tensor)
         if n_q and total > (-(-n_q // 16) + 1) * n_k * d:
@@ -1428,10 +1541,12 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
         # a pass loads n_k d elements (a few masked-off lanes less); one block of keys more is slack
         if most > n_k * d + min(n_k, LARGEST_BLOCK_K) * d:
             return [CaseResult(label, "-", False,
-                               f"one program of your kernel loaded {most} elements of {which} ({most / (n_k * d):.2g} "
-                               f"times each of the {n_k} x {d}): FlashAttention reads each block of keys once per "
-                               "block of queries, updating a running max, sum and output as it goes (the online "
-                               "softmax); a first pass for the max, then a second for the sum, reads K twice")]
+                               f"one block of queries cost your kernels {most} loads of {which} "
+                               f"({most / (n_k * d):.2g} times each of the {n_k} x {d}), counting the loads of "
+                               "every program of an earlier kernel whose results it read: FlashAttention reads "
+                               "each block of keys once per block of queries, updating a running max, sum and "
+                               "output as it goes (the online softmax); a first pass for the max, then a second "
+                               "for the sum, reads K twice, in one kernel or in two")]
     return []
 
 
@@ -1938,7 +2053,10 @@ def _tiled_cases(gen, device) -> list[Case]:
     # the limit max(block_rows * block_cols, block_rows * d, N_q * d, N_k * d)
     shapes = [(64, 64, 16, 32, 32, "large"), (97, 130, 16, 32, 48, "late"), (32, 300, 16, 32, 64, "large"),
               (130, 97, 32, 64, 48, "normal"), (70 + torch_randint(gen, 0, 30), 200, 16, 32, 32, "huge"),
-              (50, 90 + torch_randint(gen, 0, 30), 16, 32, 32, "shifted")]
+              (50, 90 + torch_randint(gen, 0, 30), 16, 32, 32, "shifted"),
+              # many blocks of keys for few queries: a whole row of scores for a block of queries (br x N_k)
+              # is many times one block's (br x bc) and the output's (N_q x d)
+              (64, 1984 + torch_randint(gen, 0, 128), 16, 32, 32, "normal")]
     cases = []
     for n_q, n_k, d, br, bc, spread in shapes:
         label = f"N_q={n_q} N_k={n_k} d={d} fp32, block_rows={br} block_cols={bc}, {spread} scores"
@@ -1955,6 +2073,13 @@ def _tiled_limit(n_q, n_k, d, br, bc) -> int:
     return max(br * bc, br * d, n_q * d, n_k * d)
 
 
+def _tiled_live_budget(n_q, d, br, bc) -> int:
+    """Elements computed from q that an online-softmax loop may hold at one time: a few images of one block of
+    scores (S, S - m, P), a few of the block's running output (acc, P V, the rescaled acc), its statistics,
+    and the output with a copy of q (or the finished blocks of the output in a list, then joined)."""
+    return 8 * br * bc + 8 * br * d + 16 * br + 4 * n_q * d
+
+
 def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
     def run(runner):
         import torch
@@ -1969,6 +2094,7 @@ def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
                                refused_names=SOFTMAX_LIKE_NAMES, max_numel=limit, kernels=False,
                                why="asks for the online softmax over blocks of keys, in plain PyTorch")
         runner.count_reads = {"k": k, "v": v}
+        runner.count_live = (q, _tiled_live_budget(n_q, d, br, bc))
         got, watch = runner.call(q, k, v, br, bc, names=("q", "k", "v"))
         ref = _attention_reference(q[None, None], k[None, None], v[None, None], False)
         bound_o, _ = _forward_bounds(ref, v[None, None], torch.float32, n_k, d)
@@ -2001,6 +2127,20 @@ def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
                                           "max and sum; a first pass for the max, or one query at a time, reads "
                                           "them more"))
                 return results
+        # the memory held across steps: a block of scores (and the few of its images one step makes), the
+        # running statistics and output of a block of queries, and the output (or copies of q): never a whole
+        # row of scores for a block of queries, kept to take the exact max before a second pass
+        held, budget = runner.reads.get("live:peak", 0), runner.count_live[1]
+        if results[0].passed and held > budget:
+            results.append(CaseResult(label, "-", False,
+                                      f"your function held {held} values computed from q in memory at one time "
+                                      f"(blocks of {br} queries against {bc} keys hold {br * bc} scores; a whole "
+                                      f"row of scores for {br} queries is {br * n_k}): the online softmax keeps "
+                                      "one block of scores at a time and, for the block of queries, only the "
+                                      "running max, sum and output. Keeping every block of scores (in a list, "
+                                      "or in a buffer) to take the exact max before a second pass is the "
+                                      "two-pass softmax that FlashAttention avoids"))
+            return results
         if results[0].passed and products > 2 * tiles:
             results.append(CaseResult(label, "-", False,
                                       f"your function ran {products} matrix products; one pass over the "
@@ -2036,10 +2176,47 @@ def _autograd_cases(gen, device) -> list[Case]:
              "your Function")
     cases.append(Case(label, _autograd_case(gen, device, _torch().float16, 1, 1, n_q, 32, 16, False, "canary",
                                             label)))
+    # a long sequence through the interpreter: the Function's own kernels graded as L5.forward and L6.backward
+    # grade theirs (blocks of keys, one pass over them), not only its values
+    n = 512 + torch_randint(gen, 0, 64)
+    label = (f"B=1 H=1 N_q={n} N_k={n} d=16 fp32 full, your Function's kernels run by Triton's interpreter on "
+             "the CPU: their blocks of keys")
+    cases.append(Case(label, _autograd_case(gen, "cpu", _torch().float32, 1, 1, n, n, 16, False, "normal", label,
+                                            blocks=True), interpret=True, device="cpu"))
     return cases
 
 
-def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label):
+def _autograd_blocks_check(runner, label, k, v, n_q, n_k, backward_from: int, q=None) -> list[CaseResult]:
+    """Under the interpreter: the Function's forward launches (those before the backward began, at
+    ``backward_from``) and then its backward's, each graded by L5.forward's checks of the blocks of keys and
+    of the passes over them (:func:`_key_blocks_check`), the backward's also by L6.backward's bound on the rows
+    one load covers (:func:`_backward_blocks_check`). The backward's programs are counted on their own:
+    reading the forward's lse and O is not a second pass over K."""
+    import dataclasses
+
+    trace = runner.trace
+    if trace is None:
+        return []
+    forward = Trace(launches=trace.launches[:backward_from])
+    backward = Trace(launches=[dataclasses.replace(launch, sources={})
+                               for launch in trace.launches[backward_from:]])
+    runner._attention_v, runner._attention_nq = v, n_q
+    for part, which in ((forward, "forward"), (backward, "backward")):
+        if not part.launches:
+            continue
+        runner.trace = part
+        try:
+            found = _key_blocks_check(runner, label, k, n_k)
+            if not found and which == "backward" and q is not None:
+                found = _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v})
+        finally:
+            runner.trace = trace
+        if found:
+            return [dataclasses.replace(r, message=f"in your Function's {which}: {r.message}") for r in found]
+    return []
+
+
+def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, blocks=False):
     def run(runner):
         import torch
 
@@ -2053,7 +2230,10 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label)
         if apply is None:
             return [CaseResult(label, "-", False, "expected a torch.autograd.Function subclass (with .apply)")]
 
+        started = []  # the launches made before the backward began
+
         def backward(o):
+            started.append(len(_recording_trace().launches) if _recording_trace() is not None else 0)
             if isinstance(o, torch.Tensor) and o.requires_grad:
                 o.backward(do)
 
@@ -2090,9 +2270,18 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label)
                 continue
             results.append(compare(label, name, t.grad, want, tols[name], scale=bound, dtype=dtype,
                                    device=device))
+        if blocks and started and all(r.passed for r in results):
+            results += _autograd_blocks_check(runner, label, k, v, n_q, n_k, started[0], q=q)
         return results
 
     return run
+
+
+def _recording_trace():
+    """The trace being recorded (inside a call of the reader's function), or None."""
+    from gpuperf.grading import algorithm
+
+    return algorithm._TRACE
 
 
 # --------------------------------------------------------------------------------------------------------
