@@ -207,6 +207,7 @@ class Counters:
     stores: int = 0
     narrow_offsets: int = 0  # stores whose addresses were computed from 32-bit offsets only
     widest_block: int = 0  # on a GPU: the largest integer constexpr of a launch
+    most_programs: int = 0  # on a GPU: the most programs one launch's grid ran
     dot_shapes: dict = field(default_factory=dict)  # under the interpreter: (M, K, N) of each tl.dot: count
     kernels: list = field(default_factory=list)
     #: kernels whose addresses multiply a program id by a size or stride in 32 bits (read from their TTIR)
@@ -1404,6 +1405,8 @@ def _compiled_hooks(watch_getter) -> list:
                 if w.policy.kernels and w.policy.wide_offsets and not kwargs.get("warmup"):
                     _check_compiles(w, self.fn, args, {k: v for k, v in kwargs.items()
                                                        if k not in ("grid", "warmup")})
+                if "grid" in kwargs:
+                    kwargs["grid"] = _counting_grid(w, kwargs["grid"])
                 w.shadows("before a kernel launch")
             saved_pause, w.paused = w.paused, True
             try:
@@ -1421,6 +1424,26 @@ def _compiled_hooks(watch_getter) -> list:
     wrap(Autotuner, False)
     wrap(Heuristics, False)
     return saved
+
+
+def _counting_grid(w: Watch, grid):
+    """``grid`` as Triton will use it, recording the programs of the launch in ``w.counters.most_programs``
+    when Triton evaluates it (a callable grid, the reader's code, is called as it is, once per launch)."""
+
+    def count(value):
+        try:
+            dims = [value] if isinstance(value, int) else list(value)[:3]
+            programs = 1
+            for size in dims:
+                programs *= size if isinstance(size, int) and not isinstance(size, bool) else 0
+        except TypeError:
+            programs = 0
+        w.counters.most_programs = max(w.counters.most_programs, programs)
+        return value
+
+    if callable(grid):
+        return lambda meta: count(grid(meta))
+    return count(grid)
 
 
 def _check_compiled_args(w: Watch, kernel, args, kwargs) -> None:
