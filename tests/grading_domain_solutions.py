@@ -500,6 +500,6 @@ RIGHT = {
     "add_block_4096": ("L2.add", add_block_4096, ""),
     "chain_grid_stride_4096": ("L2.chain", chain_grid_stride_4096, "k_ops=5"),
     "matmul_persistent": ("L4.matmul", matmul_persistent, ""),
-    "backward_own_blocks": ("L6.backward", backward_own_blocks, "full"),
+    "backward_own_blocks": ("L6.backward", backward_own_blocks, "fp32 full"),
     "backward_own_blocks_64_16": ("L6.backward", backward_own_blocks_64_16, "summed over every"),
 }
