@@ -775,8 +775,8 @@ def _offsets_check(runner, label) -> list[CaseResult]:
                            "(8 GB of fp32) they wrap around; convert the program id to a 64-bit integer "
                            "before multiplying it by the block size (widening the product afterwards is too "
                            "late: it has already wrapped). In a loop over blocks, Triton's interpreter hands "
-                           "you the loop variable as a plain 32-bit integer: widen inside the loop, e.g. "
-                           "`block * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE).to(tl.int64)`")]
+                           "you the loop variable as a plain 32-bit integer: make the offsets 64-bit inside the "
+                           "loop (widen the range of lane indices you add to the block's start)")]
     return []
 
 
