@@ -57,6 +57,78 @@ def add_own(x, y, out):
     return out
 
 
+# ---- L2: how many programs share the vector (round 4: 45, 52) ----------------------------------------
+
+
+@triton.jit
+def _add_strided(x_ptr, y_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
+    # a grid-stride loop: program i takes blocks i, i + programs, i + 2 programs, ... (64-bit offsets made
+    # inside the loop: the interpreter's loop variable is a plain integer)
+    for block in range(tl.program_id(0), tl.cdiv(n, BLOCK_SIZE), tl.num_programs(0)):
+        idx = block * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE).to(tl.int64)
+        inside = idx < n
+        tl.store(out_ptr + idx, tl.load(x_ptr + idx, mask=inside) + tl.load(y_ptr + idx, mask=inside),
+                 mask=inside)
+
+
+def _add_grid_stride(x, y, out, block, programs):
+    n = x.numel()
+    _add_strided[(max(1, min(triton.cdiv(n, block), programs)),)](x, y, out, n, BLOCK_SIZE=block)
+    return out
+
+
+def add_grid_stride_128(x, y, out):  # a learner's own: blocks of 128, two programs per multiprocessor at most
+    return _add_grid_stride(x, y, out, 128, 2 * 132)
+
+
+def add_block_4096(x, y, out):  # a learner's own: blocks of 4096, one program each
+    return _add_grid_stride(x, y, out, 4096, 1 << 30)
+
+
+def add_one_program_loop(x, y, out):  # one program walks the vector in blocks of 1024
+    return _add_grid_stride(x, y, out, 1024, 1)
+
+
+def add_four_programs(x, y, out):  # four programs share the vector, looping over blocks of 1024
+    return _add_grid_stride(x, y, out, 1024, 4)
+
+
+def add_block_from_n_capped(x, y, out):  # the block computed from n (at most 2^16), one program per block
+    block = min(triton.next_power_of_2(x.numel()), 1 << 16)
+    return _add_grid_stride(x, y, out, block, 1 << 30)
+
+
+@triton.jit
+def _chain_strided(x_ptr, out_ptr, n, scale, shift, K_OPS: tl.constexpr, BLOCK_SIZE: tl.constexpr):
+    for block in range(tl.program_id(0), tl.cdiv(n, BLOCK_SIZE), tl.num_programs(0)):
+        idx = block * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE).to(tl.int64)
+        inside = idx < n
+        y = tl.load(x_ptr + idx, mask=inside).to(tl.float32)
+        for j in tl.static_range(K_OPS):
+            y = y * scale if j % 2 == 0 else y + shift
+        tl.store(out_ptr + idx, y.to(out_ptr.dtype.element_ty), mask=inside)
+
+
+def _chain_grid_stride(x, k_ops, scale, shift, block, programs):
+    out = torch.empty_like(x)
+    n = x.numel()
+    _chain_strided[(max(1, min(triton.cdiv(n, block), programs)),)](x, out, n, scale, shift, K_OPS=k_ops,
+                                                                  BLOCK_SIZE=block)
+    return out
+
+
+def chain_grid_stride_4096(x, k_ops, scale, shift):  # a learner's own: 132 programs at most, looping
+    return _chain_grid_stride(x, k_ops, scale, shift, 4096, 132)
+
+
+def chain_two_programs(x, k_ops, scale, shift):  # two programs share the vector, blocks of 2048
+    return _chain_grid_stride(x, k_ops, scale, shift, 2048, 2)
+
+
+def chain_block_16384(x, k_ops, scale, shift):  # a fixed block of 16384: wider than one program holds
+    return _chain_grid_stride(x, k_ops, scale, shift, 16384, 1 << 30)
+
+
 # ---- L3.softmax: one fixed block, no loop ------------------------------------------------------------
 
 
@@ -157,6 +229,58 @@ def matmul_no_dot(a, b):
 
 def matmul_own(a, b):  # a learner's own: other tiles, no grouped order, a 2-D grid
     return _matmul(a, b, bm=16, bn=64, bk=64)
+
+
+# ---- L4.matmul: programs that loop over tiles of C (round 4: 31) -------------------------------------
+
+
+@triton.jit
+def _mm_tiles(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr,
+              BK: tl.constexpr, ROWS_ONLY: tl.constexpr, PRECISION: tl.constexpr):
+    # program p takes tiles p, p + programs, ... (ROWS_ONLY: program p takes row of tiles p, every column)
+    tiles_n = tl.cdiv(N, BN)
+    if ROWS_ONLY:
+        first, last, step = tl.program_id(0) * tiles_n, (tl.program_id(0) + 1) * tiles_n, 1
+    else:
+        first, last, step = tl.program_id(0), tl.cdiv(M, BM) * tiles_n, tl.num_programs(0)
+    ks = tl.arange(0, BK).to(tl.int64)
+    for tile in range(first, last, step):
+        rows = ((tile // tiles_n) * BM + tl.arange(0, BM)).to(tl.int64)
+        cols = ((tile % tiles_n) * BN + tl.arange(0, BN)).to(tl.int64)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k0 in range(0, K, BK):
+            a = tl.load(a_ptr + rows[:, None] * sam + (k0 + ks)[None, :] * sak,
+                        mask=(rows[:, None] < M) & (k0 + ks < K)[None, :], other=0.0)
+            b = tl.load(b_ptr + (k0 + ks)[:, None] * sbk + cols[None, :] * sbn,
+                        mask=(k0 + ks < K)[:, None] & (cols[None, :] < N), other=0.0)
+            acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        tl.store(c_ptr + rows[:, None] * scm + cols[None, :] * scn, acc.to(c_ptr.dtype.element_ty),
+                 mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+def _matmul_tiles(a, b, programs, rows_only=False, bm=32, bn=32):
+    M, K = a.shape
+    N = b.shape[1]
+    c = torch.empty((M, N), dtype=a.dtype, device=a.device)
+    tiles_m, tiles = triton.cdiv(M, bm), triton.cdiv(M, bm) * triton.cdiv(N, bn)
+    grid = (tiles_m,) if rows_only else (max(1, min(tiles, programs)),)
+    _mm_tiles[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                    c.stride(1), BM=bm, BN=bn, BK=32, ROWS_ONLY=rows_only,
+                    PRECISION="ieee" if a.dtype == torch.float32 else "tf32")
+    return c
+
+
+def matmul_persistent(a, b):  # a learner's own: a persistent kernel, at most one program per multiprocessor
+    return _matmul_tiles(a, b, 132, bm=16, bn=16)
+
+
+def matmul_two_tiles_per_program(a, b):  # half as many programs as tiles, each taking two
+    M, N = a.shape[0], b.shape[1]
+    return _matmul_tiles(a, b, max(1, triton.cdiv(M, 32) * triton.cdiv(N, 32) // 2))
+
+
+def matmul_a_program_per_row_of_tiles(a, b):  # one program per row of tiles, looping over its columns
+    return _matmul_tiles(a, b, 0, rows_only=True)
 
 
 # ---- L5: the forward ---------------------------------------------------------------------------------
@@ -866,6 +990,110 @@ AutogradTwoPassForward = _function(attention_split_max_then_sum)
 AutogradWholeBackward = _function(attention_own, whole_backward=True)
 
 
+# ---- L6.backward: 16-bit accumulators of dQ and dK (round 4: 44) --------------------------------------
+
+
+@triton.jit
+def _bwd_own_dkdv(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, N_Q, N_K, scale,
+                  CAUSAL: tl.constexpr, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                  PRECISION: tl.constexpr, ROUND: tl.constexpr):
+    head = tl.program_id(1).to(tl.int64)
+    keys = tl.program_id(0) * BN + tl.arange(0, BN)
+    dims = tl.arange(0, D)
+    kv = head * N_K * D + keys[:, None] * D + dims[None, :]
+    k = tl.load(k_ptr + kv, mask=keys[:, None] < N_K, other=0.0)
+    v = tl.load(v_ptr + kv, mask=keys[:, None] < N_K, other=0.0)
+    dk = tl.zeros((BN, D), dtype=tl.float32)
+    dv = tl.zeros((BN, D), dtype=tl.float32)
+    start = (tl.program_id(0) * BN // BM) * BM if CAUSAL else 0  # the first block of queries that sees a key
+    for m0 in range(start, N_Q, BM):
+        rows = m0 + tl.arange(0, BM)
+        qo = head * N_Q * D + rows[:, None] * D + dims[None, :]
+        q = tl.load(q_ptr + qo, mask=rows[:, None] < N_Q, other=0.0)
+        do = tl.load(do_ptr + qo, mask=rows[:, None] < N_Q, other=0.0)
+        lse = tl.load(lse_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+        delta = tl.load(delta_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+        seen = (rows[:, None] < N_Q) & (keys[None, :] < N_K)
+        if CAUSAL:
+            seen = seen & (keys[None, :] <= rows[:, None])
+        p = tl.where(seen, tl.exp(s - lse[:, None]), 0.0)
+        dv += tl.dot(tl.trans(p.to(do.dtype)), do, input_precision=PRECISION)
+        ds = p * (tl.dot(do, tl.trans(v), input_precision=PRECISION) - delta[:, None])
+        dk += tl.dot(tl.trans(ds.to(q.dtype)), q, input_precision=PRECISION)
+        if ROUND:  # the running dK rounded to the input's type after every block of queries
+            dk = dk.to(q.dtype).to(tl.float32)
+    tl.store(dk_ptr + kv, (dk * scale).to(dk_ptr.dtype.element_ty), mask=keys[:, None] < N_K)
+    tl.store(dv_ptr + kv, dv.to(dv_ptr.dtype.element_ty), mask=keys[:, None] < N_K)
+
+
+@triton.jit
+def _bwd_own_dq(q_ptr, k_ptr, v_ptr, do_ptr, o_ptr, lse_ptr, delta_ptr, dq_ptr, N_Q, N_K, scale,
+                CAUSAL: tl.constexpr, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                PRECISION: tl.constexpr, ROUND: tl.constexpr):
+    head = tl.program_id(1).to(tl.int64)
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    dims = tl.arange(0, D)
+    qo = head * N_Q * D + rows[:, None] * D + dims[None, :]
+    q = tl.load(q_ptr + qo, mask=rows[:, None] < N_Q, other=0.0)
+    do = tl.load(do_ptr + qo, mask=rows[:, None] < N_Q, other=0.0)
+    o = tl.load(o_ptr + qo, mask=rows[:, None] < N_Q, other=0.0)
+    lse = tl.load(lse_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+    delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1)  # D_i, computed here, stored for dK and dV
+    tl.store(delta_ptr + head * N_Q + rows, delta, mask=rows < N_Q)
+    dq = tl.zeros((BM, D), dtype=tl.float32)
+    end = tl.minimum(N_K, (tl.program_id(0) + 1) * BM) if CAUSAL else N_K  # keys past the diagonal: hidden
+    for n0 in range(0, end, BN):
+        keys = n0 + tl.arange(0, BN)
+        kv = head * N_K * D + keys[:, None] * D + dims[None, :]
+        k = tl.load(k_ptr + kv, mask=keys[:, None] < N_K, other=0.0)
+        v = tl.load(v_ptr + kv, mask=keys[:, None] < N_K, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+        seen = (rows[:, None] < N_Q) & (keys[None, :] < N_K)
+        if CAUSAL:
+            seen = seen & (keys[None, :] <= rows[:, None])
+        p = tl.where(seen, tl.exp(s - lse[:, None]), 0.0)
+        ds = p * (tl.dot(do, tl.trans(v), input_precision=PRECISION) - delta[:, None])
+        dq += tl.dot(ds.to(k.dtype), k, input_precision=PRECISION)
+        if ROUND:  # the running dQ rounded to the input's type after every block of keys
+            dq = dq.to(k.dtype).to(tl.float32)
+    tl.store(dq_ptr + qo, (dq * scale).to(dq_ptr.dtype.element_ty), mask=rows[:, None] < N_Q)
+
+
+def _backward(q, k, v, o, lse, do, causal=False, bm=16, bn=64, round_dq=False, round_dk=False):
+    """The dQ pass first (it writes D), then dK and dV; causal: the hidden blocks skipped."""
+    b, h, n_q, d = q.shape
+    n_k = k.shape[2]
+    q, k, v, o, do = (t.contiguous() for t in (q, k, v, o, do))
+    lse = lse.float().contiguous()
+    delta = torch.empty_like(lse)
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"
+    scale = 1.0 / math.sqrt(d)
+    common = dict(D=d, BM=bm, BN=bn, PRECISION=precision)
+    _bwd_own_dq[(triton.cdiv(n_q, bm), b * h)](q, k, v, do, o, lse, delta, dq, n_q, n_k, scale, causal,
+                                          ROUND=round_dq, **common)
+    _bwd_own_dkdv[(triton.cdiv(n_k, bn), b * h)](q, k, v, do, lse, delta, dk, dv, n_q, n_k, scale, causal,
+                                            ROUND=round_dk, **common)
+    return dq, dk, dv
+
+
+def backward_own_blocks(q, k, v, o, lse, do, causal=False):  # a learner's own: 16 queries, 64 keys a block
+    return _backward(q, k, v, o, lse, do, causal)
+
+
+def backward_own_blocks_64_16(q, k, v, o, lse, do, causal=False):  # a learner's own: 64 queries, 16 keys
+    return _backward(q, k, v, o, lse, do, causal, bm=64, bn=16)
+
+
+def backward_dq_rounded_64(q, k, v, o, lse, do, causal=False):  # dQ's running sum rounded, blocks of 64 keys
+    return _backward(q, k, v, o, lse, do, causal, bm=32, bn=64, round_dq=True)
+
+
+def backward_dk_rounded_64(q, k, v, o, lse, do, causal=False):  # dK's running sum rounded, blocks of 64 queries
+    return _backward(q, k, v, o, lse, do, causal, bm=64, bn=32, round_dk=True)
+
+
 #: name: (exercise, function, the grader's case labels to run: a predicate's substring, or "" for all)
 WRONG = {
     "add_cast_late": ("L2.add", add_cast_late, "n="),
@@ -892,6 +1120,16 @@ WRONG = {
     "tiled_p_blocks_kept": ("L5.tiled", tiled_p_blocks_kept, ""),
     "autograd_two_pass_forward": ("L6.autograd", AutogradTwoPassForward, "their blocks of keys"),
     "autograd_whole_backward": ("L6.autograd", AutogradWholeBackward, "their blocks of keys"),
+    # round 4 (31, 44, 45, 52): how many programs share the work, and long sums of dQ and dK
+    "add_one_program_loop": ("L2.add", add_one_program_loop, "n="),
+    "add_four_programs": ("L2.add", add_four_programs, "n="),
+    "add_block_from_n_capped": ("L2.add", add_block_from_n_capped, "n="),
+    "chain_two_programs": ("L2.chain", chain_two_programs, "k_ops=5"),
+    "chain_block_16384": ("L2.chain", chain_block_16384, "k_ops=5"),
+    "matmul_two_tiles_per_program": ("L4.matmul", matmul_two_tiles_per_program, "A "),
+    "matmul_a_program_per_row_of_tiles": ("L4.matmul", matmul_a_program_per_row_of_tiles, "A "),
+    "backward_dq_rounded_64": ("L6.backward", backward_dq_rounded_64, "summed over every key"),
+    "backward_dk_rounded_64": ("L6.backward", backward_dk_rounded_64, "summed over every query"),
 }
 
 RIGHT = {
@@ -910,4 +1148,10 @@ RIGHT = {
     "tiled_keys_outer": ("L5.tiled", tiled_keys_outer, ""),
     "tiled_in_place": ("L5.tiled", tiled_in_place, ""),
     "autograd_own": ("L6.autograd", AutogradOwn, ""),
+    "add_grid_stride_128": ("L2.add", add_grid_stride_128, ""),
+    "add_block_4096": ("L2.add", add_block_4096, ""),
+    "chain_grid_stride_4096": ("L2.chain", chain_grid_stride_4096, "k_ops=5"),
+    "matmul_persistent": ("L4.matmul", matmul_persistent, ""),
+    "backward_own_blocks": ("L6.backward", backward_own_blocks, "fp32 full"),
+    "backward_own_blocks_64_16": ("L6.backward", backward_own_blocks_64_16, "summed over every"),
 }

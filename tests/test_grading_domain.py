@@ -33,7 +33,11 @@ ALGORITHM_ONLY = {"add_cast_late", "matmul_no_dot", "softmax_fixed_block", "a04_
                   "attention_quarters_noskip", "attention_paired_noskip_kt", "attention_kt_half_rows",
                   "backward_blocks_64_32_noskip", "backward_one_program_per_head_skips", "backward_dq_kt_all_keys",
                   "attention_split_max_then_sum", "attention_two_passes_on_copies", "autograd_two_pass_forward",
-                  "autograd_whole_backward"}
+                  "autograd_whole_backward",
+                  # round 4: blocks wider than a program holds, and programs that loop over tiles of C (a GPU
+                  # sees the grid of a launch, not its blocks; the matmul's interpreted case sees the tiles)
+                  "add_block_from_n_capped", "chain_block_16384", "matmul_two_tiles_per_program",
+                  "matmul_a_program_per_row_of_tiles"}
 
 
 def _interpreted_here() -> bool:
@@ -215,9 +219,9 @@ ATTACKS_4 = Path(__file__).with_name("grading_attacks_round4")
 #: Round 4 (a fourth attacker, 2026-12-04, after rounds 2 and 3 were closed): the files the graders of that
 #: evening still accepted. Each is a known hole, kept as a strict expected failure: the test starts to fail
 #: (XPASS) the day a fix rejects it, and the file then moves out of this set. See grading_attacks_round4/README.md.
-ROUND4_OPEN = {"31", "44", "45", "52"}
-#: 38 patches torch.Tensor.abs before the grader is imported (a limit labs/README.md names): not run here, it
-#: would leave the patch in this process.
+ROUND4_OPEN: set[str] = set()
+#: 38 patches torch.Tensor.abs before the grader is imported: not run here, it would leave the patch in this
+#: process; tests/test_grading_watch.py grades it in a subprocess.
 ROUND4_NOT_RUN = {"38"}
 
 
@@ -274,3 +278,34 @@ def test_honest_solution_of_round_5_passes(path, request):
 
     report = grading.grade_report(key, fn, seed=SEED)
     assert report.passed, f"{path.name} refused by {key} (seed {SEED}):\n{report.text()}"
+
+
+def test_the_grid_of_a_compiled_launch_is_counted_and_graded():
+    """On a GPU the L2 and L4.matmul graders see no blocks, only the grid of each launch (recorded when Triton
+    evaluates it, a callable grid included): one program for a long vector or a large C is refused, a grid
+    of a program per block or tile, or of one per multiprocessor, passes. Checked here without a GPU, on the
+    functions the launch hook and the graders use."""
+    from types import SimpleNamespace
+
+    from gpuperf.grading import exercises, watch
+
+    w = SimpleNamespace(counters=watch.Counters())
+    assert watch._counting_grid(w, (3, 2)) == (3, 2) and w.counters.most_programs == 6
+    grid = watch._counting_grid(w, lambda meta: (meta["n"],))
+    assert grid({"n": 40}) == (40,) and w.counters.most_programs == 40
+    watch._counting_grid(w, lambda meta: ("no", "ints"))({})
+    assert w.counters.most_programs == 40
+
+    def graded(check, programs, *args):
+        runner = SimpleNamespace(trace=None, device="cpu",
+                                 watch=SimpleNamespace(counters=watch.Counters(most_programs=programs)))
+        return check(runner, "case", *args)
+
+    n = 1 << 24
+    assert "1 program(s) for 16777216 elements" in graded(exercises._grid_check, 1, n)[0].message
+    assert graded(exercises._grid_check, n // 1024, n) == [] and graded(exercises._grid_check, 132, n) == []
+    assert graded(exercises._grid_check, 0, n) == []  # a grid the hook could not read: not graded
+    c = SimpleNamespace()
+    assert "1 program(s) for C of 2048 x 2048" in graded(exercises._matmul_programs_check, 1, c, 2048, 2048)[0].message
+    assert graded(exercises._matmul_programs_check, 64, c, 2048, 2048) == []  # 256 x 256 tiles
+    assert graded(exercises._matmul_programs_check, 132, c, 4096, 4096) == []  # persistent, one per SM

@@ -854,3 +854,64 @@ def test_a_forged_binder_is_the_readers_code_for_the_audit_hook_too():
         return out
 
     _rejected("L2.add", add, "a frame")
+
+
+# ---- attacks of round 4 -----------------------------------------------------------------------------------
+
+ATTACKS_4 = Path(__file__).with_name("grading_attacks_round4")
+
+_BUILT_IN_SWAPS = '''
+import re, sys
+from pathlib import Path
+
+path = Path(sys.argv[1])
+text = path.read_text()
+m = re.search(r"^(\\w+) = grading\\.grade\\(\\"([^\\"]+)\\", (\\w+)\\)\\s*$", text, re.M)
+module = type(sys)("attack_38")
+module.__file__ = str(path)
+sys.modules["attack_38"] = module
+exec(compile(text[:m.start()], str(path), "exec"), module.__dict__)  # the swap, then the grader's import
+import functools, math
+import torch
+from gpuperf import grading
+saved_sqrt = math.sqrt
+from gpuperf.grading import watch
+
+report = grading.grade_report(m.group(2), module.__dict__[m.group(3)], stop_at_first_failure=True)
+print("38", report.passed, report.text().splitlines()[3].strip())
+del torch.Tensor.abs  # (the baseline keeps the swap: the family is checked by the function itself)
+print("restored", watch._builtins_under_other_names())
+for patch, undo in (
+        ("torch.Tensor.__abs__ = torch.Tensor.zero_", "torch.Tensor.__abs__ = torch._C.TensorBase.abs"),
+        ("torch.Tensor.abs = functools.partialmethod(torch.Tensor.zero_)", "del torch.Tensor.abs"),
+        ("torch.isfinite = torch.isnan", "torch.isfinite = torch._C._VariableFunctions.isfinite"),
+        ("math.sqrt = math.floor", "math.sqrt = saved_sqrt")):
+    exec(patch)
+    print("swap", watch._builtins_under_other_names())
+    exec(undo)
+print("clean", watch._builtins_under_other_names())
+'''
+
+
+def test_attack_of_round_4_a_built_in_swapped_before_the_grader_is_imported_is_tampering():
+    """38: torch.Tensor.abs set to zero_ before gpuperf.grading is imported (the baseline holds the swap), and
+    the family around it: a dunder, a partialmethod, a function of torch or of math put in another's place.
+    Each is named whenever the grader checks. In a subprocess: the swaps would stay in this one."""
+    import os
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    path = os.pathsep.join(p for p in (str(root / "lib"), os.environ.get("PYTHONPATH", "")) if p)
+    out = subprocess.run([sys.executable, "-c", _BUILT_IN_SWAPS, str(next(ATTACKS_4.glob("38_*.py")))],
+                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path}, cwd=root,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = out.stdout.splitlines()
+    print(out.stdout)
+    assert lines[0].startswith("38 False") and "torch.Tensor.abs (is zero_, not torch's abs)" in lines[0]
+    assert lines[1] == "restored []"
+    swaps = [line for line in lines if line.startswith("swap")]
+    assert swaps == ["swap [\"torch.Tensor.__abs__ (is zero_, not torch's __abs__)\"]",
+                     "swap [\"torch.Tensor.abs (a partialmethod, not one of torch's methods)\"]",
+                     "swap ['torch.isfinite (is torch.isnan)']", "swap ['math.sqrt (is math.floor)']"], out.stdout
+    assert lines[-1] == "clean []"

@@ -236,8 +236,9 @@ def _tampering(fn) -> str:
     changed = _watch.changed_since_import()
     if changed:
         shown = ", ".join(changed[:4]) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
-        return (f"the grader, torch or Triton was changed after gpuperf.grading was imported ({shown}): "
-                "restart the kernel and run the lab's cells in order, without patching them")
+        return (f"the grader, torch or Triton was changed after gpuperf.grading was imported, or before with one "
+                f"built-in put in another's place ({shown}): restart the kernel and run the lab's cells in order, "
+                "without patching them")
     reached = _watch.reaches_grader(fn)
     if reached:
         return (f"your function's code names {reached!r}, part of the grader's own state or a way to reach it "

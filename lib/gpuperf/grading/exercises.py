@@ -755,20 +755,62 @@ def _add_case(gen, device, dtype, n, label=None, repeat=False):
     return run
 
 
+#: The widest block one program of an elementwise kernel (L2) loads at once: what it holds in registers. The
+#: lab sweeps 128 to 4096; a block computed from n (the whole vector in one program) is far wider.
+LARGEST_BLOCK_1D = 8192
+
+#: The H200's streaming multiprocessors: the parallelism a grid is judged against where no GPU is present.
+H200_MULTIPROCESSORS = 132
+
+
+def _multiprocessors_words(device) -> str:
+    sms = _multiprocessors(device)
+    return f"{sms} on an H200" if device == "cpu" else f"{sms} on this GPU"
+
+
+def _multiprocessors(device) -> int:
+    """The GPU's streaming multiprocessors (the H200's 132 on a CPU)."""
+    if device == "cpu":
+        return H200_MULTIPROCESSORS
+    import torch
+
+    return int(torch.cuda.get_device_properties(device).multi_processor_count)
+
+
 def _grid_check(runner, label, n) -> list[CaseResult]:
-    """Under the interpreter: one program per block of the vector, all in one launch (a grid), not one
-    program walking the whole vector in a loop."""
+    """One program per block of the vector, all in one launch (a grid), not one program walking the whole
+    vector in a loop or holding it in one block: under the interpreter from the widest load and the programs
+    of each launch, on a GPU from the grids of the launches. Programs that loop over the blocks (a grid-stride
+    loop) pass when there is at least one per multiprocessor."""
     trace = runner.trace
-    if trace is None:
+    sms = _multiprocessors(runner.device)
+    if trace is None:  # a compiled launch: its grid, recorded by the watch (blocks unknown: the widest allowed)
+        programs = runner.watch.counters.most_programs if runner.watch is not None else 0
+        need = min(-(-n // LARGEST_BLOCK_1D), sms)
+        if 0 < programs < need:
+            return [CaseResult(label, "-", False,
+                               f"your kernel ran {programs} program(s) for {n} elements: a GPU runs programs at the "
+                               f"same time, so the grid has a program for every block of the vector (blocks of at "
+                               f"most {LARGEST_BLOCK_1D} elements, {need} or more programs here); one program "
+                               "looping over the vector uses one of the GPU's multiprocessors")]
         return []
     block = trace.widest_load()
     programs = trace.most_programs()
-    if block and programs < -(-n // block):
+    if block > LARGEST_BLOCK_1D:
+        return [CaseResult(label, "-", False,
+                           f"one program of your kernel loaded {block} elements at once, for {n} elements in all: "
+                           "a block is what one program holds in its registers, at most "
+                           f"{LARGEST_BLOCK_1D} elements (128 to 4096 is usual). Keep BLOCK_SIZE fixed, not "
+                           "computed from n, and launch ceil(n / BLOCK_SIZE) programs, so that the GPU's "
+                           "multiprocessors share the vector")]
+    blocks = -(-n // block) if block else 0
+    if block and programs < min(blocks, sms):
         return [CaseResult(label, "-", False,
                            f"your kernel ran {programs} program(s) for {n} elements in blocks of {block}: a GPU "
-                           f"runs programs at the same time, one per block ({-(-n // block)} here), so the grid "
+                           f"runs programs at the same time, one per block ({blocks} here), so the grid "
                            "must have a program for every block; one program looping over the vector uses one "
-                           "of the GPU's 132 multiprocessors")]
+                           "of the GPU's multiprocessors (programs that loop over the blocks need at least one "
+                           f"per multiprocessor, {_multiprocessors_words(runner.device)})")]
     return []
 
 
@@ -832,7 +874,9 @@ def _offsets_check(runner, label) -> list[CaseResult]:
                            "your kernel's addresses are computed with 32-bit offsets: past 2^31 elements "
                            "(8 GB of fp32) they wrap around; convert the program id to a 64-bit integer "
                            "before multiplying it by the block size (widening the product afterwards is too "
-                           "late: it has already wrapped)")]
+                           "late: it has already wrapped). In a loop over blocks, Triton's interpreter hands "
+                           "you the loop variable as a plain 32-bit integer: make the offsets 64-bit inside the "
+                           "loop (widen the range of lane indices you add to the block's start)")]
     return []
 
 
@@ -1241,9 +1285,57 @@ def _matmul_case(gen, device, dtype, m, n, k, dist, label, a_layout="strided", b
             if not all(r.passed for r in results):
                 return results
         runner._matmul_mn = (m, n)
-        return results + _matmul_blocks_check(runner, label, k)
+        return results + (_matmul_programs_check(runner, label, got, m, n) or _matmul_blocks_check(runner, label, k))
 
     return run
+
+
+def _matmul_programs_check(runner, label, c, m, n) -> list[CaseResult]:
+    """A program for every tile of C, all in one launch: the tiles counted from the blocks the kernel stores
+    into C under the interpreter (at most LARGEST_BLOCK_K a side), and on a GPU from the grid of the launch,
+    against tiles of the largest size allowed. Programs that loop over the tiles (a persistent kernel) pass
+    when there is at least one per multiprocessor."""
+    sms = _multiprocessors(runner.device)
+    trace = runner.trace
+    if trace is None:
+        programs = runner.watch.counters.most_programs if runner.watch is not None else 0
+        tiles = -(-m // LARGEST_BLOCK_K) * -(-n // LARGEST_BLOCK_K)
+        if 0 < programs < min(tiles, sms):
+            return [CaseResult(label, "-", False,
+                               f"your kernel ran {programs} program(s) for C of {m} x {n}, which has at least {tiles} "
+                               f"tiles even of {LARGEST_BLOCK_K} x {LARGEST_BLOCK_K}: the grid has one program per "
+                               "tile of C, so the tiles are computed at the same time on the GPU's multiprocessors; "
+                               "one program looping over the tiles uses one of them")]
+        return []
+    if m * n <= 1:
+        return []
+    launches = [launch for launch in trace.launches
+                if any(_same_memory(launch, name, c) for name in launch.stored)]
+    shapes: dict = {}
+    for launch in launches:
+        for shape, count in launch.store_shapes.items():
+            rows_cols = (1, shape[0]) if len(shape) == 1 else shape[-2:]
+            shapes[rows_cols] = shapes.get(rows_cols, 0) + count
+    if not shapes:
+        return []
+    biggest = max(shapes, key=lambda sh: sh[0] * sh[1])
+    if max(biggest) > LARGEST_BLOCK_K:
+        return [CaseResult(label, "-", False,
+                           f"your kernel stores blocks of {biggest[0]} x {biggest[1]} into C: a tiled matmul keeps "
+                           f"one tile of C (BLOCK_M x BLOCK_N, at most {LARGEST_BLOCK_K} a side, e.g. 64 x 64) in "
+                           "registers per program and stores it, with a program for every tile")]
+    bm, bn = max(shapes, key=shapes.get)
+    tiles = -(-m // max(1, min(bm, m))) * -(-n // max(1, min(bn, n)))
+    programs = max(launch.programs for launch in launches)
+    if programs < min(tiles, sms):
+        return [CaseResult(label, "-", False,
+                           f"your kernel ran {programs} program(s) for the {tiles} tiles of {bm} x {bn} of C "
+                           f"({m} x {n}): the exercise gives every tile of C its own program (a grid of "
+                           "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N) programs), so the tiles are computed at the same "
+                           "time on the GPU's multiprocessors; one program looping over the tiles uses one of "
+                           "them (programs that loop over tiles need at least one per multiprocessor, "
+                           f"{_multiprocessors_words(runner.device)})")]
+    return []
 
 
 def _matmul_blocks_check(runner, label, k) -> list[CaseResult]:
@@ -1331,6 +1423,23 @@ def _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread="normal"):
     elif spread == "canary":
         q = torch.zeros_like(q)
         v = 1.0 / 3.0 + 0.01 * v
+    elif spread in ("dq canary", "dk canary"):  # L6.backward's long sums of dQ and of dK (_l6_case)
+        # every key alike (dq canary) or every query alike (dk canary), each dimension of its own size: block
+        # after block adds the same amount to dQ (or dK), which a 16-bit accumulator rounds the same way each
+        # time. Values of either sign by key (their mean 0): dS keeps one sign down each key's column
+        sizes = 0.5 + torch.rand(d, generator=gen)
+        if spread == "dk canary":
+            q = sizes.expand(b, h, n_q, d).clone()
+            sign = torch.ones(n_k)
+            sign[n_k // 2:] = -1.0
+            v = sign[torch.randperm(n_k, generator=gen)].reshape(1, 1, n_k, 1) * (1.0 + 0.1 * v)
+        else:  # dS_ij = +3 c_i for the first quarter of the keys, -c_i for the rest: dQ's running sum climbs
+            # in steps of one size and comes back to 0 in steps of another (steps of one size both ways would
+            # round alike and cancel)
+            k = sizes.expand(b, h, n_k, d).clone()
+            sign = -torch.ones(n_k)
+            sign[: n_k // 4] = 3.0
+            v = sign.reshape(1, 1, n_k, 1) * (0.5 + torch.rand(d, generator=gen)).expand(b, h, n_k, d)
     return tuple(t.to(dtype).to(device) for t in (q, k, v))
 
 
@@ -1795,6 +1904,14 @@ def _l6_cases(gen, device) -> list[Case]:
         label = (f"B=1 H=1 N_q={n_q} N_k=32 d=16 {dtype_name(dtype)} full, q = 0 and dO near 1/3: dV summed "
                  "over every query")
         cases.append(Case(label, _l6_case(gen, device, dtype, 1, 1, n_q, 32, 16, False, "canary", label)))
+        if dtype_name(dtype) == "fp32":
+            continue  # below: the long sums of dQ and of dK, where a 16-bit accumulator shows
+        label = (f"B=1 H=1 N_q=32 N_k={n_q} d=16 {dtype_name(dtype)} full, every key alike, dS of either sign: "
+                 "dQ summed over every key")
+        cases.append(Case(label, _l6_case(gen, device, dtype, 1, 1, 32, n_q, 16, False, "dq canary", label)))
+        label = (f"B=1 H=1 N_q={n_q} N_k=32 d=16 {dtype_name(dtype)} full, every query alike, dS of one sign down "
+                 "each key's column: dK summed over every query")
+        cases.append(Case(label, _l6_case(gen, device, dtype, 1, 1, n_q, 32, 16, False, "dk canary", label)))
     n_q, n_k = torch_randint(gen, 20, 60), torch_randint(gen, 20, 60)
     label = (f"B=1 H=2 N_q={n_q} N_k={n_k} d=16 fp32 causal, normal scores, called twice on the same tensors with "
              "new values in them")
@@ -2004,6 +2121,11 @@ def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
         do0 = _randn(gen, (b, h, n_q, d), dtype, device)
         if spread == "canary":
             do0 = (1.0 / 3.0 + 0.01 * do0.float()).to(dtype)
+        elif spread == "dq canary":  # positive, a size of its own per query
+            size = 0.5 + _torch().rand(b, h, n_q, 1, generator=gen)
+            do0 = (size * (1.0 / 3.0 + 0.01 * do0.float().cpu())).to(dtype).to(device)
+        elif spread == "dk canary":  # every query alike
+            do0 = ((0.5 + _torch().rand(d, generator=gen)) / 3.0).expand(b, h, n_q, d).to(dtype).to(device)
         ref = _attention_reference(q, k, v, causal)
         # the forward values handed to the backward: o rounded to the input dtype, lse in fp32
         return q, k, v, ref[0].to(dtype).to(device), ref[1].float().to(device), do0
@@ -2032,6 +2154,16 @@ def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
         for name, mine, want, bound in zip(("dq", "dk", "dv"), got, (dq, dk, dv), bounds):
             results.append(compare(label, name + second, mine, want, tols[name], scale=bound, dtype=dtype,
                                    device=device))
+        long_sum = {"canary": ("dv", "dV", n_q, "query"), "dq canary": ("dq", "dQ", n_k, "key"),
+                    "dk canary": ("dk", "dK", n_q, "query")}.get(spread)
+        if long_sum is not None:  # say what this case is for, in place of a guess from where the errors fall
+            from dataclasses import replace
+
+            name, grad, terms, what = long_sum
+            results = [r if r.passed or r.output != name + second else replace(r, message=(
+                f"{grad} here sums one term per {what}, {terms} in all: kept in a 16-bit accumulator, or rounded to "
+                f"the input's type after each block, the running sum drifts past the tolerance; accumulate {grad} "
+                "in fp32 across the blocks and round once, when you store it")) for r in results]
         if all(r.passed for r in results):
             for name, mine in zip(("dq", "dk", "dv"), got):
                 results += runner.written_check(name, mine)

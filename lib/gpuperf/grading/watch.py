@@ -207,6 +207,7 @@ class Counters:
     stores: int = 0
     narrow_offsets: int = 0  # stores whose addresses were computed from 32-bit offsets only
     widest_block: int = 0  # on a GPU: the largest integer constexpr of a launch
+    most_programs: int = 0  # on a GPU: the most programs one launch's grid ran
     dot_shapes: dict = field(default_factory=dict)  # under the interpreter: (M, K, N) of each tl.dot: count
     kernels: list = field(default_factory=list)
     #: kernels whose addresses multiply a program id by a size or stride in 32 bits (read from their TTIR)
@@ -1401,6 +1402,8 @@ def _compiled_hooks(watch_getter) -> list:
                 if w.policy.kernels and w.policy.wide_offsets and not kwargs.get("warmup"):
                     _check_compiles(w, self.fn, args, {k: v for k, v in kwargs.items()
                                                        if k not in ("grid", "warmup")})
+                if "grid" in kwargs:
+                    kwargs["grid"] = _counting_grid(w, kwargs["grid"])
                 w.shadows("before a kernel launch")
             saved_pause, w.paused = w.paused, True
             try:
@@ -1418,6 +1421,26 @@ def _compiled_hooks(watch_getter) -> list:
     wrap(Autotuner, False)
     wrap(Heuristics, False)
     return saved
+
+
+def _counting_grid(w: Watch, grid):
+    """``grid`` as Triton will use it, recording the programs of the launch in ``w.counters.most_programs``
+    when Triton evaluates it (a callable grid, the reader's code, is called as it is, once per launch)."""
+
+    def count(value):
+        try:
+            dims = [value] if isinstance(value, int) else list(value)[:3]
+            programs = 1
+            for size in dims:
+                programs *= size if isinstance(size, int) and not isinstance(size, bool) else 0
+        except TypeError:
+            programs = 0
+        w.counters.most_programs = max(w.counters.most_programs, programs)
+        return value
+
+    if callable(grid):
+        return lambda meta: count(grid(meta))
+    return count(grid)
 
 
 def _check_compiled_args(w: Watch, kernel, args, kwargs) -> None:
@@ -1819,7 +1842,7 @@ def _callables_of(owner) -> dict:
 
 #: The grader's module-level state that changes while it runs (not compared with the baseline).
 _MUTABLE_STATE = frozenset(("_ACTIVE", "_BASELINE", "_TRUSTED", "_GENUINE", "__builtins__", "__warningregistry__",
-                            "_STATE", "_BINDERS", "_BINDER_MAKER"))
+                            "_STATE", "_BINDERS", "_BINDER_MAKER", "_ALIASES"))
 
 
 def _contents(value, depth: int = 3):
@@ -1943,7 +1966,72 @@ def changed_since_import() -> list[str]:
             # a name added to a class shadows what the class inherits (torch.Tensor.sum over TensorBase's)
             changed += [f"{label}.{name} (added)" for name in now if name not in before
                         and not name.startswith("__")]
-    return changed
+    return changed + _builtins_under_other_names()
+
+
+def _builtins_under_other_names() -> list[str]:
+    """Built-ins that are not what their name says, found whenever the grader checks (a swap made before
+    :mod:`gpuperf.grading` was imported is in the baseline, where identity cannot see it): a built-in method
+    in ``torch.Tensor``'s own namespace must be ``TensorBase``'s method of that name (``TensorBase`` cannot be
+    patched) or an alias that torch's own file sets (``__abs__ = _C.TensorBase.abs``); a built-in function of
+    torch or of a module the references use (:data:`REFERENCE_MODULES`) may not carry the name of another of
+    the module's functions. (``torch.Tensor.abs = torch.Tensor.zero_`` zeroes every ``|x|`` of a tolerance.)"""
+    torch = sys.modules.get("torch")
+    out = []
+    if torch is not None and hasattr(torch, "Tensor"):
+        base = getattr(torch._C, "TensorBase", None) or getattr(torch._C, "_TensorBase", None)
+        aliases = _tensor_aliases(getattr(sys.modules.get("torch._tensor"), "__file__", None))
+        home = _home(torch.Tensor)
+        for name, value in list(vars(torch.Tensor).items()):
+            if isinstance(value, (staticmethod, classmethod)):
+                value = value.__func__
+            kind = type(value).__name__
+            if isinstance(value, property):  # its functions' code must be torch's (a Python function's is
+                codes = [getattr(f, "__code__", None) for f in (value.fget, value.fset, value.fdel)]  # checked
+                if home and any(c is not None and _foreign(c.co_filename, home) for c in codes):  # elsewhere)
+                    out.append(f"torch.Tensor.{name} (a property with code from another file)")
+                continue
+            if isinstance(value, type) or hasattr(value, "__code__") or kind in _SLOTS or \
+                    not (callable(value) or hasattr(type(value), "__get__")):
+                continue
+            own = getattr(value, "__name__", None)
+            if kind not in _BUILT_IN_METHODS:  # a partial, a partialmethod, an object with __call__ or __get__
+                out.append(f"torch.Tensor.{name} (a {kind}, not one of torch's methods)")
+            elif not ((own == name and base is not None and getattr(base, name, None) is value)
+                      or (name, own) in aliases):
+                out.append(f"torch.Tensor.{name} (is {own}, not torch's {name})")
+    for module in (sys.modules.get(name) for name in ("torch",) + REFERENCE_MODULES):
+        namespace = vars(module) if module is not None else {}
+        for name, value in list(namespace.items()):
+            own = getattr(value, "__name__", None)
+            if name.startswith("__") or not callable(value) or isinstance(value, type) or \
+                    hasattr(value, "__code__") or not isinstance(own, str) or own.lstrip("_") == name.lstrip("_"):
+                continue
+            if callable(namespace.get(own)):  # one of the module's own built-ins put in another's place
+                out.append(f"{module.__name__}.{name} (is {module.__name__}.{own})")
+    return out
+
+
+_ALIASES: dict = {}
+_BUILT_IN_METHODS = frozenset(("method_descriptor", "builtin_function_or_method", "wrapper_descriptor",
+                               "method-wrapper", "classmethod_descriptor"))
+_SLOTS = frozenset(("getset_descriptor", "member_descriptor"))
+
+
+def _tensor_aliases(filename) -> frozenset:
+    """``(name, method)`` for each line ``name = _C.TensorBase.method`` (or ``_C.method``) of the class body in
+    torch's ``_tensor.py``, read from disk once: the built-ins torch itself puts under another name."""
+    import re
+
+    if filename not in _ALIASES:
+        try:
+            with open(filename, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, TypeError):
+            text = ""
+        pattern = r"^\s+(\w+)\s*=\s*_C\.(?:_?TensorBase\.)?(\w+)\s*$"
+        _ALIASES[filename] = frozenset(re.findall(pattern, text, re.M))
+    return _ALIASES[filename]
 
 
 def _rewrapped(new, old) -> bool:
