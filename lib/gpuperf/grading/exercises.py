@@ -42,6 +42,7 @@ import sys
 import contextlib
 import math
 import random
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -807,14 +808,16 @@ def _softmax_shapes(device: str, online: bool, gen) -> list[tuple[int, int]]:
     return shapes
 
 
-def _softmax_rows(gen, rows: int, cols: int):
+def _softmax_rows(gen, rows: int, cols: int, masked: int | None = None):
     """Rows only the safe softmax survives. Row r is centred at an offset c_r (from -800 to 800 across rows,
     so offsets differ between rows) with N(0, 3^2) noise; in every row but the second, one element sits 95
     above c_r in a late column that differs from row to row (the row's max arrives late, in the last block of
     an online kernel), and the first element 60 below: shifting by the mean, the first element or any value
     but the max leaves exp(95) or more (fp32 overflows above 88.7, fp64 above 709.8 for rows with
     |c_r| > 620). A few elements are -inf (exp(-inf) = 0 is allowed by the math). The second row has no
-    spike: its probabilities spread, testing the sum."""
+    spike: its probabilities spread, testing the sum. ``masked``: a block size; where the rows are long
+    enough, the last row starts with one to two whole blocks of -inf and the one before it with two to three
+    (a masked start: a running max is still -inf after them)."""
     import torch
 
     x = torch.randn(rows, cols, generator=gen) * 3.0
@@ -832,7 +835,38 @@ def _softmax_rows(gen, rows: int, cols: int):
         if cols >= 16:
             for r in range(0, rows, 2):
                 x[r, 1 + int(torch.randint(0, cols - 2, (1,), generator=gen)) % (cols - 2)] = float("-inf")
+    if masked and rows >= 2:  # the late maxima sit at or past cols - cols // 4 - rows - 1
+        for r, blocks in ((rows - 1, 1), (rows - 2, 2)):
+            if r >= 0 and _masked_start_fits(rows, cols, masked, blocks):
+                x[r, :blocks * masked + int(torch.randint(0, masked, (1,), generator=gen))] = float("-inf")
     return x
+
+
+def _masked_start_fits(rows: int, cols: int, block: int, blocks: int = 1) -> bool:
+    """Whether a row of ``cols`` can start with up to ``blocks + 1`` blocks of -inf before its late maximum."""
+    return rows >= 2 and cols - cols // 4 - rows - 2 > (blocks + 1) * block
+
+
+def _masked_start_message(x, got, expected, block: int | None, base: int) -> str | None:
+    """What to fix where ``got`` is NaN in a row that starts with a whole block of -inf (softmax is defined
+    there: ``expected`` is finite), or None."""
+    import torch
+
+    x = x.detach().cpu()
+    starts = torch.isneginf(x[:, :base]).all(dim=1)
+    bad = starts & torch.isnan(got.detach().cpu().double()).any(dim=1) & torch.isfinite(expected).all(dim=1)
+    if not bool(bad.any()):
+        return None
+    r = int(bad.nonzero()[0])
+    run = int(torch.isneginf(x[r]).long().cumprod(0).sum())
+    where = (f"its first {run // base} whole block(s) of {base}" if block else f"the first {run} columns")
+    fix = ("While every value seen is -inf, the running max m_new is still -inf, and exp(m - m_new) or "
+           "exp(x - m_new) is exp(-inf - (-inf)) = NaN: guard the rescale, shifting by 0 while the running max "
+           "is -inf (shift = tl.where(m_new == -float(\"inf\"), 0.0, m_new))" if block else
+           "Take the max over the whole row (padding lanes -inf): it is finite when the row holds one finite "
+           "value, and exp(x - max) is then never -inf - (-inf)")
+    return (f"row {r} of x starts with {run} values of -inf ({where}: a masked start) and your y is NaN in "
+            f"that row; softmax is well defined there (the -inf columns get 0, the rest sum to 1). {fix}.")
 
 
 def _softmax_cases_for(online: bool):
@@ -847,8 +881,11 @@ def _softmax_cases_for(online: bool):
                     continue
                 if online:  # a long row on the interpreter: a larger block (fewer steps), still many
                     block = 2048 if device == "cpu" and cols > 20_000 else 128 if device == "cpu" else 1024
+                base = block or (128 if device == "cpu" else 1024)
                 label = (f"x {rows}x{cols} {dtype_name(dtype)}, rows {cols + 13} apart, row offsets -800 to "
-                         "800, late maxima" + (f", block={block}" if block else ""))
+                         "800, late maxima" + (f", block={block}" if block else "")
+                         + (f", a row starting with {base}+ values of -inf" if _masked_start_fits(rows, cols, base)
+                            else ""))
                 out.append(Case(label, _softmax_case(gen, device, dtype, rows, cols, label, block)))
         # a row whose terms are all near 1 (every element within 0.05 of the max): its sum passes fp16's largest
         # finite value, 65504, so exponentials or a row sum kept in fp16 overflow in any summation order
@@ -887,14 +924,17 @@ def _flat_rows(gen, rows: int, cols: int):
 
 def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, flat=False):
     def run(runner):
+        import torch
+
         from gpuperf.grading.core import row_strided
 
-        draw = _flat_rows if flat else _softmax_rows
-        x = row_strided(draw(gen, rows, cols).to(dtype).to(device))
+        base = block or (128 if device == "cpu" else 1024)  # the block a row's masked start covers
+        drawn = _flat_rows(gen, rows, cols) if flat else _softmax_rows(gen, rows, cols, masked=base)
+        x = row_strided(drawn.to(dtype).to(device))
         results = []
         for call in range(2 if repeat else 1):
             if call:  # the same tensor object, new contents
-                x.copy_(_softmax_rows(gen, rows, cols).to(dtype).to(device))
+                x.copy_(_softmax_rows(gen, rows, cols, masked=base).to(dtype).to(device))
             if block is None:
                 got, watch = runner.call(x, names=("x",))
             else:
@@ -903,6 +943,10 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
             what = "y" if call == 0 else "y (second call: same x, new values)"
             results += [compare(label, what, got, expected, reduction_tolerance(dtype, cols, "row sum"),
                                 dtype=dtype, device=device)]
+            if not results[-1].passed and isinstance(got, torch.Tensor) and got.shape == expected.shape:
+                message = _masked_start_message(x, got, expected, block, base)
+                if message:
+                    results[-1] = dataclasses.replace(results[-1], message=message)
             if results[-1].passed:
                 results += runner.written_check("y", got)
             del expected  # the reference never exists while the reader's function runs
