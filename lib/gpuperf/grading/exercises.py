@@ -1239,7 +1239,10 @@ def _attention_shapes(device: str, gen) -> list[tuple[int, int, int, int, int, b
         a = torch_randint(gen, 20, 60)
         return [(1, 1, 1, 1, 16, False), (1, 2, n, n, 32, True), (2, 1, a, torch_randint(gen, a + 1, 140), 16, False),
                 (1, 2, torch_randint(gen, e + 33, 160), e, 32, True),
-                (2, 3, 33 + torch_randint(gen, 0, 30), torch_randint(gen, 65, 140), 16, False)]
+                (2, 3, 33 + torch_randint(gen, 0, 30), torch_randint(gen, 65, 140), 16, False),
+                # the usual head size (a head-dimension block hard-coded to 32 lanes shows) with batch and
+                # heads both above 1 (an index that mixes them up shows), kept small for the interpreter
+                (2, 3, torch_randint(gen, 17, 40), torch_randint(gen, 17, 40), 64, True)]
     return [(1, 1, 1, 1, 16, False), (1, 2, 97, 97, 32, True), (2, 3, 40, 1030, 64, False),
             (1, 2, 1000 + torch_randint(gen, 1, 99), 300, 64, True), (2, 4, 1024, 1024, 128, True),
             (2, 2, 777, 2000 + torch_randint(gen, 1, 99), 64, False)]
@@ -1272,6 +1275,12 @@ def _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread="normal"):
         # running max that starts at 0 instead of -inf sums zeros
         k[..., 0] += 20.0
         q[..., 0] -= 40.0
+    elif spread == "extreme":  # scores to about +-3000 (d = 16): q's first coordinate near 40, k's rising
+        # from -300 to 300 along the keys and staying at 300 for the last 8, so every row's max sits in the last
+        # keys (the last key block, whatever its size), thousands above the first blocks'; exp overflows float64
+        # past 709.8, so a kernel without a running max fails even in float64
+        q[..., 0] += 40.0
+        k[..., 0] = torch.clamp(torch.arange(n_k) / max(1, n_k - 8), max=1.0) * 600.0 - 300.0
     elif spread == "canary":
         q = torch.zeros_like(q)
         v = 1.0 / 3.0 + 0.01 * v
@@ -1357,6 +1366,13 @@ def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
                      "scores, called twice on the same q, k, v with new values in them")
             cases.append(Case(label, _l5_case(gen, device, dtype, 1, 2, n_q, n_k, 16, want_causal, "normal",
                                               label, repeat=True)))
+        if dtype == _dtypes(device)[0]:
+            n_q, n_k = torch_randint(gen, 20, 50), torch_randint(gen, 70, 140)
+            label = (f"B=1 H=2 N_q={n_q} N_k={n_k} d=16 fp32 {'causal' if want_causal else 'full'}, extreme scores "
+                     "(to about +-3000, each row's max in the last keys: exp overflows even float64 without the "
+                     "running max)")
+            cases.append(Case(label, _l5_case(gen, device, dtype, 1, 2, n_q, n_k, 16, want_causal, "extreme",
+                                              label)))
         n_q, n_k = torch_randint(gen, 40, 90), torch_randint(gen, 40, 90)
         label = (f"B=1 H=2 N_q={n_q} N_k={n_k} d=16 {dtype_name(dtype)} {'causal' if want_causal else 'full'}, "
                  "shifted scores (every score near -200: a running max must start at -inf)")
@@ -1639,7 +1655,7 @@ def _l6_cases(gen, device) -> list[Case]:
     for dtype in _dtypes(device):
         shapes = _attention_shapes(device, gen)
         if device == "cpu":
-            shapes = shapes[:4] if dtype == _dtypes(device)[0] else shapes[:2]
+            shapes = shapes[:4] + shapes[5:] if dtype == _dtypes(device)[0] else shapes[:2]
         for i, (b, h, n_q, n_k, d, causal) in enumerate(shapes):
             spread = ("normal", "large", "late")[i % 3] if n_k > 1 else "normal"
             label = (f"B={b} H={h} N_q={n_q} N_k={n_k} d={d} {dtype_name(dtype)} "
@@ -1856,7 +1872,8 @@ def _tiled_cases(gen, device) -> list[Case]:
     # the limit max(block_rows * block_cols, block_rows * d, N_q * d, N_k * d)
     shapes = [(64, 64, 16, 32, 32, "large"), (97, 130, 16, 32, 48, "late"), (32, 300, 16, 32, 64, "large"),
               (130, 97, 32, 64, 48, "normal"), (70 + torch_randint(gen, 0, 30), 200, 16, 32, 32, "huge"),
-              (50, 90 + torch_randint(gen, 0, 30), 16, 32, 32, "shifted")]
+              (50, 90 + torch_randint(gen, 0, 30), 16, 32, 32, "shifted"),
+              (torch_randint(gen, 20, 64), torch_randint(gen, 100, 160), 16, 32, 32, "extreme")]
     cases = []
     for n_q, n_k, d, br, bc, spread in shapes:
         label = f"N_q={n_q} N_k={n_k} d={d} fp32, block_rows={br} block_cols={bc}, {spread} scores"
@@ -1937,7 +1954,8 @@ def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
 def _autograd_cases(gen, device) -> list[Case]:
     if device == "cpu":
         shapes = [(1, 2, 97, 97, 32, True, "normal"), (2, 1, 64, 80, 16, False, "large"),
-                  (1, 1, 70, 70, 16, True, "late"), (1, 1, 40, 50, 16, True, "shifted")]
+                  (1, 1, 70, 70, 16, True, "late"), (1, 1, 40, 50, 16, True, "shifted"),
+                  (2, 3, torch_randint(gen, 17, 40), torch_randint(gen, 17, 40), 64, True, "late")]
     else:
         shapes = [(1, 2, 97, 97, 32, True, "normal"), (2, 3, 512, 700, 64, False, "large"),
                   (2, 2, 1024, 1024, 128, True, "late"), (1, 2, 300, 400, 64, True, "shifted")]
@@ -1961,19 +1979,25 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label)
     def run(runner):
         import torch
 
-        q, k, v = (runner.input(t).requires_grad_(True)
+        # q, k, v with their heads interleaved (split from a projection, x.view(B, N, H, d).transpose(1, 2)),
+        # and dO strided as autograd hands it over when O's heads are merged, o.transpose(1, 2).reshape(...)
+        q, k, v = (runner.input(t, order=_layout(h)).requires_grad_(True)
                    for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
         do0 = _randn(gen, (b, h, n_q, d), dtype, device)
         if spread == "canary":
             do0 = (1.0 / 3.0 + 0.01 * do0.float()).to(dtype)
-        do = runner.input(do0)
+        do = runner.input(do0, order=_layout(h))
         apply = getattr(runner.fn, "apply", None)
         if apply is None:
             return [CaseResult(label, "-", False, "expected a torch.autograd.Function subclass (with .apply)")]
 
+        grads = {}
+
         def backward(o):
+            # torch.autograd.grad rather than o.backward: the gradients come back as the Function returns them,
+            # with no copy by the engine into the strided layout of q.grad (it would allocate inside the watch)
             if isinstance(o, torch.Tensor) and o.requires_grad:
-                o.backward(do)
+                grads["qkv"] = torch.autograd.grad(o, (q, k, v), do, allow_unused=True)
 
         o, _ = runner.call(q, k, v, causal, names=("q", "k", "v"), fn=apply, after=backward, known=(do,))
         if not isinstance(o, torch.Tensor):
@@ -2001,13 +2025,12 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label)
             bounds = tuple(2 * b for b in bounds)
         tols = {name: _bound(f"2 x [{t.scale_name}]", t.reason + "; doubled: your own forward's rounding")
                 if not canary else t for name, t in _grad_tolerances(dtype).items()}
-        for name, t, want, bound in zip(("dq", "dk", "dv"), (q, k, v), (dq, dk, dv), bounds):
-            if t.grad is None:
+        for name, t, want, bound in zip(("dq", "dk", "dv"), grads.get("qkv", (None,) * 3), (dq, dk, dv), bounds):
+            if t is None:
                 results.append(CaseResult(label, name, False, f"{name} is None after the backward: the "
                                           "Function's backward must return a gradient for q, k and v"))
                 continue
-            results.append(compare(label, name, t.grad, want, tols[name], scale=bound, dtype=dtype,
-                                   device=device))
+            results.append(compare(label, name, t, want, tols[name], scale=bound, dtype=dtype, device=device))
         return results
 
     return run
