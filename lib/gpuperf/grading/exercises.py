@@ -40,9 +40,9 @@ from __future__ import annotations
 import sys
 
 import contextlib
+import dataclasses
 import math
 import random
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
