@@ -42,14 +42,16 @@ def online_softmax_kernel(x_ptr, y_ptr, n_cols, x_row_stride, y_row_stride, BLOC
     y_row = y_ptr + row * y_row_stride
     cols = tl.arange(0, BLOCK)
     # Pass 1: a running max m and a running sum l of exp(x - m), one block at a time.
-    x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
-    m = tl.max(x, axis=0)  # finite: the first block holds at least one element of the row
-    l = tl.sum(tl.exp(x - m), axis=0)
-    for start in range(BLOCK, n_cols, BLOCK):
+    m = -float("inf")
+    l = 0.0
+    for start in range(0, n_cols, BLOCK):
         x = tl.load(x_row + start + cols, mask=start + cols < n_cols, other=float("-inf"))
         x = x.to(tl.float32)
         m_new = tl.maximum(m, tl.max(x, axis=0))
-        l = l * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), axis=0)  # rescale the old sum
+        # While every value so far is -inf (a row that starts masked), m_new is -inf and x - m_new would be
+        # -inf - (-inf) = NaN: shift by 0 then (every term is exp(-inf) = 0 either way).
+        shift = tl.where(m_new == -float("inf"), 0.0, m_new)
+        l = l * tl.exp(m - shift) + tl.sum(tl.exp(x - shift), axis=0)  # rescale the old sum
         m = m_new
     # Pass 2: read the row again and write exp(x - m) / l.
     inv_l = 1.0 / l
