@@ -1460,21 +1460,50 @@ def _scratch_check(runner, label, inputs, outputs) -> list[CaseResult]:
 
 
 def _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal) -> list[CaseResult]:
-    """Under the interpreter: the score and P V products are tile products (tl.dot) doing the attention's
-    multiply-adds: 2 d per visible (query, key) pair."""
+    """Under the interpreter: the score and P V products are tile products (tl.dot), each doing its d
+    multiply-adds per visible (query, key) pair (see :func:`_tile_products_check`)."""
+    return _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, _FORWARD_PRODUCTS)
+
+
+#: The tile products of attention, as a learner writes them.
+_FORWARD_PRODUCTS = ("S = Q K^T", "O += P V")
+_BACKWARD_PRODUCTS = ("S = Q K^T", "dP = dO V^T", "dV += P^T dO", "dK += dS^T Q", "dQ += dS K")
+
+
+def _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, products) -> list[CaseResult]:
+    """Under the interpreter: each product of ``products`` is a tile product (tl.dot) that does its d
+    multiply-adds for every visible (query, key) pair. The trace groups the dots by what they multiply (the
+    tensors each operand was computed from: (q) and (k) for the scores, (q, k, lse) and (dO) for dV, ...;
+    copies made in the reader's function count as tensors of their own, the same in every launch), so one
+    product done with a dot cannot stand in for another done as a broadcast and a sum. Padding counts only up
+    to the problem: a dot's multiply-adds are counted over at most N_q queries, N_k keys and d dimensions
+    (:func:`_real_macs`), so tiles far larger than a short sequence do not cover the missing products."""
     trace = runner.trace
     if trace is None:
         return []
     visible = sum(min(i + 1, n_k) for i in range(n_q)) if causal else n_q * n_k
-    need = 2 * d * visible * b * h
-    macs = sum(count * x * y * z for (x, y, z), count in trace.dots().items())
-    if macs < need:
-        return [CaseResult(label, "-", False,
-                           f"your kernel's tl.dot products do {macs} multiply-adds; the scores and P V need "
-                           f"{need} (2 d per visible pair of a query and a key): compute both, for every block of "
-                           "queries against each block of keys, as tile products with tl.dot (a broadcast and a "
-                           "sum never reach the tensor cores)")]
-    return []
+    need = d * visible * b * h
+    done = sorted((sum(_real_macs(shape, (n_q, n_k, d)) for shape in shapes)
+                   for shapes in trace.products().values()), reverse=True)
+    covered = sum(1 for macs in done if macs >= need)
+    if covered >= len(products):
+        return []
+    names = ", ".join(products)
+    return [CaseResult(label, "-", False,
+                       f"the products of a tile ({names}) should each be a tile product with tl.dot, doing its d "
+                       f"multiply-adds for every visible pair of a query and a key ({need} here): yours does "
+                       f"{covered} of {len(products)} as tl.dot. A broadcast multiply and a sum (or a dot on "
+                       "padding only) never reaches the tensor cores: multiply the tiles with tl.dot, in every "
+                       "block of queries against each block of keys")]
+
+
+def _real_macs(shape, extents) -> int:
+    """The multiply-adds of one (M, K, N) dot that can fall on real data: each side counted up to the real
+    sizes (N_q, N_k, d), whichever side each is (a dot's operands may be transposed)."""
+    import itertools
+
+    return max(math.prod(min(side, real) for side, real in zip(shape, order))
+               for order in itertools.permutations(extents))
 
 
 def _same_storage(launch, name, tensor) -> bool:
@@ -1797,7 +1826,8 @@ def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
             for name, mine in zip(("dq", "dk", "dv"), got):
                 results += runner.written_check(name, mine)
         if all(r.passed for r in results):
-            results += _scratch_check(runner, label, (q, k, v, o_in, lse_in, do), got)
+            results += _scratch_check(runner, label, (q, k, v, o_in, lse_in, do), got) or \
+                _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, _BACKWARD_PRODUCTS)
         return results
 
     return run
