@@ -570,6 +570,25 @@ def _install():
     reduce_scan = getattr(interp, "ReduceScanOpInterface", None)
     if reduce_scan is not None:
         patch(reduce_scan, "apply", make_reduce)
+
+    def make_lang_tensor(original):
+        """``x.T`` is a transpose the interpreter makes without the builder: it keeps x's sources too."""
+
+        def patch_lang_tensor(tensor, scope):
+            original(tensor, scope)
+            transpose = getattr(tensor, "T", None)
+            if isinstance(transpose, property) and transpose.fget is not None:
+                def get_t(self, fget=transpose.fget):
+                    res = fget(self)
+                    if _TRACE is not None:
+                        _carry_sources(getattr(res, "handle", None), [getattr(self, "handle", None)])
+                    return res
+
+                scope.set_attr(tensor, "T", property(get_t))
+
+        return patch_lang_tensor
+
+    patch(interp, "_patch_lang_tensor", make_lang_tensor)
     patch(builder, "create_get_program_id", make_pid)
     patch(builder, "binary_op", make_binary)
     for name in ("cast_impl", "create_splat", "create_broadcast", "create_expand_dims", "create_addptr",
