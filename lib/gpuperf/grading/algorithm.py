@@ -25,6 +25,11 @@ product in fewer than 64 bits of one by the other (``row * stride``, ``head * N 
 elements, however the result is widened afterwards. :meth:`Trace.wrapping_offsets` counts the loads and
 stores whose addresses carry it.
 
+**What a product multiplies.** Every value a kernel computes carries the tensors it was computed from (the
+arguments whose loads reach it, through casts, transposes, arithmetic, ``tl.where``, reductions and earlier
+dots), so :meth:`Trace.products` tells the score tile Q K^T, a product of (q) and (k), from P V, a product of
+(q, k) and (v): a grader can ask for each product of an algorithm as a dot, not only for enough multiply-adds.
+
 This module adds its own patches on top of the watch's (:mod:`gpuperf.grading.watch`) and removes them after
 the call; it never changes what a kernel computes.
 """
