@@ -271,41 +271,92 @@ def _count_reads(watch, tensors: dict, reads: dict) -> None:
     inner = getattr(watch, "_dispatch", None)
     if inner is None:  # pragma: no cover - another watch layout
         return
-    owners = {_storage_ptr(t): name for name, t in tensors.items()}
+    import weakref
+
     import torch
+
+    # storage address: [name, weak references to the copies (and their views) on it, or None for the grader's
+    # own tensor]; a copy's memory freed and handed to another tensor is no longer the grader's
+    owners: dict = {_storage_ptr(t): [name, None] for name, t in tensors.items()}
+    #: storage address: the most distinct elements of the grader's tensor its memory can hold (a broadcast
+    #: image of a block of k, (k_blk[None] * ones(2, 1, 1)), holds the block once however often it repeats it)
+    distinct: dict = {_storage_ptr(t): t.numel() for t in tensors.values()}
+
+    def elements(a) -> int:
+        """The elements of the grader's tensor that reading ``a`` (owned) reads: at most its memory holds."""
+        return min(a.numel(), distinct.get(_storage_ptr(a), a.numel()))
+
+    def owner_of(a):
+        entry = owners.get(_storage_ptr(a))
+        if entry is None:
+            return None
+        if entry[1] is not None and not any(r() is not None for r in entry[1]):
+            del owners[_storage_ptr(a)]
+            return None
+        return entry[0]
+
+    def own(t, owner, held=None):
+        entry = owners.get(_storage_ptr(t))
+        if entry is None or owner_of(t) is None:
+            owners[_storage_ptr(t)] = entry = [owner, []]
+            distinct[_storage_ptr(t)] = t.numel() if held is None else min(t.numel(), held)
+        if entry[1] is not None:
+            entry[1].append(weakref.ref(t))
 
     def dispatch(func, args, kwargs):
         out = inner(func, args, kwargs)
         if watch.paused or watch.internal or not watch.active:
             return out
         name = func.overloadpacket.__name__
-        if name in VIEWS or name in ALLOCATIONS:
+        if name in ALLOCATIONS:
             return out
         flat = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.Tensor)]
-        if name in COPIES:  # a copy of the grader's tensor is read as the tensor itself
-            source = next((owners[_storage_ptr(a)] for a in flat if _storage_ptr(a) in owners), None)
+        if name in VIEWS:  # a view of a copy keeps the copy's memory the grader's
+            source = next((owner_of(a) for a in flat if owner_of(a) is not None), None)
             if source is not None:
                 for t in (out if isinstance(out, (tuple, list)) else (out,)):
-                    if isinstance(t, torch.Tensor):
-                        owners.setdefault(_storage_ptr(t), source)
+                    if isinstance(t, torch.Tensor) and owner_of(t) == source:
+                        own(t, source)
+            return out
+        if name in COPIES:  # a copy of the grader's tensor is read as the tensor itself
+            source = next((owner_of(a) for a in flat if owner_of(a) is not None), None)
+            if source is not None:
+                held = max(elements(a) for a in flat if owner_of(a) == source)
+                for t in (out if isinstance(out, (tuple, list)) else (out,)):
+                    if isinstance(t, torch.Tensor) and owner_of(t) in (None, source):
+                        own(t, source, held)
             return out
         outs = [t for t in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(t, torch.Tensor)]
         for a in flat:
-            owner = owners.get(_storage_ptr(a))
+            owner = owner_of(a)
             if owner is None:
                 continue
-            reads[owner] += a.numel()
-            widest = f"{owner}:widest"
-            reads[widest] = max(reads.get(widest, 0), a.numel())
+            n = elements(a)
+            kind = name.rstrip("_")
             # an elementwise image of the grader's tensor (k * 1.0, k.float() + 0, a concatenation) is read as
-            # the tensor itself: reading it later reads k again
-            if name not in _MATRIX_PRODUCTS:
-                for t in outs:
-                    if tuple(t.shape) == tuple(a.shape) or name in ("cat", "stack", "_cat"):
-                        owners.setdefault(_storage_ptr(t), owner)
+            # the tensor itself: reading it later reads k again. So is an image of another shape (a broadcast
+            # k_blk[None] * ones(2, 1, 1), a repeat, an index k[rows]) that is neither a product nor a reduction:
+            # it holds at most the elements it was made from, and it is reading it (a broadcast product's sum)
+            # that reads them, not making it
+            same = [t for t in outs if tuple(t.shape) == tuple(a.shape) or name in ("cat", "stack", "_cat")]
+            other = [t for t in outs if not any(t is s for s in same)] \
+                if kind not in _MATRIX_PRODUCTS and kind not in _REDUCTIONS else []
+            if not same and other:
+                for t in other:
+                    if owner_of(t) in (None, owner):
+                        own(t, owner, n)
+                continue
+            reads[owner] += n
+            widest = f"{owner}:widest"
+            reads[widest] = max(reads.get(widest, 0), n)
+            if kind not in _MATRIX_PRODUCTS:  # addmm_ too: a product, not an image of k
+                for t in same + other:
+                    if owner_of(t) in (None, owner):
+                        own(t, owner, n)
         return out
 
     watch._dispatch = dispatch
+
 
 
 class _GraderIntegrity:
@@ -1853,6 +1904,10 @@ def _tiled_cases(gen, device) -> list[Case]:
 #: ATen matrix products (``@``, ``torch.matmul``, ``einsum`` and ``F.linear`` arrive as one of these).
 _MATRIX_PRODUCTS = frozenset(("mm", "bmm", "addmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot",
                               "matmul", "_addmm_activation"))
+#: ATen reductions: what they output is a statistic of what they read, not an image of it (_count_reads).
+_REDUCTIONS = frozenset(("sum", "mean", "nansum", "nanmean", "amax", "amin", "max", "min", "aminmax", "prod",
+                         "logsumexp", "norm", "linalg_vector_norm", "var", "std", "var_mean", "std_mean",
+                         "argmax", "argmin", "any", "all", "median", "nanmedian", "count_nonzero"))
 
 
 def _tiled_limit(n_q, n_k, d, br, bc) -> int:
