@@ -25,6 +25,11 @@ product in fewer than 64 bits of one by the other (``row * stride``, ``head * N 
 elements, however the result is widened afterwards. :meth:`Trace.wrapping_offsets` counts the loads and
 stores whose addresses carry it.
 
+**What a product multiplies.** Every value a kernel computes carries the tensors it was computed from (the
+arguments whose loads reach it, through casts, transposes, arithmetic, ``tl.where``, reductions and earlier
+dots), so :meth:`Trace.products` tells the score tile Q K^T, a product of (q) and (k), from P V, a product of
+(q, k) and (v): a grader can ask for each product of an algorithm as a dot, not only for enough multiply-adds.
+
 This module adds its own patches on top of the watch's (:mod:`gpuperf.grading.watch`) and removes them after
 the call; it never changes what a kernel computes.
 """
@@ -65,6 +70,9 @@ class Launch:
     dot_shapes: dict = field(default_factory=dict)  # (M, K, N): count
     #: (program, number of ``spans`` recorded before it) per tl.dot: which loads a product came between
     dot_marks: list = field(default_factory=list)
+    #: (M, K, N, sources of the left operand, sources of the right): count, where an operand's sources are the
+    #: arguments (their first byte's address) whose loaded values it was computed from (see :meth:`Trace.products`)
+    dot_sources: dict = field(default_factory=dict)
     _stores: list = field(default_factory=list)  # (addresses, program)
     _loads: list = field(default_factory=list)
     _exchanges: list = field(default_factory=list)  # (addresses, program): atomic exchanges and CAS
@@ -119,6 +127,18 @@ class Trace:
             for shape, count in launch.dot_shapes.items():
                 shapes[shape] = shapes.get(shape, 0) + count
         return shapes
+
+    def products(self) -> dict:
+        """The ``tl.dot`` products by what they multiply: ``{(sources of one operand, sources of the other):
+        [(M, K, N), ...] with one shape per dot}``. An operand's sources are the tensors (the address of each
+        argument's first byte, the same in every launch of the call) whose loaded values it was computed from,
+        through every operation of the kernel (casts, transposes, arithmetic, ``tl.where``, reductions): the
+        score tile Q K^T is a product of (q) and (k), P V of (q, k, ...) and (v). The pair is unordered."""
+        out: dict = {}
+        for launch in self.launches:
+            for (m, k, n, a, b), count in launch.dot_sources.items():
+                out.setdefault(frozenset((a, b)), []).extend([(m, k, n)] * count)
+        return out
 
     def widest_load(self, name: str | None = None) -> int:
         return max((w for launch in self.launches for n, w in launch.widest_load.items()
@@ -436,6 +456,11 @@ def _install():
                     counts = launch.per_program.setdefault(name, {})
                     counts[state["program"]] = counts.get(state["program"], 0) + int(picked.size)
                     launch.spans.append((name, state["program"], int(picked.min()), int(picked.max())))
+                res = original(self, ptrs, mask, *rest)
+                start = next((a[1] for a in launch.args if a[0] == name), None)
+                if start is not None:
+                    res._gpuperf_src = frozenset((start,)) | _sources(res)
+                return res
             return original(self, ptrs, mask, *rest)
 
         return load
@@ -506,9 +531,14 @@ def _install():
                     shape = (int(a[-2]), int(a[-1]), int(b[-1]))
                     launch.dot_shapes[shape] = launch.dot_shapes.get(shape, 0) + 1
                     launch.dot_marks.append((state["program"], len(launch.spans)))
+                    key = shape + (_sources(args[0]), _sources(args[1]))
+                    launch.dot_sources[key] = launch.dot_sources.get(key, 0) + 1
                 except (AttributeError, IndexError, TypeError):  # pragma: no cover - another layout
                     pass
-            return original(self, *args, **kwargs)
+            res = original(self, *args, **kwargs)
+            if _TRACE is not None:
+                _carry_sources(res, args[:3])
+            return res
 
         return dot
 
@@ -573,7 +603,57 @@ def _install():
 
         return unary
 
+    def make_carry(original):
+        """The result of an operation carries the sources of its operands (see :meth:`Trace.products`)."""
+
+        def carry(self, *args, **kwargs):
+            res = original(self, *args, **kwargs)
+            if _TRACE is not None:
+                _carry_sources(res, list(args) + list(kwargs.values()))
+            return res
+
+        return carry
+
+    def make_reduce(original):
+        def apply(self, input):
+            res = original(self, input)
+            if _TRACE is not None:
+                handles = [getattr(t, "handle", None) for t in (input if isinstance(input, tuple) else (input,))]
+                outs = res if isinstance(res, tuple) else (res,)
+                _carry_sources(tuple(getattr(t, "handle", None) for t in outs), handles)
+            return res
+
+        return apply
+
     builder = interp.InterpreterBuilder
+    skip = ("store", "print", "assert", "barrier", "program_id", "num_programs", "make_range", "masked_load",
+            "create_dot", "create_load", "atomic_cas", "atomic_rmw", "descriptor")
+    for name in sorted(dir(builder)):
+        if (name.startswith("create_") or name in ("binary_op", "unary_op", "ternary_op", "cast_impl")) and \
+                not any(word in name for word in skip) and callable(getattr(builder, name, None)):
+            patch(builder, name, make_carry)
+    reduce_scan = getattr(interp, "ReduceScanOpInterface", None)
+    if reduce_scan is not None:
+        patch(reduce_scan, "apply", make_reduce)
+
+    def make_lang_tensor(original):
+        """``x.T`` is a transpose the interpreter makes without the builder: it keeps x's sources too."""
+
+        def patch_lang_tensor(tensor, scope):
+            original(tensor, scope)
+            transpose = getattr(tensor, "T", None)
+            if isinstance(transpose, property) and transpose.fget is not None:
+                def get_t(self, fget=transpose.fget):
+                    res = fget(self)
+                    if _TRACE is not None:
+                        _carry_sources(getattr(res, "handle", None), [getattr(self, "handle", None)])
+                    return res
+
+                scope.set_attr(tensor, "T", property(get_t))
+
+        return patch_lang_tensor
+
+    patch(interp, "_patch_lang_tensor", make_lang_tensor)
     patch(builder, "create_get_program_id", make_pid)
     patch(builder, "binary_op", make_binary)
     for name in ("cast_impl", "create_splat", "create_broadcast", "create_expand_dims", "create_addptr",
@@ -590,6 +670,26 @@ def _install():
     patch(interp, "_implicit_cvt", make_argument)
     patch(builder, "create_dot", make_dot)
     return saved
+
+
+def _sources(handle) -> frozenset:
+    return getattr(handle, "_gpuperf_src", frozenset())
+
+
+def _carry_sources(results, operands) -> None:
+    """Give ``results`` (a handle, or a tuple or list of them) the union of the sources of ``operands``."""
+    found = frozenset()
+    for value in operands:
+        for item in (value if isinstance(value, (list, tuple)) else (value,)):
+            found = found | _sources(item)
+    if not found:
+        return
+    for res in (results if isinstance(results, (list, tuple)) else (results,)):
+        if res is not None and hasattr(res, "data"):
+            try:
+                res._gpuperf_src = found | _sources(res)
+            except AttributeError:  # pragma: no cover - a handle without a __dict__
+                pass
 
 
 @contextlib.contextmanager

@@ -287,6 +287,13 @@ def _count_reads(watch, tensors: dict, reads: dict) -> None:
     # storage address: [name, weak references to the copies (and their views) on it, or None for the grader's
     # own tensor]; a copy's memory freed and handed to another tensor is no longer the grader's
     owners: dict = {_storage_ptr(t): [name, None] for name, t in tensors.items()}
+    #: storage address: the most distinct elements of the grader's tensor its memory can hold (a broadcast
+    #: image of a block of k, (k_blk[None] * ones(2, 1, 1)), holds the block once however often it repeats it)
+    distinct: dict = {_storage_ptr(t): t.numel() for t in tensors.values()}
+
+    def elements(a) -> int:
+        """The elements of the grader's tensor that reading ``a`` (owned) reads: at most its memory holds."""
+        return min(a.numel(), distinct.get(_storage_ptr(a), a.numel()))
 
     def owner_of(a):
         entry = owners.get(_storage_ptr(a))
@@ -297,10 +304,11 @@ def _count_reads(watch, tensors: dict, reads: dict) -> None:
             return None
         return entry[0]
 
-    def own(t, owner):
+    def own(t, owner, held=None):
         entry = owners.get(_storage_ptr(t))
         if entry is None or owner_of(t) is None:
             owners[_storage_ptr(t)] = entry = [owner, []]
+            distinct[_storage_ptr(t)] = t.numel() if held is None else min(t.numel(), held)
         if entry[1] is not None:
             entry[1].append(weakref.ref(t))
 
@@ -322,25 +330,38 @@ def _count_reads(watch, tensors: dict, reads: dict) -> None:
         if name in COPIES:  # a copy of the grader's tensor is read as the tensor itself
             source = next((owner_of(a) for a in flat if owner_of(a) is not None), None)
             if source is not None:
+                held = max(elements(a) for a in flat if owner_of(a) == source)
                 for t in (out if isinstance(out, (tuple, list)) else (out,)):
                     if isinstance(t, torch.Tensor) and owner_of(t) in (None, source):
-                        own(t, source)
+                        own(t, source, held)
             return out
         outs = [t for t in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(t, torch.Tensor)]
         for a in flat:
             owner = owner_of(a)
             if owner is None:
                 continue
-            reads[owner] += a.numel()
-            widest = f"{owner}:widest"
-            reads[widest] = max(reads.get(widest, 0), a.numel())
+            n = elements(a)
+            kind = name.rstrip("_")
             # an elementwise image of the grader's tensor (k * 1.0, k.float() + 0, a concatenation) is read as
-            # the tensor itself: reading it later reads k again
-            if name.rstrip("_") not in _MATRIX_PRODUCTS:  # addmm_ too: a product, not an image of k
-                for t in outs:
-                    if (tuple(t.shape) == tuple(a.shape) or name in ("cat", "stack", "_cat")) and \
-                            owner_of(t) in (None, owner):
-                        own(t, owner)
+            # the tensor itself: reading it later reads k again. So is an image of another shape (a broadcast
+            # k_blk[None] * ones(2, 1, 1), a repeat, an index k[rows]) that is neither a product nor a reduction:
+            # it holds at most the elements it was made from, and it is reading it (a broadcast product's sum)
+            # that reads them, not making it
+            same = [t for t in outs if tuple(t.shape) == tuple(a.shape) or name in ("cat", "stack", "_cat")]
+            other = [t for t in outs if not any(t is s for s in same)] \
+                if kind not in _MATRIX_PRODUCTS and kind not in _REDUCTIONS else []
+            if not same and other:
+                for t in other:
+                    if owner_of(t) in (None, owner):
+                        own(t, owner, n)
+                continue
+            reads[owner] += n
+            widest = f"{owner}:widest"
+            reads[widest] = max(reads.get(widest, 0), n)
+            if kind not in _MATRIX_PRODUCTS:  # addmm_ too: a product, not an image of k
+                for t in same + other:
+                    if owner_of(t) in (None, owner):
+                        own(t, owner, n)
         return out
 
     watch._dispatch = dispatch
@@ -410,6 +431,7 @@ def _count_live(watch, source, budget: int, reads: dict) -> None:
         return out
 
     watch._dispatch = dispatch
+
 
 
 class _GraderIntegrity:
@@ -1764,21 +1786,50 @@ def _scratch_check(runner, label, inputs, outputs) -> list[CaseResult]:
 
 
 def _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal) -> list[CaseResult]:
-    """Under the interpreter: the score and P V products are tile products (tl.dot) doing the attention's
-    multiply-adds: 2 d per visible (query, key) pair."""
+    """Under the interpreter: the score and P V products are tile products (tl.dot), each doing its d
+    multiply-adds per visible (query, key) pair (see :func:`_tile_products_check`)."""
+    return _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, _FORWARD_PRODUCTS)
+
+
+#: The tile products of attention, as a learner writes them.
+_FORWARD_PRODUCTS = ("S = Q K^T", "O += P V")
+_BACKWARD_PRODUCTS = ("S = Q K^T", "dP = dO V^T", "dV += P^T dO", "dK += dS^T Q", "dQ += dS K")
+
+
+def _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, products) -> list[CaseResult]:
+    """Under the interpreter: each product of ``products`` is a tile product (tl.dot) that does its d
+    multiply-adds for every visible (query, key) pair. The trace groups the dots by what they multiply (the
+    tensors each operand was computed from: (q) and (k) for the scores, (q, k, lse) and (dO) for dV, ...;
+    copies made in the reader's function count as tensors of their own, the same in every launch), so one
+    product done with a dot cannot stand in for another done as a broadcast and a sum. Padding counts only up
+    to the problem: a dot's multiply-adds are counted over at most N_q queries, N_k keys and d dimensions
+    (:func:`_real_macs`), so tiles far larger than a short sequence do not cover the missing products."""
     trace = runner.trace
     if trace is None:
         return []
     visible = sum(min(i + 1, n_k) for i in range(n_q)) if causal else n_q * n_k
-    need = 2 * d * visible * b * h
-    macs = sum(count * x * y * z for (x, y, z), count in trace.dots().items())
-    if macs < need:
-        return [CaseResult(label, "-", False,
-                           f"your kernel's tl.dot products do {macs} multiply-adds; the scores and P V need "
-                           f"{need} (2 d per visible pair of a query and a key): compute both, for every block of "
-                           "queries against each block of keys, as tile products with tl.dot (a broadcast and a "
-                           "sum never reach the tensor cores)")]
-    return []
+    need = d * visible * b * h
+    done = sorted((sum(_real_macs(shape, (n_q, n_k, d)) for shape in shapes)
+                   for shapes in trace.products().values()), reverse=True)
+    covered = sum(1 for macs in done if macs >= need)
+    if covered >= len(products):
+        return []
+    names = ", ".join(products)
+    return [CaseResult(label, "-", False,
+                       f"the products of a tile ({names}) should each be a tile product with tl.dot, doing its d "
+                       f"multiply-adds for every visible pair of a query and a key ({need} here): yours does "
+                       f"{covered} of {len(products)} as tl.dot. A broadcast multiply and a sum (or a dot on "
+                       "padding only) never reaches the tensor cores: multiply the tiles with tl.dot, in every "
+                       "block of queries against each block of keys")]
+
+
+def _real_macs(shape, extents) -> int:
+    """The multiply-adds of one (M, K, N) dot that can fall on real data: each side counted up to the real
+    sizes (N_q, N_k, d), whichever side each is (a dot's operands may be transposed)."""
+    import itertools
+
+    return max(math.prod(min(side, real) for side, real in zip(shape, order))
+               for order in itertools.permutations(extents))
 
 
 def _same_storage(launch, name, tensor) -> bool:
@@ -2248,7 +2299,8 @@ def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
             for name, mine in zip(("dq", "dk", "dv"), got):
                 results += runner.written_check(name, mine)
         if all(r.passed for r in results):
-            results += _scratch_check(runner, label, (q, k, v, o_in, lse_in, do), got)
+            results += _scratch_check(runner, label, (q, k, v, o_in, lse_in, do), got) or \
+                _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, _BACKWARD_PRODUCTS)
         if all(r.passed for r in results):
             results += _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v, "o": o_in, "do": do})
         return results
@@ -2280,6 +2332,10 @@ def _tiled_cases(gen, device) -> list[Case]:
 #: ATen matrix products (``@``, ``torch.matmul``, ``einsum`` and ``F.linear`` arrive as one of these).
 _MATRIX_PRODUCTS = frozenset(("mm", "bmm", "addmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot",
                               "matmul", "_addmm_activation"))
+#: ATen reductions: what they output is a statistic of what they read, not an image of it (_count_reads).
+_REDUCTIONS = frozenset(("sum", "mean", "nansum", "nanmean", "amax", "amin", "max", "min", "aminmax", "prod",
+                         "logsumexp", "norm", "linalg_vector_norm", "var", "std", "var_mean", "std_mean",
+                         "argmax", "argmin", "any", "all", "median", "nanmedian", "count_nonzero"))
 
 
 def _tiled_limit(n_q, n_k, d, br, bc) -> int:
