@@ -724,9 +724,11 @@ def _add_huge_case(gen, device, n, label):
 
 def _offsets_check(runner, label) -> list[CaseResult]:
     w, trace = runner.watch, runner.trace
-    if runner.device != "cpu" or w is None or w.counters.stores == 0:
+    if w is None:
         return []
-    narrow = w.counters.narrow_offsets or (trace is not None and trace.narrow_pid_offsets())
+    narrow = bool(w.counters.narrow_kernels)  # from the TTIR: on every machine
+    if runner.device == "cpu" and w.counters.stores:
+        narrow = narrow or w.counters.narrow_offsets or (trace is not None and trace.narrow_pid_offsets())
     if narrow:
         return [CaseResult(label, "-", False,
                            "your kernel's addresses are computed with 32-bit offsets: past 2^31 elements "

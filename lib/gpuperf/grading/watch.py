@@ -211,6 +211,9 @@ class Counters:
     kernels: list = field(default_factory=list)
     #: kernels whose addresses multiply a program id by a size or stride in 32 bits (read from their TTIR)
     wrapping_kernels: list = field(default_factory=list)
+    #: kernels whose addresses come from a 32-bit product of the program id with anything (L2's rule), read
+    #: from the TTIR, so that a tl.where or a cast between the product and the address hides nothing
+    narrow_kernels: list = field(default_factory=list)
 
 
 _ACTIVE: "Watch | None" = None
@@ -1337,6 +1340,8 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
         problem, ttir = lower(fn, args, kwargs)
         if ttir and w.policy.wide_offsets and wrapping_offsets(ttir):
             w.counters.wrapping_kernels.append(getattr(fn, "__name__", "?"))
+        if ttir and not w.policy.wide_offsets and wrapping_offsets(ttir, any_factor=True):  # L2: pid * BLOCK
+            w.counters.narrow_kernels.append(getattr(fn, "__name__", "?"))
     finally:
         w.internal = saved
     if problem:
@@ -1401,7 +1406,7 @@ def _compiled_hooks(watch_getter) -> list:
                 w.check_alive("at a kernel launch")
                 w.counters.launches += 1
                 _check_compiled_args(w, self, args, kwargs)
-                if w.policy.kernels and w.policy.wide_offsets and not kwargs.get("warmup"):
+                if w.policy.kernels and not kwargs.get("warmup"):
                     _check_compiles(w, self.fn, args, {k: v for k, v in kwargs.items()
                                                        if k not in ("grid", "warmup")})
                 w.shadows("before a kernel launch")
