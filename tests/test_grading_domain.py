@@ -237,7 +237,7 @@ ATTACKS_5 = Path(__file__).with_name("grading_attacks_round5")
 #: Round 5 (a fifth attacker, 2026-12-05, who did not read the graders' tests, against the graders after
 #: round 3's fixes): the files the graders of that morning accepted. Each is a known hole, a strict expected
 #: failure until a fix rejects it; see grading_attacks_round5/README.md.
-ROUND5_OPEN = {"01", "02", "03", "04", "05", "06", "09", "19", "20", "22", "24", "25", "32"}
+ROUND5_OPEN = {"03", "04", "05", "06", "09", "19", "20", "22", "24", "25", "32"}
 #: Its honest files (hNN: correct solutions written differently from the course's) must pass; those the
 #: graders wrongly refused are strict expected failures until fixed.
 ROUND5_HONEST_OPEN = {"h01", "h06"}

@@ -152,7 +152,7 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
                 case_results = failed.results
             except Exception as exc:  # the reader's code: report, never raise
                 case_results = [_result_of_exception(case.label, exc)]
-            case_results = [_definite_blank(r, runner) for r in case_results]
+            case_results = [_poisoned_lanes(_definite_blank(r, runner), runner) for r in case_results]
             if all(r.passed for r in case_results):
                 case_results = case_results + (_launched_check(runner, case.label)
                                                or _wide_offsets_check(runner, case.label))
@@ -177,6 +177,20 @@ def _definite_blank(r: CaseResult, runner) -> CaseResult:
     return replace(r, message=f"every element of {r.output} is NaN, although your kernel stored values: it "
                    "computed NaN everywhere (inf - inf, inf / inf or 0 / 0: an exp that overflowed, or a sum of "
                    "exponentials that all underflowed to 0, as with a running max that starts at 0 instead of -inf)")
+
+
+def _poisoned_lanes(r: CaseResult, runner) -> CaseResult:
+    """A NaN output after a masked load without ``other=``: name the load (see ``watch._poison``)."""
+    import math
+    from dataclasses import replace
+
+    from gpuperf.grading.watch import poisoned_note
+
+    poisoned = getattr(runner, "poisoned", [])
+    nan = (r.yours is not None and math.isnan(r.yours)) or "NaN" in r.message
+    if r.passed or not poisoned or not nan:
+        return r
+    return replace(r, message=(r.message + "\n" if r.message else "") + poisoned_note(poisoned))
 
 
 def _launched_check(runner, label: str) -> list[CaseResult]:

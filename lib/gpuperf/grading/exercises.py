@@ -132,6 +132,7 @@ class Runner:
         self.notes: list[str] = []
         self.trace: Trace | None = None
         self.calls_without_launch = 0
+        self.poisoned: list = []  # masked loads without other= whose lanes were filled with NaN (watch)
         self.count_reads: dict = {}  # name: grader's tensor; after a call, self.reads[name] = elements read
         self.reads: dict = {}
 
@@ -197,6 +198,7 @@ class Runner:
             finally:
                 changed = integrity.restore()
         self.trace = trace
+        self.poisoned += [p for p in watch.counters.poisoned if p not in self.poisoned]
         if changed:
             raise CallFailed([CaseResult(self.label, "-", False,
                                          f"your function changed the grader or torch ({', '.join(changed[:3])}): "

@@ -214,6 +214,8 @@ class Counters:
     #: kernels whose addresses come from a 32-bit product of the program id with anything (L2's rule), read
     #: from the TTIR, so that a tl.where or a cast between the product and the address hides nothing
     narrow_kernels: list = field(default_factory=list)
+    #: masked loads without ``other=`` whose masked-out lanes were filled with NaN: (kernel, tensor, line)
+    poisoned: list = field(default_factory=list)
 
 
 _ACTIVE: "Watch | None" = None
@@ -1240,9 +1242,14 @@ def _interpreter_hooks(watch_getter) -> list:
         if w is not None:
             res = check("loaded from", ptrs, mask, element_size(ptrs))
             if res is not None:
-                _, active = res
+                addresses, active = res
                 w.counters.loaded_elements += int(active.sum())
                 w.counters.widest_load = max(w.counters.widest_load, int(active.size))
+                if other is None and mask is not None and not active.all():
+                    poison = _poison(ptrs, addresses.shape)
+                    if poison is not None:  # the masked-out lanes: undefined on a GPU, NaN here
+                        other = poison
+                        _note_poisoned(w, state["spans"], addresses, active)
         return load0(self, ptrs, mask, other, *rest)
 
     def wide(handle) -> bool:
@@ -1327,6 +1334,64 @@ def _interpreter_hooks(watch_getter) -> list:
     patch(interp.InterpreterBuilder, "create_broadcast", carry(broadcast0))
     patch(interp.InterpreterBuilder, "create_expand_dims", carry(expand0))
     return saved
+
+
+def _poison(ptrs, shape):
+    """A block of the load's type for the masked-out lanes of a masked load without ``other=``: NaN for
+    floats, a large value for integers (an index made from it lands far outside every tensor); None for
+    booleans and pointers, left as the interpreter makes them (zeros)."""
+    import numpy as np
+    from triton.runtime.interpreter import TensorHandle, _get_np_dtype
+
+    try:
+        dtype_tt = ptrs.get_element_ty()
+        dtype_np = np.dtype(_get_np_dtype(dtype_tt))
+    except (AttributeError, TypeError, KeyError):  # pragma: no cover - another Triton layout
+        return None
+    if dtype_np.kind == "f":
+        fill = np.nan
+    elif dtype_np.kind in "iu" and dtype_np.itemsize >= 2:
+        fill = np.iinfo(dtype_np).max // 2 + 1
+    else:
+        return None
+    return TensorHandle(np.full(shape, fill, dtype=dtype_np), dtype_tt)
+
+
+def _note_poisoned(w: Watch, spans, addresses, active) -> None:
+    """Remember the load whose masked-out lanes were filled (kernel, tensor, the reader's line), to name it
+    if an output comes out NaN."""
+    import linecache
+
+    if len(w.counters.poisoned) >= 8:
+        return
+    name = "a tensor"
+    if spans is not None:
+        lanes = addresses[active] if active.any() else addresses
+        a = int(lanes.reshape(-1)[0]) if lanes.size else 0
+        name = next((n for n, start, end, _, _ in spans.named if start <= a < end), name)
+    line = ""
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if not _is_trusted_file(filename) and os.sep + "grading" + os.sep not in filename:
+            text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+            line = f"line {frame.f_lineno}" + (f": `{text}`" if text else "")
+            break
+        frame = frame.f_back
+    kernel = w.counters.kernels[-1] if w.counters.kernels else "?"
+    entry = (kernel, name, line)
+    if entry not in w.counters.poisoned:
+        w.counters.poisoned.append(entry)
+
+
+def poisoned_note(poisoned) -> str:
+    """What to tell a reader whose output has NaN after loads whose masked-out lanes were filled with NaN."""
+    loads = "; ".join(f"{name} in {kernel}" + (f" ({line})" if line else "") for kernel, name, line in poisoned)
+    return (f"your kernel loads with a mask but no `other=` ({loads}): on a GPU the masked-out lanes of such a "
+            "load are undefined (whatever the registers held), so the grader fills them with NaN. If your "
+            "kernel uses those lanes (adds, multiplies or takes a max over the whole block: the tail of a "
+            "product's K loop, padded rows or keys), give the load the value they must hold: `other=0.0` "
+            "where they are added or multiplied, `other=float(\"-inf\")` where a max is taken")
 
 
 def _check_compiles(w: Watch, fn, args, kwargs) -> None:
