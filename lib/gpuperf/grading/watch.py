@@ -220,6 +220,24 @@ class Counters:
 
 _ACTIVE: "Watch | None" = None
 
+#: The banded buffers torch made inside the calls of the grade in progress, by storage address, so that a
+#: later call of the same grade may use one it kept (a workspace cache: see ``Watch._carry_over``); emptied
+#: when a grade starts and ends (:func:`forget_earlier_calls`). At most ``limit`` bytes are kept alive.
+_EARLIER_CALLS: dict = {"allocs": {}, "bytes": 0, "limit": 256 << 20}
+
+
+def _remember_for_later_calls(alloc) -> None:
+    size = alloc.buffer.numel() * alloc.buffer.element_size()
+    if _EARLIER_CALLS["bytes"] + size <= _EARLIER_CALLS["limit"]:
+        _EARLIER_CALLS["allocs"][alloc.storage] = alloc
+        _EARLIER_CALLS["bytes"] += size
+
+
+def forget_earlier_calls() -> None:
+    """Start (or end) a grade: no buffer of an earlier grade's calls may be used."""
+    _EARLIER_CALLS["allocs"] = {}
+    _EARLIER_CALLS["bytes"] = 0
+
 
 def _nan_pattern(dtype):
     """A NaN with a payload of the grader's, as the integer dtype of the same width and its bit value."""
@@ -341,7 +359,33 @@ class Watch:
         raise exc
 
     def _is_known(self, t) -> bool:
-        return _storage_ptr(t) in self.known
+        ptr = _storage_ptr(t)
+        if ptr in self.known:
+            return True
+        alloc = _EARLIER_CALLS["allocs"].get(ptr)
+        if alloc is None or not self.policy.kernels:
+            return False
+        self._carry_over(alloc)
+        return True
+
+    def _carry_over(self, alloc: _Alloc) -> None:
+        """A buffer torch made inside an earlier call of this grade (a workspace the reader's function keeps
+        between calls): adopted, its bands checked after this call like the call's own buffers, and filled
+        anew as a fresh allocation is (NaN), so that nothing computed in an earlier call, for other inputs,
+        can be read back: a workspace must be written in each call before it is read."""
+        saved, self.internal = self.internal, True
+        try:
+            itype, pattern = _nan_pattern(alloc.buffer.dtype)
+            inside = alloc.buffer[alloc.start:alloc.stop]
+            inside.view(itype).fill_(pattern)
+            if alloc.buffer.dtype.is_floating_point:
+                inside.fill_(float("nan"))
+            alloc.written = None
+        finally:
+            self.internal = saved
+        self.allocs.append(alloc)
+        self.known.add(alloc.storage)
+        self.shadows(None, [alloc])
 
     # ---- the modes --------------------------------------------------------------------------------------
 
@@ -406,6 +450,7 @@ class Watch:
             self.allocs.append(alloc)
             self.known.add(alloc.storage)
             self.shadows(None, [alloc])
+            _remember_for_later_calls(alloc)
             return view
         finally:
             self.internal = False
@@ -1196,7 +1241,8 @@ def _interpreter_hooks(watch_getter) -> list:
                 dev, hst = getattr(dev, "base", dev), getattr(hst, "base", hst)
                 if w.policy.kernels and not w._is_known(dev):
                     w._refuse(f"your kernel was given {name}, a tensor that neither the grader gave your "
-                              "function nor torch made inside it (made from numpy or a raw address?)")
+                              "function nor torch made inside it (made from numpy or a raw address, or kept "
+                              "from an earlier grade: allocate scratch buffers inside your function)")
                 named.append((name, hst))
             state["spans"] = _Spans(named)
         return args_hst, kwargs_hst
@@ -1504,7 +1550,8 @@ def _check_compiled_args(w: Watch, kernel, args, kwargs) -> None:
     for name, value in values.items():
         if isinstance(value, torch.Tensor) and w.policy.kernels and not w._is_known(value):
             w._refuse(f"your kernel was given {name}, a tensor that neither the grader gave your function nor "
-                      "torch made inside it (made from numpy or a raw address?)")
+                      "torch made inside it (made from numpy or a raw address, or kept from an earlier grade: "
+                      "allocate scratch buffers inside your function)")
     for p in params:
         value = values.get(p.name)
         if getattr(p, "is_constexpr", False) and isinstance(value, int) and not isinstance(value, bool):
