@@ -1451,7 +1451,7 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
         problem, ttir = lower(fn, args, kwargs)
         if ttir and w.policy.wide_offsets and wrapping_offsets(ttir):
             w.counters.wrapping_kernels.append(getattr(fn, "__name__", "?"))
-        if ttir and not w.policy.wide_offsets and wrapping_offsets(ttir, any_factor=True):  # L2: pid * BLOCK
+        if ttir and w.policy.int64_offsets and wrapping_offsets(ttir, any_factor=True):  # L2: pid * BLOCK
             w.counters.narrow_kernels.append(getattr(fn, "__name__", "?"))
     finally:
         w.internal = saved
@@ -1517,7 +1517,8 @@ def _compiled_hooks(watch_getter) -> list:
                 w.check_alive("at a kernel launch")
                 w.counters.launches += 1
                 _check_compiled_args(w, self, args, kwargs)
-                if w.policy.kernels and not kwargs.get("warmup"):
+                if w.policy.kernels and (w.policy.wide_offsets or w.policy.int64_offsets) and \
+                        not kwargs.get("warmup"):
                     _check_compiles(w, self.fn, args, {k: v for k, v in kwargs.items()
                                                        if k not in ("grid", "warmup")})
                 w.shadows("before a kernel launch")
