@@ -191,7 +191,8 @@ def _poisoned_lanes(r: CaseResult, runner) -> CaseResult:
 
     poisoned = getattr(runner, "poisoned", [])
     nan = (r.yours is not None and math.isnan(r.yours)) or "NaN" in r.message
-    if r.passed or not poisoned or not nan:
+    blank = "wrote nothing" in r.message or "nothing was written" in r.message  # stored nothing: not the lanes
+    if r.passed or not poisoned or not nan or blank:
         return r
     return replace(r, message=(r.message + "\n" if r.message else "") + poisoned_note(poisoned))
 
