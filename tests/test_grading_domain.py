@@ -269,3 +269,18 @@ def test_honest_solution_of_round_5_passes(path, request):
 
     report = grading.grade_report(key, fn, seed=SEED)
     assert report.passed, f"{path.name} refused by {key} (seed {SEED}):\n{report.text()}"
+
+
+@pytest.mark.parametrize("tag, words", [("01", "no `other=`"), ("08", "adds to with an atomic"),
+                                        ("23", "32-bit offsets")])
+def test_round_5_messages_say_what_to_change(tag, words):
+    """The closed round-5 holes are reported in a learner's words: the load to give `other=`, the buffer read
+    in the launch that adds to it, the 32-bit product of the program id."""
+    if not _interpreted_here():
+        pytest.skip("round 5 was run under the interpreter only")
+    path = next(ATTACKS_5.glob(f"{tag}_*.py"))
+    key, fn = _attack(path)
+    from gpuperf import grading
+
+    report = grading.grade_report(key, fn, seed=SEED, stop_at_first_failure=True)
+    assert not report.passed and words in report.text(), report.text()

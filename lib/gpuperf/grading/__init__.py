@@ -136,7 +136,7 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
 
     # numpy warnings (overflow in a wrong kernel under the interpreter) would print on the lab's page; the
     # report says what went wrong
-    forget_earlier_calls()  # a workspace kept between calls is this grade's own (watch.Watch._carry_over)
+    forget_earlier_calls(grading=True)  # a workspace kept between calls is this grade's own (Watch._carry_over)
     with triton_hooks(), interpreter_dot_as_on_gpu(device == "cpu"), np.errstate(all="ignore"):
         for case in ex.cases(gen, device):
             if only is not None and not only(case.label):

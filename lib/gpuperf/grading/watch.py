@@ -223,20 +223,22 @@ _ACTIVE: "Watch | None" = None
 #: The banded buffers torch made inside the calls of the grade in progress, by storage address, so that a
 #: later call of the same grade may use one it kept (a workspace cache: see ``Watch._carry_over``); emptied
 #: when a grade starts and ends (:func:`forget_earlier_calls`). At most ``limit`` bytes are kept alive.
-_EARLIER_CALLS: dict = {"allocs": {}, "bytes": 0, "limit": 256 << 20}
+_EARLIER_CALLS: dict = {"allocs": {}, "bytes": 0, "limit": 256 << 20, "grading": False}
 
 
 def _remember_for_later_calls(alloc) -> None:
     size = alloc.buffer.numel() * alloc.buffer.element_size()
-    if _EARLIER_CALLS["bytes"] + size <= _EARLIER_CALLS["limit"]:
+    if _EARLIER_CALLS["grading"] and _EARLIER_CALLS["bytes"] + size <= _EARLIER_CALLS["limit"]:
         _EARLIER_CALLS["allocs"][alloc.storage] = alloc
         _EARLIER_CALLS["bytes"] += size
 
 
-def forget_earlier_calls() -> None:
-    """Start (or end) a grade: no buffer of an earlier grade's calls may be used."""
+def forget_earlier_calls(grading: bool = False) -> None:
+    """Start (``grading``) or end a grade: no buffer of an earlier grade's calls may be used; buffers are
+    remembered only while a grade runs (not in a :func:`gpuperf.grading.forbid` block)."""
     _EARLIER_CALLS["allocs"] = {}
     _EARLIER_CALLS["bytes"] = 0
+    _EARLIER_CALLS["grading"] = grading
 
 
 def _nan_pattern(dtype):
@@ -1940,7 +1942,7 @@ def _callables_of(owner) -> dict:
 
 #: The grader's module-level state that changes while it runs (not compared with the baseline).
 _MUTABLE_STATE = frozenset(("_ACTIVE", "_BASELINE", "_TRUSTED", "_GENUINE", "__builtins__", "__warningregistry__",
-                            "_STATE", "_BINDERS", "_BINDER_MAKER"))
+                            "_STATE", "_BINDERS", "_BINDER_MAKER", "_EARLIER_CALLS"))
 
 
 def _contents(value, depth: int = 3):
