@@ -245,10 +245,10 @@ ATTACKS_5 = Path(__file__).with_name("grading_attacks_round5")
 #: Round 5 (a fifth attacker, 2026-12-05, who did not read the graders' tests, against the graders after
 #: round 3's fixes): the files the graders of that morning accepted. Each is a known hole, a strict expected
 #: failure until a fix rejects it; see grading_attacks_round5/README.md.
-ROUND5_OPEN = {"01", "02", "07", "08", "23", "34", "35", "37", "38", "40", "41"}
+ROUND5_OPEN = {"34", "37", "38", "40", "41"}
 #: Its honest files (hNN: correct solutions written differently from the course's) must pass; those the
 #: graders wrongly refused are strict expected failures until fixed.
-ROUND5_HONEST_OPEN = {"h01", "h07"}
+ROUND5_HONEST_OPEN = {"h07"}
 
 
 @pytest.mark.parametrize("path", sorted(ATTACKS_5.glob("[0-9]*.py")), ids=lambda p: p.stem)
@@ -308,3 +308,18 @@ def test_the_grid_of_a_compiled_launch_is_counted_and_graded():
     assert "1 program(s) for C of 2048 x 2048" in graded(exercises._matmul_programs_check, 1, c, 2048, 2048)[0].message
     assert graded(exercises._matmul_programs_check, 64, c, 2048, 2048) == []  # 256 x 256 tiles
     assert graded(exercises._matmul_programs_check, 132, c, 4096, 4096) == []  # persistent, one per SM
+
+
+@pytest.mark.parametrize("tag, words", [("01", "no `other=`"), ("08", "adds to with an atomic"),
+                                        ("23", "32-bit offsets")])
+def test_round_5_messages_say_what_to_change(tag, words):
+    """The closed round-5 holes are reported in a learner's words: the load to give `other=`, the buffer read
+    in the launch that adds to it, the 32-bit product of the program id."""
+    if not _interpreted_here():
+        pytest.skip("round 5 was run under the interpreter only")
+    path = next(ATTACKS_5.glob(f"{tag}_*.py"))
+    key, fn = _attack(path)
+    from gpuperf import grading
+
+    report = grading.grade_report(key, fn, seed=SEED, stop_at_first_failure=True)
+    assert not report.passed and words in report.text(), report.text()

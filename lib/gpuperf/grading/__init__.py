@@ -41,6 +41,7 @@ from gpuperf.grading.core import (SOLUTIONS_ENV_VAR, UNIT_ROUNDOFF, CaseResult, 
                                   interpreter_dot_as_on_gpu, matmul_tolerance, normwise_tolerance,
                                   poison_memory, reduction_tolerance, row_strided, solutions_requested)
 from gpuperf.grading.exercises import (EXERCISES, Case, CallFailed, Exercise, Runner, _device)
+from gpuperf.grading.watch import forget_earlier_calls
 from gpuperf.grading.watch import (TRITON_OPS, ForbiddenCall, OutOfBounds, Policy, Watch, plain_guarded,
                                    triton_hooks)
 from gpuperf.grading import frontend as _frontend  # noqa: F401  (imported before the baseline is taken)
@@ -135,6 +136,7 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
 
     # numpy warnings (overflow in a wrong kernel under the interpreter) would print on the lab's page; the
     # report says what went wrong
+    forget_earlier_calls(grading=True)  # a workspace kept between calls is this grade's own (Watch._carry_over)
     with triton_hooks(), interpreter_dot_as_on_gpu(device == "cpu"), np.errstate(all="ignore"):
         for case in ex.cases(gen, device):
             if only is not None and not only(case.label):
@@ -152,11 +154,12 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
                 case_results = failed.results
             except Exception as exc:  # the reader's code: report, never raise
                 case_results = [_result_of_exception(case.label, exc)]
-            case_results = [_definite_blank(r, runner) for r in case_results]
+            case_results = [_poisoned_lanes(_definite_blank(r, runner), runner) for r in case_results]
             if all(r.passed for r in case_results):
                 case_results = case_results + (_launched_check(runner, case.label)
                                                or _wide_offsets_check(runner, case.label))
             results.extend(r if r.case == case.label else _relabel(r, case.label) for r in case_results)
+    forget_earlier_calls()
     name = torch.cuda.get_device_name() if device == "cuda" else \
         "CPU (Triton interpreter)" if ex.get_policy().kernels else "CPU"
     return GradeReport(key, ex.title, seed, name, tuple(results), graded, tuple(notes))
@@ -177,6 +180,21 @@ def _definite_blank(r: CaseResult, runner) -> CaseResult:
     return replace(r, message=f"every element of {r.output} is NaN, although your kernel stored values: it "
                    "computed NaN everywhere (inf - inf, inf / inf or 0 / 0: an exp that overflowed, or a sum of "
                    "exponentials that all underflowed to 0, as with a running max that starts at 0 instead of -inf)")
+
+
+def _poisoned_lanes(r: CaseResult, runner) -> CaseResult:
+    """A NaN output after a masked load without ``other=``: name the load (see ``watch._poison``)."""
+    import math
+    from dataclasses import replace
+
+    from gpuperf.grading.watch import poisoned_note
+
+    poisoned = getattr(runner, "poisoned", [])
+    nan = (r.yours is not None and math.isnan(r.yours)) or "NaN" in r.message
+    blank = "wrote nothing" in r.message or "nothing was written" in r.message  # stored nothing: not the lanes
+    if r.passed or not poisoned or not nan or blank:
+        return r
+    return replace(r, message=(r.message + "\n" if r.message else "") + poisoned_note(poisoned))
 
 
 def _launched_check(runner, label: str) -> list[CaseResult]:

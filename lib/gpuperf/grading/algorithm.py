@@ -15,7 +15,9 @@ accumulated by every key block) give the right answer there and a wrong one on a
 same time. :class:`Trace` records, per launch, which program stored and which loaded each address, and
 :meth:`Trace.race` names the first element that two programs stored, or that one program read while another
 program of the same launch wrote it. Accumulating atomics (``tl.atomic_add``, max, min, and, or, xor: their
-order does not change the result) are not stores; an atomic exchange or compare-and-swap that two programs
+order does not change the result) are not stores, but a load of an address that another program of the
+same launch updates with one is a race (the "last program" that reads the sum may run first on a GPU; an
+atomic's own returned value is not such a load); an atomic exchange or compare-and-swap that two programs
 make to one address is a race (a load, then an exchange of the loaded value plus a contribution, loses
 updates on a GPU), and so is a plain store meeting another program's atomic.
 
@@ -219,6 +221,10 @@ def _find_race(launch: Launch, grid) -> str:
         if mixed is not None:
             address, a, b = mixed
             return _describe(launch, address, "mixed", a, b, grid)
+    added = _atomic_read(launch._adds, launch._loads)
+    if added is not None:
+        address, a, b = added
+        return _describe(launch, address, "read added", a, b, grid)
     if not writes:
         return ""
     s_addr = np.concatenate([a for a, _ in writes])
@@ -261,6 +267,31 @@ def _two_programs(records):
     return int(addr[i]), int(prog[i]), int(prog[i + 1])
 
 
+def _atomic_read(adds, loads):
+    """The first address that a program loads while another program of the same launch updates it with an
+    accumulating atomic (add, max, ...), as (address, the atomic's program, the reader), or None. An atomic's
+    own returned value is not a load: only ``tl.load`` s are compared."""
+    import numpy as np
+
+    if not adds or not loads:
+        return None
+    addr = np.concatenate([a for a, _ in adds])
+    prog = np.concatenate([np.full(a.shape, p, dtype=np.int64) for a, p in adds])
+    order = np.argsort(addr, kind="stable")
+    addr, prog = addr[order], prog[order]
+    u_addr, start = np.unique(addr, return_index=True)
+    low = np.minimum.reduceat(prog, start)  # the lowest and highest program that adds to each address
+    high = np.maximum.reduceat(prog, start)
+    for addresses, program in loads:
+        idx = np.clip(np.searchsorted(u_addr, addresses), 0, u_addr.size - 1)
+        hit = (u_addr[idx] == addresses) & ((low[idx] != program) | (high[idx] != program))
+        if hit.any():
+            j = int(np.argmax(hit))
+            writer = int(low[idx[j]]) if int(low[idx[j]]) != program else int(high[idx[j]])
+            return int(addresses[j]), writer, program
+    return None
+
+
 def _store_meets_atomic(stores, atomics):
     import numpy as np
 
@@ -297,6 +328,12 @@ def _describe(launch: Launch, address: int, what: str, writer: int, other: int, 
                 "Under the interpreter programs run one after another, so the result can look right; on a GPU "
                 "they run at the same time and one store overwrites the other. Give every program its own "
                 "output elements, or add with an atomic add")
+    if what == "read added":
+        return (f"a race in your kernel {launch.kernel}: {b} read {where}, which {a} of the same launch adds to "
+                "with an atomic. On a GPU nothing orders two programs of one launch: the read can come before "
+                "other programs have added their share, and sees a partial sum (under the interpreter programs "
+                "run one after another, so the last one sees every add). Read a buffer that programs add to in "
+                "a later launch (a second kernel that converts or uses the sum)")
     return (f"a race in your kernel {launch.kernel}: {b} read {where}, which {a} of the same launch writes. On a "
             "GPU nothing orders two programs of one launch, so the value read may be the old one or the new "
             "one; read only what your own program writes, or split the work into two launches")

@@ -133,6 +133,7 @@ class Runner:
         self.notes: list[str] = []
         self.trace: Trace | None = None
         self.calls_without_launch = 0
+        self.poisoned: list = []  # masked loads without other= whose lanes were filled with NaN (watch)
         self.count_reads: dict = {}  # name: grader's tensor; after a call, self.reads[name] = elements read
         #: (a grader's tensor, a budget): after a call, self.reads["live:peak"] = the most elements computed
         #: from it (and held in memory made inside the call) alive at one time (_count_live)
@@ -206,6 +207,7 @@ class Runner:
             finally:
                 changed = integrity.restore()
         self.trace = trace
+        self.poisoned += [p for p in watch.counters.poisoned if p not in self.poisoned]
         if changed:
             raise CallFailed([CaseResult(self.label, "-", False,
                                          f"your function changed the grader or torch ({', '.join(changed[:3])}): "
@@ -892,9 +894,11 @@ def _add_huge_case(gen, device, n, label):
 
 def _offsets_check(runner, label) -> list[CaseResult]:
     w, trace = runner.watch, runner.trace
-    if runner.device != "cpu" or w is None or w.counters.stores == 0:
+    if w is None:
         return []
-    narrow = w.counters.narrow_offsets or (trace is not None and trace.narrow_pid_offsets())
+    narrow = bool(w.counters.narrow_kernels)  # from the TTIR: on every machine
+    if runner.device == "cpu" and w.counters.stores:
+        narrow = narrow or w.counters.narrow_offsets or (trace is not None and trace.narrow_pid_offsets())
     if narrow:
         return [CaseResult(label, "-", False,
                            "your kernel's addresses are computed with 32-bit offsets: past 2^31 elements "

@@ -268,12 +268,15 @@ def _kernel_lines(ttir: str) -> list[str]:
     return out
 
 
-def wrapping_offsets(ttir: str) -> bool:
+def wrapping_offsets(ttir: str, any_factor: bool = False) -> bool:
     """Whether an address of the kernel (``tt.addptr``'s offset) comes from a product in fewer than 64 bits of
     a value computed from ``tl.program_id`` and a size or stride the kernel was given at run time (an integer
     argument: Triton makes one equal to 1 a constant): past 2^31 elements such a product wraps around,
     whatever the result is widened to afterwards. The same rule as the interpreter's count in
-    :mod:`gpuperf.grading.algorithm`, read from the compiler's IR, so that it holds on a GPU too."""
+    :mod:`gpuperf.grading.algorithm`, read from the compiler's IR, so that it holds on a GPU too.
+    ``any_factor``: a 32-bit product of a program id's value with anything (a block size too) counts, the rule
+    of L2's one-dimensional kernels (``pid * BLOCK`` must be computed in 64 bits), whatever operations
+    (``tl.where``, ``tl.minimum``, casts) the product goes through before it reaches an address."""
     import re
 
     lines = _kernel_lines(ttir)
@@ -306,7 +309,7 @@ def wrapping_offsets(ttir: str) -> bool:
             flags = [any(v in s for v in operands) for s in sets]
             if op in ("arith.muli", "arith.shli") and _narrow(body) and len(operands) >= 2:
                 a, b = operands[0], operands[1]
-                if (a in pid and b in arg) or (b in pid and a in arg):
+                if (a in pid and b in arg) or (b in pid and a in arg) or (any_factor and (a in pid or b in pid)):
                     flags[2] = True
             for s, on in zip(sets, flags):
                 if on:

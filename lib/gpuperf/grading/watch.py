@@ -212,9 +212,34 @@ class Counters:
     kernels: list = field(default_factory=list)
     #: kernels whose addresses multiply a program id by a size or stride in 32 bits (read from their TTIR)
     wrapping_kernels: list = field(default_factory=list)
+    #: kernels whose addresses come from a 32-bit product of the program id with anything (L2's rule), read
+    #: from the TTIR, so that a tl.where or a cast between the product and the address hides nothing
+    narrow_kernels: list = field(default_factory=list)
+    #: masked loads without ``other=`` whose masked-out lanes were filled with NaN: (kernel, tensor, line)
+    poisoned: list = field(default_factory=list)
 
 
 _ACTIVE: "Watch | None" = None
+
+#: The banded buffers torch made inside the calls of the grade in progress, by storage address, so that a
+#: later call of the same grade may use one it kept (a workspace cache: see ``Watch._carry_over``); emptied
+#: when a grade starts and ends (:func:`forget_earlier_calls`). At most ``limit`` bytes are kept alive.
+_EARLIER_CALLS: dict = {"allocs": {}, "bytes": 0, "limit": 256 << 20, "grading": False}
+
+
+def _remember_for_later_calls(alloc) -> None:
+    size = alloc.buffer.numel() * alloc.buffer.element_size()
+    if _EARLIER_CALLS["grading"] and _EARLIER_CALLS["bytes"] + size <= _EARLIER_CALLS["limit"]:
+        _EARLIER_CALLS["allocs"][alloc.storage] = alloc
+        _EARLIER_CALLS["bytes"] += size
+
+
+def forget_earlier_calls(grading: bool = False) -> None:
+    """Start (``grading``) or end a grade: no buffer of an earlier grade's calls may be used; buffers are
+    remembered only while a grade runs (not in a :func:`gpuperf.grading.forbid` block)."""
+    _EARLIER_CALLS["allocs"] = {}
+    _EARLIER_CALLS["bytes"] = 0
+    _EARLIER_CALLS["grading"] = grading
 
 
 def _nan_pattern(dtype):
@@ -337,7 +362,33 @@ class Watch:
         raise exc
 
     def _is_known(self, t) -> bool:
-        return _storage_ptr(t) in self.known
+        ptr = _storage_ptr(t)
+        if ptr in self.known:
+            return True
+        alloc = _EARLIER_CALLS["allocs"].get(ptr)
+        if alloc is None or not self.policy.kernels:
+            return False
+        self._carry_over(alloc)
+        return True
+
+    def _carry_over(self, alloc: _Alloc) -> None:
+        """A buffer torch made inside an earlier call of this grade (a workspace the reader's function keeps
+        between calls): adopted, its bands checked after this call like the call's own buffers, and filled
+        anew as a fresh allocation is (NaN), so that nothing computed in an earlier call, for other inputs,
+        can be read back: a workspace must be written in each call before it is read."""
+        saved, self.internal = self.internal, True
+        try:
+            itype, pattern = _nan_pattern(alloc.buffer.dtype)
+            inside = alloc.buffer[alloc.start:alloc.stop]
+            inside.view(itype).fill_(pattern)
+            if alloc.buffer.dtype.is_floating_point:
+                inside.fill_(float("nan"))
+            alloc.written = None
+        finally:
+            self.internal = saved
+        self.allocs.append(alloc)
+        self.known.add(alloc.storage)
+        self.shadows(None, [alloc])
 
     # ---- the modes --------------------------------------------------------------------------------------
 
@@ -402,6 +453,7 @@ class Watch:
             self.allocs.append(alloc)
             self.known.add(alloc.storage)
             self.shadows(None, [alloc])
+            _remember_for_later_calls(alloc)
             return view
         finally:
             self.internal = False
@@ -1189,7 +1241,8 @@ def _interpreter_hooks(watch_getter) -> list:
                 dev, hst = getattr(dev, "base", dev), getattr(hst, "base", hst)
                 if w.policy.kernels and not w._is_known(dev):
                     w._refuse(f"your kernel was given {name}, a tensor that neither the grader gave your "
-                              "function nor torch made inside it (made from numpy or a raw address?)")
+                              "function nor torch made inside it (made from numpy or a raw address, or kept "
+                              "from an earlier grade: allocate scratch buffers inside your function)")
                 named.append((name, hst))
             state["spans"] = _Spans(named)
         return args_hst, kwargs_hst
@@ -1235,9 +1288,14 @@ def _interpreter_hooks(watch_getter) -> list:
         if w is not None:
             res = check("loaded from", ptrs, mask, element_size(ptrs))
             if res is not None:
-                _, active = res
+                addresses, active = res
                 w.counters.loaded_elements += int(active.sum())
                 w.counters.widest_load = max(w.counters.widest_load, int(active.size))
+                if other is None and mask is not None and not active.all():
+                    poison = _poison(ptrs, addresses.shape)
+                    if poison is not None:  # the masked-out lanes: undefined on a GPU, NaN here
+                        other = poison
+                        _note_poisoned(w, state["spans"], addresses, active)
         return load0(self, ptrs, mask, other, *rest)
 
     def wide(handle) -> bool:
@@ -1324,6 +1382,64 @@ def _interpreter_hooks(watch_getter) -> list:
     return saved
 
 
+def _poison(ptrs, shape):
+    """A block of the load's type for the masked-out lanes of a masked load without ``other=``: NaN for
+    floats, a large value for integers (an index made from it lands far outside every tensor); None for
+    booleans and pointers, left as the interpreter makes them (zeros)."""
+    import numpy as np
+    from triton.runtime.interpreter import TensorHandle, _get_np_dtype
+
+    try:
+        dtype_tt = ptrs.get_element_ty()
+        dtype_np = np.dtype(_get_np_dtype(dtype_tt))
+    except (AttributeError, TypeError, KeyError):  # pragma: no cover - another Triton layout
+        return None
+    if dtype_np.kind == "f":
+        fill = np.nan
+    elif dtype_np.kind in "iu" and dtype_np.itemsize >= 2:
+        fill = np.iinfo(dtype_np).max // 2 + 1
+    else:
+        return None
+    return TensorHandle(np.full(shape, fill, dtype=dtype_np), dtype_tt)
+
+
+def _note_poisoned(w: Watch, spans, addresses, active) -> None:
+    """Remember the load whose masked-out lanes were filled (kernel, tensor, the reader's line), to name it
+    if an output comes out NaN."""
+    import linecache
+
+    if len(w.counters.poisoned) >= 8:
+        return
+    name = "a tensor"
+    if spans is not None:
+        lanes = addresses[active] if active.any() else addresses
+        a = int(lanes.reshape(-1)[0]) if lanes.size else 0
+        name = next((n for n, start, end, _, _ in spans.named if start <= a < end), name)
+    line = ""
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if not _is_trusted_file(filename) and os.sep + "grading" + os.sep not in filename:
+            text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+            line = f"line {frame.f_lineno}" + (f": `{text}`" if text else "")
+            break
+        frame = frame.f_back
+    kernel = w.counters.kernels[-1] if w.counters.kernels else "?"
+    entry = (kernel, name, line)
+    if entry not in w.counters.poisoned:
+        w.counters.poisoned.append(entry)
+
+
+def poisoned_note(poisoned) -> str:
+    """What to tell a reader whose output has NaN after loads whose masked-out lanes were filled with NaN."""
+    loads = "; ".join(f"{name} in {kernel}" + (f" ({line})" if line else "") for kernel, name, line in poisoned)
+    return (f"your kernel loads with a mask but no `other=` ({loads}): on a GPU the masked-out lanes of such a "
+            "load are undefined (whatever the registers held), so the grader fills them with NaN. If your "
+            "kernel uses those lanes (adds, multiplies or takes a max over the whole block: the tail of a "
+            "product's K loop, padded rows or keys), give the load the value they must hold: `other=0.0` "
+            "where they are added or multiplied, `other=float(\"-inf\")` where a max is taken")
+
+
 def _check_compiles(w: Watch, fn, args, kwargs) -> None:
     """An interpreted kernel must be one Triton can compile (:mod:`gpuperf.grading.frontend`)."""
     if _library_kernel_file(fn):  # Triton's own or the course's: checked by what may run, not compiled here
@@ -1335,6 +1451,8 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
         problem, ttir = lower(fn, args, kwargs)
         if ttir and w.policy.wide_offsets and wrapping_offsets(ttir):
             w.counters.wrapping_kernels.append(getattr(fn, "__name__", "?"))
+        if ttir and w.policy.int64_offsets and wrapping_offsets(ttir, any_factor=True):  # L2: pid * BLOCK
+            w.counters.narrow_kernels.append(getattr(fn, "__name__", "?"))
     finally:
         w.internal = saved
     if problem:
@@ -1399,7 +1517,8 @@ def _compiled_hooks(watch_getter) -> list:
                 w.check_alive("at a kernel launch")
                 w.counters.launches += 1
                 _check_compiled_args(w, self, args, kwargs)
-                if w.policy.kernels and w.policy.wide_offsets and not kwargs.get("warmup"):
+                if w.policy.kernels and (w.policy.wide_offsets or w.policy.int64_offsets) and \
+                        not kwargs.get("warmup"):
                     _check_compiles(w, self.fn, args, {k: v for k, v in kwargs.items()
                                                        if k not in ("grid", "warmup")})
                 if "grid" in kwargs:
@@ -1454,7 +1573,8 @@ def _check_compiled_args(w: Watch, kernel, args, kwargs) -> None:
     for name, value in values.items():
         if isinstance(value, torch.Tensor) and w.policy.kernels and not w._is_known(value):
             w._refuse(f"your kernel was given {name}, a tensor that neither the grader gave your function nor "
-                      "torch made inside it (made from numpy or a raw address?)")
+                      "torch made inside it (made from numpy or a raw address, or kept from an earlier grade: "
+                      "allocate scratch buffers inside your function)")
     for p in params:
         value = values.get(p.name)
         if getattr(p, "is_constexpr", False) and isinstance(value, int) and not isinstance(value, bool):
@@ -1842,7 +1962,7 @@ def _callables_of(owner) -> dict:
 
 #: The grader's module-level state that changes while it runs (not compared with the baseline).
 _MUTABLE_STATE = frozenset(("_ACTIVE", "_BASELINE", "_TRUSTED", "_GENUINE", "__builtins__", "__warningregistry__",
-                            "_STATE", "_BINDERS", "_BINDER_MAKER", "_ALIASES"))
+                            "_STATE", "_BINDERS", "_BINDER_MAKER", "_ALIASES", "_EARLIER_CALLS"))
 
 
 def _contents(value, depth: int = 3):
