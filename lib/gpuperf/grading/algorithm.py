@@ -56,6 +56,8 @@ class Launch:
     blocks_2d: list = field(default_factory=list)  # the active addresses of each such store
     atomics: int = 0
     atomic_args: set = field(default_factory=set)  # argument names an atomic updated
+    atomic_written: dict = field(default_factory=dict)  # argument name: distinct elements atomics updated
+    _atomic_addresses: dict = field(default_factory=dict)  # argument name: [addresses of each atomic]
     store_shapes: dict = field(default_factory=dict)  # block shape of each store: count
     narrow_pid_offsets: int = 0  # loads and stores whose addresses come from an int32 product of a program id
     #: loads and stores whose addresses come from an int32 product of a program id (or an index computed from
@@ -308,6 +310,9 @@ def _install():
                 state["launch"] = outer
                 launch.race = _find_race(launch, state["grid"])
                 launch._stores, launch._loads = [], []
+                launch.atomic_written = {n: int(np.unique(np.concatenate(a)).size)
+                                         for n, a in launch._atomic_addresses.items()}
+                launch._atomic_addresses = {}
                 trace.launches.append(launch)
 
         return call
@@ -429,6 +434,7 @@ def _install():
                     if picked.size:
                         record = (np.unique(picked), state["program"])
                         (launch._exchanges if exchange else launch._adds).append(record)
+                        launch._atomic_addresses.setdefault(name, []).append(record[0])
                         counts = launch.per_program.setdefault(name, {})
                         counts[state["program"]] = counts.get(state["program"], 0) + int(picked.size)
                         launch.spans.append((name, state["program"], int(picked.min()), int(picked.max())))

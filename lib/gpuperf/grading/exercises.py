@@ -1438,7 +1438,10 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
 def _scratch_check(runner, label, inputs, outputs) -> list[CaseResult]:
     """Under the interpreter: what the kernels store to memory that is neither an input nor an output (a
     scratch buffer) stays small: O(N d), never the N_q x N_k scores, probabilities or dS that FlashAttention
-    keeps on chip. Budget: 1.5 times the outputs' elements (an fp32 accumulator of dQ fits), plus 4096."""
+    keeps on chip. Plain stores count every element stored; atomics (an atomic add onto zeros writes as well
+    as a store) count the distinct elements they update in a launch, so dQ accumulated by every block of keys
+    into one fp32 buffer counts once. Budget: 1.5 times the outputs' elements (an fp32 accumulator of dQ
+    fits), plus 4096."""
     trace = runner.trace
     if trace is None:
         return []
@@ -1446,13 +1449,14 @@ def _scratch_check(runner, label, inputs, outputs) -> list[CaseResult]:
     stored = 0
     for launch in trace.launches:
         for name, *_ in launch.args:
-            if name in launch.stored and not any(_same_storage(launch, name, t) for t in tensors):
-                stored += launch.stored[name]
+            if not any(_same_storage(launch, name, t) for t in tensors):
+                stored += launch.stored.get(name, 0) + getattr(launch, "atomic_written", {}).get(name, 0)
     budget = int(1.5 * sum(t.numel() for t in outputs if hasattr(t, "numel"))) + 4096
     if stored > budget:
         return [CaseResult(label, "-", False,
-                           f"your kernels stored {stored} elements to memory that is neither an input nor an "
-                           f"output (the outputs hold {sum(t.numel() for t in outputs)}): FlashAttention never "
+                           f"your kernels stored {stored} elements (plain stores and atomics) to memory that is "
+                           "neither an input nor an output (the outputs hold "
+                           f"{sum(t.numel() for t in outputs)}): FlashAttention never "
                            "writes the N_q x N_k scores, probabilities or dS to memory; each tile lives on chip "
                            "from its product to its use, and only O(N d) values (the outputs, a row's statistics) "
                            "leave it")]

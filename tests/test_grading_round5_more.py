@@ -1,0 +1,177 @@
+"""Round 5 of issue 30, the fixes of F12, F13, F14 and h07 (tests/grading_attacks_round5/REPORT's flaws): the
+attacker's files are graded in tests/test_grading_domain.py; here, variants of them that the same fixes must
+refuse whatever the seed, and correct solutions written the way the fixes must still accept."""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import gpuperf.kernels  # noqa: F401  (the interpreter switch, before the kernels below are defined)
+import torch
+import triton
+import triton.language as tl
+
+from gpuperf import grading
+
+ATTACKS_5 = Path(__file__).with_name("grading_attacks_round5")
+SEEDS = (7, 20261205)
+
+
+def _interpreted_here() -> bool:
+    return not torch.cuda.is_available() or grading.INTERPRET_ON_GPU
+
+
+def _interpreter_only(what):
+    if not _interpreted_here():
+        pytest.skip(f"{what}: counted by the Triton interpreter only (the CPU run of this test)")
+
+
+def _variant(stem: str, *edits: tuple[str, str]):
+    """The exercise and the function of attack file ``stem`` with each (old, new) replaced once."""
+    path = next(ATTACKS_5.glob(f"{stem}_*.py"))
+    text = path.read_text()
+    for old, new in edits:
+        assert text.count(old) == 1, f"{path.name}: {old!r} found {text.count(old)} times"
+        text = text.replace(old, new)
+    m = re.search(r'^(\w+) = grading\.grade\("([^"]+)", (\w+)\)\s*$', text, re.M)
+    name = f"variant_{stem}_{abs(hash(edits))}"
+    filename = str(path.with_name(f"<{name}>.py"))
+    import linecache
+
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)  # Triton's getsource
+    module = type(sys)(name)
+    module.__file__ = filename
+    sys.modules[name] = module  # Triton's interpreter looks a kernel's module up by name
+    exec(compile(text[:m.start()], filename, "exec"), module.__dict__)
+    return m.group(2), module.__dict__[m.group(3)]
+
+
+def _rejected(key, fn, needle, seed, only=None):
+    report = grading.grade_report(key, fn, seed=seed, only=only, stop_at_first_failure=True)
+    text = report.text()
+    assert not report.passed, f"{key} accepted (seed {seed}):\n{text}"
+    assert needle in text, f"{key} (seed {seed}) does not say {needle!r}:\n{text}"
+
+
+def _passes(key, fn, seed, only=None):
+    report = grading.grade_report(key, fn, seed=seed, only=only)
+    assert report.passed, f"{key} refused (seed {seed}):\n{report.text()}"
+
+
+# ---- F13: scratch written with atomics --------------------------------------------------------------------
+
+
+_DS = ("tl.atomic_add(ds_ptr + head * N_Q * N_K + rows.to(tl.int64)[:, None] * N_K + keys[None, :], ds, "
+       "mask=visible)")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_f13_ds_kept_in_scratch_by_two_atomic_adds_is_refused(seed):
+    """37 with dS added in two halves (even keys, odd keys): the elements updated are counted once each."""
+    _interpreter_only("scratch written by atomics")
+    where = "ds_ptr + head * N_Q * N_K + rows.to(tl.int64)[:, None] * N_K + keys[None, :]"
+    key, fn = _variant("37", (_DS, f"tl.atomic_add({where}, ds, mask=visible & (keys[None, :] % 2 == 0))\n"
+                                   f"        tl.atomic_add({where}, ds, mask=visible & (keys[None, :] % 2 == 1))"))
+    _rejected(key, fn, "neither an input nor an output", seed)
+
+
+_HALF = "tl.atomic_add(s_ptr + head * N_Q * N_K + rows[:, None] * N_K + keys[None, :], s, mask=inside)"
+
+
+@pytest.mark.parametrize("seed", SEEDS[:1])
+def test_f13_scores_kept_half_by_atomics_half_by_stores_are_refused(seed):
+    """38 with even keys added atomically and odd keys stored: the two kinds of write add up."""
+    _interpreter_only("scratch written by atomics")
+    where = "s_ptr + head * N_Q * N_K + rows[:, None] * N_K + keys[None, :]"
+    key, fn = _variant("38", (_HALF, f"tl.atomic_add({where}, s, mask=inside & (keys[None, :] % 2 == 0))\n"
+                                     f"        tl.store({where}, s, mask=inside & (keys[None, :] % 2 == 1))"))
+    _rejected(key, fn, "neither an input nor an output", seed)
+
+
+@triton.jit
+def _row_dot(o_ptr, do_ptr, delta_ptr, N_Q, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
+    head = tl.program_id(1).to(tl.int64)
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    dims = tl.arange(0, HEAD_DIM)
+    offsets = head * N_Q * HEAD_DIM + rows[:, None] * HEAD_DIM + dims[None, :]
+    o = tl.load(o_ptr + offsets, mask=rows[:, None] < N_Q, other=0.0).to(tl.float32)
+    do = tl.load(do_ptr + offsets, mask=rows[:, None] < N_Q, other=0.0).to(tl.float32)
+    tl.store(delta_ptr + head * N_Q + rows, tl.sum(o * do, axis=1), mask=rows < N_Q)
+
+
+@triton.jit
+def _fused_backward(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, dq_acc_ptr, N_Q, N_K,
+                    scale, CAUSAL: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                    BLOCK_N: tl.constexpr, PRECISION: tl.constexpr):
+    # one program per block of keys: dK and dV stored, its share of dQ added atomically to an fp32 buffer
+    head = tl.program_id(1).to(tl.int64)
+    block_n = tl.program_id(0)
+    keys = block_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    dims = tl.arange(0, HEAD_DIM)
+    kv_offsets = head * N_K * HEAD_DIM + keys[:, None] * HEAD_DIM + dims[None, :]
+    k = tl.load(k_ptr + kv_offsets, mask=keys[:, None] < N_K, other=0.0)
+    v = tl.load(v_ptr + kv_offsets, mask=keys[:, None] < N_K, other=0.0)
+    dk = tl.zeros((BLOCK_N, HEAD_DIM), dtype=tl.float32)
+    dv = tl.zeros((BLOCK_N, HEAD_DIM), dtype=tl.float32)
+    start = 0
+    if CAUSAL:
+        start = (block_n * BLOCK_N // BLOCK_M) * BLOCK_M
+    for m0 in range(start, N_Q, BLOCK_M):
+        rows = m0 + tl.arange(0, BLOCK_M)
+        q_offsets = head * N_Q * HEAD_DIM + rows[:, None] * HEAD_DIM + dims[None, :]
+        q = tl.load(q_ptr + q_offsets, mask=rows[:, None] < N_Q, other=0.0)
+        do = tl.load(do_ptr + q_offsets, mask=rows[:, None] < N_Q, other=0.0)
+        lse = tl.load(lse_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+        delta = tl.load(delta_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+        visible = (rows[:, None] < N_Q) & (keys[None, :] < N_K)
+        if CAUSAL:
+            visible = visible & (keys[None, :] <= rows[:, None])
+        p = tl.where(visible, tl.exp(s - lse[:, None]), 0.0)
+        dv += tl.dot(tl.trans(p.to(do.dtype)), do, input_precision=PRECISION)
+        dp = tl.dot(do, tl.trans(v), input_precision=PRECISION)
+        ds = p * (dp - delta[:, None])
+        dk += tl.dot(tl.trans(ds.to(q.dtype)), q, input_precision=PRECISION)
+        dq_part = tl.dot(ds.to(k.dtype), k, input_precision=PRECISION) * scale
+        tl.atomic_add(dq_acc_ptr + q_offsets, dq_part, mask=rows[:, None] < N_Q)
+    tl.store(dk_ptr + kv_offsets, (dk * scale).to(dk_ptr.dtype.element_ty), mask=keys[:, None] < N_K)
+    tl.store(dv_ptr + kv_offsets, dv.to(dv_ptr.dtype.element_ty), mask=keys[:, None] < N_K)
+
+
+@triton.jit
+def _convert(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(src_ptr + offsets, mask=offsets < n, other=0.0)
+    tl.store(dst_ptr + offsets, x.to(dst_ptr.dtype.element_ty), mask=offsets < n)
+
+
+def backward_dq_by_atomics(q, k, v, o, lse, do, causal=False):
+    """A fused backward: dQ accumulated by every block of keys with atomics into an fp32 buffer of dQ's
+    size (scratch within the budget), converted to dq's type by a second launch."""
+    batch, heads, n_q, head_dim = q.shape
+    n_k = k.shape[2]
+    q, k, v, o, do = (t.contiguous() for t in (q, k, v, o, do))
+    lse = lse.float().contiguous()
+    delta = torch.empty_like(lse)
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    dq_acc = torch.zeros(q.shape, dtype=torch.float32, device=q.device)
+    block = 32
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"
+    scale = 1.0 / math.sqrt(head_dim)
+    _row_dot[(triton.cdiv(n_q, block), batch * heads)](o, do, delta, n_q, HEAD_DIM=head_dim, BLOCK_M=block)
+    _fused_backward[(triton.cdiv(n_k, block), batch * heads)](
+        q, k, v, do, lse, delta, dk, dv, dq_acc, n_q, n_k, scale, CAUSAL=causal, HEAD_DIM=head_dim,
+        BLOCK_M=block, BLOCK_N=block, PRECISION=precision)
+    _convert[(triton.cdiv(dq.numel(), 1024),)](dq_acc, dq, dq.numel(), BLOCK=1024)
+    return dq, dk, dv
+
+
+def test_f13_a_backward_accumulating_dq_by_atomics_in_an_fp32_buffer_passes():
+    """The fp32 dQ buffer (B H N_q d elements, dq fp16 or fp32) stays within the scratch budget, 1.5 times
+    the outputs' elements: the atomics count the elements they update once, not once per block of keys."""
+    _passes("L6.backward", backward_dq_by_atomics, SEEDS[0])
