@@ -175,3 +175,56 @@ def test_f13_a_backward_accumulating_dq_by_atomics_in_an_fp32_buffer_passes():
     """The fp32 dQ buffer (B H N_q d elements, dq fp16 or fp32) stays within the scratch budget, 1.5 times
     the outputs' elements: the atomics count the elements they update once, not once per block of keys."""
     _passes("L6.backward", backward_dq_by_atomics, SEEDS[0])
+
+
+# ---- F14: sizes and strides given as tl.constexpr ---------------------------------------------------------
+
+_ROW = "    row = tl.program_id(0)\n"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_f14_a_constexpr_stride_copied_to_a_local_with_a_32_bit_row_is_refused(seed):
+    """40 with the stride passed through a local (``stride = x_row_stride * 1``) and given by keyword."""
+    key, fn = _variant("40", (_ROW, _ROW + "    stride = x_row_stride * 1\n"),
+                       ("x_ptr + row * x_row_stride", "x_ptr + row * stride"),
+                       ("x.stride(0), y.stride(0), BLOCK=block", "x_row_stride=x.stride(0), "
+                                                                "y_row_stride=y.stride(0), BLOCK=block"))
+    _rejected(key, fn, "as a tl.constexpr", seed)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_f14_a_constexpr_stride_with_a_64_bit_row_passes(seed):
+    """40 with the row widened before the product: a constant stride is fine then (and BLOCK, a block's
+    shape, multiplies nothing)."""
+    key, fn = _variant("40", (_ROW, "    row = tl.program_id(0).to(tl.int64)\n"))
+    _passes(key, fn, seed)
+
+
+def test_f14_the_outer_product_with_64_bit_rows_and_a_constexpr_stride_passes():
+    key, fn = _variant("41", ("rows = tl.program_id(0) * BLOCK_M", "rows = tl.program_id(0).to(tl.int64) * BLOCK_M"))
+    _passes(key, fn, SEEDS[0])
+
+
+@triton.jit
+def _tile_rows(start, BLOCK: tl.constexpr):
+    return start + tl.arange(0, BLOCK)
+
+
+@triton.jit
+def _shapes_through_a_helper(x_ptr, n, STRIDE: tl.constexpr, BLOCK: tl.constexpr, WIDE: tl.constexpr,
+                             HALF: tl.constexpr):
+    rows = _tile_rows(tl.program_id(0) * BLOCK, BLOCK)
+    twice: tl.constexpr = HALF * 2
+    cols = tl.arange(0, twice)
+    tl.store(x_ptr + rows[:, None] * STRIDE + cols[None, :], tl.zeros((BLOCK, twice), tl.float32),
+             mask=tl.sum(tl.zeros((BLOCK, WIDE), tl.int32), axis=1)[:, None] < n)
+
+
+def test_f14_block_shapes_are_told_from_strides_through_helpers_and_locals():
+    from gpuperf.grading import frontend
+
+    assert frontend.shape_names(_shapes_through_a_helper.fn) == {"BLOCK", "WIDE", "HALF"}
+    x = torch.zeros(64)
+    strides = frontend.stride_constexprs(_shapes_through_a_helper.fn, (x, 64, 32),
+                                         {"BLOCK": 16, "WIDE": 4, "HALF": 8})
+    assert strides == {"STRIDE": 32}

@@ -20,7 +20,8 @@ make to one address is a race (a load, then an exchange of the loaded value plus
 updates on a GPU), and so is a plain store meeting another program's atomic.
 
 **32-bit offsets.** A value computed from ``tl.program_id`` carries a taint, and so does a size or stride the
-kernel was given at run time (an integer argument other than 1, which Triton compiles as a constant); a
+kernel was given at run time (an integer argument other than 1, which Triton compiles as a constant) or as a
+``tl.constexpr`` that is not a block's shape (:func:`gpuperf.grading.frontend.stride_constexprs`); a
 product in fewer than 64 bits of one by the other (``row * stride``, ``head * N * D``) wraps past 2^31
 elements, however the result is widened afterwards. :meth:`Trace.wrapping_offsets` counts the loads and
 stores whose addresses carry it.
@@ -333,9 +334,39 @@ def _install():
                     last = sum((s - 1) * st for s, st in zip(t.shape, t.stride()))
                     start = t.data_ptr()
                     launch.args.append((name, start, start + (last + 1) * es, es, t.numel()))
+                args_hst, kwargs_hst = constant_strides(self, names, args_hst, kwargs_hst)
             return args_hst, kwargs_hst
 
         return init_args
+
+    def constant_strides(executor, names, args_hst, kwargs_hst):
+        """The launch's tl.constexpr sizes and strides (not block shapes) handed to the kernel as
+        :class:`_Constant`, so that the constants made from them carry the run-time argument's taint."""
+        from gpuperf.grading.frontend import stride_constexprs
+
+        try:
+            strides = stride_constexprs(executor.fn, args_hst, kwargs_hst)
+        except Exception:  # pragma: no cover - another Triton's layout: nothing marked
+            return args_hst, kwargs_hst
+        if not strides:
+            return args_hst, kwargs_hst
+        args_hst, kwargs_hst = list(args_hst), dict(kwargs_hst)
+        for name, value in strides.items():
+            if name in kwargs_hst and type(kwargs_hst[name]) is int:
+                kwargs_hst[name] = _Constant(value)
+            elif name in names and names.index(name) < len(args_hst) and \
+                    type(args_hst[names.index(name)]) is int:
+                args_hst[names.index(name)] = _Constant(value)
+        return args_hst, kwargs_hst
+
+    def make_constant(original):
+        def constant(self, value):
+            res = original(self, value)
+            if _TRACE is not None and type(value) is _Constant:
+                res._gpuperf_arg = True
+            return res
+
+        return constant
 
     def make_grid_dim(original):
         def grid_dim(self, nx, ny, nz):
@@ -535,7 +566,14 @@ def _install():
     patch(builder, "create_atomic_cas", lambda original: make_atomic(original, True))
     patch(interp, "_implicit_cvt", make_argument)
     patch(builder, "create_dot", make_dot)
+    for name in ("get_int32", "get_uint32", "get_int64", "get_uint64"):
+        patch(builder, name, make_constant)
     return saved
+
+
+class _Constant(int):
+    """A size or stride a launch gave as ``tl.constexpr`` (see :func:`gpuperf.grading.frontend.
+    stride_constexprs`): an int to the kernel, marked so that its constants carry ``_gpuperf_arg``."""
 
 
 @contextlib.contextmanager

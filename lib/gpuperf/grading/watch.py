@@ -1330,12 +1330,14 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
     """An interpreted kernel must be one Triton can compile (:mod:`gpuperf.grading.frontend`)."""
     if _library_kernel_file(fn):  # Triton's own or the course's: checked by what may run, not compiled here
         return
-    from gpuperf.grading.frontend import lower, wrapping_offsets
+    from gpuperf.grading.frontend import lower, wrapping_constexpr_offsets, wrapping_offsets
 
     saved, w.internal = w.internal, True  # the grader's own work: torch calls in it are not the reader's
     try:
         problem, ttir = lower(fn, args, kwargs)
-        if ttir and w.policy.wide_offsets and wrapping_offsets(ttir):
+        # a stride given as tl.constexpr is a constant in the IR: lowered once more as a run-time integer
+        if ttir and w.policy.wide_offsets and (wrapping_offsets(ttir) or
+                                               wrapping_constexpr_offsets(fn, args, kwargs)):
             w.counters.wrapping_kernels.append(getattr(fn, "__name__", "?"))
     finally:
         w.internal = saved
