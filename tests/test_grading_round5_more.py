@@ -228,3 +228,71 @@ def test_f14_block_shapes_are_told_from_strides_through_helpers_and_locals():
     strides = frontend.stride_constexprs(_shapes_through_a_helper.fn, (x, 64, 32),
                                          {"BLOCK": 16, "WIDE": 4, "HALF": 8})
     assert strides == {"STRIDE": 32}
+
+
+# ---- h07: prose that names the grader is not a way into it ------------------------------------------------
+
+
+def test_h07_prose_naming_the_grader_is_no_way_in_but_names_still_are():
+    import importlib
+
+    from gpuperf.grading import watch
+
+    def documented(x, y, out):
+        """Checked by gpuperf.grading.exercises; it never touches _ACTIVE or sys._getframe."""
+        print(f"graded by gpuperf.grading.exercises ({x.numel()} elements)")
+        return out
+
+    def by_name(x, y, out):
+        return getattr(importlib.import_module("gpuperf.grading.watch"), "_ACTIVE")
+
+    def by_padded_name(x, y, out):
+        return getattr(importlib.import_module(" gpuperf.grading.watch ".strip()), "_ACTIVE ".strip())
+
+    def by_frame(x, y, out):
+        return sys._getframe(1)
+
+    assert watch.reaches_grader(documented) == ""
+    assert watch.reaches_grader(by_name) == "gpuperf.grading.watch"
+    assert watch.reaches_grader(by_padded_name) == "gpuperf.grading.watch"
+    assert watch.reaches_grader(by_frame) == "_getframe"
+
+
+# ---- F12: CUDA's 65,535 programs on a grid's axes 1 and 2 -------------------------------------------------
+
+_LAUNCH_34 = "softmax_row_kernel[(1, n_rows)]"
+_ROW_34 = "    row = tl.program_id(1).to(tl.int64)\n"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_f12_rows_on_the_third_axis_are_refused(seed):
+    key, fn = _variant("34", (_LAUNCH_34, "softmax_row_kernel[(1, 1, n_rows)]"),
+                       (_ROW_34, "    row = tl.program_id(2).to(tl.int64)\n"))
+    _rejected(key, fn, "put the rows on the grid's first axis", seed)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_f12_rows_split_over_two_axes_are_refused(seed):
+    """Two rows per column of the grid: axis 1 holds half the rows, still past 65,535 for 131,072 rows."""
+    key, fn = _variant("34", (_LAUNCH_34, "softmax_row_kernel[(2, triton.cdiv(n_rows, 2))]"),
+                       (_ROW_34, "    row = (tl.program_id(1) * 2 + tl.program_id(0)).to(tl.int64)\n"
+                                 "    if row >= n_rows:\n        return\n"),
+                       ("def softmax_row_kernel(x_ptr, y_ptr, n_cols,", "def softmax_row_kernel(x_ptr, y_ptr, "
+                                                                       "n_cols, n_rows,"),
+                       ("](x, y, n_cols,", "](x, y, n_cols, n_rows,"))
+    _rejected(key, fn, "put the rows on the grid's first axis", seed)
+
+
+def test_f12_a_grid_past_65535_on_axis_1_is_refused_and_one_program_per_row_on_axis_0_passes():
+    """The limit itself, on recorded grids (a 70,000-program axis is too slow to interpret here)."""
+    from gpuperf.grading import _grid_limit_check
+
+    class Runner:
+        watch = type("W", (), {"counters": type("C", (), {"grids": [("k", (3, 70_000, 1))]})})
+
+    assert "at most 65,535 programs on axes 1 and 2" in _grid_limit_check(Runner, "case")[0].message
+    Runner.watch.counters.grids = [("k", (3_000_000, 65_535, 1))]
+    assert _grid_limit_check(Runner, "case") == []
+    key, fn = _variant("34", (_LAUNCH_34, "softmax_row_kernel[(n_rows,)]"),
+                       (_ROW_34, "    row = tl.program_id(0).to(tl.int64)\n"))
+    _passes(key, fn, SEEDS[0])

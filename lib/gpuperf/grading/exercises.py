@@ -908,6 +908,15 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
             del expected  # the reference never exists while the reader's function runs
             if not all(r.passed for r in results):
                 return results
+        grid = _rows_off_axis_0(watch, rows)
+        if grid:
+            results.append(CaseResult(label, "-", False,
+                                      f"your kernel ran on a grid of {list(grid)} programs for {rows} rows, the rows "
+                                      "spread over axes 1 and 2: put the rows on the grid's first axis: CUDA "
+                                      "allows at most 65,535 programs on axes 1 and 2 (2^31 - 1 on axis 0), and a "
+                                      "softmax meets far more rows than that (a batch of 64 sequences of 2048 "
+                                      "tokens is 131,072 rows)"))
+            return results
         trace = runner.trace
         if trace is not None and rows > 1 and trace.most_programs() < rows:
             results.append(CaseResult(label, "-", False,
@@ -947,6 +956,18 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
         return results
 
     return run
+
+
+def _rows_off_axis_0(watch, rows: int) -> tuple:
+    """The grid of a launch with several programs on axes 1 and 2 but fewer than one per row on axis 0: its
+    rows lie (partly) on axes 1 and 2, which grow with them past CUDA's 65,535; () when none does. (Programs
+    on axis 1 beside one per row on axis 0, blocks of a long row, are fine.)"""
+    if watch is None or rows < 2:
+        return ()
+    for _, grid in watch.counters.grids:
+        if grid[1] * grid[2] > 1 and grid[0] < rows:
+            return grid
+    return ()
 
 
 def torch_softmax64(x):
