@@ -238,7 +238,7 @@ ATTACKS_5 = Path(__file__).with_name("grading_attacks_round5")
 #: round 3's fixes): the files the graders of that morning accepted. Each is a known hole, a strict expected
 #: failure until a fix rejects it; see grading_attacks_round5/README.md.
 ROUND5_OPEN = {"01", "02", "03", "04", "05", "06", "07", "08", "09", "19", "20", "22", "23", "24", "25", "32",
-               "33", "34", "35"}
+               "33", "35"}
 #: Its honest files (hNN: correct solutions written differently from the course's) must pass; those the
 #: graders wrongly refused are strict expected failures until fixed.
 ROUND5_HONEST_OPEN = {"h01", "h06"}
