@@ -93,6 +93,23 @@ def test_f13_scores_kept_half_by_atomics_half_by_stores_are_refused(seed):
     _rejected(key, fn, "neither an input nor an output", seed)
 
 
+_BUFFERS = ("    o = torch.empty_like(q)\n    lse = torch.empty((batch, heads, n_q), dtype=torch.float32, "
+            "device=q.device)\n    s = torch.zeros((batch * heads, n_q, n_k), dtype=torch.float32, "
+            "device=q.device)\n")
+
+
+def test_f13_scores_kept_in_the_rest_of_an_outputs_storage_are_refused():
+    """38 with S in the same storage as o, past o's end: only the output itself is not scratch."""
+    _interpreter_only("scratch written by atomics")
+    key, fn = _variant("38", (_BUFFERS, "    buf = torch.zeros(q.numel() + batch * heads * n_q * n_k, "
+                                        "dtype=torch.float32, device=q.device)\n"
+                                        "    o = buf[:q.numel()].view(q.shape)\n"
+                                        "    lse = torch.empty((batch, heads, n_q), dtype=torch.float32, "
+                                        "device=q.device)\n"
+                                        "    s = buf[q.numel():].view(batch * heads, n_q, n_k)\n"))
+    _rejected(key, fn, "neither an input nor an output", SEEDS[0], only=lambda label: "fp32" in label)
+
+
 @triton.jit
 def _row_dot(o_ptr, do_ptr, delta_ptr, N_Q, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
     head = tl.program_id(1).to(tl.int64)

@@ -1459,7 +1459,8 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
 def _scratch_check(runner, label, inputs, outputs) -> list[CaseResult]:
     """Under the interpreter: what the kernels store to memory that is neither an input nor an output (a
     scratch buffer) stays small: O(N d), never the N_q x N_k scores, probabilities or dS that FlashAttention
-    keeps on chip. Plain stores count every element stored; atomics (an atomic add onto zeros writes as well
+    keeps on chip; the rest of an output's storage (a buffer larger than the output it returns) counts as
+    scratch. Plain stores count every element stored; atomics (an atomic add onto zeros writes as well
     as a store) count the distinct elements they update in a launch, so dQ accumulated by every block of keys
     into one fp32 buffer counts once. Budget: 1.5 times the outputs' elements (an fp32 accumulator of dQ
     fits), plus 4096."""
@@ -1470,7 +1471,9 @@ def _scratch_check(runner, label, inputs, outputs) -> list[CaseResult]:
     stored = 0
     for launch in trace.launches:
         for name, *_ in launch.args:
-            if not any(_same_storage(launch, name, t) for t in tensors):
+            # within an input or an output itself: the rest of an output's storage (a buffer allocated larger
+            # than the output it returns) is scratch like any other
+            if not any(_within(launch, name, t) for t in tensors):
                 stored += launch.stored.get(name, 0) + getattr(launch, "atomic_written", {}).get(name, 0)
     budget = int(1.5 * sum(t.numel() for t in outputs if hasattr(t, "numel"))) + 4096
     if stored > budget:
@@ -1509,6 +1512,17 @@ def _same_storage(launch, name, tensor) -> bool:
     for n, start, end, _, _ in launch.args:
         if n == name:
             return base <= start < base + size
+    return False
+
+
+def _within(launch, name, tensor) -> bool:
+    """Argument ``name`` of ``launch`` spans only memory of ``tensor`` itself (the tensor or a view inside it),
+    not the rest of its storage."""
+    start = tensor.data_ptr()
+    end = start + (sum((s - 1) * st for s, st in zip(tensor.shape, tensor.stride())) + 1) * tensor.element_size()
+    for n, a, b, _, _ in launch.args:
+        if n == name:
+            return start <= a and b <= end
     return False
 
 
