@@ -245,10 +245,10 @@ ATTACKS_5 = Path(__file__).with_name("grading_attacks_round5")
 #: Round 5 (a fifth attacker, 2026-12-05, who did not read the graders' tests, against the graders after
 #: round 3's fixes): the files the graders of that morning accepted. Each is a known hole, a strict expected
 #: failure until a fix rejects it; see grading_attacks_round5/README.md.
-ROUND5_OPEN = {"34", "37", "38", "40", "41"}
+ROUND5_OPEN: set[str] = set()
 #: Its honest files (hNN: correct solutions written differently from the course's) must pass; those the
 #: graders wrongly refused are strict expected failures until fixed.
-ROUND5_HONEST_OPEN = {"h07"}
+ROUND5_HONEST_OPEN: set[str] = set()
 
 
 @pytest.mark.parametrize("path", sorted(ATTACKS_5.glob("[0-9]*.py")), ids=lambda p: p.stem)

@@ -157,7 +157,8 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
             case_results = [_poisoned_lanes(_definite_blank(r, runner), runner) for r in case_results]
             if all(r.passed for r in case_results):
                 case_results = case_results + (_launched_check(runner, case.label)
-                                               or _wide_offsets_check(runner, case.label))
+                                               or _wide_offsets_check(runner, case.label)
+                                               or _grid_limit_check(runner, case.label))
             results.extend(r if r.case == case.label else _relabel(r, case.label) for r in case_results)
     forget_earlier_calls()
     name = torch.cuda.get_device_name() if device == "cuda" else \
@@ -221,11 +222,30 @@ def _wide_offsets_check(runner, label: str) -> list[CaseResult]:
         return []
     return [CaseResult(label, "-", False,
                        f"your kernel {kernel} computes addresses with a 32-bit product of the program id (or of "
-                       "an index made from it, such as the rows of a block) and a size or stride it was given "
-                       "(a row times the row stride, a head times N times the head dimension): past 2^31 "
+                       "an index made from it, such as the rows of a block) and a size or stride it was given, "
+                       "as an argument or as a tl.constexpr (a row times the row stride, a head times N times "
+                       "the head dimension): past 2^31 "
                        "elements (8 GB of fp32) that product wraps around and the kernel reads and writes other "
                        "rows' memory. Convert the program id (or the index) to a 64-bit integer before it is "
                        "multiplied by a stride or a size; widening the product afterwards is too late")]
+
+
+#: CUDA's largest grid along its second and third axes (gridDim.y, gridDim.z); the first goes to 2^31 - 1.
+GRID_YZ_LIMIT = 65_535
+
+
+def _grid_limit_check(runner, label: str) -> list[CaseResult]:
+    """No launch may ask for more than 65,535 programs along the grid's second or third axis: a GPU refuses
+    to launch it (the interpreter runs any grid)."""
+    watch = getattr(runner, "watch", None)
+    for kernel, grid in (watch.counters.grids if watch is not None else ()):
+        if max(grid[1:], default=1) > GRID_YZ_LIMIT:
+            return [CaseResult(label, "-", False,
+                               f"your kernel {kernel} was launched on a grid of {list(grid)} programs: CUDA allows "
+                               f"at most {GRID_YZ_LIMIT:,} programs on axes 1 and 2 of a grid (2^31 - 1 on axis "
+                               "0), so a GPU refuses this launch. Put the dimension that grows with the input "
+                               "(the rows, the blocks) on the grid's first axis")]
+    return []
 
 
 def _grade_plain(ex: Exercise, fn, seed: int, device, graded: str) -> GradeReport:

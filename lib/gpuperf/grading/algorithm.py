@@ -22,7 +22,8 @@ make to one address is a race (a load, then an exchange of the loaded value plus
 updates on a GPU), and so is a plain store meeting another program's atomic.
 
 **32-bit offsets.** A value computed from ``tl.program_id`` carries a taint, and so does a size or stride the
-kernel was given at run time (an integer argument other than 1, which Triton compiles as a constant); a
+kernel was given at run time (an integer argument other than 1, which Triton compiles as a constant) or as a
+``tl.constexpr`` that is not a block's shape (:func:`gpuperf.grading.frontend.stride_constexprs`); a
 product in fewer than 64 bits of one by the other (``row * stride``, ``head * N * D``) wraps past 2^31
 elements, however the result is widened afterwards. :meth:`Trace.wrapping_offsets` counts the loads and
 stores whose addresses carry it.
@@ -63,6 +64,8 @@ class Launch:
     blocks_2d: list = field(default_factory=list)  # the active addresses of each such store
     atomics: int = 0
     atomic_args: set = field(default_factory=set)  # argument names an atomic updated
+    atomic_written: dict = field(default_factory=dict)  # argument name: distinct elements atomics updated
+    _atomic_addresses: dict = field(default_factory=dict)  # argument name: [addresses of each atomic]
     store_shapes: dict = field(default_factory=dict)  # block shape of each store: count
     narrow_pid_offsets: int = 0  # loads and stores whose addresses come from an int32 product of a program id
     #: loads and stores whose addresses come from an int32 product of a program id (or an index computed from
@@ -424,6 +427,9 @@ def _install():
                 launch.race = _find_race(launch, state["grid"])
                 _link(trace, launch)
                 launch._stores, launch._loads = [], []
+                launch.atomic_written = {n: int(np.unique(np.concatenate(a)).size)
+                                         for n, a in launch._atomic_addresses.items()}
+                launch._atomic_addresses = {}
                 trace.launches.append(launch)
 
         return call
@@ -444,9 +450,39 @@ def _install():
                     last = sum((s - 1) * st for s, st in zip(t.shape, t.stride()))
                     start = t.data_ptr()
                     launch.args.append((name, start, start + (last + 1) * es, es, t.numel()))
+                args_hst, kwargs_hst = constant_strides(self, names, args_hst, kwargs_hst)
             return args_hst, kwargs_hst
 
         return init_args
+
+    def constant_strides(executor, names, args_hst, kwargs_hst):
+        """The launch's tl.constexpr sizes and strides (not block shapes) handed to the kernel as
+        :class:`_Constant`, so that the constants made from them carry the run-time argument's taint."""
+        from gpuperf.grading.frontend import stride_constexprs
+
+        try:
+            strides = stride_constexprs(executor.fn, args_hst, kwargs_hst)
+        except Exception:  # pragma: no cover - another Triton's layout: nothing marked
+            return args_hst, kwargs_hst
+        if not strides:
+            return args_hst, kwargs_hst
+        args_hst, kwargs_hst = list(args_hst), dict(kwargs_hst)
+        for name, value in strides.items():
+            if name in kwargs_hst and type(kwargs_hst[name]) is int:
+                kwargs_hst[name] = _Constant(value)
+            elif name in names and names.index(name) < len(args_hst) and \
+                    type(args_hst[names.index(name)]) is int:
+                args_hst[names.index(name)] = _Constant(value)
+        return args_hst, kwargs_hst
+
+    def make_constant(original):
+        def constant(self, value):
+            res = original(self, value)
+            if _TRACE is not None and type(value) is _Constant:
+                res._gpuperf_arg = True
+            return res
+
+        return constant
 
     def make_grid_dim(original):
         def grid_dim(self, nx, ny, nz):
@@ -550,6 +586,7 @@ def _install():
                     if picked.size:
                         record = (np.unique(picked), state["program"])
                         (launch._exchanges if exchange else launch._adds).append(record)
+                        launch._atomic_addresses.setdefault(name, []).append(record[0])
                         counts = launch.per_program.setdefault(name, {})
                         counts[state["program"]] = counts.get(state["program"], 0) + int(picked.size)
                         launch.spans.append((name, state["program"], int(picked.min()), int(picked.max())))
@@ -706,6 +743,8 @@ def _install():
     patch(builder, "create_atomic_cas", lambda original: make_atomic(original, True))
     patch(interp, "_implicit_cvt", make_argument)
     patch(builder, "create_dot", make_dot)
+    for name in ("get_int32", "get_uint32", "get_int64", "get_uint64"):
+        patch(builder, name, make_constant)
     return saved
 
 
@@ -727,6 +766,11 @@ def _carry_sources(results, operands) -> None:
                 res._gpuperf_src = found | _sources(res)
             except AttributeError:  # pragma: no cover - a handle without a __dict__
                 pass
+
+
+class _Constant(int):
+    """A size or stride a launch gave as ``tl.constexpr`` (see :func:`gpuperf.grading.frontend.
+    stride_constexprs`): an int to the kernel, marked so that its constants carry ``_gpuperf_arg``."""
 
 
 @contextlib.contextmanager

@@ -1125,6 +1125,15 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
             del expected  # the reference never exists while the reader's function runs
             if not all(r.passed for r in results):
                 return results
+        grid = _rows_off_axis_0(watch, rows)
+        if grid:
+            results.append(CaseResult(label, "-", False,
+                                      f"your kernel ran on a grid of {list(grid)} programs for {rows} rows, the rows "
+                                      "spread over axes 1 and 2: put the rows on the grid's first axis: CUDA "
+                                      "allows at most 65,535 programs on axes 1 and 2 (2^31 - 1 on axis 0), and a "
+                                      "softmax meets far more rows than that (a batch of 64 sequences of 2048 "
+                                      "tokens is 131,072 rows)"))
+            return results
         trace = runner.trace
         if trace is not None and rows > 1 and trace.most_programs() < rows:
             results.append(CaseResult(label, "-", False,
@@ -1164,6 +1173,18 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
         return results
 
     return run
+
+
+def _rows_off_axis_0(watch, rows: int) -> tuple:
+    """The grid of a launch with several programs on axes 1 and 2 but fewer than one per row on axis 0: its
+    rows lie (partly) on axes 1 and 2, which grow with them past CUDA's 65,535; () when none does. (Programs
+    on axis 1 beside one per row on axis 0, blocks of a long row, are fine.)"""
+    if watch is None or rows < 2:
+        return ()
+    for _, grid in watch.counters.grids:
+        if grid[1] * grid[2] > 1 and grid[0] < rows:
+            return grid
+    return ()
 
 
 def torch_softmax64(x):
@@ -1768,7 +1789,11 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
 def _scratch_check(runner, label, inputs, outputs) -> list[CaseResult]:
     """Under the interpreter: what the kernels store to memory that is neither an input nor an output (a
     scratch buffer) stays small: O(N d), never the N_q x N_k scores, probabilities or dS that FlashAttention
-    keeps on chip. Budget: 1.5 times the outputs' elements (an fp32 accumulator of dQ fits), plus 4096."""
+    keeps on chip; the rest of an output's storage (a buffer larger than the output it returns) counts as
+    scratch. Plain stores count every element stored; atomics (an atomic add onto zeros writes as well
+    as a store) count the distinct elements they update in a launch, so dQ accumulated by every block of keys
+    into one fp32 buffer counts once. Budget: 1.5 times the outputs' elements (an fp32 accumulator of dQ
+    fits), plus 4096."""
     trace = runner.trace
     if trace is None:
         return []
@@ -1776,13 +1801,16 @@ def _scratch_check(runner, label, inputs, outputs) -> list[CaseResult]:
     stored = 0
     for launch in trace.launches:
         for name, *_ in launch.args:
-            if name in launch.stored and not any(_same_storage(launch, name, t) for t in tensors):
-                stored += launch.stored[name]
+            # within an input or an output itself: the rest of an output's storage (a buffer allocated larger
+            # than the output it returns) is scratch like any other
+            if not any(_within(launch, name, t) for t in tensors):
+                stored += launch.stored.get(name, 0) + getattr(launch, "atomic_written", {}).get(name, 0)
     budget = int(1.5 * sum(t.numel() for t in outputs if hasattr(t, "numel"))) + 4096
     if stored > budget:
         return [CaseResult(label, "-", False,
-                           f"your kernels stored {stored} elements to memory that is neither an input nor an "
-                           f"output (the outputs hold {sum(t.numel() for t in outputs)}): FlashAttention never "
+                           f"your kernels stored {stored} elements (plain stores and atomics) to memory that is "
+                           "neither an input nor an output (the outputs hold "
+                           f"{sum(t.numel() for t in outputs)}): FlashAttention never "
                            "writes the N_q x N_k scores, probabilities or dS to memory; each tile lives on chip "
                            "from its product to its use, and only O(N d) values (the outputs, a row's statistics) "
                            "leave it")]
@@ -1843,6 +1871,17 @@ def _same_storage(launch, name, tensor) -> bool:
     for n, start, end, _, _ in launch.args:
         if n == name:
             return base <= start < base + size
+    return False
+
+
+def _within(launch, name, tensor) -> bool:
+    """Argument ``name`` of ``launch`` spans only memory of ``tensor`` itself (the tensor or a view inside it),
+    not the rest of its storage."""
+    start = tensor.data_ptr()
+    end = start + (sum((s - 1) * st for s, st in zip(tensor.shape, tensor.stride())) + 1) * tensor.element_size()
+    for n, a, b, _, _ in launch.args:
+        if n == name:
+            return start <= a and b <= end
     return False
 
 

@@ -109,8 +109,9 @@ def _jit_of(fn, made: dict):
     return made[fn]
 
 
-def _signature(jit, fn, args, kwargs):
-    """(signature, constexprs) of one launch, as ``ASTSource`` takes them."""
+def _signature(jit, fn, args, kwargs, runtime=()):
+    """(signature, constexprs) of one launch, as ``ASTSource`` takes them; the constexprs named in
+    ``runtime`` become run-time arguments of their integer type."""
     from triton.runtime.jit import mangle_type
 
     params = inspect.signature(fn).parameters
@@ -120,7 +121,9 @@ def _signature(jit, fn, args, kwargs):
     signature, constexprs = {}, {}
     for name, value in bound.arguments.items():
         value = getattr(value, "value", value) if name in constexpr_names else value
-        if name in constexpr_names or value is None or (type(value) is int and value == 1):
+        if name in runtime and type(value) is int:
+            signature[name] = mangle_type(value)
+        elif name in constexpr_names or value is None or (type(value) is int and value == 1):
             signature[name] = "constexpr"
             constexprs[name] = value
         elif isinstance(value, bool):
@@ -198,15 +201,16 @@ def lowering_error(fn, args, kwargs) -> str:
     return lower(fn, args, kwargs)[0]
 
 
-def lower(fn, args, kwargs) -> tuple[str, str]:
+def lower(fn, args, kwargs, runtime=()) -> tuple[str, str]:
     """``(complaint, ttir)``: the compiler's complaint ("" when the kernel lowers or nothing could be checked)
-    and the kernel's TTIR as text ("" when it did not lower)."""
+    and the kernel's TTIR as text ("" when it did not lower); the constexprs named in ``runtime`` are lowered
+    as run-time integers (see :func:`wrapping_constexpr_offsets`)."""
     try:
         from triton.compiler.errors import CompilationError
 
         made: dict = {}
         jit = _jit_of(fn, made)
-        signature, constexprs = _signature(jit, fn, args, kwargs)
+        signature, constexprs = _signature(jit, fn, args, kwargs, runtime)
     except Exception as exc:  # another Triton's layout, or arguments it cannot type: nothing checked
         _STATE["unavailable"] = f"{type(exc).__name__}: {exc}"[:200]
         return "", ""
@@ -235,6 +239,126 @@ def lower(fn, args, kwargs) -> tuple[str, str]:
             _set(owner, name, value)
         _restore_triton_language(current)
     return message, text
+
+
+# ---- sizes and strides given as tl.constexpr -------------------------------------------------------------
+
+#: Calls whose arguments must be compile-time constants: a constexpr named in one is a block's shape (or a
+#: count the compiler unrolls), not a stride.
+_SHAPE_CALLS = frozenset(("arange", "zeros", "full", "zeros_like", "full_like", "reshape", "view", "broadcast_to",
+                          "static_range", "expand_dims", "permute", "histogram", "multiple_of", "max_contiguous",
+                          "max_constancy"))
+#: Keyword arguments that must be compile-time constants, in any call.
+_SHAPE_KEYWORDS = frozenset(("axis", "keep_dims", "num_stages", "loop_unroll_factor", "shape", "block_shape",
+                             "order", "max_num_imprecise_acc", "dims", "num_warps"))
+#: Positional arguments that must be constants: (call, index of the first).
+_SHAPE_FROM = {"make_block_ptr": 4, "make_tensor_descriptor": 3}
+
+
+def _names_in(node) -> set:
+    import ast
+
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def shape_names(fn, depth: int = 2) -> set:
+    """The parameters of kernel ``fn`` (a Python function) that give a block its shape: named in a call that
+    needs a compile-time constant (``tl.arange``, ``tl.zeros``, ``tl.full``, a reshape, ...), in a keyword
+    argument that does (``axis=``, ``num_stages=``), through a local name computed from them, or passed to a
+    ``@triton.jit`` helper that uses its parameter so. The other integer constexprs are sizes and strides."""
+    import ast
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return set(inspect.signature(fn).parameters)  # unreadable: every parameter counts as a shape
+    func = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if func is None:
+        return set()
+    params = [a.arg for a in func.args.args + func.args.kwonlyargs]
+    glb = getattr(fn, "__globals__", {})
+    shapes, assigned = set(), []
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call):
+            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            for kw in node.keywords:
+                if kw.arg in _SHAPE_KEYWORDS:
+                    shapes |= _names_in(kw.value)
+            if callee in _SHAPE_CALLS or callee in _SHAPE_FROM:
+                for arg in node.args[_SHAPE_FROM.get(callee, 0):]:
+                    shapes |= _names_in(arg)
+                continue
+            helper = glb.get(callee) if isinstance(node.func, ast.Name) else None
+            inner = getattr(helper, "fn", None)
+            if depth > 0 and inner is not None and hasattr(inner, "__code__"):
+                used = shape_names(inner, depth - 1)
+                names = list(inspect.signature(inner).parameters)
+                for i, arg in enumerate(node.args):
+                    if i < len(names) and names[i] in used:
+                        shapes |= _names_in(arg)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            assigned.append((set().union(*(_names_in(t) for t in targets)), _names_in(node.value)))
+    for _ in range(len(assigned) + 1):  # a local made from a constexpr and used as a shape
+        before = len(shapes)
+        for targets, sources in assigned:
+            if targets & shapes:
+                shapes |= sources
+        if len(shapes) == before:
+            break
+    return shapes & set(params)
+
+
+def stride_constexprs(fn, args, kwargs) -> dict:
+    """The integer ``tl.constexpr`` arguments of one launch of kernel ``fn`` that are not block shapes
+    (:func:`shape_names`) and not 1: sizes and strides the kernel was given as constants. A product of one
+    with a program id in 32 bits wraps past 2^31 elements as a run-time stride's does."""
+    try:
+        constexpr_names = constexpr_parameters(fn)
+        params = inspect.signature(fn).parameters
+        bound = inspect.signature(fn).bind_partial(*args, **{k: v for k, v in kwargs.items() if k in params})
+    except Exception:  # another Triton's layout, or arguments it cannot bind: nothing to add
+        return {}
+    out = {}
+    for name, value in bound.arguments.items():
+        value = getattr(value, "value", value)
+        if name in constexpr_names and type(value) is int and value not in (0, 1):
+            out[name] = value
+    if not out:
+        return {}
+    shapes = shape_names(fn)  # read at every launch: no table a reader's cell could fill decides it
+    return {name: value for name, value in out.items() if name not in shapes}
+
+
+def constexpr_parameters(fn) -> set:
+    """The parameters of kernel ``fn`` annotated ``tl.constexpr``."""
+    from triton.runtime.jit import _normalize_ty
+
+    return {name for name, ty in inspect.get_annotations(fn).items() if _normalize_ty(ty) == "constexpr"}
+
+
+def wrapping_constexpr_offsets(fn, args, kwargs) -> bool:
+    """:func:`wrapping_offsets` once more, on the kernel lowered with its constexpr sizes and strides
+    (:func:`stride_constexprs`) as run-time integers: ``row * STRIDE`` in 32 bits wraps whether STRIDE was
+    given at run time or as a constant. Where the kernel does not lower so (a constexpr the code needs as a
+    constant), each such argument is tried alone; one that cannot be lowered so is left out."""
+    strides = stride_constexprs(fn, args, kwargs)
+    if not strides:
+        return False
+    groups = [list(strides)] + ([[name] for name in strides] if len(strides) > 1 else [])
+    unavailable = _STATE["unavailable"]
+    try:
+        for names in groups:
+            problem, ttir = lower(fn, args, kwargs, runtime=names)
+            if ttir and not problem:
+                if wrapping_offsets(ttir):
+                    return True
+                if len(names) == len(strides):
+                    return False
+        return False
+    finally:
+        _STATE["unavailable"] = unavailable  # a lowering refused here says nothing of the front end
 
 
 def _first_lines(exc) -> str:

@@ -217,6 +217,8 @@ class Counters:
     narrow_kernels: list = field(default_factory=list)
     #: masked loads without ``other=`` whose masked-out lanes were filled with NaN: (kernel, tensor, line)
     poisoned: list = field(default_factory=list)
+    #: (kernel, (x, y, z)): the grid of each launch (interpreted or compiled, where it can be read)
+    grids: list = field(default_factory=list)
 
 
 _ACTIVE: "Watch | None" = None
@@ -1184,6 +1186,7 @@ def _interpreter_hooks(watch_getter) -> list:
     init_args0 = original(interp.GridExecutor, "_init_args_hst")
     restore0 = original(interp.GridExecutor, "_restore_args_dev")
     grid_idx0 = original(builder, "set_grid_idx")
+    grid_dim0 = original(builder, "set_grid_dim")
     load0 = original(builder, "create_masked_load")
     store0 = original(builder, "create_masked_store")
     rmw0 = original(builder, "create_atomic_rmw")
@@ -1258,6 +1261,13 @@ def _interpreter_hooks(watch_getter) -> list:
         if w is not None:
             w.paused = False  # the kernel body: the reader's Python, watched
         return grid_idx0(self, *args)
+
+    def set_grid_dim(self, *args):
+        w = watch_getter()
+        if w is not None:
+            kernel = w.counters.kernels[-1] if w.counters.kernels else "?"
+            w.counters.grids.append((kernel, tuple(int(n) for n in args[:3])))
+        return grid_dim0(self, *args)
 
     def check(kind, ptrs, mask, element_size):
         spans = state["spans"]
@@ -1370,6 +1380,7 @@ def _interpreter_hooks(watch_getter) -> list:
     patch(interp.GridExecutor, "_init_args_hst", init_args)
     patch(interp.GridExecutor, "_restore_args_dev", restore)
     patch(interp.InterpreterBuilder, "set_grid_idx", set_grid_idx)
+    patch(interp.InterpreterBuilder, "set_grid_dim", set_grid_dim)
     patch(interp.InterpreterBuilder, "create_masked_load", load)
     patch(interp.InterpreterBuilder, "create_masked_store", store)
     patch(interp.InterpreterBuilder, "create_atomic_rmw", atomic_rmw)
@@ -1444,12 +1455,14 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
     """An interpreted kernel must be one Triton can compile (:mod:`gpuperf.grading.frontend`)."""
     if _library_kernel_file(fn):  # Triton's own or the course's: checked by what may run, not compiled here
         return
-    from gpuperf.grading.frontend import lower, wrapping_offsets
+    from gpuperf.grading.frontend import lower, wrapping_constexpr_offsets, wrapping_offsets
 
     saved, w.internal = w.internal, True  # the grader's own work: torch calls in it are not the reader's
     try:
         problem, ttir = lower(fn, args, kwargs)
-        if ttir and w.policy.wide_offsets and wrapping_offsets(ttir):
+        # a stride given as tl.constexpr is a constant in the IR: lowered once more as a run-time integer
+        if ttir and w.policy.wide_offsets and (wrapping_offsets(ttir) or
+                                               wrapping_constexpr_offsets(fn, args, kwargs)):
             w.counters.wrapping_kernels.append(getattr(fn, "__name__", "?"))
         if ttir and w.policy.int64_offsets and wrapping_offsets(ttir, any_factor=True):  # L2: pid * BLOCK
             w.counters.narrow_kernels.append(getattr(fn, "__name__", "?"))
@@ -1579,6 +1592,13 @@ def _check_compiled_args(w: Watch, kernel, args, kwargs) -> None:
         value = values.get(p.name)
         if getattr(p, "is_constexpr", False) and isinstance(value, int) and not isinstance(value, bool):
             w.counters.widest_block = max(w.counters.widest_block, value)
+    grid = kwargs.get("grid")
+    try:
+        grid = grid(values) if callable(grid) else grid
+        grid = tuple(int(n) for n in grid) + (1,) * (3 - len(grid))
+        w.counters.grids.append((getattr(getattr(kernel, "fn", None), "__name__", "?"), grid[:3]))
+    except (TypeError, ValueError, KeyError, AttributeError):  # a grid the grader cannot read: not recorded
+        pass
 
 
 @contextlib.contextmanager
@@ -1885,7 +1905,10 @@ def reaches_grader(fn, depth: int = 3) -> str:
         yield from code.co_names
         for const in code.co_consts:
             if isinstance(const, str):
-                yield const
+                # a name getattr or importlib could use ("_ACTIVE", "gpuperf.grading.watch"), spaces around it
+                # or not; prose (a docstring, a printed sentence that mentions the grader) is no way in
+                if not any(c.isspace() for c in const.strip()):
+                    yield const.strip()
             elif isinstance(const, types.CodeType):
                 yield from names_of(const)
 
