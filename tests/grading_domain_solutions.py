@@ -63,9 +63,9 @@ def add_own(x, y, out):
 @triton.jit
 def _add_strided(x_ptr, y_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
     # a grid-stride loop: program i takes blocks i, i + programs, i + 2 programs, ... (64-bit offsets made
-    # inside the loop: the interpreter's loop variable is a plain integer)
+    # from the block index: a 32-bit block * BLOCK_SIZE wraps past 2^31 elements)
     for block in range(tl.program_id(0), tl.cdiv(n, BLOCK_SIZE), tl.num_programs(0)):
-        idx = block * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE).to(tl.int64)
+        idx = tl.cast(block, tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
         inside = idx < n
         tl.store(out_ptr + idx, tl.load(x_ptr + idx, mask=inside) + tl.load(y_ptr + idx, mask=inside),
                  mask=inside)
@@ -101,7 +101,7 @@ def add_block_from_n_capped(x, y, out):  # the block computed from n (at most 2^
 @triton.jit
 def _chain_strided(x_ptr, out_ptr, n, scale, shift, K_OPS: tl.constexpr, BLOCK_SIZE: tl.constexpr):
     for block in range(tl.program_id(0), tl.cdiv(n, BLOCK_SIZE), tl.num_programs(0)):
-        idx = block * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE).to(tl.int64)
+        idx = tl.cast(block, tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
         inside = idx < n
         y = tl.load(x_ptr + idx, mask=inside).to(tl.float32)
         for j in tl.static_range(K_OPS):
