@@ -133,6 +133,7 @@ class Runner:
         self.notes: list[str] = []
         self.trace: Trace | None = None
         self.calls_without_launch = 0
+        self.returned: list = []  # every tensor a call returned (held, so no later tensor takes its memory)
         self.poisoned: list = []  # masked loads without other= whose lanes were filled with NaN (watch)
         self.count_reads: dict = {}  # name: grader's tensor; after a call, self.reads[name] = elements read
         #: (a grader's tensor, a budget): after a call, self.reads["live:peak"] = the most elements computed
@@ -229,9 +230,30 @@ class Runner:
                 problems.append(CaseResult(self.label, "memory", False,
                                            f"your kernel wrote past the end of {which}: {damage} changed; "
                                            "mask the lanes past the end"))
+        from gpuperf.grading.watch import _EARLIER_CALLS
+
+        # the outputs of this case's earlier calls (held), and of the grade's earlier cases whose memory the
+        # watch still holds (so no other tensor can have taken it): an output kept and handed back again
+        earlier = {t.untyped_storage().data_ptr() for t in self.returned}
+        earlier |= _EARLIER_CALLS["returned"] & set(_EARLIER_CALLS["allocs"])
+        earlier -= {t.untyped_storage().data_ptr() for t in getattr(watch, "grader_tensors", ())}  # out= given
+        earlier -= given_ptrs
+        if _EARLIER_CALLS["grading"]:
+            _EARLIER_CALLS["returned"].update(t.untyped_storage().data_ptr() for t in _tensors(result))
+        if any(out.untyped_storage().data_ptr() in earlier for out in _tensors(result)):
+            problems.append(CaseResult(self.label, "-", False,
+                                       "your function returned the memory it returned from an earlier call: that "
+                                       "call's result is overwritten by this one; allocate each output inside "
+                                       "the call"))
+        self.returned += list(_tensors(result))
         if self.policy.kernels:
             for i, out in enumerate(_tensors(result)):
-                if out.untyped_storage().data_ptr() not in watch.known:
+                if out.untyped_storage().data_ptr() in getattr(watch, "carried", ()):
+                    problems.append(CaseResult(self.label, "-", False,
+                                               "your function returned a buffer it kept from an earlier call: "
+                                               "that call's result is overwritten by this one. A scratch buffer "
+                                               "may be kept between calls; allocate each output inside the call"))
+                elif out.untyped_storage().data_ptr() not in watch.known:
                     problems.append(CaseResult(self.label, "-", False,
                                                "your function returned a tensor that neither the grader gave it "
                                                "nor torch allocated inside this call (made from numpy, or kept "

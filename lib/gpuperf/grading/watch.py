@@ -226,7 +226,7 @@ _ACTIVE: "Watch | None" = None
 #: The banded buffers torch made inside the calls of the grade in progress, by storage address, so that a
 #: later call of the same grade may use one it kept (a workspace cache: see ``Watch._carry_over``); emptied
 #: when a grade starts and ends (:func:`forget_earlier_calls`). At most ``limit`` bytes are kept alive.
-_EARLIER_CALLS: dict = {"allocs": {}, "bytes": 0, "limit": 256 << 20, "grading": False}
+_EARLIER_CALLS: dict = {"allocs": {}, "bytes": 0, "limit": 256 << 20, "grading": False, "returned": set()}
 
 
 def _remember_for_later_calls(alloc) -> None:
@@ -242,6 +242,7 @@ def forget_earlier_calls(grading: bool = False) -> None:
     _EARLIER_CALLS["allocs"] = {}
     _EARLIER_CALLS["bytes"] = 0
     _EARLIER_CALLS["grading"] = grading
+    _EARLIER_CALLS["returned"] = set()  # storages of the outputs earlier calls returned
 
 
 def _nan_pattern(dtype):
@@ -307,6 +308,7 @@ class Watch:
         self.ops: list[str] = []
         self.allocs: list[_Alloc] = []
         self.known: set[int] = set()  # storage addresses the grader or torch gave out
+        self.carried: set[int] = set()  # storages adopted from an earlier call (workspaces; never an output)
         self.grader_tensors: list = []
         self.counters = Counters()
         self.violation: BaseException | None = None
@@ -390,6 +392,7 @@ class Watch:
             self.internal = saved
         self.allocs.append(alloc)
         self.known.add(alloc.storage)
+        self.carried.add(alloc.storage)
         self.shadows(None, [alloc])
 
     # ---- the modes --------------------------------------------------------------------------------------
