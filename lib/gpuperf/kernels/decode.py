@@ -58,6 +58,8 @@ import triton
 import triton.language as tl
 
 from gpuperf.kernels import _checks, _launch, interpreter_enabled
+# The scale's check is chapter 14's forward's (one rule for every attention kernel of the course).
+from gpuperf.kernels.flash_attention import _default_scale
 
 INTERPRETED = interpreter_enabled()
 
@@ -554,10 +556,6 @@ def _plan_key(q, k, v, cache_seqlens, block_table, layout, causal, softmax_scale
 # --------------------------------------------------------------------------------------------------------
 # Checks.
 # --------------------------------------------------------------------------------------------------------
-
-# The scale's check is chapter 14's forward's (one rule for every attention kernel of the course).
-from gpuperf.kernels.flash_attention import _default_scale  # noqa: E402
-
 
 def _lengths_list(cache_seqlens, batch: int) -> list[int]:
     if isinstance(cache_seqlens, numbers.Integral) and not isinstance(cache_seqlens, bool):
