@@ -131,6 +131,9 @@ def test_decode_errors(device, gen):
         call(block_table=None, layout="nhd")
     with pytest.raises(ValueError, match="query rows"):
         call(q=q.expand(2, 17, 4, 64))
+    if dk.INTERPRETED:  # the interpreter refuses bf16 and names what the CPU takes: fp16, never fp32 here
+        with pytest.raises(ValueError, match="use fp16 on the CPU"):
+            call(q=q.bfloat16(), k_cache=k.bfloat16(), v_cache=v.bfloat16())
 
 
 def test_choose_splits_follows_the_machine():

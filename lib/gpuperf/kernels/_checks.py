@@ -29,9 +29,10 @@ def check_dtype(name: str, t: torch.Tensor, dtype_names: dict) -> None:
 
 
 def check_device(name: str, t: torch.Tensor, interpreted: bool, *, cpu_note: str = "", bf16_note: str = "",
-                 cuda_note: str = " (kernels compiled for it)") -> None:
+                 cuda_note: str = " (kernels compiled for it)", cpu_dtypes: str = "fp32 or fp16") -> None:
     """Interpreted kernels take CPU tensors and no bf16 (the interpreter rounds it wrongly); compiled ones
-    take CUDA tensors. The notes are inserted before each message's ``, got`` / ``; use`` part."""
+    take CUDA tensors. The notes are inserted before each message's ``, got`` / ``; use`` part;
+    ``cpu_dtypes`` names what the kernel takes on the CPU instead of bf16."""
     if interpreted:
         if t.device.type != "cpu":
             raise ValueError(
@@ -41,7 +42,7 @@ def check_device(name: str, t: torch.Tensor, interpreted: bool, *, cpu_note: str
         if t.dtype == torch.bfloat16:
             raise ValueError(
                 f"{name}.dtype torch.bfloat16 is not supported by the Triton interpreter{bf16_note}; "
-                f"use fp32 or fp16 on the CPU, bf16 on a GPU; got {t.dtype}"
+                f"use {cpu_dtypes} on the CPU, bf16 on a GPU; got {t.dtype}"
             )
     elif t.device.type != "cuda":
         raise ValueError(f"{name} must be on a CUDA device{cuda_note}, got device {t.device}")

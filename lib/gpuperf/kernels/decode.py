@@ -572,7 +572,7 @@ def _check_tensors(q, k_cache, v_cache, layout, paged) -> None:
         _checks.check_is_tensor(name, t)
         _checks.check_ndim(name, t, 4, f"must have 4 dims {shape}")
         _checks.check_dtype(name, t, DTYPE_NAMES)
-        _checks.check_device(name, t, INTERPRETED)
+        _checks.check_device(name, t, INTERPRETED, cpu_dtypes="fp16")  # no fp32 cache (DTYPE_NAMES)
         if t.stride(3) != 1:
             raise ValueError(f"{name} must have unit stride in its last dim (d), got strides {tuple(t.stride())}")
     for name, t in (("k_cache", k_cache), ("v_cache", v_cache)):
