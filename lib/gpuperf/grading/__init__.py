@@ -41,9 +41,8 @@ from gpuperf.grading.core import (SOLUTIONS_ENV_VAR, UNIT_ROUNDOFF, CaseResult, 
                                   interpreter_dot_as_on_gpu, matmul_tolerance, normwise_tolerance,
                                   poison_memory, reduction_tolerance, row_strided, solutions_requested)
 from gpuperf.grading.exercises import (EXERCISES, Case, CallFailed, Exercise, Runner, _device)
-from gpuperf.grading.watch import forget_earlier_calls
-from gpuperf.grading.watch import (TRITON_OPS, ForbiddenCall, OutOfBounds, Policy, Watch, plain_guarded,
-                                   triton_hooks)
+from gpuperf.grading.watch import (TRITON_OPS, ForbiddenCall, OutOfBounds, Policy, Watch,
+                                   forget_earlier_calls, plain_guarded, triton_hooks)
 from gpuperf.grading import frontend as _frontend  # noqa: F401  (imported before the baseline is taken)
 from gpuperf.grading import watch as _watch
 
@@ -136,8 +135,8 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
 
     # numpy warnings (overflow in a wrong kernel under the interpreter) would print on the lab's page; the
     # report says what went wrong
-    forget_earlier_calls(grading=True)  # a workspace kept between calls is this grade's own (Watch._carry_over)
-    with triton_hooks(), interpreter_dot_as_on_gpu(device == "cpu"), np.errstate(all="ignore"):
+    with _this_grades_calls(), triton_hooks(), interpreter_dot_as_on_gpu(device == "cpu"), \
+            np.errstate(all="ignore"):
         for case in ex.cases(gen, device):
             if only is not None and not only(case.label):
                 continue
@@ -160,10 +159,20 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
                                                or _wide_offsets_check(runner, case.label)
                                                or _grid_limit_check(runner, case.label))
             results.extend(r if r.case == case.label else _relabel(r, case.label) for r in case_results)
-    forget_earlier_calls()
     name = torch.cuda.get_device_name() if device == "cuda" else \
         "CPU (Triton interpreter)" if ex.get_policy().kernels else "CPU"
     return GradeReport(key, ex.title, seed, name, tuple(results), graded, tuple(notes))
+
+
+@contextlib.contextmanager
+def _this_grades_calls():
+    """A workspace kept between calls is this grade's own (``Watch._carry_over``); forgotten when the grade
+    ends, also when it is stopped midway (a KeyboardInterrupt must not leave the watch keeping buffers)."""
+    forget_earlier_calls(grading=True)
+    try:
+        yield
+    finally:
+        forget_earlier_calls()
 
 
 def _definite_blank(r: CaseResult, runner) -> CaseResult:
