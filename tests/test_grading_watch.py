@@ -915,3 +915,14 @@ def test_attack_of_round_4_a_built_in_swapped_before_the_grader_is_imported_is_t
                      "swap [\"torch.Tensor.abs (a partialmethod, not one of torch's methods)\"]",
                      "swap ['torch.isfinite (is torch.isnan)']", "swap ['math.sqrt (is math.floor)']"], out.stdout
     assert lines[-1] == "clean []"
+
+
+def test_a_grade_stopped_midway_forgets_its_calls():
+    """A learner who stops a long grade (KeyboardInterrupt) must not leave the watch keeping buffers for it."""
+
+    def stopped(x, y, out, block_size=1024):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        grading.grade_report("L2.add", stopped, seed=1)
+    assert not watch._EARLIER_CALLS.get("grading")
