@@ -907,7 +907,6 @@ def test_attack_of_round_4_a_built_in_swapped_before_the_grader_is_imported_is_t
                          timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     lines = out.stdout.splitlines()
-    print(out.stdout)
     assert lines[0].startswith("38 False") and "torch.Tensor.abs (is zero_, not torch's abs)" in lines[0]
     assert lines[1] == "restored []"
     swaps = [line for line in lines if line.startswith("swap")]

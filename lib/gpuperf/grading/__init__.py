@@ -234,7 +234,7 @@ def _wide_offsets_check(runner, label: str) -> list[CaseResult]:
                        "an index made from it, such as the rows of a block) and a size or stride it was given, "
                        "as an argument or as a tl.constexpr (a row times the row stride, a head times N times "
                        "the head dimension): past 2^31 "
-                       "elements (8 GB of fp32) that product wraps around and the kernel reads and writes other "
+                       "elements (8.6 GB of fp32) that product wraps around and the kernel reads and writes other "
                        "rows' memory. Convert the program id (or the index) to a 64-bit integer before it is "
                        "multiplied by a stride or a size; widening the product afterwards is too late")]
 

@@ -457,7 +457,6 @@ def _count_live(watch, source, budget: int, reads: dict) -> None:
     watch._dispatch = dispatch
 
 
-
 class _GraderIntegrity:
     """A snapshot of the names the grader relies on (the modules of :mod:`gpuperf.grading` and their classes,
     ``torch``, ``torch.Tensor``, ``numpy``, ``builtins``): :meth:`restore` puts back every name the reader's
@@ -809,8 +808,12 @@ def _add_case(gen, device, dtype, n, label=None, repeat=False):
 #: lab sweeps 128 to 4096; a block computed from n (the whole vector in one program) is far wider.
 LARGEST_BLOCK_1D = 8192
 
-#: The H200's streaming multiprocessors: the parallelism a grid is judged against where no GPU is present.
-H200_MULTIPROCESSORS = 132
+#: The H200's streaming multiprocessors (from :mod:`gpuperf.hardware`): the parallelism a grid is judged
+#: against where no GPU is present.
+def _h200_multiprocessors() -> int:
+    from gpuperf.hardware import get_accelerator
+
+    return get_accelerator("H200").sm_count
 
 
 def _multiprocessors_words(device) -> str:
@@ -821,7 +824,7 @@ def _multiprocessors_words(device) -> str:
 def _multiprocessors(device) -> int:
     """The GPU's streaming multiprocessors (the H200's 132 on a CPU)."""
     if device == "cpu":
-        return H200_MULTIPROCESSORS
+        return _h200_multiprocessors()
     import torch
 
     return int(torch.cuda.get_device_properties(device).multi_processor_count)
@@ -924,7 +927,7 @@ def _offsets_check(runner, label) -> list[CaseResult]:
     if narrow:
         return [CaseResult(label, "-", False,
                            "your kernel's addresses are computed with 32-bit offsets: past 2^31 elements "
-                           "(8 GB of fp32) they wrap around; convert the program id to a 64-bit integer "
+                           "(8.6 GB of fp32) they wrap around; convert the program id to a 64-bit integer "
                            "before multiplying it by the block size (widening the product afterwards is too "
                            "late: it has already wrapped). In a loop over blocks, Triton's interpreter hands "
                            "you the loop variable as a plain 32-bit integer: make the offsets 64-bit inside the "
@@ -1955,7 +1958,7 @@ def _block_skip_case(gen, device, n, label):
                              else [])
         if not all(r.passed for r in results):
             return results
-        return results + _skip_check(causal_trace, label, q, k, n, 16)
+        return results + _skip_check(causal_trace, label, q, k, n)
 
     return run
 
@@ -2031,7 +2034,7 @@ def _held_rows(trace, q, k) -> int:
                 for run in _runs(loads) if run[0][0] == "q"), default=0)
 
 
-def _skip_check(trace, label, q, k, n, d) -> list[CaseResult]:
+def _skip_check(trace, label, q, k, n) -> list[CaseResult]:
     """The key blocks a causal forward visits, program by program (with tl.dot or without): the queries a
     program holds are read from the rows its loads of q cover (a block loaded in halves is one block), and a
     block of k it loads, or visits with its lanes masked off, after the last of those rows is one that no query
