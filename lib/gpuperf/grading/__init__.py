@@ -187,7 +187,8 @@ def _definite_blank(r: CaseResult, runner) -> CaseResult:
     if trace.total("stored") == 0:
         return replace(r, message=f"your kernel wrote nothing to {r.output} yet: every element still holds the NaN "
                        "it started with (is the kernel's body still the stub, `pass`?)")
-    return replace(r, message=f"every element of {r.output} is NaN, although your kernel stored values: it "
+    return replace(r, blank=False,
+                   message=f"every element of {r.output} is NaN, although your kernel stored values: it "
                    "computed NaN everywhere (inf - inf, inf / inf or 0 / 0: an exp that overflowed, or a sum of "
                    "exponentials that all underflowed to 0, as with a running max that starts at 0 instead of -inf)")
 
@@ -201,8 +202,7 @@ def _poisoned_lanes(r: CaseResult, runner) -> CaseResult:
 
     poisoned = getattr(runner, "poisoned", [])
     nan = (r.yours is not None and math.isnan(r.yours)) or "NaN" in r.message
-    blank = "wrote nothing" in r.message or "nothing was written" in r.message  # stored nothing: not the lanes
-    if r.passed or not poisoned or not nan or blank:
+    if r.passed or not poisoned or not nan or r.blank:  # stored nothing: not the lanes
         return r
     return replace(r, message=(r.message + "\n" if r.message else "") + poisoned_note(poisoned))
 

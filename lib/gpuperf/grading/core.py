@@ -73,6 +73,8 @@ class CaseResult:
     n_wrong: int = 0
     n_elements: int = 0
     tolerance: Tolerance | None = None
+    #: every element is still the NaN the output started with (nothing stored, or not known to have been)
+    blank: bool = False
 
 
 @dataclass(frozen=True)
@@ -268,7 +270,8 @@ def compare(case: str, output: str, yours, expected, tol: Tolerance, scale=None,
         else:
             message = (f"every element of {output} is NaN: {ALL_NAN_BLANK}{output} yet (is the kernel's body "
                        "still the stub, `pass`?), or it computed NaN everywhere (inf - inf, inf / inf, 0 / 0)")
-        return CaseResult(case, output, False, message, n_wrong=got.numel(), n_elements=got.numel())
+        return CaseResult(case, output, False, message, n_wrong=got.numel(), n_elements=got.numel(),
+                          blank=True)
     if scale is None:
         bound_scale = exp.abs()
     elif isinstance(scale, torch.Tensor):
