@@ -1593,8 +1593,8 @@ def _layout_diagnosis(runner, names, values, kinds, values_pass) -> str:
     if len(failing) == 2:
         first, second = (names[i] for i in failing)
         return (f"{right}, and wrong when {first} alone or {second} alone has a layout of its own: it reads one "
-                f"with the other's strides ({second} with {first}'s, as a launch line copied from the one "
-                f"before?). Pass each tensor its own strides: {second}.stride(0), {second}.stride(1), "
+                f"with the other's strides ({second} with {first}'s strides, as a launch line copied from the "
+                f"one before?). Pass each tensor its own strides: {second}.stride(0), {second}.stride(1), "
                 f"{second}.stride(2) for {second}, {first}'s for {first}")
     return (f"{right}, and wrong here, where each input has a layout of its own (the head dimension always "
             "contiguous): pass each tensor its own strides (x.stride(0), x.stride(1), x.stride(2)), never "
