@@ -1555,9 +1555,10 @@ def _attention_layouts(gen, count: int, device: str, n_q: int, n_k: int) -> tupl
 def _layout_diagnosis(runner, names, values, kinds, values_pass) -> str:
     """After a case whose inputs each had a layout of their own failed: the reader's function called again on
     the same values, first all contiguous, then with each input alone in its layout (the others contiguous).
-    ``values_pass(tensors)`` calls the function and compares its values. One input that fails alone is read as
-    if contiguous; two are read one with the other's strides. Returns what to fix, or "" when the function
-    fails with contiguous inputs too (the mistake is not the layout's). Runs only after a failure."""
+    ``values_pass(tensors)`` calls the function and compares its values. An input that fails alone is read as
+    if contiguous; two that fail alone but pass in one shared layout are read one with the other's strides.
+    Returns what to fix, or "" when the function fails with contiguous inputs too (the mistake is not the
+    layout's). Runs only after a failure: 2 to 7 more calls of small cases."""
     def passes(layout) -> bool:
         tensors = [runner.input(t, strides=_layout_strides(kind, t.shape) if kind else None)
                    for t, kind in zip(values, layout)]
@@ -1586,16 +1587,21 @@ def _layout_diagnosis(runner, names, values, kinds, values_pass) -> str:
                 f"{_layout_strides(kinds[i], values[i].shape)}, the others contiguous): it reads {name} as if it "
                 f"were contiguous{also}. Pass {name}'s own strides to your kernel ({name}.stride(0), {name}.stride(1), "
                 f"{name}.stride(2)) and use them, or make it contiguous first, as the given wrapper does")
-    if len(failing) == 2:
-        first, second = (names[i] for i in failing)
-        return (f"{right}, and wrong when {first} alone or {second} alone has a layout of its own: it reads one "
-                f"with the other's strides ({second} with {first}'s strides, as a launch line copied from the "
-                f"one before?). Pass each tensor its own strides: {second}.stride(0), {second}.stride(1), "
-                f"{second}.stride(2) for {second}, {first}'s for {first}")
+    if len(failing) == 2:  # one read with the other's strides, or both as if contiguous: both in one layout
+        both = list(plain)
+        both[failing[0]] = both[failing[1]] = kinds[failing[0]]
+        if passes(both):
+            first, second = (names[i] for i in failing)
+            return (f"{right}, and wrong when {first} alone or {second} alone has a layout of its own, right when "
+                    f"they share one: it reads one with the other's strides ({second} with {first}'s strides, as a "
+                    f"launch line copied from the one before?). Pass each tensor its own strides: "
+                    f"{second}.stride(0), {second}.stride(1), {second}.stride(2) for {second}, {first}'s for {first}")
     if failing:
-        return (f"{right}, and wrong when any of {', '.join(names[i] for i in failing)} alone has a layout of its "
-                "own (the head dimension always contiguous): pass each tensor its own strides (x.stride(0), "
-                "x.stride(1), x.stride(2)) and use them, or make them contiguous first, as the given wrapper does")
+        which = " or ".join(names[i] for i in failing)
+        return (f"{right}, and wrong when {which} alone has a layout of its own (the head dimension always "
+                "contiguous): it reads them as if they were contiguous. Pass each tensor its own strides "
+                "(x.stride(0), x.stride(1), x.stride(2)) and use them, or make them contiguous first, as the given "
+                "wrapper does")
     return ""  # wrong only with several layouts at once, or right on every one: say nothing of layouts
 
 
