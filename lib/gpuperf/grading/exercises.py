@@ -1515,10 +1515,130 @@ def _attention_shapes(device: str, gen) -> list[tuple[int, int, int, int, int, b
             (2, 2, 777, 2000 + torch_randint(gen, 1, 99), 64, False)]
 
 
-def _layout(h: int):
-    """Heads interleaved, as a (B, N, H, d) tensor viewed as (B, H, N, d), where there is more than one head:
-    the strides of the inputs are not those of a contiguous tensor."""
-    return (0, 2, 1, 3) if h > 1 else None
+#: How the grader lays out an attention input of shape (B, H, N, d). The head dimension is always contiguous
+#: (stride(-1) == 1: the labs' contract, written in L5, L6 and labs/README.md); the other strides are each
+#: input's own, drawn per case (:func:`_attention_layouts`). Every input also starts a guard band into its
+#: storage (a storage offset, :meth:`Runner.input`).
+ATTENTION_LAYOUTS = ("contiguous", "heads interleaved", "a slice of a fused projection",
+                     "heads outermost, rows padded")
+
+
+def _layout_strides(kind: str, shape) -> tuple[int, ...]:
+    """The strides of a (B, H, N, d) tensor laid out as ``kind`` (one of ATTENTION_LAYOUTS); the elements
+    between (a fused projection's other slices, a row's padding) are NaN."""
+    b, h, n, d = shape
+    if kind == "heads interleaved":  # (B, N, H, d) viewed as (B, H, N, d), as x.view(B, N, H, d).transpose(1, 2)
+        return (n * h * d, d, h * d, 1)
+    if kind == "a slice of a fused projection":  # x.view(B, N, 3, H, d)[:, :, i].transpose(1, 2): heads
+        return (n * 3 * h * d, d, 3 * h * d, 1)  # interleaved, rows 3 H d apart
+    if kind == "heads outermost, rows padded":  # (H, B, N, d + 8)[..., :d] viewed as (B, H, N, d): the
+        row = d + 8  # batch stride below the head stride, rows d + 8 apart
+        return (n * row, b * n * row, row, 1)
+    return _contiguous_strides(shape)
+
+
+def _attention_layouts(gen, count: int, device: str, n_q: int, n_k: int) -> tuple[str, ...]:
+    """The layouts of ``count`` inputs of one case (q, k, v, then O and dO), drawn from ``gen``: the first
+    four each a different one of ATTENTION_LAYOUTS (so k and v never share strides, nor q and O), the fifth
+    (dO) any but q's. All contiguous where the case's checks read the loads of the grader's own tensors (a
+    sequence of 256 or more under the interpreter): a contiguous copy made in the reader's function would
+    hide them."""
+    import torch
+
+    if device == "cpu" and max(n_q, n_k) >= 256:
+        return ("contiguous",) * count
+    order = [ATTENTION_LAYOUTS[i] for i in torch.randperm(len(ATTENTION_LAYOUTS), generator=gen).tolist()]
+    kinds = order[:min(count, len(order))]
+    if count > len(order):
+        others = [kind for kind in ATTENTION_LAYOUTS if kind != kinds[0]]
+        kinds.append(others[torch_randint(gen, 0, len(others))])
+    return tuple(kinds)
+
+
+def _layout_diagnosis(runner, names, values, kinds, values_pass) -> str:
+    """After a case whose inputs each had a layout of their own failed: the reader's function called again on
+    the same values, first all contiguous, then with each input alone in its layout (the others contiguous).
+    ``values_pass(tensors)`` calls the function and compares its values. An input that fails alone is read as
+    if contiguous; two that fail alone but pass in one shared layout are read one with the other's strides.
+    Returns what to fix, or "" when the function fails with contiguous inputs too (the mistake is not the
+    layout's). Runs only after a failure: 2 to 7 more calls of small cases."""
+    def passes(layout) -> bool:
+        tensors = [runner.input(t, strides=_layout_strides(kind, t.shape) if kind else None)
+                   for t, kind in zip(values, layout)]
+        try:
+            return values_pass(tensors)
+        except Exception:  # the reader's code (an access out of bounds, a check after the call): a failure
+            return False
+
+    plain = [None] * len(values)
+    if not passes(plain):
+        return ""
+    failing = []
+    for i, kind in enumerate(kinds):
+        if kind not in (None, "contiguous"):
+            alone = list(plain)
+            alone[i] = kind
+            if not passes(alone):
+                failing.append(i)
+    right = "your function is right when every input is contiguous"
+    if len(failing) == 1:
+        i = failing[0]
+        name = names[i]
+        plain_here = [n for n, kind in zip(names, kinds) if kind == "contiguous"]
+        also = f" (or with the strides of {' or '.join(plain_here)}, contiguous in this case)" if plain_here else ""
+        return (f"{right}, and wrong when {name} alone is laid out as {kinds[i]} (strides "
+                f"{_layout_strides(kinds[i], values[i].shape)}, the others contiguous): it reads {name} as if it "
+                f"were contiguous{also}. Pass {name}'s own strides to your kernel ({name}.stride(0), {name}.stride(1), "
+                f"{name}.stride(2)) and use them, or make it contiguous first, as the given wrapper does")
+    if len(failing) == 2:  # one read with the other's strides, or both as if contiguous: both in one layout
+        both = list(plain)
+        both[failing[0]] = both[failing[1]] = kinds[failing[0]]
+        if passes(both):
+            first, second = (names[i] for i in failing)
+            return (f"{right}, and wrong when {first} alone or {second} alone has a layout of its own, right when "
+                    f"they share one: it reads one with the other's strides ({second} with {first}'s strides, as a "
+                    f"launch line copied from the one before?). Pass each tensor its own strides: "
+                    f"{second}.stride(0), {second}.stride(1), {second}.stride(2) for {second}, {first}'s for {first}")
+    if failing:
+        which = " or ".join(names[i] for i in failing)
+        return (f"{right}, and wrong when {which} alone has a layout of its own (the head dimension always "
+                "contiguous): it reads them as if they were contiguous. Pass each tensor its own strides "
+                "(x.stride(0), x.stride(1), x.stride(2)) and use them, or make them contiguous first, as the given "
+                "wrapper does")
+    return ""  # wrong only with several layouts at once, or right on every one: say nothing of layouts
+
+
+def _diagnosed(runner, mixed: bool, first_call, diagnose) -> list:
+    """The results of ``first_call()`` (the case's first call of the reader's function); where the inputs had
+    layouts of their own (``mixed``) and it failed (values, or an exception), the first failure's message led
+    by ``diagnose()`` (:func:`_layout_diagnosis`) where that says something."""
+    from gpuperf.grading.core import ALL_NAN_BLANK, _result_of_exception
+
+    if not mixed:
+        return first_call()
+    raised = True
+    try:
+        results = list(first_call())
+        raised = False
+    except CallFailed as failed:
+        results = list(failed.results)
+    except Exception as exc:  # the reader's code (an access out of bounds): reported as grade_report does
+        results = [_result_of_exception(runner.label, exc)]
+    first = next((i for i, r in enumerate(results) if not r.passed), None)
+    # only a failed call or wrong values: a check of the algorithm after right values is not the layout's
+    if first is None or not (raised or results[first].output != "-"):
+        return results
+    kept = (runner.trace, runner.watch, list(runner.poisoned))  # what the report reads of the failing call
+    try:
+        words = diagnose()
+    finally:
+        runner.trace, runner.watch, runner.poisoned = kept
+    if words:
+        found = results[first].message
+        if ALL_NAN_BLANK in found or "is NaN" in found:
+            found = f"every element of {results[first].output} came out NaN"
+        results[first] = dataclasses.replace(results[first], message=f"{words}. What this case saw: {found}")
+    return results
 
 
 #: How the scores are spread: "normal" (q, k ~ N(0, 1): scores ~ N(0, 1)), "large" (q x 30: scores to about
@@ -1705,23 +1825,30 @@ def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
 
 def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repeat=False):
     def run(runner):
-        q, k, v = (runner.input(t, order=_layout(h))
-                   for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
+        values = _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread)
+        kinds = _attention_layouts(gen, 3, device, n_q, n_k)
+        q, k, v = (runner.input(t, strides=_layout_strides(kind, t.shape)) for t, kind in zip(values, kinds))
         runner._attention_v, runner._attention_nq = v, n_q
-        results = _l5_call(runner, q, k, v, "")
+
+        def values_pass(tensors):
+            return all(r.passed for r in _l5_values(runner, *tensors, ""))
+
+        results = _diagnosed(runner, len(set(kinds)) > 1, lambda: _l5_call(runner, q, k, v, ""),
+                             lambda: _layout_diagnosis(runner, ("q", "k", "v"), values, kinds, values_pass))
         if repeat and all(r.passed for r in results):  # the same tensor objects, new contents
             for t, new in zip((q, k, v), _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread)):
                 t.copy_(new)
             results += _l5_call(runner, q, k, v, " (second call: same q, k, v, new values)")
         return results
 
-    def _l5_call(runner, q, k, v, second):
+    def _l5_values(runner, q, k, v, second):
+        """Call the function and compare o and lse with float64 (kept in runner._l5_got)."""
         import torch
 
         got, _ = runner.call(q, k, v, causal, names=("q", "k", "v"))
         if not isinstance(got, tuple) or len(got) != 2:
             return [CaseResult(label, "-", False, "return a tuple (o, lse)")]
-        o, lse = got
+        o, lse = runner._l5_got = got
         ref = _attention_reference(q, k, v, causal)
         bound_o, bound_lse = _forward_bounds(ref, v, dtype, n_k, d, canary=spread == "canary")
         name = dtype_name(dtype)
@@ -1737,6 +1864,13 @@ def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
                            device=device)]
         if spread == "extreme":
             results = [_extreme_scores_message(r, t) for r, t in zip(results, (o, lse))]
+        return results
+
+    def _l5_call(runner, q, k, v, second):
+        results = _l5_values(runner, q, k, v, second)
+        if len(results) != 2:
+            return results
+        o, lse = runner._l5_got
         if all(r.passed for r in results):
             results += runner.written_check("o", o) + runner.written_check("lse", lse)
         if all(r.passed for r in results):
@@ -2346,20 +2480,30 @@ def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
 
     def run(runner):
         values = draw()
-        order = _layout(h)
-        tensors = [runner.input(t, order=order if i in (0, 1, 2, 5) else None) for i, t in enumerate(values)]
-        results = one(runner, *tensors, "")
+        # q, k, v, O and dO each laid out its own way (lse contiguous, as a forward allocates it)
+        kinds = list(_attention_layouts(gen, 5, device, n_q, n_k))
+        kinds.insert(4, None)
+        tensors = [runner.input(t, strides=_layout_strides(kind, t.shape) if kind else None)
+                   for t, kind in zip(values, kinds)]
+
+        def values_pass(tensors):
+            return all(r.passed for r in _l6_values(runner, *tensors, ""))
+
+        results = _diagnosed(runner, len(set(kinds) - {None}) > 1, lambda: one(runner, *tensors, ""),
+                             lambda: _layout_diagnosis(runner, ("q", "k", "v", "o", "lse", "do"), values, kinds,
+                                                       values_pass))
         if repeat and all(r.passed for r in results):  # the same tensor objects, new contents
             for t, new in zip(tensors, draw()):
                 t.copy_(new)
             results += one(runner, *tensors, " (second call: same tensors, new values)")
         return results
 
-    def one(runner, q, k, v, o_in, lse_in, do, second):
-        runner._l6_qk = (q, k, lse_in)
+    def _l6_values(runner, q, k, v, o_in, lse_in, do, second):
+        """Call the function and compare dq, dk and dv with float64 (kept in runner._l6_got)."""
         got, _ = runner.call(q, k, v, o_in, lse_in, do, causal, names=("q", "k", "v", "o", "lse", "do"))
         if not isinstance(got, tuple) or len(got) != 3:
             return [CaseResult(label, "-", False, "return a tuple (dq, dk, dv)")]
+        runner._l6_got = got
         ref = _attention_reference(q, k, v, causal)
         _, dq, dk, dv = _backward_reference(q, k, v, do, causal)
         bounds = _backward_bounds(ref, q, k, v, do, dtype, (dq, dk, dv), canary=spread == "canary")
@@ -2378,6 +2522,14 @@ def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
                 f"{grad} here sums one term per {what}, {terms} in all: kept in a 16-bit accumulator, or rounded to "
                 f"the input's type after each block, the running sum drifts past the tolerance; accumulate {grad} "
                 "in fp32 across the blocks and round once, when you store it")) for r in results]
+        return results
+
+    def one(runner, q, k, v, o_in, lse_in, do, second):
+        runner._l6_qk = (q, k, lse_in)
+        results = _l6_values(runner, q, k, v, o_in, lse_in, do, second)
+        if len(results) != 3:
+            return results
+        got = runner._l6_got
         if all(r.passed for r in results):
             for name, mine in zip(("dq", "dk", "dv"), got):
                 results += runner.written_check(name, mine)
@@ -2575,18 +2727,19 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label,
     def run(runner):
         import torch
 
-        # q, k, v as sliced from one fused projection, x.view(B, N, 3, H, d)[:, :, i].transpose(1, 2) (heads
-        # interleaved, rows 3 H d apart: never contiguous), and dO with its heads interleaved, as autograd hands
-        # it over when O's heads are merged, o.transpose(1, 2).reshape(B, N, H d)
+        # q, k, v and dO each laid out its own way (ATTENTION_LAYOUTS: heads interleaved, a slice of a fused
+        # projection, rows padded, contiguous), as model code hands them over: q from one projection, k and v
+        # from another, dO as autograd hands it when O's heads are merged, o.transpose(1, 2).reshape(B, N, H d)
         # (The long case that counts the Function's blocks takes them contiguous: its checks read the loads of
         # the grader's own k, which a contiguous copy made in the Function would hide.)
-        strides = None if blocks else lambda t: (t.shape[2] * 3 * h * d, d, 3 * h * d, 1)
-        q, k, v = (runner.input(t, strides=strides(t) if strides else None).requires_grad_(True)
-                   for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
+        values = _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread)
         do0 = _randn(gen, (b, h, n_q, d), dtype, device)
         if spread == "canary":
             do0 = (1.0 / 3.0 + 0.01 * do0.float()).to(dtype)
-        do = runner.input(do0, order=(0, 2, 1, 3))
+        kinds = ("contiguous",) * 4 if blocks else _attention_layouts(gen, 4, device, n_q, n_k)
+        q, k, v = (runner.input(t, strides=_layout_strides(kind, t.shape)).requires_grad_(True)
+                   for t, kind in zip(values, kinds))
+        do = runner.input(do0, strides=_layout_strides(kinds[3], do0.shape))
         apply = getattr(runner.fn, "apply", None)
         if apply is None:
             return [CaseResult(label, "-", False, "expected a torch.autograd.Function subclass (with .apply)")]
