@@ -1545,6 +1545,13 @@ def _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread="normal"):
         # past 709.8, so a kernel without a running max fails even in float64
         q[..., 0] += 40.0
         k[..., 0] = torch.clamp(torch.arange(n_k) / max(1, n_k - 8), max=1.0) * 600.0 - 300.0
+    elif spread == "early":  # the mirror of "extreme": scores falling steadily along the keys, from about
+        # +3000 at the first key to about -3000 at the last (d = 16; q's first coordinate near 40, k's falling
+        # from 300 to -300), so every row's max sits in its first key, and each block of 16 or more keys has
+        # a max at least ~290 below the block before it (N_k <= 330): a "running" max that is only the
+        # current block's max goes down, and its rescale exp(m - m_new) overflows fp32 past 88.7
+        q[..., 0] += 40.0
+        k[..., 0] = 300.0 - 600.0 * torch.arange(n_k) / max(1, n_k - 1)
     elif spread == "canary":
         q = torch.zeros_like(q)
         v = 1.0 / 3.0 + 0.01 * v
@@ -1581,6 +1588,21 @@ def _extreme_scores_message(result: CaseResult, got) -> CaseResult:
         "past 709.8 even in float64; neither a fixed shift (the first block's max) nor float64 keeps it "
         "finite. Keep the running max m of the scores seen so far, subtract it before exp, and when a block "
         "raises it to m_new, rescale the running sum and output by exp(m - m_new)"))
+
+
+def _early_scores_message(result: CaseResult, got) -> CaseResult:
+    """``result`` of an early-scores case, with a message that says what to fix where ``got`` holds NaN or
+    infinity (the expected values are finite)."""
+    import torch
+
+    if result.passed or not isinstance(got, torch.Tensor) or bool(torch.isfinite(got.detach()).all()):
+        return result
+    return dataclasses.replace(result, message=(
+        f"{result.output} holds NaN or infinity: in this case each row's max sits in its first key and the "
+        "scores fall along the keys, every block's max hundreds below the block before it. A running max "
+        "that goes down (m_new = the current block's max) rescales the running sum and output by "
+        "exp(m - m_new) > 1, which overflows past 88.7 in fp32. The running max must never decrease: "
+        "m_new = max(m, the block's max)"))
 
 
 def _attention_reference(q, k, v, causal):
@@ -1686,17 +1708,29 @@ def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
         cases.append(Case(label, _l5_case(gen, device, torch.float32, 1, 2, 97, 97, 32, want_causal, "normal",
                                           label), interpret=True))
     if want_causal:
-        label = ("B=1 H=1 N=512 d=16 fp32 causal, your kernel run by Triton's interpreter on the CPU: the key "
-                 "blocks it visits")
-        cases.append(Case(label, _block_skip_case(gen, "cpu", 512, label), interpret=True, device="cpu"))
+        # early scores (each row's max in its first key, every later block of keys hundreds lower): past the
+        # first 256 rows every row spans two blocks of keys or more, whatever the kernel's blocks, so a max
+        # that goes down shows on every seed
+        label = ("B=1 H=1 N=512 d=16 fp32 causal, early scores (each row's max in its first key, every later "
+                 "block far lower), your kernel run by Triton's interpreter on the CPU: the key blocks it visits")
+        cases.append(Case(label, _block_skip_case(gen, "cpu", 512, label, "early"), interpret=True,
+                          device="cpu"))
         if device != "cpu":
             label = "B=1 H=1 N=4096 d=16 fp32 causal: its time against full (information, not graded)"
             cases.append(Case(label, _block_skip_case(gen, device, 4096, label)))
-    elif device != "cpu":
-        label = ("B=1 H=1 N_q=64 N_k=600 d=16 fp32 full, your kernel run by Triton's interpreter on the CPU: "
-                 "its blocks of keys")
-        cases.append(Case(label, _l5_case(gen, "cpu", _torch().float32, 1, 1, 64, 600, 16, False, "normal",
-                                          label), interpret=True, device="cpu"))
+    else:
+        if device != "cpu":
+            label = ("B=1 H=1 N_q=64 N_k=600 d=16 fp32 full, your kernel run by Triton's interpreter on the CPU: "
+                     "its blocks of keys")
+            cases.append(Case(label, _l5_case(gen, "cpu", _torch().float32, 1, 1, 64, 600, 16, False, "normal",
+                                              label), interpret=True, device="cpu"))
+        # more keys than the widest block of keys a kernel may take (256), sizes from the seed without drawing
+        # from the generator (the cases before keep their inputs)
+        n_q, n_k = 16 + gen.initial_seed() % 25, LARGEST_BLOCK_K + 4 + gen.initial_seed() % 70
+        label = (f"B=1 H=1 N_q={n_q} N_k={n_k} d=16 fp32 full, early scores (to about +-3000, each row's max "
+                 "in its first key, every later block of keys hundreds lower)")
+        cases.append(Case(label, _l5_case(gen, device, _torch().float32, 1, 1, n_q, n_k, 16, False, "early",
+                                          label)))
     return cases
 
 
@@ -1734,6 +1768,8 @@ def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
                            device=device)]
         if spread == "extreme":
             results = [_extreme_scores_message(r, t) for r, t in zip(results, (o, lse))]
+        if spread == "early":
+            results = [_early_scores_message(r, t) for r, t in zip(results, (o, lse))]
         if all(r.passed for r in results):
             results += runner.written_check("o", o) + runner.written_check("lse", lse)
         if all(r.passed for r in results):
@@ -1929,11 +1965,12 @@ def _same_memory(launch, name, tensor) -> bool:
     return False
 
 
-def _block_skip_case(gen, device, n, label):
+def _block_skip_case(gen, device, n, label, spread="normal"):
     def run(runner):
         import torch
 
-        q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, torch.float32, 1, 1, n, n, 16))
+        q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, torch.float32, 1, 1, n, n, 16,
+                                                              spread))
         runner._attention_v, runner._attention_nq = v, n
         got, _ = runner.call(q, k, v, True, names=("q", "k", "v"))
         causal_trace = runner.trace
@@ -1945,6 +1982,8 @@ def _block_skip_case(gen, device, n, label):
         results = [compare(label, "o", got[0], ref[0], tol, scale=bound_o, dtype=torch.float32, device=device),
                    compare(label, "lse", got[1], ref[1], tol, scale=bound_lse, dtype=torch.float32,
                            device=device)]
+        if spread == "early":
+            results = [_early_scores_message(r, t) for r, t in zip(results, got)]
         if not all(r.passed for r in results):
             return results
         if causal_trace is None:
@@ -2402,6 +2441,9 @@ def _tiled_cases(gen, device) -> list[Case]:
               # is many times one block's (br x bc) and the output's (N_q x d)
               (64, 1984 + torch_randint(gen, 0, 128), 16, 32, 32, "normal"),
               (torch_randint(gen, 20, 64), torch_randint(gen, 100, 160), 16, 32, 32, "extreme")]
+    # each row's max in its first key, every later block of keys hundreds lower (a max that goes down
+    # overflows); sizes from the seed without drawing from the generator (the cases before keep their inputs)
+    shapes.append((16 + gen.initial_seed() % 25, 100 + gen.initial_seed() % 60, 16, 32, 32, "early"))
     cases = []
     for n_q, n_k, d, br, bc, spread in shapes:
         label = f"N_q={n_q} N_k={n_k} d={d} fp32, block_rows={br} block_cols={bc}, {spread} scores"
@@ -2453,6 +2495,8 @@ def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
                            device="cpu")]
         if spread == "extreme":
             results = [_extreme_scores_message(results[0], got)]
+        if spread == "early":
+            results = [_early_scores_message(results[0], got)]
         # one pass: each (block of queries, block of keys) pair costs two matrix products, S = Q_i K_j^T and
         # P V_j; a first pass for the max, blocks of another size or one query at a time cost more
         tiles = -(-n_q // br) * -(-n_k // bc)
@@ -2529,11 +2573,14 @@ def _autograd_cases(gen, device) -> list[Case]:
     cases.append(Case(label, _autograd_case(gen, device, _torch().float16, 1, 1, n_q, 32, 16, False, "canary",
                                             label)))
     # a long sequence through the interpreter: the Function's own kernels graded as L5.forward and L6.backward
-    # grade theirs (blocks of keys, one pass over them), not only its values
+    # grade theirs (blocks of keys, one pass over them), not only its values. Early scores (each row's max in
+    # its first key, every later block of keys hundreds lower; more keys than any block may take): a forward
+    # whose running max goes down overflows on every seed
     n = 512 + torch_randint(gen, 0, 64)
-    label = (f"B=1 H=1 N_q={n} N_k={n} d=16 fp32 full, your Function's kernels run by Triton's interpreter on "
-             "the CPU: their blocks of keys")
-    cases.append(Case(label, _autograd_case(gen, "cpu", _torch().float32, 1, 1, n, n, 16, False, "normal", label,
+    label = (f"B=1 H=1 N_q={n} N_k={n} d=16 fp32 full, early scores (each row's max in its first key, every "
+             "later block far lower), your Function's kernels run by Triton's interpreter on the CPU: their "
+             "blocks of keys")
+    cases.append(Case(label, _autograd_case(gen, "cpu", _torch().float32, 1, 1, n, n, 16, False, "early", label,
                                             blocks=True), interpret=True, device="cpu"))
     return cases
 
@@ -2611,6 +2658,8 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label,
         bound_o, bound_lse = _forward_bounds(ref, v, dtype, n_k, d, canary=canary)
         tol_o = _bound("2 (u_out |o| + eta) + 2 (2 Delta + u_p + (N_k + d + 8) 2^-24) (P|V|)", "as in L5")
         results = [compare(label, "o", o, o64, tol_o, scale=bound_o, dtype=dtype, device=device)]
+        if spread == "early":
+            results = [_early_scores_message(results[0], o)]
         # the backward reads the reader's own o and lse: their errors (at most the forward's bounds) add to D
         # and to the recomputed P
         bounds = _backward_bounds(ref, q, k, v, do, dtype, (dq, dk, dv), canary=canary,
