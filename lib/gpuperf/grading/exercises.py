@@ -1003,7 +1003,7 @@ def _softmax_shapes(device: str, online: bool, gen) -> list[tuple[int, int]]:
     return shapes
 
 
-def _softmax_rows(gen, rows: int, cols: int, masked: int | None = None):
+def _softmax_rows(gen, rows: int, cols: int, masked: int | None = None, early: int | None = None):
     """Rows only the safe softmax survives. Row r is centred at an offset c_r (from -800 to 800 across rows,
     so offsets differ between rows) with N(0, 3^2) noise; in every row but the second, one element sits 95
     above c_r in a late column that differs from row to row (the row's max arrives late, in the last block of
@@ -1012,7 +1012,12 @@ def _softmax_rows(gen, rows: int, cols: int, masked: int | None = None):
     |c_r| > 620). A few elements are -inf (exp(-inf) = 0 is allowed by the math). The second row has no
     spike: its probabilities spread, testing the sum. ``masked``: a block size; where the rows are long
     enough, the last row starts with one to two whole blocks of -inf and the one before it with two to three
-    (a masked start: a running max is still -inf after them)."""
+    (a masked start: a running max is still -inf after them). ``early``: the online kernel's block; where the
+    rows span three blocks or more and the first row has no masked start, that row also holds, in one of its
+    first 16 columns, a value 150 above c_r, and its late value is raised to 250 above c_r: every block
+    between them, and after the late one, has a max ~140 below the running max, so a "running" max that is
+    only the current block's max goes down and its rescale exp(m - m_new) overflows fp32 (no draws added:
+    the other rows and cases keep their values)."""
     import torch
 
     x = torch.randn(rows, cols, generator=gen) * 3.0
@@ -1034,7 +1039,46 @@ def _softmax_rows(gen, rows: int, cols: int, masked: int | None = None):
         for r, blocks in ((rows - 1, 1), (rows - 2, 2)):
             if r >= 0 and _masked_start_fits(rows, cols, masked, blocks):
                 x[r, :blocks * masked + int(torch.randint(0, masked, (1,), generator=gen))] = float("-inf")
+    if early and cols >= 3 * early and not (masked and rows == 2 and _masked_start_fits(rows, cols, masked, 2)):
+        late = int(x[0].argmax())
+        x[0, 1 + late % 15] = offsets[0] + 150.0
+        x[0, late] = offsets[0] + 250.0
     return x
+
+
+def _falling_block_max(row, block: int) -> float:
+    """The most that a block's max of ``row`` (float64, 1-D) falls below the largest value before the block."""
+    import torch
+
+    finite = torch.where(torch.isfinite(row), row, torch.full_like(row, -torch.inf))
+    maxima = torch.stack([finite[i:i + block].max() for i in range(0, row.numel(), block)])
+    before = torch.cummax(maxima, 0).values
+    drops = before[:-1] - maxima[1:]
+    drops = drops[torch.isfinite(drops)]
+    return float(drops.max()) if drops.numel() else 0.0
+
+
+def _falling_max_message(x, got, expected, block: int | None) -> str | None:
+    """What to fix where ``got`` is wrong in a row whose block maxima fall far below an earlier block's (an
+    online kernel's running max that went down overflows there), or None."""
+    import torch
+
+    if not block:
+        return None
+    x = x.detach().cpu().double()
+    got = got.detach().cpu().double()
+    wrong = ~torch.isfinite(got) | ((got - expected).abs() > 1e-3)
+    for r in range(x.shape[0]):
+        if not bool(wrong[r].any()):
+            continue
+        drop = _falling_block_max(x[r], block)
+        if drop <= 120.0:  # the early rows fall ~140 or more; a late maximum ~87
+            return None
+        return (f"your y is wrong in row {r} of x, where a block (of {block}) has a max {drop:.0f} below the "
+                "largest value before it: a \"running\" max that goes down (m_new = the current block's max) "
+                "rescales the running sum by exp(m - m_new) > 1, which overflows past 88.7 in fp32. The running "
+                "max must never decrease: m_new = max(m, the block's max)")
+    return None
 
 
 def _masked_start_fits(rows: int, cols: int, block: int, blocks: int = 1) -> bool:
@@ -1124,12 +1168,12 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
         from gpuperf.grading.core import row_strided
 
         base = block or (128 if device == "cpu" else 1024)  # the block a row's masked start covers
-        drawn = _flat_rows(gen, rows, cols) if flat else _softmax_rows(gen, rows, cols, masked=base)
+        drawn = _flat_rows(gen, rows, cols) if flat else _softmax_rows(gen, rows, cols, masked=base, early=block)
         x = row_strided(drawn.to(dtype).to(device))
         results = []
         for call in range(2 if repeat else 1):
             if call:  # the same tensor object, new contents
-                x.copy_(_softmax_rows(gen, rows, cols, masked=base).to(dtype).to(device))
+                x.copy_(_softmax_rows(gen, rows, cols, masked=base, early=block).to(dtype).to(device))
             if block is None:
                 got, watch = runner.call(x, names=("x",))
             else:
@@ -1139,7 +1183,8 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
             results += [compare(label, what, got, expected, reduction_tolerance(dtype, cols, "row sum"),
                                 dtype=dtype, device=device)]
             if not results[-1].passed and isinstance(got, torch.Tensor) and got.shape == expected.shape:
-                message = _masked_start_message(x, got, expected, block, base)
+                message = _falling_max_message(x, got, expected, block) or \
+                    _masked_start_message(x, got, expected, block, base)
                 if message:
                     results[-1] = dataclasses.replace(results[-1], message=message)
             if results[-1].passed:
