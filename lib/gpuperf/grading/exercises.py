@@ -1590,12 +1590,15 @@ def _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread="normal"):
         # past 709.8, so a kernel without a running max fails even in float64
         q[..., 0] += 40.0
         k[..., 0] = torch.clamp(torch.arange(n_k) / max(1, n_k - 8), max=1.0) * 600.0 - 300.0
-    elif spread == "early":  # the mirror of "extreme": scores falling steadily along the keys, from about
-        # +3000 at the first key to about -3000 at the last (d = 16; q's first coordinate near 40, k's falling
-        # from 300 to -300), so every row's max sits in its first key, and each block of 16 or more keys has
-        # a max at least ~290 below the block before it (N_k <= 330): a "running" max that is only the
-        # current block's max goes down, and its rescale exp(m - m_new) overflows fp32 past 88.7
-        q[..., 0] += 40.0
+    elif spread == "early":  # the mirror of "extreme" in the even rows: their scores fall steadily along the
+        # keys, from about +3000 at the first key to about -3000 at the last (d = 16; q's first coordinate near
+        # 40, k's falling from 300 to -300), so each even row's max sits in its first key, and each block of 16
+        # or more keys has a max at least ~290 below the block before it (N_k <= 330): a "running" max that is
+        # only the current block's max goes down, and its rescale exp(m - m_new) overflows fp32 past 88.7.
+        # The odd rows (q's first coordinate 0) keep ordinary scores, where every key counts: a mask that lets
+        # in keys it should not shows there
+        q[..., 0::2, 0] += 40.0
+        q[..., 1::2, 0] = 0.0
         k[..., 0] = 300.0 - 600.0 * torch.arange(n_k) / max(1, n_k - 1)
     elif spread == "canary":
         q = torch.zeros_like(q)
@@ -1643,8 +1646,8 @@ def _early_scores_message(result: CaseResult, got) -> CaseResult:
     if result.passed or not isinstance(got, torch.Tensor) or bool(torch.isfinite(got.detach()).all()):
         return result
     return dataclasses.replace(result, message=(
-        f"{result.output} holds NaN or infinity: in this case each row's max sits in its first key and the "
-        "scores fall along the keys, every block's max hundreds below the block before it. A running max "
+        f"{result.output} holds NaN or infinity: in this case each even row's max sits in its first key and "
+        "its scores fall along the keys, every block's max hundreds below the block before it. A running max "
         "that goes down (m_new = the current block's max) rescales the running sum and output by "
         "exp(m - m_new) > 1, which overflows past 88.7 in fp32. The running max must never decrease: "
         "m_new = max(m, the block's max)"))
@@ -1753,10 +1756,10 @@ def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
         cases.append(Case(label, _l5_case(gen, device, torch.float32, 1, 2, 97, 97, 32, want_causal, "normal",
                                           label), interpret=True))
     if want_causal:
-        # early scores (each row's max in its first key, every later block of keys hundreds lower): past the
-        # first 256 rows every row spans two blocks of keys or more, whatever the kernel's blocks, so a max
-        # that goes down shows on every seed
-        label = ("B=1 H=1 N=512 d=16 fp32 causal, early scores (each row's max in its first key, every later "
+        # early scores (each even row's max in its first key, every later block of keys hundreds lower; the odd
+        # rows ordinary, so a wrong mask shows): past the first 256 rows every row spans two blocks of keys or
+        # more, whatever the kernel's blocks, so a max that goes down shows on every seed
+        label = ("B=1 H=1 N=512 d=16 fp32 causal, early scores (each even row's max in its first key, every later "
                  "block far lower), your kernel run by Triton's interpreter on the CPU: the key blocks it visits")
         cases.append(Case(label, _block_skip_case(gen, "cpu", 512, label, "early"), interpret=True,
                           device="cpu"))
@@ -1772,8 +1775,8 @@ def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
         # more keys than the widest block of keys a kernel may take (256), sizes from the seed without drawing
         # from the generator (the cases before keep their inputs)
         n_q, n_k = 16 + gen.initial_seed() % 25, LARGEST_BLOCK_K + 4 + gen.initial_seed() % 70
-        label = (f"B=1 H=1 N_q={n_q} N_k={n_k} d=16 fp32 full, early scores (to about +-3000, each row's max "
-                 "in its first key, every later block of keys hundreds lower)")
+        label = (f"B=1 H=1 N_q={n_q} N_k={n_k} d=16 fp32 full, early scores (to about +-3000, each even row's "
+                 "max in its first key, every later block of keys hundreds lower)")
         cases.append(Case(label, _l5_case(gen, device, _torch().float32, 1, 1, n_q, n_k, 16, False, "early",
                                           label)))
     return cases
@@ -2486,7 +2489,7 @@ def _tiled_cases(gen, device) -> list[Case]:
               # is many times one block's (br x bc) and the output's (N_q x d)
               (64, 1984 + torch_randint(gen, 0, 128), 16, 32, 32, "normal"),
               (torch_randint(gen, 20, 64), torch_randint(gen, 100, 160), 16, 32, 32, "extreme")]
-    # each row's max in its first key, every later block of keys hundreds lower (a max that goes down
+    # each even row's max in its first key, every later block of keys hundreds lower (a max that goes down
     # overflows); sizes from the seed without drawing from the generator (the cases before keep their inputs)
     shapes.append((16 + gen.initial_seed() % 25, 100 + gen.initial_seed() % 60, 16, 32, 32, "early"))
     cases = []
@@ -2618,15 +2621,23 @@ def _autograd_cases(gen, device) -> list[Case]:
     cases.append(Case(label, _autograd_case(gen, device, _torch().float16, 1, 1, n_q, 32, 16, False, "canary",
                                             label)))
     # a long sequence through the interpreter: the Function's own kernels graded as L5.forward and L6.backward
-    # grade theirs (blocks of keys, one pass over them), not only its values. Early scores (each row's max in
-    # its first key, every later block of keys hundreds lower; more keys than any block may take): a forward
+    # grade theirs (blocks of keys, one pass over them), not only its values. Early scores (each even row's max
+    # in its first key, every later block of keys hundreds lower; more keys than any block may take): a forward
     # whose running max goes down overflows on every seed
     n = 512 + torch_randint(gen, 0, 64)
-    label = (f"B=1 H=1 N_q={n} N_k={n} d=16 fp32 full, early scores (each row's max in its first key, every "
-             "later block far lower), your Function's kernels run by Triton's interpreter on the CPU: their "
+    label = (f"B=1 H=1 N_q={n} N_k={n} d=16 fp32 full, early scores (each even row's max in its first key, "
+             "every later block far lower), your Function's kernels run by Triton's interpreter on the CPU: their "
              "blocks of keys")
     cases.append(Case(label, _autograd_case(gen, "cpu", _torch().float32, 1, 1, n, n, 16, False, "early", label,
                                             blocks=True), interpret=True, device="cpu"))
+    # two calls in one case (the second after the first's backward, on the same tensors with new values): an
+    # O kept between calls (a cache per shape) and returned again overwrites the first call's result. Sizes
+    # from the seed without drawing from the generator (the cases before keep their inputs)
+    n_q, n_k = 20 + gen.initial_seed() % 23, 20 + gen.initial_seed() % 29
+    label = (f"B=1 H=2 N_q={n_q} N_k={n_k} d=16 fp32 causal, normal scores, called twice on the same q, k, v, dO "
+             "with new values in them: O, then dQ, dK, dV, each time")
+    cases.append(Case(label, _autograd_case(gen, device, _torch().float32, 1, 2, n_q, n_k, 16, True, "normal",
+                                            label, repeat=True)))
     return cases
 
 
@@ -2660,7 +2671,10 @@ def _autograd_blocks_check(runner, label, k, v, n_q, n_k, backward_from: int, q=
     return []
 
 
-def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, blocks=False):
+def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, blocks=False, repeat=False):
+    """``repeat``: called a second time on the same tensors with new values in them (after the first call's
+    backward), both calls checked, and the first call's O must be unchanged by the second."""
+
     def run(runner):
         import torch
 
@@ -2672,14 +2686,34 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label,
         strides = None if blocks else lambda t: (t.shape[2] * 3 * h * d, d, 3 * h * d, 1)
         q, k, v = (runner.input(t, strides=strides(t) if strides else None).requires_grad_(True)
                    for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
+        do = runner.input(draw_do(), order=(0, 2, 1, 3))
+        if getattr(runner.fn, "apply", None) is None:
+            return [CaseResult(label, "-", False, "expected a torch.autograd.Function subclass (with .apply)")]
+        results, o_first = one(runner, q, k, v, do, "")
+        if repeat and all(r.passed for r in results):  # the same tensor objects, new contents
+            kept = o_first.detach().clone()
+            with torch.no_grad():
+                for t, new in zip((q, k, v, do), _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread)
+                                  + (draw_do(),)):
+                    t.copy_(new)
+            results += one(runner, q, k, v, do, " (second call: same q, k, v, dO, new values)")[0]
+            if all(r.passed for r in results) and not torch.equal(o_first.detach(), kept):
+                results.append(CaseResult(label, "o", False,
+                                          "the O your Function returned from the first call changed when it was "
+                                          "called again: a later call overwrote an earlier result (an output "
+                                          "kept between calls); allocate each output inside the call"))
+        return results
+
+    def draw_do():
         do0 = _randn(gen, (b, h, n_q, d), dtype, device)
         if spread == "canary":
             do0 = (1.0 / 3.0 + 0.01 * do0.float()).to(dtype)
-        do = runner.input(do0, order=(0, 2, 1, 3))
-        apply = getattr(runner.fn, "apply", None)
-        if apply is None:
-            return [CaseResult(label, "-", False, "expected a torch.autograd.Function subclass (with .apply)")]
+        return do0
 
+    def one(runner, q, k, v, do, second):
+        import torch
+
+        apply = runner.fn.apply
         started = []  # the launches made before the backward began
         grads = {}
 
@@ -2692,17 +2726,17 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label,
 
         o, _ = runner.call(q, k, v, causal, names=("q", "k", "v"), fn=apply, after=backward, known=(do,))
         if not isinstance(o, torch.Tensor):
-            return [CaseResult(label, "o", False, f"Fn.apply returned {type(o).__name__}, expected the output O "
-                               "(a tensor)")]
+            return [CaseResult(label, "o" + second, False, f"Fn.apply returned {type(o).__name__}, expected the "
+                               "output O (a tensor)")], None
         if not o.requires_grad:
-            return [CaseResult(label, "o", False, "Fn.apply returned an O that does not require grad: the "
-                               "backward would never run")]
+            return [CaseResult(label, "o" + second, False, "Fn.apply returned an O that does not require grad: "
+                               "the backward would never run")], None
         ref = _attention_reference(q, k, v, causal)
         o64, dq, dk, dv = _backward_reference(q, k, v, do, causal)
         canary = spread == "canary"
         bound_o, bound_lse = _forward_bounds(ref, v, dtype, n_k, d, canary=canary)
         tol_o = _bound("2 (u_out |o| + eta) + 2 (2 Delta + u_p + (N_k + d + 8) 2^-24) (P|V|)", "as in L5")
-        results = [compare(label, "o", o, o64, tol_o, scale=bound_o, dtype=dtype, device=device)]
+        results = [compare(label, "o" + second, o, o64, tol_o, scale=bound_o, dtype=dtype, device=device)]
         if spread == "early":
             results = [_early_scores_message(results[0], o)]
         # the backward reads the reader's own o and lse: their errors (at most the forward's bounds) add to D
@@ -2720,13 +2754,14 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label,
                 if not canary else t for name, t in _grad_tolerances(dtype).items()}
         for name, t, want, bound in zip(("dq", "dk", "dv"), grads.get("qkv", (None,) * 3), (dq, dk, dv), bounds):
             if t is None:
-                results.append(CaseResult(label, name, False, f"{name} is None after the backward: the "
-                                          "Function's backward must return a gradient for q, k and v"))
+                results.append(CaseResult(label, name + second, False, f"{name} is None after the backward: "
+                                          "the Function's backward must return a gradient for q, k and v"))
                 continue
-            results.append(compare(label, name, t, want, tols[name], scale=bound, dtype=dtype, device=device))
+            results.append(compare(label, name + second, t, want, tols[name], scale=bound, dtype=dtype,
+                                   device=device))
         if blocks and started and all(r.passed for r in results):
             results += _autograd_blocks_check(runner, label, k, v, n_q, n_k, started[0], q=q)
-        return results
+        return results, o
 
     return run
 
