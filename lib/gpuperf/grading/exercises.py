@@ -1764,8 +1764,9 @@ def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
         cases.append(Case(label, _block_skip_case(gen, "cpu", 512, label, "early"), interpret=True,
                           device="cpu"))
         if device != "cpu":
-            label = "B=1 H=1 N=4096 d=16 fp32 causal: its time against full (information, not graded)"
-            cases.append(Case(label, _block_skip_case(gen, device, 4096, label)))
+            label = ("B=1 H=1 N=4096 d=16 fp32 causal, early scores: its values (graded) and its time "
+                     "against full (information, not graded)")
+            cases.append(Case(label, _block_skip_case(gen, device, 4096, label, "early")))
     else:
         if device != "cpu":
             label = ("B=1 H=1 N_q=64 N_k=600 d=16 fp32 full, your kernel run by Triton's interpreter on the CPU: "
@@ -2638,6 +2639,11 @@ def _autograd_cases(gen, device) -> list[Case]:
              "with new values in them: O, then dQ, dK, dV, each time")
     cases.append(Case(label, _autograd_case(gen, device, _torch().float32, 1, 2, n_q, n_k, 16, True, "normal",
                                             label, repeat=True)))
+    if device != "cpu":  # the long interpreted case above runs on a GPU machine only when asked to
+        label = ("B=1 H=2 N_q=300 N_k=700 d=64 fp32 full, early scores (each even row's max in its first key, "
+                 "the scores falling along the keys): O, then dQ, dK, dV of a random dO")
+        cases.append(Case(label, _autograd_case(gen, device, _torch().float32, 1, 2, 300, 700, 64, False, "early",
+                                                label)))
     return cases
 
 
