@@ -369,3 +369,20 @@ def test_honest_solution_of_round_6_passes(path, request):
 
     report = grading.grade_report(key, fn, seed=SEED)
     assert report.passed, f"{path.name} refused by {key} (seed {SEED}):\n{report.text()}"
+
+
+def test_round_6_a_running_max_that_goes_down_is_refused_on_every_seed():
+    """01 (m_new = the block's max) against L5.forward's early-scores case alone, on ten seeds: refused on
+    each, while the course's solution passes the same case (the case exists on every seed; its sizes come
+    from the seed)."""
+    if not _interpreted_here():
+        pytest.skip("round 6 was run under the interpreter only")
+    from gpuperf import grading
+
+    key, fn = _attack(ATTACKS_6 / "01_L5_forward_blockmax.py")
+    solution = grading.solution(key)
+    for seed in range(10):
+        report = grading.grade_report(key, fn, seed=seed, only=lambda label: "early scores" in label)
+        assert report.results and not report.passed, f"seed {seed}:\n{report.text()}"
+        assert "must never decrease" in report.text()
+        assert grading.grade_report(key, solution, seed=seed, only=lambda label: "early scores" in label).passed
