@@ -236,7 +236,9 @@ def _wide_offsets_check(runner, label: str) -> list[CaseResult]:
                        "the head dimension): past 2^31 "
                        "elements (8.6 GB of fp32) that product wraps around and the kernel reads and writes other "
                        "rows' memory. Convert the program id (or the index) to a 64-bit integer before it is "
-                       "multiplied by a stride or a size; widening the product afterwards is too late")]
+                       "multiplied by a stride or a size; widening the product afterwards is too late. (The "
+                       "grader reads the kernel, not the grid it will run on at larger sizes: a product that your "
+                       "grid keeps below 2^31, such as a split-K slice's start pid_k * per, is refused too.)")]
 
 
 #: CUDA's largest grid along its second and third axes (gridDim.y, gridDim.z); the first goes to 2^31 - 1.

@@ -1006,7 +1006,7 @@ def _softmax_shapes(device: str, online: bool, gen) -> list[tuple[int, int]]:
     return shapes
 
 
-def _softmax_rows(gen, rows: int, cols: int, masked: int | None = None):
+def _softmax_rows(gen, rows: int, cols: int, masked: int | None = None, early: int | None = None):
     """Rows only the safe softmax survives. Row r is centred at an offset c_r (from -800 to 800 across rows,
     so offsets differ between rows) with N(0, 3^2) noise; in every row but the second, one element sits 95
     above c_r in a late column that differs from row to row (the row's max arrives late, in the last block of
@@ -1015,7 +1015,12 @@ def _softmax_rows(gen, rows: int, cols: int, masked: int | None = None):
     |c_r| > 620). A few elements are -inf (exp(-inf) = 0 is allowed by the math). The second row has no
     spike: its probabilities spread, testing the sum. ``masked``: a block size; where the rows are long
     enough, the last row starts with one to two whole blocks of -inf and the one before it with two to three
-    (a masked start: a running max is still -inf after them)."""
+    (a masked start: a running max is still -inf after them). ``early``: the online kernel's block; where the
+    rows span three blocks or more and the first row has no masked start, that row also holds, in one of its
+    first 16 columns, a value 150 above c_r, and its late value is raised to 250 above c_r: every block
+    between them, and after the late one, has a max ~140 below the running max, so a "running" max that is
+    only the current block's max goes down and its rescale exp(m - m_new) overflows fp32 (no draws added:
+    the other rows and cases keep their values)."""
     import torch
 
     x = torch.randn(rows, cols, generator=gen) * 3.0
@@ -1037,7 +1042,46 @@ def _softmax_rows(gen, rows: int, cols: int, masked: int | None = None):
         for r, blocks in ((rows - 1, 1), (rows - 2, 2)):
             if r >= 0 and _masked_start_fits(rows, cols, masked, blocks):
                 x[r, :blocks * masked + int(torch.randint(0, masked, (1,), generator=gen))] = float("-inf")
+    if early and cols >= 3 * early and not (masked and rows == 2 and _masked_start_fits(rows, cols, masked, 2)):
+        late = int(x[0].argmax())
+        x[0, 1 + late % 15] = offsets[0] + 150.0
+        x[0, late] = offsets[0] + 250.0
     return x
+
+
+def _falling_block_max(row, block: int) -> float:
+    """The most that a block's max of ``row`` (float64, 1-D) falls below the largest value before the block."""
+    import torch
+
+    finite = torch.where(torch.isfinite(row), row, torch.full_like(row, -torch.inf))
+    maxima = torch.stack([finite[i:i + block].max() for i in range(0, row.numel(), block)])
+    before = torch.cummax(maxima, 0).values
+    drops = before[:-1] - maxima[1:]
+    drops = drops[torch.isfinite(drops)]
+    return float(drops.max()) if drops.numel() else 0.0
+
+
+def _falling_max_message(x, got, expected, block: int | None) -> str | None:
+    """What to fix where ``got`` is wrong in a row whose block maxima fall far below an earlier block's (an
+    online kernel's running max that went down overflows there), or None."""
+    import torch
+
+    if not block:
+        return None
+    x = x.detach().cpu().double()
+    got = got.detach().cpu().double()
+    wrong = ~torch.isfinite(got) | ((got - expected).abs() > 1e-3)
+    for r in range(x.shape[0]):
+        if not bool(wrong[r].any()):
+            continue
+        drop = _falling_block_max(x[r], block)
+        if drop <= 120.0:  # the early rows fall ~140 or more; a late maximum ~87
+            return None
+        return (f"your y is wrong in row {r} of x, where a block (of {block}) has a max {drop:.0f} below the "
+                "largest value before it: a \"running\" max that goes down (m_new = the current block's max) "
+                "rescales the running sum by exp(m - m_new) > 1, which overflows past 88.7 in fp32. The running "
+                "max must never decrease: m_new = max(m, the block's max)")
+    return None
 
 
 def _masked_start_fits(rows: int, cols: int, block: int, blocks: int = 1) -> bool:
@@ -1127,12 +1171,12 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
         from gpuperf.grading.core import row_strided
 
         base = block or (128 if device == "cpu" else 1024)  # the block a row's masked start covers
-        drawn = _flat_rows(gen, rows, cols) if flat else _softmax_rows(gen, rows, cols, masked=base)
+        drawn = _flat_rows(gen, rows, cols) if flat else _softmax_rows(gen, rows, cols, masked=base, early=block)
         x = row_strided(drawn.to(dtype).to(device))
         results = []
         for call in range(2 if repeat else 1):
             if call:  # the same tensor object, new contents
-                x.copy_(_softmax_rows(gen, rows, cols, masked=base).to(dtype).to(device))
+                x.copy_(_softmax_rows(gen, rows, cols, masked=base, early=block).to(dtype).to(device))
             if block is None:
                 got, watch = runner.call(x, names=("x",))
             else:
@@ -1142,7 +1186,8 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
             results += [compare(label, what, got, expected, reduction_tolerance(dtype, cols, "row sum"),
                                 dtype=dtype, device=device)]
             if not results[-1].passed and isinstance(got, torch.Tensor) and got.shape == expected.shape:
-                message = _masked_start_message(x, got, expected, block, base)
+                message = _falling_max_message(x, got, expected, block) or \
+                    _masked_start_message(x, got, expected, block, base)
                 if message:
                     results[-1] = dataclasses.replace(results[-1], message=message)
             if results[-1].passed:
@@ -1668,6 +1713,16 @@ def _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread="normal"):
         # past 709.8, so a kernel without a running max fails even in float64
         q[..., 0] += 40.0
         k[..., 0] = torch.clamp(torch.arange(n_k) / max(1, n_k - 8), max=1.0) * 600.0 - 300.0
+    elif spread == "early":  # the mirror of "extreme" in the even rows: their scores fall steadily along the
+        # keys, from about +3000 at the first key to about -3000 at the last (d = 16; q's first coordinate near
+        # 40, k's falling from 300 to -300), so each even row's max sits in its first key, and each block of 16
+        # or more keys has a max at least ~290 below the block before it (N_k <= 330): a "running" max that is
+        # only the current block's max goes down, and its rescale exp(m - m_new) overflows fp32 past 88.7.
+        # The odd rows (q's first coordinate 0) keep ordinary scores, where every key counts: a mask that lets
+        # in keys it should not shows there
+        q[..., 0::2, 0] += 40.0
+        q[..., 1::2, 0] = 0.0
+        k[..., 0] = 300.0 - 600.0 * torch.arange(n_k) / max(1, n_k - 1)
     elif spread == "canary":
         q = torch.zeros_like(q)
         v = 1.0 / 3.0 + 0.01 * v
@@ -1704,6 +1759,21 @@ def _extreme_scores_message(result: CaseResult, got) -> CaseResult:
         "past 709.8 even in float64; neither a fixed shift (the first block's max) nor float64 keeps it "
         "finite. Keep the running max m of the scores seen so far, subtract it before exp, and when a block "
         "raises it to m_new, rescale the running sum and output by exp(m - m_new)"))
+
+
+def _early_scores_message(result: CaseResult, got) -> CaseResult:
+    """``result`` of an early-scores case, with a message that says what to fix where ``got`` holds NaN or
+    infinity (the expected values are finite)."""
+    import torch
+
+    if result.passed or not isinstance(got, torch.Tensor) or bool(torch.isfinite(got.detach()).all()):
+        return result
+    return dataclasses.replace(result, message=(
+        f"{result.output} holds NaN or infinity: in this case each even row's max sits in its first key and "
+        "its scores fall along the keys, every block's max hundreds below the block before it. A running max "
+        "that goes down (m_new = the current block's max) rescales the running sum and output by "
+        "exp(m - m_new) > 1, which overflows past 88.7 in fp32. The running max must never decrease: "
+        "m_new = max(m, the block's max)"))
 
 
 def _attention_reference(q, k, v, causal):
@@ -1809,17 +1879,30 @@ def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
         cases.append(Case(label, _l5_case(gen, device, torch.float32, 1, 2, 97, 97, 32, want_causal, "normal",
                                           label), interpret=True))
     if want_causal:
-        label = ("B=1 H=1 N=512 d=16 fp32 causal, your kernel run by Triton's interpreter on the CPU: the key "
-                 "blocks it visits")
-        cases.append(Case(label, _block_skip_case(gen, "cpu", 512, label), interpret=True, device="cpu"))
+        # early scores (each even row's max in its first key, every later block of keys hundreds lower; the odd
+        # rows ordinary, so a wrong mask shows): past the first 256 rows every row spans two blocks of keys or
+        # more, whatever the kernel's blocks, so a max that goes down shows on every seed
+        label = ("B=1 H=1 N=512 d=16 fp32 causal, early scores (each even row's max in its first key, every later "
+                 "block far lower), your kernel run by Triton's interpreter on the CPU: the key blocks it visits")
+        cases.append(Case(label, _block_skip_case(gen, "cpu", 512, label, "early"), interpret=True,
+                          device="cpu"))
         if device != "cpu":
-            label = "B=1 H=1 N=4096 d=16 fp32 causal: its time against full (information, not graded)"
-            cases.append(Case(label, _block_skip_case(gen, device, 4096, label)))
-    elif device != "cpu":
-        label = ("B=1 H=1 N_q=64 N_k=600 d=16 fp32 full, your kernel run by Triton's interpreter on the CPU: "
-                 "its blocks of keys")
-        cases.append(Case(label, _l5_case(gen, "cpu", _torch().float32, 1, 1, 64, 600, 16, False, "normal",
-                                          label), interpret=True, device="cpu"))
+            label = ("B=1 H=1 N=4096 d=16 fp32 causal, early scores: its values (graded) and its time "
+                     "against full (information, not graded)")
+            cases.append(Case(label, _block_skip_case(gen, device, 4096, label, "early")))
+    else:
+        if device != "cpu":
+            label = ("B=1 H=1 N_q=64 N_k=600 d=16 fp32 full, your kernel run by Triton's interpreter on the CPU: "
+                     "its blocks of keys")
+            cases.append(Case(label, _l5_case(gen, "cpu", _torch().float32, 1, 1, 64, 600, 16, False, "normal",
+                                              label), interpret=True, device="cpu"))
+        # more keys than the widest block of keys a kernel may take (256), sizes from the seed without drawing
+        # from the generator (the cases before keep their inputs)
+        n_q, n_k = 16 + gen.initial_seed() % 25, LARGEST_BLOCK_K + 4 + gen.initial_seed() % 70
+        label = (f"B=1 H=1 N_q={n_q} N_k={n_k} d=16 fp32 full, early scores (to about +-3000, each even row's "
+                 "max in its first key, every later block of keys hundreds lower)")
+        cases.append(Case(label, _l5_case(gen, device, _torch().float32, 1, 1, n_q, n_k, 16, False, "early",
+                                          label)))
     return cases
 
 
@@ -1864,6 +1947,8 @@ def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
                            device=device)]
         if spread == "extreme":
             results = [_extreme_scores_message(r, t) for r, t in zip(results, (o, lse))]
+        if spread == "early":
+            results = [_early_scores_message(r, t) for r, t in zip(results, (o, lse))]
         return results
 
     def _l5_call(runner, q, k, v, second):
@@ -2066,11 +2151,12 @@ def _same_memory(launch, name, tensor) -> bool:
     return False
 
 
-def _block_skip_case(gen, device, n, label):
+def _block_skip_case(gen, device, n, label, spread="normal"):
     def run(runner):
         import torch
 
-        q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, torch.float32, 1, 1, n, n, 16))
+        q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, torch.float32, 1, 1, n, n, 16,
+                                                              spread))
         runner._attention_v, runner._attention_nq = v, n
         got, _ = runner.call(q, k, v, True, names=("q", "k", "v"))
         causal_trace = runner.trace
@@ -2082,6 +2168,8 @@ def _block_skip_case(gen, device, n, label):
         results = [compare(label, "o", got[0], ref[0], tol, scale=bound_o, dtype=torch.float32, device=device),
                    compare(label, "lse", got[1], ref[1], tol, scale=bound_lse, dtype=torch.float32,
                            device=device)]
+        if spread == "early":
+            results = [_early_scores_message(r, t) for r, t in zip(results, got)]
         if not all(r.passed for r in results):
             return results
         if causal_trace is None:
@@ -2557,6 +2645,9 @@ def _tiled_cases(gen, device) -> list[Case]:
               # is many times one block's (br x bc) and the output's (N_q x d)
               (64, 1984 + torch_randint(gen, 0, 128), 16, 32, 32, "normal"),
               (torch_randint(gen, 20, 64), torch_randint(gen, 100, 160), 16, 32, 32, "extreme")]
+    # each even row's max in its first key, every later block of keys hundreds lower (a max that goes down
+    # overflows); sizes from the seed without drawing from the generator (the cases before keep their inputs)
+    shapes.append((16 + gen.initial_seed() % 25, 100 + gen.initial_seed() % 60, 16, 32, 32, "early"))
     cases = []
     for n_q, n_k, d, br, bc, spread in shapes:
         label = f"N_q={n_q} N_k={n_k} d={d} fp32, block_rows={br} block_cols={bc}, {spread} scores"
@@ -2608,6 +2699,8 @@ def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
                            device="cpu")]
         if spread == "extreme":
             results = [_extreme_scores_message(results[0], got)]
+        if spread == "early":
+            results = [_early_scores_message(results[0], got)]
         # one pass: each (block of queries, block of keys) pair costs two matrix products, S = Q_i K_j^T and
         # P V_j; a first pass for the max, blocks of another size or one query at a time cost more
         tiles = -(-n_q // br) * -(-n_k // bc)
@@ -2684,12 +2777,30 @@ def _autograd_cases(gen, device) -> list[Case]:
     cases.append(Case(label, _autograd_case(gen, device, _torch().float16, 1, 1, n_q, 32, 16, False, "canary",
                                             label)))
     # a long sequence through the interpreter: the Function's own kernels graded as L5.forward and L6.backward
-    # grade theirs (blocks of keys, one pass over them), not only its values
+    # grade theirs (blocks of keys, one pass over them), not only its values. Early scores (each even row's max
+    # in its first key, every later block of keys hundreds lower; more keys than any block may take): a forward
+    # whose running max goes down overflows on every seed
     n = 512 + torch_randint(gen, 0, 64)
-    label = (f"B=1 H=1 N_q={n} N_k={n} d=16 fp32 full, your Function's kernels run by Triton's interpreter on "
-             "the CPU: their blocks of keys")
-    cases.append(Case(label, _autograd_case(gen, "cpu", _torch().float32, 1, 1, n, n, 16, False, "normal", label,
+    label = (f"B=1 H=1 N_q={n} N_k={n} d=16 fp32 full, early scores (each even row's max in its first key, "
+             "every later block far lower), your Function's kernels run by Triton's interpreter on the CPU: their "
+             "blocks of keys")
+    cases.append(Case(label, _autograd_case(gen, "cpu", _torch().float32, 1, 1, n, n, 16, False, "early", label,
                                             blocks=True), interpret=True, device="cpu"))
+    # two calls in one case (the second after the first's backward, on the same tensors with new values): an
+    # O kept between calls (a cache per shape) and returned again overwrites the first call's result. First,
+    # so such a Function is refused early; sizes and inputs from a generator of its own, seeded from the
+    # grade's seed, so that the other cases keep their inputs
+    own = _torch().Generator().manual_seed(gen.initial_seed() + 30)
+    n_q, n_k = torch_randint(own, 20, 43), torch_randint(own, 20, 49)
+    label = (f"B=1 H=2 N_q={n_q} N_k={n_k} d=16 fp32 causal, normal scores, called twice on the same q, k, v, dO "
+             "with new values in them: O, then dQ, dK, dV, each time")
+    cases.insert(0, Case(label, _autograd_case(own, device, _torch().float32, 1, 2, n_q, n_k, 16, True, "normal",
+                                               label, repeat=True)))
+    if device != "cpu":  # the long interpreted case above runs on a GPU machine only when asked to
+        label = ("B=1 H=2 N_q=300 N_k=700 d=64 fp32 full, early scores (each even row's max in its first key, "
+                 "the scores falling along the keys): O, then dQ, dK, dV of a random dO")
+        cases.append(Case(label, _autograd_case(gen, device, _torch().float32, 1, 2, 300, 700, 64, False, "early",
+                                                label)))
     return cases
 
 
@@ -2723,7 +2834,10 @@ def _autograd_blocks_check(runner, label, k, v, n_q, n_k, backward_from: int, q=
     return []
 
 
-def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, blocks=False):
+def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, blocks=False, repeat=False):
+    """``repeat``: called a second time on the same tensors with new values in them (after the first call's
+    backward), both calls checked, and the first call's O must be unchanged by the second."""
+
     def run(runner):
         import torch
 
@@ -2733,17 +2847,38 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label,
         # (The long case that counts the Function's blocks takes them contiguous: its checks read the loads of
         # the grader's own k, which a contiguous copy made in the Function would hide.)
         values = _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread)
-        do0 = _randn(gen, (b, h, n_q, d), dtype, device)
-        if spread == "canary":
-            do0 = (1.0 / 3.0 + 0.01 * do0.float()).to(dtype)
+        do0 = draw_do()
         kinds = ("contiguous",) * 4 if blocks else _attention_layouts(gen, 4, device, n_q, n_k)
         q, k, v = (runner.input(t, strides=_layout_strides(kind, t.shape)).requires_grad_(True)
                    for t, kind in zip(values, kinds))
         do = runner.input(do0, strides=_layout_strides(kinds[3], do0.shape))
-        apply = getattr(runner.fn, "apply", None)
-        if apply is None:
+        if getattr(runner.fn, "apply", None) is None:
             return [CaseResult(label, "-", False, "expected a torch.autograd.Function subclass (with .apply)")]
+        results, o_first = one(runner, q, k, v, do, "")
+        if repeat and all(r.passed for r in results):  # the same tensor objects, new contents
+            kept = o_first.detach().clone()
+            with torch.no_grad():
+                for t, new in zip((q, k, v, do), _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread)
+                                  + (draw_do(),)):
+                    t.copy_(new)
+            results += one(runner, q, k, v, do, " (second call: same q, k, v, dO, new values)")[0]
+            if all(r.passed for r in results) and not torch.equal(o_first.detach(), kept):
+                results.append(CaseResult(label, "o", False,
+                                          "the O your Function returned from the first call changed when it was "
+                                          "called again: a later call overwrote an earlier result (an output "
+                                          "kept between calls); allocate each output inside the call"))
+        return results
 
+    def draw_do():
+        do0 = _randn(gen, (b, h, n_q, d), dtype, device)
+        if spread == "canary":
+            do0 = (1.0 / 3.0 + 0.01 * do0.float()).to(dtype)
+        return do0
+
+    def one(runner, q, k, v, do, second):
+        import torch
+
+        apply = runner.fn.apply
         started = []  # the launches made before the backward began
         grads = {}
 
@@ -2756,17 +2891,19 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label,
 
         o, _ = runner.call(q, k, v, causal, names=("q", "k", "v"), fn=apply, after=backward, known=(do,))
         if not isinstance(o, torch.Tensor):
-            return [CaseResult(label, "o", False, f"Fn.apply returned {type(o).__name__}, expected the output O "
-                               "(a tensor)")]
+            return [CaseResult(label, "o" + second, False, f"Fn.apply returned {type(o).__name__}, expected the "
+                               "output O (a tensor)")], None
         if not o.requires_grad:
-            return [CaseResult(label, "o", False, "Fn.apply returned an O that does not require grad: the "
-                               "backward would never run")]
+            return [CaseResult(label, "o" + second, False, "Fn.apply returned an O that does not require grad: "
+                               "the backward would never run")], None
         ref = _attention_reference(q, k, v, causal)
         o64, dq, dk, dv = _backward_reference(q, k, v, do, causal)
         canary = spread == "canary"
         bound_o, bound_lse = _forward_bounds(ref, v, dtype, n_k, d, canary=canary)
         tol_o = _bound("2 (u_out |o| + eta) + 2 (2 Delta + u_p + (N_k + d + 8) 2^-24) (P|V|)", "as in L5")
-        results = [compare(label, "o", o, o64, tol_o, scale=bound_o, dtype=dtype, device=device)]
+        results = [compare(label, "o" + second, o, o64, tol_o, scale=bound_o, dtype=dtype, device=device)]
+        if spread == "early":
+            results = [_early_scores_message(results[0], o)]
         # the backward reads the reader's own o and lse: their errors (at most the forward's bounds) add to D
         # and to the recomputed P
         bounds = _backward_bounds(ref, q, k, v, do, dtype, (dq, dk, dv), canary=canary,
@@ -2782,13 +2919,14 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label,
                 if not canary else t for name, t in _grad_tolerances(dtype).items()}
         for name, t, want, bound in zip(("dq", "dk", "dv"), grads.get("qkv", (None,) * 3), (dq, dk, dv), bounds):
             if t is None:
-                results.append(CaseResult(label, name, False, f"{name} is None after the backward: the "
-                                          "Function's backward must return a gradient for q, k and v"))
+                results.append(CaseResult(label, name + second, False, f"{name} is None after the backward: "
+                                          "the Function's backward must return a gradient for q, k and v"))
                 continue
-            results.append(compare(label, name, t, want, tols[name], scale=bound, dtype=dtype, device=device))
+            results.append(compare(label, name + second, t, want, tols[name], scale=bound, dtype=dtype,
+                                   device=device))
         if blocks and started and all(r.passed for r in results):
             results += _autograd_blocks_check(runner, label, k, v, n_q, n_k, started[0], q=q)
-        return results
+        return results, o
 
     return run
 
