@@ -1792,13 +1792,6 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
                     for program, count in launch.per_program.get(name, {}).items():
                         own[(index << 32) | program] = own.get((index << 32) | program, 0) + count
         most = trace.through_launches(own)
-        n_q = getattr(runner, "_attention_nq", None)
-        total = _loaded_from(trace, tensor)
-        if n_q and total > (-(-n_q // 16) + 1) * n_k * d:
-            return [CaseResult(label, "-", False,
-                               f"your kernel loaded {total} elements of {which} for {n_q} queries "
-                               f"({total / (n_k * d):.2g} times each): FlashAttention loads a block of keys once "
-                               "for a whole block of queries (BLOCK_M of 16 or more), not once per query")]
         # a pass loads n_k d elements (a few masked-off lanes less); one block of keys more is slack
         if most > n_k * d + min(n_k, LARGEST_BLOCK_K) * d:
             return [CaseResult(label, "-", False,
@@ -1808,6 +1801,15 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
                                "each block of keys once per block of queries, updating a running max, sum and "
                                "output as it goes (the online softmax); a first pass for the max, then a second "
                                "for the sum, reads K twice, in one kernel or in two")]
+        # then the programs together (told after the passes, the bigger mistake): with a program per query
+        # each reads K once, but N_q programs read it N_q times
+        n_q = getattr(runner, "_attention_nq", None)
+        total = _loaded_from(trace, tensor)
+        if n_q and total > (-(-n_q // 16) + 1) * n_k * d:
+            return [CaseResult(label, "-", False,
+                               f"your kernel loaded {total} elements of {which} for {n_q} queries "
+                               f"({total / (n_k * d):.2g} times each): FlashAttention loads a block of keys once "
+                               "for a whole block of queries (BLOCK_M of 16 or more), not once per query")]
     return []
 
 

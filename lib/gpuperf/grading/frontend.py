@@ -420,7 +420,13 @@ def wrapping_offsets(ttir: str, any_factor: bool = False) -> bool:
             results = [r.split(":")[0].strip() for r in head.split(",")]
         op = body.split(" ", 1)[0]
         operands = [v.split("#")[0] for v in _VALUE.findall(body)]
-        pairs = re.findall(r"(%[\w.$-]+) = (%[\w.$-]+)", body) if op == "scf.for" else []
+        # (value, its start, carried): scf.for's induction variable starts at the lower bound and steps, so it
+        # carries the lower bound's taint (a loop from a program id's block walks indices made from it) but
+        # never a yielded value's; iter_args(%x = %init) start as init and are carried by the yield
+        pairs = [(iv, lb, False) for iv, lb in re.findall(r"^scf\.for (%[\w.$-]+) = (%[\w.$-]+)", body)]
+        if "iter_args(" in body:
+            carried = re.findall(r"(%[\w.$-]+) = (%[\w.$-]+)", body.split("iter_args(", 1)[1])
+            pairs += [(new, init, True) for new, init in carried]
         parsed.append((op, results, operands, pairs, body))
     sets = (pid, arg, wraps)
     stack: list = []
@@ -438,21 +444,20 @@ def wrapping_offsets(ttir: str, any_factor: bool = False) -> bool:
             for s, on in zip(sets, flags):
                 if on:
                     s.update(results)
-            for new, init in pairs:  # iter_args(%x = %init): the loop's value starts as init
+            for new, init, _ in pairs:
                 for s in sets:
                     if init in s:
                         s.add(new)
-            if body.rstrip().endswith("{"):
-                stack.append((results, [new for new, _ in pairs]))
-            if op == "scf.yield" and stack:
+            code = body.strip()
+            if code.startswith("}") and stack and not code.endswith("{"):  # a region closes
+                stack.pop()
+            elif code.endswith("{") and not code.startswith("}"):  # a region opens ("} else {" keeps it)
+                stack.append((results, [new for new, _, carried in pairs if carried]))
+            if op == "scf.yield" and stack:  # a region's yield: its results and the loop's carried values
                 for s, on in zip(sets, flags):
                     if on:
                         s.update(stack[-1][0])
                         s.update(stack[-1][1])
-            if body.strip() == "}" and stack:
-                stack.pop()
-            if op == "}" and stack:
-                stack.pop()
         if tuple(len(s) for s in sets) == before:
             break
     for op, _, operands, _, _ in parsed:
