@@ -135,6 +135,8 @@ class Runner:
         self.calls_without_launch = 0
         self.returned: list = []  # every tensor a call returned (held, so no later tensor takes its memory)
         self.poisoned: list = []  # masked loads without other= whose lanes were filled with NaN (watch)
+        self.unset_atomics: list = []  # atomics that added onto memory nothing had written (watch)
+        self.atomic_kernels: list = []  # kernels with an accumulating atomic (their TTIR)
         self.count_reads: dict = {}  # name: grader's tensor; after a call, self.reads[name] = elements read
         #: (a grader's tensor, a budget): after a call, self.reads["live:peak"] = the most elements computed
         #: from it (and held in memory made inside the call) alive at one time (_count_live)
@@ -209,6 +211,8 @@ class Runner:
                 changed = integrity.restore()
         self.trace = trace
         self.poisoned += [p for p in watch.counters.poisoned if p not in self.poisoned]
+        self.unset_atomics += [p for p in watch.counters.unset_atomics if p not in self.unset_atomics]
+        self.atomic_kernels += [k for k in watch.counters.atomic_kernels if k not in self.atomic_kernels]
         if changed:
             raise CallFailed([CaseResult(self.label, "-", False,
                                          f"your function changed the grader or torch ({', '.join(changed[:3])}): "
