@@ -397,7 +397,10 @@ def wrapping_offsets(ttir: str, any_factor: bool = False) -> bool:
     a value computed from ``tl.program_id`` and a size or stride the kernel was given at run time (an integer
     argument: Triton makes one equal to 1 a constant): past 2^31 elements such a product wraps around,
     whatever the result is widened to afterwards. The same rule as the interpreter's count in
-    :mod:`gpuperf.grading.algorithm`, read from the compiler's IR, so that it holds on a GPU too.
+    :mod:`gpuperf.grading.algorithm`, read from the compiler's IR, so that it holds on a GPU too. A loop's
+    induction variable is made from its lower bound only (a loop from the program's block walks indices made
+    from the program id; the keys ``start + tl.arange(0, BLOCK_N)`` of a loop from 0 are not, whatever
+    values the loop carries).
     ``any_factor``: a 32-bit product of a program id's value with anything (a block size too) counts, the rule
     of L2's one-dimensional kernels (``pid * BLOCK`` must be computed in 64 bits), whatever operations
     (``tl.where``, ``tl.minimum``, casts) the product goes through before it reaches an address."""
