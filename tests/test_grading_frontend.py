@@ -102,3 +102,21 @@ def test_a_loops_key_index_is_not_made_from_the_program_id_by_what_the_loop_carr
     problem, ttir = frontend.lower(_fn(_rows_and_keys), (x, x, torch.empty(64), 64, 3, 5),
                                    dict(MODE=mode, BM=16, BN=16))
     assert problem == "" and frontend.wrapping_offsets(ttir) is wraps
+
+
+@triton.jit
+def _atomics(x_ptr, y_ptr, n, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    tl.atomic_add(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n, other=0.0), mask=offs < n)
+    tl.atomic_xchg(y_ptr + offs, 1.0, mask=offs < n)
+
+
+def test_the_atomics_of_a_kernel_are_read_from_its_ttir():
+    """On a GPU a NaN output after atomics is explained from the kernel's TTIR (an add onto torch.empty
+    memory?): the accumulating atomics are told from an exchange."""
+    from gpuperf.grading import watch
+
+    x = torch.randn(16)
+    assert _lower(_atomics, x, x, 16, B=16) == ""
+    problem, ttir = frontend.lower(_fn(_atomics), (x, x, 16), dict(B=16))
+    assert watch._atomic_ops(ttir) == ["fadd", "exch"]

@@ -1515,8 +1515,9 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
             w.counters.wrapping_kernels.append(getattr(fn, "__name__", "?"))
         if ttir and w.policy.int64_offsets and wrapping_offsets(ttir, any_factor=True):  # L2: pid * BLOCK
             w.counters.narrow_kernels.append(getattr(fn, "__name__", "?"))
-        if ttir and any(op != "exch" for op in _atomic_ops(ttir)):  # named where an output comes out NaN
-            w.counters.atomic_kernels.append(getattr(fn, "__name__", "?"))
+        name = getattr(fn, "__name__", "?")
+        if ttir and name not in w.counters.atomic_kernels and any(op != "exch" for op in _atomic_ops(ttir)):
+            w.counters.atomic_kernels.append(name)  # named where an output comes out NaN on a GPU
     finally:
         w.internal = saved
     if problem:
