@@ -413,8 +413,9 @@ ATTACKS_7 = Path(__file__).with_name("grading_attacks_round7")
 #: Round 7 (a seventh attacker, 2026-12-05, against the graders with rounds 4-6 merged): the files it got past
 #: them, known holes kept as strict expected failures until closed (grading_attacks_round7/README.md).
 ROUND7_OPEN = {"01", "02", "03", "04", "05", "06", "07", "08"}
-#: Its honest files the graders wrongly refuse.
-ROUND7_HONEST_OPEN = {"h04"}
+#: Its honest files the graders wrongly refuse (h04, an int32 key index times the key stride, passes since the
+#: TTIR rule no longer reads a loop's index as made from the program id).
+ROUND7_HONEST_OPEN: set[str] = set()
 
 
 @pytest.mark.parametrize("path", sorted(ATTACKS_7.glob("[0-9]*.py")), ids=lambda p: p.stem)
@@ -443,3 +444,44 @@ def test_honest_solution_of_round_7_passes(path, request):
 
     report = grading.grade_report(key, fn, seed=SEED)
     assert report.passed, f"{path.name} refused by {key} (seed {SEED}):\n{report.text()}"
+
+
+@pytest.mark.parametrize("stem, words, not_words", [
+    ("09_", "allocate it with torch.zeros", ("running max", "no `other=`")),
+    ("note_", "a first pass for the max, then a second", ("32-bit", "not once per query")),
+])
+def test_round_7_messages_say_what_to_change(stem, words, not_words):
+    """Round 7's misleading messages: an atomic dQ added into memory from torch.empty is told so (not a running
+    max at 0, nor a harmless masked load); a plain two-pass forward is told about its two passes, not about
+    32-bit offsets (a loop's key index times the key stride is not a product of the program id's)."""
+    if not _interpreted_here():
+        pytest.skip("round 7 was run under the interpreter only")
+    path = next(ATTACKS_7.glob(f"{stem}*.py"))
+    key, fn = _attack(path)
+    from gpuperf import grading
+
+    report = grading.grade_report(key, fn, seed=SEED, stop_at_first_failure=True)
+    text = report.text()
+    assert not report.passed and words in text and not any(w in text for w in not_words), text
+
+
+def test_a_nan_output_after_atomics_names_them_on_a_gpu_too():
+    """On a GPU no atomic is watched lane by lane: a kernel whose TTIR adds with atomics is named after the
+    case's NaN message, as a question; under the interpreter (a trace) only the atomics seen onto unwritten
+    memory are, and they replace the message."""
+    from types import SimpleNamespace
+
+    from gpuperf.grading import _nan_cause
+    from gpuperf.grading.core import CaseResult
+
+    nan = CaseResult("case", "dq", False, "every element of dq is NaN: ...", blank=True)
+    gpu = SimpleNamespace(trace=None, unset_atomics=[], atomic_kernels=["dkdv"], poisoned=[])
+    text = _nan_cause(nan, gpu).message
+    assert text.startswith("every element of dq is NaN") and "your kernel dkdv adds with an atomic" in text
+    assert "torch.zeros" in text
+    cpu = SimpleNamespace(trace=None, unset_atomics=[("dkdv", "dq32_ptr", "line 3")], atomic_kernels=["dkdv"],
+                          poisoned=[])
+    text = _nan_cause(nan, cpu).message
+    assert text.startswith("your kernel adds with an atomic onto memory nothing had written (dq32_ptr in dkdv")
+    fine = CaseResult("case", "dq", False, "first wrong element at [0]: yours 1.5 vs expected 1.0", yours=1.5)
+    assert _nan_cause(fine, gpu) is fine

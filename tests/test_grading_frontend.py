@@ -71,3 +71,52 @@ def test_the_grader_refuses_numpy_in_a_kernel_with_what_to_change():
     assert not report.passed
     assert "does not compile with Triton" in report.text() and "operations on blocks" in report.text()
     assert "tl." not in report.text()  # never code
+
+
+@triton.jit
+def _rows_and_keys(q_ptr, k_ptr, o_ptr, N, sq, sk, MODE: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    # MODE 0: the program's rows in 64 bits, the loop's key index (start + arange) in 32 bits times the key
+    # stride, as Triton's tutorials write it; 1: the loop starts at the program's block (keys made from the
+    # program id); 2: the program's rows in 32 bits times the row stride
+    pid = tl.program_id(0)
+    rows = pid * BM + tl.arange(0, BM)
+    if MODE != 2:
+        rows = rows.to(tl.int64)
+    q = tl.load(q_ptr + rows * sq, mask=rows < N, other=0.0)
+    acc = tl.zeros((BM,), dtype=tl.float32) + q  # the loop carries a value loaded at the program's rows
+    lo = pid * BM if MODE == 1 else 0
+    for start in range(lo, N, BN):
+        keys = start + tl.arange(0, BN)
+        k = tl.load(k_ptr + keys * sk, mask=keys < N, other=0.0)
+        acc += tl.sum(k, axis=0)
+    tl.store(o_ptr + rows, acc, mask=rows < N)
+
+
+@pytest.mark.parametrize("mode, wraps", [(0, False), (1, True), (2, True)])
+def test_a_loops_key_index_is_not_made_from_the_program_id_by_what_the_loop_carries(mode, wraps):
+    """Round 7's h04: the TTIR rule read scf.for's induction variable as one of the values the loop carries, so
+    a yielded value loaded at the program's rows made the key index ``start + arange`` an index of the
+    program id's. The induction variable takes the taint of its lower bound only."""
+    x = torch.randn(64)
+    assert _lower(_rows_and_keys, x, x, torch.empty(64), 64, 3, 5, MODE=mode, BM=16, BN=16) == ""
+    problem, ttir = frontend.lower(_fn(_rows_and_keys), (x, x, torch.empty(64), 64, 3, 5),
+                                   dict(MODE=mode, BM=16, BN=16))
+    assert problem == "" and frontend.wrapping_offsets(ttir) is wraps
+
+
+@triton.jit
+def _atomics(x_ptr, y_ptr, n, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    tl.atomic_add(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n, other=0.0), mask=offs < n)
+    tl.atomic_xchg(y_ptr + offs, 1.0, mask=offs < n)
+
+
+def test_the_atomics_of_a_kernel_are_read_from_its_ttir():
+    """On a GPU a NaN output after atomics is explained from the kernel's TTIR (an add onto torch.empty
+    memory?): the accumulating atomics are told from an exchange."""
+    from gpuperf.grading import watch
+
+    x = torch.randn(16)
+    assert _lower(_atomics, x, x, 16, B=16) == ""
+    problem, ttir = frontend.lower(_fn(_atomics), (x, x, 16), dict(B=16))
+    assert watch._atomic_ops(ttir) == ["fadd", "exch"]

@@ -153,7 +153,7 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
                 case_results = failed.results
             except Exception as exc:  # the reader's code: report, never raise
                 case_results = [_result_of_exception(case.label, exc)]
-            case_results = [_poisoned_lanes(_definite_blank(r, runner), runner) for r in case_results]
+            case_results = [_nan_cause(r, runner) for r in case_results]
             if all(r.passed for r in case_results):
                 case_results = case_results + (_launched_check(runner, case.label)
                                                or _wide_offsets_check(runner, case.label)
@@ -173,6 +173,37 @@ def _this_grades_calls():
         yield
     finally:
         forget_earlier_calls()
+
+
+def _nan_cause(r: CaseResult, runner) -> CaseResult:
+    """A failed case whose output holds NaN, told by its likeliest cause: an atomic that added onto memory
+    from torch.empty, else a blank output, else a masked load without ``other=``."""
+    return _unset_atomics(r, runner) or _poisoned_lanes(_definite_blank(r, runner), runner)
+
+
+def _has_nan(r: CaseResult) -> bool:
+    import math
+
+    return r.blank or (r.yours is not None and math.isnan(r.yours)) or "NaN" in r.message
+
+
+def _unset_atomics(r: CaseResult, runner) -> CaseResult | None:
+    """An output with NaN after an atomic added onto memory nothing had written (torch.empty: NaN here): say
+    so, instead of blaming the arithmetic or a load (see ``watch.unset_atomics_note``). Under the
+    interpreter the atomic and the memory are known; on a GPU only that a kernel adds with atomics (its
+    TTIR), told after the case's own message. None where it does not apply."""
+    from dataclasses import replace
+
+    from gpuperf.grading.watch import unset_atomics_note
+
+    unset, kernels = getattr(runner, "unset_atomics", []), getattr(runner, "atomic_kernels", [])
+    if r.passed or not _has_nan(r):
+        return None
+    if unset:
+        return replace(r, blank=False, message=unset_atomics_note(unset))
+    if kernels and getattr(runner, "trace", None) is None:
+        return replace(r, message=(r.message + "\n" if r.message else "") + unset_atomics_note([], kernels))
+    return None
 
 
 def _definite_blank(r: CaseResult, runner) -> CaseResult:

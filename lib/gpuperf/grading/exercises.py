@@ -135,6 +135,8 @@ class Runner:
         self.calls_without_launch = 0
         self.returned: list = []  # every tensor a call returned (held, so no later tensor takes its memory)
         self.poisoned: list = []  # masked loads without other= whose lanes were filled with NaN (watch)
+        self.unset_atomics: list = []  # atomics that added onto memory nothing had written (watch)
+        self.atomic_kernels: list = []  # kernels with an accumulating atomic (their TTIR)
         self.count_reads: dict = {}  # name: grader's tensor; after a call, self.reads[name] = elements read
         #: (a grader's tensor, a budget): after a call, self.reads["live:peak"] = the most elements computed
         #: from it (and held in memory made inside the call) alive at one time (_count_live)
@@ -209,6 +211,8 @@ class Runner:
                 changed = integrity.restore()
         self.trace = trace
         self.poisoned += [p for p in watch.counters.poisoned if p not in self.poisoned]
+        self.unset_atomics += [p for p in watch.counters.unset_atomics if p not in self.unset_atomics]
+        self.atomic_kernels += [k for k in watch.counters.atomic_kernels if k not in self.atomic_kernels]
         if changed:
             raise CallFailed([CaseResult(self.label, "-", False,
                                          f"your function changed the grader or torch ({', '.join(changed[:3])}): "
@@ -2011,13 +2015,6 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
                     for program, count in launch.per_program.get(name, {}).items():
                         own[(index << 32) | program] = own.get((index << 32) | program, 0) + count
         most = trace.through_launches(own)
-        n_q = getattr(runner, "_attention_nq", None)
-        total = _loaded_from(trace, tensor)
-        if n_q and total > (-(-n_q // 16) + 1) * n_k * d:
-            return [CaseResult(label, "-", False,
-                               f"your kernel loaded {total} elements of {which} for {n_q} queries "
-                               f"({total / (n_k * d):.2g} times each): FlashAttention loads a block of keys once "
-                               "for a whole block of queries (BLOCK_M of 16 or more), not once per query")]
         # a pass loads n_k d elements (a few masked-off lanes less); one block of keys more is slack
         if most > n_k * d + min(n_k, LARGEST_BLOCK_K) * d:
             return [CaseResult(label, "-", False,
@@ -2027,6 +2024,15 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
                                "each block of keys once per block of queries, updating a running max, sum and "
                                "output as it goes (the online softmax); a first pass for the max, then a second "
                                "for the sum, reads K twice, in one kernel or in two")]
+        # then the programs together (told after the passes, the bigger mistake): with a program per query
+        # each reads K once, but N_q programs read it N_q times
+        n_q = getattr(runner, "_attention_nq", None)
+        total = _loaded_from(trace, tensor)
+        if n_q and total > (-(-n_q // 16) + 1) * n_k * d:
+            return [CaseResult(label, "-", False,
+                               f"your kernel loaded {total} elements of {which} for {n_q} queries "
+                               f"({total / (n_k * d):.2g} times each): FlashAttention loads a block of keys once "
+                               "for a whole block of queries (BLOCK_M of 16 or more), not once per query")]
     return []
 
 

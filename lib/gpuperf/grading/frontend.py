@@ -397,7 +397,10 @@ def wrapping_offsets(ttir: str, any_factor: bool = False) -> bool:
     a value computed from ``tl.program_id`` and a size or stride the kernel was given at run time (an integer
     argument: Triton makes one equal to 1 a constant): past 2^31 elements such a product wraps around,
     whatever the result is widened to afterwards. The same rule as the interpreter's count in
-    :mod:`gpuperf.grading.algorithm`, read from the compiler's IR, so that it holds on a GPU too.
+    :mod:`gpuperf.grading.algorithm`, read from the compiler's IR, so that it holds on a GPU too. A loop's
+    induction variable is made from its lower bound only (a loop from the program's block walks indices made
+    from the program id; the keys ``start + tl.arange(0, BLOCK_N)`` of a loop from 0 are not, whatever
+    values the loop carries).
     ``any_factor``: a 32-bit product of a program id's value with anything (a block size too) counts, the rule
     of L2's one-dimensional kernels (``pid * BLOCK`` must be computed in 64 bits), whatever operations
     (``tl.where``, ``tl.minimum``, casts) the product goes through before it reaches an address."""
@@ -420,7 +423,13 @@ def wrapping_offsets(ttir: str, any_factor: bool = False) -> bool:
             results = [r.split(":")[0].strip() for r in head.split(",")]
         op = body.split(" ", 1)[0]
         operands = [v.split("#")[0] for v in _VALUE.findall(body)]
-        pairs = re.findall(r"(%[\w.$-]+) = (%[\w.$-]+)", body) if op == "scf.for" else []
+        # (value, its start, carried): scf.for's induction variable starts at the lower bound and steps, so it
+        # carries the lower bound's taint (a loop from a program id's block walks indices made from it) but
+        # never a yielded value's; iter_args(%x = %init) start as init and are carried by the yield
+        pairs = [(iv, lb, False) for iv, lb in re.findall(r"^scf\.for (%[\w.$-]+) = (%[\w.$-]+)", body)]
+        if "iter_args(" in body:
+            carried = re.findall(r"(%[\w.$-]+) = (%[\w.$-]+)", body.split("iter_args(", 1)[1])
+            pairs += [(new, init, True) for new, init in carried]
         parsed.append((op, results, operands, pairs, body))
     sets = (pid, arg, wraps)
     stack: list = []
@@ -438,21 +447,20 @@ def wrapping_offsets(ttir: str, any_factor: bool = False) -> bool:
             for s, on in zip(sets, flags):
                 if on:
                     s.update(results)
-            for new, init in pairs:  # iter_args(%x = %init): the loop's value starts as init
+            for new, init, _ in pairs:
                 for s in sets:
                     if init in s:
                         s.add(new)
-            if body.rstrip().endswith("{"):
-                stack.append((results, [new for new, _ in pairs]))
-            if op == "scf.yield" and stack:
+            code = body.strip()
+            if code.startswith("}") and stack and not code.endswith("{"):  # a region closes
+                stack.pop()
+            elif code.endswith("{") and not code.startswith("}"):  # a region opens ("} else {" keeps it)
+                stack.append((results, [new for new, _, carried in pairs if carried]))
+            if op == "scf.yield" and stack:  # a region's yield: its results and the loop's carried values
                 for s, on in zip(sets, flags):
                     if on:
                         s.update(stack[-1][0])
                         s.update(stack[-1][1])
-            if body.strip() == "}" and stack:
-                stack.pop()
-            if op == "}" and stack:
-                stack.pop()
         if tuple(len(s) for s in sets) == before:
             break
     for op, _, operands, _, _ in parsed:

@@ -217,6 +217,11 @@ class Counters:
     narrow_kernels: list = field(default_factory=list)
     #: masked loads without ``other=`` whose masked-out lanes were filled with NaN: (kernel, tensor, line)
     poisoned: list = field(default_factory=list)
+    #: accumulating atomics (add, max, ...) onto elements nothing had written in this call (memory from
+    #: torch.empty, NaN here): (kernel, tensor, line); under the interpreter
+    unset_atomics: list = field(default_factory=list)
+    #: kernels with an accumulating atomic, read from their TTIR (a GPU too)
+    atomic_kernels: list = field(default_factory=list)
     #: (kernel, (x, y, z)): the grid of each launch (interpreted or compiled, where it can be read)
     grids: list = field(default_factory=list)
 
@@ -1357,6 +1362,8 @@ def _interpreter_hooks(watch_getter) -> list:
             res = check("updated (atomically)", ptr, mask, element_size(ptr))
             if res is not None:
                 addresses, active = res
+                if "XCHG" not in str(rmwOp).upper() and _unset(w, addresses[active], element_size(ptr)):
+                    _note_load(w, w.counters.unset_atomics, state["spans"], addresses, active)
                 _mark_stores(w, addresses[active], element_size(ptr))
         return rmw0(self, rmwOp, ptr, val, mask, *rest)
 
@@ -1420,9 +1427,14 @@ def _poison(ptrs, shape):
 def _note_poisoned(w: Watch, spans, addresses, active) -> None:
     """Remember the load whose masked-out lanes were filled (kernel, tensor, the reader's line), to name it
     if an output comes out NaN."""
+    _note_load(w, w.counters.poisoned, spans, addresses, active)
+
+
+def _note_load(w: Watch, notes: list, spans, addresses, active) -> None:
+    """Append (kernel, tensor, the reader's line) of the load or atomic being run to ``notes`` (at most 8)."""
     import linecache
 
-    if len(w.counters.poisoned) >= 8:
+    if len(notes) >= 8:
         return
     name = "a tensor"
     if spans is not None:
@@ -1440,8 +1452,42 @@ def _note_poisoned(w: Watch, spans, addresses, active) -> None:
         frame = frame.f_back
     kernel = w.counters.kernels[-1] if w.counters.kernels else "?"
     entry = (kernel, name, line)
-    if entry not in w.counters.poisoned:
-        w.counters.poisoned.append(entry)
+    if entry not in notes:
+        notes.append(entry)
+
+
+def _unset(w: Watch, addresses, element_size: int) -> bool:
+    """Whether any of ``addresses`` is an element of memory handed out in this call that nothing has written
+    yet (a kernel's store or atomic, a torch fill or copy): memory from ``torch.empty``, NaN here."""
+    import numpy as np
+
+    if addresses.size == 0:
+        return False
+    for a in w.allocs:
+        if a.written is True:
+            continue
+        n = a.stop - a.start
+        rel = addresses.astype(np.int64) - a.base
+        inside = (rel >= 0) & (rel < n * a.element_size)
+        if inside.any() and (a.written is None or not a.written[rel[inside] // a.element_size].all()):
+            return True
+    return False
+
+
+def unset_atomics_note(unset, atomic_kernels=()) -> str:
+    """What to tell a reader whose output has NaN after atomics that added onto memory nothing had written
+    (``unset``: (kernel, tensor, line), under the interpreter), or, where only the TTIR says that kernels
+    add with atomics (``atomic_kernels``, a GPU), the same as a question."""
+    why = ("torch.empty (and empty_like, new_empty) hands out memory as it is, holding whatever was there "
+           "before, so the grader fills it with NaN. An atomic reads the value it updates, so memory that "
+           "atomics add into must start at zero: allocate it with torch.zeros (zeros_like), or zero it "
+           "(.zero_(), or a kernel that stores zeros) before the kernel that adds to it")
+    if unset:
+        where = "; ".join(f"{name} in {kernel}" + (f" ({line})" if line else "") for kernel, name, line in unset)
+        return (f"your kernel adds with an atomic onto memory nothing had written ({where}): {why}")
+    kernels = ", ".join(dict.fromkeys(atomic_kernels))
+    return (f"your kernel {kernels} adds with an atomic: if it adds onto memory from torch.empty, that is "
+            f"the NaN. {why}")
 
 
 def poisoned_note(poisoned) -> str:
@@ -1469,6 +1515,9 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
             w.counters.wrapping_kernels.append(getattr(fn, "__name__", "?"))
         if ttir and w.policy.int64_offsets and wrapping_offsets(ttir, any_factor=True):  # L2: pid * BLOCK
             w.counters.narrow_kernels.append(getattr(fn, "__name__", "?"))
+        name = getattr(fn, "__name__", "?")
+        if ttir and name not in w.counters.atomic_kernels and any(op != "exch" for op in _atomic_ops(ttir)):
+            w.counters.atomic_kernels.append(name)  # named where an output comes out NaN on a GPU
     finally:
         w.internal = saved
     if problem:
@@ -1477,6 +1526,13 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
                   "run there (NumPy, `.handle` or Python on a block's values; a block that is not a power of "
                   "two), but no GPU can run it: compute with Triton's own operations on blocks (loads, dots, "
                   "sums, exponentials) and the shapes the compiler accepts")
+
+
+def _atomic_ops(ttir: str) -> list[str]:
+    """The operations of the kernel's atomic read-modify-writes in its TTIR (``fadd``, ``max``, ``exch``)."""
+    import re
+
+    return re.findall(r"tt\.atomic_rmw (\w+)", ttir)
 
 
 def _mark_stores(w: Watch, addresses, element_size: int) -> None:
