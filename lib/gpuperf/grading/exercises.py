@@ -1953,21 +1953,30 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
         most = trace.through_launches(own)
         n_q = getattr(runner, "_attention_nq", None)
         total = _loaded_from(trace, tensor)
-        if n_q and total > (-(-n_q // 16) + 1) * n_k * d:
-            return [CaseResult(label, "-", False,
-                               f"your kernel loaded {total} elements of {which} for {n_q} queries "
-                               f"({total / (n_k * d):.2g} times each): FlashAttention loads a block of keys once "
-                               "for a whole block of queries (BLOCK_M of 16 or more), not once per query")]
-        # a pass loads n_k d elements (a few masked-off lanes less); one block of keys more is slack
+        whose = _whose(trace, which, tensor)
+        # a pass loads n_k d elements (a few masked-off lanes less); one block of keys more is slack. Asked
+        # first: a block of queries that reads K twice is two passes, whatever the total says
         if most > n_k * d + min(n_k, LARGEST_BLOCK_K) * d:
             return [CaseResult(label, "-", False,
-                               f"one block of queries cost your kernels {most} loads of {which} "
+                               f"one block of queries cost your kernels {most} loads of {whose} "
                                f"({most / (n_k * d):.2g} times each of the {n_k} x {d}), counting the loads of "
                                "every program of an earlier kernel whose results it read: FlashAttention reads "
                                "each block of keys once per block of queries, updating a running max, sum and "
                                "output as it goes (the online softmax); a first pass for the max, then a second "
                                "for the sum, reads K twice, in one kernel or in two")]
+        if n_q and total > (-(-n_q // 16) + 1) * n_k * d:
+            return [CaseResult(label, "-", False,
+                               f"your kernel loaded {total} elements of {whose} for {n_q} queries "
+                               f"({total / (n_k * d):.2g} times each): FlashAttention loads a block of keys once "
+                               "for a whole block of queries (BLOCK_M of 16 or more), not once per query")]
     return []
+
+
+def _whose(trace, which: str, tensor) -> str:
+    """``which`` (a tensor's name), and the copies of it the reader's function made where it made any."""
+    if any(image.owner is tensor for image in getattr(trace, "images", ())):
+        return f"{which} (counting the copy your function made of it: its loads are loads of {which})"
+    return which
 
 
 def _uncovered(trace, label, which, tensor, why) -> list[CaseResult]:
