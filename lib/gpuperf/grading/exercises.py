@@ -2245,6 +2245,13 @@ def _skip_check(trace, label, q, k, n) -> list[CaseResult]:
                            "16 to 128), and with blocks that large there is almost nothing left to skip; use "
                            "blocks of at most 128 queries")]
     hidden, pairs, example = _hidden_pairs(trace, q, k)
+    if not pairs:
+        return [CaseResult(label, "-", False,
+                           "the grader found no block of keys that a program of your kernel walked while it held "
+                           "a block of queries: no program loaded q (or a copy of it) and then blocks of k (or "
+                           "of a copy of it). Each program should hold its block of queries and walk the keys "
+                           "block by block, loading them with tl.load from k as you were given it (or from a "
+                           "copy of it), not from memory another kernel of yours wrote")]
     hidden_visits, visits = _hidden_visits(trace, q, k)
     # a tenth is slack for a walk that stops one block late (what the count by elements allowed before)
     if hidden > 0.1 * pairs or hidden_visits > 0.1 * visits:
