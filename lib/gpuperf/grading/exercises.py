@@ -2767,9 +2767,9 @@ def _autograd_blocks_check(runner, label, k, v, n_q, n_k, backward_from: int, q=
     trace = runner.trace
     if trace is None:
         return []
-    forward = Trace(launches=trace.launches[:backward_from])
+    forward = Trace(launches=trace.launches[:backward_from], images=trace.images)
     backward = Trace(launches=[dataclasses.replace(launch, sources={})
-                               for launch in trace.launches[backward_from:]])
+                               for launch in trace.launches[backward_from:]], images=trace.images)
     runner._attention_v, runner._attention_nq = v, n_q
     for part, which in ((forward, "forward"), (backward, "backward")):
         if not part.launches:
@@ -2793,8 +2793,8 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label,
         # q, k, v as sliced from one fused projection, x.view(B, N, 3, H, d)[:, :, i].transpose(1, 2) (heads
         # interleaved, rows 3 H d apart: never contiguous), and dO with its heads interleaved, as autograd hands
         # it over when O's heads are merged, o.transpose(1, 2).reshape(B, N, H d)
-        # (The long case that counts the Function's blocks takes them contiguous: its checks read the loads of
-        # the grader's own k, which a contiguous copy made in the Function would hide.)
+        # (The long case that counts the Function's blocks takes them contiguous; its checks count the loads of
+        # the grader's own k and of the copies made of it, :class:`Image`.)
         strides = None if blocks else lambda t: (t.shape[2] * 3 * h * d, d, 3 * h * d, 1)
         q, k, v = (runner.input(t, strides=strides(t) if strides else None).requires_grad_(True)
                    for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
