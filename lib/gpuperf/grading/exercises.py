@@ -488,14 +488,17 @@ def _images_of(events: list, owners: list) -> list:
         return rows
 
     own = set()
+    copied = {event[1][:2] for event in events if event[0] == "copy"}  # the memory copies read
     for index, t in enumerate(owners):
-        if t.dim() == 0 or t.numel() == 0:
-            continue
         key = (t.untyped_storage().data_ptr(), t.element_size())
+        if t.dim() == 0 or t.numel() == 0 or key not in copied:
+            continue
         own.add((key, index))
         rows = table(key, index, extent(t.shape, t.stride(), t.storage_offset()), True)
         numbers = torch.arange(t.numel() // t.shape[-1]).reshape(tuple(t.shape[:-1]) + (1,)).expand(t.shape)
         rows.as_strided(t.shape, t.stride(), t.storage_offset()).copy_(numbers)
+    if not own:
+        return []
     for event in events:
         if event[0] == "new":
             for key in [key for key in tables if key[0] == event[1]]:
