@@ -399,3 +399,32 @@ def test_honest_solution_of_round_7_passes(path, request):
 
     report = grading.grade_report(key, fn, seed=SEED)
     assert report.passed, f"{path.name} refused by {key} (seed {SEED}):\n{report.text()}"
+
+
+def test_copies_map_back_to_the_rows_they_hold():
+    """Round 7 (05, 06, 08): a copy made in the learner's function is an image of the grader's tensor: a
+    transposed copy, a float64 round trip and a copy_ into a padded buffer each map an address to the row of
+    k it holds; new memory or a fill there forgets it."""
+    import torch
+
+    from gpuperf.grading.exercises import _images_of
+
+    k = torch.arange(2 * 3 * 5 * 4, dtype=torch.float32).reshape(2, 3, 5, 4)  # rows (b H + h) N + n
+    kt = k.transpose(-1, -2).contiguous()  # (2, 3, 4, 5): row n of head (b, h) is a column
+    back = kt.transpose(-1, -2).to(torch.float64)
+    padded = torch.zeros(2, 3, 8, 4)
+    filled = torch.zeros(2, 3, 5, 4)
+
+    def layout(t):
+        return (t.untyped_storage().data_ptr(), t.element_size(), tuple(t.shape), tuple(t.stride()),
+                t.storage_offset())
+
+    events = [("new", layout(kt)[0]), ("copy", layout(k.transpose(-1, -2)), layout(kt)),
+              ("new", layout(back)[0]), ("copy", layout(kt.transpose(-1, -2)), layout(back)),
+              ("new", layout(padded)[0]), ("copy", layout(k), layout(padded[:, :, 2:7])),
+              ("new", layout(filled)[0]), ("copy", layout(k), layout(filled)), ("fill", layout(filled))]
+    images = {image.base: image for image in _images_of(events, [k])}
+    assert set(images) == {layout(t)[0] for t in (kt, back, padded)}
+    for t, index in ((kt, (1, 2, 3, 4)), (back, (1, 2, 4, 3)), (padded, (1, 2, 6, 3))):
+        address = t.data_ptr() + sum(i * s for i, s in zip(index, t.stride())) * t.element_size()
+        assert images[layout(t)[0]].row(address) == (1 * 3 + 2) * 5 + 4  # key 4 of head (1, 2)
