@@ -722,7 +722,7 @@ def attention_split_max_then_sum(q, k, v, causal=False, splits=8):
 
 
 def attention_two_passes_on_copies(q, k, v, causal=False):
-    """Wrong: the two passes above, over copies of q, k and v made first (the grader's own k never loaded)."""
+    """Wrong: the two passes above, over copies of q, k and v made first (their loads count as loads of q, k and v)."""
     return attention_split_max_then_sum(q.contiguous().clone(), k.contiguous().clone(), v.contiguous().clone(),
                                         causal)
 
