@@ -1938,7 +1938,7 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
     d = k.shape[-1]
     for which, tensor in (("k", k), ("v", getattr(runner, "_attention_v", None))):
         if tensor is not None:
-            missing = _uncovered(trace, label, which, tensor, "every query sees every key here")
+            missing = _uncovered(trace, label, which, tensor, "every key here is seen by a query")
             if missing:
                 return missing
     for which in ("k", "v"):
