@@ -635,6 +635,20 @@ def backward_dq_kt_tiles(q, k, v, o, lse, do, causal=False):  # the dQ pass read
     return _backward2(q, k, v, o, lse, do, causal, kt=True)
 
 
+def _copied(t):
+    """A copy of ``t`` by a long way round (a transposed copy, read back transposed, then made contiguous;
+    a float64 round trip): the same values, other memory, as a learner's wrapper may make them."""
+    return t.transpose(-1, -2).contiguous().transpose(-1, -2).to(torch.float64).to(t.dtype).contiguous()
+
+
+def attention_on_copies(q, k, v, causal=False):  # round 7: a kernel that reads copies of its inputs
+    return _attention(_copied(q), _copied(k), v.clone(), causal)
+
+
+def backward_on_clones(q, k, v, o, lse, do, causal=False):  # round 7: the backward on clones of q and k
+    return _backward2(q.clone(), k.clone(), v, o, lse, do, causal, bm=64, bn=32)
+
+
 def backward_blocks_64_32_noskip(q, k, v, o, lse, do, causal=False):
     return _backward2(q, k, v, o, lse, do, causal, bm=64, bn=32, skip=False)
 
@@ -708,7 +722,7 @@ def attention_split_max_then_sum(q, k, v, causal=False, splits=8):
 
 
 def attention_two_passes_on_copies(q, k, v, causal=False):
-    """Wrong: the two passes above, over copies of q, k and v made first (the grader's own k never loaded)."""
+    """Wrong: the two passes above, over copies of q, k and v made first (their loads count as loads of q, k and v)."""
     return attention_split_max_then_sum(q.contiguous().clone(), k.contiguous().clone(), v.contiguous().clone(),
                                         causal)
 
@@ -1154,4 +1168,7 @@ RIGHT = {
     "matmul_persistent": ("L4.matmul", matmul_persistent, ""),
     "backward_own_blocks": ("L6.backward", backward_own_blocks, "fp32 full"),
     "backward_own_blocks_64_16": ("L6.backward", backward_own_blocks_64_16, "summed over every"),
+    # round 7: copies of the inputs made in the function (their loads count as the inputs')
+    "attention_on_copies": ("L5.causal", attention_on_copies, ""),
+    "backward_on_clones": ("L6.backward", backward_on_clones, ""),
 }

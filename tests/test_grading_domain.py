@@ -412,7 +412,7 @@ ATTACKS_7 = Path(__file__).with_name("grading_attacks_round7")
 
 #: Round 7 (a seventh attacker, 2026-12-05, against the graders with rounds 4-6 merged): the files it got past
 #: them, known holes kept as strict expected failures until closed (grading_attacks_round7/README.md).
-ROUND7_OPEN = {"01", "02", "03", "04", "05", "06", "07", "08"}
+ROUND7_OPEN = {"01", "02", "03", "04", "07"}
 #: Its honest files the graders wrongly refuse (h04, an int32 key index times the key stride, passes since the
 #: TTIR rule no longer reads a loop's index as made from the program id).
 ROUND7_HONEST_OPEN: set[str] = set()
@@ -485,3 +485,32 @@ def test_a_nan_output_after_atomics_names_them_on_a_gpu_too():
     assert text.startswith("your kernel adds with an atomic onto memory nothing had written (dq32_ptr in dkdv")
     fine = CaseResult("case", "dq", False, "first wrong element at [0]: yours 1.5 vs expected 1.0", yours=1.5)
     assert _nan_cause(fine, gpu) is fine
+
+
+def test_copies_map_back_to_the_rows_they_hold():
+    """Round 7 (05, 06, 08): a copy made in the learner's function is an image of the grader's tensor: a
+    transposed copy, a float64 round trip and a copy_ into a padded buffer each map an address to the row of
+    k it holds; new memory or a fill there forgets it."""
+    import torch
+
+    from gpuperf.grading.exercises import _images_of
+
+    k = torch.arange(2 * 3 * 5 * 4, dtype=torch.float32).reshape(2, 3, 5, 4)  # rows (b H + h) N + n
+    kt = k.transpose(-1, -2).contiguous()  # (2, 3, 4, 5): row n of head (b, h) is a column
+    back = kt.transpose(-1, -2).to(torch.float64)
+    padded = torch.zeros(2, 3, 8, 4)
+    filled = torch.zeros(2, 3, 5, 4)
+
+    def layout(t):
+        return (t.untyped_storage().data_ptr(), t.element_size(), tuple(t.shape), tuple(t.stride()),
+                t.storage_offset())
+
+    events = [("new", layout(kt)[0]), ("copy", layout(k.transpose(-1, -2)), layout(kt)),
+              ("new", layout(back)[0]), ("copy", layout(kt.transpose(-1, -2)), layout(back)),
+              ("new", layout(padded)[0]), ("copy", layout(k), layout(padded[:, :, 2:7])),
+              ("new", layout(filled)[0]), ("copy", layout(k), layout(filled)), ("fill", layout(filled))]
+    images = {image.base: image for image in _images_of(events, [k])}
+    assert set(images) == {layout(t)[0] for t in (kt, back, padded)}
+    for t, index in ((kt, (1, 2, 3, 4)), (back, (1, 2, 4, 3)), (padded, (1, 2, 6, 3))):
+        address = t.data_ptr() + sum(i * s for i, s in zip(index, t.stride())) * t.element_size()
+        assert images[layout(t)[0]].row(address) == (1 * 3 + 2) * 5 + 4  # key 4 of head (1, 2)

@@ -93,6 +93,10 @@ class Trace:
     """Every interpreted launch of one call of the reader's function."""
 
     launches: list = field(default_factory=list)
+    #: memory the reader's function filled with copies of the grader's tensors (``clone``, which
+    #: ``.contiguous()`` runs; ``.to()``; ``copy_``), each mapped back to the tensor it copies
+    #: (:class:`gpuperf.grading.exercises.Image`): its loads count as loads of that tensor
+    images: list = field(default_factory=list)
     _written: tuple = ()  # (sorted addresses, owner = launch index << 32 | program): the last writer of each
 
     def through_launches(self, own: dict) -> int:

@@ -191,6 +191,9 @@ class Runner:
             _count_reads(watch, self.count_reads, self.reads)
         if self.count_live is not None:
             _count_live(watch, *self.count_live, self.reads)
+        copies: list = []  # the copies the reader's function makes, followed where the kernels are traced
+        if self.policy.kernels and (self.device == "cpu" or self.interpret):
+            _track_copies(watch, copies)
         for _, t in tensors:
             watch.know(t)
         watch.know(*known)
@@ -210,6 +213,8 @@ class Runner:
             finally:
                 changed = integrity.restore()
         self.trace = trace
+        if trace is not None and copies:
+            trace.images = _images_of(copies, [t for _, t in tensors] + list(known))
         self.poisoned += [p for p in watch.counters.poisoned if p not in self.poisoned]
         self.unset_atomics += [p for p in watch.counters.unset_atomics if p not in self.unset_atomics]
         self.atomic_kernels += [k for k in watch.counters.atomic_kernels if k not in self.atomic_kernels]
@@ -393,6 +398,165 @@ def _count_reads(watch, tensors: dict, reads: dict) -> None:
         return out
 
     watch._dispatch = dispatch
+
+
+def _track_copies(watch, events: list) -> None:
+    """Record, while the reader's function runs, every copy torch makes (``clone``, which ``.contiguous()``
+    runs; ``_to_copy``, which ``.to()`` and ``.float()`` run; ``copy_``), every constant fill and every new
+    memory, as the layouts involved (plain numbers): :func:`_images_of` maps them back to the grader's
+    tensors after the call. Wraps the watch's dispatch handler of this one call."""
+    from gpuperf.grading.watch import ALLOCATIONS, _storage_ptr
+
+    inner = getattr(watch, "_dispatch", None)
+    if inner is None:  # pragma: no cover - another watch layout
+        return
+    import torch
+
+    def layout(t):
+        return (_storage_ptr(t), t.element_size(), tuple(t.shape), tuple(t.stride()), t.storage_offset())
+
+    def dispatch(func, args, kwargs):
+        out = inner(func, args, kwargs)
+        if watch.paused or watch.internal or not watch.active:
+            return out
+        name = func.overloadpacket.__name__
+        outs = [t for t in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(t, torch.Tensor)]
+        if name in ALLOCATIONS or name in ("clone", "_to_copy"):  # new memory: whatever it held is gone
+            events.extend(("new", _storage_ptr(t)) for t in outs)
+        source = args[0] if name in ("clone", "_to_copy") else args[1] if name == "copy_" and len(args) > 1 \
+            else None
+        if isinstance(source, torch.Tensor) and outs:
+            events.append(("copy", layout(source), layout(outs[0])))
+        elif name in ("fill_", "zero_") and outs:
+            events.append(("fill", layout(outs[0])))
+        return out
+
+    watch._dispatch = dispatch
+
+
+@dataclass
+class Image:
+    """Memory the reader's function filled with a copy of one of the grader's tensors (``owner``), or of a part
+    of it, in any layout (a clone, a transposed or reshaped copy, a dtype conversion, ``copy_`` into a larger
+    buffer): ``rows[i]`` is the row of ``owner`` (as :func:`_row_of` counts them) that element ``i`` of the
+    storage at ``base`` holds, -1 where it holds none of them."""
+
+    owner: Any
+    base: int
+    element_size: int
+    rows: Any  # numpy int64 per element of the storage, from its first byte
+
+    def holds(self, launch, name) -> bool:
+        """Argument ``name`` of ``launch`` starts in this memory, with its element size."""
+        end = self.base + self.rows.size * self.element_size
+        return any(n == name and self.base <= start < end and es == self.element_size
+                   for n, start, _, es, _ in launch.args)
+
+    def row(self, address: int) -> int:
+        """The row of ``owner`` held at byte ``address`` (an element that holds none: the last row held before
+        it; past the end: a row past every row)."""
+        import numpy as np
+
+        offset = (address - self.base) // self.element_size
+        if offset < 0:
+            return -1
+        if offset >= self.rows.size:
+            return int(self.rows.max()) + 1 + offset - self.rows.size
+        if self.rows[offset] >= 0:
+            return int(self.rows[offset])
+        before = np.flatnonzero(self.rows[:offset] >= 0)
+        return int(self.rows[before[-1]]) if before.size else -1
+
+
+def _images_of(events: list, owners: list) -> list:
+    """The :class:`Image` of each of ``owners`` (the grader's tensors of a call) that the copies recorded by
+    :func:`_track_copies` left in memory: replayed in order on tables of row numbers (a copy of a copy, or a
+    copy of a view of one, is followed; a fill, a copy of something else or new memory there erases it)."""
+    import torch
+
+    def extent(shape, stride, offset) -> int:
+        return offset + sum((s - 1) * st for s, st in zip(shape, stride)) + 1 if all(shape) else 0
+
+    tables: dict = {}  # (storage address, element size): {owner's index: int64 rows per element}
+
+    def table(key, index, size, create: bool):
+        held = tables.setdefault(key, {})
+        rows = held.get(index)
+        if rows is None and not create:
+            return None
+        if rows is None or rows.numel() < size:
+            grown = torch.full((max(size, 1),), -1, dtype=torch.int64)
+            if rows is not None:
+                grown[:rows.numel()] = rows
+            held[index] = rows = grown
+        return rows
+
+    own = set()
+    copied = {event[1][:2] for event in events if event[0] == "copy"}  # the memory copies read
+    for index, t in enumerate(owners):
+        key = (t.untyped_storage().data_ptr(), t.element_size())
+        if t.dim() == 0 or t.numel() == 0 or key not in copied:
+            continue
+        own.add((key, index))
+        rows = table(key, index, extent(t.shape, t.stride(), t.storage_offset()), True)
+        numbers = torch.arange(t.numel() // t.shape[-1]).reshape(tuple(t.shape[:-1]) + (1,)).expand(t.shape)
+        rows.as_strided(t.shape, t.stride(), t.storage_offset()).copy_(numbers)
+    if not own:
+        return []
+    for event in events:
+        if event[0] == "new":
+            for key in [key for key in tables if key[0] == event[1]]:
+                tables[key] = {i: r for i, r in tables[key].items() if (key, i) in own}
+            continue
+        ptr, es, shape, stride, offset = event[-1]
+        if not all(shape):
+            continue
+        size = extent(shape, stride, offset)
+        sources = {}
+        if event[0] == "copy":
+            s_ptr, s_es, s_shape, s_stride, s_offset = event[1]
+            for index, rows in tables.get((s_ptr, s_es), {}).items():
+                if all(s_shape):
+                    rows = table((s_ptr, s_es), index, extent(s_shape, s_stride, s_offset), True)
+                    sources[index] = rows.as_strided(s_shape, s_stride, s_offset)
+        for index in set(tables.get((ptr, es), {})) | set(sources):
+            rows = table((ptr, es), index, size, True)
+            view = rows.as_strided(shape, stride, offset)
+            if index in sources:
+                view.copy_(torch.broadcast_to(sources[index], shape))
+            else:
+                view.fill_(-1)
+    return [Image(owners[index], key[0], key[1], rows.numpy().copy()) for key, held in tables.items()
+            for index, rows in held.items() if (key, index) not in own and bool((rows >= 0).any())]
+
+
+def _rows_in(trace, launch, name, tensor):
+    """How argument ``name`` of ``launch`` reads ``tensor``, the grader's: a function from a byte address to
+    the row of ``tensor`` held there where the argument is the tensor itself (:func:`_same_memory`) or a copy
+    of it the reader's function made (:class:`Image`), else None. A copy is the tensor it copies: its loads
+    are loads of that tensor."""
+    if _same_memory(launch, name, tensor):
+        return lambda address: _row_of(tensor, address)
+    for image in getattr(trace, "images", ()):
+        if image.owner is tensor and image.holds(launch, name):
+            return image.row
+    return None
+
+
+def _covered_by_loads(trace, tensor) -> int:
+    """The rows of ``tensor`` (or of copies of it) that the loads of the call covered together."""
+    last = tensor.numel() // max(1, tensor.shape[-1]) - 1
+    spans = []
+    for launch in trace.launches:
+        for name, *_ in launch.args:
+            rows = _rows_in(trace, launch, name, tensor)
+            if rows is not None:
+                for n, _, low, high in launch.spans:
+                    if n == name:
+                        first, final = sorted((rows(low), rows(high)))
+                        if first <= last and final >= 0:
+                            spans.append((max(first, 0), min(final, last)))
+    return _covered_rows(spans)
 
 
 def _count_live(watch, source, budget: int, reads: dict) -> None:
@@ -1996,12 +2160,10 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
         return []
     d = k.shape[-1]
     for which, tensor in (("k", k), ("v", getattr(runner, "_attention_v", None))):
-        if tensor is not None and not _loaded_from(trace, tensor):  # a copy's loads are nobody's
-            return [CaseResult(label, "-", False,
-                               f"your kernels never loaded {which} as the grader passed it (from a copy of it?): "
-                               f"the grader counts the blocks of keys and the passes over them from the loads of "
-                               f"{which}. Pass q, k and v to your kernel as they are (contiguous here: "
-                               ".contiguous() of a contiguous tensor is the tensor itself, not a copy)")]
+        if tensor is not None:
+            missing = _uncovered(trace, label, which, tensor, "every key here is seen by a query")
+            if missing:
+                return missing
     for which in ("k", "v"):
         tensor = k if which == "k" else getattr(runner, "_attention_v", None)
         if tensor is None:
@@ -2011,14 +2173,18 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
         own: dict = {}
         for index, launch in enumerate(trace.launches):
             for name, _, _, _, _ in launch.args:
-                if _same_memory(launch, name, tensor):
+                if _rows_in(trace, launch, name, tensor) is not None:
                     for program, count in launch.per_program.get(name, {}).items():
                         own[(index << 32) | program] = own.get((index << 32) | program, 0) + count
         most = trace.through_launches(own)
-        # a pass loads n_k d elements (a few masked-off lanes less); one block of keys more is slack
+        n_q = getattr(runner, "_attention_nq", None)
+        total = _loaded_from(trace, tensor)
+        whose = _whose(trace, which, tensor)
+        # a pass loads n_k d elements (a few masked-off lanes less); one block of keys more is slack. Asked
+        # first: a block of queries that reads K twice is two passes, whatever the total says
         if most > n_k * d + min(n_k, LARGEST_BLOCK_K) * d:
             return [CaseResult(label, "-", False,
-                               f"one block of queries cost your kernels {most} loads of {which} "
+                               f"one block of queries cost your kernels {most} loads of {whose} "
                                f"({most / (n_k * d):.2g} times each of the {n_k} x {d}), counting the loads of "
                                "every program of an earlier kernel whose results it read: FlashAttention reads "
                                "each block of keys once per block of queries, updating a running max, sum and "
@@ -2026,14 +2192,37 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
                                "for the sum, reads K twice, in one kernel or in two")]
         # then the programs together (told after the passes, the bigger mistake): with a program per query
         # each reads K once, but N_q programs read it N_q times
-        n_q = getattr(runner, "_attention_nq", None)
-        total = _loaded_from(trace, tensor)
         if n_q and total > (-(-n_q // 16) + 1) * n_k * d:
             return [CaseResult(label, "-", False,
-                               f"your kernel loaded {total} elements of {which} for {n_q} queries "
+                               f"your kernel loaded {total} elements of {whose} for {n_q} queries "
                                f"({total / (n_k * d):.2g} times each): FlashAttention loads a block of keys once "
                                "for a whole block of queries (BLOCK_M of 16 or more), not once per query")]
     return []
+
+
+def _whose(trace, which: str, tensor) -> str:
+    """``which`` (a tensor's name), and the copies of it the reader's function made where it made any."""
+    if any(image.owner is tensor for image in getattr(trace, "images", ())):
+        return f"{which} (counting the copy your function made of it: its loads are loads of {which})"
+    return which
+
+
+def _uncovered(trace, label, which, tensor, why) -> list[CaseResult]:
+    """A failure where the loads of ``tensor`` (or of the copies of it the reader's function made) leave one of
+    its rows unread, though ``why`` says every row is needed: what the grader counts (blocks, passes, skipped
+    blocks) would otherwise be counted on one token load while the work reads something else."""
+    rows = tensor.numel() // max(1, tensor.shape[-1])
+    covered = _covered_by_loads(trace, tensor)
+    if covered >= rows:
+        return []
+    heads = rows // max(1, tensor.shape[-2]) if tensor.dim() > 2 else 1
+    kind = "keys" if which in ("k", "v") else "queries"
+    return [CaseResult(label, "-", False,
+                       f"your kernels loaded {covered} of the {rows} rows of {which} ({heads} head(s) of "
+                       f"{tensor.shape[-2]} {kind}), counting their loads of {which} itself and of any copy your "
+                       f"function made of it (clone, .contiguous(), .to(), copy_): {why}, so every row must be "
+                       f"loaded. Load {which} in your kernel from the tensor you were given (or from a copy of "
+                       "it), block by block, not from memory a kernel of yours wrote")]
 
 
 def _scratch_check(runner, label, inputs, outputs) -> list[CaseResult]:
@@ -2209,9 +2398,14 @@ def _row_of(tensor, address: int) -> int:
 def _widest_rows(trace, tensor) -> int:
     """The most rows of ``tensor`` one load covered, from its lowest to its highest active address, whatever
     the shape of the block (a (d, N) load of K transposed covers N keys)."""
-    return max((_row_of(tensor, high) - _row_of(tensor, low) + 1
-                for launch in trace.launches for name, *_ in launch.args if _same_memory(launch, name, tensor)
-                for n, _, low, high in launch.spans if n == name), default=0)
+    widest = 0
+    for launch in trace.launches:
+        for name, *_ in launch.args:
+            rows = _rows_in(trace, launch, name, tensor)
+            if rows is not None:
+                widest = max([widest] + [abs(rows(high) - rows(low)) + 1
+                                         for n, _, low, high in launch.spans if n == name])
+    return widest
 
 
 def _program_loads(trace, tensors: dict) -> list:
@@ -2222,8 +2416,8 @@ def _program_loads(trace, tensors: dict) -> list:
 
     out = []
     for launch in trace.launches:
-        names = {name: (which, tensor) for name, *_ in launch.args for which, tensor in tensors.items()
-                 if tensor is not None and _same_memory(launch, name, tensor)}
+        names = {name: (which, rows) for name, *_ in launch.args for which, tensor in tensors.items()
+                 if tensor is not None and (rows := _rows_in(trace, launch, name, tensor)) is not None}
         if not names:
             continue
         marks: dict = {}
@@ -2234,11 +2428,12 @@ def _program_loads(trace, tensors: dict) -> list:
         for index, (name, program, low, high) in enumerate(launch.spans):
             if name not in names:
                 continue
-            which, tensor = names[name]
+            which, rows = names[name]
             at = marks.get(program, [])
             dot = bisect.bisect_right(at, index) > bisect.bisect_right(at, previous.get(program, -1))
             previous[program] = index
-            loads.setdefault(program, []).append((which, _row_of(tensor, low), _row_of(tensor, high), dot))
+            first, last = sorted((rows(low), rows(high)))
+            loads.setdefault(program, []).append((which, first, last, dot))
         out += [(launch.kernel, program, program_loads) for program, program_loads in loads.items()]
     return out
 
@@ -2268,11 +2463,11 @@ def _skip_check(trace, label, q, k, n) -> list[CaseResult]:
     block of k it loads, or visits with its lanes masked off, after the last of those rows is one that no query
     of the block can see (not counted against a run without the mask, which the reader's code could inflate or
     skip)."""
-    if not _loaded_from(trace, k) or not _loaded_from(trace, q):
-        return [CaseResult(label, "-", False,
-                           "your kernel did not load q and k as the grader passed them (a copy of them?): the "
-                           "grader counts the key blocks a causal kernel visits from the loads of k; pass q, k "
-                           "and v to the kernel as they are (contiguous here)")]
+    for which, tensor in (("q", q), ("k", k)):
+        missing = _uncovered(trace, label, which, tensor, "the last query sees every key and every query "
+                             "sees the first key")
+        if missing:
+            return missing
     bm = _held_rows(trace, q, k)
     if bm > 128:
         return [CaseResult(label, "-", False,
@@ -2281,6 +2476,13 @@ def _skip_check(trace, label, q, k, n) -> list[CaseResult]:
                            "16 to 128), and with blocks that large there is almost nothing left to skip; use "
                            "blocks of at most 128 queries")]
     hidden, pairs, example = _hidden_pairs(trace, q, k)
+    if not pairs:
+        return [CaseResult(label, "-", False,
+                           "the grader found no block of keys that a program of your kernel walked while it held "
+                           "a block of queries: no program loaded q (or a copy of it) and then blocks of k (or "
+                           "of a copy of it). Each program should hold its block of queries and walk the keys "
+                           "block by block, loading them with tl.load from k as you were given it (or from a "
+                           "copy of it), not from memory another kernel of yours wrote")]
     hidden_visits, visits = _hidden_visits(trace, q, k)
     # a tenth is slack for a walk that stops one block late (what the count by elements allowed before)
     if hidden > 0.1 * pairs or hidden_visits > 0.1 * visits:
@@ -2299,23 +2501,25 @@ def _hidden_visits(trace, q, k) -> tuple[int, int]:
     row of q the program loaded, and all it visited."""
     hidden = total = 0
     for launch in trace.launches:
-        q_names = [name for name, *_ in launch.args if _same_memory(launch, name, q)]
-        k_names = [name for name, *_ in launch.args if _same_memory(launch, name, k)]
+        q_rows = {name: rows for name, *_ in launch.args if (rows := _rows_in(trace, launch, name, q))}
+        k_rows = {name: rows for name, *_ in launch.args if (rows := _rows_in(trace, launch, name, k))}
         last: dict = {}
-        for name, program, _, high in launch.spans:
-            if name in q_names:
-                last[program] = max(last.get(program, -1), _row_of(q, high))
-        for name in k_names:
+        for name, program, low, high in launch.spans:
+            if name in q_rows:
+                last[program] = max(last.get(program, -1), q_rows[name](low), q_rows[name](high))
+        for name, rows in k_rows.items():
             for program, address in launch.visits.get(name, ()):
                 if program in last:
                     total += 1
-                    hidden += _row_of(k, address) > last[program]
+                    hidden += rows(address) > last[program]
     return hidden, total
 
 
 def _loaded_from(trace, tensor) -> int:
+    """The elements the call's kernels loaded from ``tensor`` or from the copies of it the reader's function
+    made."""
     return sum(launch.loaded.get(name, 0) for launch in trace.launches for name, _, _, _, _ in launch.args
-               if _same_memory(launch, name, tensor))
+               if _rows_in(trace, launch, name, tensor) is not None)
 
 
 def _causal_timing_note(runner, q, k, v) -> str:
@@ -2403,8 +2607,22 @@ def _backward_skip_case(gen, n, label):
                                       "once per block of queries; a pass over all the keys for every block "
                                       "(recomputing the row statistics) reads them far more"))
             return results
+        for which, tensor in (("q", q), ("k", k)):
+            missing = _uncovered(runner.trace, label, which, tensor,
+                                 "dQ of the last query needs every key, dK of the first key every query")
+            if missing:
+                return results + missing
         hidden, pairs, example = _hidden_pairs(runner.trace, q, k)
-        if pairs and hidden > 0.05 * pairs:
+        if not pairs:
+            results.append(CaseResult(label, "-", False,
+                                      "the grader found no (block of queries, block of keys) pair that a program "
+                                      "of your backward walked: no program held a block of q (or k) while it "
+                                      "loaded blocks of the other, from q and k or from copies of them your "
+                                      "function made. Each program should hold its block of keys (for dK, dV) or "
+                                      "of queries (for dQ) and walk the other block by block, loading them with "
+                                      "tl.load from the tensors you were given (or their copies)"))
+            return results
+        if hidden > 0.05 * pairs:
             results.append(CaseResult(label, "-", False,
                                       f"with the causal mask your backward visited {hidden} (block of queries, "
                                       f"block of keys) pairs of its {pairs} in which every key comes after every "
@@ -2821,9 +3039,9 @@ def _autograd_blocks_check(runner, label, k, v, n_q, n_k, backward_from: int, q=
     trace = runner.trace
     if trace is None:
         return []
-    forward = Trace(launches=trace.launches[:backward_from])
+    forward = Trace(launches=trace.launches[:backward_from], images=trace.images)
     backward = Trace(launches=[dataclasses.replace(launch, sources={})
-                               for launch in trace.launches[backward_from:]])
+                               for launch in trace.launches[backward_from:]], images=trace.images)
     runner._attention_v, runner._attention_nq = v, n_q
     for part, which in ((forward, "forward"), (backward, "backward")):
         if not part.launches:
@@ -2850,8 +3068,8 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label,
         # q, k, v and dO each laid out its own way (ATTENTION_LAYOUTS: heads interleaved, a slice of a fused
         # projection, rows padded, contiguous), as model code hands them over: q from one projection, k and v
         # from another, dO as autograd hands it when O's heads are merged, o.transpose(1, 2).reshape(B, N, H d)
-        # (The long case that counts the Function's blocks takes them contiguous: its checks read the loads of
-        # the grader's own k, which a contiguous copy made in the Function would hide.)
+        # (The long case that counts the Function's blocks takes them contiguous; its checks count the loads of
+        # the grader's own k and of the copies made of it, :class:`Image`.)
         values = _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread)
         do0 = draw_do()
         kinds = ("contiguous",) * 4 if blocks else _attention_layouts(gen, 4, device, n_q, n_k)
