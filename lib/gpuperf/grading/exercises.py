@@ -1695,15 +1695,22 @@ def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
         if device != "cpu":
             label = "B=1 H=1 N=4096 d=16 fp32 causal: its time against full (information, not graded)"
             cases.append(Case(label, _block_skip_case(gen, device, 4096, label)))
-    elif device != "cpu":
-        label = ("B=1 H=1 N_q=64 N_k=600 d=16 fp32 full, your kernel run by Triton's interpreter on the CPU: "
-                 "its blocks of keys")
-        cases.append(Case(label, _l5_case(gen, "cpu", _torch().float32, 1, 1, 64, 600, 16, False, "normal",
-                                          label), interpret=True, device="cpu"))
+    else:
+        # a long sequence of queries: how they are split over programs (L5.causal's N=512 case counts the same)
+        n_q = 256 + torch_randint(gen, 0, 64)
+        label = (f"B=1 H=1 N_q={n_q} N_k=256 d=16 fp32 full, your kernel run by Triton's interpreter on the CPU: "
+                 "how the queries are split over programs")
+        cases.append(Case(label, _l5_case(gen, "cpu", _torch().float32, 1, 1, n_q, 256, 16, False, "normal",
+                                          label, programs=True), interpret=True, device="cpu"))
+        if device != "cpu":
+            label = ("B=1 H=1 N_q=64 N_k=600 d=16 fp32 full, your kernel run by Triton's interpreter on the CPU: "
+                     "its blocks of keys")
+            cases.append(Case(label, _l5_case(gen, "cpu", _torch().float32, 1, 1, 64, 600, 16, False, "normal",
+                                              label), interpret=True, device="cpu"))
     return cases
 
 
-def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repeat=False):
+def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repeat=False, programs=False):
     def run(runner):
         q, k, v = (runner.input(t, order=_layout(h))
                    for t in _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread))
@@ -1744,9 +1751,57 @@ def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
         if all(r.passed for r in results):
             results += _scratch_check(runner, label, (q, k, v), (o, lse)) or \
                 _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal)
+        if programs and all(r.passed for r in results):
+            results += _query_programs_check(runner, label, q, k, n_q, n_k)
         return results
 
     return run
+
+
+def _query_programs_check(runner, label, q, k, n_q, n_k) -> list[CaseResult]:
+    """Under the interpreter, for a long sequence of queries: how they are split over programs. Each program
+    holds one block of at most 128 queries (the rows its loads of q cover, halves merged: :func:`_held_rows`)
+    and walks the keys once for it; a program that walks its head's blocks of queries one after another reads
+    K once per block, and runs a head on one SM. Then the one pass over K and V (:func:`_one_pass_check`)."""
+    trace = runner.trace
+    if trace is None:
+        return []
+    if not _loaded_from(trace, q) or not _loaded_from(trace, k):
+        return [CaseResult(label, "-", False,
+                           "your kernel did not load q and k as the grader passed them (a copy of them?): the "
+                           "grader reads how the queries are split over programs from the loads of q and k; pass "
+                           "q, k and v to the kernel as they are (contiguous here)")]
+    held = _held_rows(trace, q, k)
+    if held > 128:
+        return [CaseResult(label, "-", False,
+                           f"one program of your kernel holds {held} queries at once (N_q = {n_q}), counted from "
+                           "the rows of q it loads: a program keeps one block of queries on chip (BLOCK_M of 16 "
+                           "to 128), and each block of queries gets a program of its own, a grid of "
+                           "(cdiv(N_q, BLOCK_M), B x H), so that a long sequence spreads over the GPU's SMs; use "
+                           "blocks of at most 128 queries")]
+    d = k.shape[-1]
+    blocks: dict = {}  # (kernel, program): the distinct blocks of q the program held, one after another
+    for kernel, program, loads in _program_loads(trace, {"q": q, "k": k}):
+        held_blocks = {(min(lo for _, lo, _, _ in run), max(h for _, _, h, _ in run))
+                       for run in _runs(loads) if run[0][0] == "q"}
+        blocks[(kernel, program)] = held_blocks
+    for launch in trace.launches:
+        for name, *_ in launch.args:
+            if not _same_memory(launch, name, k):
+                continue
+            for program, count in launch.per_program.get(name, {}).items():
+                walked = blocks.get((launch.kernel, program), set())
+                # a pass loads n_k d elements; one block of keys more is slack
+                if len(walked) > 1 and count > n_k * d + min(n_k, LARGEST_BLOCK_K) * d:
+                    rows = _covered_rows(sorted(walked))
+                    return [CaseResult(
+                        label, "-", False,
+                        f"program {program} of your kernel {launch.kernel} walks {len(walked)} blocks of "
+                        f"queries one after another ({rows} of the {n_q} queries) and reads all of K again for "
+                        f"each ({count / (n_k * d):.2g} times in all): give each block of queries a program of "
+                        "its own, a grid of (cdiv(N_q, BLOCK_M), B x H), so that the blocks of a head run side "
+                        "by side on the GPU's SMs, each reading K once")]
+    return _one_pass_check(runner, label, k, n_k)
 
 
 def _key_blocks_check(runner, label, k, n_k) -> list[CaseResult]:
