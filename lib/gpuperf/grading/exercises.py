@@ -2586,43 +2586,99 @@ def _autograd_cases(gen, device) -> list[Case]:
              "your Function")
     cases.append(Case(label, _autograd_case(gen, device, _torch().float16, 1, 1, n_q, 32, 16, False, "canary",
                                             label)))
-    # a long sequence through the interpreter: the Function's own kernels graded as L5.forward and L6.backward
-    # grade theirs (blocks of keys, one pass over them), not only its values
+    # a long sequence through the interpreter, then a causal one: the Function's own kernels graded as L5 and
+    # L6.backward grade theirs (blocks of keys, one pass over them, scratch memory, tile products, the blocks a
+    # causal kernel skips: _autograd_blocks_check), not only its values
     n = 512 + torch_randint(gen, 0, 64)
     label = (f"B=1 H=1 N_q={n} N_k={n} d=16 fp32 full, your Function's kernels run by Triton's interpreter on "
              "the CPU: their blocks of keys")
     cases.append(Case(label, _autograd_case(gen, "cpu", _torch().float32, 1, 1, n, n, 16, False, "normal", label,
                                             blocks=True), interpret=True, device="cpu"))
+    label = ("B=1 H=1 N=192 d=16 fp32 causal, your Function's kernels run by Triton's interpreter on the CPU: the "
+             "blocks they visit")
+    cases.append(Case(label, _autograd_case(gen, "cpu", _torch().float32, 1, 1, 192, 192, 16, True, "normal",
+                                            label, blocks=True), interpret=True, device="cpu"))
     return cases
 
 
-def _autograd_blocks_check(runner, label, k, v, n_q, n_k, backward_from: int, q=None) -> list[CaseResult]:
+def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, backward_from: int
+                           ) -> list[CaseResult]:
     """Under the interpreter: the Function's forward launches (those before the backward began, at
-    ``backward_from``) and then its backward's, each graded by L5.forward's checks of the blocks of keys and
-    of the passes over them (:func:`_key_blocks_check`), the backward's also by L6.backward's bound on the rows
-    one load covers (:func:`_backward_blocks_check`). The backward's programs are counted on their own:
-    reading the forward's lse and O is not a second pass over K."""
+    ``backward_from``) graded as L5 grades its kernels (blocks of keys and one pass over them where N_k >= 512,
+    scratch memory, tile products, and with the causal mask the key blocks it skips), then its backward's as
+    L6.backward grades its kernels (scratch memory, tile products, blocks of keys, rows per load, and with the
+    causal mask the pairs of blocks it skips). ``tensors``: the grader's q, k, v, dO and the O the Function
+    returned. The backward's programs are counted on their own: the links through memory among its own
+    launches are kept (a max pass in one kernel and a sum pass in another count as two passes), those to the
+    forward's launches dropped (reading the forward's lse and O is not a second pass over K)."""
     import dataclasses
 
     trace = runner.trace
     if trace is None:
         return []
+    q, k, v, do, o = (tensors[name] for name in ("q", "k", "v", "do", "o"))
+    (b, h, n_q, d), n_k = q.shape, k.shape[-2]
+    shift = backward_from << 32  # Launch.sources: launch index << 32 | program, the index counted from 0
+
+    def own(sources):
+        return {program: {owner - shift for owner in owners if owner >= shift}
+                for program, owners in sources.items()}
+
     forward = Trace(launches=trace.launches[:backward_from])
-    backward = Trace(launches=[dataclasses.replace(launch, sources={})
+    backward = Trace(launches=[dataclasses.replace(launch, sources=own(launch.sources))
                                for launch in trace.launches[backward_from:]])
     runner._attention_v, runner._attention_nq = v, n_q
-    for part, which in ((forward, "forward"), (backward, "backward")):
+
+    def forward_checks():
+        found = _key_blocks_check(runner, label, k, n_k) or _scratch_check(runner, label, (q, k, v), (o,)) or \
+            _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal)
+        return found or (_skip_check(forward, label, q, k, n_q) if causal else [])
+
+    def backward_checks():
+        return _scratch_check(runner, label, (q, k, v, do), grads) or \
+            _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, _BACKWARD_PRODUCTS) or \
+            _key_blocks_check(runner, label, k, n_k) or \
+            _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v}) or \
+            (_autograd_skip_check(backward, label, q, k) if causal else [])
+
+    for part, which, checks in ((forward, "forward", forward_checks), (backward, "backward", backward_checks)):
         if not part.launches:
             continue
         runner.trace = part
         try:
-            found = _key_blocks_check(runner, label, k, n_k)
-            if not found and which == "backward" and q is not None:
-                found = _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v})
+            found = checks()
         finally:
             runner.trace = trace
         if found:
             return [dataclasses.replace(r, message=f"in your Function's {which}: {r.message}") for r in found]
+    return []
+
+
+def _autograd_skip_check(trace, label, q, k) -> list[CaseResult]:
+    """A causal backward's pairs of blocks (as in L6.backward's skip case): K loaded about once per block of
+    queries at most, and no (block of queries, block of keys) pair visited in which every key comes after every
+    query."""
+    n, d = k.shape[-2], k.shape[-1]
+    loaded_k = _loaded_from(trace, k)
+    if not loaded_k or not _loaded_from(trace, q):
+        return [CaseResult(label, "-", False,
+                           "your backward did not load q and k as the Function was given them (a copy of them?): "
+                           "the grader counts the pairs of blocks a causal backward visits from the loads of q "
+                           "and k; hand the saved q, k and v to the kernels as they are (contiguous here)")]
+    if loaded_k > (-(-n // 16) + 2) * n * d:
+        return [CaseResult(label, "-", False,
+                           f"your backward loaded {loaded_k} elements of k ({loaded_k / (n * d):.2g} times each): "
+                           "the dK, dV pass loads each block of keys once, the dQ pass once per block of queries; "
+                           "a pass over all the keys for every block (recomputing the row statistics) reads them "
+                           "far more")]
+    hidden, pairs, example = _hidden_pairs(trace, q, k)
+    if hidden > 0.05 * pairs:
+        return [CaseResult(label, "-", False,
+                           f"with the causal mask your backward visited {hidden} (block of queries, block of keys) "
+                           f"pairs of its {pairs} in which every key comes after every query ({example}): P is 0 "
+                           "there, and dQ, dK, dV gain nothing from them. Skip them, as the causal forward does: a "
+                           "program of keys starts at the first block of queries that can see its first key; a "
+                           "program of queries stops at its diagonal")]
     return []
 
 
@@ -2689,7 +2745,8 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label,
                 continue
             results.append(compare(label, name, t, want, tols[name], scale=bound, dtype=dtype, device=device))
         if blocks and started and all(r.passed for r in results):
-            results += _autograd_blocks_check(runner, label, k, v, n_q, n_k, started[0], q=q)
+            results += _autograd_blocks_check(runner, label, {"q": q, "k": k, "v": v, "do": do, "o": o},
+                                              grads["qkv"], causal, started[0])
         return results
 
     return run
