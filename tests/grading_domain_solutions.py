@@ -923,7 +923,10 @@ def _bwd_dkdv(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, N
     v = tl.load(v_ptr + kv, mask=keys[:, None] < N_K, other=0.0)
     dk = tl.zeros((BN, D), dtype=tl.float32)
     dv = tl.zeros((BN, D), dtype=tl.float32)
-    for m0 in range(0, N_Q, BM):
+    start = 0
+    if CAUSAL:  # from the first block of queries that can see this block's first key
+        start = (tl.program_id(0) * BN // BM) * BM
+    for m0 in range(start, N_Q, BM):
         rows = m0 + tl.arange(0, BM)
         qo = head * N_Q * D + rows[:, None] * D + dims[None, :]
         q = tl.load(q_ptr + qo, mask=rows[:, None] < N_Q, other=0.0)
@@ -949,7 +952,10 @@ def _bwd_dq(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, N_Q, N_K, s
     lse = tl.load(lse_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
     delta = tl.load(delta_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
     dq = tl.zeros((BM, D), dtype=tl.float32)
-    for n0 in range(0, N_K, BN):
+    end = N_K
+    if CAUSAL:  # up to the block's last query: the keys after it are hidden from every query of the block
+        end = tl.minimum(N_K, (tl.program_id(0) + 1) * BM)
+    for n0 in range(0, end, BN):
         keys = n0 + tl.arange(0, BN)
         kv = head * N_K * D + keys[:, None] * D + dims[None, :]
         k = tl.load(k_ptr + kv, mask=keys[:, None] < N_K, other=0.0)

@@ -2059,6 +2059,12 @@ def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
                      "against full (information, not graded)")
             cases.append(Case(label, _block_skip_case(gen, device, 4096, label, "early")))
     else:
+        # a long sequence of queries: how they are split over programs (L5.causal's N=512 case counts the same)
+        n_q = 256 + torch_randint(gen, 0, 64)
+        label = (f"B=1 H=1 N_q={n_q} N_k=256 d=16 fp32 full, your kernel run by Triton's interpreter on the CPU: "
+                 "how the queries are split over programs")
+        cases.append(Case(label, _l5_case(gen, "cpu", _torch().float32, 1, 1, n_q, 256, 16, False, "normal",
+                                          label, programs=True), interpret=True, device="cpu"))
         if device != "cpu":
             label = ("B=1 H=1 N_q=64 N_k=600 d=16 fp32 full, your kernel run by Triton's interpreter on the CPU: "
                      "its blocks of keys")
@@ -2074,7 +2080,7 @@ def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
     return cases
 
 
-def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repeat=False):
+def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repeat=False, programs=False):
     def run(runner):
         values = _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread)
         kinds = _attention_layouts(gen, 3, device, n_q, n_k)
@@ -2131,9 +2137,57 @@ def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
         if all(r.passed for r in results):
             results += _scratch_check(runner, label, (q, k, v), (o, lse)) or \
                 _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal)
+        if programs and all(r.passed for r in results):
+            results += _query_programs_check(runner, label, q, k, n_q, n_k)
         return results
 
     return run
+
+
+def _query_programs_check(runner, label, q, k, n_q, n_k) -> list[CaseResult]:
+    """Under the interpreter, for a long sequence of queries: how they are split over programs. Each program
+    holds one block of at most 128 queries (the rows its loads of q cover, halves merged: :func:`_held_rows`)
+    and walks the keys once for it; a program that walks its head's blocks of queries one after another reads
+    K once per block, and runs a head on one SM. Then the one pass over K and V (:func:`_one_pass_check`)."""
+    trace = runner.trace
+    if trace is None:
+        return []
+    if not _loaded_from(trace, q) or not _loaded_from(trace, k):
+        return [CaseResult(label, "-", False,
+                           "your kernel did not load q and k as the grader passed them (a copy of them?): the "
+                           "grader reads how the queries are split over programs from the loads of q and k; pass "
+                           "q, k and v to the kernel as they are (contiguous here)")]
+    held = _held_rows(trace, q, k)
+    if held > 128:
+        return [CaseResult(label, "-", False,
+                           f"one program of your kernel holds {held} queries at once (N_q = {n_q}), counted from "
+                           "the rows of q it loads: a program keeps one block of queries on chip (BLOCK_M of 16 "
+                           "to 128), and each block of queries gets a program of its own, a grid of "
+                           "(cdiv(N_q, BLOCK_M), B x H), so that a long sequence spreads over the GPU's SMs; use "
+                           "blocks of at most 128 queries")]
+    d = k.shape[-1]
+    blocks: dict = {}  # (kernel, program): the distinct blocks of q the program held, one after another
+    for kernel, program, loads in _program_loads(trace, {"q": q, "k": k}):
+        held_blocks = {(min(lo for _, lo, _, _ in run), max(h for _, _, h, _ in run))
+                       for run in _runs(loads) if run[0][0] == "q"}
+        blocks[(kernel, program)] = held_blocks
+    for launch in trace.launches:
+        for name, *_ in launch.args:
+            if not _same_memory(launch, name, k):
+                continue
+            for program, count in launch.per_program.get(name, {}).items():
+                walked = blocks.get((launch.kernel, program), set())
+                # a pass loads n_k d elements; one block of keys more is slack
+                if len(walked) > 1 and count > n_k * d + min(n_k, LARGEST_BLOCK_K) * d:
+                    rows = _covered_rows(sorted(walked))
+                    return [CaseResult(
+                        label, "-", False,
+                        f"program {program} of your kernel {launch.kernel} walks {len(walked)} blocks of "
+                        f"queries one after another ({rows} of the {n_q} queries) and reads all of K again for "
+                        f"each ({count / (n_k * d):.2g} times in all): give each block of queries a program of "
+                        "its own, a grid of (cdiv(N_q, BLOCK_M), B x H), so that the blocks of a head run side "
+                        "by side on the GPU's SMs, each reading K once")]
+    return _one_pass_check(runner, label, k, n_k)
 
 
 def _key_blocks_check(runner, label, k, n_k) -> list[CaseResult]:
@@ -3000,16 +3054,21 @@ def _autograd_cases(gen, device) -> list[Case]:
              "your Function")
     cases.append(Case(label, _autograd_case(gen, device, _torch().float16, 1, 1, n_q, 32, 16, False, "canary",
                                             label)))
-    # a long sequence through the interpreter: the Function's own kernels graded as L5.forward and L6.backward
-    # grade theirs (blocks of keys, one pass over them), not only its values. Early scores (each even row's max
-    # in its first key, every later block of keys hundreds lower; more keys than any block may take): a forward
-    # whose running max goes down overflows on every seed
+    # a long sequence through the interpreter, then a causal one: the Function's own kernels graded as L5 and
+    # L6.backward grade theirs (blocks of keys, one pass over them, scratch memory, tile products, the blocks a
+    # causal kernel skips: _autograd_blocks_check), not only its values. Early scores in the long one (each even
+    # row's max in its first key, every later block of keys hundreds lower; more keys than any block may take):
+    # a forward whose running max goes down overflows on every seed
     n = 512 + torch_randint(gen, 0, 64)
     label = (f"B=1 H=1 N_q={n} N_k={n} d=16 fp32 full, early scores (each even row's max in its first key, "
              "every later block far lower), your Function's kernels run by Triton's interpreter on the CPU: their "
              "blocks of keys")
     cases.append(Case(label, _autograd_case(gen, "cpu", _torch().float32, 1, 1, n, n, 16, False, "early", label,
                                             blocks=True), interpret=True, device="cpu"))
+    label = ("B=1 H=1 N=192 d=16 fp32 causal, your Function's kernels run by Triton's interpreter on the CPU: the "
+             "blocks they visit")
+    cases.append(Case(label, _autograd_case(gen, "cpu", _torch().float32, 1, 1, 192, 192, 16, True, "normal",
+                                            label, blocks=True), interpret=True, device="cpu"))
     # two calls in one case (the second after the first's backward, on the same tensors with new values): an
     # O kept between calls (a cache per shape) and returned again overwrites the first call's result. First,
     # so such a Function is refused early; sizes and inputs from a generator of its own, seeded from the
@@ -3028,33 +3087,84 @@ def _autograd_cases(gen, device) -> list[Case]:
     return cases
 
 
-def _autograd_blocks_check(runner, label, k, v, n_q, n_k, backward_from: int, q=None) -> list[CaseResult]:
+def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, backward_from: int
+                           ) -> list[CaseResult]:
     """Under the interpreter: the Function's forward launches (those before the backward began, at
-    ``backward_from``) and then its backward's, each graded by L5.forward's checks of the blocks of keys and
-    of the passes over them (:func:`_key_blocks_check`), the backward's also by L6.backward's bound on the rows
-    one load covers (:func:`_backward_blocks_check`). The backward's programs are counted on their own:
-    reading the forward's lse and O is not a second pass over K."""
+    ``backward_from``) graded as L5 grades its kernels (blocks of keys and one pass over them where N_k >= 512,
+    scratch memory, tile products, and with the causal mask the key blocks it skips), then its backward's as
+    L6.backward grades its kernels (scratch memory, tile products, blocks of keys, rows per load, and with the
+    causal mask the pairs of blocks it skips). ``tensors``: the grader's q, k, v, dO and the O the Function
+    returned. The backward's programs are counted on their own: the links through memory among its own
+    launches are kept (a max pass in one kernel and a sum pass in another count as two passes), those to the
+    forward's launches dropped (reading the forward's lse and O is not a second pass over K)."""
     import dataclasses
 
     trace = runner.trace
     if trace is None:
         return []
+    q, k, v, do, o = (tensors[name] for name in ("q", "k", "v", "do", "o"))
+    (b, h, n_q, d), n_k = q.shape, k.shape[-2]
+    shift = backward_from << 32  # Launch.sources: launch index << 32 | program, the index counted from 0
+
+    def own(sources):
+        return {program: {owner - shift for owner in owners if owner >= shift}
+                for program, owners in sources.items()}
+
     forward = Trace(launches=trace.launches[:backward_from], images=trace.images)
-    backward = Trace(launches=[dataclasses.replace(launch, sources={})
+    backward = Trace(launches=[dataclasses.replace(launch, sources=own(launch.sources))
                                for launch in trace.launches[backward_from:]], images=trace.images)
     runner._attention_v, runner._attention_nq = v, n_q
-    for part, which in ((forward, "forward"), (backward, "backward")):
+
+    def forward_checks():
+        found = _key_blocks_check(runner, label, k, n_k) or _scratch_check(runner, label, (q, k, v), (o,)) or \
+            _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal)
+        return found or (_skip_check(forward, label, q, k, n_q) if causal else [])
+
+    def backward_checks():
+        return _scratch_check(runner, label, (q, k, v, do), grads) or \
+            _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, _BACKWARD_PRODUCTS) or \
+            _key_blocks_check(runner, label, k, n_k) or \
+            _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v}) or \
+            (_autograd_skip_check(backward, label, q, k) if causal else [])
+
+    for part, which, checks in ((forward, "forward", forward_checks), (backward, "backward", backward_checks)):
         if not part.launches:
             continue
         runner.trace = part
         try:
-            found = _key_blocks_check(runner, label, k, n_k)
-            if not found and which == "backward" and q is not None:
-                found = _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v})
+            found = checks()
         finally:
             runner.trace = trace
         if found:
             return [dataclasses.replace(r, message=f"in your Function's {which}: {r.message}") for r in found]
+    return []
+
+
+def _autograd_skip_check(trace, label, q, k) -> list[CaseResult]:
+    """A causal backward's pairs of blocks (as in L6.backward's skip case): K loaded about once per block of
+    queries at most, and no (block of queries, block of keys) pair visited in which every key comes after every
+    query."""
+    n, d = k.shape[-2], k.shape[-1]
+    loaded_k = _loaded_from(trace, k)
+    if not loaded_k or not _loaded_from(trace, q):
+        return [CaseResult(label, "-", False,
+                           "your backward did not load q and k as the Function was given them (a copy of them?): "
+                           "the grader counts the pairs of blocks a causal backward visits from the loads of q "
+                           "and k; hand the saved q, k and v to the kernels as they are (contiguous here)")]
+    if loaded_k > (-(-n // 16) + 2) * n * d:
+        return [CaseResult(label, "-", False,
+                           f"your backward loaded {loaded_k} elements of k ({loaded_k / (n * d):.2g} times each): "
+                           "the dK, dV pass loads each block of keys once, the dQ pass once per block of queries; "
+                           "a pass over all the keys for every block (recomputing the row statistics) reads them "
+                           "far more")]
+    hidden, pairs, example = _hidden_pairs(trace, q, k)
+    if hidden > 0.05 * pairs:
+        return [CaseResult(label, "-", False,
+                           f"with the causal mask your backward visited {hidden} (block of queries, block of keys) "
+                           f"pairs of its {pairs} in which every key comes after every query ({example}): P is 0 "
+                           "there, and dQ, dK, dV gain nothing from them. Skip them, as the causal forward does: a "
+                           "program of keys starts at the first block of queries that can see its first key; a "
+                           "program of queries stops at its diagonal")]
     return []
 
 
@@ -3149,7 +3259,8 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label,
             results.append(compare(label, name + second, t, want, tols[name], scale=bound, dtype=dtype,
                                    device=device))
         if blocks and started and all(r.passed for r in results):
-            results += _autograd_blocks_check(runner, label, k, v, n_q, n_k, started[0], q=q)
+            results += _autograd_blocks_check(runner, label, {"q": q, "k": k, "v": v, "do": do, "o": o},
+                                              grads["qkv"], causal, started[0])
         return results, o
 
     return run
