@@ -2653,38 +2653,7 @@ def _backward_skip_case(gen, n, label):
                                       "P = exp(S - lse) is recomputed from the forward's lse (one load per row), "
                                       "not from a new pass over the keys for the max and the sum"))
             return results
-        loaded_k = _loaded_from(runner.trace, k)
-        if loaded_k > (-(-n // 16) + 2) * n * 16:
-            results.append(CaseResult(label, "-", False,
-                                      f"your backward loaded {loaded_k} elements of k ({loaded_k / (n * 16):.2g} "
-                                      "times each): the dK, dV pass loads each block of keys once, the dQ pass "
-                                      "once per block of queries; a pass over all the keys for every block "
-                                      "(recomputing the row statistics) reads them far more"))
-            return results
-        for which, tensor in (("q", q), ("k", k)):
-            missing = _uncovered(runner.trace, label, which, tensor,
-                                 "dQ of the last query needs every key, dK of the first key every query")
-            if missing:
-                return results + missing
-        hidden, pairs, example = _hidden_pairs(runner.trace, q, k)
-        if not pairs:
-            results.append(CaseResult(label, "-", False,
-                                      "the grader found no (block of queries, block of keys) pair that a program "
-                                      "of your backward walked: no program held a block of q (or k) while it "
-                                      "loaded blocks of the other, from q and k or from copies of them your "
-                                      "function made. Each program should hold its block of keys (for dK, dV) or "
-                                      "of queries (for dQ) and walk the other block by block, loading them with "
-                                      "tl.load from the tensors you were given (or their copies)"))
-            return results
-        if hidden > 0.05 * pairs:
-            results.append(CaseResult(label, "-", False,
-                                      f"with the causal mask your backward visited {hidden} (block of queries, "
-                                      f"block of keys) pairs of its {pairs} in which every key comes after every "
-                                      f"query ({example}): P is 0 there, and dQ, dK, dV gain nothing "
-                                      "from them. Skip them, as the causal forward does: a program of keys "
-                                      "starts at the first block of queries that can see its first key; a "
-                                      "program of queries stops at its diagonal"))
-        return results
+        return results + _causal_backward_pairs_check(runner.trace, label, q, k)
 
     return run
 
@@ -3125,7 +3094,7 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
             _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, _BACKWARD_PRODUCTS) or \
             _key_blocks_check(runner, label, k, n_k) or \
             _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v}) or \
-            (_autograd_skip_check(backward, label, q, k) if causal else [])
+            (_causal_backward_pairs_check(backward, label, q, k) if causal else [])
 
     for part, which, checks in ((forward, "forward", forward_checks), (backward, "backward", backward_checks)):
         if not part.launches:
@@ -3140,24 +3109,31 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
     return []
 
 
-def _autograd_skip_check(trace, label, q, k) -> list[CaseResult]:
-    """A causal backward's pairs of blocks (as in L6.backward's skip case): K loaded about once per block of
-    queries at most, and no (block of queries, block of keys) pair visited in which every key comes after every
-    query."""
+def _causal_backward_pairs_check(trace, label, q, k) -> list[CaseResult]:
+    """A causal backward's pairs of blocks (L6.backward's skip case, and L6.autograd's backward): K loaded about
+    once per block of queries at most, every row of q and k loaded (or of copies of them), at least one (block of
+    queries, block of keys) pair walked, and none visited in which every key comes after every query."""
     n, d = k.shape[-2], k.shape[-1]
     loaded_k = _loaded_from(trace, k)
-    if not loaded_k or not _loaded_from(trace, q):
-        return [CaseResult(label, "-", False,
-                           "your backward did not load q and k as the Function was given them (a copy of them?): "
-                           "the grader counts the pairs of blocks a causal backward visits from the loads of q "
-                           "and k; hand the saved q, k and v to the kernels as they are (contiguous here)")]
     if loaded_k > (-(-n // 16) + 2) * n * d:
         return [CaseResult(label, "-", False,
                            f"your backward loaded {loaded_k} elements of k ({loaded_k / (n * d):.2g} times each): "
                            "the dK, dV pass loads each block of keys once, the dQ pass once per block of queries; "
                            "a pass over all the keys for every block (recomputing the row statistics) reads them "
                            "far more")]
+    for which, tensor in (("q", q), ("k", k)):
+        missing = _uncovered(trace, label, which, tensor,
+                             "dQ of the last query needs every key, dK of the first key every query")
+        if missing:
+            return missing
     hidden, pairs, example = _hidden_pairs(trace, q, k)
+    if not pairs:
+        return [CaseResult(label, "-", False,
+                           "the grader found no (block of queries, block of keys) pair that a program of your "
+                           "backward walked: no program held a block of q (or k) while it loaded blocks of the "
+                           "other, from q and k or from copies of them your function made. Each program should "
+                           "hold its block of keys (for dK, dV) or of queries (for dQ) and walk the other block by "
+                           "block, loading them with tl.load from the tensors you were given (or their copies)")]
     if hidden > 0.05 * pairs:
         return [CaseResult(label, "-", False,
                            f"with the causal mask your backward visited {hidden} (block of queries, block of keys) "
