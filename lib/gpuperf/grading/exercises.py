@@ -1720,9 +1720,10 @@ def _attention_shapes(device: str, gen) -> list[tuple[int, int, int, int, int, b
         return [(1, 1, 1, 1, 16, False), (1, 2, n, n, 32, True), (2, 1, a, torch_randint(gen, a + 1, 140), 16, False),
                 (1, 2, torch_randint(gen, e + 33, 160), e, 32, True),
                 (2, 3, 33 + torch_randint(gen, 0, 30), torch_randint(gen, 65, 140), 16, False),
-                # the usual head size (a head-dimension block hard-coded to 32 lanes shows) with batch and
-                # heads both above 1 (an index that mixes them up shows), kept small for the interpreter
-                (2, 3, torch_randint(gen, 17, 40), torch_randint(gen, 17, 40), 64, True)]
+                # the largest head size the labs take (a head-dimension block hard-coded to 32 or 64 lanes
+                # shows) with batch and heads both above 1 (an index that mixes them up shows), kept small for
+                # the interpreter
+                (2, 3, torch_randint(gen, 17, 40), torch_randint(gen, 17, 40), 128, True)]
     return [(1, 1, 1, 1, 16, False), (1, 2, 97, 97, 32, True), (2, 3, 40, 1030, 64, False),
             (1, 2, 1000 + torch_randint(gen, 1, 99), 300, 64, True), (2, 4, 1024, 1024, 128, True),
             (2, 2, 777, 2000 + torch_randint(gen, 1, 99), 64, False)]
