@@ -1,0 +1,95 @@
+"""Round 8 of issue 30 (2026-12-05): two fresh attackers, one on L1-L4 (files ``a*``) and one on L5-L6 (``b*``),
+who never read the graders' tests. The files the graders accepted, and the correct solutions they refused
+(``ah*``, ``bh*``), are kept in tests/grading_attacks_round8 (README.md there says what each hole was). Each
+group of holes has its own set below while it is open: a strict expected failure, so closing one without
+removing it from its set fails too."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import gpuperf.kernels  # noqa: F401  (the interpreter switch, before any attack file defines a kernel)
+
+ATTACKS_8 = Path(__file__).with_name("grading_attacks_round8")
+SEED = 20261205
+
+# Work per program (a decoy launch on the full grid, or program 0 doing every block) and the SM count the
+# grid checks read.
+# (a21 patches gpuperf.hardware's H200 record in this process: its test must put it back.)
+OPEN_PROGRAMS: set[str] = {"a08", "a09", "a10", "a11", "a18", "a21", "a22", "a23"}
+
+# L1-L3: counts rounded in float32, a fixed shift in fp64, an unfused chain.
+OPEN_L1_L3: set[str] = {"a02", "a07", "a19"}
+# and two correct L2 kernels refused: tensor descriptors, a 64-bit grid-stride loop.
+OPEN_HONEST_L2: set[str] = {"ah01", "ah06"}
+
+# L6.autograd's saved state; L6's backward passes and causal skipping.
+OPEN_L6: set[str] = {"b10", "b15", "b20", "b21", "b23"}
+
+# The 32-bit offset rule refuses correct kernels: the course's own grouped L4 kernel (GROUP_M read as a
+# stride), a strided exp2 kernel (one kernel's TTIR read with its helpers' names), a head dimension padded to
+# a power of two.
+OPEN_HONEST_OFFSETS: set[str] = {"ah02", "bh01", "bh03"}
+
+# Refused, but told the wrong thing: one program walking every block of queries is told about two passes.
+OPEN_MESSAGES: set[str] = {"b13", "b17"}
+
+OPEN = OPEN_PROGRAMS | OPEN_L1_L3 | OPEN_L6
+OPEN_HONEST = OPEN_HONEST_L2 | OPEN_HONEST_OFFSETS
+
+
+def _interpreted_here() -> bool:
+    import torch
+
+    from gpuperf import grading
+
+    return not torch.cuda.is_available() or grading.INTERPRET_ON_GPU
+
+
+def _attack(path: Path):
+    """The exercise and the function of one attack file, without running its grade() line."""
+    text = path.read_text()
+    m = re.search(r'^(\w+) = grading\.grade\("([^"]+)", (\w+)\)\s*$', text, re.M)
+    assert m, f"{path.name}: no grading.grade line"
+    os.environ.setdefault("ATTACK_REPO", str(Path(__file__).resolve().parents[1]))
+    name = f"attack_{path.stem}"
+    module = type(sys)(name)
+    module.__file__ = str(path)
+    sys.modules[name] = module  # Triton's interpreter looks a kernel's module up by name
+    exec(compile(text[:m.start()], str(path), "exec"), module.__dict__)
+    return m.group(2), module.__dict__[m.group(3)]
+
+
+def _tag(path: Path) -> str:
+    return path.stem.split("_")[0]
+
+
+@pytest.mark.parametrize("path", sorted(ATTACKS_8.glob("[ab][0-9]*.py")), ids=lambda p: p.stem)
+def test_attack_of_round_8_is_rejected(path, request):
+    if _tag(path) in OPEN:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="round 8: a known hole, not closed yet"))
+    if not _interpreted_here():
+        pytest.skip("round 8 was run under the interpreter only")
+    key, fn = _attack(path)
+    from gpuperf import grading
+
+    report = grading.grade_report(key, fn, seed=SEED, stop_at_first_failure=True)
+    assert not report.passed, f"{path.name} accepted by {key} (seed {SEED}):\n{report.text()}"
+
+
+@pytest.mark.parametrize("path", sorted(ATTACKS_8.glob("[ab]h[0-9]*.py")), ids=lambda p: p.stem)
+def test_honest_solution_of_round_8_passes(path, request):
+    if _tag(path) in OPEN_HONEST:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="round 8: wrongly refused, not fixed yet"))
+    if not _interpreted_here():
+        pytest.skip("round 8 was run under the interpreter only")
+    key, fn = _attack(path)
+    from gpuperf import grading
+
+    report = grading.grade_report(key, fn, seed=SEED)
+    assert report.passed, f"{path.name} refused by {key} (seed {SEED}):\n{report.text()}"
