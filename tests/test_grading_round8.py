@@ -39,8 +39,15 @@ OPEN_HONEST_OFFSETS: set[str] = {"ah02", "bh01", "bh03"}
 # Refused, but told the wrong thing: one program walking every block of queries is told about two passes.
 OPEN_MESSAGES: set[str] = {"b13", "b17"}
 
-OPEN = OPEN_PROGRAMS | OPEN_L1_L3 | OPEN_L6
-OPEN_HONEST = OPEN_HONEST_L2 | OPEN_HONEST_OFFSETS
+# Files the attackers wrote after the groups above were handed out: program 0 doing every block of L2.add;
+# L3.online's "running" max that is the block's max, in fp64; a tl.dot whose result is thrown away (L4.matmul).
+OPEN_LATE: set[str] = {"a24", "a25", "a27"}
+# and correct kernels refused: a tile stored in two halves, a block loaded in two halves (the tile or block
+# size read from one access); tensor descriptors in the attention forward (the load hook).
+OPEN_HONEST_LATE: set[str] = {"ah08", "ah09", "bh06"}
+
+OPEN = OPEN_PROGRAMS | OPEN_L1_L3 | OPEN_L6 | OPEN_LATE
+OPEN_HONEST = OPEN_HONEST_L2 | OPEN_HONEST_OFFSETS | OPEN_HONEST_LATE
 
 
 def _interpreted_here() -> bool:
