@@ -41,7 +41,7 @@ OPEN_MESSAGES: set[str] = {"b13", "b17"}
 
 # Files the attackers wrote after the groups above were handed out: program 0 doing every block of L2.add;
 # L3.online's "running" max that is the block's max, in fp64; a tl.dot whose result is thrown away (L4.matmul).
-OPEN_LATE: set[str] = {"a24", "a25", "a27"}
+OPEN_LATE: set[str] = {"a24", "a25"}
 # and correct kernels refused: a tile stored in two halves, a block loaded in two halves (the tile or block
 # size read from one access); tensor descriptors in the attention forward (the load hook).
 OPEN_HONEST_LATE: set[str] = {"ah08", "ah09", "bh06"}

@@ -44,6 +44,7 @@ from gpuperf.grading.exercises import (EXERCISES, Case, CallFailed, Exercise, Ru
 from gpuperf.grading.watch import (TRITON_OPS, ForbiddenCall, OutOfBounds, Policy, Watch,
                                    forget_earlier_calls, plain_guarded, triton_hooks)
 from gpuperf.grading import frontend as _frontend  # noqa: F401  (imported before the baseline is taken)
+from gpuperf.grading import dataflow as _dataflow  # noqa: F401  (imported before the baseline is taken)
 from gpuperf.grading import watch as _watch
 
 

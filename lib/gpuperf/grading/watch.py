@@ -1522,6 +1522,7 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
     """An interpreted kernel must be one Triton can compile (:mod:`gpuperf.grading.frontend`)."""
     if _library_kernel_file(fn):  # Triton's own or the course's: checked by what may run, not compiled here
         return
+    from gpuperf.grading.dataflow import unstored_dots
     from gpuperf.grading.frontend import lower, wrapping_constexpr_offsets, wrapping_offsets
 
     saved, w.internal = w.internal, True  # the grader's own work: torch calls in it are not the reader's
@@ -1536,8 +1537,13 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
         name = getattr(fn, "__name__", "?")
         if ttir and name not in w.counters.atomic_kernels and any(op != "exch" for op in _atomic_ops(ttir)):
             w.counters.atomic_kernels.append(name)  # named where an output comes out NaN on a GPU
+        unstored = unstored_dots(ttir) if ttir else 0
     finally:
         w.internal = saved
+    if unstored:
+        w._refuse(f"your kernel {name} computes {unstored} tl.dot product(s) whose result never reaches what it "
+                  "stores: the grader counts the tile products a kernel does with tl.dot, so each one must be "
+                  "part of the answer (drop a product you do not use, and do the work with the ones you keep)")
     if problem:
         w._refuse(f"your kernel {getattr(fn, '__name__', '?')} does not compile with Triton: {problem}. The "
                   "interpreter runs a kernel's body as Python on NumPy arrays, so code the compiler refuses can "
