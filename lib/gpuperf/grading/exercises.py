@@ -3209,8 +3209,8 @@ def _backward_passes_check(trace, label, k, v) -> list[CaseResult]:
         if most > (n_k + min(n_k, 128)) * d:
             whose = _whose(trace, which, tensor)
             return [CaseResult(label, "-", False,
-                               f"one program of your backward loaded {most} elements of {whose} ({most / (n_k * d):.2g} "
-                               f"times each of the {n_k} x {d}), counting the loads of every program of an earlier "
+                               f"one program of your backward loaded {most} elements of {whose} "
+                               f"({most / (n_k * d):.2g} times each of the {n_k} x {d}), counting the loads of every program of an earlier "
                                "kernel whose results it read: each program walks the keys once, and P = exp(S - "
                                "lse) is recomputed from the forward's lse (one load per row of queries). A first "
                                "pass over the keys that rebuilds each row's max and sum, in the dQ kernel or in a "
@@ -3453,7 +3453,7 @@ def _autograd_inplace_case(gen, device, label):
                     "does) before the backward: your backward read the new values and returned wrong gradients "
                     "(autograd raises \"modified by an inplace operation\" here when the tensor was saved with "
                     "ctx.save_for_backward: a plain attribute such as ctx.q = q, or a class attribute, skips that "
-                    f"check, and ctx.o = o keeps every O alive in a cycle with its grad_fn). Save q, k, v, o and "
+                    "check, and ctx.o = o keeps every O alive in a cycle with its grad_fn). Save q, k, v, o and "
                     "lse with ctx.save_for_backward(...) in forward, read them with ctx.saved_tensors in "
                     "backward"))
                 return results
