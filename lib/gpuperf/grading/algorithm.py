@@ -58,6 +58,9 @@ class Launch:
     widest_load: dict = field(default_factory=dict)  # argument name: largest block (lanes) of one load
     load_shapes: dict = field(default_factory=dict)  # argument name: {block shape: count}
     visits: dict = field(default_factory=dict)  # argument name: {(program, address of the block's first lane)}
+    #: argument name: {(program, lowest, highest address of the block's lanes)}, masked off or not: the rows a
+    #: visited block spans (the last query of a block of q a program walked with its lanes masked off)
+    visit_spans: dict = field(default_factory=dict)
     per_program: dict = field(default_factory=dict)  # argument name: {program: active elements loaded}
     spans: list = field(default_factory=list)  # (argument name, program, lowest, highest active address) per load
     stored_2d: int = 0  # active elements stored by blocks with at least two dimensions > 1
@@ -525,6 +528,8 @@ def _install():
                 launch.widest_load[name] = max(launch.widest_load.get(name, 0), int(addresses.size))
                 if addresses.size:  # the block visited, whether or not its lanes are masked off
                     launch.visits.setdefault(name, set()).add((state["program"], int(addresses.reshape(-1)[0])))
+                    launch.visit_spans.setdefault(name, set()).add((state["program"], int(addresses.min()),
+                                                                    int(addresses.max())))
                 shapes = launch.load_shapes.setdefault(name, {})
                 shape = tuple(int(s) for s in addresses.shape)
                 shapes[shape] = shapes.get(shape, 0) + 1
@@ -584,6 +589,8 @@ def _install():
                     if addresses.size:
                         launch.visits.setdefault(name, set()).add((state["program"],
                                                                    int(addresses.reshape(-1)[0])))
+                        launch.visit_spans.setdefault(name, set()).add((state["program"], int(addresses.min()),
+                                                                        int(addresses.max())))
                     shapes = launch.load_shapes.setdefault(name, {})
                     shape = tuple(int(s) for s in addresses.shape)
                     shapes[shape] = shapes.get(shape, 0) + 1

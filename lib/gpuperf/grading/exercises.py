@@ -2570,6 +2570,26 @@ def _hidden_visits(trace, q, k) -> tuple[int, int]:
     return hidden, total
 
 
+def _hidden_query_visits(trace, q, k) -> tuple[int, int]:
+    """The mirror of :func:`_hidden_visits`, for programs that hold keys and walk the queries (a backward's dK,
+    dV pass): the blocks of q each program visited (loaded, masked off or not) whose last lane is a query
+    before the first row of k the program loaded, and all it visited."""
+    hidden = total = 0
+    for launch in trace.launches:
+        q_rows = {name: rows for name, *_ in launch.args if (rows := _rows_in(trace, launch, name, q))}
+        k_rows = {name: rows for name, *_ in launch.args if (rows := _rows_in(trace, launch, name, k))}
+        first: dict = {}
+        for name, program, low, high in launch.spans:
+            if name in k_rows:
+                first[program] = min(first.get(program, 1 << 62), k_rows[name](low), k_rows[name](high))
+        for name, rows in q_rows.items():
+            for program, low, high in launch.visit_spans.get(name, ()):
+                if program in first:
+                    total += 1
+                    hidden += max(rows(low), rows(high)) < first[program]
+    return hidden, total
+
+
 def _loaded_from(trace, tensor) -> int:
     """The elements the call's kernels loaded from ``tensor`` or from the copies of it the reader's function
     made."""
@@ -2654,7 +2674,7 @@ def _backward_skip_case(gen, n, label):
                                       "P = exp(S - lse) is recomputed from the forward's lse (one load per row), "
                                       "not from a new pass over the keys for the max and the sum"))
             return results
-        return results + _causal_backward_pairs_check(runner.trace, label, q, k)
+        return results + _causal_backward_pairs_check(runner.trace, label, q, k, runner._l6_v)
 
     return run
 
@@ -2861,7 +2881,7 @@ def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
         return results
 
     def one(runner, q, k, v, o_in, lse_in, do, second):
-        runner._l6_qk = (q, k, lse_in)
+        runner._l6_qk, runner._l6_v = (q, k, lse_in), v
         results = _l6_values(runner, q, k, v, o_in, lse_in, do, second)
         if len(results) != 3:
             return results
@@ -3049,6 +3069,17 @@ def _autograd_cases(gen, device) -> list[Case]:
              "with new values in them: O, then dQ, dK, dV, each time")
     cases.insert(0, Case(label, _autograd_case(own, device, _torch().float32, 1, 2, n_q, n_k, 16, True, "normal",
                                                label, repeat=True)))
+    # two layers (two calls, then one backward through both), and the tensors the backward needs changed in
+    # place between forward and backward: where the Function keeps what its backward reads (ctx, saved for
+    # backward). Early, so such a Function is refused early; inputs from generators of their own
+    layers = _torch().Generator().manual_seed(gen.initial_seed() + 31)
+    label = ("two attention layers, B=1 H=2 d=16 fp32 (one causal, one full, other sizes): two calls of your "
+             "Function, then one backward through both")
+    cases.insert(1, Case(label, _autograd_layers_case(layers, device, label)))
+    inplace = _torch().Generator().manual_seed(gen.initial_seed() + 32)
+    label = ("B=1 H=1 d=16 fp32 causal, q, k, v or O changed in place between the forward and the backward (four "
+             "calls): autograd's check of the saved tensors")
+    cases.insert(2, Case(label, _autograd_inplace_case(inplace, device, label)))
     if device != "cpu":  # the long interpreted case above runs on a GPU machine only when asked to
         label = ("B=1 H=2 N_q=300 N_k=700 d=64 fp32 full, early scores (each even row's max in its first key, "
                  "the scores falling along the keys): O, then dQ, dK, dV of a random dO")
@@ -3095,7 +3126,7 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
             _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, _BACKWARD_PRODUCTS) or \
             _key_blocks_check(runner, label, k, n_k) or \
             _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v}) or \
-            (_causal_backward_pairs_check(backward, label, q, k) if causal else [])
+            (_causal_backward_pairs_check(backward, label, q, k, v) if causal else [])
 
     for part, which, checks in ((forward, "forward", forward_checks), (backward, "backward", backward_checks)):
         if not part.launches:
@@ -3110,10 +3141,12 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
     return []
 
 
-def _causal_backward_pairs_check(trace, label, q, k) -> list[CaseResult]:
+def _causal_backward_pairs_check(trace, label, q, k, v=None) -> list[CaseResult]:
     """A causal backward's pairs of blocks (L6.backward's skip case, and L6.autograd's backward): K loaded about
     once per block of queries at most, every row of q and k loaded (or of copies of them), at least one (block of
-    queries, block of keys) pair walked, and none visited in which every key comes after every query."""
+    queries, block of keys) pair walked, none visited in which every key comes after every query (by the pairs of
+    loads with active lanes, and by the blocks the loops visit, masked off or not, both ways round), and K and V
+    loaded once per program (:func:`_backward_passes_check`)."""
     n, d = k.shape[-2], k.shape[-1]
     loaded_k = _loaded_from(trace, k)
     if loaded_k > (-(-n // 16) + 2) * n * d:
@@ -3135,13 +3168,53 @@ def _causal_backward_pairs_check(trace, label, q, k) -> list[CaseResult]:
                            "other, from q and k or from copies of them your function made. Each program should "
                            "hold its block of keys (for dK, dV) or of queries (for dQ) and walk the other block by "
                            "block, loading them with tl.load from the tensors you were given (or their copies)")]
-    if hidden > 0.05 * pairs:
+    # the blocks visited, loaded or with every lane masked off: a masked load still runs, and so do the tile
+    # products after it (on zeros). Programs of queries walking keys, and programs of keys walking queries
+    hidden_keys, key_visits = _hidden_visits(trace, q, k)
+    hidden_queries, query_visits = _hidden_query_visits(trace, q, k)
+    hidden_visits, visits = hidden_keys + hidden_queries, key_visits + query_visits
+    if hidden > 0.05 * pairs or hidden_visits > 0.05 * visits:
+        if hidden > 0.05 * pairs:
+            counted = f"{hidden} (block of queries, block of keys) pairs of its {pairs}"
+            where = example
+        else:
+            counted = f"{hidden_visits} blocks of the {visits} its loops visited"
+            where = "their loads masked off on every lane: a masked load still runs, and so do the tile products " \
+                "after it, on zeros"
         return [CaseResult(label, "-", False,
-                           f"with the causal mask your backward visited {hidden} (block of queries, block of keys) "
-                           f"pairs of its {pairs} in which every key comes after every query ({example}): P is 0 "
-                           "there, and dQ, dK, dV gain nothing from them. Skip them, as the causal forward does: a "
-                           "program of keys starts at the first block of queries that can see its first key; a "
-                           "program of queries stops at its diagonal")]
+                           f"with the causal mask your backward visited {counted} in which every key comes after "
+                           f"every query ({where}): P is 0 there, and dQ, dK, dV gain nothing from them. Skip them, "
+                           "as the causal forward does: a program of keys starts its loop at the first block of "
+                           "queries that can see its first key; a program of queries stops its loop at its "
+                           "diagonal")]
+    return _backward_passes_check(trace, label, k, v)
+
+
+def _backward_passes_check(trace, label, k, v) -> list[CaseResult]:
+    """Each program of a backward loads each element of K, and of V, once at most (one block of at most 128 keys
+    more is slack), counting the loads of every program of an earlier kernel of the backward whose stores it
+    read (:meth:`Trace.through_launches`): a dQ pass that ignores the forward's lse and rebuilds each row's max
+    and sum with a first pass over the keys reads K twice for a block of queries."""
+    n_k, d = k.shape[-2], k.shape[-1]
+    for which, tensor in (("k", k), ("v", v)):
+        if tensor is None:
+            continue
+        own: dict = {}
+        for index, launch in enumerate(trace.launches):
+            for name, *_ in launch.args:
+                if _rows_in(trace, launch, name, tensor) is not None:
+                    for program, count in launch.per_program.get(name, {}).items():
+                        own[(index << 32) | program] = own.get((index << 32) | program, 0) + count
+        most = trace.through_launches(own)
+        if most > (n_k + min(n_k, 128)) * d:
+            whose = _whose(trace, which, tensor)
+            return [CaseResult(label, "-", False,
+                               f"one program of your backward loaded {most} elements of {whose} "
+                               f"({most / (n_k * d):.2g} times each of the {n_k} x {d}), counting the loads of every program of an earlier "
+                               "kernel whose results it read: each program walks the keys once, and P = exp(S - "
+                               "lse) is recomputed from the forward's lse (one load per row of queries). A first "
+                               "pass over the keys that rebuilds each row's max and sum, in the dQ kernel or in a "
+                               "kernel of its own, reads K twice; load lse and use it")]
     return []
 
 
@@ -3207,38 +3280,184 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label,
         if not o.requires_grad:
             return [CaseResult(label, "o" + second, False, "Fn.apply returned an O that does not require grad: "
                                "the backward would never run")], None
-        ref = _attention_reference(q, k, v, causal)
-        o64, dq, dk, dv = _backward_reference(q, k, v, do, causal)
-        canary = spread == "canary"
-        bound_o, bound_lse = _forward_bounds(ref, v, dtype, n_k, d, canary=canary)
-        tol_o = _bound("2 (u_out |o| + eta) + 2 (2 Delta + u_p + (N_k + d + 8) 2^-24) (P|V|)", "as in L5")
-        results = [compare(label, "o" + second, o, o64, tol_o, scale=bound_o, dtype=dtype, device=device)]
-        if spread == "early":
-            results = [_early_scores_message(results[0], o)]
-        # the backward reads the reader's own o and lse: their errors (at most the forward's bounds) add to D
-        # and to the recomputed P
-        bounds = _backward_bounds(ref, q, k, v, do, dtype, (dq, dk, dv), canary=canary,
-                                  forward_bounds=(bound_o, bound_lse))
-        # The reader's own forward and backward compiled for a GPU (exp2 with log2(e) folded into the scale,
-        # their own order of roundings) add error that the itemised bound does not list: on the H200
-        # (2026-12-01, fp16) the course's solution exceeded it on 1 element of 6208 of dV. This exercise
-        # grades the wiring of the Function; L6.backward grades the precision: allow twice the bound, except
-        # in the accumulation case (q = 0: P is exact, so the bound is the accumulators' alone)
-        if not canary:
-            bounds = tuple(2 * b for b in bounds)
-        tols = {name: _bound(f"2 x [{t.scale_name}]", t.reason + "; doubled: your own forward's rounding")
-                if not canary else t for name, t in _grad_tolerances(dtype).items()}
-        for name, t, want, bound in zip(("dq", "dk", "dv"), grads.get("qkv", (None,) * 3), (dq, dk, dv), bounds):
-            if t is None:
-                results.append(CaseResult(label, name + second, False, f"{name} is None after the backward: "
-                                          "the Function's backward must return a gradient for q, k and v"))
-                continue
-            results.append(compare(label, name + second, t, want, tols[name], scale=bound, dtype=dtype,
-                                   device=device))
+        results = _autograd_results(label, q, k, v, do, o, grads.get("qkv", (None,) * 3), causal, dtype, device,
+                                    second, spread)
         if blocks and started and all(r.passed for r in results):
             results += _autograd_blocks_check(runner, label, {"q": q, "k": k, "v": v, "do": do, "o": o},
                                               grads["qkv"], causal, started[0])
         return results, o
+
+    return run
+
+
+def _autograd_results(label, q, k, v, do, o, grads, causal, dtype, device, second="", spread="normal"
+                      ) -> list[CaseResult]:
+    """O and the gradients (dq, dk, dv) of one call of the reader's Function compared with float64 (the inputs'
+    values as they were at the forward)."""
+    (_, _, _, d), n_k = q.shape, k.shape[-2]
+    ref = _attention_reference(q, k, v, causal)
+    o64, dq, dk, dv = _backward_reference(q, k, v, do, causal)
+    canary = spread == "canary"
+    bound_o, bound_lse = _forward_bounds(ref, v, dtype, n_k, d, canary=canary)
+    tol_o = _bound("2 (u_out |o| + eta) + 2 (2 Delta + u_p + (N_k + d + 8) 2^-24) (P|V|)", "as in L5")
+    results = [compare(label, "o" + second, o, o64, tol_o, scale=bound_o, dtype=dtype, device=device)]
+    if spread == "early":
+        results = [_early_scores_message(results[0], o)]
+    # the backward reads the reader's own o and lse: their errors (at most the forward's bounds) add to D
+    # and to the recomputed P
+    bounds = _backward_bounds(ref, q, k, v, do, dtype, (dq, dk, dv), canary=canary,
+                              forward_bounds=(bound_o, bound_lse))
+    # The reader's own forward and backward compiled for a GPU (exp2 with log2(e) folded into the scale,
+    # their own order of roundings) add error that the itemised bound does not list: on the H200
+    # (2026-12-01, fp16) the course's solution exceeded it on 1 element of 6208 of dV. This exercise
+    # grades the wiring of the Function; L6.backward grades the precision: allow twice the bound, except
+    # in the accumulation case (q = 0: P is exact, so the bound is the accumulators' alone)
+    if not canary:
+        bounds = tuple(2 * b for b in bounds)
+    tols = {name: _bound(f"2 x [{t.scale_name}]", t.reason + "; doubled: your own forward's rounding")
+            if not canary else t for name, t in _grad_tolerances(dtype).items()}
+    for name, t, want, bound in zip(("dq", "dk", "dv"), grads, (dq, dk, dv), bounds):
+        if t is None:
+            results.append(CaseResult(label, name + second, False, f"{name} is None after the backward: "
+                                      "the Function's backward must return a gradient for q, k and v"))
+            continue
+        results.append(compare(label, name + second, t, want, tols[name], scale=bound, dtype=dtype,
+                               device=device))
+    return results
+
+
+#: What the reader's Function is told when a call's backward did not get that call's own tensors.
+_SAVE_ON_CTX = ("keep what the backward needs on ctx: the tensors with ctx.save_for_backward(q, k, v, o, lse) in "
+                "forward, read back with ctx.saved_tensors in backward, and flags as attributes (ctx.causal = "
+                "causal); never on the class, the module or in a global, which the next call overwrites")
+
+
+def _autograd_layers_case(gen, device, label):
+    """Two calls of the reader's Function (two attention layers, as in a model: other shapes, one causal and
+    one not), then one backward through both: each call's backward must get its own call's tensors and flag,
+    and every gradient of both is compared."""
+
+    def run(runner):
+        import torch
+
+        if getattr(runner.fn, "apply", None) is None:
+            return [CaseResult(label, "-", False, "expected a torch.autograd.Function subclass (with .apply)")]
+        f32 = torch.float32
+        # the first layer the larger: a backward handed the second layer's tensors reads inside them
+        layers = ((1, 2, torch_randint(gen, 40, 60), torch_randint(gen, 40, 60), 16, True),
+                  (1, 2, torch_randint(gen, 20, 36), torch_randint(gen, 20, 36), 16, False))
+        inputs, dos = [], []
+        for b, h, n_q, n_k, d, causal in layers:
+            inputs.append(tuple(runner.input(t).requires_grad_(True)
+                                for t in _attention_inputs(gen, device, f32, b, h, n_q, n_k, d, "normal")))
+            dos.append(runner.input(_randn(gen, (b, h, n_q, d), f32, device)))
+        grads: dict = {}
+
+        def two_layers(*flat):
+            return tuple(runner.fn.apply(*flat[3 * i:3 * i + 3], layer[-1]) for i, layer in enumerate(layers))
+
+        def backward(outs):
+            if not (isinstance(outs, tuple) and all(isinstance(o, torch.Tensor) and o.requires_grad
+                                                    for o in outs)):
+                return
+            try:
+                grads["all"] = torch.autograd.grad(outs, [t for three in inputs for t in three], dos,
+                                                   allow_unused=True)
+            except RuntimeError as exc:  # a gradient of the other layer's shape, as autograd words it
+                grads["error"] = exc
+
+        flat = [t for three in inputs for t in three]
+        outs, _ = runner.call(*flat, names=("q1", "k1", "v1", "q2", "k2", "v2"), fn=two_layers, after=backward,
+                              known=tuple(dos))
+        if not all(isinstance(o, torch.Tensor) and o.requires_grad for o in outs):
+            return [CaseResult(label, "o", False, "Fn.apply returned something other than an O that requires "
+                               "grad")]
+        if "error" in grads:
+            exc = grads["error"]
+            return [CaseResult(label, "-", False,
+                               "two calls of your Function, then one backward through both (two attention layers): "
+                               f"the backward raised {type(exc).__name__}: {str(exc).splitlines()[0][:200]}. Each "
+                               f"call's backward must get that call's tensors: {_SAVE_ON_CTX}")]
+        from dataclasses import replace
+
+        results = []
+        for i, ((_, _, _, _, _, causal), (q, k, v), do, o) in enumerate(zip(layers, inputs, dos, outs)):
+            found = _autograd_results(label, q, k, v, do, o, grads["all"][3 * i:3 * i + 3], causal, f32, device,
+                                      f" (layer {i + 1})")
+            why = ("two calls of your Function ran before one backward (two attention layers, the first causal, "
+                   f"the second full, other sizes), and layer {i + 1}'s gradients are wrong: its backward did not "
+                   f"get its own call's tensors or flag; {_SAVE_ON_CTX}")
+            results += [r if r.passed or r.output.startswith("o") else
+                        replace(r, message="; ".join(m for m in (r.message, why) if m)) for r in found]
+        return results
+
+    return run
+
+
+def _autograd_inplace_case(gen, device, label):
+    """One call of the reader's Function per tensor the backward may need (q, k, v and the O returned): after
+    the forward, that tensor is changed in place (as an optimizer step or a reused buffer does), then the
+    backward runs. Autograd refuses it ("modified by an inplace operation") when the tensor was saved with
+    ctx.save_for_backward; a backward that kept copies gives the gradients of the forward's values. Anything
+    else (a plain attribute, ctx.q = q, or a class attribute) reads the new values and returns wrong gradients
+    without a word; ctx.o = o also makes a cycle (O, its grad_fn, ctx) that keeps every O alive."""
+
+    def run(runner):
+        import torch
+
+        if getattr(runner.fn, "apply", None) is None:
+            return [CaseResult(label, "-", False, "expected a torch.autograd.Function subclass (with .apply)")]
+        f32 = torch.float32
+        n_q, n_k = torch_randint(gen, 17, 33), torch_randint(gen, 17, 33)
+        results = []
+        for which in ("q", "k", "v", "o"):
+            q, k, v = (runner.input(t).requires_grad_(True)
+                       for t in _attention_inputs(gen, device, f32, 1, 1, n_q, n_k, 16, "normal"))
+            do = runner.input(_randn(gen, (1, 1, n_q, 16), f32, device))
+            target_shape = q.shape if which in ("q", "o") else k.shape
+            other = runner.input(3.0 * _randn(gen, tuple(target_shape), f32, device) + 1.0)
+            kept = runner.input({"q": q, "k": k, "v": v}[which].detach()) if which != "o" else None
+            outcome: dict = {}
+
+            def backward(o, which=which, q=q, k=k, v=v, do=do, other=other, kept=kept, outcome=outcome):
+                if not (isinstance(o, torch.Tensor) and o.requires_grad):
+                    return
+                target = {"q": q, "k": k, "v": v, "o": o}[which]
+                with torch.no_grad():
+                    target.copy_(other)
+                try:
+                    outcome["grads"] = torch.autograd.grad(o, (q, k, v), do, allow_unused=True)
+                except RuntimeError as exc:
+                    if "modified by an inplace operation" not in str(exc):
+                        raise
+                    outcome["refused"] = True
+                finally:
+                    if kept is not None:
+                        with torch.no_grad():
+                            target.copy_(kept)
+
+            o, _ = runner.call(q, k, v, True, names=("q", "k", "v"), fn=runner.fn.apply, after=backward,
+                               known=(do, other) + ((kept,) if kept is not None else ()))
+            if not isinstance(o, torch.Tensor) or not o.requires_grad:
+                return [CaseResult(label, "o", False, "Fn.apply returned something other than an O that "
+                                   "requires grad")]
+            if outcome.get("refused"):
+                continue
+            found = _autograd_results(label, q, k, v, do, o, outcome["grads"], True, f32, device,
+                                      f" ({which} changed)")[1:]  # the gradients (O may be the tensor changed)
+            if not all(r.passed for r in found):
+                what = "the O it returned" if which == "o" else which
+                results.append(CaseResult(
+                    label, f"dq, dk, dv ({which} changed)", False,
+                    f"after the forward, {what} was changed in place (as an optimizer step or a reused buffer "
+                    "does) before the backward: your backward read the new values and returned wrong gradients "
+                    "(autograd raises \"modified by an inplace operation\" here when the tensor was saved with "
+                    "ctx.save_for_backward: a plain attribute such as ctx.q = q, or a class attribute, skips that "
+                    "check, and ctx.o = o keeps every O alive in a cycle with its grad_fn). Save q, k, v, o and "
+                    "lse with ctx.save_for_backward(...) in forward, read them with ctx.saved_tensors in "
+                    "backward"))
+                return results
+        return results or [CaseResult(label, "dq, dk, dv", True)]
 
     return run
 
