@@ -1129,7 +1129,34 @@ def _l2_chain_cases(gen, device) -> list[Case]:
     n = torch_randint(gen, 97, 3000)
     label = f"n={n} fp32 k_ops=3 scale=1.5 shift=0.25, called twice on the same x with new values in it"
     cases.append(Case(label, _chain_case(gen, device, _torch().float32, n, 3, 1.5, 0.25, label, repeat=True)))
+    if device != "cpu":  # the fusion, counted by the interpreter on the CPU
+        n = torch_randint(gen, 2001, 6000)
+        label = (f"n={n} fp32 k_ops=5 scale=1.25 shift=0.5, your kernel run by Triton's interpreter on the CPU: "
+                 "the elements it loads and stores")
+        cases.append(Case(label, _chain_case(gen, "cpu", _torch().float32, n, 5, 1.25, 0.5, label),
+                          interpret=True, device="cpu"))
     return cases
+
+
+def _fused_check(runner, label, n, k_ops) -> list[CaseResult]:
+    """The chain fused: its kernels (under the interpreter) load and store about n elements in all, each
+    element read once and written once, not once per operation through a tensor in memory (round 8's a19: a
+    launch per operation passed on its values alone)."""
+    trace = runner.trace
+    if trace is None:
+        return []
+    loaded, stored = trace.total("loaded"), trace.total("stored")
+    if loaded <= n + n // 2 and stored <= n + n // 2:
+        return []
+    launches = len(trace.launches)
+    return [CaseResult(label, "-", False,
+                       f"your kernels loaded {loaded} elements and stored {stored} ({loaded / n:.2g} and "
+                       f"{stored / n:.2g} times the {n} of x) in {launches} launch(es), for {k_ops} operations: "
+                       "the chain is not fused. Fused, one kernel reads each element of x once, applies every "
+                       "operation to the value held in registers and writes the result once; a kernel per "
+                       "operation, with the values between operations kept in a tensor in memory, reads and "
+                       "writes the whole tensor once per operation, the eager chain the exercise replaces. "
+                       "Loop over the k_ops operations inside the kernel")]
 
 
 def _chain_case(gen, device, dtype, n, k_ops, scale, shift, label, repeat=False):
@@ -1155,7 +1182,8 @@ def _chain_case(gen, device, dtype, n, k_ops, scale, shift, label, repeat=False)
             if not all(r.passed for r in results):
                 break
         if n > 2000 and all(r.passed for r in results):  # said once, when nothing else is wrong
-            results += _offsets_check(runner, label) or _grid_check(runner, label, n)
+            results += (_fused_check(runner, label, n, k_ops) or _offsets_check(runner, label)
+                        or _grid_check(runner, label, n))
         return results
 
     return run
