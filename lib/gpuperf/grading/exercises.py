@@ -1101,6 +1101,13 @@ def _offsets_check(runner, label) -> list[CaseResult]:
     narrow = bool(w.counters.narrow_kernels)  # from the TTIR: on every machine
     if runner.device == "cpu" and w.counters.stores:
         narrow = narrow or w.counters.narrow_offsets or (trace is not None and trace.narrow_pid_offsets())
+    if narrow and runner.device == "cpu" and w.counters.narrow_descriptors and not w.counters.narrow_kernels:
+        return [CaseResult(label, "-", False,
+                           "your kernel stores through a tensor descriptor that spans the whole vector: a "
+                           "descriptor's block coordinates are 32-bit integers, so past 2^31 elements (8.6 GB "
+                           "of fp32) they wrap around. Start each program's descriptor at its own block, its base "
+                           "advanced by a 64-bit offset (x_ptr + tl.program_id(0).to(tl.int64) * BLOCK_SIZE, the "
+                           "shape the elements left from there), and load and store it at coordinate 0")]
     if narrow:
         return [CaseResult(label, "-", False,
                            "your kernel's addresses are computed with 32-bit offsets: past 2^31 elements "

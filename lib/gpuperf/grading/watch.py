@@ -206,6 +206,7 @@ class Counters:
     stores_2d: int = 0
     stores: int = 0
     narrow_offsets: int = 0  # stores whose addresses were computed from 32-bit offsets only
+    narrow_descriptors: int = 0  # of those, stores through a 1-D tensor descriptor's 32-bit coordinates
     widest_block: int = 0  # on a GPU: the largest integer constexpr of a launch
     most_programs: int = 0  # on a GPU: the most programs one launch's grid ran
     dot_shapes: dict = field(default_factory=dict)  # under the interpreter: (M, K, N) of each tl.dot: count
@@ -1204,6 +1205,7 @@ def _interpreter_hooks(watch_getter) -> list:
     splat0 = original(builder, "create_splat")
     broadcast0 = original(builder, "create_broadcast")
     expand0 = original(builder, "create_expand_dims")
+    materialize0 = original(getattr(interp, "TensorDescHandle", None), "materialize_pointers")
     state = {"spans": None}
 
     def run(self, *args, **kwargs):
@@ -1301,7 +1303,7 @@ def _interpreter_hooks(watch_getter) -> list:
         ty = ptrs.get_element_ty()
         return max(1, ty.primitive_bitwidth // 8)
 
-    def load(self, ptrs, mask, other, *rest):
+    def load(self, ptrs, mask, other, *rest, **kw):  # (a tensor descriptor's load passes keywords)
         w = watch_getter()
         if w is not None:
             res = check("loaded from", ptrs, mask, element_size(ptrs))
@@ -1314,7 +1316,7 @@ def _interpreter_hooks(watch_getter) -> list:
                     if poison is not None:  # the masked-out lanes: undefined on a GPU, NaN here
                         other = poison
                         _note_poisoned(w, state["spans"], addresses, active)
-        return load0(self, ptrs, mask, other, *rest)
+        return load0(self, ptrs, mask, other, *rest, **kw)
 
     def wide(handle) -> bool:
         return bool(getattr(handle, "_gpuperf_wide", False))
@@ -1334,17 +1336,30 @@ def _interpreter_hooks(watch_getter) -> list:
 
         return op
 
+    def descriptor_pointers(self, offsets):
+        # A tensor descriptor's block: the GPU computes its addresses in 64 bits from the base and the
+        # block's coordinates (32-bit, one per dimension). One dimension over the whole tensor indexes at
+        # most 2^31 elements: the addresses are wide when the base was advanced by a 64-bit offset; with two
+        # or more dimensions each coordinate stays far below 2^31.
+        res = materialize0(self, offsets)
+        if watch_getter() is not None:
+            res[0]._gpuperf_descriptor = True
+            if wide(self.base) or len(offsets) >= 2:
+                res[0]._gpuperf_wide = True
+        return res
+
     def splat(self, ret_ty, arg):
         res = splat0(self, ret_ty, arg)
         if watch_getter() is not None and wide(arg):
             res._gpuperf_wide = True
         return res
 
-    def store(self, ptrs, value, mask, *rest):
+    def store(self, ptrs, value, mask, *rest, **kw):
         w = watch_getter()
         if w is not None:
             if not wide(ptrs):
                 w.counters.narrow_offsets += 1
+                w.counters.narrow_descriptors += bool(getattr(ptrs, "_gpuperf_descriptor", False))
             es = element_size(ptrs)
             res = check("stored to", ptrs, mask, es)
             w.counters.stores += 1
@@ -1354,7 +1369,7 @@ def _interpreter_hooks(watch_getter) -> list:
             if res is not None:
                 addresses, active = res
                 _mark_stores(w, addresses[active], es)
-        return store0(self, ptrs, value, mask, *rest)
+        return store0(self, ptrs, value, mask, *rest, **kw)
 
     def atomic_rmw(self, rmwOp, ptr, val, mask, *rest):
         w = watch_getter()
@@ -1398,6 +1413,8 @@ def _interpreter_hooks(watch_getter) -> list:
     patch(interp.InterpreterBuilder, "create_dot", dot)
     patch(interp.InterpreterBuilder, "create_addptr", addptr)
     patch(interp.InterpreterBuilder, "create_splat", splat)
+    if materialize0 is not None:
+        patch(interp.TensorDescHandle, "materialize_pointers", descriptor_pointers)
     patch(interp.InterpreterBuilder, "create_broadcast", carry(broadcast0))
     patch(interp.InterpreterBuilder, "create_expand_dims", carry(expand0))
     return saved
