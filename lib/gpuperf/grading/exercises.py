@@ -1113,9 +1113,10 @@ def _offsets_check(runner, label) -> list[CaseResult]:
                            "your kernel's addresses are computed with 32-bit offsets: past 2^31 elements "
                            "(8.6 GB of fp32) they wrap around; convert the program id to a 64-bit integer "
                            "before multiplying it by the block size (widening the product afterwards is too "
-                           "late: it has already wrapped). In a loop over blocks, Triton's interpreter hands "
-                           "you the loop variable as a plain 32-bit integer: make the offsets 64-bit inside the "
-                           "loop (widen the range of lane indices you add to the block's start)")]
+                           "late: it has already wrapped). A loop's variable has the type of the loop's bounds: "
+                           "in a loop over blocks, start at a 64-bit value (range(tl.program_id(0).to(tl.int64) "
+                           "* BLOCK_SIZE, n_elements, step): one 64-bit bound makes it 64-bit) or widen the lanes "
+                           "you add to it")]
     return []
 
 

@@ -1206,6 +1206,8 @@ def _interpreter_hooks(watch_getter) -> list:
     broadcast0 = original(builder, "create_broadcast")
     expand0 = original(builder, "create_expand_dims")
     materialize0 = original(getattr(interp, "TensorDescHandle", None), "materialize_pointers")
+    rewrite0 = original(interp.InterpretedFunction, "rewrite")
+    loops: dict = {}  # id of a kernel's Python function: (the function, its rewrite by _wide_loops)
     state = {"spans": None}
 
     def run(self, *args, **kwargs):
@@ -1336,6 +1338,13 @@ def _interpreter_hooks(watch_getter) -> list:
 
         return op
 
+    def rewrite(self):
+        # under a watch, the kernel's loops over 64-bit bounds hand their body a 64-bit loop variable, as
+        # the compiled kernel's do (see _wide_loops)
+        if watch_getter() is None:
+            return rewrite0(self)
+        return _wide_loops(self, rewrite0, loops)
+
     def descriptor_pointers(self, offsets):
         # A tensor descriptor's block: the GPU computes its addresses in 64 bits from the base and the
         # block's coordinates (32-bit, one per dimension). One dimension over the whole tensor indexes at
@@ -1415,9 +1424,74 @@ def _interpreter_hooks(watch_getter) -> list:
     patch(interp.InterpreterBuilder, "create_splat", splat)
     if materialize0 is not None:
         patch(interp.TensorDescHandle, "materialize_pointers", descriptor_pointers)
+    if rewrite0 is not None and hasattr(interp, "FunctionRewriter") and hasattr(interp, "ASTTransformer"):
+        patch(interp.InterpretedFunction, "rewrite", rewrite)
     patch(interp.InterpreterBuilder, "create_broadcast", carry(broadcast0))
     patch(interp.InterpreterBuilder, "create_expand_dims", carry(expand0))
     return saved
+
+
+def _wide_loops(interpreted, rewrite0, cache: dict):
+    """The interpreter's rewrite of a kernel whose ``for`` loops over ``range`` (or ``tl.range``) go through
+    :func:`_loop_range`. Compiled, a loop's variable has the type of its bounds (promoted: a 64-bit bound makes
+    it 64-bit); the interpreter hands the body a Python int, so a grid-stride loop over 64-bit bounds looked
+    like 32-bit offsets (round 8's ah06). ``cache`` (one per installation of the hooks, never the interpreter's
+own, which a kernel run before the grade fills) keeps each rewrite. Falls back to the interpreter's rewrite
+where this cannot run."""
+    import ast
+
+    fn = interpreted.fn
+    cached = cache.get(id(fn))
+    if cached is not None and cached[0] is fn:
+        return cached[1]
+    from triton.runtime import interpreter as interp
+
+    class Loops(interp.ASTTransformer):
+        def visit_For(self, node):
+            node = self.generic_visit(node)
+            it = node.iter
+            if isinstance(it, ast.Call) and (isinstance(it.func, ast.Name) and it.func.id == "range"
+                                             or isinstance(it.func, ast.Attribute) and it.func.attr == "range"):
+                node.iter = ast.copy_location(ast.Call(func=ast.Name(id="_gpuperf_loop_range", ctx=ast.Load()),
+                                                       args=[it.func, *it.args], keywords=it.keywords), it)
+            return node
+
+    class Rewriter(interp.FunctionRewriter):
+        ast_transformer = Loops()
+
+        def _compile_and_exec(self, transformed_ast):
+            self.fn.__globals__.setdefault("_gpuperf_loop_range", _loop_range)
+            return super()._compile_and_exec(transformed_ast)
+
+    try:
+        rewritten = Rewriter(fn, **interpreted.kwargs).rewrite_ast()
+        cache[id(fn)] = (fn, rewritten)
+    except Exception:  # pragma: no cover - another Triton's rewriter: the interpreter's own
+        return rewrite0(interpreted)
+    return rewritten
+
+
+def _loop_range(make, *args, **kwargs):
+    """``make(*args, **kwargs)`` (``range`` or ``tl.range``), unless a bound is a 64-bit integer tensor: then the
+    same values as 64-bit scalar tensors, the loop variable a compiled kernel has."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime.interpreter import TensorHandle
+
+    wide = [tl.int64, tl.uint64]
+    if not any(isinstance(a, tl.tensor) and a.dtype in wide for a in args):
+        return make(*args, **kwargs)
+
+    def value(a):
+        a = a.value if isinstance(a, tl.constexpr) else a
+        return int(a.handle.data.item()) if isinstance(a, tl.tensor) else int(a)
+
+    bounds = [value(a) for a in args]
+    if len(bounds) == 1:
+        bounds = [0] + bounds
+    if "step" in kwargs and len(bounds) == 2:
+        bounds.append(value(kwargs["step"]))
+    return (tl.tensor(TensorHandle(np.array([v], dtype=np.int64), tl.int64), tl.int64) for v in range(*bounds))
 
 
 def _poison(ptrs, shape):
