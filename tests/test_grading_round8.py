@@ -23,10 +23,10 @@ SEED = 20261205
 # (a21 patches gpuperf.hardware's H200 record in this process: its test must put it back.)
 OPEN_PROGRAMS: set[str] = {"a08", "a09", "a10", "a11", "a18", "a21", "a22", "a23"}
 
-# L1-L3: counts rounded in float32, a fixed shift in fp64, an unfused chain.
-OPEN_L1_L3: set[str] = {"a02", "a07", "a19"}
-# and two correct L2 kernels refused: tensor descriptors, a 64-bit grid-stride loop.
-OPEN_HONEST_L2: set[str] = {"ah01", "ah06"}
+# L1-L3: counts rounded in float32, a fixed shift in fp64, an unfused chain (closed: r8l123).
+OPEN_L1_L3: set[str] = set()
+# and two correct L2 kernels refused: tensor descriptors, a 64-bit grid-stride loop (closed: r8l123).
+OPEN_HONEST_L2: set[str] = set()
 
 # L6.autograd's saved state; L6's backward passes and causal skipping.
 OPEN_L6: set[str] = {"b10", "b15", "b20", "b21", "b23"}
