@@ -93,3 +93,15 @@ def test_honest_solution_of_round_8_passes(path, request):
 
     report = grading.grade_report(key, fn, seed=SEED)
     assert report.passed, f"{path.name} refused by {key} (seed {SEED}):\n{report.text()}"
+
+
+def test_a_crash_of_the_graders_own_hooks_is_reported_as_the_graders():
+    """ah01's crash (a hook's signature refusing a call Triton made) said "your function raised"; an error
+    of the learner's own stays theirs."""
+    from gpuperf.grading.core import _result_of_exception
+
+    crash = TypeError("_install.<locals>.make_load.<locals>.load() got an unexpected keyword argument 'x'")
+    wrapped = RuntimeError("InterpreterError")
+    wrapped.__cause__ = crash
+    assert _result_of_exception("c", wrapped).message.startswith("the grader itself failed")
+    assert _result_of_exception("c", ValueError("shapes differ")).message.startswith("your function raised")
