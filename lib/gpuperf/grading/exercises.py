@@ -1106,17 +1106,18 @@ def _offsets_check(runner, label) -> list[CaseResult]:
                            "your kernel stores through a tensor descriptor that spans the whole vector: a "
                            "descriptor's block coordinates are 32-bit integers, so past 2^31 elements (8.6 GB "
                            "of fp32) they wrap around. Start each program's descriptor at its own block, its base "
-                           "advanced by a 64-bit offset (x_ptr + tl.program_id(0).to(tl.int64) * BLOCK_SIZE, the "
-                           "shape the elements left from there), and load and store it at coordinate 0")]
+                           "pointer advanced by the block's start computed in 64 bits (the program id made 64-bit "
+                           "before it is multiplied by the block size) and its shape the elements left from "
+                           "there, and load and store it at coordinate 0")]
     if narrow:
         return [CaseResult(label, "-", False,
                            "your kernel's addresses are computed with 32-bit offsets: past 2^31 elements "
                            "(8.6 GB of fp32) they wrap around; convert the program id to a 64-bit integer "
                            "before multiplying it by the block size (widening the product afterwards is too "
                            "late: it has already wrapped). A loop's variable has the type of the loop's bounds: "
-                           "in a loop over blocks, start at a 64-bit value (range(tl.program_id(0).to(tl.int64) "
-                           "* BLOCK_SIZE, n_elements, step): one 64-bit bound makes it 64-bit) or widen the lanes "
-                           "you add to it")]
+                           "a loop over blocks whose start or step is a 64-bit value (the program id made 64-bit "
+                           "before it is multiplied) hands its body 64-bit starts; with 32-bit bounds, widen the "
+                           "lanes you add to the start")]
     return []
 
 
