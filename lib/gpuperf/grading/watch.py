@@ -1435,9 +1435,10 @@ def _wide_loops(interpreted, rewrite0, cache: dict):
     """The interpreter's rewrite of a kernel whose ``for`` loops over ``range`` (or ``tl.range``) go through
     :func:`_loop_range`. Compiled, a loop's variable has the type of its bounds (promoted: a 64-bit bound makes
     it 64-bit); the interpreter hands the body a Python int, so a grid-stride loop over 64-bit bounds looked
-    like 32-bit offsets (round 8's ah06). ``cache`` (one per installation of the hooks, never the interpreter's
-own, which a kernel run before the grade fills) keeps each rewrite. Falls back to the interpreter's rewrite
-where this cannot run."""
+    like 32-bit offsets (round 8's ah06). ``cache`` (one per installation of the hooks, never the
+    interpreter's own, which a kernel run before the grade fills) keeps each rewrite. Falls back to the
+    interpreter's rewrite where this cannot run. The rewritten kernel finds ``_gpuperf_loop_range`` among its
+    module's globals (where the interpreter puts its own names too)."""
     import ast
 
     fn = interpreted.fn
