@@ -23,10 +23,10 @@ SEED = 20261205
 # (a21 patches gpuperf.hardware's H200 record in this process: its test must put it back.)
 OPEN_PROGRAMS: set[str] = {"a08", "a09", "a10", "a11", "a18", "a21", "a22", "a23"}
 
-# L1-L3: counts rounded in float32, a fixed shift in fp64, an unfused chain.
-OPEN_L1_L3: set[str] = {"a02", "a07", "a19"}
-# and two correct L2 kernels refused: tensor descriptors, a 64-bit grid-stride loop.
-OPEN_HONEST_L2: set[str] = {"ah01", "ah06"}
+# L1-L3: counts rounded in float32, a fixed shift in fp64, an unfused chain (closed: r8l123).
+OPEN_L1_L3: set[str] = set()
+# and two correct L2 kernels refused: tensor descriptors, a 64-bit grid-stride loop (closed: r8l123).
+OPEN_HONEST_L2: set[str] = set()
 
 # L6.autograd's saved state; L6's backward passes and causal skipping (closed: two layers and tensors changed in
 # place between forward and backward; K and V loaded once per program of the backward; the causal backward's
@@ -43,10 +43,10 @@ OPEN_MESSAGES: set[str] = {"b13", "b17"}
 
 # Files the attackers wrote after the groups above were handed out: program 0 doing every block of L2.add;
 # L3.online's "running" max that is the block's max, in fp64; a tl.dot whose result is thrown away (L4.matmul).
-OPEN_LATE: set[str] = {"a24", "a25"}
+OPEN_LATE: set[str] = {"a24"}
 # and correct kernels refused: a tile stored in two halves, a block loaded in two halves (the tile or block
 # size read from one access); tensor descriptors in the attention forward (the load hook).
-OPEN_HONEST_LATE: set[str] = {"ah08", "ah09", "bh06"}
+OPEN_HONEST_LATE: set[str] = {"ah08", "ah09"}
 
 OPEN = OPEN_PROGRAMS | OPEN_L1_L3 | OPEN_L6 | OPEN_LATE
 OPEN_HONEST = OPEN_HONEST_L2 | OPEN_HONEST_OFFSETS | OPEN_HONEST_LATE
@@ -102,3 +102,15 @@ def test_honest_solution_of_round_8_passes(path, request):
 
     report = grading.grade_report(key, fn, seed=SEED)
     assert report.passed, f"{path.name} refused by {key} (seed {SEED}):\n{report.text()}"
+
+
+def test_a_crash_of_the_graders_own_hooks_is_reported_as_the_graders():
+    """ah01's crash (a hook's signature refusing a call Triton made) said "your function raised"; an error
+    of the learner's own stays theirs."""
+    from gpuperf.grading.core import _result_of_exception
+
+    crash = TypeError("_install.<locals>.make_load.<locals>.load() got an unexpected keyword argument 'x'")
+    wrapped = RuntimeError("InterpreterError")
+    wrapped.__cause__ = crash
+    assert _result_of_exception("c", wrapped).message.startswith("the grader itself failed")
+    assert _result_of_exception("c", ValueError("shapes differ")).message.startswith("your function raised")

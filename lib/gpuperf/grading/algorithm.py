@@ -517,7 +517,7 @@ def _install():
             launch.wrapping_kernel = launch.wrapping_kernel or launch.kernel
 
     def make_load(original):
-        def load(self, ptrs, mask, *rest):
+        def load(self, ptrs, mask, *rest, **kw):  # (a tensor descriptor's load passes keywords)
             launch = state["launch"]
             if _TRACE is not None and launch is not None:
                 addresses, active = lanes(ptrs, mask)
@@ -538,17 +538,17 @@ def _install():
                     counts = launch.per_program.setdefault(name, {})
                     counts[state["program"]] = counts.get(state["program"], 0) + int(picked.size)
                     launch.spans.append((name, state["program"], int(picked.min()), int(picked.max())))
-                res = original(self, ptrs, mask, *rest)
+                res = original(self, ptrs, mask, *rest, **kw)
                 start = next((a[1] for a in launch.args if a[0] == name), None)
                 if start is not None:
                     res._gpuperf_src = frozenset((start,)) | _sources(res)
                 return res
-            return original(self, ptrs, mask, *rest)
+            return original(self, ptrs, mask, *rest, **kw)
 
         return load
 
     def make_store(original):
-        def store(self, ptrs, value, mask, *rest):
+        def store(self, ptrs, value, mask, *rest, **kw):
             launch = state["launch"]
             if _TRACE is not None and launch is not None:
                 addresses, active = lanes(ptrs, mask)
@@ -564,7 +564,7 @@ def _install():
                         launch.blocks_2d.append(np.unique(picked))
                 if picked.size:
                     launch._stores.append((np.unique(picked), state["program"]))
-            return original(self, ptrs, value, mask, *rest)
+            return original(self, ptrs, value, mask, *rest, **kw)
 
         return store
 

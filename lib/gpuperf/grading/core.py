@@ -342,7 +342,40 @@ def _result_of_exception(case: str, exc: BaseException) -> CaseResult:
         return CaseResult(case, "-", False, "not written yet: your function raised NotImplementedError")
     text = str(exc).strip().splitlines()
     first = text[-1] if text else ""
+    if _graders_own(exc):
+        return CaseResult(case, "-", False,
+                          f"the grader itself failed while it ran your code ({type(exc).__name__}: {first[:300]}): "
+                          "an error in gpuperf.grading, not a fault found in your function. Please report it to "
+                          "the course with this message; meanwhile check your function against a PyTorch "
+                          "reference outside the grader")
     return CaseResult(case, "-", False, f"your function raised {type(exc).__name__}: {first[:300]}")
+
+
+#: Names of the grader's own wrappers around Triton's interpreter, as Python prints them in an error about a
+#: call (``_install.<locals>.make_load.<locals>.load() got an unexpected keyword argument``).
+_GRADER_HOOKS = ("_install.<locals>", "_interpreter_hooks.<locals>")
+
+
+def _graders_own(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception it wraps) was raised inside one of the grader's hooks on Triton's
+    interpreter (its innermost frame there) or by a call of one (a call its signature refused): the grader's
+    crash, never the learner's error (round 8's ah01: a tensor descriptor's load, called with keywords the hook
+    did not take, was reported as the kernel's). The hooks' deliberate refusals (out of bounds, forbidden
+    calls) are told apart before this is asked; an error of torch or Triton raised below a hook is not the
+    hook's."""
+    seen, cause = set(), exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if any(hook in str(cause) for hook in _GRADER_HOOKS):
+            return True
+        tb = cause.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        code = tb.tb_frame.f_code if tb is not None else None
+        if code is not None and getattr(code, "co_qualname", "").startswith(_GRADER_HOOKS):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _out_of_bounds_message(text: str) -> str:

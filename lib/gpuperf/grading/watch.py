@@ -206,6 +206,7 @@ class Counters:
     stores_2d: int = 0
     stores: int = 0
     narrow_offsets: int = 0  # stores whose addresses were computed from 32-bit offsets only
+    narrow_descriptors: int = 0  # of those, stores through a 1-D tensor descriptor's 32-bit coordinates
     widest_block: int = 0  # on a GPU: the largest integer constexpr of a launch
     most_programs: int = 0  # on a GPU: the most programs one launch's grid ran
     dot_shapes: dict = field(default_factory=dict)  # under the interpreter: (M, K, N) of each tl.dot: count
@@ -1222,6 +1223,9 @@ def _interpreter_hooks(watch_getter) -> list:
     splat0 = original(builder, "create_splat")
     broadcast0 = original(builder, "create_broadcast")
     expand0 = original(builder, "create_expand_dims")
+    materialize0 = original(getattr(interp, "TensorDescHandle", None), "materialize_pointers")
+    rewrite0 = original(interp.InterpretedFunction, "rewrite")
+    loops: dict = {}  # id of a kernel's Python function: (the function, its rewrite by _wide_loops)
     state = {"spans": None}
 
     def run(self, *args, **kwargs):
@@ -1319,7 +1323,7 @@ def _interpreter_hooks(watch_getter) -> list:
         ty = ptrs.get_element_ty()
         return max(1, ty.primitive_bitwidth // 8)
 
-    def load(self, ptrs, mask, other, *rest):
+    def load(self, ptrs, mask, other, *rest, **kw):  # (a tensor descriptor's load passes keywords)
         w = watch_getter()
         if w is not None:
             res = check("loaded from", ptrs, mask, element_size(ptrs))
@@ -1332,7 +1336,7 @@ def _interpreter_hooks(watch_getter) -> list:
                     if poison is not None:  # the masked-out lanes: undefined on a GPU, NaN here
                         other = poison
                         _note_poisoned(w, state["spans"], addresses, active)
-        return load0(self, ptrs, mask, other, *rest)
+        return load0(self, ptrs, mask, other, *rest, **kw)
 
     def wide(handle) -> bool:
         return bool(getattr(handle, "_gpuperf_wide", False))
@@ -1352,17 +1356,37 @@ def _interpreter_hooks(watch_getter) -> list:
 
         return op
 
+    def rewrite(self):
+        # under a watch, the kernel's loops over 64-bit bounds hand their body a 64-bit loop variable, as
+        # the compiled kernel's do (see _wide_loops)
+        if watch_getter() is None:
+            return rewrite0(self)
+        return _wide_loops(self, rewrite0, loops)
+
+    def descriptor_pointers(self, offsets):
+        # A tensor descriptor's block: the GPU computes its addresses in 64 bits from the base and the
+        # block's coordinates (32-bit, one per dimension). One dimension over the whole tensor indexes at
+        # most 2^31 elements: the addresses are wide when the base was advanced by a 64-bit offset; with two
+        # or more dimensions each coordinate stays far below 2^31.
+        res = materialize0(self, offsets)
+        if watch_getter() is not None:
+            res[0]._gpuperf_descriptor = True
+            if wide(self.base) or len(offsets) >= 2:
+                res[0]._gpuperf_wide = True
+        return res
+
     def splat(self, ret_ty, arg):
         res = splat0(self, ret_ty, arg)
         if watch_getter() is not None and wide(arg):
             res._gpuperf_wide = True
         return res
 
-    def store(self, ptrs, value, mask, *rest):
+    def store(self, ptrs, value, mask, *rest, **kw):
         w = watch_getter()
         if w is not None:
             if not wide(ptrs):
                 w.counters.narrow_offsets += 1
+                w.counters.narrow_descriptors += bool(getattr(ptrs, "_gpuperf_descriptor", False))
             es = element_size(ptrs)
             res = check("stored to", ptrs, mask, es)
             w.counters.stores += 1
@@ -1372,7 +1396,7 @@ def _interpreter_hooks(watch_getter) -> list:
             if res is not None:
                 addresses, active = res
                 _mark_stores(w, addresses[active], es)
-        return store0(self, ptrs, value, mask, *rest)
+        return store0(self, ptrs, value, mask, *rest, **kw)
 
     def atomic_rmw(self, rmwOp, ptr, val, mask, *rest):
         w = watch_getter()
@@ -1416,9 +1440,77 @@ def _interpreter_hooks(watch_getter) -> list:
     patch(interp.InterpreterBuilder, "create_dot", dot)
     patch(interp.InterpreterBuilder, "create_addptr", addptr)
     patch(interp.InterpreterBuilder, "create_splat", splat)
+    if materialize0 is not None:
+        patch(interp.TensorDescHandle, "materialize_pointers", descriptor_pointers)
+    if rewrite0 is not None and hasattr(interp, "FunctionRewriter") and hasattr(interp, "ASTTransformer"):
+        patch(interp.InterpretedFunction, "rewrite", rewrite)
     patch(interp.InterpreterBuilder, "create_broadcast", carry(broadcast0))
     patch(interp.InterpreterBuilder, "create_expand_dims", carry(expand0))
     return saved
+
+
+def _wide_loops(interpreted, rewrite0, cache: dict):
+    """The interpreter's rewrite of a kernel whose ``for`` loops over ``range`` (or ``tl.range``) go through
+    :func:`_loop_range`. Compiled, a loop's variable has the type of its bounds (promoted: a 64-bit bound makes
+    it 64-bit); the interpreter hands the body a Python int, so a grid-stride loop over 64-bit bounds looked
+    like 32-bit offsets (round 8's ah06). ``cache`` (one per installation of the hooks, never the
+    interpreter's own, which a kernel run before the grade fills) keeps each rewrite. Falls back to the
+    interpreter's rewrite where this cannot run. The rewritten kernel finds ``_gpuperf_loop_range`` among its
+    module's globals (where the interpreter puts its own names too)."""
+    import ast
+
+    fn = interpreted.fn
+    cached = cache.get(id(fn))
+    if cached is not None and cached[0] is fn:
+        return cached[1]
+    from triton.runtime import interpreter as interp
+
+    class Loops(interp.ASTTransformer):
+        def visit_For(self, node):
+            node = self.generic_visit(node)
+            it = node.iter
+            if isinstance(it, ast.Call) and (isinstance(it.func, ast.Name) and it.func.id == "range"
+                                             or isinstance(it.func, ast.Attribute) and it.func.attr == "range"):
+                node.iter = ast.copy_location(ast.Call(func=ast.Name(id="_gpuperf_loop_range", ctx=ast.Load()),
+                                                       args=[it.func, *it.args], keywords=it.keywords), it)
+            return node
+
+    class Rewriter(interp.FunctionRewriter):
+        ast_transformer = Loops()
+
+        def _compile_and_exec(self, transformed_ast):
+            self.fn.__globals__.setdefault("_gpuperf_loop_range", _loop_range)
+            return super()._compile_and_exec(transformed_ast)
+
+    try:
+        rewritten = Rewriter(fn, **interpreted.kwargs).rewrite_ast()
+        cache[id(fn)] = (fn, rewritten)
+    except Exception:  # pragma: no cover - another Triton's rewriter: the interpreter's own
+        return rewrite0(interpreted)
+    return rewritten
+
+
+def _loop_range(make, *args, **kwargs):
+    """``make(*args, **kwargs)`` (``range`` or ``tl.range``), unless a bound is a 64-bit integer tensor: then the
+    same values as 64-bit scalar tensors, the loop variable a compiled kernel has."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime.interpreter import TensorHandle
+
+    wide = [tl.int64, tl.uint64]
+    if not any(isinstance(a, tl.tensor) and a.dtype in wide for a in args):
+        return make(*args, **kwargs)
+
+    def value(a):
+        a = a.value if isinstance(a, tl.constexpr) else a
+        return int(a.handle.data.item()) if isinstance(a, tl.tensor) else int(a)
+
+    bounds = [value(a) for a in args]
+    if len(bounds) == 1:
+        bounds = [0] + bounds
+    if "step" in kwargs and len(bounds) == 2:
+        bounds.append(value(kwargs["step"]))
+    return (tl.tensor(TensorHandle(np.array([v], dtype=np.int64), tl.int64), tl.int64) for v in range(*bounds))
 
 
 def _poison(ptrs, shape):
