@@ -255,7 +255,8 @@ def _wide_offsets_check(runner, label: str) -> list[CaseResult]:
     trace, watch = getattr(runner, "trace", None), getattr(runner, "watch", None)
     if not runner.policy.wide_offsets:
         return []
-    count, kernel = trace.wrapping_offsets() if trace is not None else (0, "")
+    head = runner.policy.within_head
+    count, kernel = trace.wrapping_offsets(within_head=head) if trace is not None else (0, "")
     if not count and watch is not None and watch.counters.wrapping_kernels:  # from the TTIR (a GPU too)
         count, kernel = 1, watch.counters.wrapping_kernels[0]
     if not count:
