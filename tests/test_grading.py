@@ -99,6 +99,30 @@ def test_the_course_solutions_pass(key, seed):
     assert report.text().startswith("PASSED")
 
 
+#: The exercises whose solution is one of the course's lab modules (gpuperf.kernels.labs.l2 to l6).
+_LAB_MODULE_EXERCISES = sorted(key for key, ex in grading.EXERCISES.items()
+                               if ex.solution.startswith("gpuperf.kernels.labs."))
+
+
+@pytest.mark.parametrize("key", _LAB_MODULE_EXERCISES)
+def test_the_course_solutions_pass_as_a_learners_own_code(key):
+    """Round 8's ah02: the course's L4 matmul pasted into the lab's cell was refused (its GROUP_M taken for a
+    stride), while graded as the course's module it passed. Each solution, compiled anew from its text under
+    a file name of the tests, is the learner's code to the grader: it must pass too (one case each, to stay
+    cheap: the checks of a kernel's code, such as the 32-bit offsets, fail every case)."""
+    module, _, name = grading.EXERCISES[key].solution.partition(":")
+    fn = getattr(_learner_copy(module.rsplit(".", 1)[1]), name)
+    first: list = []
+
+    def one_case(label):
+        first.append(label) if not first else None
+        return label == first[0]
+
+    assert not grading._is_solution(grading.EXERCISES[key], fn)  # the learner's, not the course's
+    report = grading.grade_report(key, fn, seed=sum(map(ord, key)) % 1000, only=one_case)
+    assert report.passed, report.text()
+
+
 def test_compare_names_the_first_wrong_index_and_the_largest_error():
     expected = torch.arange(24, dtype=torch.float64).reshape(2, 3, 4) + 1.0
     yours = expected.clone().float()

@@ -120,3 +120,84 @@ def test_the_atomics_of_a_kernel_are_read_from_its_ttir():
     assert _lower(_atomics, x, x, 16, B=16) == ""
     problem, ttir = frontend.lower(_fn(_atomics), (x, x, 16), dict(B=16))
     assert watch._atomic_ops(ttir) == ["fadd", "exch"]
+
+
+def test_the_kernels_function_ends_at_its_own_closing_line():
+    """Round 8's bh01: Triton 3.9 ends a function with ``} loc(#loc)``, so the kernel's lines ran on into the
+    helper functions of tl.max and tl.sum, whose %a, %b, %0 took the kernel's names' taints."""
+    ttir = "\n".join(("module {",
+                      "  tt.func public @k(%b: i32 loc(\"b\"(#loc))) attributes {noinline = false} {",
+                      "    tt.return loc(#loc2)",
+                      "  } loc(#loc)",
+                      "  tt.func private @max(%a: f32, %b: f32) -> f32 attributes {noinline = false} {",
+                      "    %0 = arith.maxnumf %a, %b : f32 loc(#loc3)",
+                      "  } loc(#loc3)",
+                      "} loc(#loc)"))
+    lines = frontend._kernel_lines(ttir)
+    assert len(lines) == 3 and lines[-1].strip().startswith("}")
+
+
+@triton.jit
+def _grouped_rows(x_ptr, o_ptr, M, group, stride, MODE: tl.constexpr, BM: tl.constexpr):
+    # the first tile of a group, (pid // group) * group, a 32-bit product of the program id and an argument;
+    # MODE 0: the rows made from it widened before the stride multiplies them; 1: rows times the stride in 32
+    # bits; 2: the group's first tile added to the address as it is
+    pid = tl.program_id(0)
+    first = (pid // group) * group
+    tile = first + pid % group
+    rows = tile * BM + tl.arange(0, BM)
+    if MODE == 0:
+        offs = rows.to(tl.int64) * stride
+    elif MODE == 1:
+        offs = rows * stride
+    else:
+        offs = first.to(tl.int64) + tl.arange(0, BM)
+    tl.store(o_ptr + offs, tl.load(x_ptr + offs, mask=rows < M, other=0.0), mask=rows < M)
+
+
+@pytest.mark.parametrize("mode, wraps", [(0, False), (1, True), (2, True)])
+def test_an_index_widened_before_a_stride_multiplies_it_is_not_an_offset(mode, wraps):
+    """Round 8's ah02: the course's grouped L4 kernel makes the group's first tile row ``(pid // per_group) *
+    GROUP_M`` in 32 bits, an index of tiles; widened and multiplied by the stride in 64 bits, it is not a
+    wrapping offset. Rows times the stride in 32 bits, or the product added as it is, still are."""
+    x = torch.randn(64)
+    args, kwargs = (x, torch.empty(64), 64, 3, 5), dict(MODE=mode, BM=16)
+    assert _lower(_grouped_rows, *args, **kwargs) == ""
+    problem, ttir = frontend.lower(_fn(_grouped_rows), args, kwargs)
+    assert problem == "" and frontend.wrapping_offsets(ttir) is wraps
+
+
+@triton.jit
+def _head_rows(q_ptr, o_ptr, N, D, MODE: tl.constexpr, BM: tl.constexpr, BD: tl.constexpr):
+    # a block's rows in 32 bits times the head dimension D (a run-time size); MODE 0: the head's offset in 64
+    # bits; 1: the head's offset in 32 bits; 2: no head offset (rows counted over every head)
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    dims = tl.arange(0, BD)
+    base = q_ptr
+    out = o_ptr
+    if MODE == 0:
+        head = tl.program_id(1).to(tl.int64)
+        base = q_ptr + head * N * D
+        out = o_ptr + head * N * D
+    elif MODE == 1:
+        head = tl.program_id(1)
+        base = q_ptr + head * N * D
+        out = o_ptr + head * N * D
+    mask = (rows[:, None] < N) & (dims[None, :] < D)
+    x = tl.load(base + rows[:, None] * D + dims[None, :], mask=mask, other=0.0)
+    tl.store(out + rows[:, None] * D + dims[None, :], x, mask=mask)
+
+
+@pytest.mark.parametrize("mode, inside", [(0, True), (1, False), (2, False)])
+def test_a_blocks_rows_stay_inside_one_head_where_a_64_bit_head_offset_is_added(mode, inside):
+    """Round 8's bh03 (L5 with the head dimension padded to a power of two): ``rows * HEAD_DIM`` in 32 bits, as
+    the course's kernel computes it, stays inside one head like a loop's keys, where the address adds the
+    head's offset in 64 bits. A head offset in 32 bits, or rows with no head offset, still count; outside
+    attention (``within_head`` off) the rows count too."""
+    x = torch.randn(2 * 40 * 24)
+    args, kwargs = (x, torch.empty_like(x), 40, 24), dict(MODE=mode, BM=16, BD=32)
+    assert _lower(_head_rows, *args, **kwargs) == ""
+    problem, ttir = frontend.lower(_fn(_head_rows), args, kwargs)
+    assert problem == ""
+    assert frontend.wrapping_offsets(ttir)
+    assert frontend.wrapping_offsets(ttir, within_head=True) is not inside

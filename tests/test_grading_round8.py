@@ -33,10 +33,12 @@ OPEN_HONEST_L2: set[str] = set()
 # visits, masked off or not, both ways round).
 OPEN_L6: set[str] = set()
 
-# The 32-bit offset rule refuses correct kernels: the course's own grouped L4 kernel (GROUP_M read as a
+# The 32-bit offset rule refused correct kernels: the course's own grouped L4 kernel (GROUP_M read as a
 # stride), a strided exp2 kernel (one kernel's TTIR read with its helpers' names), a head dimension padded to
-# a power of two.
-OPEN_HONEST_OFFSETS: set[str] = {"ah02", "bh01", "bh03"}
+# a power of two. Closed (r8front): an index widened and scaled in 64 bits is no offset, the kernel's TTIR
+# function ends at "} loc(...)", and in attention a block's rows times a stride stay inside one head where the
+# address adds a 64-bit head offset.
+OPEN_HONEST_OFFSETS: set[str] = set()
 
 # Refused, but told the wrong thing: one program walking every block of queries is told about two passes.
 OPEN_MESSAGES: set[str] = {"b13", "b17"}

@@ -256,11 +256,15 @@ def _wide_offsets_check(runner, label: str) -> list[CaseResult]:
     trace, watch = getattr(runner, "trace", None), getattr(runner, "watch", None)
     if not runner.policy.wide_offsets:
         return []
-    count, kernel = trace.wrapping_offsets() if trace is not None else (0, "")
+    head = runner.policy.within_head
+    count, kernel = trace.wrapping_offsets(within_head=head) if trace is not None else (0, "")
     if not count and watch is not None and watch.counters.wrapping_kernels:  # from the TTIR (a GPU too)
         count, kernel = 1, watch.counters.wrapping_kernels[0]
     if not count:
         return []
+    inside = ("Inside one head a block's rows may stay 32-bit, as a loop's keys may: their product with the "
+              "row stride is not counted where the same address adds the head's offset computed in 64 bits (the "
+              "head's program id converted before it multiplies N and the head dimension). ") if head else ""
     return [CaseResult(label, "-", False,
                        f"your kernel {kernel} computes addresses with a 32-bit product of the program id (or of "
                        "an index made from it, such as the rows of a block) and a size or stride it was given, "
@@ -268,9 +272,11 @@ def _wide_offsets_check(runner, label: str) -> list[CaseResult]:
                        "the head dimension): past 2^31 "
                        "elements (8.6 GB of fp32) that product wraps around and the kernel reads and writes other "
                        "rows' memory. Convert the program id (or the index) to a 64-bit integer before it is "
-                       "multiplied by a stride or a size; widening the product afterwards is too late. (The "
-                       "grader reads the kernel, not the grid it will run on at larger sizes: a product that your "
-                       "grid keeps below 2^31, such as a split-K slice's start pid_k * per, is refused too.)")]
+                       "multiplied by a stride or a size; widening the product afterwards is too late. "
+                       f"{inside}(The grader reads the kernel, not the grid it will run on at larger sizes: a "
+                       "32-bit product of the program id that reaches an address is refused even where your grid "
+                       "keeps it below 2^31. An index of rows or tiles widened to 64 bits before a stride "
+                       "multiplies it is fine.)")]
 
 
 #: CUDA's largest grid along its second and third axes (gridDim.y, gridDim.z); the first goes to 2^31 - 1.

@@ -75,6 +75,10 @@ class Launch:
     #: one) with a size or stride the kernel was given at run time: past 2^31 elements it wraps around
     wrapping_offsets: int = 0
     wrapping_kernel: str = ""
+    #: of those, the ones outside one head: in attention a block's rows times a stride (a program id's value with
+    #: tl.arange lanes in it) counts only where the address has no head offset computed in 64 bits
+    wrapping_heads: int = 0
+    wrapping_heads_kernel: str = ""
     dot_shapes: dict = field(default_factory=dict)  # (M, K, N): count
     #: (program, number of ``spans`` recorded before it) per tl.dot: which loads a product came between
     dot_marks: list = field(default_factory=list)
@@ -168,11 +172,15 @@ class Trace:
         (``pid * BLOCK`` before ``.to(tl.int64)``, or never widened): past 2^31 elements they wrap."""
         return sum(launch.narrow_pid_offsets for launch in self.launches)
 
-    def wrapping_offsets(self) -> tuple[int, str]:
+    def wrapping_offsets(self, within_head: bool = False) -> tuple[int, str]:
         """Loads and stores whose addresses multiply a program id (or an index made from one) by a size or
-        stride given at run time in 32 bits, and the first kernel that does it (see :class:`Launch`)."""
-        total = sum(launch.wrapping_offsets for launch in self.launches)
-        first = next((launch.wrapping_kernel for launch in self.launches if launch.wrapping_offsets), "")
+        stride given at run time in 32 bits, and the first kernel that does it (see :class:`Launch`);
+        ``within_head`` (attention): leaving out a block's rows times a stride where the address adds a head
+        offset computed in 64 bits (see :func:`gpuperf.grading.frontend.wrapping_offsets`)."""
+        count, kernel = ("wrapping_heads", "wrapping_heads_kernel") if within_head else \
+            ("wrapping_offsets", "wrapping_kernel")
+        total = sum(getattr(launch, count) for launch in self.launches)
+        first = next((getattr(launch, kernel) for launch in self.launches if getattr(launch, count)), "")
         return total, first
 
     def tiled_elements(self, base: int, row_bytes: int) -> int:
@@ -512,9 +520,13 @@ def _install():
     def note_offsets(launch, ptrs):
         if getattr(ptrs, "_gpuperf_narrow", False):
             launch.narrow_pid_offsets += 1
-        if getattr(ptrs, "_gpuperf_wraps", False):
+        wraps, rows = (getattr(ptrs, f, False) for f in ("_gpuperf_wraps", "_gpuperf_rows"))
+        if wraps or rows:
             launch.wrapping_offsets += 1
             launch.wrapping_kernel = launch.wrapping_kernel or launch.kernel
+        if wraps or (rows and not getattr(ptrs, "_gpuperf_wide", False)):
+            launch.wrapping_heads += 1
+            launch.wrapping_heads_kernel = launch.wrapping_heads_kernel or launch.kernel
 
     def make_load(original):
         def load(self, ptrs, mask, *rest, **kw):  # (a tensor descriptor's load passes keywords)
@@ -630,8 +642,13 @@ def _install():
     # the program id's taint: a value computed from tl.program_id carries _gpuperf_pid; a product of one in
     # fewer than 64 bits carries _gpuperf_narrow, through casts, sums, splats and broadcasts, to a pointer
     # a size or stride given at run time carries _gpuperf_arg; a 32-bit product of a program id's value and
-    # one carries _gpuperf_wraps, through casts, sums, splats and broadcasts, to a pointer
-    flags = ("_gpuperf_pid", "_gpuperf_narrow", "_gpuperf_arg", "_gpuperf_wraps")
+    # one carries _gpuperf_wraps, through casts, sums, splats and broadcasts, to a pointer, or _gpuperf_rows
+    # where the program id's value has tl.arange lanes in it (_gpuperf_lanes: a block's rows); a 64-bit
+    # product of a program id's value and a size or stride carries _gpuperf_wide (a head's offset), and a
+    # 64-bit product of a wrapping value is an index scaled to an offset: it wraps no more (as
+    # gpuperf.grading.frontend.wrapping_offsets reads the TTIR)
+    flags = ("_gpuperf_pid", "_gpuperf_narrow", "_gpuperf_arg", "_gpuperf_wraps", "_gpuperf_lanes",
+             "_gpuperf_rows", "_gpuperf_wide")
 
     def tainted(*handles):
         return tuple(any(getattr(h, f, False) for h in handles) for f in flags)
@@ -653,6 +670,15 @@ def _install():
 
         return implicit_cvt
 
+    def make_range(original):
+        def make_range_(self, *args):
+            res = original(self, *args)
+            if _TRACE is not None:
+                res._gpuperf_lanes = True
+            return res
+
+        return make_range_
+
     def make_pid(original):
         def program_id(self, *args):
             res = original(self, *args)
@@ -666,14 +692,22 @@ def _install():
         def binary(self, lhs, rhs, op):
             res = original(self, lhs, rhs, op)
             if _TRACE is not None:
-                pid, narrow, arg, wraps = tainted(lhs, rhs)
-                if pid and op in (np.multiply, np.left_shift) and \
-                        np.asarray(res.data).dtype.kind in "iu" and np.asarray(res.data).dtype.itemsize < 8:
-                    narrow = True
+                pid, narrow, arg, wraps, lanes, rows, wide = tainted(lhs, rhs)
+                kind = np.asarray(res.data).dtype
+                if op in (np.multiply, np.left_shift) and kind.kind in "iu":
                     lp, rp = (getattr(h, "_gpuperf_pid", False) for h in (lhs, rhs))
                     la, ra = (getattr(h, "_gpuperf_arg", False) for h in (lhs, rhs))
-                    wraps = wraps or (lp and ra) or (rp and la)
-                mark(res, pid, narrow, arg, wraps)
+                    factors = [h for h, hit in ((lhs, lp and ra), (rhs, rp and la)) if hit]
+                    if kind.itemsize < 8:
+                        narrow = narrow or pid
+                        if any(not getattr(h, "_gpuperf_lanes", False) for h in factors):
+                            wraps = True
+                        elif factors:
+                            rows = True
+                    elif op is np.multiply:  # 64 bits: an index scaled to an offset, or a head's offset
+                        wraps = rows = False
+                        wide = wide or bool(factors)
+                mark(res, pid, narrow, arg, wraps, lanes, rows, wide)
             return res
 
         return binary
@@ -740,6 +774,7 @@ def _install():
 
     patch(interp, "_patch_lang_tensor", make_lang_tensor)
     patch(builder, "create_get_program_id", make_pid)
+    patch(builder, "create_make_range", make_range)
     patch(builder, "binary_op", make_binary)
     for name in ("cast_impl", "create_splat", "create_broadcast", "create_expand_dims", "create_addptr",
                  "create_reshape", "create_trans"):

@@ -7,23 +7,10 @@ from __future__ import annotations
 
 import re
 
+from gpuperf.grading.frontend import _kernel_lines
+
 _VALUE = re.compile(r"%[\w.$-]+(?:#\d+)?")
 _WRITES = ("tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_store", "tt.descriptor_reduce")
-
-
-def _public_function(ttir: str) -> list[str]:
-    """The lines of the module's public function (the kernel), to the brace that closes it."""
-    lines = ttir.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.lstrip().startswith("tt.func public")), None)
-    if start is None:
-        return []
-    indent = len(lines[start]) - len(lines[start].lstrip())
-    out = []
-    for line in lines[start:]:
-        out.append(line)
-        if line.lstrip().startswith("}") and len(line) - len(line.lstrip()) == indent and len(out) > 1:
-            break
-    return out
 
 
 def _ops(lines: list[str]) -> list[tuple[str, list[str], list[str], list[tuple[str, str]], str]]:
@@ -86,6 +73,6 @@ def _reaches_a_write(ops, seed: str) -> bool:
 def unstored_dots(ttir: str) -> int:
     """How many of the kernel's own ``tl.dot`` products (``tt.dot`` in its public function) never reach a
     store or an atomic: their multiply-adds are done for nothing (0 when the TTIR is empty)."""
-    ops = _ops(_public_function(ttir))
+    ops = _ops(_kernel_lines(ttir))
     seeds = [results[0] for op, results, *_ in ops if op in ("tt.dot", "tt.dot_scaled") and results]
     return sum(not _reaches_a_write(ops, seed) for seed in seeds)

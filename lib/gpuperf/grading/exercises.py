@@ -3636,17 +3636,17 @@ EXERCISES: dict[str, Exercise] = {
                                 kernels=False,
                                 why="asks for the online softmax over blocks of keys, in plain PyTorch")),
         Exercise("L5.forward", "FlashAttention forward (o, lse)", "gpuperf.kernels.labs.l5:attention_forward",
-                 _l5_cases_for(False), policy=_policy("L5.forward", wide_offsets=True)),
+                 _l5_cases_for(False), policy=_policy("L5.forward", wide_offsets=True, within_head=True)),
         Exercise("L5.causal", "FlashAttention forward with the causal mask",
                  "gpuperf.kernels.labs.l5:attention_forward", _l5_cases_for(True),
-                 policy=_policy("L5.causal", wide_offsets=True)),
+                 policy=_policy("L5.causal", wide_offsets=True, within_head=True)),
         Exercise("L6.backward", "FlashAttention backward (dq, dk, dv)",
                  "gpuperf.kernels.labs.l6:attention_backward", _l6_cases,
-                 policy=_policy("L6.backward", wide_offsets=True)),
+                 policy=_policy("L6.backward", wide_offsets=True, within_head=True)),
         Exercise("L6.autograd", "your forward and backward as one torch.autograd.Function",
                  "gpuperf.kernels.labs.l6:FlashAttention", _autograd_cases,
                  # the lab's cell imports the course's L5 forward: the exercise is the backward and the glue
-                 policy=Policy("L6.autograd", wide_offsets=True, course_kernels=frozenset(
+                 policy=Policy("L6.autograd", wide_offsets=True, within_head=True, course_kernels=frozenset(
                      {"gpuperf.kernels.labs.l5.attention_forward_kernel"}))),
     )
 }

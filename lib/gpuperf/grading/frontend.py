@@ -338,11 +338,12 @@ def constexpr_parameters(fn) -> set:
     return {name for name, ty in inspect.get_annotations(fn).items() if _normalize_ty(ty) == "constexpr"}
 
 
-def wrapping_constexpr_offsets(fn, args, kwargs) -> bool:
+def wrapping_constexpr_offsets(fn, args, kwargs, within_head: bool = False) -> bool:
     """:func:`wrapping_offsets` once more, on the kernel lowered with its constexpr sizes and strides
     (:func:`stride_constexprs`) as run-time integers: ``row * STRIDE`` in 32 bits wraps whether STRIDE was
     given at run time or as a constant. Where the kernel does not lower so (a constexpr the code needs as a
-    constant), each such argument is tried alone; one that cannot be lowered so is left out."""
+    constant), each such argument is tried alone; one that cannot be lowered so is left out. ``within_head``:
+    as :func:`wrapping_offsets`'s."""
     strides = stride_constexprs(fn, args, kwargs)
     if not strides:
         return False
@@ -352,7 +353,7 @@ def wrapping_constexpr_offsets(fn, args, kwargs) -> bool:
         for names in groups:
             problem, ttir = lower(fn, args, kwargs, runtime=names)
             if ttir and not problem:
-                if wrapping_offsets(ttir):
+                if wrapping_offsets(ttir, within_head=within_head):
                     return True
                 if len(names) == len(strides):
                     return False
@@ -384,15 +385,17 @@ def _kernel_lines(ttir: str) -> list[str]:
     if start is None:
         return []
     indent = len(lines[start]) - len(lines[start].lstrip())
-    out = []
-    for line in lines[start:]:
+    out = [lines[start]]
+    for line in lines[start + 1:]:
         out.append(line)
-        if line.strip() == "}" and len(line) - len(line.lstrip()) == indent:
+        # the function ends at its own closing brace, "}" or "} loc(#loc)" (Triton 3.9): the helper functions
+        # after it (those of tl.max, tl.sum) name their own values %a, %b, %0 as the kernel does
+        if line.strip().startswith("}") and len(line) - len(line.lstrip()) == indent:
             break
     return out
 
 
-def wrapping_offsets(ttir: str, any_factor: bool = False) -> bool:
+def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = False) -> bool:
     """Whether an address of the kernel (``tt.addptr``'s offset) comes from a product in fewer than 64 bits of
     a value computed from ``tl.program_id`` and a size or stride the kernel was given at run time (an integer
     argument: Triton makes one equal to 1 a constant): past 2^31 elements such a product wraps around,
@@ -401,6 +404,17 @@ def wrapping_offsets(ttir: str, any_factor: bool = False) -> bool:
     induction variable is made from its lower bound only (a loop from the program's block walks indices made
     from the program id; the keys ``start + tl.arange(0, BLOCK_N)`` of a loop from 0 are not, whatever
     values the loop carries).
+
+    An index is not an offset: a 32-bit product that is widened and then multiplied again in 64 bits (a group
+    of tiles ``(pid // per_group) * GROUP_M`` scaled by a block and a stride, a split-K slice's start times
+    the column stride) was an index of rows or tiles, and the offset is the 64-bit product.
+
+    ``within_head`` (attention): a block's rows (a program id's value with ``tl.arange`` lanes in it, as
+    ``block_m * BLOCK_M + tl.arange(0, BLOCK_M)``) times a stride stays inside one head, like a loop's keys,
+    where the same address adds a head offset computed in 64 bits (a program id's value times a size or
+    stride): it counts only when no such head offset is there. A product of a program id's value without
+    lanes (the head, the batch) counts always.
+
     ``any_factor``: a 32-bit product of a program id's value with anything (a block size too) counts, the rule
     of L2's one-dimensional kernels (``pid * BLOCK`` must be computed in 64 bits), whatever operations
     (``tl.where``, ``tl.minimum``, casts) the product goes through before it reaches an address."""
@@ -409,7 +423,10 @@ def wrapping_offsets(ttir: str, any_factor: bool = False) -> bool:
     lines = _kernel_lines(ttir)
     if not lines:
         return False
-    pid, arg, wraps = set(), set(), set()
+    # pid: values made from a program id; arg: from an integer argument; wraps: from a 32-bit product of the
+    # two; lanes: from tl.arange; rows: a 32-bit product whose program id's factor has lanes (a block's rows
+    # times a stride); wide: from a 64-bit product of a program id's value and an argument (a head's offset)
+    pid, arg, wraps, lanes, rows, wide = set(), set(), set(), set(), set(), set()
     for name, kind in re.findall(r"(%[\w.$-]+): (i\d+)", lines[0]):
         arg.add(name)
     parsed = []
@@ -431,7 +448,7 @@ def wrapping_offsets(ttir: str, any_factor: bool = False) -> bool:
             carried = re.findall(r"(%[\w.$-]+) = (%[\w.$-]+)", body.split("iter_args(", 1)[1])
             pairs += [(new, init, True) for new, init in carried]
         parsed.append((op, results, operands, pairs, body))
-    sets = (pid, arg, wraps)
+    sets = (pid, arg, wraps, lanes, rows, wide)
     stack: list = []
     for _ in range(8):  # to a fixed point: loops carry values around through iter_args and yields
         before = tuple(len(s) for s in sets)
@@ -439,11 +456,23 @@ def wrapping_offsets(ttir: str, any_factor: bool = False) -> bool:
         for op, results, operands, pairs, body in parsed:
             if op == "tt.get_program_id":
                 pid.update(results)
+            if op == "tt.make_range":
+                lanes.update(results)
             flags = [any(v in s for v in operands) for s in sets]
-            if op in ("arith.muli", "arith.shli") and _narrow(body) and len(operands) >= 2:
+            if op in ("arith.muli", "arith.shli") and len(operands) >= 2:
                 a, b = operands[0], operands[1]
-                if (a in pid and b in arg) or (b in pid and a in arg) or (any_factor and (a in pid or b in pid)):
-                    flags[2] = True
+                factors = [x for x, y in ((a, b), (b, a)) if x in pid and y in arg]
+                if any_factor:
+                    if _narrow(body) and (a in pid or b in pid):
+                        flags[2] = True
+                elif _narrow(body):
+                    if any(x not in lanes for x in factors):
+                        flags[2] = True
+                    elif factors:
+                        flags[4] = True
+                elif op == "arith.muli":  # 64 bits: an index scaled to an offset, or a head's offset
+                    flags[2] = flags[4] = False
+                    flags[5] = flags[5] or bool(factors)
             for s, on in zip(sets, flags):
                 if on:
                     s.update(results)
@@ -464,9 +493,16 @@ def wrapping_offsets(ttir: str, any_factor: bool = False) -> bool:
         if tuple(len(s) for s in sets) == before:
             break
     for op, _, operands, _, _ in parsed:
-        if op == "tt.addptr" and len(operands) >= 2 and operands[1] in wraps:
+        if op == "tt.addptr" and len(operands) >= 2 and (operands[1] in wraps or
+                                                         (not within_head and operands[1] in rows)):
+            return True
+        if within_head and op in _MEMORY_OPS and operands and operands[0] in rows and operands[0] not in wide:
             return True
     return False
+
+
+#: The TTIR operations that read or write memory at a tensor of pointers (their first operand).
+_MEMORY_OPS = frozenset(("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas"))
 
 
 def _narrow(body: str) -> bool:

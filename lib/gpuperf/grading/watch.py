@@ -171,6 +171,9 @@ class Policy:
     int64_offsets: bool = False  # under the interpreter: every store's addresses must come from 64-bit offsets
     #: under the interpreter: no address may multiply a program id by a size or stride in 32 bits
     wide_offsets: bool = False
+    #: attention: a block's rows (or a loop's keys) times a stride stays inside one head, where the address
+    #: adds a head offset computed in 64 bits (see :func:`gpuperf.grading.frontend.wrapping_offsets`)
+    within_head: bool = False
     #: course kernels the exercise itself hands the reader (L6.autograd uses the L5 forward of the course)
     course_kernels: frozenset = frozenset()
 
@@ -1621,8 +1624,9 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
     try:
         problem, ttir = lower(fn, args, kwargs)
         # a stride given as tl.constexpr is a constant in the IR: lowered once more as a run-time integer
-        if ttir and w.policy.wide_offsets and (wrapping_offsets(ttir) or
-                                               wrapping_constexpr_offsets(fn, args, kwargs)):
+        head = w.policy.within_head
+        if ttir and w.policy.wide_offsets and (wrapping_offsets(ttir, within_head=head) or
+                                               wrapping_constexpr_offsets(fn, args, kwargs, within_head=head)):
             w.counters.wrapping_kernels.append(getattr(fn, "__name__", "?"))
         if ttir and w.policy.int64_offsets and wrapping_offsets(ttir, any_factor=True):  # L2: pid * BLOCK
             w.counters.narrow_kernels.append(getattr(fn, "__name__", "?"))
