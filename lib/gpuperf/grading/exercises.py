@@ -966,7 +966,7 @@ def _add_case(gen, device, dtype, n, label=None, repeat=False):
                 break
             out.fill_(float("nan"))
         if n > 4096 and all(r.passed for r in results):  # said once, when nothing else is wrong
-            results += _offsets_check(runner, label) or _grid_check(runner, label, n)
+            results += _offsets_check(runner, label) or _grid_check(runner, label, n, out)
         return results
 
     return run
@@ -976,12 +976,14 @@ def _add_case(gen, device, dtype, n, label=None, repeat=False):
 #: lab sweeps 128 to 4096; a block computed from n (the whole vector in one program) is far wider.
 LARGEST_BLOCK_1D = 8192
 
-#: The H200's streaming multiprocessors (from :mod:`gpuperf.hardware`): the parallelism a grid is judged
-#: against where no GPU is present.
-def _h200_multiprocessors() -> int:
-    from gpuperf.hardware import get_accelerator
+#: The H200's streaming multiprocessors: the parallelism a grid is judged against where no GPU is present. A
+#: constant of the grader (in its import-time baseline, so a cell cannot rebind it), not read from
+#: :mod:`gpuperf.hardware`, whose records a cell can rewrite; tests check that the two agree.
+H200_MULTIPROCESSORS = 132
 
-    return get_accelerator("H200").sm_count
+
+def _h200_multiprocessors() -> int:
+    return H200_MULTIPROCESSORS
 
 
 def _multiprocessors_words(device) -> str:
@@ -998,7 +1000,62 @@ def _multiprocessors(device) -> int:
     return int(torch.cuda.get_device_properties(device).multi_processor_count)
 
 
-def _grid_check(runner, label, n) -> list[CaseResult]:
+def _tensor_bytes(tensor) -> tuple[int, int]:
+    """The bytes ``[start, end)`` that ``tensor``'s elements span."""
+    start = tensor.data_ptr()
+    last = sum((s - 1) * st for s, st in zip(tensor.shape, tensor.stride())) if tensor.numel() else -1
+    return start, start + (last + 1) * tensor.element_size()
+
+
+def _spread_check(runner, label, out, what: str, unit: int, unit_words: str, noun: str, fix: str
+                  ) -> list[CaseResult]:
+    """Under the interpreter: the work of ``out`` spread over programs, launch by launch, counted from what each
+    program wrote (stores and atomics), not from the grid. One program handles at most ``unit`` elements of
+    ``out`` (``unit_words``: a block, a row, a tile); in every launch that writes ``out``, the programs that
+    write it number at least min(units, SMs), units being the launch's elements written over ``unit``, and no
+    program writes more than twice its share, ceil(units / that) units. A decoy launch on the full grid beside
+    one program that does the work, or a grid whose program 0 does every block while the others return, runs
+    on one multiprocessor; a persistent grid (a program per SM looping over the blocks), split-K with atomics,
+    2-D and grouped orders, and a block handled in pieces (coarsening, an epilogue in halves) pass."""
+    import torch
+
+    trace = runner.trace
+    if trace is None or unit <= 0 or not isinstance(out, torch.Tensor) or out.numel() == 0:
+        return []
+    sms = _multiprocessors(runner.device)
+    writers = trace.writers(*_tensor_bytes(out))
+    for launch, counts, written in writers:
+        units = -(-written // unit)
+        need = min(units, sms)
+        programs = len(counts)
+        program, most = max(counts.items(), key=lambda item: (item[1], -item[0]))
+        share = -(-units // need) * unit
+        if programs >= need and most <= 2 * share:
+            continue
+        others = max((len(c) for other, c, _ in writers if other is not launch), default=0)
+        decoy = (f" (your other launch that writes {what} with {others} programs does not count: the grid is "
+                 "for the programs that compute the values)" if others >= need else "")
+        why = (f"A GPU runs the programs of a launch at the same time, one per multiprocessor, so a program that "
+               f"does {noun} one after another uses one of them. {fix}")
+        if need == sms:  # more units than multiprocessors: a persistent grid is the other honest answer
+            why += (f" (or, looping over {noun}, a program per multiprocessor, "
+                    f"{_multiprocessors_words(runner.device)}, each taking an even share)")
+        if programs < need:
+            return [CaseResult(label, "-", False,
+                               f"{programs} program(s) of your kernel {launch.kernel} wrote the {written} "
+                               f"elements of {what} in one launch ({most} by program {program}), but one "
+                               f"program handles at most {unit_words}: {what} needs {need} or more programs "
+                               f"here. {why}" + decoy)]
+        return [CaseResult(label, "-", False,
+                           f"program {program} of your kernel {launch.kernel} wrote {most} of the {written} "
+                           f"elements of {what} in one launch, more than twice its share ({share}: {what} spread "
+                           f"over {need} programs, each handling at most {unit_words}), and {programs - 1} other "
+                           f"program(s) wrote the rest. A launch lasts as long as its slowest program. {why}"
+                           + decoy)]
+    return []
+
+
+def _grid_check(runner, label, n, out=None) -> list[CaseResult]:
     """One program per block of the vector, all in one launch (a grid), not one program walking the whole
     vector in a loop or holding it in one block: under the interpreter from the widest load and the programs
     of each launch, on a GPU from the grids of the launches. Programs that loop over the blocks (a grid-stride
@@ -1025,6 +1082,11 @@ def _grid_check(runner, label, n) -> list[CaseResult]:
                            "computed from n, and launch ceil(n / BLOCK_SIZE) programs, so that the GPU's "
                            "multiprocessors share the vector")]
     blocks = -(-n // block) if block else 0
+    if block and out is not None:  # a program may own up to the largest block, as one load or in pieces
+        return _spread_check(runner, label, out, "out", LARGEST_BLOCK_1D,
+                             f"{LARGEST_BLOCK_1D} elements (the largest block; yours loads {block} at once)",
+                             "blocks", "Give every block of the vector its own program, a grid of "
+                             "cdiv(n, BLOCK_SIZE) programs")
     if block and programs < min(blocks, sms):
         return [CaseResult(label, "-", False,
                            f"your kernel ran {programs} program(s) for {n} elements in blocks of {block}: a GPU "
@@ -1146,7 +1208,7 @@ def _chain_case(gen, device, dtype, n, k_ops, scale, shift, label, repeat=False)
             if not all(r.passed for r in results):
                 break
         if n > 2000 and all(r.passed for r in results):  # said once, when nothing else is wrong
-            results += _offsets_check(runner, label) or _grid_check(runner, label, n)
+            results += _offsets_check(runner, label) or _grid_check(runner, label, n, got)
         return results
 
     return run
@@ -1373,13 +1435,11 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
                                       "tokens is 131,072 rows)"))
             return results
         trace = runner.trace
-        if trace is not None and rows > 1 and trace.most_programs() < rows:
-            results.append(CaseResult(label, "-", False,
-                                      f"your kernel ran {trace.most_programs()} program(s) in one launch for "
-                                      f"{rows} rows: the exercise gives every row its own program (a grid of "
-                                      "one program per row), so the rows are processed at the same time on a "
-                                      "GPU; a program that loops over the rows does them one after another"))
-            return results
+        spread = _spread_check(runner, label, got, "y", cols, "one row", "rows",
+                               "The exercise gives every row its own program (a grid of one program per row), "
+                               "so the rows are processed at the same time") if rows > 1 else []
+        if spread:
+            return results + spread
         if trace is not None and block is None:
             loaded = trace.total("loaded")
             if loaded > rows * cols + rows * 16:
@@ -1496,14 +1556,13 @@ def _outer_case(gen, device, dtype, m, n, label, repeat=False):
                                               "and 16384 elements, e.g. 32 x 64), and the grid has a program "
                                               "for every tile"))
                     return results
-                need = -(-m // max(1, min(bm, m))) * -(-n // max(1, min(bn, n)))
-                if trace.most_programs() < need:
-                    results.append(CaseResult(label, "-", False,
-                                              f"your kernel ran {trace.most_programs()} program(s) for {need} "
-                                              f"tiles of {bm} x {bn}: the grid has one program per tile (two "
-                                              "dimensions: blocks of rows by blocks of columns), so the tiles "
-                                              "are computed at the same time on a GPU"))
-                    return results
+                tm, tn = max(shapes, key=lambda sh: min(sh[0], m) * min(sh[1], n))
+                spread = _spread_check(runner, label, got, "out", min(tm, m) * min(tn, n),
+                                       f"one tile ({tm} x {tn} in yours)", "tiles",
+                                       "The grid has one program per tile (two dimensions: blocks of rows by "
+                                       "blocks of columns), so the tiles are computed at the same time")
+                if spread:
+                    return results + spread
             if trace.stored_2d() < m * n or (m >= 4 and tiled < m * n // 2):
                 results.append(CaseResult(label, "-", False,
                                           f"your kernel wrote {tiled} of the {m * n} elements of out with 2-D "
@@ -1656,18 +1715,14 @@ def _matmul_programs_check(runner, label, c, m, n) -> list[CaseResult]:
                            f"your kernel stores blocks of {biggest[0]} x {biggest[1]} into C: a tiled matmul keeps "
                            f"one tile of C (BLOCK_M x BLOCK_N, at most {LARGEST_BLOCK_K} a side, e.g. 64 x 64) in "
                            "registers per program and stores it, with a program for every tile")]
-    bm, bn = max(shapes, key=shapes.get)
-    tiles = -(-m // max(1, min(bm, m))) * -(-n // max(1, min(bn, n)))
-    programs = max(launch.programs for launch in launches)
-    if programs < min(tiles, sms):
-        return [CaseResult(label, "-", False,
-                           f"your kernel ran {programs} program(s) for the {tiles} tiles of {bm} x {bn} of C "
-                           f"({m} x {n}): the exercise gives every tile of C its own program (a grid of "
-                           "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N) programs), so the tiles are computed at the same "
-                           "time on the GPU's multiprocessors; one program looping over the tiles uses one of "
-                           "them (programs that loop over tiles need at least one per multiprocessor, "
-                           f"{_multiprocessors_words(runner.device)})")]
-    return []
+    # the tile a program owns: the largest block it stores into C, or the largest tile product (a tile stored
+    # in pieces, an epilogue in halves, is one tile)
+    shapes.update({(a, c_n): 1 for a, _, c_n in trace.dots()})
+    tm, tn = max(shapes, key=lambda sh: min(sh[0], m) * min(sh[1], n))
+    return _spread_check(runner, label, c, "C", min(tm, m) * min(tn, n), f"one tile ({tm} x {tn} in yours)",
+                         "tiles", "The exercise gives every tile of C its own program (a grid of "
+                         "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N) programs), so the tiles are computed at the same "
+                         "time")
 
 
 def _matmul_blocks_check(runner, label, k) -> list[CaseResult]:
