@@ -193,9 +193,11 @@ class Trace:
         """The most programs one launch ran (its grid)."""
         return max((launch.programs for launch in self.launches), default=0)
 
-    def writers(self, start: int, end: int) -> list:
+    def writers(self, start: int, end: int, keep=None) -> list:
         """For each launch that wrote bytes ``[start, end)`` (stores or atomics): ``(launch, {program: distinct
-        elements of the range it wrote}, distinct elements of the range written)``, in launch order."""
+        elements of the range it wrote}, distinct elements of the range written)``, in launch order; ``keep``
+        (addresses to a boolean mask) picks the addresses that count (a view's elements, not the gaps between
+        its rows)."""
         import numpy as np
 
         out = []
@@ -204,9 +206,13 @@ class Trace:
                 continue
             addr, prog = launch.writes
             lo, hi = np.searchsorted(addr, np.uint64(start)), np.searchsorted(addr, np.uint64(end))
-            if hi > lo:
-                programs, counts = np.unique(prog[lo:hi], return_counts=True)
-                distinct = 1 + int(np.count_nonzero(addr[lo + 1:hi] != addr[lo:hi - 1]))
+            addr, prog = addr[lo:hi], prog[lo:hi]
+            if keep is not None and addr.size:
+                picked = keep(addr)
+                addr, prog = addr[picked], prog[picked]
+            if addr.size:
+                programs, counts = np.unique(prog, return_counts=True)
+                distinct = 1 + int(np.count_nonzero(addr[1:] != addr[:-1]))
                 out.append((launch, dict(zip(programs.tolist(), counts.tolist())), distinct))
         return out
 

@@ -1007,6 +1007,28 @@ def _tensor_bytes(tensor) -> tuple[int, int]:
     return start, start + (last + 1) * tensor.element_size()
 
 
+def _element_addresses(tensor):
+    """A function from byte addresses (a numpy array inside ``tensor``'s span) to a mask of those that are
+    elements of ``tensor`` (a view skips the gaps between its rows), or None where its layout is not a plain
+    1-D or 2-D one (then the whole span counts)."""
+    import numpy as np
+
+    start, es = tensor.data_ptr(), tensor.element_size()
+    shape, strides = tuple(tensor.shape), tuple(tensor.stride())
+    if tensor.dim() == 2 and shape[0] > 1 and shape[1] > 1 and 1 in strides and min(strides) > 0:
+        inner = 1 if strides[1] == 1 else 0  # the axis whose elements are adjacent
+        outer, count = strides[1 - inner], shape[inner]
+
+        def keep(addresses):
+            offsets = (addresses - np.uint64(start)).astype(np.int64)
+            return (offsets % es == 0) & ((offsets // es) % outer < count)
+
+        return keep
+    if tensor.dim() == 1 and strides[0] > 1:
+        return lambda addresses: ((addresses - np.uint64(start)).astype(np.int64) % (es * strides[0])) == 0
+    return None
+
+
 def _spread_check(runner, label, out, what: str, unit: int, unit_words: str, noun: str, fix: str
                   ) -> list[CaseResult]:
     """Under the interpreter: the work of ``out`` spread over programs, launch by launch, counted from what each
@@ -1023,7 +1045,7 @@ def _spread_check(runner, label, out, what: str, unit: int, unit_words: str, nou
     if trace is None or unit <= 0 or not isinstance(out, torch.Tensor) or out.numel() == 0:
         return []
     sms = _multiprocessors(runner.device)
-    writers = trace.writers(*_tensor_bytes(out))
+    writers = trace.writers(*_tensor_bytes(out), _element_addresses(out))
     for launch, counts, written in writers:
         units = -(-written // unit)
         need = min(units, sms)
