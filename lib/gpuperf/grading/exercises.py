@@ -923,6 +923,10 @@ def _l2_add_cases(gen, device) -> list[Case]:
     n = torch_randint(gen, 97, 3000)
     label = f"n={n} fp32, called twice on the same x, y and out with new values in x and y"
     cases.append(Case(label, _add_case(gen, device, _torch().float32, n, label, repeat=True)))
+    if device != "cpu":  # the programs that write out, counted by the interpreter on the CPU
+        n = torch_randint(gen, 10_000, 20_000)
+        label = f"n={n} fp32, your kernel run by Triton's interpreter on the CPU: the programs that write out"
+        cases.append(Case(label, _add_case(gen, "cpu", _torch().float32, n, label), interpret=True, device="cpu"))
     if device != "cpu" and _free_gpu_bytes() >= 64 * 2**30:
         n = 2**31 + torch_randint(gen, 1, 1000)
         label = f"n={n} fp16 (past 2^31 elements: 32-bit offsets wrap around)"
@@ -1204,6 +1208,12 @@ def _l2_chain_cases(gen, device) -> list[Case]:
     n = torch_randint(gen, 97, 3000)
     label = f"n={n} fp32 k_ops=3 scale=1.5 shift=0.25, called twice on the same x with new values in it"
     cases.append(Case(label, _chain_case(gen, device, _torch().float32, n, 3, 1.5, 0.25, label, repeat=True)))
+    if device != "cpu":  # the programs that write the result, counted by the interpreter on the CPU
+        n = torch_randint(gen, 10_000, 20_000)
+        label = (f"n={n} fp32 k_ops=5 scale=1.5 shift=0.25, your kernel run by Triton's interpreter on the CPU: "
+                 "the programs that write the result")
+        cases.append(Case(label, _chain_case(gen, "cpu", _torch().float32, n, 5, 1.5, 0.25, label),
+                          interpret=True, device="cpu"))
     return cases
 
 
@@ -1396,6 +1406,12 @@ def _softmax_cases_for(online: bool):
                  + (f", block={block}" if block else ""))
         out.append(Case(label, _softmax_case(gen, device, _torch().float32, rows, cols, label, block,
                                              repeat=True)))
+        if not online and device != "cpu":  # the programs that write the rows, counted by the interpreter
+            rows, cols = 5, torch_randint(gen, 300, 1000)
+            label = (f"x {rows}x{cols} fp32, your kernel run by Triton's interpreter on the CPU: the programs "
+                     "that write the rows")
+            out.append(Case(label, _softmax_case(gen, "cpu", _torch().float32, rows, cols, label, None),
+                            interpret=True, device="cpu"))
         if online and device != "cpu":  # the passes and the block, counted by the interpreter on the CPU
             cols = torch_randint(gen, 1500, 3000)
             label = (f"x 2x{cols} fp32, block=128, your kernel run by Triton's interpreter on the CPU: the "
