@@ -193,11 +193,13 @@ class Trace:
         """The most programs one launch ran (its grid)."""
         return max((launch.programs for launch in self.launches), default=0)
 
-    def writers(self, start: int, end: int, keep=None) -> list:
+    def writers(self, start: int, end: int, keep=None, step: int = 0) -> list:
         """For each launch that wrote bytes ``[start, end)`` (stores or atomics): ``(launch, {program: distinct
-        elements of the range it wrote}, distinct elements of the range written)``, in launch order; ``keep``
-        (addresses to a boolean mask) picks the addresses that count (a view's elements, not the gaps between
-        its rows)."""
+        elements of the range it wrote}, distinct elements of the range written, longest run)``, in launch
+        order, where the longest run is the most addresses ``step`` bytes apart, one after another, that one
+        program wrote (0 without ``step``): the block a program owns, whether it stores it at once or in
+        pieces. ``keep`` (addresses to a boolean mask) picks the addresses that count (a view's elements, not
+        the gaps between its rows)."""
         import numpy as np
 
         out = []
@@ -213,7 +215,14 @@ class Trace:
             if addr.size:
                 programs, counts = np.unique(prog, return_counts=True)
                 distinct = 1 + int(np.count_nonzero(addr[1:] != addr[:-1]))
-                out.append((launch, dict(zip(programs.tolist(), counts.tolist())), distinct))
+                run = 0
+                if step:
+                    order = np.lexsort((addr, prog))  # each program's addresses, in order
+                    a, p = addr[order].astype(np.int64), prog[order]
+                    breaks = np.flatnonzero((np.diff(a) != step) | (np.diff(p) != 0)) + 1
+                    edges = np.concatenate(([0], breaks, [a.size]))
+                    run = int(np.diff(edges).max())
+                out.append((launch, dict(zip(programs.tolist(), counts.tolist())), distinct, run))
         return out
 
     def store_shapes(self) -> dict:

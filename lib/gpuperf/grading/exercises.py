@@ -1033,8 +1033,8 @@ def _element_addresses(tensor):
     return None
 
 
-def _spread_check(runner, label, out, what: str, unit: int, unit_words: str, noun: str, fix: str
-                  ) -> list[CaseResult]:
+def _spread_check(runner, label, out, what: str, unit: int, unit_words: str, noun: str, fix: str,
+                  run_cap: int = 0) -> list[CaseResult]:
     """Under the interpreter: the work of ``out`` spread over programs, launch by launch, counted from what each
     program wrote (stores and atomics), not from the grid. One program handles at most ``unit`` elements of
     ``out`` (``unit_words``: a block, a row, a tile); in every launch that writes ``out``, the programs that
@@ -1042,15 +1042,21 @@ def _spread_check(runner, label, out, what: str, unit: int, unit_words: str, nou
     program writes more than twice its share, ceil(units / that) units. A decoy launch on the full grid beside
     one program that does the work, or a grid whose program 0 does every block while the others return, runs
     on one multiprocessor; a persistent grid (a program per SM looping over the blocks), split-K with atomics,
-    2-D and grouped orders, and a block handled in pieces (coarsening, an epilogue in halves) pass."""
+    2-D and grouped orders, and a block handled in pieces (coarsening, an epilogue in halves) pass. With
+    ``run_cap`` (a 1-D output), the unit is instead the longest stretch of ``out`` one program writes, at most
+    ``run_cap`` elements (``unit_words`` formats it as ``{unit}``): a program that owns two adjacent blocks
+    owns one block twice as wide, while four programs striding over the vector own blocks of one load each."""
     import torch
 
     trace = runner.trace
     if trace is None or unit <= 0 or not isinstance(out, torch.Tensor) or out.numel() == 0:
         return []
     sms = _multiprocessors(runner.device)
-    writers = trace.writers(*_tensor_bytes(out), _element_addresses(out))
-    for launch, counts, written in writers:
+    step = out.stride(0) * out.element_size() if run_cap and out.dim() == 1 else 0
+    writers = trace.writers(*_tensor_bytes(out), _element_addresses(out), step)
+    for launch, counts, written, run in writers:
+        if step:
+            unit = max(1, min(run, run_cap))
         units = -(-written // unit)
         need = min(units, sms)
         programs = len(counts)
@@ -1058,7 +1064,10 @@ def _spread_check(runner, label, out, what: str, unit: int, unit_words: str, nou
         share = -(-units // need) * unit
         if programs >= need and most <= 2 * share:
             continue
-        others = max((len(c) for other, c, _ in writers if other is not launch), default=0)
+        others = max((len(c) for other, c, _, _ in writers if other is not launch), default=0)
+        words = unit_words.format(unit=unit)
+        if step and run > run_cap:
+            words = f"one block ({run_cap} elements or fewer: the largest block a program holds)"
         decoy = (f" (your other launch that writes {what} with {others} programs does not count: the grid is "
                  "for the programs that compute the values)" if others >= need else "")
         why = (f"A GPU runs the programs of a launch at the same time, one per multiprocessor, so a program that "
@@ -1070,12 +1079,12 @@ def _spread_check(runner, label, out, what: str, unit: int, unit_words: str, nou
             return [CaseResult(label, "-", False,
                                f"{programs} program(s) of your kernel {launch.kernel} wrote the {written} "
                                f"elements of {what} in one launch ({most} by program {program}), but one "
-                               f"program handles at most {unit_words}: {what} needs {need} or more programs "
+                               f"program handles at most {words}: {what} needs {need} or more programs "
                                f"here. {why}" + decoy)]
         return [CaseResult(label, "-", False,
                            f"program {program} of your kernel {launch.kernel} wrote {most} of the {written} "
                            f"elements of {what} in one launch, more than twice its share ({share}: {what} spread "
-                           f"over {need} programs, each handling at most {unit_words}), and {programs - 1} other "
+                           f"over {need} programs, each handling at most {words}), and {programs - 1} other "
                            f"program(s) wrote the rest. A launch lasts as long as its slowest program. {why}"
                            + decoy)]
     return []
@@ -1108,11 +1117,11 @@ def _grid_check(runner, label, n, out=None) -> list[CaseResult]:
                            "computed from n, and launch ceil(n / BLOCK_SIZE) programs, so that the GPU's "
                            "multiprocessors share the vector")]
     blocks = -(-n // block) if block else 0
-    if block and out is not None:  # a program may own up to the largest block, as one load or in pieces
-        return _spread_check(runner, label, out, "out", LARGEST_BLOCK_1D,
-                             f"{LARGEST_BLOCK_1D} elements (the largest block; yours loads {block} at once)",
-                             "blocks", "Give every block of the vector its own program, a grid of "
-                             "cdiv(n, BLOCK_SIZE) programs")
+    if block and out is not None:  # a program owns the stretch it writes (one load or several), up to 8192
+        return _spread_check(runner, label, out, "out", block,
+                             "one block ({unit} elements: the longest stretch of out that one program of yours "
+                             "writes)", "blocks", "Give every block of the vector its own program, a grid of "
+                             "cdiv(n, BLOCK_SIZE) programs", run_cap=LARGEST_BLOCK_1D)
     if block and programs < min(blocks, sms):
         return [CaseResult(label, "-", False,
                            f"your kernel ran {programs} program(s) for {n} elements in blocks of {block}: a GPU "
