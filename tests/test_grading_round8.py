@@ -19,9 +19,8 @@ ATTACKS_8 = Path(__file__).with_name("grading_attacks_round8")
 SEED = 20261205
 
 # Work per program (a decoy launch on the full grid, or program 0 doing every block) and the SM count the
-# grid checks read.
-# (a21 patches gpuperf.hardware's H200 record in this process: its test must put it back.)
-OPEN_PROGRAMS: set[str] = {"a08", "a09", "a10", "a11", "a18", "a21", "a22", "a23"}
+# grid checks read: closed (the programs that write the output, launch by launch; the grader's own SM count).
+OPEN_PROGRAMS: set[str] = set()
 
 # L1-L3: counts rounded in float32, a fixed shift in fp64, an unfused chain (closed: r8l123).
 OPEN_L1_L3: set[str] = set()
@@ -40,18 +39,8 @@ OPEN_L6: set[str] = set()
 # address adds a 64-bit head offset.
 OPEN_HONEST_OFFSETS: set[str] = set()
 
-# Refused, but told the wrong thing: one program walking every block of queries is told about two passes.
-OPEN_MESSAGES: set[str] = {"b13", "b17"}
-
-# Files the attackers wrote after the groups above were handed out: program 0 doing every block of L2.add;
-# L3.online's "running" max that is the block's max, in fp64; a tl.dot whose result is thrown away (L4.matmul).
-OPEN_LATE: set[str] = {"a24"}
-# and correct kernels refused: a tile stored in two halves, a block loaded in two halves (the tile or block
-# size read from one access); tensor descriptors in the attention forward (the load hook).
-OPEN_HONEST_LATE: set[str] = {"ah08", "ah09"}
-
-OPEN = OPEN_PROGRAMS | OPEN_L1_L3 | OPEN_L6 | OPEN_LATE
-OPEN_HONEST = OPEN_HONEST_L2 | OPEN_HONEST_OFFSETS | OPEN_HONEST_LATE
+OPEN = OPEN_PROGRAMS | OPEN_L1_L3 | OPEN_L6
+OPEN_HONEST = OPEN_HONEST_L2 | OPEN_HONEST_OFFSETS
 
 
 def _interpreted_here() -> bool:
@@ -80,17 +69,69 @@ def _tag(path: Path) -> str:
     return path.stem.split("_")[0]
 
 
+@pytest.fixture
+def hardware_records():
+    """Puts gpuperf.hardware's records back after the test: an attack file's code runs in this process, and
+    a21 rewrites the H200's (a frozen dataclass, written with object.__setattr__)."""
+    from gpuperf import hardware
+
+    saved = [(record, dict(vars(record))) for record in hardware.ACCELERATORS]
+    yield
+    for record, fields in saved:
+        for name, value in fields.items():
+            if getattr(record, name) is not value:
+                object.__setattr__(record, name, value)
+
+
+_REPORTS: dict = {}
+
+
+def _refusal(path: Path):
+    """The grade (to the first failing case) of one attack file, kept for the other tests of this file."""
+    if path.stem not in _REPORTS:
+        key, fn = _attack(path)
+        from gpuperf import grading
+
+        _REPORTS[path.stem] = key, grading.grade_report(key, fn, seed=SEED, stop_at_first_failure=True)
+    return _REPORTS[path.stem]
+
+
 @pytest.mark.parametrize("path", sorted(ATTACKS_8.glob("[ab][0-9]*.py")), ids=lambda p: p.stem)
-def test_attack_of_round_8_is_rejected(path, request):
+def test_attack_of_round_8_is_rejected(path, request, hardware_records):
     if _tag(path) in OPEN:
         request.applymarker(pytest.mark.xfail(strict=True, reason="round 8: a known hole, not closed yet"))
     if not _interpreted_here():
         pytest.skip("round 8 was run under the interpreter only")
-    key, fn = _attack(path)
-    from gpuperf import grading
-
-    report = grading.grade_report(key, fn, seed=SEED, stop_at_first_failure=True)
+    key, report = _refusal(path)
     assert not report.passed, f"{path.name} accepted by {key} (seed {SEED}):\n{report.text()}"
+
+
+def test_grader_multiprocessors_match_the_h200_record():
+    """The grid checks judge against the grader's own count of the H200's SMs, which a cell cannot rewrite (a21
+    rewrote gpuperf.hardware's record): it must agree with the record."""
+    from gpuperf.grading import exercises
+    from gpuperf.hardware import get_accelerator
+
+    assert exercises.H200_MULTIPROCESSORS == get_accelerator("H200").sm_count
+
+
+#: Refused, and the message must send the learner to the fault: one program walking every block of queries
+#: (b13: the causal forward; b17: the Function's own forward) was told it made two passes over K.
+MESSAGES_8 = {"b13": ("walks", "blocks of queries one after another", "a program of its own"),
+              "b17": ("in your Function's forward", "walks", "blocks of queries one after another")}
+
+
+@pytest.mark.parametrize("tag", sorted(MESSAGES_8))
+def test_round_8_messages_say_what_to_change(tag):
+    if not _interpreted_here():
+        pytest.skip("round 8 was run under the interpreter only")
+    path = next(ATTACKS_8.glob(f"{tag}_*.py"))
+    key, report = _refusal(path)
+    assert not report.passed, f"{path.name} accepted by {key} (seed {SEED})"
+    message = report.failures[0].message
+    for words in MESSAGES_8[tag]:
+        assert words in message, f"{path.name} ({key}): {message}"
+    assert "second for the sum" not in message, f"{path.name} ({key}) is told about two passes: {message}"
 
 
 @pytest.mark.parametrize("path", sorted(ATTACKS_8.glob("[ab]h[0-9]*.py")), ids=lambda p: p.stem)

@@ -90,6 +90,9 @@ class Launch:
     _exchanges: list = field(default_factory=list)  # (addresses, program): atomic exchanges and CAS
     _adds: list = field(default_factory=list)  # (addresses, program): accumulating atomics (add, max, ...)
     race: str = ""
+    #: the distinct (address, program) pairs the launch wrote (stores and atomics, active lanes), addresses
+    #: sorted: which programs wrote what (:meth:`Trace.writers`)
+    writes: tuple = ()
     #: program: the programs of earlier launches of the call (``index << 32 | program``, index counting
     #: launches from 0) whose stores it loaded: what one kernel hands the next through memory
     sources: dict = field(default_factory=dict)
@@ -200,6 +203,38 @@ class Trace:
     def most_programs(self) -> int:
         """The most programs one launch ran (its grid)."""
         return max((launch.programs for launch in self.launches), default=0)
+
+    def writers(self, start: int, end: int, keep=None, step: int = 0) -> list:
+        """For each launch that wrote bytes ``[start, end)`` (stores or atomics): ``(launch, {program: distinct
+        elements of the range it wrote}, distinct elements of the range written, longest run)``, in launch
+        order, where the longest run is the most addresses ``step`` bytes apart, one after another, that one
+        program wrote (0 without ``step``): the block a program owns, whether it stores it at once or in
+        pieces. ``keep`` (addresses to a boolean mask) picks the addresses that count (a view's elements, not
+        the gaps between its rows)."""
+        import numpy as np
+
+        out = []
+        for launch in self.launches:
+            if not launch.writes:
+                continue
+            addr, prog = launch.writes
+            lo, hi = np.searchsorted(addr, np.uint64(start)), np.searchsorted(addr, np.uint64(end))
+            addr, prog = addr[lo:hi], prog[lo:hi]
+            if keep is not None and addr.size:
+                picked = keep(addr)
+                addr, prog = addr[picked], prog[picked]
+            if addr.size:
+                programs, counts = np.unique(prog, return_counts=True)
+                distinct = 1 + int(np.count_nonzero(addr[1:] != addr[:-1]))
+                run = 0
+                if step:
+                    order = np.lexsort((addr, prog))  # each program's addresses, in order
+                    a, p = addr[order].astype(np.int64), prog[order]
+                    breaks = np.flatnonzero((np.diff(a) != step) | (np.diff(p) != 0)) + 1
+                    edges = np.concatenate(([0], breaks, [a.size]))
+                    run = int(np.diff(edges).max())
+                out.append((launch, dict(zip(programs.tolist(), counts.tolist())), distinct, run))
+        return out
 
     def store_shapes(self) -> dict:
         shapes: dict = {}
@@ -386,6 +421,22 @@ def _link(trace: Trace, launch: Launch) -> None:
     trace._written = (addr[last], owner[last])
 
 
+def _distinct_writes(records) -> tuple:
+    """``(addresses, programs)``: the distinct pairs of ``records`` ((addresses, program) pairs), sorted by
+    address; () for none."""
+    import numpy as np
+
+    if not records:
+        return ()
+    addr = np.concatenate([a.astype(np.uint64) for a, _ in records])
+    prog = np.concatenate([np.full(a.shape, p, dtype=np.int64) for a, p in records])
+    order = np.lexsort((prog, addr))
+    addr, prog = addr[order], prog[order]
+    keep = np.ones(addr.shape, dtype=bool)
+    keep[1:] = (addr[1:] != addr[:-1]) | (prog[1:] != prog[:-1])
+    return addr[keep], prog[keep]
+
+
 def _element_size(ptrs) -> int:
     try:
         return max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
@@ -441,6 +492,7 @@ def _install():
                 state["launch"] = outer
                 launch.race = _find_race(launch, state["grid"])
                 _link(trace, launch)
+                launch.writes = _distinct_writes(launch._stores + launch._exchanges + launch._adds)
                 launch._stores, launch._loads = [], []
                 launch.atomic_written = {n: int(np.unique(np.concatenate(a)).size)
                                          for n, a in launch._atomic_addresses.items()}

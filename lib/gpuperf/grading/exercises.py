@@ -932,6 +932,10 @@ def _l2_add_cases(gen, device) -> list[Case]:
     n = torch_randint(gen, 97, 3000)
     label = f"n={n} fp32, called twice on the same x, y and out with new values in x and y"
     cases.append(Case(label, _add_case(gen, device, _torch().float32, n, label, repeat=True)))
+    if device != "cpu":  # the programs that write out, counted by the interpreter on the CPU
+        n = torch_randint(gen, 10_000, 20_000)
+        label = f"n={n} fp32, your kernel run by Triton's interpreter on the CPU: the programs that write out"
+        cases.append(Case(label, _add_case(gen, "cpu", _torch().float32, n, label), interpret=True, device="cpu"))
     if device != "cpu" and _free_gpu_bytes() >= 64 * 2**30:
         n = 2**31 + torch_randint(gen, 1, 1000)
         label = f"n={n} fp16 (past 2^31 elements: 32-bit offsets wrap around)"
@@ -975,7 +979,7 @@ def _add_case(gen, device, dtype, n, label=None, repeat=False):
                 break
             out.fill_(float("nan"))
         if n > 4096 and all(r.passed for r in results):  # said once, when nothing else is wrong
-            results += _offsets_check(runner, label) or _grid_check(runner, label, n)
+            results += _offsets_check(runner, label) or _grid_check(runner, label, n, out)
         return results
 
     return run
@@ -985,12 +989,14 @@ def _add_case(gen, device, dtype, n, label=None, repeat=False):
 #: lab sweeps 128 to 4096; a block computed from n (the whole vector in one program) is far wider.
 LARGEST_BLOCK_1D = 8192
 
-#: The H200's streaming multiprocessors (from :mod:`gpuperf.hardware`): the parallelism a grid is judged
-#: against where no GPU is present.
-def _h200_multiprocessors() -> int:
-    from gpuperf.hardware import get_accelerator
+#: The H200's streaming multiprocessors: the parallelism a grid is judged against where no GPU is present. A
+#: constant of the grader (in its import-time baseline, so a cell cannot rebind it), not read from
+#: :mod:`gpuperf.hardware`, whose records a cell can rewrite; tests check that the two agree.
+H200_MULTIPROCESSORS = 132
 
-    return get_accelerator("H200").sm_count
+
+def _h200_multiprocessors() -> int:
+    return H200_MULTIPROCESSORS
 
 
 def _multiprocessors_words(device) -> str:
@@ -1007,7 +1013,93 @@ def _multiprocessors(device) -> int:
     return int(torch.cuda.get_device_properties(device).multi_processor_count)
 
 
-def _grid_check(runner, label, n) -> list[CaseResult]:
+def _tensor_bytes(tensor) -> tuple[int, int]:
+    """The bytes ``[start, end)`` that ``tensor``'s elements span."""
+    start = tensor.data_ptr()
+    last = sum((s - 1) * st for s, st in zip(tensor.shape, tensor.stride())) if tensor.numel() else -1
+    return start, start + (last + 1) * tensor.element_size()
+
+
+def _element_addresses(tensor):
+    """A function from byte addresses (a numpy array inside ``tensor``'s span) to a mask of those that are
+    elements of ``tensor`` (a view skips the gaps between its rows), or None where its layout is not a plain
+    1-D or 2-D one (then the whole span counts)."""
+    import numpy as np
+
+    start, es = tensor.data_ptr(), tensor.element_size()
+    shape, strides = tuple(tensor.shape), tuple(tensor.stride())
+    if tensor.dim() == 2 and shape[0] > 1 and shape[1] > 1 and 1 in strides and min(strides) > 0:
+        inner = 1 if strides[1] == 1 else 0  # the axis whose elements are adjacent
+        outer, count = strides[1 - inner], shape[inner]
+
+        def keep(addresses):
+            offsets = (addresses - np.uint64(start)).astype(np.int64)
+            return (offsets % es == 0) & ((offsets // es) % outer < count)
+
+        return keep
+    if tensor.dim() == 1 and strides[0] > 1:
+        return lambda addresses: ((addresses - np.uint64(start)).astype(np.int64) % (es * strides[0])) == 0
+    return None
+
+
+def _spread_check(runner, label, out, what: str, unit: int, unit_words: str, noun: str, fix: str,
+                  run_cap: int = 0) -> list[CaseResult]:
+    """Under the interpreter: the work of ``out`` spread over programs, launch by launch, counted from what each
+    program wrote (stores and atomics), not from the grid. One program handles at most ``unit`` elements of
+    ``out`` (``unit_words``: a block, a row, a tile); in every launch that writes ``out``, the programs that
+    write it number at least min(units, SMs), units being the launch's elements written over ``unit``, and no
+    program writes more than twice its share, ceil(units / that) units. A decoy launch on the full grid beside
+    one program that does the work, or a grid whose program 0 does every block while the others return, runs
+    on one multiprocessor; a persistent grid (a program per SM looping over the blocks), split-K with atomics,
+    2-D and grouped orders, and a block handled in pieces (coarsening, an epilogue in halves) pass. With
+    ``run_cap`` (a 1-D output), the unit is instead the longest stretch of ``out`` one program writes, at most
+    ``run_cap`` elements (``unit_words`` formats it as ``{unit}``): a program that owns two adjacent blocks
+    owns one block twice as wide, while four programs striding over the vector own blocks of one load each."""
+    import torch
+
+    trace = runner.trace
+    if trace is None or unit <= 0 or not isinstance(out, torch.Tensor) or out.numel() == 0:
+        return []
+    sms = _multiprocessors(runner.device)
+    step = out.stride(0) * out.element_size() if run_cap and out.dim() == 1 else 0
+    writers = trace.writers(*_tensor_bytes(out), _element_addresses(out), step)
+    for launch, counts, written, run in writers:
+        if step:
+            unit = max(1, min(run, run_cap))
+        units = -(-written // unit)
+        need = min(units, sms)
+        programs = len(counts)
+        program, most = max(counts.items(), key=lambda item: (item[1], -item[0]))
+        share = -(-units // need) * unit
+        if programs >= need and most <= 2 * share:
+            continue
+        others = max((len(c) for other, c, _, _ in writers if other is not launch), default=0)
+        words = unit_words.format(unit=unit)
+        if step and run > run_cap:
+            words = f"one block ({run_cap} elements or fewer: the largest block a program holds)"
+        decoy = (f" (your other launch that writes {what} with {others} programs does not count: the grid is "
+                 "for the programs that compute the values)" if others >= need else "")
+        why = (f"A GPU runs the programs of a launch at the same time, one per multiprocessor, so a program that "
+               f"does {noun} one after another uses one of them. {fix}")
+        if need == sms:  # more units than multiprocessors: a persistent grid is the other honest answer
+            why += (f" (or, looping over {noun}, a program per multiprocessor, "
+                    f"{_multiprocessors_words(runner.device)}, each taking an even share)")
+        if programs < need:
+            return [CaseResult(label, "-", False,
+                               f"{programs} program(s) of your kernel {launch.kernel} wrote the {written} "
+                               f"elements of {what} in one launch ({most} by program {program}), but one "
+                               f"program handles at most {words}: {what} needs {need} or more programs "
+                               f"here. {why}" + decoy)]
+        return [CaseResult(label, "-", False,
+                           f"program {program} of your kernel {launch.kernel} wrote {most} of the {written} "
+                           f"elements of {what} in one launch, more than twice its share ({share}: {what} spread "
+                           f"over {need} programs, each handling at most {words}), and {programs - 1} other "
+                           f"program(s) wrote the rest. A launch lasts as long as its slowest program. {why}"
+                           + decoy)]
+    return []
+
+
+def _grid_check(runner, label, n, out=None) -> list[CaseResult]:
     """One program per block of the vector, all in one launch (a grid), not one program walking the whole
     vector in a loop or holding it in one block: under the interpreter from the widest load and the programs
     of each launch, on a GPU from the grids of the launches. Programs that loop over the blocks (a grid-stride
@@ -1034,6 +1126,11 @@ def _grid_check(runner, label, n) -> list[CaseResult]:
                            "computed from n, and launch ceil(n / BLOCK_SIZE) programs, so that the GPU's "
                            "multiprocessors share the vector")]
     blocks = -(-n // block) if block else 0
+    if block and out is not None:  # a program owns the stretch it writes (one load or several), up to 8192
+        return _spread_check(runner, label, out, "out", block,
+                             "one block ({unit} elements: the longest stretch of out that one program of yours "
+                             "writes)", "blocks", "Give every block of the vector its own program, a grid of "
+                             "cdiv(n, BLOCK_SIZE) programs", run_cap=LARGEST_BLOCK_1D)
     if block and programs < min(blocks, sms):
         return [CaseResult(label, "-", False,
                            f"your kernel ran {programs} program(s) for {n} elements in blocks of {block}: a GPU "
@@ -1138,11 +1235,11 @@ def _l2_chain_cases(gen, device) -> list[Case]:
     n = torch_randint(gen, 97, 3000)
     label = f"n={n} fp32 k_ops=3 scale=1.5 shift=0.25, called twice on the same x with new values in it"
     cases.append(Case(label, _chain_case(gen, device, _torch().float32, n, 3, 1.5, 0.25, label, repeat=True)))
-    if device != "cpu":  # the fusion, counted by the interpreter on the CPU
-        n = torch_randint(gen, 2001, 6000)
-        label = (f"n={n} fp32 k_ops=5 scale=1.25 shift=0.5, your kernel run by Triton's interpreter on the CPU: "
-                 "the elements it loads and stores")
-        cases.append(Case(label, _chain_case(gen, "cpu", _torch().float32, n, 5, 1.25, 0.5, label),
+    if device != "cpu":  # the fusion and the programs that write the result, counted by the interpreter
+        n = torch_randint(gen, 10_000, 20_000)
+        label = (f"n={n} fp32 k_ops=5 scale=1.5 shift=0.25, your kernel run by Triton's interpreter on the CPU: "
+                 "the elements it loads and stores, and the programs that write the result")
+        cases.append(Case(label, _chain_case(gen, "cpu", _torch().float32, n, 5, 1.5, 0.25, label),
                           interpret=True, device="cpu"))
     return cases
 
@@ -1192,7 +1289,7 @@ def _chain_case(gen, device, dtype, n, k_ops, scale, shift, label, repeat=False)
                 break
         if n > 2000 and all(r.passed for r in results):  # said once, when nothing else is wrong
             results += (_fused_check(runner, label, n, k_ops) or _offsets_check(runner, label)
-                        or _grid_check(runner, label, n))
+                        or _grid_check(runner, label, n, got))
         return results
 
     return run
@@ -1365,6 +1462,12 @@ def _softmax_cases_for(online: bool):
         label = (f"x 2x{cols} fp32, rows near -800 with one value near +800 in a middle block of {base} (row 0) "
                  "and in the last (row 1): a span of 1600" + (f", block={block}" if block else ""))
         out.append(Case(label, _softmax_case(gen, device, _torch().float32, 2, cols, label, block, span=base)))
+        if not online and device != "cpu":  # the programs that write the rows, counted by the interpreter
+            rows, cols = 5, torch_randint(gen, 300, 1000)
+            label = (f"x {rows}x{cols} fp32, your kernel run by Triton's interpreter on the CPU: the programs "
+                     "that write the rows")
+            out.append(Case(label, _softmax_case(gen, "cpu", _torch().float32, rows, cols, label, None),
+                            interpret=True, device="cpu"))
         if online and device != "cpu":  # the passes and the block, counted by the interpreter on the CPU
             cols = torch_randint(gen, 1500, 3000)
             label = (f"x 2x{cols} fp32, block=128, your kernel run by Triton's interpreter on the CPU: the "
@@ -1506,13 +1609,11 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
                                       "tokens is 131,072 rows)"))
             return results
         trace = runner.trace
-        if trace is not None and rows > 1 and trace.most_programs() < rows:
-            results.append(CaseResult(label, "-", False,
-                                      f"your kernel ran {trace.most_programs()} program(s) in one launch for "
-                                      f"{rows} rows: the exercise gives every row its own program (a grid of "
-                                      "one program per row), so the rows are processed at the same time on a "
-                                      "GPU; a program that loops over the rows does them one after another"))
-            return results
+        spread = _spread_check(runner, label, got, "y", cols, "one row", "rows",
+                               "The exercise gives every row its own program (a grid of one program per row), "
+                               "so the rows are processed at the same time") if rows > 1 else []
+        if spread:
+            return results + spread
         if trace is not None and block is None:
             loaded = trace.total("loaded")
             if loaded > rows * cols + rows * 16:
@@ -1629,14 +1730,13 @@ def _outer_case(gen, device, dtype, m, n, label, repeat=False):
                                               "and 16384 elements, e.g. 32 x 64), and the grid has a program "
                                               "for every tile"))
                     return results
-                need = -(-m // max(1, min(bm, m))) * -(-n // max(1, min(bn, n)))
-                if trace.most_programs() < need:
-                    results.append(CaseResult(label, "-", False,
-                                              f"your kernel ran {trace.most_programs()} program(s) for {need} "
-                                              f"tiles of {bm} x {bn}: the grid has one program per tile (two "
-                                              "dimensions: blocks of rows by blocks of columns), so the tiles "
-                                              "are computed at the same time on a GPU"))
-                    return results
+                tm, tn = max(shapes, key=lambda sh: min(sh[0], m) * min(sh[1], n))
+                spread = _spread_check(runner, label, got, "out", min(tm, m) * min(tn, n),
+                                       f"one tile ({tm} x {tn} in yours)", "tiles",
+                                       "The grid has one program per tile (two dimensions: blocks of rows by "
+                                       "blocks of columns), so the tiles are computed at the same time")
+                if spread:
+                    return results + spread
             if trace.stored_2d() < m * n or (m >= 4 and tiled < m * n // 2):
                 results.append(CaseResult(label, "-", False,
                                           f"your kernel wrote {tiled} of the {m * n} elements of out with 2-D "
@@ -1789,18 +1889,14 @@ def _matmul_programs_check(runner, label, c, m, n) -> list[CaseResult]:
                            f"your kernel stores blocks of {biggest[0]} x {biggest[1]} into C: a tiled matmul keeps "
                            f"one tile of C (BLOCK_M x BLOCK_N, at most {LARGEST_BLOCK_K} a side, e.g. 64 x 64) in "
                            "registers per program and stores it, with a program for every tile")]
-    bm, bn = max(shapes, key=shapes.get)
-    tiles = -(-m // max(1, min(bm, m))) * -(-n // max(1, min(bn, n)))
-    programs = max(launch.programs for launch in launches)
-    if programs < min(tiles, sms):
-        return [CaseResult(label, "-", False,
-                           f"your kernel ran {programs} program(s) for the {tiles} tiles of {bm} x {bn} of C "
-                           f"({m} x {n}): the exercise gives every tile of C its own program (a grid of "
-                           "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N) programs), so the tiles are computed at the same "
-                           "time on the GPU's multiprocessors; one program looping over the tiles uses one of "
-                           "them (programs that loop over tiles need at least one per multiprocessor, "
-                           f"{_multiprocessors_words(runner.device)})")]
-    return []
+    # the tile a program owns: the largest block it stores into C, or the largest tile product (a tile stored
+    # in pieces, an epilogue in halves, is one tile)
+    shapes.update({(a, c_n): 1 for a, _, c_n in trace.dots()})
+    tm, tn = max(shapes, key=lambda sh: min(sh[0], m) * min(sh[1], n))
+    return _spread_check(runner, label, c, "C", min(tm, m) * min(tn, n), f"one tile ({tm} x {tn} in yours)",
+                         "tiles", "The exercise gives every tile of C its own program (a grid of "
+                         "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N) programs), so the tiles are computed at the same "
+                         "time")
 
 
 def _matmul_blocks_check(runner, label, k) -> list[CaseResult]:
@@ -2219,7 +2315,7 @@ def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
         values = _attention_inputs(gen, device, dtype, b, h, n_q, n_k, d, spread)
         kinds = _attention_layouts(gen, 3, device, n_q, n_k)
         q, k, v = (runner.input(t, strides=_layout_strides(kind, t.shape)) for t, kind in zip(values, kinds))
-        runner._attention_v, runner._attention_nq = v, n_q
+        runner._attention_q, runner._attention_v, runner._attention_nq = q, v, n_q
 
         def values_pass(tensors):
             return all(r.passed for r in _l5_values(runner, *tensors, ""))
@@ -2299,6 +2395,13 @@ def _query_programs_check(runner, label, q, k, n_q, n_k) -> list[CaseResult]:
                            "to 128), and each block of queries gets a program of its own, a grid of "
                            "(cdiv(N_q, BLOCK_M), B x H), so that a long sequence spreads over the GPU's SMs; use "
                            "blocks of at most 128 queries")]
+    return _walking_check(trace, label, q, k, n_q, n_k) or _one_pass_check(runner, label, k, n_k)
+
+
+def _walking_check(trace, label, q, k, n_q, n_k) -> list[CaseResult]:
+    """A program that walks several blocks of queries one after another (the distinct blocks of q it held,
+    :func:`_runs`), reading all of K again for each: a head run on one SM. Asked before the pass count of
+    :func:`_one_pass_check`, whose loads of K it also inflates: such a program makes one pass per block."""
     d = k.shape[-1]
     blocks: dict = {}  # (kernel, program): the distinct blocks of q the program held, one after another
     for kernel, program, loads in _program_loads(trace, {"q": q, "k": k}):
@@ -2317,11 +2420,11 @@ def _query_programs_check(runner, label, q, k, n_q, n_k) -> list[CaseResult]:
                     return [CaseResult(
                         label, "-", False,
                         f"program {program} of your kernel {launch.kernel} walks {len(walked)} blocks of "
-                        f"queries one after another ({rows} of the {n_q} queries) and reads all of K again for "
-                        f"each ({count / (n_k * d):.2g} times in all): give each block of queries a program of "
+                        f"queries one after another ({rows} of the {n_q} queries) and reads K again for each "
+                        f"({count / (n_k * d):.2g} times in all): give each block of queries a program of "
                         "its own, a grid of (cdiv(N_q, BLOCK_M), B x H), so that the blocks of a head run side "
                         "by side on the GPU's SMs, each reading K once")]
-    return _one_pass_check(runner, label, k, n_k)
+    return []
 
 
 def _key_blocks_check(runner, label, k, n_k) -> list[CaseResult]:
@@ -2371,6 +2474,12 @@ def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
         # a pass loads n_k d elements (a few masked-off lanes less); one block of keys more is slack. Asked
         # first: a block of queries that reads K twice is two passes, whatever the total says
         if most > n_k * d + min(n_k, LARGEST_BLOCK_K) * d:
+            q = getattr(runner, "_attention_q", None)
+            # one program walking several blocks of queries reads K once per block: that, not a second pass,
+            # is what to change
+            walking = _walking_check(trace, label, q, k, n_q, n_k) if which == "k" and q is not None else []
+            if walking:
+                return walking
             return [CaseResult(label, "-", False,
                                f"one block of queries cost your kernels {most} loads of {whose} "
                                f"({most / (n_k * d):.2g} times each of the {n_k} x {d}), counting the loads of "
@@ -2540,7 +2649,7 @@ def _block_skip_case(gen, device, n, label, spread="normal"):
 
         q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, torch.float32, 1, 1, n, n, 16,
                                                               spread))
-        runner._attention_v, runner._attention_nq = v, n
+        runner._attention_q, runner._attention_v, runner._attention_nq = q, v, n
         got, _ = runner.call(q, k, v, True, names=("q", "k", "v"))
         causal_trace = runner.trace
         if not isinstance(got, tuple) or len(got) != 2:
@@ -3247,7 +3356,7 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
     forward = Trace(launches=trace.launches[:backward_from], images=trace.images)
     backward = Trace(launches=[dataclasses.replace(launch, sources=own(launch.sources))
                                for launch in trace.launches[backward_from:]], images=trace.images)
-    runner._attention_v, runner._attention_nq = v, n_q
+    runner._attention_q, runner._attention_v, runner._attention_nq = q, v, n_q
 
     def forward_checks():
         found = _key_blocks_check(runner, label, k, n_k) or _scratch_check(runner, label, (q, k, v), (o,)) or \
