@@ -1070,6 +1070,10 @@ def _library_kernel_file(fn) -> str:
     return ""
 
 
+#: id of a kernel rewritten by :func:`_wide_loops`: (the rewrite, the kernel's own Python function)
+_REWRITES: dict = {}
+
+
 def _given_kernel(fn, names) -> bool:
     """Whether ``fn`` is one of the course's kernels named in ``names`` (an exercise hands them to the reader),
     known by identity: the very function of that name in its module, made from that module's globals. A name
@@ -1081,9 +1085,12 @@ def _given_kernel(fn, names) -> bool:
         given = getattr(kernel, "fn", None)
         if given is None or getattr(fn, "__globals__", None) is not vars(module):
             continue
-        # Triton's interpreter runs a copy of the function it rewrote, kept in a table keyed by the original
+        # Triton's interpreter runs a copy of the function it rewrote, kept in a table keyed by the original;
+        # under a watch the copy is the grader's (_wide_loops)
         rewritten = getattr(kernel, "rewritten_fn", None)
-        if fn is given or (isinstance(rewritten, dict) and fn is rewritten.get(given)):
+        ours = _REWRITES.get(id(fn), (None, None))
+        if fn is given or (isinstance(rewritten, dict) and fn is rewritten.get(given)) or \
+                (ours[0] is fn and ours[1] is given):
             return True
     return False
 
@@ -1488,6 +1495,7 @@ def _wide_loops(interpreted, rewrite0, cache: dict):
     try:
         rewritten = Rewriter(fn, **interpreted.kwargs).rewrite_ast()
         cache[id(fn)] = (fn, rewritten)
+        _REWRITES[id(rewritten)] = (rewritten, fn)  # the launch sees the rewrite: _given_kernel maps it back
     except Exception:  # pragma: no cover - another Triton's rewriter: the interpreter's own
         return rewrite0(interpreted)
     return rewritten
@@ -2069,7 +2077,8 @@ GRADER_STATE_NAMES = frozenset((
     "_get_current_function_mode_stack", "_get_dispatch_stack_at", "_get_function_stack_at",
     "_len_torch_dispatch_stack", "_len_torch_function_stack", "_pop_torch_dispatch_mode",
     "_pop_torch_function_stack", "_set_dispatch_mode", "_unset_dispatch_mode", "_GraderIntegrity",
-    "addaudithook", "settrace", "setprofile", "_BINDERS", "_BINDER_MAKER", "_GENUINE", "_record_binder"))
+    "addaudithook", "settrace", "setprofile", "_BINDERS", "_BINDER_MAKER", "_GENUINE", "_record_binder",
+    "_REWRITES"))
 
 
 def reaches_grader(fn, depth: int = 3) -> str:
@@ -2164,7 +2173,7 @@ def _callables_of(owner) -> dict:
 
 #: The grader's module-level state that changes while it runs (not compared with the baseline).
 _MUTABLE_STATE = frozenset(("_ACTIVE", "_BASELINE", "_TRUSTED", "_GENUINE", "__builtins__", "__warningregistry__",
-                            "_STATE", "_BINDERS", "_BINDER_MAKER", "_ALIASES", "_EARLIER_CALLS"))
+                            "_STATE", "_BINDERS", "_BINDER_MAKER", "_ALIASES", "_EARLIER_CALLS", "_REWRITES"))
 
 
 def _contents(value, depth: int = 3):
