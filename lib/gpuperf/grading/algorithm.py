@@ -61,6 +61,11 @@ class Launch:
     #: argument name: {(program, lowest, highest address of the block's lanes)}, masked off or not: the rows a
     #: visited block spans (the last query of a block of q a program walked with its lanes masked off)
     visit_spans: dict = field(default_factory=dict)
+    #: argument name: {(program, lowest, highest address of the block's lanes, the tl.dot calls the program had
+    #: made before it)}, masked off or not: the blocks visited with no tl.dot between them share the count (a
+    #: block loaded in halves before its products is one visit)
+    visit_dots: dict = field(default_factory=dict)
+    dots_run: dict = field(default_factory=dict)  # program: the tl.dot calls it made
     per_program: dict = field(default_factory=dict)  # argument name: {program: active elements loaded}
     spans: list = field(default_factory=list)  # (argument name, program, lowest, highest active address) per load
     stored_2d: int = 0  # active elements stored by blocks with at least two dimensions > 1
@@ -594,6 +599,9 @@ def _install():
                     launch.visits.setdefault(name, set()).add((state["program"], int(addresses.reshape(-1)[0])))
                     launch.visit_spans.setdefault(name, set()).add((state["program"], int(addresses.min()),
                                                                     int(addresses.max())))
+                    launch.visit_dots.setdefault(name, set()).add((state["program"], int(addresses.min()),
+                                                                   int(addresses.max()),
+                                                                   launch.dots_run.get(state["program"], 0)))
                 shapes = launch.load_shapes.setdefault(name, {})
                 shape = tuple(int(s) for s in addresses.shape)
                 shapes[shape] = shapes.get(shape, 0) + 1
@@ -655,6 +663,9 @@ def _install():
                                                                    int(addresses.reshape(-1)[0])))
                         launch.visit_spans.setdefault(name, set()).add((state["program"], int(addresses.min()),
                                                                         int(addresses.max())))
+                        launch.visit_dots.setdefault(name, set()).add((state["program"], int(addresses.min()),
+                                                                       int(addresses.max()),
+                                                                       launch.dots_run.get(state["program"], 0)))
                     shapes = launch.load_shapes.setdefault(name, {})
                     shape = tuple(int(s) for s in addresses.shape)
                     shapes[shape] = shapes.get(shape, 0) + 1
@@ -680,6 +691,7 @@ def _install():
                     shape = (int(a[-2]), int(a[-1]), int(b[-1]))
                     launch.dot_shapes[shape] = launch.dot_shapes.get(shape, 0) + 1
                     launch.dot_marks.append((state["program"], len(launch.spans)))
+                    launch.dots_run[state["program"]] = launch.dots_run.get(state["program"], 0) + 1
                     key = shape + (_sources(args[0]), _sources(args[1]))
                     launch.dot_sources[key] = launch.dot_sources.get(key, 0) + 1
                 except (AttributeError, IndexError, TypeError):  # pragma: no cover - another layout

@@ -2278,12 +2278,19 @@ def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
                                           label), interpret=True))
     if want_causal:
         # early scores (each even row's max in its first key, every later block of keys hundreds lower; the odd
-        # rows ordinary, so a wrong mask shows): past the first 256 rows every row spans two blocks of keys or
-        # more, whatever the kernel's blocks, so a max that goes down shows on every seed
-        label = ("B=1 H=1 N=512 d=16 fp32 causal, early scores (each even row's max in its first key, every later "
-                 "block far lower), your kernel run by Triton's interpreter on the CPU: the key blocks it visits")
-        cases.append(Case(label, _block_skip_case(gen, "cpu", 512, label, "early"), interpret=True,
-                          device="cpu"))
+        # rows ordinary, so a wrong mask shows). Two shapes in one case, sizes from the seed without drawing from
+        # the generator: fewer queries than keys (a loop bound shifted by N_k - N_q, the bottom-right diagonal,
+        # walks past a top-left diagonal only there; N_q a multiple of 128, so that no block of queries of any
+        # BLOCK_M ends in masked-off rows with keys after them), then more queries than keys, where past the
+        # first 256 rows every row spans two blocks of keys or more, whatever the kernel's blocks, so a max that
+        # goes down shows on every seed. Together less work than the square N = 512 they replace
+        (n_q1, n_k1), (n_q2, n_k2) = _skip_shapes(gen, 256, 512, 320, 288)
+        label = (f"B=1 H=1 N_q={n_q1} N_k={n_k1}, then N_q={n_q2} N_k={n_k2}, d=16 fp32 causal, early scores (each "
+                 "even row's max in its first key, every later block far lower), your kernel run by Triton's "
+                 "interpreter on the CPU: the key blocks it visits")
+        cases.append(Case(label, _in_turn(_block_skip_case(gen, "cpu", n_q1, label, "early", n_k=n_k1),
+                                          _block_skip_case(gen, "cpu", n_q2, label, "early", n_k=n_k2)),
+                          interpret=True, device="cpu"))
         if device != "cpu":
             label = ("B=1 H=1 N=4096 d=16 fp32 causal, early scores: its values (graded) and its time "
                      "against full (information, not graded)")
@@ -2308,6 +2315,15 @@ def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
         cases.append(Case(label, _l5_case(gen, device, _torch().float32, 1, 1, n_q, n_k, 16, False, "early",
                                           label)))
     return cases
+
+
+def _skip_shapes(gen, n_q_fewer, n_k_fewer, n_q_more, n_k_more, k_span=64) -> tuple[tuple[int, int], ...]:
+    """The two shapes (N_q, N_k) of a skip case: fewer queries than keys (N_q kept, N_k up to ``k_span`` - 1
+    more), then more queries than keys (both up to 31 more: ``n_q_more`` at least ``n_k_more`` + 32), sizes
+    from the seed without drawing from the generator."""
+    mixed = (gen.initial_seed() * 0x9E3779B1) % (1 << 32)  # neighbouring seeds, other sizes
+    return ((n_q_fewer, n_k_fewer + (mixed >> 20) % k_span),
+            (n_q_more + (mixed >> 8) % 32, n_k_more + (mixed >> 14) % 32))
 
 
 def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repeat=False, programs=False):
@@ -2363,7 +2379,7 @@ def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
         if all(r.passed for r in results):
             results += runner.written_check("o", o) + runner.written_check("lse", lse)
         if all(r.passed for r in results):
-            results += _key_blocks_check(runner, label, k, n_k)
+            results += _key_blocks_check(runner, label, k, n_k, causal)
         if all(r.passed for r in results):
             results += _scratch_check(runner, label, (q, k, v), (o, lse)) or \
                 _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal)
@@ -2427,9 +2443,10 @@ def _walking_check(trace, label, q, k, n_q, n_k) -> list[CaseResult]:
     return []
 
 
-def _key_blocks_check(runner, label, k, n_k) -> list[CaseResult]:
+def _key_blocks_check(runner, label, k, n_k, causal=False) -> list[CaseResult]:
     """Where the interpreter counts them: K is loaded in blocks of keys, never all keys at once. The keys a load
-    covers are read from its addresses, not from its shape (a (d, N_k) load of K transposed holds N_k keys)."""
+    covers are read from its addresses, not from its shape (a (d, N_k) load of K transposed holds N_k keys).
+    ``causal``: the case's mask (with fewer queries than keys, the last keys are seen by no query)."""
     trace = runner.trace
     if trace is None or n_k < 512:
         return []
@@ -2440,19 +2457,22 @@ def _key_blocks_check(runner, label, k, n_k) -> list[CaseResult]:
                            "of its block: FlashAttention walks the keys in blocks (BLOCK_N of 16 to 128, at most "
                            f"{LARGEST_BLOCK_K}) with a running max and sum, so its tiles fit on chip whatever N_k "
                            "is")]
-    return _one_pass_check(runner, label, k, n_k)
+    return _one_pass_check(runner, label, k, n_k, causal)
 
 
-def _one_pass_check(runner, label, k, n_k) -> list[CaseResult]:
+def _one_pass_check(runner, label, k, n_k, causal=False) -> list[CaseResult]:
     """Where the interpreter counts them: each program (a block of queries) loads each element of K once, and of
     V once: a first pass for the row max, then a second for the sum and the output, loads them twice."""
     trace = runner.trace
     if trace is None:
         return []
     d = k.shape[-1]
+    seen = _seen_keys(getattr(runner, "_attention_nq", None) or n_k, n_k, causal)
     for which, tensor in (("k", k), ("v", getattr(runner, "_attention_v", None))):
         if tensor is not None:
-            missing = _uncovered(trace, label, which, tensor, "every key here is seen by a query")
+            missing = _uncovered(trace, label, which, tensor,
+                                 "every key here is seen by a query" if seen is None else
+                                 f"each of the first {seen} keys here is seen by a query", seen)
             if missing:
                 return missing
     for which in ("k", "v"):
@@ -2504,22 +2524,33 @@ def _whose(trace, which: str, tensor) -> str:
     return which
 
 
-def _uncovered(trace, label, which, tensor, why) -> list[CaseResult]:
+def _uncovered(trace, label, which, tensor, why, per_head=None) -> list[CaseResult]:
     """A failure where the loads of ``tensor`` (or of the copies of it the reader's function made) leave one of
     its rows unread, though ``why`` says every row is needed: what the grader counts (blocks, passes, skipped
-    blocks) would otherwise be counted on one token load while the work reads something else."""
+    blocks) would otherwise be counted on one token load while the work reads something else. ``per_head``: the
+    rows of each head that are needed, where fewer than all (the keys some query sees under a top-left causal
+    mask: min(N_q, N_k), :func:`_seen_keys`)."""
     rows = tensor.numel() // max(1, tensor.shape[-1])
-    covered = _covered_by_loads(trace, tensor)
-    if covered >= rows:
-        return []
     heads = rows // max(1, tensor.shape[-2]) if tensor.dim() > 2 else 1
+    needed = rows if per_head is None else heads * min(per_head, tensor.shape[-2])
+    covered = _covered_by_loads(trace, tensor)
+    if covered >= needed:
+        return []
     kind = "keys" if which in ("k", "v") else "queries"
+    every = "every row" if needed == rows else f"each of the first {needed // heads} rows of a head"
     return [CaseResult(label, "-", False,
                        f"your kernels loaded {covered} of the {rows} rows of {which} ({heads} head(s) of "
                        f"{tensor.shape[-2]} {kind}), counting their loads of {which} itself and of any copy your "
-                       f"function made of it (clone, .contiguous(), .to(), copy_): {why}, so every row must be "
+                       f"function made of it (clone, .contiguous(), .to(), copy_): {why}, so {every} must be "
                        f"loaded. Load {which} in your kernel from the tensor you were given (or from a copy of "
                        "it), block by block, not from memory a kernel of yours wrote")]
+
+
+def _seen_keys(n_q: int, n_k: int, causal: bool) -> int | None:
+    """The keys of a head that some query sees: all of them, or with the top-left causal mask the first
+    min(N_q, N_k) (query i sees keys j <= i): with fewer queries than keys, the last N_k - N_q keys are seen by
+    none and a kernel that skips hidden blocks never loads them. None where every key is seen."""
+    return min(n_q, n_k) if causal and n_q < n_k else None
 
 
 def _scratch_check(runner, label, inputs, outputs) -> list[CaseResult]:
@@ -2643,19 +2674,23 @@ def _same_memory(launch, name, tensor) -> bool:
     return False
 
 
-def _block_skip_case(gen, device, n, label, spread="normal"):
+def _block_skip_case(gen, device, n_q, label, spread="normal", n_k=None):
+    """The causal forward of one head (contiguous inputs) on N_q queries and N_k keys (default N_q): its values,
+    and under the interpreter the key blocks each program visits (:func:`_skip_check`)."""
+    n_k = n_q if n_k is None else n_k
+
     def run(runner):
         import torch
 
-        q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, torch.float32, 1, 1, n, n, 16,
+        q, k, v = (runner.input(t) for t in _attention_inputs(gen, device, torch.float32, 1, 1, n_q, n_k, 16,
                                                               spread))
-        runner._attention_q, runner._attention_v, runner._attention_nq = q, v, n
+        runner._attention_q, runner._attention_v, runner._attention_nq = q, v, n_q
         got, _ = runner.call(q, k, v, True, names=("q", "k", "v"))
         causal_trace = runner.trace
         if not isinstance(got, tuple) or len(got) != 2:
             return [CaseResult(label, "-", False, "return a tuple (o, lse)")]
         ref = _attention_reference(q, k, v, True)
-        bound_o, bound_lse = _forward_bounds(ref, v, torch.float32, n, 16)
+        bound_o, bound_lse = _forward_bounds(ref, v, torch.float32, n_k, 16)
         tol = _bound("as in the other cases", "fp32")
         results = [compare(label, "o", got[0], ref[0], tol, scale=bound_o, dtype=torch.float32, device=device),
                    compare(label, "lse", got[1], ref[1], tol, scale=bound_lse, dtype=torch.float32,
@@ -2667,12 +2702,28 @@ def _block_skip_case(gen, device, n, label, spread="normal"):
         if causal_trace is None:
             runner.notes.append(_causal_timing_note(runner, q, k, v))
             return results
-        results += _key_blocks_check(runner, label, k, n)
+        results += _key_blocks_check(runner, label, k, n_k, True)
         results = results + (_scratch_check(runner, label, (q, k, v), got) if all(r.passed for r in results)
                              else [])
         if not all(r.passed for r in results):
             return results
-        return results + _skip_check(causal_trace, label, q, k, n)
+        return results + _skip_check(causal_trace, label, q, k)
+
+    return run
+
+
+def _in_turn(*runs):
+    """One case that runs ``runs`` (each a case's run) one after another on the same runner, up to the first
+    that fails: the skip cases take one shape with fewer queries than keys and one with more, in one case (the
+    time of one)."""
+
+    def run(runner):
+        results: list = []
+        for one in runs:
+            results += one(runner)
+            if not all(r.passed for r in results):
+                break
+        return results
 
     return run
 
@@ -2735,6 +2786,11 @@ def _program_loads(trace, tensors: dict) -> list:
     return out
 
 
+def _dotted(trace) -> set:
+    """(kernel, program) of the programs that ran a tl.dot (one launch of a kernel or several)."""
+    return {(launch.kernel, program) for launch in trace.launches for program in launch.dots_run}
+
+
 def _runs(loads) -> list:
     """A program's loads cut where it turns from one tensor to the other: the block it holds (a block loaded in
     halves is one run), then the run of tiles it walks against it."""
@@ -2754,23 +2810,26 @@ def _held_rows(trace, q, k) -> int:
                 for run in _runs(loads) if run[0][0] == "q"), default=0)
 
 
-def _skip_check(trace, label, q, k, n) -> list[CaseResult]:
+def _skip_check(trace, label, q, k) -> list[CaseResult]:
     """The key blocks a causal forward visits, program by program (with tl.dot or without): the queries a
     program holds are read from the rows its loads of q cover (a block loaded in halves is one block), and a
     block of k it loads, or visits with its lanes masked off, after the last of those rows is one that no query
     of the block can see (not counted against a run without the mask, which the reader's code could inflate or
-    skip)."""
+    skip). Any such block refuses: there is no slack (the walk the lab asks for never visits one)."""
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    seen = _seen_keys(n_q, n_k, True)
     for which, tensor in (("q", q), ("k", k)):
-        missing = _uncovered(trace, label, which, tensor, "the last query sees every key and every query "
-                             "sees the first key")
+        missing = _uncovered(trace, label, which, tensor, "every query sees the first key and the last query "
+                             "sees every key" if seen is None else "every query sees the first key and the last "
+                             f"query the first {seen} keys", seen if which == "k" else None)
         if missing:
             return missing
     bm = _held_rows(trace, q, k)
     if bm > 128:
         return [CaseResult(label, "-", False,
-                           f"each program of your kernel takes a block of {bm} queries (N = {n}), counted from the "
-                           "rows of q it loads: a block of queries is what one program keeps on chip (BLOCK_M of "
-                           "16 to 128), and with blocks that large there is almost nothing left to skip; use "
+                           f"each program of your kernel takes a block of {bm} queries (N_q = {n_q}), counted from "
+                           "the rows of q it loads: a block of queries is what one program keeps on chip (BLOCK_M "
+                           "of 16 to 128), and with blocks that large there is almost nothing left to skip; use "
                            "blocks of at most 128 queries")]
     hidden, pairs, example = _hidden_pairs(trace, q, k)
     if not pairs:
@@ -2781,21 +2840,48 @@ def _skip_check(trace, label, q, k, n) -> list[CaseResult]:
                            "block by block, loading them with tl.load from k as you were given it (or from a "
                            "copy of it), not from memory another kernel of yours wrote")]
     hidden_visits, visits = _hidden_visits(trace, q, k)
-    # a tenth is slack for a walk that stops one block late (what the count by elements allowed before)
-    if hidden > 0.1 * pairs or hidden_visits > 0.1 * visits:
+    # no slack: a walk that stops at the block holding the program's last query visits no hidden block, whatever
+    # BLOCK_M and BLOCK_N (each block that starts at or before that row holds a key the row sees)
+    if hidden or hidden_visits:
         where = example or "some with their lanes masked off"
+        shape = "" if n_q >= n_k else (
+            f" With fewer queries than keys (N_q = {n_q}, N_k = {n_k}) the mask is still top-left: query i sees "
+            f"keys j <= i, so the last {n_k - n_q} keys are seen by no query; a loop bound shifted by N_k - N_q "
+            "(the bottom-right diagonal) walks past it")
         return [CaseResult(
             label, "-", False,
             "with the causal mask your kernel visited key blocks that no query of the program's block can see: "
             f"{max(hidden, hidden_visits)} of the {max(pairs, visits)} it visited come after the block's last "
             f"query ({where}). Skip them: each program stops at its diagonal, the block of keys that holds its "
-            "last query (about half the blocks of a long sequence)")]
+            f"last query (about half the blocks of a long sequence), and visits no block after it.{shape}")]
     return []
 
 
+def _visited_blocks(launch, names: dict) -> dict:
+    """The blocks of the tensors ``names`` (argument name: its rows function, :func:`_rows_in`) each program of
+    ``launch`` visited, loaded or with every lane masked off: ``{(program, visit): (first row, last row)}``. A
+    visit is the loads of one tensor between two tl.dot of the program (a block loaded in halves before its
+    products is one block), where they span at most LARGEST_BLOCK_K rows together; otherwise (and in a program
+    without tl.dot) each load is one."""
+    groups: dict = {}
+    for name, rows in names.items():
+        for program, low, high, dots in launch.visit_dots.get(name, ()):
+            key = (program, name, dots if launch.dots_run.get(program) else (low, high))
+            groups.setdefault(key, []).append(tuple(sorted((rows(low), rows(high)))))
+    blocks: dict = {}
+    for (program, name, dots), spans in groups.items():
+        first, last = min(f for f, _ in spans), max(h for _, h in spans)
+        if last - first < LARGEST_BLOCK_K:
+            blocks[(program, name, dots)] = (first, last)
+        else:
+            blocks.update(((program, name, dots, span), span) for span in spans)
+    return blocks
+
+
 def _hidden_visits(trace, q, k) -> tuple[int, int]:
-    """The blocks of k each program visited (loaded, masked off or not) whose first lane is a key after the last
-    row of q the program loaded, and all it visited."""
+    """The blocks of k each program visited (loaded, masked off or not; a block loaded in halves is one,
+    :func:`_visited_blocks`) whose first key comes after the last row of q the program loaded, and all it
+    visited."""
     hidden = total = 0
     for launch in trace.launches:
         q_rows = {name: rows for name, *_ in launch.args if (rows := _rows_in(trace, launch, name, q))}
@@ -2804,18 +2890,17 @@ def _hidden_visits(trace, q, k) -> tuple[int, int]:
         for name, program, low, high in launch.spans:
             if name in q_rows:
                 last[program] = max(last.get(program, -1), q_rows[name](low), q_rows[name](high))
-        for name, rows in k_rows.items():
-            for program, address in launch.visits.get(name, ()):
-                if program in last:
-                    total += 1
-                    hidden += rows(address) > last[program]
+        for (program, *_), (first_key, _) in _visited_blocks(launch, k_rows).items():
+            if program in last:
+                total += 1
+                hidden += first_key > last[program]
     return hidden, total
 
 
 def _hidden_query_visits(trace, q, k) -> tuple[int, int]:
     """The mirror of :func:`_hidden_visits`, for programs that hold keys and walk the queries (a backward's dK,
-    dV pass): the blocks of q each program visited (loaded, masked off or not) whose last lane is a query
-    before the first row of k the program loaded, and all it visited."""
+    dV pass): the blocks of q each program visited (loaded, masked off or not; a block loaded in halves is one)
+    whose last query comes before the first row of k the program loaded, and all it visited."""
     hidden = total = 0
     for launch in trace.launches:
         q_rows = {name: rows for name, *_ in launch.args if (rows := _rows_in(trace, launch, name, q))}
@@ -2824,11 +2909,10 @@ def _hidden_query_visits(trace, q, k) -> tuple[int, int]:
         for name, program, low, high in launch.spans:
             if name in k_rows:
                 first[program] = min(first.get(program, 1 << 62), k_rows[name](low), k_rows[name](high))
-        for name, rows in q_rows.items():
-            for program, low, high in launch.visit_spans.get(name, ()):
-                if program in first:
-                    total += 1
-                    hidden += max(rows(low), rows(high)) < first[program]
+        for (program, *_), (_, last_query) in _visited_blocks(launch, q_rows).items():
+            if program in first:
+                total += 1
+                hidden += last_query < first[program]
     return hidden, total
 
 
@@ -2880,9 +2964,13 @@ def _l6_cases(gen, device) -> list[Case]:
              "new values in them")
     cases.append(Case(label, _l6_case(gen, device, _torch().float32, 1, 2, n_q, n_k, 16, True, "normal", label,
                                       repeat=True)))
-    label = ("B=1 H=1 N=256 d=16 fp32 causal, your kernels run by Triton's interpreter on the CPU: the blocks of "
-             "queries and keys the backward visits")
-    cases.append(Case(label, _backward_skip_case(gen, 256, label), interpret=True, device="cpu"))
+    # fewer queries than keys (N_q a multiple of 128; both 256 or more, where no program may hold a whole head),
+    # then more queries than keys, small: about the work of the square N = 256 they replace
+    (n_q1, n_k1), (n_q2, n_k2) = _skip_shapes(gen, 256, 272, 64, 32, k_span=16)
+    label = (f"B=1 H=1 N_q={n_q1} N_k={n_k1}, then N_q={n_q2} N_k={n_k2}, d=16 fp32 causal, your kernels run by "
+             "Triton's interpreter on the CPU: the blocks of queries and keys the backward visits")
+    cases.append(Case(label, _in_turn(_backward_skip_case(gen, n_q1, n_k1, label),
+                                      _backward_skip_case(gen, n_q2, n_k2, label)), interpret=True, device="cpu"))
     if device != "cpu":  # races between programs (a dQ added by every key block), seen by the interpreter
         label = ("B=1 H=2 N_q=70 N_k=50 d=16 fp32 causal, normal scores, your kernels run by Triton's "
                  "interpreter on the CPU: races between programs")
@@ -2898,7 +2986,7 @@ def _l6_cases(gen, device) -> list[Case]:
     return cases
 
 
-def _backward_skip_case(gen, n, label):
+def _backward_skip_case(gen, n_q, n_k, label):
     """A causal backward on contiguous inputs, graded on the blocks it visits: a (block of queries, block of
     keys) pair in which every key comes after every query has P = 0, and a backward that skips the hidden
     blocks (as the causal forward does) never loads it."""
@@ -2906,11 +2994,11 @@ def _backward_skip_case(gen, n, label):
     def run(runner):
         import torch
 
-        results = _l6_case(gen, "cpu", torch.float32, 1, 1, n, n, 16, True, "normal", label)(runner)
+        results = _l6_case(gen, "cpu", torch.float32, 1, 1, n_q, n_k, 16, True, "normal", label)(runner)
         if not all(r.passed for r in results) or runner.trace is None:
             return results
         q, k, lse = runner._l6_qk
-        if _loaded_from(runner.trace, lse) < n:
+        if _loaded_from(runner.trace, lse) < n_q:
             results.append(CaseResult(label, "-", False,
                                       "your backward did not read the log-sum-exp it was given for every row: "
                                       "P = exp(S - lse) is recomputed from the forward's lse (one load per row), "
@@ -2929,14 +3017,19 @@ def _hidden_pairs(trace, q, k) -> tuple[int, int, str]:
     tiles walked, and one hidden pair in words. Rows are read from the loads' addresses (:func:`_row_of`)."""
     hidden = pairs = 0
     example = ""
+    dotted = _dotted(trace)
     for kernel, program, loads in _program_loads(trace, {"q": q, "k": k}):
         runs = _runs(loads)
-        with_dots = any(dot for *_, dot in loads)
+        # (a program whose products all come after its last load, as one that visits a single block, has
+        # no load after a tl.dot)
+        with_dots = any(dot for *_, dot in loads) or (kernel, program) in dotted
         for held, walked in zip(runs, runs[1:]):
             first, last = min(lo for _, lo, _, _ in held), max(h for _, _, h, _ in held)
             tiles: list = []
             for _, low, high, dot in walked:
-                if tiles and with_dots and not dot:
+                # loads with no tl.dot between them are one tile, up to a block's most rows
+                if tiles and with_dots and not dot and \
+                        max(tiles[-1][1], high) - min(tiles[-1][0], low) < LARGEST_BLOCK_K:
                     tiles[-1] = (min(tiles[-1][0], low), max(tiles[-1][1], high))
                 else:
                     tiles.append((low, high))
@@ -3298,10 +3391,15 @@ def _autograd_cases(gen, device) -> list[Case]:
              "blocks of keys")
     cases.append(Case(label, _autograd_case(gen, "cpu", _torch().float32, 1, 1, n, n, 16, False, "early", label,
                                             blocks=True), interpret=True, device="cpu"))
-    label = ("B=1 H=1 N=192 d=16 fp32 causal, your Function's kernels run by Triton's interpreter on the CPU: the "
-             "blocks they visit")
-    cases.append(Case(label, _autograd_case(gen, "cpu", _torch().float32, 1, 1, 192, 192, 16, True, "normal",
-                                            label, blocks=True), interpret=True, device="cpu"))
+    # fewer queries than keys (N_q a multiple of 128), then more queries than keys: less work than the square
+    # N = 192 they replace
+    (n_q1, n_k1), (n_q2, n_k2) = _skip_shapes(gen, 128, 144, 64, 32, k_span=16)
+    label = (f"B=1 H=1 N_q={n_q1} N_k={n_k1}, then N_q={n_q2} N_k={n_k2}, d=16 fp32 causal, your Function's kernels "
+             "run by Triton's interpreter on the CPU: the blocks they visit")
+    cases.append(Case(label, _in_turn(*(_autograd_case(gen, "cpu", _torch().float32, 1, 1, n_q, n_k, 16, True,
+                                                       "normal", label, blocks=True)
+                                        for n_q, n_k in ((n_q1, n_k1), (n_q2, n_k2)))),
+                      interpret=True, device="cpu"))
     # two calls in one case (the second after the first's backward, on the same tensors with new values): an
     # O kept between calls (a cache per shape) and returned again overwrites the first call's result. First,
     # so such a Function is refused early; sizes and inputs from a generator of its own, seeded from the
@@ -3360,14 +3458,15 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
     runner._attention_q, runner._attention_v, runner._attention_nq = q, v, n_q
 
     def forward_checks():
-        found = _key_blocks_check(runner, label, k, n_k) or _scratch_check(runner, label, (q, k, v), (o,)) or \
+        found = _key_blocks_check(runner, label, k, n_k, causal) or \
+            _scratch_check(runner, label, (q, k, v), (o,)) or \
             _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal)
-        return found or (_skip_check(forward, label, q, k, n_q) if causal else [])
+        return found or (_skip_check(forward, label, q, k) if causal else [])
 
     def backward_checks():
         return _scratch_check(runner, label, (q, k, v, do), grads) or \
             _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, _BACKWARD_PRODUCTS) or \
-            _key_blocks_check(runner, label, k, n_k) or \
+            _key_blocks_check(runner, label, k, n_k, causal) or \
             _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v}) or \
             (_causal_backward_pairs_check(backward, label, q, k, v) if causal else [])
 
@@ -3390,17 +3489,20 @@ def _causal_backward_pairs_check(trace, label, q, k, v=None) -> list[CaseResult]
     queries, block of keys) pair walked, none visited in which every key comes after every query (by the pairs of
     loads with active lanes, and by the blocks the loops visit, masked off or not, both ways round), and K and V
     loaded once per program (:func:`_backward_passes_check`)."""
-    n, d = k.shape[-2], k.shape[-1]
+    n_q, n, d = q.shape[-2], k.shape[-2], k.shape[-1]
     loaded_k = _loaded_from(trace, k)
-    if loaded_k > (-(-n // 16) + 2) * n * d:
+    if loaded_k > (-(-n_q // 16) + 2) * n * d:
         return [CaseResult(label, "-", False,
                            f"your backward loaded {loaded_k} elements of k ({loaded_k / (n * d):.2g} times each): "
                            "the dK, dV pass loads each block of keys once, the dQ pass once per block of queries; "
                            "a pass over all the keys for every block (recomputing the row statistics) reads them "
                            "far more")]
+    seen = _seen_keys(n_q, n, True)
     for which, tensor in (("q", q), ("k", k)):
         missing = _uncovered(trace, label, which, tensor,
-                             "dQ of the last query needs every key, dK of the first key every query")
+                             "dQ of the last query needs every key, dK of the first key every query" if seen is None
+                             else f"dQ of the last query needs the first {seen} keys, dK of the first key every "
+                             "query", seen if which == "k" else None)
         if missing:
             return missing
     hidden, pairs, example = _hidden_pairs(trace, q, k)
@@ -3416,20 +3518,26 @@ def _causal_backward_pairs_check(trace, label, q, k, v=None) -> list[CaseResult]
     hidden_keys, key_visits = _hidden_visits(trace, q, k)
     hidden_queries, query_visits = _hidden_query_visits(trace, q, k)
     hidden_visits, visits = hidden_keys + hidden_queries, key_visits + query_visits
-    if hidden > 0.05 * pairs or hidden_visits > 0.05 * visits:
-        if hidden > 0.05 * pairs:
+    # no slack, as in the forward's check: a loop that starts at the block holding the program's first key, or
+    # stops at the block holding its last query, visits no pair in which every key comes after every query
+    if hidden or hidden_visits:
+        if hidden:
             counted = f"{hidden} (block of queries, block of keys) pairs of its {pairs}"
             where = example
         else:
             counted = f"{hidden_visits} blocks of the {visits} its loops visited"
             where = "their loads masked off on every lane: a masked load still runs, and so do the tile products " \
                 "after it, on zeros"
+        shape = "" if n_q >= n else (
+            f" With fewer queries than keys (N_q = {n_q}, N_k = {n}) the mask is still top-left (query i sees keys "
+            f"j <= i): the last {n - n_q} keys are seen by no query, and a loop bound shifted by N_k - N_q (the "
+            "bottom-right diagonal) walks past the diagonal")
         return [CaseResult(label, "-", False,
                            f"with the causal mask your backward visited {counted} in which every key comes after "
                            f"every query ({where}): P is 0 there, and dQ, dK, dV gain nothing from them. Skip them, "
-                           "as the causal forward does: a program of keys starts its loop at the first block of "
-                           "queries that can see its first key; a program of queries stops its loop at its "
-                           "diagonal")]
+                           "as the causal forward does: a program of keys starts its loop at the block of queries "
+                           "that holds its first key; a program of queries stops its loop at the block of keys "
+                           f"that holds its last query, its diagonal.{shape}")]
     return _backward_passes_check(trace, label, k, v)
 
 
