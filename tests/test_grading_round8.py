@@ -6,16 +6,14 @@ removing it from its set fails too."""
 
 from __future__ import annotations
 
-import os
-import re
-import sys
 from pathlib import Path
 
 import pytest
 
 import gpuperf.kernels  # noqa: F401  (the interpreter switch, before any attack file defines a kernel)
+from attack_files import attack_folder, find_attack, load_attack
 
-ATTACKS_8 = Path(__file__).with_name("grading_attacks_round8")
+ATTACKS_8 = attack_folder(8)
 SEED = 20261205
 
 # Work per program (a decoy launch on the full grid, or program 0 doing every block) and the SM count the
@@ -51,20 +49,6 @@ def _interpreted_here() -> bool:
     return not torch.cuda.is_available() or grading.INTERPRET_ON_GPU
 
 
-def _attack(path: Path):
-    """The exercise and the function of one attack file, without running its grade() line."""
-    text = path.read_text()
-    m = re.search(r'^(\w+) = grading\.grade\("([^"]+)", (\w+)\)\s*$', text, re.M)
-    assert m, f"{path.name}: no grading.grade line"
-    os.environ.setdefault("ATTACK_REPO", str(Path(__file__).resolve().parents[1]))
-    name = f"attack_{path.stem}"
-    module = type(sys)(name)
-    module.__file__ = str(path)
-    sys.modules[name] = module  # Triton's interpreter looks a kernel's module up by name
-    exec(compile(text[:m.start()], str(path), "exec"), module.__dict__)
-    return m.group(2), module.__dict__[m.group(3)]
-
-
 def _tag(path: Path) -> str:
     return path.stem.split("_")[0]
 
@@ -89,7 +73,7 @@ _REPORTS: dict = {}
 def _refusal(path: Path):
     """The grade (to the first failing case) of one attack file, kept for the other tests of this file."""
     if path.stem not in _REPORTS:
-        key, fn = _attack(path)
+        key, fn = load_attack(path)
         from gpuperf import grading
 
         _REPORTS[path.stem] = key, grading.grade_report(key, fn, seed=SEED, stop_at_first_failure=True)
@@ -125,7 +109,7 @@ MESSAGES_8 = {"b13": ("walks", "blocks of queries one after another", "a program
 def test_round_8_messages_say_what_to_change(tag):
     if not _interpreted_here():
         pytest.skip("round 8 was run under the interpreter only")
-    path = next(ATTACKS_8.glob(f"{tag}_*.py"))
+    path = find_attack(8, tag)
     key, report = _refusal(path)
     assert not report.passed, f"{path.name} accepted by {key} (seed {SEED})"
     message = report.failures[0].message
@@ -140,7 +124,7 @@ def test_honest_solution_of_round_8_passes(path, request):
         request.applymarker(pytest.mark.xfail(strict=True, reason="round 8: wrongly refused, not fixed yet"))
     if not _interpreted_here():
         pytest.skip("round 8 was run under the interpreter only")
-    key, fn = _attack(path)
+    key, fn = load_attack(path)
     from gpuperf import grading
 
     report = grading.grade_report(key, fn, seed=SEED)
