@@ -178,6 +178,11 @@ ROUND3_ON_EVERY_MACHINE = {"36", "37"}
 #: (math.sqrt, F.scaled_dot_product_attention, the solutions switch); run here they would leave the patches
 #: in this process for every later test.
 ROUND3_IN_THE_WATCH_TESTS = {"38", "39", "40", "46", "47", "48"}
+#: Graded on the one case that refuses them (a part of its label), not on every case up to it. 45 recomputes
+#: lse with a pass over every key for each block of queries: its values are right on the 42 cases before
+#: L6.backward's interpreted N=256 case, where each of its programs is found loading every query and every key
+#: (the whole grade refuses it there too, with the same message, in 76 s on one core; this case alone, 3 s).
+ROUND3_REFUSED_BY = {"45": "the blocks of queries and keys the backward visits"}
 
 
 @pytest.mark.parametrize("path", sorted(p for p in ATTACKS_3.glob("[0-9]*.py")
@@ -190,7 +195,10 @@ def test_attack_of_round_3_is_rejected(path):
     key, fn = load_attack(path)
     from gpuperf import grading
 
-    report = grading.grade_report(key, fn, seed=SEED, stop_at_first_failure=True)
+    case = ROUND3_REFUSED_BY.get(tag)
+    report = grading.grade_report(key, fn, seed=SEED, stop_at_first_failure=True,
+                                  only=(lambda label: case in label) if case else None)
+    assert report.results, f"{path.name}: no case of {key} has {case!r} in its label"
     assert not report.passed, f"{path.name} accepted by {key} (seed {SEED}):\n{report.text()}"
 
 
