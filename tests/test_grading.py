@@ -1479,14 +1479,17 @@ def test_6_l5_causal_rejects_a_kernel_that_does_not_skip_hidden_blocks(mode):
 
 
 def test_6_the_output_dtype_is_checked():
-    _assert_rejected("L5.forward", _fwd_variant_fn(6), "has dtype float32, expected float16")
+    """An fp32 output for fp16 inputs is refused. Only the fp16 cases are graded: the fp32 ones pass with an fp32
+    output, and run through the interpreter they took 90 s (L2.chain's kernel below has a program per element)."""
+    fp16 = lambda label: "fp16" in label  # noqa: E731
+    _assert_rejected("L5.forward", _fwd_variant_fn(6), "has dtype float32, expected float16", only=fp16)
 
     def chain_fp32(x, k_ops, scale, shift):
         out = torch.empty(x.shape, dtype=torch.float32, device=x.device)
         _chain_unmasked_store[(triton.cdiv(x.numel(), 1),)](x, out, x.numel(), scale, shift, K_OPS=k_ops, BLOCK=1)
         return out
 
-    _assert_rejected("L2.chain", chain_fp32, "expected float16")
+    _assert_rejected("L2.chain", chain_fp32, "expected float16", only=fp16)
 
 
 def test_6_l2_add_rejects_32_bit_offsets():

@@ -9,6 +9,7 @@ import torch
 import triton
 import triton.language as tl
 
+from attack_files import find_attack, load_attack
 from gpuperf.grading import dataflow, frontend
 
 
@@ -64,18 +65,8 @@ def test_no_ir_no_products():
 
 def test_a_product_thrown_away_is_refused_and_told_so():
     """Round 8's a27: C done as a broadcast multiply and a sum, beside a tl.dot nothing reads (it was counted)."""
-    import re
-    import sys
-    from pathlib import Path
-
     from gpuperf import grading
 
-    path = next(Path(__file__).with_name("grading_attacks_round8").glob("a27_*.py"))
-    text = path.read_text()
-    m = re.search(r'^(\w+) = grading\.grade\("([^"]+)", (\w+)\)\s*$', text, re.M)
-    module = type(sys)(f"attack_{path.stem}")
-    module.__file__ = str(path)
-    sys.modules[module.__name__] = module  # Triton's interpreter looks a kernel's module up by name
-    exec(compile(text[:m.start()], str(path), "exec"), module.__dict__)
-    report = grading.grade_report(m.group(2), module.__dict__[m.group(3)], seed=5, stop_at_first_failure=True)
+    key, fn = load_attack(find_attack(8, "a27"))
+    report = grading.grade_report(key, fn, seed=5, stop_at_first_failure=True)
     assert not report.passed and "never reaches" in report.text(), report.text()

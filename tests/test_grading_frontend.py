@@ -18,7 +18,7 @@ import torch  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from gpuperf import grading  # noqa: E402,F401  (takes the snapshot of triton.language)
-from gpuperf.grading import frontend  # noqa: E402
+from gpuperf.grading import frontend, kernel_ir  # noqa: E402
 
 
 def _fn(kernel):
@@ -133,7 +133,7 @@ def test_the_kernels_function_ends_at_its_own_closing_line():
                       "    %0 = arith.maxnumf %a, %b : f32 loc(#loc3)",
                       "  } loc(#loc3)",
                       "} loc(#loc)"))
-    lines = frontend._kernel_lines(ttir)
+    lines = kernel_ir.kernel_lines(ttir)
     assert len(lines) == 3 and lines[-1].strip().startswith("}")
 
 

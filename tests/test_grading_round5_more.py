@@ -5,9 +5,7 @@ refuse whatever the seed, and correct solutions written the way the fixes must s
 from __future__ import annotations
 
 import math
-import re
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,9 +14,9 @@ import torch
 import triton
 import triton.language as tl
 
+from attack_files import find_attack, load_attack_variant
 from gpuperf import grading
 
-ATTACKS_5 = Path(__file__).with_name("grading_attacks_round5")
 SEEDS = (7, 20261205)
 
 
@@ -33,22 +31,7 @@ def _interpreter_only(what):
 
 def _variant(stem: str, *edits: tuple[str, str]):
     """The exercise and the function of attack file ``stem`` with each (old, new) replaced once."""
-    path = next(ATTACKS_5.glob(f"{stem}_*.py"))
-    text = path.read_text()
-    for old, new in edits:
-        assert text.count(old) == 1, f"{path.name}: {old!r} found {text.count(old)} times"
-        text = text.replace(old, new)
-    m = re.search(r'^(\w+) = grading\.grade\("([^"]+)", (\w+)\)\s*$', text, re.M)
-    name = f"variant_{stem}_{abs(hash(edits))}"
-    filename = str(path.with_name(f"<{name}>.py"))
-    import linecache
-
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)  # Triton's getsource
-    module = type(sys)(name)
-    module.__file__ = filename
-    sys.modules[name] = module  # Triton's interpreter looks a kernel's module up by name
-    exec(compile(text[:m.start()], filename, "exec"), module.__dict__)
-    return m.group(2), module.__dict__[m.group(3)]
+    return load_attack_variant(find_attack(5, stem), *edits)
 
 
 def _rejected(key, fn, needle, seed, only=None):

@@ -6,16 +6,14 @@ removing it from its set fails too."""
 
 from __future__ import annotations
 
-import os
-import re
-import sys
 from pathlib import Path
 
 import pytest
 
 import gpuperf.kernels  # noqa: F401  (the interpreter switch, before any attack file defines a kernel)
+from attack_files import attack_folder, load_attack
 
-ATTACKS_8 = Path(__file__).with_name("grading_attacks_round8")
+ATTACKS_8 = attack_folder(8)
 SEED = 20261205
 
 # Work per program (a decoy launch on the full grid, or program 0 doing every block) and the SM count the
@@ -51,20 +49,6 @@ def _interpreted_here() -> bool:
     return not torch.cuda.is_available() or grading.INTERPRET_ON_GPU
 
 
-def _attack(path: Path):
-    """The exercise and the function of one attack file, without running its grade() line."""
-    text = path.read_text()
-    m = re.search(r'^(\w+) = grading\.grade\("([^"]+)", (\w+)\)\s*$', text, re.M)
-    assert m, f"{path.name}: no grading.grade line"
-    os.environ.setdefault("ATTACK_REPO", str(Path(__file__).resolve().parents[1]))
-    name = f"attack_{path.stem}"
-    module = type(sys)(name)
-    module.__file__ = str(path)
-    sys.modules[name] = module  # Triton's interpreter looks a kernel's module up by name
-    exec(compile(text[:m.start()], str(path), "exec"), module.__dict__)
-    return m.group(2), module.__dict__[m.group(3)]
-
-
 def _tag(path: Path) -> str:
     return path.stem.split("_")[0]
 
@@ -83,27 +67,22 @@ def hardware_records():
                 object.__setattr__(record, name, value)
 
 
-_REPORTS: dict = {}
-
-
-def _refusal(path: Path):
-    """The grade (to the first failing case) of one attack file, kept for the other tests of this file."""
-    if path.stem not in _REPORTS:
-        key, fn = _attack(path)
-        from gpuperf import grading
-
-        _REPORTS[path.stem] = key, grading.grade_report(key, fn, seed=SEED, stop_at_first_failure=True)
-    return _REPORTS[path.stem]
-
-
 @pytest.mark.parametrize("path", sorted(ATTACKS_8.glob("[ab][0-9]*.py")), ids=lambda p: p.stem)
 def test_attack_of_round_8_is_rejected(path, request, hardware_records):
     if _tag(path) in OPEN:
         request.applymarker(pytest.mark.xfail(strict=True, reason="round 8: a known hole, not closed yet"))
     if not _interpreted_here():
         pytest.skip("round 8 was run under the interpreter only")
-    key, report = _refusal(path)
+    key, fn = load_attack(path)
+    from gpuperf import grading
+
+    report = grading.grade_report(key, fn, seed=SEED, stop_at_first_failure=True)
     assert not report.passed, f"{path.name} accepted by {key} (seed {SEED}):\n{report.text()}"
+    if _tag(path) in MESSAGES_8:  # checked on the same grade (b17's takes 40 s): see MESSAGES_8
+        message = report.failures[0].message
+        for words in MESSAGES_8[_tag(path)]:
+            assert words in message, f"{path.name} ({key}): {message}"
+        assert "second for the sum" not in message, f"{path.name} ({key}) is told about two passes: {message}"
 
 
 def test_grader_multiprocessors_match_the_h200_record():
@@ -116,22 +95,15 @@ def test_grader_multiprocessors_match_the_h200_record():
 
 
 #: Refused, and the message must send the learner to the fault: one program walking every block of queries
-#: (b13: the causal forward; b17: the Function's own forward) was told it made two passes over K.
+#: (b13: the causal forward; b17: the Function's own forward) was told it made two passes over K. Checked by
+#: test_attack_of_round_8_is_rejected on its own grade of the file (a second test would grade it again on
+#: another worker under --dist loadgroup).
 MESSAGES_8 = {"b13": ("walks", "blocks of queries one after another", "a program of its own"),
               "b17": ("in your Function's forward", "walks", "blocks of queries one after another")}
 
 
-@pytest.mark.parametrize("tag", sorted(MESSAGES_8))
-def test_round_8_messages_say_what_to_change(tag):
-    if not _interpreted_here():
-        pytest.skip("round 8 was run under the interpreter only")
-    path = next(ATTACKS_8.glob(f"{tag}_*.py"))
-    key, report = _refusal(path)
-    assert not report.passed, f"{path.name} accepted by {key} (seed {SEED})"
-    message = report.failures[0].message
-    for words in MESSAGES_8[tag]:
-        assert words in message, f"{path.name} ({key}): {message}"
-    assert "second for the sum" not in message, f"{path.name} ({key}) is told about two passes: {message}"
+def test_round_8_messages_are_checked_on_refused_files():
+    assert all(any(ATTACKS_8.glob(f"{tag}_*.py")) for tag in MESSAGES_8) and not set(MESSAGES_8) & OPEN
 
 
 @pytest.mark.parametrize("path", sorted(ATTACKS_8.glob("[ab]h[0-9]*.py")), ids=lambda p: p.stem)
@@ -140,7 +112,7 @@ def test_honest_solution_of_round_8_passes(path, request):
         request.applymarker(pytest.mark.xfail(strict=True, reason="round 8: wrongly refused, not fixed yet"))
     if not _interpreted_here():
         pytest.skip("round 8 was run under the interpreter only")
-    key, fn = _attack(path)
+    key, fn = load_attack(path)
     from gpuperf import grading
 
     report = grading.grade_report(key, fn, seed=SEED)

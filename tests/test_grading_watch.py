@@ -20,6 +20,7 @@ import torch
 import triton
 import triton.language as tl
 
+from attack_files import find_attack, load_attack
 from gpuperf import grading
 from gpuperf.grading import watch
 
@@ -764,22 +765,9 @@ def test_the_launch_binder_is_recognised_by_what_triton_made_not_by_its_name():
     assert made.__code__ not in watch._BINDERS
 
 
-ATTACKS_3 = Path(__file__).with_name("grading_attacks_round3")
-
-
 def _attack_3(name: str):
     """The exercise and the function of a round-3 attack file, its module run up to its grade() line."""
-    import re
-
-    path = next(ATTACKS_3.glob(name + "_*.py"))
-    text = path.read_text()
-    m = re.search(r'^(\w+) = grading\.grade\("([^"]+)", (\w+)\)\s*$', text, re.M)
-    assert m, f"{path.name}: no grading.grade line"
-    module = type(sys)(f"attack_{path.stem}")
-    module.__file__ = str(path)
-    sys.modules[module.__name__] = module  # Triton's interpreter looks a kernel's module up by name
-    exec(compile(text[:m.start()], str(path), "exec"), module.__dict__)
-    return m.group(2), module.__dict__[m.group(3)]
+    return load_attack(find_attack(3, name))
 
 
 @pytest.mark.parametrize("name", ["46", "47", "48"])
@@ -858,26 +846,20 @@ def test_a_forged_binder_is_the_readers_code_for_the_audit_hook_too():
 
 # ---- attacks of round 4 -----------------------------------------------------------------------------------
 
-ATTACKS_4 = Path(__file__).with_name("grading_attacks_round4")
-
 _BUILT_IN_SWAPS = '''
-import re, sys
-from pathlib import Path
+import sys
 
-path = Path(sys.argv[1])
-text = path.read_text()
-m = re.search(r"^(\\w+) = grading\\.grade\\(\\"([^\\"]+)\\", (\\w+)\\)\\s*$", text, re.M)
-module = type(sys)("attack_38")
-module.__file__ = str(path)
-sys.modules["attack_38"] = module
-exec(compile(text[:m.start()], str(path), "exec"), module.__dict__)  # the swap, then the grader's import
+sys.path.insert(0, "tests")
+from attack_files import find_attack, load_attack
+
+key, fn = load_attack(find_attack(4, "38"))  # the swap, then the grader's import
 import functools, math
 import torch
 from gpuperf import grading
 saved_sqrt = math.sqrt
 from gpuperf.grading import watch
 
-report = grading.grade_report(m.group(2), module.__dict__[m.group(3)], stop_at_first_failure=True)
+report = grading.grade_report(key, fn, stop_at_first_failure=True)
 print("38", report.passed, report.text().splitlines()[3].strip())
 del torch.Tensor.abs  # (the baseline keeps the swap: the family is checked by the function itself)
 print("restored", watch._builtins_under_other_names())
@@ -902,7 +884,7 @@ def test_attack_of_round_4_a_built_in_swapped_before_the_grader_is_imported_is_t
 
     root = Path(__file__).resolve().parents[1]
     path = os.pathsep.join(p for p in (str(root / "lib"), os.environ.get("PYTHONPATH", "")) if p)
-    out = subprocess.run([sys.executable, "-c", _BUILT_IN_SWAPS, str(next(ATTACKS_4.glob("38_*.py")))],
+    out = subprocess.run([sys.executable, "-c", _BUILT_IN_SWAPS],
                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path}, cwd=root,
                          timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]

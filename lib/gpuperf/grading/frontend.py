@@ -20,6 +20,8 @@ from __future__ import annotations
 import inspect
 import sys
 
+from gpuperf.grading.kernel_ir import Op, base_name, kernel_function, walk_to_fixed_point
+
 #: ``"unavailable"``: why the front end could not be run on this Triton ("" while it can); ``"pristine"``:
 #: triton.language before the interpreter patched it (see :func:`_pristine`). One dict, changed in place.
 _STATE: dict = {"unavailable": "", "pristine": None}
@@ -375,26 +377,6 @@ def _first_lines(exc) -> str:
 
 # ---- 32-bit offsets, read from the TTIR ----------------------------------------------------------------
 
-_VALUE = __import__("re").compile(r"%[\w.$-]+")
-
-
-def _kernel_lines(ttir: str) -> list[str]:
-    """The lines of the public function (the kernel) of a TTIR module."""
-    lines = ttir.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.lstrip().startswith("tt.func public")), None)
-    if start is None:
-        return []
-    indent = len(lines[start]) - len(lines[start].lstrip())
-    out = [lines[start]]
-    for line in lines[start + 1:]:
-        out.append(line)
-        # the function ends at its own closing brace, "}" or "} loc(#loc)" (Triton 3.9): the helper functions
-        # after it (those of tl.max, tl.sum) name their own values %a, %b, %0 as the kernel does
-        if line.strip().startswith("}") and len(line) - len(line.lstrip()) == indent:
-            break
-    return out
-
-
 def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = False) -> bool:
     """Whether an address of the kernel (``tt.addptr``'s offset) comes from a product in fewer than 64 bits of
     a value computed from ``tl.program_id`` and a size or stride the kernel was given at run time (an integer
@@ -418,85 +400,64 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
     ``any_factor``: a 32-bit product of a program id's value with anything (a block size too) counts, the rule
     of L2's one-dimensional kernels (``pid * BLOCK`` must be computed in 64 bits), whatever operations
     (``tl.where``, ``tl.minimum``, casts) the product goes through before it reaches an address."""
-    import re
-
-    lines = _kernel_lines(ttir)
-    if not lines:
+    kernel = kernel_function(ttir)
+    if kernel is None:
         return False
     # pid: values made from a program id; arg: from an integer argument; wraps: from a 32-bit product of the
     # two; lanes: from tl.arange; rows: a 32-bit product whose program id's factor has lanes (a block's rows
-    # times a stride); wide: from a 64-bit product of a program id's value and an argument (a head's offset)
+    # times a stride); wide: from a 64-bit product of a program id's value and an argument (a head's offset).
+    # A multi-result operation's results are one value here (%r for %r#0 and %r#1).
     pid, arg, wraps, lanes, rows, wide = set(), set(), set(), set(), set(), set()
-    for name, kind in re.findall(r"(%[\w.$-]+): (i\d+)", lines[0]):
-        arg.add(name)
-    parsed = []
-    for line in lines[1:]:
-        code = line.split(" loc(")[0].strip()
-        if not code:
-            continue
-        results, body = [], code
-        if code.startswith("%") and " = " in code:
-            head, body = code.split(" = ", 1)
-            results = [r.split(":")[0].strip() for r in head.split(",")]
-        op = body.split(" ", 1)[0]
-        operands = [v.split("#")[0] for v in _VALUE.findall(body)]
-        # (value, its start, carried): scf.for's induction variable starts at the lower bound and steps, so it
-        # carries the lower bound's taint (a loop from a program id's block walks indices made from it) but
-        # never a yielded value's; iter_args(%x = %init) start as init and are carried by the yield
-        pairs = [(iv, lb, False) for iv, lb in re.findall(r"^scf\.for (%[\w.$-]+) = (%[\w.$-]+)", body)]
-        if "iter_args(" in body:
-            carried = re.findall(r"(%[\w.$-]+) = (%[\w.$-]+)", body.split("iter_args(", 1)[1])
-            pairs += [(new, init, True) for new, init in carried]
-        parsed.append((op, results, operands, pairs, body))
+    arg.update(kernel.integer_arguments)
+    ops = kernel.ops
     sets = (pid, arg, wraps, lanes, rows, wide)
-    stack: list = []
-    for _ in range(8):  # to a fixed point: loops carry values around through iter_args and yields
-        before = tuple(len(s) for s in sets)
-        stack.clear()
-        for op, results, operands, pairs, body in parsed:
-            if op == "tt.get_program_id":
-                pid.update(results)
-            if op == "tt.make_range":
-                lanes.update(results)
-            flags = [any(v in s for v in operands) for s in sets]
-            if op in ("arith.muli", "arith.shli") and len(operands) >= 2:
-                a, b = operands[0], operands[1]
-                factors = [x for x, y in ((a, b), (b, a)) if x in pid and y in arg]
-                if any_factor:
-                    if _narrow(body) and (a in pid or b in pid):
-                        flags[2] = True
-                elif _narrow(body):
-                    if any(x not in lanes for x in factors):
-                        flags[2] = True
-                    elif factors:
-                        flags[4] = True
-                elif op == "arith.muli":  # 64 bits: an index scaled to an offset, or a head's offset
-                    flags[2] = flags[4] = False
-                    flags[5] = flags[5] or bool(factors)
+
+    def visit(op: Op, region: Op | None) -> bool:
+        operands = [base_name(v) for v in op.values]
+        results = {base_name(r) for r in op.results}
+        if op.name == "tt.get_program_id":
+            pid.update(results)
+        if op.name == "tt.make_range":
+            lanes.update(results)
+        flags = [any(v in s for v in operands) for s in sets]
+        if op.name in ("arith.muli", "arith.shli") and len(operands) >= 2:
+            a, b = operands[0], operands[1]
+            factors = [x for x, y in ((a, b), (b, a)) if x in pid and y in arg]
+            if any_factor:
+                if _narrow(op.text) and (a in pid or b in pid):
+                    flags[2] = True
+            elif _narrow(op.text):
+                if any(x not in lanes for x in factors):
+                    flags[2] = True
+                elif factors:
+                    flags[4] = True
+            elif op.name == "arith.muli":  # 64 bits: an index scaled to an offset, or a head's offset
+                flags[2] = flags[4] = False
+                flags[5] = flags[5] or bool(factors)
+        for s, on in zip(sets, flags):
+            if on:
+                s.update(results)
+        # scf.for's induction variable starts at the lower bound and steps, so it carries the lower bound's
+        # taint (a loop from a program id's block walks indices made from it) but never a yielded value's;
+        # iter_args(%x = %init) start as init and are carried by the yield
+        for new, init in ([op.induction] if op.induction else []) + list(op.carried):
+            for s in sets:
+                if base_name(init) in s:
+                    s.add(new)
+        if op.name == "scf.yield" and region is not None:  # its region's results and the loop's carried values
             for s, on in zip(sets, flags):
                 if on:
-                    s.update(results)
-            for new, init, _ in pairs:
-                for s in sets:
-                    if init in s:
-                        s.add(new)
-            code = body.strip()
-            if code.startswith("}") and stack and not code.endswith("{"):  # a region closes
-                stack.pop()
-            elif code.endswith("{") and not code.startswith("}"):  # a region opens ("} else {" keeps it)
-                stack.append((results, [new for new, _, carried in pairs if carried]))
-            if op == "scf.yield" and stack:  # a region's yield: its results and the loop's carried values
-                for s, on in zip(sets, flags):
-                    if on:
-                        s.update(stack[-1][0])
-                        s.update(stack[-1][1])
-        if tuple(len(s) for s in sets) == before:
-            break
-    for op, _, operands, _, _ in parsed:
-        if op == "tt.addptr" and len(operands) >= 2 and (operands[1] in wraps or
-                                                         (not within_head and operands[1] in rows)):
+                    s.update(base_name(r) for r in region.results)
+                    s.update(new for new, _ in region.carried)
+        return False
+
+    walk_to_fixed_point(ops, visit, lambda: tuple(len(s) for s in sets), rounds=8)
+    for op in ops:
+        operands = [base_name(v) for v in op.values]
+        if op.name == "tt.addptr" and len(operands) >= 2 and (operands[1] in wraps or
+                                                              (not within_head and operands[1] in rows)):
             return True
-        if within_head and op in _MEMORY_OPS and operands and operands[0] in rows and operands[0] not in wide:
+        if within_head and op.name in _MEMORY_OPS and operands and operands[0] in rows and operands[0] not in wide:
             return True
     return False
 
