@@ -6,16 +6,15 @@ fewer queries than keys and one with more (a loop bound shifted by N_k - N_q bes
 
 from __future__ import annotations
 
-import os
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
+from attack_files import attack_folder, load_attack
+
 import gpuperf.kernels  # noqa: F401  (the interpreter switch, before any attack file defines a kernel)
 
-ATTACKS_9 = Path(__file__).with_name("grading_attacks_round9")
+ATTACKS_9 = attack_folder(9)
 SEED = 20261205
 
 #: The case of each exercise that counts the blocks a causal kernel visits (a wrong file is graded on it alone).
@@ -32,27 +31,13 @@ def _interpreted_here() -> bool:
     return not torch.cuda.is_available() or grading.INTERPRET_ON_GPU
 
 
-def _attack(path: Path):
-    """The exercise and the function of one attack file, without running its grade() line."""
-    text = path.read_text()
-    m = re.search(r'^(\w+) = grading\.grade\("([^"]+)", (\w+)\)\s*$', text, re.M)
-    assert m, f"{path.name}: no grading.grade line"
-    os.environ.setdefault("ATTACK_REPO", str(Path(__file__).resolve().parents[1]))
-    name = f"attack_{path.stem}"
-    module = type(sys)(name)
-    module.__file__ = str(path)
-    sys.modules[name] = module  # Triton's interpreter looks a kernel's module up by name
-    exec(compile(text[:m.start()], str(path), "exec"), module.__dict__)
-    return m.group(2), module.__dict__[m.group(3)]
-
-
 @pytest.mark.parametrize("path", sorted(ATTACKS_9.glob("[0-9]*.py")), ids=lambda p: p.stem)
 def test_attack_of_round_9_is_refused_for_the_blocks_it_visits(path):
     """Each wrong file computes the right values; only the blocks its loops visit are wrong: refused on the skip
     case, with a message that says to skip them."""
     if not _interpreted_here():
         pytest.skip("the blocks a kernel visits are counted by the interpreter")
-    key, fn = _attack(path)
+    key, fn = load_attack(path)
     from gpuperf import grading
 
     report = grading.grade_report(key, fn, seed=SEED, only=lambda label: SKIP_CASES[key] in label)
@@ -67,7 +52,7 @@ def test_attack_of_round_9_is_refused_for_the_blocks_it_visits(path):
 def test_honest_solution_of_round_9_passes(path):
     if not _interpreted_here():
         pytest.skip("round 9 was run under the interpreter only")
-    key, fn = _attack(path)
+    key, fn = load_attack(path)
     from gpuperf import grading
 
     report = grading.grade_report(key, fn, seed=SEED)
