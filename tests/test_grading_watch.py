@@ -907,3 +907,33 @@ def test_a_grade_stopped_midway_forgets_its_calls():
     with pytest.raises(KeyboardInterrupt):
         grading.grade_report("L2.add", stopped, seed=1)
     assert not watch._EARLIER_CALLS.get("grading")
+
+
+def test_a_watch_that_fails_to_enter_leaves_nothing_switched_on():
+    """On an H100 of 80 GB the L2.add case past 2^31 elements ran out of memory while the watch copied the
+    buffers it handed out (its shadows), inside ``__enter__``; ``with`` then calls no ``__exit__``, and the
+    watch's modes stayed on: the next exercise graded in the process was refused for a watch "switched off"
+    (2026-12-05). Entering that fails now leaves nothing on."""
+    import torch
+    from torch.overrides import _get_current_function_mode_stack
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    from gpuperf.grading import watch as watch_module
+    from gpuperf.grading.exercises import EXERCISES
+
+    class NoMemory:
+        @property
+        def buffer(self):
+            raise MemoryError("no memory for the shadow copy")
+
+    before = (len(_get_current_function_mode_stack()), len(_get_current_dispatch_mode_stack()),
+              watch_module._ACTIVE)
+    w = watch_module.Watch(EXERCISES["L2.add"].get_policy(), "cpu")
+    w.allocs.append(NoMemory())
+    with pytest.raises(MemoryError):
+        with w:
+            pass  # pragma: no cover - entering fails
+    after = (len(_get_current_function_mode_stack()), len(_get_current_dispatch_mode_stack()),
+             watch_module._ACTIVE)
+    assert after == before
+    assert float(torch.ones(2).sum()) == 2.0  # torch runs unwatched again

@@ -631,13 +631,24 @@ class Watch:
         self.internal = True
         _ACTIVE = self
         self.active = True
+        self._switches, self._modes = [], None
         try:
             self._probe = torch.zeros(1)
             self._modes = (_Functions(), _Dispatch())
             self._modes[0].__enter__()
             self._modes[1].__enter__()
-            self._switches = _block_switches(self) + _close_doors(self)
+            self._switches = _block_switches(self)
+            self._switches = self._switches + _close_doors(self)
             self.shadows(None)
+        except BaseException:
+            # entering failed (no memory for the shadow copies of a huge case, say): `with` calls no __exit__,
+            # so leave nothing switched on, or every later torch call in the process is refused
+            self.active = False
+            _ACTIVE = self._previous
+            _restore(self._switches)
+            if self._modes is not None:
+                _unwind_modes(self._modes)
+            raise
         finally:
             self.internal = False
         _AUDIT.arm(self)
