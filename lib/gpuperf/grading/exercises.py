@@ -932,6 +932,11 @@ def _l2_add_cases(gen, device) -> list[Case]:
     n = torch_randint(gen, 97, 3000)
     label = f"n={n} fp32, called twice on the same x, y and out with new values in x and y"
     cases.append(Case(label, _add_case(gen, device, _torch().float32, n, label, repeat=True)))
+    if device == "cpu":  # more blocks of 1024 than a persistent grid has programs; size from the seed, no draw
+        n = H200_MULTIPROCESSORS * 1024 + 3000 + gen.initial_seed() % 997
+        label = f"n={n} fp32, more blocks of 1024 than the GPU has multiprocessors ({H200_MULTIPROCESSORS})"
+        cases.append(Case(label, _more_work_than_programs(_add_case(gen, device, _torch().float32, n, label),
+                                                          "blocks")))
     if device != "cpu":  # the programs that write out, counted by the interpreter on the CPU
         n = torch_randint(gen, 10_000, 20_000)
         label = f"n={n} fp32, your kernel run by Triton's interpreter on the CPU: the programs that write out"
@@ -948,6 +953,27 @@ def _l2_add_cases(gen, device) -> list[Case]:
 
 #: Free GPU memory the L2.add case past 2^31 elements needs (see :func:`_l2_add_cases`).
 HUGE_CASE_FREE_BYTES = 96 * 2**30
+
+
+def _more_work_than_programs(run, items: str, also: str = ""):
+    """``run``, with a hint added to the first failure: the case has more ``items`` than a persistent grid has
+    programs (one per multiprocessor, the H200's 132), so each of its programs loops more than once, and a loop
+    whose body takes its item from the program id instead of the loop's variable redoes its first item.
+    ``also``: what else the case exercises, said first."""
+
+    def checked(runner):
+        results = run(runner)
+        for i, result in enumerate(results):
+            if not result.passed:
+                results[i] = dataclasses.replace(result, message=(
+                    f"{result.message} ({also}this case has more {items} than the {H200_MULTIPROCESSORS} "
+                    f"programs of a grid of one program per multiprocessor: if your programs loop over the "
+                    f"{items}, check that each pass of the loop works on the item of the loop's variable, not on "
+                    "the one of the program id)"))
+                break
+        return results
+
+    return checked
 
 
 def _free_gpu_bytes() -> int:
@@ -1481,6 +1507,15 @@ def _softmax_cases_for(online: bool):
                      "passes over each row and the block it walks them with")
             out.append(Case(label, _softmax_case(gen, "cpu", _torch().float32, 2, cols, label, 128),
                             interpret=True, device="cpu"))
+        # more rows than a persistent grid has programs (one per multiprocessor), short ones; sizes from the
+        # seed, no draw. Nearly flat rows: no probability near fp32's smallest normal, where an honest exp2
+        # (its argument rounded, times log2 e) is a few ulps off, in any of the many rows
+        rows, cols = H200_MULTIPROCESSORS + 5 + gen.initial_seed() % 20, 20 + gen.initial_seed() % 30
+        block = base if online else None
+        label = (f"x {rows}x{cols} fp32, rows {cols + 13} apart, nearly flat rows, more rows than the GPU has "
+                 f"multiprocessors ({H200_MULTIPROCESSORS})" + (f", block={block}" if block else ""))
+        out.append(Case(label, _more_work_than_programs(
+            _softmax_case(gen, device, _torch().float32, rows, cols, label, block, flat=True), "rows")))
         return out
 
     return cases
@@ -1802,6 +1837,18 @@ def _matmul_cases(gen, device) -> list[Case]:
         label = "A 97x65 @ B 65x33 fp32 through Triton's interpreter (TF32 rounded as on an A100 or H200)"
         cases.append(Case(label, _matmul_case(gen, device, torch.float32, 97, 33, 65, "randn", label),
                           interpret=True))
+    if device == "cpu":  # on the GPU the 1000+ and 2048 rows do it
+        # ten rows of 32-row tiles (a full group of 8, then a short group of 2 whose last tile sticks out) and
+        # more tiles than a persistent grid has programs (one per multiprocessor); sizes from the seed, no draw
+        m, n, k = 9 * 32 + 5, 14 * 32 + 5 + gen.initial_seed() % 27, 16 + gen.initial_seed() % 17
+        label = (_matmul_label(m, n, k, _torch().float32, "randn", "strided", "contiguous")
+                 + f", more tiles of 32 x 32 than the GPU has multiprocessors ({H200_MULTIPROCESSORS}) and "
+                 "more tile rows than a group of 8")
+        cases.append(Case(label, _more_work_than_programs(
+            _matmul_case(gen, device, _torch().float32, m, n, k, "randn", label), "tiles",
+            "C has ten rows of tiles, a group of 8 and a short group of 2 after it: check the grouped order's "
+            "arithmetic, the first tile row of a group and the height of the last one, which only a second group "
+            "tests; and ")))
     return cases
 
 
@@ -2321,6 +2368,17 @@ def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
                  "max in its first key, every later block of keys hundreds lower)")
         cases.append(Case(label, _l5_case(gen, device, _torch().float32, 1, 1, n_q, n_k, 16, False, "early",
                                           label)))
+        if device == "cpu":  # on the GPU the d = 128 case has 256 (query block, head) pairs
+            # more (block of queries, head) pairs than a persistent grid has programs (one per multiprocessor),
+            # whatever the block of queries (one block of at most 16 queries per head); sizes from the seed
+            # without drawing from the generator
+            n_q, n_k = 9 + gen.initial_seed() % 8, 10 + gen.initial_seed() % 29
+            heads = H200_MULTIPROCESSORS // 2 + 3
+            label = (f"B=2 H={heads} N_q={n_q} N_k={n_k} d=16 fp32 full, normal scores: more (block of queries, "
+                     f"head) pairs than the GPU has multiprocessors ({H200_MULTIPROCESSORS})")
+            cases.append(Case(label, _more_work_than_programs(
+                _l5_case(gen, device, _torch().float32, 2, heads, n_q, n_k, 16, False, "normal", label),
+                "(block of queries, head) pairs")))
     return cases
 
 
