@@ -101,6 +101,15 @@ class Launch:
     #: program: the programs of earlier launches of the call (``index << 32 | program``, index counting
     #: launches from 0) whose stores it loaded: what one kernel hands the next through memory
     sources: dict = field(default_factory=dict)
+    #: (program, one of its ``sources``): the lineage of what it loaded from that program's stores, the
+    #: ``(launch index, argument's first byte)`` of every load the stored values were computed from, through
+    #: memory too (a value computed from what an earlier launch stored carries that store's lineage): which
+    #: tensors the handed-over values depend on (see :meth:`Trace.through_launches`)
+    read_lineage: dict = field(default_factory=dict)
+    index: int = -1  # the launch's place in the call, counting from 0 (the index of its lineage)
+    grid: tuple = (1, 1, 1)  # the programs on each axis
+    _lineage_loads: list = field(default_factory=list)  # (addresses, program, argument's first byte)
+    _lineage_writes: list = field(default_factory=list)  # (addresses, program, sources of the value written)
 
 
 @dataclass
@@ -112,20 +121,36 @@ class Trace:
     #: ``.contiguous()`` runs; ``.to()``; ``copy_``), each mapped back to the tensor it copies
     #: (:class:`gpuperf.grading.exercises.Image`): its loads count as loads of that tensor
     images: list = field(default_factory=list)
-    _written: tuple = ()  # (sorted addresses, owner = launch index << 32 | program): the last writer of each
+    #: (sorted addresses, owner = launch index << 32 | program, lineage id): the last writer of each, and the
+    #: lineage of what it wrote there (an index into ``_lineages``)
+    _written: tuple = ()
+    _lineages: list = field(default_factory=list)  # the distinct lineages of values written (frozensets)
+    _lineage_ids: dict = field(default_factory=dict)  # lineage: its index in _lineages
 
-    def through_launches(self, own: dict) -> int:
+    def through_launches(self, own: dict, follows=None) -> int:
         """The most that one program and every program of an earlier launch it read from (through memory,
         directly or through others) did, ``own`` giving each program's share (keys ``index << 32 |
-        program``): a first kernel's per-row statistics read by a second count against the second."""
+        program``): a first kernel's per-row statistics read by a second count against the second.
+        ``follows`` (a lineage, see :attr:`Launch.read_lineage`, to a boolean): follow only the links whose
+        values depend on what it picks (a row's max rebuilt from K, not a row sum of dO * O that a kernel
+        which also walks K stored beside its output); a link without a lineage is followed."""
+        return self.heaviest(own, follows)[0]
+
+    def heaviest(self, own: dict, follows=None) -> tuple:
+        """:meth:`through_launches`, told: ``(the most, the program that did it, the programs of earlier
+        launches counted with it)``, programs as ``index << 32 | program`` (``(0, None, set())`` for none)."""
         seen: dict = {}
 
         def ancestors(node):
             if node not in seen:
                 seen[node] = set()
                 index, program = node >> 32, node & 0xFFFFFFFF
+                launch = self.launches[index]
                 found = set()
-                for source in self.launches[index].sources.get(program, ()):
+                for source in launch.sources.get(program, ()):
+                    lineage = launch.read_lineage.get((program, source))
+                    if follows is not None and lineage is not None and not follows(lineage):
+                        continue
                     found.add(source)
                     found |= ancestors(source)
                 seen[node] = found
@@ -134,8 +159,13 @@ class Trace:
         nodes = set(own)
         for index, launch in enumerate(self.launches):
             nodes.update((index << 32) | program for program in launch.sources)
-        return max((own.get(node, 0) + sum(own.get(a, 0) for a in ancestors(node)) for node in nodes),
-                   default=0)
+        best = (0, None, set())
+        for node in sorted(nodes):
+            found = ancestors(node)
+            total = own.get(node, 0) + sum(own.get(a, 0) for a in found)
+            if total > best[0]:
+                best = (total, node, found)
+        return best
 
     def total(self, what: str, name: str | None = None) -> int:
         """Sum over launches of ``loaded``/``stored`` elements (of argument ``name``, or of all)."""
@@ -399,31 +429,53 @@ def _describe(launch: Launch, address: int, what: str, writer: int, other: int, 
 
 def _link(trace: Trace, launch: Launch) -> None:
     """Record which programs of earlier launches each program of ``launch`` read from (its loads of what they
-    stored last), then make ``launch`` the last writer of what it stored."""
+    stored last) and the lineage of what it read (:attr:`Launch.read_lineage`), then make ``launch`` the last
+    writer of what it stored, with the lineage of each value: the loads it was computed from, as ``(launch
+    index, argument's first byte)``, and the lineage of what those loads read from earlier launches."""
     import numpy as np
 
     index = len(trace.launches)
+    launch.index = index
+    loaded: dict = {}  # (program, argument's first byte): the lineage of what it loaded there from earlier launches
     if trace._written:
-        w_addr, w_owner = trace._written
-        for addresses, program in launch._loads:
+        w_addr, w_owner, w_lineage = trace._written
+        for addresses, program, base in launch._lineage_loads:
             idx = np.clip(np.searchsorted(w_addr, addresses), 0, w_addr.size - 1)
             hit = w_addr[idx] == addresses
             if hit.any():
-                owners = np.unique(w_owner[idx[hit]])
-                launch.sources.setdefault(program, set()).update(int(o) for o in owners)
-    writes = launch._stores + launch._exchanges + launch._adds
-    if not writes:
+                pairs = np.unique(np.stack((w_owner[idx[hit]], w_lineage[idx[hit]])), axis=1)
+                launch.sources.setdefault(program, set()).update(int(o) for o in np.unique(pairs[0]))
+                into = loaded.setdefault((program, base), set())
+                for owner, lineage in pairs.T.tolist():
+                    read = trace._lineages[lineage]
+                    into |= read
+                    key = (program, owner)
+                    launch.read_lineage[key] = launch.read_lineage.get(key, frozenset()) | read
+    if not launch._lineage_writes:
         return
-    addr = np.concatenate([a.astype(np.uint64) for a, _ in writes])
-    owner = np.concatenate([np.full(a.shape, (index << 32) | p, dtype=np.int64) for a, p in writes])
+    ids = []
+    for _, program, sources in launch._lineage_writes:
+        lineage = {(index, base) for base in sources}
+        for base in sources:
+            lineage |= loaded.get((program, base), set())
+        lineage = frozenset(lineage)
+        if lineage not in trace._lineage_ids:
+            trace._lineage_ids[lineage] = len(trace._lineages)
+            trace._lineages.append(lineage)
+        ids.append(trace._lineage_ids[lineage])
+    writes = launch._lineage_writes
+    addr = np.concatenate([a.astype(np.uint64) for a, _, _ in writes])
+    owner = np.concatenate([np.full(a.shape, (index << 32) | p, dtype=np.int64) for a, p, _ in writes])
+    lineage = np.concatenate([np.full(a.shape, i, dtype=np.int64) for (a, _, _), i in zip(writes, ids)])
     if trace._written:
         addr = np.concatenate([trace._written[0], addr])
         owner = np.concatenate([trace._written[1], owner])
+        lineage = np.concatenate([trace._written[2], lineage])
     order = np.argsort(addr, kind="stable")
-    addr, owner = addr[order], owner[order]
+    addr, owner, lineage = addr[order], owner[order], lineage[order]
     last = np.ones(addr.shape, dtype=bool)  # the latest write of each address
     last[:-1] = addr[1:] != addr[:-1]
-    trace._written = (addr[last], owner[last])
+    trace._written = (addr[last], owner[last], lineage[last])
 
 
 def _distinct_writes(records) -> tuple:
@@ -495,10 +547,12 @@ def _install():
                 return original(self, *args, **kwargs)
             finally:
                 state["launch"] = outer
+                launch.grid = state["grid"]
                 launch.race = _find_race(launch, state["grid"])
                 _link(trace, launch)
                 launch.writes = _distinct_writes(launch._stores + launch._exchanges + launch._adds)
                 launch._stores, launch._loads = [], []
+                launch._lineage_loads, launch._lineage_writes = [], []
                 launch.atomic_written = {n: int(np.unique(np.concatenate(a)).size)
                                          for n, a in launch._atomic_addresses.items()}
                 launch._atomic_addresses = {}
@@ -605,13 +659,15 @@ def _install():
                 shapes = launch.load_shapes.setdefault(name, {})
                 shape = tuple(int(s) for s in addresses.shape)
                 shapes[shape] = shapes.get(shape, 0) + 1
+                start = next((a[1] for a in launch.args if a[0] == name), None)
                 if picked.size:
-                    launch._loads.append((np.unique(picked), state["program"]))
+                    unique = np.unique(picked)
+                    launch._loads.append((unique, state["program"]))
+                    launch._lineage_loads.append((unique, state["program"], start))
                     counts = launch.per_program.setdefault(name, {})
                     counts[state["program"]] = counts.get(state["program"], 0) + int(picked.size)
                     launch.spans.append((name, state["program"], int(picked.min()), int(picked.max())))
                 res = original(self, ptrs, mask, *rest, **kw)
-                start = next((a[1] for a in launch.args if a[0] == name), None)
                 if start is not None:
                     res._gpuperf_src = frozenset((start,)) | _sources(res)
                 return res
@@ -635,7 +691,12 @@ def _install():
                     if picked.size:
                         launch.blocks_2d.append(np.unique(picked))
                 if picked.size:
-                    launch._stores.append((np.unique(picked), state["program"]))
+                    unique = np.unique(picked)
+                    launch._stores.append((unique, state["program"]))
+                    # what the value was computed from (its mask and address too: a value picked by a
+                    # comparison with a loaded one depends on it)
+                    launch._lineage_writes.append((unique, state["program"],
+                                                   _sources(value) | _sources(mask) | _sources(ptrs)))
             return original(self, ptrs, value, mask, *rest, **kw)
 
         return store
@@ -672,6 +733,8 @@ def _install():
                     if picked.size:
                         record = (np.unique(picked), state["program"])
                         (launch._exchanges if exchange else launch._adds).append(record)
+                        launch._lineage_writes.append(record + (frozenset().union(
+                            *(_sources(a) for a in args if hasattr(a, "data"))),))
                         launch._atomic_addresses.setdefault(name, []).append(record[0])
                         counts = launch.per_program.setdefault(name, {})
                         counts[state["program"]] = counts.get(state["program"], 0) + int(picked.size)

@@ -46,7 +46,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from gpuperf.grading.algorithm import Trace, traced
+from gpuperf.grading.algorithm import Trace, _program_label, traced
 from gpuperf.grading.core import (UNIT_ROUNDOFF, CaseResult, Tolerance, compare, dtype_name,
                                   elementwise_tolerance, reduction_tolerance)
 from gpuperf.grading.watch import REFERENCE_MODULES
@@ -1676,17 +1676,38 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
                                       f"the grader asked for blocks of {block} elements, but your kernel {what} "
                                       f"{widest} at once: the online kernel must walk the row block by block "
                                       "with the block it is given"))
-        if trace is not None:
-            loaded = trace.total("loaded")
-            if block is not None and loaded > 2 * rows * cols + rows * min(block, cols):
+        if trace is not None and block is not None:
+            of_x, other = _online_row_loads(trace, x, got, rows)
+            if of_x + other > 2 * rows * cols + rows * min(block, cols):
+                more = (f", and {other} of other memory your kernels wrote and read back (a copy of x read "
+                        "again is another pass over it)") if other else ""
                 results.append(CaseResult(label, "-", False,
-                                          f"your kernel loaded {loaded} elements of x ({loaded / (rows * cols):.2g} "
-                                          f"times each of the {rows * cols}): the online softmax reads a row "
+                                          f"your kernel loaded {of_x} elements of x ({of_x / (rows * cols):.2g} "
+                                          f"times each of the {rows * cols}){more}: the online softmax reads a row "
                                           "twice, once for the running max and sum together, once to write; a "
                                           "separate pass for the max reads it three times"))
         return results
 
     return run
+
+
+def _online_row_loads(trace, x, y, rows: int) -> tuple[int, int]:
+    """The loads L3.online's pass count charges to the rows of ``x``: ``(loads of x or of the copies of it the
+    reader's function made, loads of any other memory)``, leaving out a row's statistics: memory outside x and
+    the output ``y`` of at most two elements per row of x (the running max and sum a first kernel stores for
+    a second, normalising one). Other memory counts, so that a kernel that copies x (or writes it into y) and
+    walks the copy three times still reads each element three times."""
+    of_x = other = 0
+    for launch in trace.launches:
+        spans = {name: numel for name, _, _, _, numel in launch.args}
+        for name, count in launch.loaded.items():
+            if _rows_in(trace, launch, name, x) is not None:
+                of_x += count
+            elif name in spans and spans[name] <= 2 * rows and not _same_storage(launch, name, y):
+                continue  # a row's statistics: one or two values per row
+            else:
+                other += count
+    return of_x, other
 
 
 def _rows_off_axis_0(watch, rows: int) -> tuple:
@@ -3517,8 +3538,13 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
         return {program: {owner - shift for owner in owners if owner >= shift}
                 for program, owners in sources.items()}
 
+    def own_lineage(read_lineage):  # keyed as the sources are; a lineage keeps its launches' own indices
+        return {(program, owner - shift): lineage for (program, owner), lineage in read_lineage.items()
+                if owner >= shift}
+
     forward = Trace(launches=trace.launches[:backward_from], images=trace.images)
-    backward = Trace(launches=[dataclasses.replace(launch, sources=own(launch.sources))
+    backward = Trace(launches=[dataclasses.replace(launch, sources=own(launch.sources),
+                                                   read_lineage=own_lineage(launch.read_lineage))
                                for launch in trace.launches[backward_from:]], images=trace.images)
     runner._attention_q, runner._attention_v, runner._attention_nq = q, v, n_q
 
@@ -3609,28 +3635,42 @@ def _causal_backward_pairs_check(trace, label, q, k, v=None) -> list[CaseResult]
 def _backward_passes_check(trace, label, k, v) -> list[CaseResult]:
     """Each program of a backward loads each element of K, and of V, once at most (one block of at most 128 keys
     more is slack), counting the loads of every program of an earlier kernel of the backward whose stores it
-    read (:meth:`Trace.through_launches`): a dQ pass that ignores the forward's lse and rebuilds each row's max
-    and sum with a first pass over the keys reads K twice for a block of queries."""
+    read where what it read was computed from that tensor (:meth:`Trace.through_launches`, its lineage): a dQ
+    pass that ignores the forward's lse and rebuilds each row's max and sum with a first pass over the keys
+    reads K twice for a block of queries; a row sum D = rowsum(dO * O) stored by a dQ kernel that walks K and
+    read by the dK, dV kernel hands nothing of K over."""
     n_k, d = k.shape[-2], k.shape[-1]
     for which, tensor in (("k", k), ("v", v)):
         if tensor is None:
             continue
         own: dict = {}
+        tokens = set()  # (launch index, first byte) of the arguments that are the tensor (or copies of it)
         for index, launch in enumerate(trace.launches):
-            for name, *_ in launch.args:
+            for name, start, *_ in launch.args:
                 if _rows_in(trace, launch, name, tensor) is not None:
+                    tokens.add((launch.index, start))
                     for program, count in launch.per_program.get(name, {}).items():
                         own[(index << 32) | program] = own.get((index << 32) | program, 0) + count
-        most = trace.through_launches(own)
+        most, node, earlier = trace.heaviest(own, lambda lineage: not tokens.isdisjoint(lineage))
         if most > (n_k + min(n_k, 128)) * d:
             whose = _whose(trace, which, tensor)
+            index, program = node >> 32, node & 0xFFFFFFFF
+            mine = own.get(node, 0)
+            kernels = sorted({trace.launches[a >> 32].kernel for a in earlier if own.get(a, 0)})
+            who = f"{_program_label(program, trace.launches[index].grid)} of {trace.launches[index].kernel}"
+            if kernels:
+                counted = (f"{who} loaded {mine} elements of {whose} and the programs of {', '.join(kernels)} "
+                           f"whose results it read, computed from {which}, {most - mine} more: {most} in all")
+            else:
+                counted = f"{who} loaded {most} elements of {whose}"
             return [CaseResult(label, "-", False,
-                               f"one program of your backward loaded {most} elements of {whose} "
-                               f"({most / (n_k * d):.2g} times each of the {n_k} x {d}), counting the loads of every program of an earlier "
-                               "kernel whose results it read: each program walks the keys once, and P = exp(S - "
-                               "lse) is recomputed from the forward's lse (one load per row of queries). A first "
-                               "pass over the keys that rebuilds each row's max and sum, in the dQ kernel or in a "
-                               "kernel of its own, reads K twice; load lse and use it")]
+                               f"one program of your backward, {counted} ({most / (n_k * d):.2g} times each of "
+                               f"the {n_k} x {d}). Each program walks the keys once, and P = exp(S - lse) is "
+                               "recomputed from the forward's lse (one load per row of queries): nothing about a "
+                               f"row needs a second walk over {which}. A first pass over the keys that rebuilds "
+                               "each row's max and sum, in the dQ kernel or in a kernel of its own, or a program "
+                               "that loads its block of keys again for every block of queries, reads "
+                               f"{which} more than once")]
     return []
 
 
