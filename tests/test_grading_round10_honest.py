@@ -1,4 +1,4 @@
-"""Round 10 (2026-12-05): correct solutions the graders refused, kept in tests/grading_attacks_round10 (README_r10b.md
+"""Round 10 (2026-12-05): correct solutions the graders refused, kept in tests/grading_attacks_round10 (README.md
 there lists them). Closed in r10b:
 
 - h26 (L6.backward): the dQ kernel, launched first, computes D = rowsum(dO * O) and stores it for the dK/dV
