@@ -1,0 +1,119 @@
+"""Lab L5 solutions: the FlashAttention forward in plain PyTorch (blocks in a Python loop, to see the
+algorithm apart from the language), then the FlashAttention forward pass (FlashAttention-2 loop order),
+returning O and the log-sum-exp L of every query row, with an optional causal mask (top-left aligned: query i sees keys j <= i,
+as ``scaled_dot_product_attention(is_causal=True)``).
+
+HBM traffic per head: Q read once, K and V once per block of queries, O and L written once; the N_q x N_k
+scores never leave the chip.
+"""
+
+from __future__ import annotations
+# WRONG (REFUSE expected): a persistent causal forward with half as many programs as items (each program does
+# items pid and pid + P). The causal loop bound is computed once, from the program's LAST item, so for its first
+# item the program walks key blocks past that item's diagonal; it masks them (mask keys < the item's own end, every
+# lane off) instead of stopping. README: "a block whose loads have every lane masked off counts as visited ... so a
+# loop must stop, not only mask". The grader compares each visited block with the LAST query row the *program*
+# ever loaded (max over all its items), so the extra visits of the first item are invisible.
+KEY, ENTRY = "L5.causal", "attention_forward"
+
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+import gpuperf.kernels  # noqa: F401  (no GPU: switch on the Triton interpreter before @triton.jit runs)
+
+
+@triton.jit
+def attention_forward_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, N_Q, N_K, N_HEADS, scale,
+                             CAUSAL: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                             BLOCK_N: tl.constexpr, PRECISION: tl.constexpr):
+  n_blocks = tl.cdiv(N_Q, BLOCK_M)
+  total = n_blocks * N_HEADS
+  P = tl.num_programs(0)
+  last_w = tl.program_id(0) + ((total - 1 - tl.program_id(0)) // P) * P
+  last_block = last_w % n_blocks
+  for w in range(tl.program_id(0), n_blocks * N_HEADS, tl.num_programs(0)):
+    block_m = (w) % n_blocks
+    head = ((w) // n_blocks).to(tl.int64)  # one (batch, head) pair per column of the grid
+    rows = block_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    dims = tl.arange(0, HEAD_DIM)
+    q_head = q_ptr + head * N_Q * HEAD_DIM
+    k_head = k_ptr + head * N_K * HEAD_DIM
+    v_head = v_ptr + head * N_K * HEAD_DIM
+    q = tl.load(q_head + rows[:, None] * HEAD_DIM + dims[None, :], mask=rows[:, None] < N_Q, other=0.0)
+
+    m = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)  # running row max of the scores
+    l = tl.zeros((BLOCK_M,), dtype=tl.float32)  # running sum of exp(score - m)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)  # running unnormalised output
+    end = N_K
+    if CAUSAL:  # key blocks right of this query block's last row are all masked: skip them
+        end = tl.minimum(N_K, (block_m + 1) * BLOCK_M)
+    walk_end = N_K
+    if CAUSAL:  # BUG: the bound of the program's last item, computed once
+        walk_end = tl.minimum(N_K, (last_block + 1) * BLOCK_M)
+        walk_end = tl.maximum(walk_end, end)
+    for start in range(0, walk_end, BLOCK_N):
+        keys = start + tl.arange(0, BLOCK_N)
+        k = tl.load(k_head + keys[:, None] * HEAD_DIM + dims[None, :], mask=keys[:, None] < end, other=0.0)
+        v = tl.load(v_head + keys[:, None] * HEAD_DIM + dims[None, :], mask=keys[:, None] < end, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+        visible = keys[None, :] < end
+        if CAUSAL:
+            visible = visible & (keys[None, :] <= rows[:, None])
+        s = tl.where(visible, s, float("-inf"))
+        m_new = tl.maximum(m, tl.max(s, axis=1))
+        alpha = tl.exp(m - m_new)  # rescales what was accumulated under the old max
+        p = tl.exp(s - m_new[:, None])
+        l = l * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
+        m = m_new
+    o = acc / l[:, None]
+    tl.store(o_ptr + head * N_Q * HEAD_DIM + rows[:, None] * HEAD_DIM + dims[None, :],
+             o.to(o_ptr.dtype.element_ty), mask=rows[:, None] < N_Q)
+    tl.store(lse_ptr + head * N_Q + rows, m + tl.log(l), mask=rows < N_Q)
+
+
+def attention_forward(q, k, v, causal=False):
+    batch, heads, n_q, head_dim = q.shape
+    n_k = k.shape[2]
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    o = torch.empty_like(q)
+    lse = torch.empty((batch, heads, n_q), dtype=torch.float32, device=q.device)
+    on_gpu = q.is_cuda and not gpuperf.kernels.interpreter_enabled()
+    sm80 = on_gpu and torch.cuda.get_device_capability(q.device)[0] >= 8
+    block_m, block_n = (64, 64) if on_gpu and q.element_size() == 2 else (32, 32)
+    if on_gpu and not sm80 and head_dim > 64:  # a T4 (sm_75) has 64 KB of shared
+        block_m, block_n = block_m // 2, block_n // 2  # memory: halve the d = 128 tiles
+    stages = 2 if sm80 else 1  # pipelined loads take shared memory: one stage on a T4
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"  # fp32 means fp32
+    grid = (max(1, triton.cdiv(triton.cdiv(n_q, block_m) * batch * heads, 2)),)
+    attention_forward_kernel[grid](q, k, v, o, lse, n_q, n_k, batch * heads, 1.0 / math.sqrt(head_dim),
+                                   CAUSAL=causal, HEAD_DIM=head_dim, BLOCK_M=block_m,
+                                   BLOCK_N=block_n, PRECISION=precision,
+                                   num_stages=stages)
+    return o, lse
+
+
+def tiled_attention(q, k, v, block_rows, block_cols):
+    n_q, d = q.shape
+    n_k = k.shape[0]
+    scale = 1.0 / math.sqrt(d)
+    o = torch.empty_like(q)
+    for r0 in range(0, n_q, block_rows):
+        q_blk = q[r0:r0 + block_rows]
+        rows = q_blk.shape[0]
+        m = torch.full((rows, 1), float("-inf"), dtype=q.dtype)  # running max
+        l = torch.zeros((rows, 1), dtype=q.dtype)  # running sum of exp(s - m)
+        acc = torch.zeros((rows, d), dtype=q.dtype)  # running unnormalised output
+        for c0 in range(0, n_k, block_cols):
+            s = (q_blk @ k[c0:c0 + block_cols].T) * scale
+            m_new = torch.maximum(m, s.amax(dim=1, keepdim=True))
+            alpha = torch.exp(m - m_new)  # rescales what was summed under the old max
+            p = torch.exp(s - m_new)
+            l = l * alpha + p.sum(dim=1, keepdim=True)
+            acc = acc * alpha + p @ v[c0:c0 + block_cols]
+            m = m_new
+        o[r0:r0 + block_rows] = acc / l
+    return o

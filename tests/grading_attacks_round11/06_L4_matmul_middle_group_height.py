@@ -1,0 +1,90 @@
+"""Lab L4 solutions: an outer product (the 2-D warm-up: a tile of rows times a tile of columns, masked in
+both dimensions) and a tiled matmul C = A B with grouped program order.
+
+HBM traffic of the outer product: x and y read once per tile row or column, out (M N b bytes) written once.
+
+HBM traffic (at best, every tile read once per use): A is read once per column of output tiles and B once
+per row of output tiles: M K b (N / BLOCK_N) + K N b (M / BLOCK_M) + M N b, less when L2 serves re-reads.
+"""
+
+from __future__ import annotations
+# WRONG (REFUSE expected): grouped order where the height of a group is GROUP_M for the first group and
+# "what is left" (tiles_m - first_m) for every later one, as if the second group were always the last: with three
+# groups or more, a middle group claims more tile rows than it has (tiles are computed twice, others never).
+# GROUP_M = 8: on the CPU the graded shapes have at most ten 32-row tile rows (a group of 8 and one of 2), so the
+# bug never shows; on a GPU (1000+ rows) it does.
+KEY, ENTRY = "L4.matmul", "matmul"
+
+import torch
+import triton
+import triton.language as tl
+
+import gpuperf.kernels  # noqa: F401  (no GPU: switch on the Triton interpreter before @triton.jit runs)
+
+
+@triton.jit
+def outer_kernel(x_ptr, y_ptr, out_ptr, M, N, stride_om, BLOCK_M: tl.constexpr,
+                 BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+    x = tl.load(x_ptr + rows, mask=rows < M, other=0.0)  # a column of the tile
+    y = tl.load(y_ptr + cols, mask=cols < N, other=0.0)  # a row of the tile
+    tile = x[:, None] * y[None, :]  # (BLOCK_M, 1) times (1, BLOCK_N): the whole tile
+    mask = (rows[:, None] < M) & (cols[None, :] < N)  # both edges may stick out
+    tl.store(out_ptr + rows[:, None] * stride_om + cols[None, :], tile, mask=mask)
+
+
+def outer(x, y):
+    M, N = x.shape[0], y.shape[0]
+    out = torch.empty((M, N), dtype=x.dtype, device=x.device)
+    block_m, block_n = 32, 64
+    grid = (triton.cdiv(M, block_m), triton.cdiv(N, block_n))
+    outer_kernel[grid](x, y, out, M, N, out.stride(0), BLOCK_M=block_m, BLOCK_N=block_n)
+    return out
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
+                  stride_bn, stride_cm, stride_cn, BLOCK_M: tl.constexpr,
+                  BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                  PRECISION: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    tiles_per_group = GROUP_M * tiles_n
+    first_m = (pid // tiles_per_group) * GROUP_M
+    group_rows = tl.where(first_m == 0, tl.minimum(tiles_m, GROUP_M), tiles_m - first_m)
+    pid_m = first_m + (pid % tiles_per_group) % group_rows
+    pid_n = (pid % tiles_per_group) // group_rows
+
+    rows = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
+    cols = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
+    ks = tl.arange(0, BLOCK_K).to(tl.int64)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        k_ok = k0 + ks < K
+        a_tile = a_ptr + rows[:, None] * stride_am + (k0 + ks)[None, :] * stride_ak
+        b_tile = b_ptr + (k0 + ks)[:, None] * stride_bk + cols[None, :] * stride_bn
+        a = tl.load(a_tile, mask=(rows[:, None] < M) & k_ok[None, :], other=0.0)
+        b = tl.load(b_tile, mask=k_ok[:, None] & (cols[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)  # fp32 accumulation
+    c = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
+    tl.store(c, acc.to(c_ptr.dtype.element_ty), mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+def matmul(a, b, block_m=None, block_n=None, block_k=None, group_m=8):
+    M, K = a.shape
+    N = b.shape[1]
+    c = torch.empty((M, N), dtype=a.dtype, device=a.device)
+    on_gpu = a.is_cuda and not gpuperf.kernels.interpreter_enabled()
+    wide = 128 if a.element_size() == 2 else 64  # fp32 tiles take twice the memory
+    block_m = block_m or (wide if on_gpu else 32)
+    block_n = block_n or (wide if on_gpu else 32)
+    block_k = block_k or 64
+    precision = "ieee" if a.dtype == torch.float32 else "tf32"
+    grid = (triton.cdiv(M, block_m) * triton.cdiv(N, block_n),)
+    matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0),
+                        b.stride(1), c.stride(0), c.stride(1), BLOCK_M=block_m,
+                        BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m,
+                        PRECISION=precision)
+    return c
