@@ -57,10 +57,6 @@ class Launch:
     stored: dict = field(default_factory=dict)  # argument name: active elements stored (non-atomic)
     widest_load: dict = field(default_factory=dict)  # argument name: largest block (lanes) of one load
     load_shapes: dict = field(default_factory=dict)  # argument name: {block shape: count}
-    visits: dict = field(default_factory=dict)  # argument name: {(program, address of the block's first lane)}
-    #: argument name: {(program, lowest, highest address of the block's lanes)}, masked off or not: the rows a
-    #: visited block spans (the last query of a block of q a program walked with its lanes masked off)
-    visit_spans: dict = field(default_factory=dict)
     #: argument name: {(program, lowest, highest address of the block's lanes, the tl.dot calls the program had
     #: made before it)}, masked off or not: the blocks visited with no tl.dot between them share the count (a
     #: block loaded in halves before its products is one visit)
@@ -650,12 +646,7 @@ def _install():
                 launch.loaded[name] = launch.loaded.get(name, 0) + int(picked.size)
                 launch.widest_load[name] = max(launch.widest_load.get(name, 0), int(addresses.size))
                 if addresses.size:  # the block visited, whether or not its lanes are masked off
-                    launch.visits.setdefault(name, set()).add((state["program"], int(addresses.reshape(-1)[0])))
-                    launch.visit_spans.setdefault(name, set()).add((state["program"], int(addresses.min()),
-                                                                    int(addresses.max())))
-                    launch.visit_dots.setdefault(name, set()).add((state["program"], int(addresses.min()),
-                                                                   int(addresses.max()),
-                                                                   launch.dots_run.get(state["program"], 0)))
+                    _note_visit(launch, name, state["program"], addresses)
                 shapes = launch.load_shapes.setdefault(name, {})
                 shape = tuple(int(s) for s in addresses.shape)
                 shapes[shape] = shapes.get(shape, 0) + 1
@@ -720,13 +711,7 @@ def _install():
                     launch.loaded[name] = launch.loaded.get(name, 0) + int(picked.size)
                     launch.atomic_args.add(name)
                     if addresses.size:
-                        launch.visits.setdefault(name, set()).add((state["program"],
-                                                                   int(addresses.reshape(-1)[0])))
-                        launch.visit_spans.setdefault(name, set()).add((state["program"], int(addresses.min()),
-                                                                        int(addresses.max())))
-                        launch.visit_dots.setdefault(name, set()).add((state["program"], int(addresses.min()),
-                                                                       int(addresses.max()),
-                                                                       launch.dots_run.get(state["program"], 0)))
+                        _note_visit(launch, name, state["program"], addresses)
                     shapes = launch.load_shapes.setdefault(name, {})
                     shape = tuple(int(s) for s in addresses.shape)
                     shapes[shape] = shapes.get(shape, 0) + 1
@@ -967,3 +952,10 @@ def traced(active: bool = True) -> Iterator["Trace | None"]:
         _TRACE = previous
         for owner, name, original in reversed(saved):
             setattr(owner, name, original)
+
+
+def _note_visit(launch, name: str, program: int, addresses) -> None:
+    """A block of ``name`` that ``program`` visited, whether or not its lanes are masked off: its lowest and
+    highest address and the tl.dot calls the program had made before it (:attr:`Launch.visit_dots`)."""
+    launch.visit_dots.setdefault(name, set()).add((program, int(addresses.min()), int(addresses.max()),
+                                                   launch.dots_run.get(program, 0)))
