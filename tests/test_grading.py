@@ -1733,3 +1733,34 @@ def test_the_stored_error_bounds_storing_any_value_in_the_format(name, dtype):
     # and no looser: at zero the bound is the subnormal spacing (twice half of it), not more
     finfo = torch.finfo(dtype)
     assert float(_stored_error(torch.zeros(1, dtype=torch.float64), name)) == finfo.tiny * finfo.eps
+
+
+def test_softmax_bound_covers_the_exponents_rounding():
+    """The course's L3.softmax was refused at seed 1544469536 (a row offset by hundreds: exp(x - m) of an x - m
+    near -70, rounded in fp32, off by 4.4e-6 relative against a bound of 2.5e-6). The bound now carries the
+    exponent's rounding, and a softmax computed in fp32 from rows offset by up to 800 meets it, through exp or
+    through exp2 of pre-multiplied arguments; one computed in fp16 does not."""
+    import torch
+
+    gen = torch.Generator().manual_seed(1544469536)
+    x = torch.randn(64, 30, generator=gen, dtype=torch.float64) * 12
+    x += torch.empty(64, 1, dtype=torch.float64).uniform_(-800, 800, generator=gen)
+    x = x.float()
+    tol, bound = grading.softmax_bound(x, torch.float32, 30)
+    expected = torch.softmax(x.double(), dim=-1)
+    m = x.amax(dim=-1, keepdim=True)
+    by_exp = torch.exp(x - m)
+    log2e = torch.tensor(1.4426950408889634, dtype=torch.float32)
+    by_exp2 = torch.exp2(x * log2e - m * log2e)
+    for e in (by_exp, by_exp2):
+        y = e / e.sum(dim=-1, keepdim=True)
+        assert grading.compare("c", "y", y, expected, tol, scale=bound).passed
+    assert grading.reduction_tolerance("fp32", 30).rtol < float((bound / expected.abs()).min())
+    e16 = torch.exp((x - m).half().float())
+    y16 = e16 / e16.sum(dim=-1, keepdim=True)
+    assert not grading.compare("c", "y", y16, expected, tol, scale=bound).passed
+
+
+def test_course_softmax_accepted_at_the_seed_that_refused_it():
+    report = grading.grade_report("L3.softmax", grading.solution("L3.softmax"), seed=1544469536)
+    assert report.passed, report.failures()[:1]

@@ -39,7 +39,8 @@ from typing import Callable, Iterator, Sequence
 from gpuperf.grading.core import (SOLUTIONS_ENV_VAR, UNIT_ROUNDOFF, CaseResult, GradeReport, Tolerance,
                                   _result_of_exception, compare, dtype_name, elementwise_tolerance, guarded,
                                   interpreter_dot_as_on_gpu, matmul_tolerance, normwise_tolerance,
-                                  poison_memory, reduction_tolerance, row_strided, solutions_requested)
+                                  poison_memory, reduction_tolerance, row_strided, softmax_bound,
+                                  solutions_requested)
 from gpuperf.grading.exercises import (EXERCISES, Case, CallFailed, Exercise, Runner, _device)
 from gpuperf.grading.watch import (TRITON_OPS, ForbiddenCall, OutOfBounds, Policy, Watch,
                                    forget_earlier_calls, plain_guarded, triton_hooks)
@@ -419,6 +420,6 @@ __all__ = [
     "EXERCISES", "SOLUTIONS_ENV_VAR", "TRITON_OPS", "UNIT_ROUNDOFF", "Case", "CaseResult", "Exercise",
     "ForbiddenCall", "GradeReport", "OutOfBounds", "Policy", "Tolerance", "Watch", "compare", "dtype_name",
     "elementwise_tolerance", "forbid", "grade", "grade_report", "guarded", "interpreter_dot_as_on_gpu",
-    "matmul_tolerance", "normwise_tolerance", "poison_memory", "reduction_tolerance", "row_strided", "solution",
+    "matmul_tolerance", "normwise_tolerance", "poison_memory", "reduction_tolerance", "row_strided", "softmax_bound", "solution",
     "solutions_requested", "SOLUTIONS_MODE", "SOLUTION_PASSED",
 ]

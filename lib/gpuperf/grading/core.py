@@ -201,6 +201,31 @@ def reduction_tolerance(dtype, n_terms: int, what: str = "sum") -> Tolerance:
     return Tolerance(atol=_atol(name, rtol), rtol=rtol, reason=reason)
 
 
+def softmax_bound(x, dtype, n_terms: int):
+    """The error bound of a softmax over the last axis of ``x``, whole: ``(Tolerance, scale)`` for
+    :func:`compare`, where ``scale`` is the bound itself, element by element (float64, on the CPU).
+
+    The reduction bound of :func:`reduction_tolerance` (a row sum of ``n_terms`` fp32 terms, the output's
+    rounding), plus what the exponent's own rounding does: exp(x - m) computed from x - m rounded to fp32
+    errs relatively by |x - m| 2^-24, and exp2(x log2 e - m log2 e) by (|x| + |m| + |x - m|) 2^-24 (the
+    two products are rounded too). Each probability carries that error of its own term and, through the
+    row's sum, the largest of any term's in its row. Without it, rows far from zero (offsets of hundreds)
+    refuse honest kernels by a few ulps on their smallest probabilities."""
+    import torch
+
+    tol = reduction_tolerance(dtype, n_terms, "row sum")
+    u32 = UNIT_ROUNDOFF["fp32"]
+    xs = x.detach().to(device="cpu", dtype=torch.float64)
+    y = torch.softmax(xs, dim=-1)
+    m = xs.amax(dim=-1, keepdim=True)
+    per_term = (xs.abs() + m.abs() + (xs - m).abs()) * u32
+    rel = tol.rtol + per_term + per_term.amax(dim=-1, keepdim=True)
+    scale = tol.atol + rel * y.abs()
+    reason = (tol.reason + "; plus the exponent's rounding, (|x| + |m| + |x - m|) x 2^-24 relative, of the "
+              "element's own term and of the largest in its row (m: the row's max)")
+    return Tolerance(atol=0.0, rtol=1.0, reason=reason, scale_name="the bound of each element"), scale
+
+
 def matmul_tolerance(dtype, k: int) -> Tolerance:
     """C = A B with fp32 accumulation over ``k`` products: |error| <= (k + 2) u_fp32 (|A||B|)_ij plus the
     rounding of C to ``dtype``; products of fp16/bf16 inputs are exact in fp32. TF32 (10-bit significands,

@@ -48,7 +48,7 @@ from typing import Any, Callable
 
 from gpuperf.grading.algorithm import Trace, _program_label, traced
 from gpuperf.grading.core import (UNIT_ROUNDOFF, CaseResult, Tolerance, compare, dtype_name,
-                                  elementwise_tolerance, reduction_tolerance)
+                                  elementwise_tolerance, softmax_bound)
 from gpuperf.grading.watch import REFERENCE_MODULES
 from gpuperf.grading.watch import (SOFTMAX_LIKE_NAMES, SOFTMAX_LIKE_OPS, TRITON_OPS, ForbiddenCall, Policy,
                                    Watch, band_damage, banded_empty, unwritten)
@@ -1627,8 +1627,8 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
                 got, watch = runner.call(x, block, names=("x",))
             expected = torch_softmax64(x)
             what = "y" if call == 0 else "y (second call: same x, new values)"
-            results += [compare(label, what, got, expected, reduction_tolerance(dtype, cols, "row sum"),
-                                dtype=dtype, device=device)]
+            tol, bound = softmax_bound(x, dtype, cols)
+            results += [compare(label, what, got, expected, tol, scale=bound, dtype=dtype, device=device)]
             if not results[-1].passed and isinstance(got, torch.Tensor) and got.shape == expected.shape:
                 message = (_span_message(x, got, expected, block) if span else None) or \
                     _falling_max_message(x, got, expected, block) or \
@@ -1638,7 +1638,7 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
                     results[-1] = dataclasses.replace(results[-1], message=message)
             if results[-1].passed:
                 results += runner.written_check("y", got)
-            del expected  # the reference never exists while the reader's function runs
+            del expected, bound  # the reference never exists while the reader's function runs
             if not all(r.passed for r in results):
                 return results
         grid = _rows_off_axis_0(watch, rows)
