@@ -385,9 +385,17 @@ def test_auto_picks_fused_then_split_then_online(monkeypatch):
         monkeypatch.setattr(sm, "split_plan", lambda x, plan=plan: plan)
         assert sm._auto_method(x_long) == expected
         assert sm._auto_method(x_short) == "fused"
-        assert sm._auto_method(torch.empty(2, sm.FUSED_MAX_COLS + 1)) == expected
+        assert sm._auto_method(torch.empty(2, sm.FUSED_MAX_COLS + 4)) == expected
+        # on a GPU, long rows that do not all start 16-byte aligned stream (aligned bodies)
+        assert sm._auto_method(torch.empty(2, sm.FUSED_MAX_COLS + 1)) == "stream"
+        assert sm._auto_method(torch.empty(2, 50257, dtype=torch.float16)) == "stream"
+        wide = torch.empty(2, 50304, dtype=torch.float16)[:, :50257]  # aligned rows, a contiguous out that is not
+        assert sm._auto_method(wide, torch.empty(2, 50257, dtype=torch.float16)) == "stream"
+        assert sm._auto_method(wide, torch.empty(2, 50304, dtype=torch.float16)[:, :50257]) == "fused"
+        assert sm._auto_method(torch.empty(2, sm.STREAM_AUTO_UNALIGNED_MIN_COLS - 1)) == "fused"
     monkeypatch.setattr(sm, "INTERPRETED", True)  # the interpreter: always the two-launch split
     assert sm._auto_method(x_long) == "split"
+    assert sm._auto_method(torch.empty(2, 50257, dtype=torch.float16)) == "fused"
 
 
 def test_auto_gives_aligned_16_bit_rows_of_the_gluon_range_to_gluon_on_hopper(monkeypatch):

@@ -40,7 +40,9 @@ allows". ``"auto"`` takes ``"gluon"`` on a Hopper GPU for 16-bit rows of :data:`
 whose stride is a multiple of 16 bytes, at least :data:`GLUON_AUTO_MIN_ROWS` of them (where it measured
 faster), else ``"fused"`` up to
 :data:`AUTO_FUSED_MAX_COLS` columns (and up to :data:`FUSED_MAX_COLS` for rows whose length is not a multiple
-of 16), ``"split"`` beyond (when the row's programs fit on the GPU at once) and ``"online"`` otherwise.
+of 16), ``"split"`` beyond (when the row's programs fit on the GPU at once) and ``"online"`` otherwise;
+on a GPU, rows longer than :data:`STREAM_AUTO_UNALIGNED_MIN_COLS` that do not all start 16-byte aligned
+(50257 columns, or a slice of wider rows) take ``"stream"``.
 
 The cooperative split kernel is the one kernel of the course whose programs wait for each other; the comment
 above :func:`_split_coop_kernel` argues why it cannot deadlock. The Triton interpreter runs programs one
@@ -123,6 +125,12 @@ ROWS_AUTO_MAX_COLS = 0
 STREAM_AUTO_MIN_COLS = 1 << 30
 #: ``"auto"``'s ``"stream"`` splits rows of at least this many columns over cooperating programs.
 STREAM_SPLIT_AUTO_MIN_COLS = 1 << 30
+#: ``"auto"`` takes ``"stream"`` (on a GPU) for rows longer than this whose starts are not all 16-byte
+#: aligned (a length such as 50257, or rows read from or written to a wider stride): its aligned bodies move
+#: 16-byte vectors where the fused kernel's rows fall back to narrower loads. Measured on an H100 on
+#: 2026-12-05 (bench/profiles/h100-2026-12-05): 4096 x 50257 fp16 at 0.65 of the copy against the fused
+#: kernel's 0.57, and rows of stride 50304 at 1.12 of the strided copy against 0.41.
+STREAM_AUTO_UNALIGNED_MIN_COLS = 32768
 
 
 def softmax_reference(x: torch.Tensor) -> torch.Tensor:
@@ -990,7 +998,8 @@ def _auto_method(x: torch.Tensor, out: torch.Tensor | None = None) -> str:
         return "gluon"
     if n_cols <= ROWS_AUTO_MAX_COLS:
         return "rows"
-    if not INTERPRETED and n_cols > STREAM_AUTO_MIN_COLS:
+    if not INTERPRETED and (n_cols > STREAM_AUTO_MIN_COLS or (n_cols > STREAM_AUTO_UNALIGNED_MIN_COLS
+                                                              and not _rows_aligned(x, out))):
         return "stream"
     if n_cols <= AUTO_FUSED_MAX_COLS or (n_cols % 16 and n_cols <= FUSED_MAX_COLS):
         # Rows not a multiple of 16 long are not 16-byte aligned: the split kernel's chunks would load
@@ -1000,6 +1009,14 @@ def _auto_method(x: torch.Tensor, out: torch.Tensor | None = None) -> str:
     if INTERPRETED or split_plan(x).cooperative:
         return "split"
     return "online"
+
+
+def _rows_aligned(x: torch.Tensor, out: torch.Tensor | None) -> bool:
+    """Every row of ``x`` (and of ``out``, when given) starts on a 16-byte boundary, at the same stride."""
+    row_bytes = x.stride(0) * x.element_size()
+    if row_bytes % 16 or x.data_ptr() % 16:
+        return False
+    return out is None or (out.stride(0) == x.stride(0) and out.data_ptr() % 16 == 0)
 
 
 def _launch_fused(x: torch.Tensor, out: torch.Tensor, num_warps: int | None):
