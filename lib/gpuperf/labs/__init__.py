@@ -112,8 +112,10 @@ def environment_html(lab: str, env: Environment | None = None) -> str:
     conflict = interpreter_numpy_conflict(env.versions["triton"], env.versions["numpy"])
     if env.interpreted and conflict:
         note += f"</p><p><b>Warning</b>: {html.escape(conflict)}"
-    return (f"<p><b>Lab {html.escape(lab)}</b></p><table><thead><tr>{head}</tr></thead><tbody>"
-            + "".join(rows) + f"</tbody></table><p>{note}</p>")
+    # The class "dataframe" lets the site's theme colour the table in its dark mode; "gpuperf-env" lets
+    # book/_static/custom.css drop the light card the theme puts behind HTML outputs there.
+    return (f'<div class="gpuperf-env"><p><b>Lab {html.escape(lab)}</b></p><table class="dataframe"><thead>'
+            f"<tr>{head}</tr></thead><tbody>" + "".join(rows) + f"</tbody></table><p>{note}</p></div>")
 
 
 def _cuda_available() -> bool:
