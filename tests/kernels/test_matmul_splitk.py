@@ -159,7 +159,11 @@ def test_plan_large_products_take_the_tma_kernel_small_ones_split():
     tiles = -(-1000 // small.block_m) * -(-1000 // small.block_n)
     assert small.kernel in mks.SMALL_KERNELS  # few tiles, a long k: the steps spread over the GPU
     assert small.kernel == "streamk" or tiles * small.split_k >= 0.9 * 132
-    assert mks.plan_matmul(777, 4096, 4096, 132).kernel in mks.SMALL_KERNELS
+    # half a wave of 128 x 256 tiles or more: the TMA kernel (measured faster there than the small tiles)
+    assert mks.plan_matmul(777, 4096, 4096, 132).kernel == "tma"  # 112 tiles
+    assert mks.plan_matmul(1536, 1536, 1536, 132).kernel == "tma"  # 72 tiles
+    assert mks.plan_matmul(1000, 1000, 1000, 132).kernel in mks.SMALL_KERNELS  # 32 tiles
+    assert mks.plan_matmul(777, 4096, 4096, 132, tma_ok=False).kernel in mks.SMALL_KERNELS
     for bad in ((0, 1, 1, 132), (1, 1, 1, 0), (1.5, 1, 1, 132), (True, 1, 1, 132)):
         with pytest.raises(ValueError):
             mks.plan_matmul(*bad)

@@ -426,6 +426,9 @@ def test_auto_gives_aligned_16_bit_rows_of_the_gluon_range_to_gluon_on_hopper(mo
                         lambda t: gluon_softmax.Availability(t is not misaligned_out, "misaligned"))
     assert sm._auto_method(fake(32000), fake(32000)) == "gluon"
     assert sm._auto_method(fake(32000), misaligned_out) == "fused"
+    padded = fake(50257, stride=50264)  # aligned rows: Gluon, unless out is not aligned (then "stream")
+    assert sm._auto_method(padded, fake(50257, stride=50264)) == "gluon"
+    assert sm._auto_method(padded, fake(50257)) == "stream"
     monkeypatch.setattr(gluon_softmax, "usable_for", lambda x: gluon_softmax.Availability(False, "Ampere"))
     assert not sm.gluon_takes(fake(32000)) and sm._auto_method(fake(32000)) == "fused"
     monkeypatch.setattr(sm, "INTERPRETED", True)

@@ -265,8 +265,12 @@ PLAN_TMA = True
 #: Kernels the dispatch may pick for products that do not fill the GPU.
 SMALL_KERNELS = ("splitk", "streamk")
 
-#: At least this many output tiles of 128 x 256 per SM and the persistent TMA kernel runs unsplit.
-TMA_MIN_WAVES = 0.9
+#: At least this many output tiles of 128 x 256 per SM and the persistent TMA kernel runs unsplit. The model
+#: alone (every tile at the SM's full rate) would split down to 0.9; measured on an H100 on 2026-12-05
+#: (bench/profiles/h100-2026-12-05b, same run, bf16), the TMA kernel beat the split/stream-K plans at
+#: 777 x 4096 x 4096 (0.85 of a wave: 0.76 of cuBLAS against 0.40) and 1536^3 (0.55: 0.63 against 0.53),
+#: and lost at 1000^3 and 1000 x 1000 x 8192 (0.24 of a wave: 0.76 against 0.86, 0.74 against 0.80).
+TMA_MIN_WAVES = 0.5
 #: Products with m at most this take the narrow GEMV-like tiles.
 DECODE_MAX_M = 64
 #: Blocks of a decoding tile one H200 SM holds at once (registers and shared memory of the sm_90 builds,

@@ -129,7 +129,8 @@ STREAM_SPLIT_AUTO_MIN_COLS = 1 << 30
 #: aligned (a length such as 50257, or rows read from or written to a wider stride): its aligned bodies move
 #: 16-byte vectors where the fused kernel's rows fall back to narrower loads. Measured on an H100 on
 #: 2026-12-05 (bench/profiles/h100-2026-12-05): 4096 x 50257 fp16 at 0.65 of the copy against the fused
-#: kernel's 0.57, and rows of stride 50304 at 1.12 of the strided copy against 0.41.
+#: kernel's 0.57; rows of stride 50304 into a contiguous ``out`` at 1.11 of the strided copy against the
+#: Gluon kernel's 0.42 (which "auto" gave them before): this rule comes before the Gluon kernel's.
 STREAM_AUTO_UNALIGNED_MIN_COLS = 32768
 
 
@@ -994,13 +995,13 @@ def _gluon_accepts_out(out: torch.Tensor) -> bool:
 
 def _auto_method(x: torch.Tensor, out: torch.Tensor | None = None) -> str:
     n_cols = x.shape[1]
+    if not INTERPRETED and (n_cols > STREAM_AUTO_MIN_COLS or (n_cols > STREAM_AUTO_UNALIGNED_MIN_COLS
+                                                              and not _rows_aligned(x, out))):
+        return "stream"
     if gluon_takes(x) and (out is None or _gluon_accepts_out(out)):
         return "gluon"
     if n_cols <= ROWS_AUTO_MAX_COLS:
         return "rows"
-    if not INTERPRETED and (n_cols > STREAM_AUTO_MIN_COLS or (n_cols > STREAM_AUTO_UNALIGNED_MIN_COLS
-                                                              and not _rows_aligned(x, out))):
-        return "stream"
     if n_cols <= AUTO_FUSED_MAX_COLS or (n_cols % 16 and n_cols <= FUSED_MAX_COLS):
         # Rows not a multiple of 16 long are not 16-byte aligned: the split kernel's chunks would load
         # one element at a time; the fused kernel's aligned body does not (50257 columns: 0.53-0.60 of
