@@ -131,6 +131,10 @@ def test_the_environment_report_warns_of_tritons_interpreter_with_numpy_2_4(monk
         assert labs.interpreter_numpy_conflict(triton, numpy) is None, (triton, numpy)
     versions = {"python": "3.12", "torch": "2.11.0", "triton": "3.6.0", "numpy": "2.4.6", "ipywidgets": "8.1"}
     monkeypatch.setattr(labs, "_cuda_available", lambda: False)
+    monkeypatch.setattr(labs, "_interpreter_fixed", lambda: True)  # the course's fix took: nothing to warn of
+    cpu = labs.environment_html("L3", labs.Environment("CPU (Triton interpreter)", False, True, versions))
+    assert "Warning" not in cpu
+    monkeypatch.setattr(labs, "_interpreter_fixed", lambda: False)
     cpu = labs.environment_html("L3", labs.Environment("CPU (Triton interpreter)", False, True, versions))
     assert "Warning" in cpu and "numpy&lt;2.4" in cpu
     gpu = labs.environment_html("L3", labs.Environment("Tesla T4", True, False, versions))

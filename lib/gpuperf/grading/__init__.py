@@ -52,9 +52,9 @@ from gpuperf.grading import watch as _watch
 
 #: Whether a grader on a GPU machine also runs its interpreted cases (the kernel through Triton's interpreter
 #: on CPU tensors, in the same process: the algorithm counted on every machine, and TF32 on GPUs without it).
-#: Off by default: on the H200 (Triton 3.6, NumPy 2.5) the interpreter fails on kernels whose loops have
+#: Off by default: on the H200 (Triton 3.6, NumPy 2.5) the interpreter failed on kernels whose loops have
 #: runtime bounds ("only 0-dimensional arrays can be converted to Python scalars"), so a correct kernel was
-#: refused. ``GPUPERF_GRADING_INTERPRET_ON_GPU=1`` turns them on (see labs/README.md, "What the grader cannot
+#: refused; gpuperf.kernels._interpreter_compat fixes that conversion (2026-12-05), not yet run on a GPU. ``GPUPERF_GRADING_INTERPRET_ON_GPU=1`` turns them on (see labs/README.md, "What the grader cannot
 #: see"). Under the interpreter (a CPU) every case runs as before.
 INTERPRET_ON_GPU = __import__("os").environ.get("GPUPERF_GRADING_INTERPRET_ON_GPU", "0") == "1"
 

@@ -34,6 +34,10 @@ def _switch_on_interpreter_without_cuda() -> None:
 
 _switch_on_interpreter_without_cuda()
 
+from gpuperf.kernels import _interpreter_compat  # noqa: E402  (after the switch: it imports Triton)
+
+_interpreter_compat.apply()
+
 
 def interpreter_enabled() -> bool:
     """True when kernels defined from now on run through the Triton interpreter (CPU tensors).

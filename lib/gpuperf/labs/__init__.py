@@ -51,7 +51,8 @@ def interpreter_numpy_conflict(triton_version: str, numpy_version: str) -> str |
     one-element arrays to Python numbers, which NumPy 2.4 made an error ("only 0-dimensional arrays can be
     converted to Python scalars"; a deprecation since NumPy 1.25). Checked on 2026-12-04: Triton 3.6 fails
     with NumPy 2.4.6 and passes every lab with 2.2.6; Triton 3.9 passes with 2.4.6; the Tritons between were
-    not checked, so they are warned about too."""
+    not checked, so they are warned about too. Importing ``gpuperf.kernels`` fixes Triton 3.6's conversion
+    (every lab passes with NumPy 2.4.6 since 2026-12-05), so the labs warn only where that fix did not take."""
     if _release(triton_version) == (0, 0) or _release(numpy_version) == (0, 0):
         return None
     if _release(triton_version) < (3, 9) and _release(numpy_version) >= (2, 4):
@@ -110,12 +111,19 @@ def environment_html(lab: str, env: Environment | None = None) -> str:
                 "grader; the timings are of the interpreter, not of a GPU. In Colab, for a GPU: "
                 + html.escape(COLAB_GPU_STEPS))
     conflict = interpreter_numpy_conflict(env.versions["triton"], env.versions["numpy"])
-    if env.interpreted and conflict:
+    if env.interpreted and conflict and not _interpreter_fixed():
         note += f"</p><p><b>Warning</b>: {html.escape(conflict)}"
     # The class "dataframe" lets the site's theme colour the table in its dark mode; "gpuperf-env" lets
     # book/_static/custom.css drop the light card the theme puts behind HTML outputs there.
     return (f'<div class="gpuperf-env"><p><b>Lab {html.escape(lab)}</b></p><table class="dataframe"><thead>'
             f"<tr>{head}</tr></thead><tbody>" + "".join(rows) + f"</tbody></table><p>{note}</p></div>")
+
+
+def _interpreter_fixed() -> bool:
+    """Whether importing gpuperf.kernels fixed the interpreter's conversion (gpuperf/kernels/_interpreter_compat.py)."""
+    from gpuperf.kernels import _interpreter_compat
+
+    return _interpreter_compat.is_fixed()
 
 
 def _cuda_available() -> bool:
