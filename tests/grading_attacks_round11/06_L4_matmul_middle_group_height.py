@@ -88,3 +88,6 @@ def matmul(a, b, block_m=None, block_n=None, block_k=None, group_m=8):
                         BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m,
                         PRECISION=precision)
     return c
+
+
+result = grading.grade("L4.matmul", matmul)

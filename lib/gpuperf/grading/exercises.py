@@ -1859,17 +1859,23 @@ def _matmul_cases(gen, device) -> list[Case]:
         cases.append(Case(label, _matmul_case(gen, device, torch.float32, 97, 33, 65, "randn", label),
                           interpret=True))
     if device == "cpu":  # on the GPU the 1000+ and 2048 rows do it
-        # ten rows of 32-row tiles (a full group of 8, then a short group of 2 whose last tile sticks out) and
-        # more tiles than a persistent grid has programs (one per multiprocessor); sizes from the seed, no draw
-        m, n, k = 9 * 32 + 5, 14 * 32 + 5 + gen.initial_seed() % 27, 16 + gen.initial_seed() % 17
+        # more tiles than a persistent grid has programs (one per multiprocessor), and three groups of tile rows
+        # or more, a middle one among them, whatever BLOCK_M x GROUP_M up to 512 (M > 1024; 8 x 32 and 8 x 64:
+        # groups of 8, 8, 8, 8, 2-5 and 8, 8, 1-3), the last group short and its last tile sticking out; N of two
+        # tile columns or more up to BLOCK_N = 64 (with one, any grouped order is row-major). K short, at most one
+        # block: the interpreter's time goes by programs. Sizes from the seed, no draw
+        seed = gen.initial_seed()
+        m, n, k = 33 * 32 + 5 + 32 * (seed % 4), 3 * 32 + 5 + seed % 27, 16 + seed % 17
+        rows, groups = -(-m // 32), -(-m // 256)
         label = (_matmul_label(m, n, k, _torch().float32, "randn", "strided", "contiguous")
                  + f", more tiles of 32 x 32 than the GPU has multiprocessors ({H200_MULTIPROCESSORS}) and "
-                 "more tile rows than a group of 8")
+                 "three groups of 8 tile rows or more")
         cases.append(Case(label, _more_work_than_programs(
             _matmul_case(gen, device, _torch().float32, m, n, k, "randn", label), "tiles",
-            "C has ten rows of tiles, a group of 8 and a short group of 2 after it: check the grouped order's "
-            "arithmetic, the first tile row of a group and the height of the last one, which only a second group "
-            "tests; and ")))
+            f"C has {rows} rows of 32-row tiles, {groups} groups of 8 (the last of {rows - 8 * (groups - 1)}) "
+            f"and {-(-m // 64)} of 64-row tiles: check the grouped order's arithmetic, the first tile row of a "
+            "group and the height of each group (GROUP_M but for the last, short one), which only a middle group "
+            "and a last one test; and ")))
     return cases
 
 
@@ -3129,10 +3135,11 @@ def _hidden_pairs(trace, q, k) -> tuple[int, int, str]:
     return hidden, pairs, example
 
 
-def _backward_blocks_check(runner, label, tensors: dict) -> list[CaseResult]:
+def _backward_blocks_check(runner, label, tensors: dict, causal: bool = False) -> list[CaseResult]:
     """Under the interpreter, where a sequence is long (256 rows or more): each load of q, k, v, o or dO covers
     a block of rows (at most LARGEST_BLOCK_K, and fewer than all of them), read from its addresses whatever the
-    shape of the block; and no program covers every query and every key (a whole head in one program)."""
+    shape of the block; and no program multiplies every (query, key) pair of a head, every pair the causal mask
+    lets through where ``causal`` (a whole head in one program, :func:`_whole_head_program`)."""
     trace = runner.trace
     if trace is None:
         return []
@@ -3154,16 +3161,84 @@ def _backward_blocks_check(runner, label, tensors: dict) -> list[CaseResult]:
     n_q, n_k = q.shape[-2], k.shape[-2]
     if n_q < 256 or n_k < 256:
         return []
-    for kernel, program, loads in _program_loads(trace, {"q": q, "k": k}):
-        covered = {which: _covered_rows([(lo, h) for w, lo, h, _ in loads if w == which]) for which in "qk"}
-        if covered["q"] >= n_q and covered["k"] >= n_k:
-            return [CaseResult(label, "-", False,
-                               f"program {program} of your kernel {kernel} loaded all {n_q} queries and all "
-                               f"{n_k} keys: it does a whole head alone, and on a GPU one program runs on one SM "
-                               "while the others wait. Split the sequence over programs: one block of keys per "
-                               "program for dK and dV, one block of queries per program for dQ (N / BLOCK "
-                               "programs per head)")]
+    whole = _whole_head_program(trace, q, k, causal)
+    if whole:
+        kernel, program = whole
+        pairs = "(query, key) pair the causal mask lets through" if causal else "(query, key) pair"
+        return [CaseResult(label, "-", False,
+                           f"program {program} of your kernel {kernel} multiplied every {pairs} of a head of "
+                           f"{n_q} queries and {n_k} keys: it does a whole head alone, and on a GPU one program "
+                           "runs on one SM while the others wait. Split the sequence over programs: one block of "
+                           "keys per program for dK and dV, one block of queries per program for dQ (N / BLOCK "
+                           "programs per head)")]
     return []
+
+
+def _whole_head_program(trace, q, k, causal: bool):
+    """``(kernel, program)`` of a program that did a whole head alone, else None: the (block of queries, block of
+    keys) pairs it multiplied cover every pair of one head (with the causal mask, every pair the mask lets
+    through: key j <= query i). A pair is the rows of q and of k the program loaded between two of its tl.dot
+    (a block loaded in halves is one block), each with the latest block of the other loaded before: a program
+    that holds a block of keys and walks every query (dK, dV), then holds a block of queries and walks every key
+    (dQ), as in Triton's fused tutorial layout, covers a cross, not the head; one that computes dK and dV for
+    every key, or dQ for every query, covers it all. A program that ran no tl.dot is judged by the rows it
+    loaded (every query and every key)."""
+    import bisect
+
+    import numpy as np
+
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    visible = np.tril(np.ones((n_q, n_k), dtype=bool)) if causal else np.ones((n_q, n_k), dtype=bool)
+    needed = int(visible.sum())
+    if needed == 0:
+        return None
+    for launch in trace.launches:
+        names = {name: (which, rows) for name, *_ in launch.args for which, tensor in (("q", q), ("k", k))
+                 if (rows := _rows_in(trace, launch, name, tensor)) is not None}
+        if not names:
+            continue
+        marks: dict = {}
+        for program, at in launch.dot_marks:
+            marks.setdefault(program, []).append(at)
+        loads: dict = {}
+        for index, (name, program, low, high) in enumerate(launch.spans):
+            if name in names:
+                which, rows = names[name]
+                loads.setdefault(program, []).append((index, which, *sorted((rows(low), rows(high)))))
+        for program, program_loads in loads.items():
+            at = marks.get(program, [])
+            if not at:  # no tl.dot: every query and every key loaded
+                if all(_covered_rows([(lo % n, hi % n) for _, w, lo, hi in program_loads if w == which
+                                      and lo // n == hi // n]) >= n for which, n in (("q", n_q), ("k", n_k))):
+                    return launch.kernel, program
+                continue
+            covered: dict = {}  # head: (n_q, n_k) pairs multiplied
+            held = {"q": [], "k": []}
+            pending = {"q": [], "k": []}
+            previous = -1
+
+            def close():  # a tl.dot ran: what was loaded since the last one is what it multiplied
+                for which in "qk":
+                    if pending[which]:
+                        held[which], pending[which] = pending[which], []
+                for q_lo, q_hi in held["q"]:
+                    for k_lo, k_hi in held["k"]:
+                        head = q_lo // n_q
+                        if head != q_hi // n_q or k_lo // n_k != head or k_hi // n_k != head:
+                            continue  # a block across heads is no block of one head
+                        grid = covered.setdefault(head, np.zeros((n_q, n_k), dtype=bool))
+                        grid[q_lo % n_q:q_hi % n_q + 1, k_lo % n_k:k_hi % n_k + 1] = True
+
+            for index, which, low, high in program_loads:
+                if bisect.bisect_right(at, index) > bisect.bisect_right(at, previous):
+                    close()
+                pending[which].append((low, high))
+                previous = index
+            if bisect.bisect_right(at, previous) < len(at):  # a tl.dot after the last load
+                close()
+            if any(int((grid & visible).sum()) >= needed for grid in covered.values()):
+                return launch.kernel, program
+    return None
 
 
 def _covered_rows(spans) -> int:
@@ -3314,7 +3389,8 @@ def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
             results += _scratch_check(runner, label, (q, k, v, o_in, lse_in, do), got) or \
                 _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, _BACKWARD_PRODUCTS)
         if all(r.passed for r in results):
-            results += _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v, "o": o_in, "do": do})
+            results += _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v, "o": o_in, "do": do},
+                                              causal)
         return results
 
     return run
@@ -3558,7 +3634,7 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
         return _scratch_check(runner, label, (q, k, v, do), grads) or \
             _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, _BACKWARD_PRODUCTS) or \
             _key_blocks_check(runner, label, k, n_k, causal) or \
-            _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v}) or \
+            _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v}, causal) or \
             (_causal_backward_pairs_check(backward, label, q, k, v) if causal else [])
 
     for part, which, checks in ((forward, "forward", forward_checks), (backward, "backward", backward_checks)):
