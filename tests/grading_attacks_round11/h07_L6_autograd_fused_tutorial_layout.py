@@ -2,9 +2,11 @@
 # each program does dK/dV of one key block, then dQ of one query block).
 import torch
 import importlib.util as _u, os as _os, sys as _sys
-def _load(name, fname):
-    spec = _u.spec_from_file_location(name, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), fname))
-    m = _u.module_from_spec(spec); _sys.modules[name] = m; spec.loader.exec_module(m)
+def _load(name, fname):  # the file up to its grading.grade line (tests/attack_files.py), a module named after it
+    path = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), fname)
+    text = open(path).read(); end = text.find("\nresult = grading.grade(")
+    m = type(_sys)(f"{name}_{fname.split('_')[0]}"); m.__file__ = path; _sys.modules[m.__name__] = m
+    exec(compile(text if end < 0 else text[:end], path, "exec"), m.__dict__)
     return m
 from gpuperf.kernels.labs.l5 import attention_forward  # the course forward, as the lab does
 attention_backward = _load("my_l6_bwd_02", "h06_L6_backward_fused_tutorial_layout.py").attention_backward
