@@ -117,3 +117,8 @@ def tiled_attention(q, k, v, block_rows, block_cols):
             m = m_new
         o[r0:r0 + block_rows] = acc / l
     return o
+
+
+from gpuperf import grading  # noqa: E402
+
+result = grading.grade("L5.causal", attention_forward)

@@ -57,10 +57,12 @@ class Launch:
     stored: dict = field(default_factory=dict)  # argument name: active elements stored (non-atomic)
     widest_load: dict = field(default_factory=dict)  # argument name: largest block (lanes) of one load
     load_shapes: dict = field(default_factory=dict)  # argument name: {block shape: count}
-    #: argument name: {(program, lowest, highest address of the block's lanes, the tl.dot calls the program had
-    #: made before it)}, masked off or not: the blocks visited with no tl.dot between them share the count (a
-    #: block loaded in halves before its products is one visit)
-    visit_dots: dict = field(default_factory=dict)
+    #: every load (and atomic) in the order the programs made them, masked off or not: (argument name, program,
+    #: lowest and highest address of the block's lanes, the tl.dot calls the program had made before it, lowest
+    #: and highest address of its active lanes or None): which blocks a program visited, and which block of
+    #: the other tensor it worked on then (the loads with no tl.dot between them are one block: a block loaded
+    #: in halves before its products is one visit)
+    visits: list = field(default_factory=list)
     dots_run: dict = field(default_factory=dict)  # program: the tl.dot calls it made
     per_program: dict = field(default_factory=dict)  # argument name: {program: active elements loaded}
     spans: list = field(default_factory=list)  # (argument name, program, lowest, highest active address) per load
@@ -646,7 +648,7 @@ def _install():
                 launch.loaded[name] = launch.loaded.get(name, 0) + int(picked.size)
                 launch.widest_load[name] = max(launch.widest_load.get(name, 0), int(addresses.size))
                 if addresses.size:  # the block visited, whether or not its lanes are masked off
-                    _note_visit(launch, name, state["program"], addresses)
+                    _note_visit(launch, name, state["program"], addresses, picked)
                 shapes = launch.load_shapes.setdefault(name, {})
                 shape = tuple(int(s) for s in addresses.shape)
                 shapes[shape] = shapes.get(shape, 0) + 1
@@ -711,7 +713,7 @@ def _install():
                     launch.loaded[name] = launch.loaded.get(name, 0) + int(picked.size)
                     launch.atomic_args.add(name)
                     if addresses.size:
-                        _note_visit(launch, name, state["program"], addresses)
+                        _note_visit(launch, name, state["program"], addresses, picked)
                     shapes = launch.load_shapes.setdefault(name, {})
                     shape = tuple(int(s) for s in addresses.shape)
                     shapes[shape] = shapes.get(shape, 0) + 1
@@ -954,8 +956,11 @@ def traced(active: bool = True) -> Iterator["Trace | None"]:
             setattr(owner, name, original)
 
 
-def _note_visit(launch, name: str, program: int, addresses) -> None:
-    """A block of ``name`` that ``program`` visited, whether or not its lanes are masked off: its lowest and
-    highest address and the tl.dot calls the program had made before it (:attr:`Launch.visit_dots`)."""
-    launch.visit_dots.setdefault(name, set()).add((program, int(addresses.min()), int(addresses.max()),
-                                                   launch.dots_run.get(program, 0)))
+def _note_visit(launch, name: str, program: int, addresses, active) -> None:
+    """A block of ``name`` that ``program`` visited, whether or not its lanes are masked off (``active``: the
+    addresses of the lanes that are not): its lowest and highest address, the tl.dot calls the program had made
+    before it, and its active lanes' lowest and highest address (None if none), in the order of the visits
+    (:attr:`Launch.visits`)."""
+    launch.visits.append((name, program, int(addresses.min()), int(addresses.max()),
+                          launch.dots_run.get(program, 0),
+                          (int(active.min()), int(active.max())) if active.size else None))

@@ -44,7 +44,7 @@ import dataclasses
 import math
 import random
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from gpuperf.grading.algorithm import Trace, _program_label, traced
 from gpuperf.grading.core import (UNIT_ROUNDOFF, CaseResult, Tolerance, compare, dtype_name,
@@ -2931,11 +2931,12 @@ def _skip_check(trace, label, q, k) -> list[CaseResult]:
                            "of a copy of it). Each program should hold its block of queries and walk the keys "
                            "block by block, loading them with tl.load from k as you were given it (or from a "
                            "copy of it), not from memory another kernel of yours wrote")]
-    hidden_visits, visits = _hidden_visits(trace, q, k)
-    # no slack: a walk that stops at the block holding the program's last query visits no hidden block, whatever
-    # BLOCK_M and BLOCK_N (each block that starts at or before that row holds a key the row sees)
-    if hidden or hidden_visits:
-        where = example or "some with their lanes masked off"
+    visits = _hidden_visits(trace, q, k)
+    # no slack: a walk that stops at the block holding the last query of the block the program works on visits
+    # no hidden block, whatever BLOCK_M and BLOCK_N (each block that starts at or before that row holds a key the
+    # row sees)
+    if hidden or visits.hidden:
+        where = example or visits.example
         shape = "" if n_q >= n_k else (
             f" With fewer queries than keys (N_q = {n_q}, N_k = {n_k}) the mask is still top-left: query i sees "
             f"keys j <= i, so the last {n_k - n_q} keys are seen by no query; a loop bound shifted by N_k - N_q "
@@ -2943,69 +2944,130 @@ def _skip_check(trace, label, q, k) -> list[CaseResult]:
         return [CaseResult(
             label, "-", False,
             "with the causal mask your kernel visited key blocks that no query of the program's block can see: "
-            f"{max(hidden, hidden_visits)} of the {max(pairs, visits)} it visited come after the block's last "
-            f"query ({where}). Skip them: each program stops at its diagonal, the block of keys that holds its "
-            f"last query (about half the blocks of a long sequence), and visits no block after it.{shape}")]
+            f"{max(hidden, visits.hidden)} of the {max(pairs, visits.total)} it visited come after the last "
+            f"query of the block it was working on ({where}). Skip them: each program stops at its diagonal, the "
+            "block of keys that holds its last query (about half the blocks of a long sequence), and visits no "
+            "block after it, even with its lanes masked off (a masked load still runs, and so do the tile "
+            f"products after it, on zeros).{_in_turn_note(visits, 'queries')}{shape}")]
     return []
 
 
-def _visited_blocks(launch, names: dict) -> dict:
-    """The blocks of the tensors ``names`` (argument name: its rows function, :func:`_rows_in`) each program of
-    ``launch`` visited, loaded or with every lane masked off: ``{(program, visit): (first row, last row)}``. A
-    visit is the loads of one tensor between two tl.dot of the program (a block loaded in halves before its
+def _in_turn_note(visits: _HiddenVisits, held: str) -> str:
+    """A sentence for a program that worked on several blocks of ``held`` in turn (a persistent grid, a fused
+    backward) when one of its walks went past the diagonal: where the loop's bound comes from."""
+    if not visits.hidden or visits.blocks_in_turn < 2:
+        return ""
+    return (f" That program worked on {visits.blocks_in_turn} blocks of {held} in turn: compute each walk's "
+            f"bound from the block of {held} it works on then, not from another block of the program (the last it "
+            "takes, or the whole sequence).")
+
+
+def _visit_pairs(trace, q, k) -> list:
+    """Every block of q or k a program visited (loaded, or with every lane masked off) and the block of the other
+    tensor it worked on then: ``(which, kernel, program, (first, last) row of the visit, (first, last) row of
+    the other's block, masked)``, ``which`` the visited tensor ("q" or "k") and ``masked`` true when no lane of
+    the visit was active.
+
+    A visit is the loads of one tensor between two tl.dot of the program (a block loaded in halves before its
     products is one block), where they span at most LARGEST_BLOCK_K rows together; otherwise (and in a program
-    without tl.dot) each load is one."""
-    groups: dict = {}
-    for name, rows in names.items():
-        for program, low, high, dots in launch.visit_dots.get(name, ()):
-            key = (program, name, dots if launch.dots_run.get(program) else (low, high))
-            groups.setdefault(key, []).append(tuple(sorted((rows(low), rows(high)))))
-    blocks: dict = {}
-    for (program, name, dots), spans in groups.items():
-        first, last = min(f for f, _ in spans), max(h for _, h in spans)
-        if last - first < LARGEST_BLOCK_K:
-            blocks[(program, name, dots)] = (first, last)
-        else:
-            blocks.update(((program, name, dots, span), span) for span in spans)
-    return blocks
-
-
-def _hidden_visits(trace, q, k) -> tuple[int, int]:
-    """The blocks of k each program visited (loaded, masked off or not; a block loaded in halves is one,
-    :func:`_visited_blocks`) whose first key comes after the last row of q the program loaded, and all it
-    visited."""
-    hidden = total = 0
+    without tl.dot) each load is one; its rows are read from the addresses of all its lanes. The block of the
+    other tensor is the one the program held at its next tl.dot (at the visit, after its last one): the active
+    rows of the other tensor's latest loads made with no tl.dot and no visit of this tensor between them. So a
+    program that takes several blocks of queries in turn (a persistent grid) has each block's walk compared
+    with that block, and a fused backward's dQ walk with its block of queries, not with the queries its dK, dV
+    walk visited before. A visit made before the program loaded any of the other tensor has no pair."""
+    out = []
     for launch in trace.launches:
-        q_rows = {name: rows for name, *_ in launch.args if (rows := _rows_in(trace, launch, name, q))}
-        k_rows = {name: rows for name, *_ in launch.args if (rows := _rows_in(trace, launch, name, k))}
-        last: dict = {}
-        for name, program, low, high in launch.spans:
-            if name in q_rows:
-                last[program] = max(last.get(program, -1), q_rows[name](low), q_rows[name](high))
-        for (program, *_), (first_key, _) in _visited_blocks(launch, k_rows).items():
-            if program in last:
-                total += 1
-                hidden += first_key > last[program]
-    return hidden, total
+        names = {name: (which, rows) for name, *_ in launch.args for which, tensor in (("q", q), ("k", k))
+                 if (rows := _rows_in(trace, launch, name, tensor)) is not None}
+        if not names:
+            continue
+        programs: dict = {}
+        for name, program, low, high, dots, active in launch.visits:
+            if name in names:
+                programs.setdefault(program, []).append((name, low, high, dots, active))
+        for program, visits in programs.items():
+            held = {"q": None, "k": None}  # active rows of the latest block of each the program loaded
+            previous = None  # (which, dots) of the program's previous visit
+            pending: list = []  # visits waiting for the program's next tl.dot: (visit, block held at the visit)
+            paired: list = []  # (visit, the other tensor's block it was worked on with)
+            for name, low, high, dots, active in visits:
+                which, rows = names[name]
+                if pending and dots > pending[-1][0][4]:  # a tl.dot ran: the pending visits worked on this block
+                    paired += [(visit, held[_other(visit[1])]) for visit, _ in pending]
+                    pending = []
+                if active is not None:
+                    span = tuple(sorted((rows(active[0]), rows(active[1]))))
+                    if previous == (which, dots) and held[which] is not None:  # the same block, in parts
+                        span = (min(span[0], held[which][0]), max(span[1], held[which][1]))
+                    held[which] = span
+                first, last = sorted((rows(low), rows(high)))
+                pending.append(((name, which, first, last, dots, active is None), held[_other(which)]))
+                previous = (which, dots)
+            after_last_dot = launch.dots_run.get(program, 0)
+            # no tl.dot after them: the block held at the visit
+            paired += [(visit, held[_other(visit[1])] if visit[4] < after_last_dot else at_visit)
+                       for visit, at_visit in pending]
+            groups: dict = {}
+            for (name, which, first, last, dots, masked), other_block in paired:
+                if other_block is not None:
+                    key = (name, dots, other_block) if after_last_dot else (name, first, last, other_block)
+                    groups.setdefault(key, []).append((first, last, masked))
+            for (name, *_, other_block), spans in groups.items():
+                first, last = min(f for f, _, _ in spans), max(h for _, h, _ in spans)
+                blocks = [(first, last, all(m for *_, m in spans))] if last - first < LARGEST_BLOCK_K else spans
+                out += [(names[name][0], launch.kernel, program, (f, h), other_block, m) for f, h, m in blocks]
+    return out
 
 
-def _hidden_query_visits(trace, q, k) -> tuple[int, int]:
-    """The mirror of :func:`_hidden_visits`, for programs that hold keys and walk the queries (a backward's dK,
-    dV pass): the blocks of q each program visited (loaded, masked off or not; a block loaded in halves is one)
-    whose last query comes before the first row of k the program loaded, and all it visited."""
+def _other(which: str) -> str:
+    return "k" if which == "q" else "q"
+
+
+class _HiddenVisits(NamedTuple):
+    """What :func:`_hidden_visit_pairs` found: the hidden visits, all the visits compared, and the first hidden
+    one: in words, whether every lane of it was masked off, and how many blocks of the other tensor its program
+    worked on in turn (more than one: a persistent program, or a fused backward's two walks)."""
+
+    hidden: int
+    total: int
+    example: str = ""
+    masked: bool = False
+    blocks_in_turn: int = 0
+
+
+def _hidden_visit_pairs(pairs, which: str) -> _HiddenVisits:
+    """Of ``pairs`` (:func:`_visit_pairs`), the visits of ``which`` ("q" or "k") in which every key comes after
+    every query of the block of the other tensor the program worked on then, out of all the visits of
+    ``which``."""
     hidden = total = 0
-    for launch in trace.launches:
-        q_rows = {name: rows for name, *_ in launch.args if (rows := _rows_in(trace, launch, name, q))}
-        k_rows = {name: rows for name, *_ in launch.args if (rows := _rows_in(trace, launch, name, k))}
-        first: dict = {}
-        for name, program, low, high in launch.spans:
-            if name in k_rows:
-                first[program] = min(first.get(program, 1 << 62), k_rows[name](low), k_rows[name](high))
-        for (program, *_), (_, last_query) in _visited_blocks(launch, q_rows).items():
-            if program in first:
-                total += 1
-                hidden += last_query < first[program]
-    return hidden, total
+    first = None
+    for pair in pairs:
+        visited, kernel, program, (low, high), (other_low, other_high), masked = pair
+        if visited != which:
+            continue
+        total += 1
+        queries, keys = ((low, high), (other_low, other_high)) if which == "q" else ((other_low, other_high),
+                                                                                    (low, high))
+        if keys[0] > queries[1]:
+            hidden += 1
+            first = first or pair
+    if first is None:
+        return _HiddenVisits(hidden, total)
+    visited, kernel, program, (low, high), (other_low, other_high), masked = first
+    held, walked = ("keys", "queries") if which == "q" else ("queries", "keys")
+    blocks = {other for v, kern, prog, _, other, _ in pairs if (v, kern, prog) == (visited, kernel, program)}
+    return _HiddenVisits(hidden, total, f"program {program} of {kernel}, working on {held} {other_low}-"
+                                        f"{other_high}, visited {walked} {low}-{high}"
+                                        + (" with every lane masked off" if masked else ""), masked, len(blocks))
+
+
+def _hidden_visits(trace, q, k) -> _HiddenVisits:
+    """The blocks of k each program visited (loaded, masked off or not; a block loaded in halves is one) whose
+    first key comes after the last query of the block of q it worked on then (:func:`_visit_pairs`), out of
+    all it visited while working on one. (The mirror, for programs that hold keys and walk the queries, a
+    backward's dK, dV pass: ``_hidden_visit_pairs(pairs, "q")``.)"""
+    return _hidden_visit_pairs(_visit_pairs(trace, q, k), "k")
 
 
 def _loaded_from(trace, tensor) -> int:
@@ -3682,19 +3744,23 @@ def _causal_backward_pairs_check(trace, label, q, k, v=None) -> list[CaseResult]
                            "block, loading them with tl.load from the tensors you were given (or their copies)")]
     # the blocks visited, loaded or with every lane masked off: a masked load still runs, and so do the tile
     # products after it (on zeros). Programs of queries walking keys, and programs of keys walking queries
-    hidden_keys, key_visits = _hidden_visits(trace, q, k)
-    hidden_queries, query_visits = _hidden_query_visits(trace, q, k)
-    hidden_visits, visits = hidden_keys + hidden_queries, key_visits + query_visits
-    # no slack, as in the forward's check: a loop that starts at the block holding the program's first key, or
-    # stops at the block holding its last query, visits no pair in which every key comes after every query
+    # (each visit compared with the block of the other tensor the program worked on then: a fused backward's dQ
+    # walk with its block of queries, not with the queries its dK, dV walk visited before)
+    visited = _visit_pairs(trace, q, k)
+    key_visits, query_visits = _hidden_visit_pairs(visited, "k"), _hidden_visit_pairs(visited, "q")
+    hidden_visits, visits = key_visits.hidden + query_visits.hidden, key_visits.total + query_visits.total
+    first_found = key_visits if key_visits.hidden else query_visits
+    # no slack, as in the forward's check: a loop that starts at the block holding the first key of the block
+    # the program works on, or stops at the block holding its last query, visits no pair in which every key
+    # comes after every query
     if hidden or hidden_visits:
         if hidden:
             counted = f"{hidden} (block of queries, block of keys) pairs of its {pairs}"
             where = example
         else:
             counted = f"{hidden_visits} blocks of the {visits} its loops visited"
-            where = "their loads masked off on every lane: a masked load still runs, and so do the tile products " \
-                "after it, on zeros"
+            where = first_found.example + (": a masked load still runs, and so do the tile products after it, on "
+                                           "zeros" if first_found.masked else "")
         shape = "" if n_q >= n else (
             f" With fewer queries than keys (N_q = {n_q}, N_k = {n}) the mask is still top-left (query i sees keys "
             f"j <= i): the last {n - n_q} keys are seen by no query, and a loop bound shifted by N_k - N_q (the "
@@ -3704,7 +3770,9 @@ def _causal_backward_pairs_check(trace, label, q, k, v=None) -> list[CaseResult]
                            f"every query ({where}): P is 0 there, and dQ, dK, dV gain nothing from them. Skip them, "
                            "as the causal forward does: a program of keys starts its loop at the block of queries "
                            "that holds its first key; a program of queries stops its loop at the block of keys "
-                           f"that holds its last query, its diagonal.{shape}")]
+                           "that holds its last query, its diagonal; a loop must stop there, not only mask."
+                           f"{_in_turn_note(first_found, 'keys' if first_found is query_visits else 'queries')}"
+                           f"{shape}")]
     return _backward_passes_check(trace, label, k, v)
 
 
