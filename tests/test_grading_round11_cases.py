@@ -34,11 +34,11 @@ VISITS_CASE = "the blocks they visit"
 #: L6.backward's causal case of N_q = 256 and N_k of 272 to 287 (the skip case).
 BACKWARD_SKIP_CASE = "the blocks of queries and keys the backward visits"
 
-#: Wrong files still accepted here, each closed by another part of round 11 (strict: an xfail that passes fails).
-#: 05b: file 02's fused backward (its dQ loop masks the blocks past the diagonal instead of stopping) with the
-#: course forward; the whole-head rule refused it by mistake (the rule h07 fell to). Closed by the skip checks
-#: bounding each walk by the block it works on (finding 2, r11skip).
-OPEN = {"05b"}
+#: Wrong files still accepted here (strict: an xfail that passes fails). None: 05b (file 02's fused backward,
+#: its dQ loop masking the blocks past the diagonal, with the course forward), once refused only by the
+#: whole-head rule h07 fell to, is refused by the skip checks since they bound each walk by the block it
+#: works on (finding 2, r11skip).
+OPEN: set = set()
 
 
 def _interpreted_here() -> bool:
