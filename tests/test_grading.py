@@ -1763,4 +1763,19 @@ def test_softmax_bound_covers_the_exponents_rounding():
 
 def test_course_softmax_accepted_at_the_seed_that_refused_it():
     report = grading.grade_report("L3.softmax", grading.solution("L3.softmax"), seed=1544469536)
-    assert report.passed, report.failures()[:1]
+    assert report.passed, report.text()
+
+
+def test_softmax_bound_of_rows_with_minus_infinity_stays_tight():
+    """Round 12 (01, 04): the bound took |x| of a -inf, so a row holding one had an infinite bound and any
+    finite output passed. A -inf adds nothing: its probability is 0 and the rest of its row keeps its bound."""
+    import torch
+
+    x = torch.tensor([[0.5, -math.inf, 1.0, 2.0], [-math.inf, -math.inf, -math.inf, 3.0], [1.0, 2.0, 3.0, 4.0]])
+    tol, bound = grading.softmax_bound(x, torch.float32, 4)
+    assert bool(torch.isfinite(bound).all())
+    assert float(bound[0, 1]) < 1e-30 and float(bound[0].max()) < 1e-5  # the -inf's bound is atol alone
+    expected = torch.softmax(x.double(), dim=-1)
+    wrong = torch.softmax(torch.nan_to_num(x, neginf=0.0), dim=-1)  # -inf read as 0
+    assert not grading.compare("c", "y", wrong, expected, tol, scale=bound).passed
+    assert grading.compare("c", "y", torch.softmax(x, dim=-1), expected, tol, scale=bound).passed

@@ -217,8 +217,12 @@ def softmax_bound(x, dtype, n_terms: int):
     u32 = UNIT_ROUNDOFF["fp32"]
     xs = x.detach().to(device="cpu", dtype=torch.float64)
     y = torch.softmax(xs, dim=-1)
-    m = xs.amax(dim=-1, keepdim=True)
-    per_term = (xs.abs() + m.abs() + (xs - m).abs()) * u32
+    # Over the finite inputs only: an element of -inf has no exponent to round (its probability is exactly 0,
+    # and the bound of that element stays atol), and it must not widen its row's bound either.
+    finite = torch.isfinite(xs)
+    m = torch.where(finite, xs, torch.full_like(xs, -math.inf)).amax(dim=-1, keepdim=True)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    per_term = torch.where(finite, (xs.abs() + m.abs() + (xs - m).abs()) * u32, torch.zeros_like(xs))
     rel = tol.rtol + per_term + per_term.amax(dim=-1, keepdim=True)
     scale = tol.atol + rel * y.abs()
     reason = (tol.reason + "; plus the exponent's rounding, (|x| + |m| + |x - m|) x 2^-24 relative, of the "
