@@ -187,3 +187,25 @@ def test_a_load_whose_first_lane_is_no_arguments_still_books_its_other_lanes():
         _straddle_unnamed_kernel[(1,)](x, out, elsewhere, BLOCK=16)
     (launch,) = trace.launches
     assert launch.loaded == {"?": 1, "x_ptr": 15}
+
+
+@triton.jit
+def _exchange_kernel(a_ptr, tmp_ptr, out_ptr, BLOCK: tl.constexpr):
+    # stores a value computed from a, then reads it back as an atomic exchange's old value
+    lanes = tl.arange(0, BLOCK)
+    tl.store(tmp_ptr + lanes, tl.load(a_ptr + lanes) + 1)
+    back = tl.atomic_xchg(tmp_ptr + lanes, tl.zeros((BLOCK,), dtype=tl.int32))
+    tl.store(out_ptr + lanes, back)
+
+
+def test_an_atomics_returned_value_keeps_what_the_launch_stored_there():
+    import torch
+
+    from gpuperf.grading.algorithm import traced
+
+    a = torch.randint(0, 100, (16,), dtype=torch.int32)
+    tmp, out = torch.empty_like(a), torch.empty_like(a)
+    with traced() as trace:
+        _exchange_kernel[(1,)](a, tmp, out, BLOCK=16)
+    assert (0, a.data_ptr()) in _stored_lineage(trace, 0, out)
+    assert torch.equal(out, a + 1)

@@ -743,6 +743,7 @@ def _install():
         def atomic(self, *args, **kwargs):
             launch = state["launch"]
             if _TRACE is not None and launch is not None:
+                carried = frozenset()
                 launch.atomics += 1
                 try:
                     if exchange_always:  # create_atomic_cas(ptr, cmp, val, ...)
@@ -774,11 +775,18 @@ def _install():
                     if picked.size:
                         record = (np.unique(picked), program)
                         (launch._exchanges if exchange else launch._adds).append(record)
-                        launch._lineage_writes.append(record + (frozenset().union(
-                            *(_sources(a) for a in args if hasattr(a, "data"))),))
-                        _note_stored(launch, record[0], launch._lineage_writes[-1][2])
+                        operands = frozenset().union(*(_sources(a) for a in args if hasattr(a, "data")))
+                        launch._lineage_writes.append(record + (operands,))
+                        # the value it returns (what was there) carries what this launch stored there before
+                        carried = operands | _stored_sources(launch, record[0]) | \
+                            {start for _, start, _ in split(launch, addresses, active) if start is not None}
+                        _note_stored(launch, record[0], operands)
                 except (AttributeError, IndexError, TypeError):  # pragma: no cover - another layout
                     pass
+                res = original(self, *args, **kwargs)
+                if carried and hasattr(res, "data"):
+                    res._gpuperf_src = carried | _sources(res)
+                return res
             return original(self, *args, **kwargs)
 
         return atomic
