@@ -34,7 +34,8 @@ dots), so :meth:`Trace.products` tells the score tile Q K^T, a product of (q) an
 (q, k) and (v): a grader can ask for each product of an algorithm as a dot, not only for enough multiply-adds.
 A loaded value carries, besides the tensor it read, the sources of its addresses and mask (a gather through an
 index computed from K) and those of what the same launch stored at those addresses (a value stored to scratch
-and loaded back keeps what it was computed from); what earlier launches stored there is :func:`_link`'s.
+and loaded back keeps what it was computed from; an atomic's returned value too); what earlier launches stored
+there is :func:`_link`'s.
 Control flow decided by a loaded value (an ``if``, a loop's trip count) passes nothing on.
 
 **Which tensor a load reads.** Each lane of a load, store or atomic is booked to the argument its address falls
