@@ -55,3 +55,8 @@ def online_softmax(x, block=1024):
     sum_kernel[(n_rows,)](x, m, l, n_cols, x.stride(0), BLOCK=block)
     write_kernel[(n_rows,)](x, y, m, l, n_cols, x.stride(0), y.stride(0), BLOCK=block)
     return y
+
+
+from gpuperf import grading  # noqa: E402
+
+online_softmax = grading.grade("L3.online", online_softmax)

@@ -42,3 +42,8 @@ def online_softmax(x, block=1024):
     row_stats_kernel[(n_rows,)](x, work, n_rows, n_cols, x.stride(0), BLOCK=block)
     normalize_kernel[(n_rows,)](x, y, work, n_rows, n_cols, x.stride(0), y.stride(0), BLOCK=block)
     return y
+
+
+from gpuperf import grading  # noqa: E402
+
+online_softmax = grading.grade("L3.online", online_softmax)

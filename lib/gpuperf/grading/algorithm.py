@@ -32,6 +32,15 @@ stores whose addresses carry it.
 arguments whose loads reach it, through casts, transposes, arithmetic, ``tl.where``, reductions and earlier
 dots), so :meth:`Trace.products` tells the score tile Q K^T, a product of (q) and (k), from P V, a product of
 (q, k) and (v): a grader can ask for each product of an algorithm as a dot, not only for enough multiply-adds.
+A loaded value carries, besides the tensor it read, the sources of its addresses and mask (a gather through an
+index computed from K) and those of what the same launch stored at those addresses (a value stored to scratch
+and loaded back keeps what it was computed from; an atomic's returned value too); what earlier launches stored
+there is :func:`_link`'s.
+Control flow decided by a loaded value (an ``if``, a loop's trip count) passes nothing on.
+
+**Which tensor a load reads.** Each lane of a load, store or atomic is booked to the argument its address falls
+in (the first active lane's argument first, where two arguments' memory overlaps), so a load that points one
+lane at a row's statistics and the rest at x counts as a load of x.
 
 This module adds its own patches on top of the watch's (:mod:`gpuperf.grading.watch`) and removes them after
 the call; it never changes what a kernel computes.
@@ -108,6 +117,10 @@ class Launch:
     grid: tuple = (1, 1, 1)  # the programs on each axis
     _lineage_loads: list = field(default_factory=list)  # (addresses, program, argument's first byte)
     _lineage_writes: list = field(default_factory=list)  # (addresses, program, sources of the value written)
+    #: sources of the values this launch stored: [lowest, highest address, arrays of addresses not yet merged,
+    #: the merged sorted addresses], so that a load of what the same launch stored carries what it was computed
+    #: from (a row's lse rebuilt from K, stored to scratch and loaded back before it is handed on)
+    _stored_sources: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -525,6 +538,33 @@ def _install():
                 return name
         return "?"
 
+    def split(launch, addresses, active):
+        """The lanes of one load or store by the argument each address falls in: ``[(name, argument's first byte,
+        lanes)]``, ``lanes`` a boolean array over ``addresses`` (None: all of them), the argument of the first
+        active lane first (it keeps the lanes masked off). A load whose lanes point into two tensors is counted
+        as a load of each (a pass over x is not hidden by pointing lane 0 at a row's statistics)."""
+        picked = addresses[active]
+        name = name_of(launch, picked) or name_of(launch, addresses)
+        start, end = next(((a[1], a[2]) for a in launch.args if a[0] == name), (None, None))
+        if not picked.size or (start is not None and int(picked.min()) >= start and int(picked.max()) < end):
+            return [(name, start, None)]
+        # some active lanes lie outside the first one's argument: each goes to the first argument holding it
+        # (the first active lane's argument first, then the launch's order), "?" where none does; the lanes
+        # masked off stay with the first active lane's argument (its block visited)
+        left = active.copy()
+        out = []
+        order = [a for a in launch.args if a[0] == name][:1] + [a for a in launch.args if a[0] != name]
+        for arg_name, a_start, a_end, _, _ in order:
+            inside = left & (addresses >= a_start) & (addresses < a_end)
+            if arg_name == name:
+                out.append((arg_name, a_start, inside | ~active))
+            elif inside.any():
+                out.append((arg_name, a_start, inside))
+            left &= ~inside
+        if left.any():
+            out.append(("?", None, left | ~active if name == "?" else left))
+        return out
+
     def lanes(ptrs, mask):
         addresses = np.asarray(ptrs.data).astype(np.uint64)
         if mask is None:
@@ -550,7 +590,7 @@ def _install():
                 _link(trace, launch)
                 launch.writes = _distinct_writes(launch._stores + launch._exchanges + launch._adds)
                 launch._stores, launch._loads = [], []
-                launch._lineage_loads, launch._lineage_writes = [], []
+                launch._lineage_loads, launch._lineage_writes, launch._stored_sources = [], [], {}
                 launch.atomic_written = {n: int(np.unique(np.concatenate(a)).size)
                                          for n, a in launch._atomic_addresses.items()}
                 launch._atomic_addresses = {}
@@ -642,27 +682,33 @@ def _install():
             launch = state["launch"]
             if _TRACE is not None and launch is not None:
                 addresses, active = lanes(ptrs, mask)
-                picked = addresses[active]
                 note_offsets(launch, ptrs)
-                name = name_of(launch, picked) or name_of(launch, addresses)
-                launch.loaded[name] = launch.loaded.get(name, 0) + int(picked.size)
-                launch.widest_load[name] = max(launch.widest_load.get(name, 0), int(addresses.size))
-                if addresses.size:  # the block visited, whether or not its lanes are masked off
-                    _note_visit(launch, name, state["program"], addresses, picked)
-                shapes = launch.load_shapes.setdefault(name, {})
                 shape = tuple(int(s) for s in addresses.shape)
-                shapes[shape] = shapes.get(shape, 0) + 1
-                start = next((a[1] for a in launch.args if a[0] == name), None)
-                if picked.size:
-                    unique = np.unique(picked)
-                    launch._loads.append((unique, state["program"]))
-                    launch._lineage_loads.append((unique, state["program"], start))
-                    counts = launch.per_program.setdefault(name, {})
-                    counts[state["program"]] = counts.get(state["program"], 0) + int(picked.size)
-                    launch.spans.append((name, state["program"], int(picked.min()), int(picked.max())))
+                sources = _sources(ptrs) | _sources(mask)  # a gather through addresses computed from a load
+                program = state["program"]
+                for name, start, part in split(launch, addresses, active):
+                    seen = addresses if part is None else addresses[part]  # (masked off or not)
+                    picked = addresses[active] if part is None else addresses[part & active]
+                    launch.loaded[name] = launch.loaded.get(name, 0) + int(picked.size)
+                    launch.widest_load[name] = max(launch.widest_load.get(name, 0), int(seen.size))
+                    if seen.size:  # the block visited, whether or not its lanes are masked off
+                        _note_visit(launch, name, program, seen, picked)
+                    shapes = launch.load_shapes.setdefault(name, {})
+                    shapes[shape] = shapes.get(shape, 0) + 1
+                    if start is not None:
+                        sources = sources | {start}
+                    if picked.size:
+                        unique = np.unique(picked)
+                        launch._loads.append((unique, program))
+                        launch._lineage_loads.append((unique, program, start))
+                        counts = launch.per_program.setdefault(name, {})
+                        counts[program] = counts.get(program, 0) + int(picked.size)
+                        launch.spans.append((name, program, int(picked.min()), int(picked.max())))
+                        # what this launch stored there before: the stored value's sources travel on
+                        sources = sources | _stored_sources(launch, unique)
                 res = original(self, ptrs, mask, *rest, **kw)
-                if start is not None:
-                    res._gpuperf_src = frozenset((start,)) | _sources(res)
+                if sources:
+                    res._gpuperf_src = sources | _sources(res)
                 return res
             return original(self, ptrs, mask, *rest, **kw)
 
@@ -675,8 +721,9 @@ def _install():
                 addresses, active = lanes(ptrs, mask)
                 picked = addresses[active]
                 note_offsets(launch, ptrs)
-                name = name_of(launch, picked) or name_of(launch, addresses)
-                launch.stored[name] = launch.stored.get(name, 0) + int(picked.size)
+                for name, _, part in split(launch, addresses, active):
+                    count = picked.size if part is None else int(np.count_nonzero(part & active))
+                    launch.stored[name] = launch.stored.get(name, 0) + int(count)
                 shape = tuple(int(s) for s in addresses.shape)
                 launch.store_shapes[shape] = launch.store_shapes.get(shape, 0) + 1
                 if sum(1 for s in addresses.shape if s > 1) >= 2:
@@ -688,8 +735,9 @@ def _install():
                     launch._stores.append((unique, state["program"]))
                     # what the value was computed from (its mask and address too: a value picked by a
                     # comparison with a loaded one depends on it)
-                    launch._lineage_writes.append((unique, state["program"],
-                                                   _sources(value) | _sources(mask) | _sources(ptrs)))
+                    sources = _sources(value) | _sources(mask) | _sources(ptrs)
+                    launch._lineage_writes.append((unique, state["program"], sources))
+                    _note_stored(launch, unique, sources)
             return original(self, ptrs, value, mask, *rest, **kw)
 
         return store
@@ -698,6 +746,7 @@ def _install():
         def atomic(self, *args, **kwargs):
             launch = state["launch"]
             if _TRACE is not None and launch is not None:
+                carried = frozenset()
                 launch.atomics += 1
                 try:
                     if exchange_always:  # create_atomic_cas(ptr, cmp, val, ...)
@@ -708,26 +757,39 @@ def _install():
                     addresses, active = lanes(ptrs, mask)
                     picked = addresses[active]
                     note_offsets(launch, ptrs)
-                    # an atomic reads what it updates: its lanes count as loads (passes, blocks visited)
-                    name = name_of(launch, picked) or name_of(launch, addresses)
-                    launch.loaded[name] = launch.loaded.get(name, 0) + int(picked.size)
-                    launch.atomic_args.add(name)
-                    if addresses.size:
-                        _note_visit(launch, name, state["program"], addresses, picked)
-                    shapes = launch.load_shapes.setdefault(name, {})
+                    # an atomic reads what it updates: its lanes count as loads (passes, blocks visited), each
+                    # booked to the tensor it falls in
+                    program = state["program"]
                     shape = tuple(int(s) for s in addresses.shape)
-                    shapes[shape] = shapes.get(shape, 0) + 1
+                    for name, _, part in split(launch, addresses, active):
+                        seen = addresses if part is None else addresses[part]
+                        mine = picked if part is None else addresses[part & active]
+                        launch.loaded[name] = launch.loaded.get(name, 0) + int(mine.size)
+                        launch.atomic_args.add(name)
+                        if seen.size:
+                            _note_visit(launch, name, program, seen, mine)
+                        shapes = launch.load_shapes.setdefault(name, {})
+                        shapes[shape] = shapes.get(shape, 0) + 1
+                        if mine.size:
+                            launch._atomic_addresses.setdefault(name, []).append(np.unique(mine))
+                            counts = launch.per_program.setdefault(name, {})
+                            counts[program] = counts.get(program, 0) + int(mine.size)
+                            launch.spans.append((name, program, int(mine.min()), int(mine.max())))
                     if picked.size:
-                        record = (np.unique(picked), state["program"])
+                        record = (np.unique(picked), program)
                         (launch._exchanges if exchange else launch._adds).append(record)
-                        launch._lineage_writes.append(record + (frozenset().union(
-                            *(_sources(a) for a in args if hasattr(a, "data"))),))
-                        launch._atomic_addresses.setdefault(name, []).append(record[0])
-                        counts = launch.per_program.setdefault(name, {})
-                        counts[state["program"]] = counts.get(state["program"], 0) + int(picked.size)
-                        launch.spans.append((name, state["program"], int(picked.min()), int(picked.max())))
+                        operands = frozenset().union(*(_sources(a) for a in args if hasattr(a, "data")))
+                        launch._lineage_writes.append(record + (operands,))
+                        # the value it returns (what was there) carries what this launch stored there before
+                        carried = operands | _stored_sources(launch, record[0]) | \
+                            {start for _, start, _ in split(launch, addresses, active) if start is not None}
+                        _note_stored(launch, record[0], operands)
                 except (AttributeError, IndexError, TypeError):  # pragma: no cover - another layout
                     pass
+                res = original(self, *args, **kwargs)
+                if carried and hasattr(res, "data"):
+                    res._gpuperf_src = carried | _sources(res)
+                return res
             return original(self, *args, **kwargs)
 
         return atomic
@@ -910,6 +972,41 @@ def _install():
 
 def _sources(handle) -> frozenset:
     return getattr(handle, "_gpuperf_src", frozenset())
+
+
+def _note_stored(launch, unique, sources) -> None:
+    """Remember that ``launch`` stored a value computed from ``sources`` at ``unique`` (sorted addresses)."""
+    if not sources or not unique.size:
+        return
+    entry = launch._stored_sources.get(sources)
+    if entry is None:
+        launch._stored_sources[sources] = [int(unique[0]), int(unique[-1]), [unique], None]
+    else:
+        entry[0], entry[1] = min(entry[0], int(unique[0])), max(entry[1], int(unique[-1]))
+        entry[2].append(unique)
+
+
+def _stored_sources(launch, unique) -> frozenset:
+    """The sources of what ``launch`` itself stored (earlier, in any program) at any of ``unique`` (sorted
+    addresses): a value loaded back in the same launch carries them (per address, so a kernel that loads one
+    part of a buffer it writes elsewhere inherits nothing)."""
+    import numpy as np
+
+    found = frozenset()
+    if not launch._stored_sources or not unique.size:
+        return found
+    low, high = int(unique[0]), int(unique[-1])
+    for sources, entry in launch._stored_sources.items():
+        if high < entry[0] or low > entry[1] or sources <= found:
+            continue
+        if entry[2]:
+            parts = entry[2] if entry[3] is None else [entry[3]] + entry[2]
+            entry[3], entry[2] = np.unique(np.concatenate(parts)), []
+        merged = entry[3]
+        idx = np.clip(np.searchsorted(merged, unique), 0, merged.size - 1)
+        if (merged[idx] == unique).any():
+            found = found | sources
+    return found
 
 
 def _carry_sources(results, operands) -> None:

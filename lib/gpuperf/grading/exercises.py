@@ -1695,19 +1695,23 @@ def _online_row_loads(trace, x, y, rows: int) -> tuple[int, int]:
     """The loads L3.online's pass count charges to the rows of ``x``: ``(loads of x or of the copies of it the
     reader's function made, loads of any other memory)``, leaving out a row's statistics: memory outside x and
     the output ``y`` of at most two elements per row of x (the running max and sum a first kernel stores for
-    a second, normalising one). Other memory counts, so that a kernel that copies x (or writes it into y) and
-    walks the copy three times still reads each element three times."""
-    of_x = other = 0
+    a second, normalising one), and two loads per row from any other memory outside x and y (m and l kept in
+    one larger workspace: what is read per row, not the buffer's size). Other memory counts past that, so that
+    a kernel that copies x (or writes it into y) and walks the copy three times still reads each element three
+    times."""
+    of_x = other = workspace = 0
     for launch in trace.launches:
         spans = {name: numel for name, _, _, _, numel in launch.args}
         for name, count in launch.loaded.items():
             if _rows_in(trace, launch, name, x) is not None:
                 of_x += count
-            elif name in spans and spans[name] <= 2 * rows and not _same_storage(launch, name, y):
+            elif name not in spans or _same_storage(launch, name, y):
+                other += count
+            elif spans[name] <= 2 * rows:
                 continue  # a row's statistics: one or two values per row
             else:
-                other += count
-    return of_x, other
+                workspace += count
+    return of_x, other + max(0, workspace - 2 * rows)
 
 
 def _rows_off_axis_0(watch, rows: int) -> tuple:
