@@ -730,6 +730,14 @@ def interpreted_launches():
         JITFunction.run = original
         JITFunction.__call__ = original_call
         _restore_triton_language(saved)
+        # Triton 3.6 caches each function's rewrite on the class and puts the interpreter's names into the
+        # function's module only when it rewrites; the restore above removes those names from triton.language's
+        # modules, so a cached rewrite of one of its helpers would run without them ("name
+        # 'interpreter_semantic' is not defined", seen on an H100 in L5's interpreted cases): forget those.
+        cache = getattr(InterpretedFunction, "rewritten_fn", None)
+        if isinstance(cache, dict):
+            for fn in [f for f in cache if str(getattr(f, "__module__", "")).startswith("triton.language")]:
+                del cache[fn]
 
 
 from gpuperf.grading.frontend import _restore_triton_language, _triton_language_state  # noqa: E402
