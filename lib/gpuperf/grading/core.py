@@ -5,22 +5,26 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import types
 from dataclasses import dataclass
 from typing import Iterator
 
 SOLUTIONS_ENV_VAR = "GPUPERF_LAB_SOLUTIONS"
 
-#: Unit roundoff u = 2^-p (p = significand bits including the implicit one) of each format.
-UNIT_ROUNDOFF = {"fp64": 2.0**-53, "fp32": 2.0**-24, "tf32": 2.0**-11, "fp16": 2.0**-11, "bf16": 2.0**-8}
+#: Unit roundoff u = 2^-p (p = significand bits including the implicit one) of each format. Read-only
+#: (``MappingProxyType``, like the tables below): a graded function that could write ``UNIT_ROUNDOFF["fp32"] =
+#: 1.0`` would loosen every tolerance computed after its call (round 12's file 10).
+UNIT_ROUNDOFF = types.MappingProxyType(
+    {"fp64": 2.0**-53, "fp32": 2.0**-24, "tf32": 2.0**-11, "fp16": 2.0**-11, "bf16": 2.0**-8})
 
 #: Smallest positive subnormal of each output format: values below it cannot be told apart from 0.
-_TINY = {"fp64": 5e-324, "fp32": 1.4e-45, "fp16": 2.0**-24, "bf16": 9.2e-41}
+_TINY = types.MappingProxyType({"fp64": 5e-324, "fp32": 1.4e-45, "fp16": 2.0**-24, "bf16": 9.2e-41})
 
 #: Smallest positive normal number of each format. Below it a format keeps fewer significant bits, and a GPU's
 #: fast exponential loses relative accuracy there too (measured on the H200: softmax outputs near 7e-40 in
 #: fp32, 5e-45 apart from the float64 result, about 3.5 subnormal steps): a relative bound r is granted
 #: there as the absolute r x smallest normal, far below anything a wrong kernel gets right by luck.
-_MIN_NORMAL = {"fp64": 2.0**-1022, "fp32": 2.0**-126, "fp16": 2.0**-14, "bf16": 2.0**-126}
+_MIN_NORMAL = types.MappingProxyType({"fp64": 2.0**-1022, "fp32": 2.0**-126, "fp16": 2.0**-14, "bf16": 2.0**-126})
 
 
 def _atol(name: str, rtol: float) -> float:

@@ -41,8 +41,12 @@ import sys
 
 import contextlib
 import dataclasses
+import decimal
+import fractions
 import math
+import numbers
 import random
+import types
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
@@ -57,7 +61,7 @@ U32 = UNIT_ROUNDOFF["fp32"]
 #: Half the smallest subnormal of each format: the absolute error of rounding a tiny value to it (a
 #: probability or a dS far below 1, or a result stored in the output format), where the relative bound u
 #: no longer holds.
-ETA = {"fp32": 2.0**-150, "fp16": 2.0**-25, "bf16": 2.0**-134, "fp64": 0.0}
+ETA = types.MappingProxyType({"fp32": 2.0**-150, "fp16": 2.0**-25, "bf16": 2.0**-134, "fp64": 0.0})
 #: fp32 values below 2^-126 may flush to zero (GPUs flush the subnormals of exp): the absolute error of a
 #: probability or a dS that underflows.
 FLUSH = 2.0**-126
@@ -843,9 +847,14 @@ def _bound(scale_name: str, reason: str) -> Tolerance:
 def _l1_time_cases(gen, device) -> list[Case]:
     rng = random.Random(int(gen.initial_seed()))
     cases = []
-    # the intensity is drawn relative to the drawn ridge point, so each label is true by construction
-    specs = [("a memory-bound op (intensity = ridge / 4)", 0.25), ("a compute-bound op (intensity = 4 x ridge)",
-                                                                   4.0),
+    # The intensity is drawn relative to the drawn ridge point, so each label is true by construction. Two are
+    # drawn a relative 1e-7 to 1e-6 below and above the ridge: a rule that switches from the memory roof to
+    # the compute roof at an intensity more than 1e-6 away from the ridge (round 12's 03 switched at half the
+    # ridge, and passed the old fixed points ridge / 4, ridge and 4 x ridge) answers one of them with an
+    # error of at least 1e-7, 100 times the tolerance.
+    below, above = 1 - 10 ** rng.uniform(-7, -6), 1 + 10 ** rng.uniform(-7, -6)
+    specs = [("a memory-bound op", rng.uniform(0.05, 0.9)), ("a compute-bound op", rng.uniform(1.1, 20.0)),
+             ("an op just below the ridge point", below), ("an op just above the ridge point", above),
              ("an op exactly at the ridge point", 1.0), ("no arithmetic at all (a copy)", 0.0)]
     for label, of_ridge in specs:
         peak = rng.uniform(0.5, 2.0) * 10 ** rng.randint(11, 15)
@@ -854,6 +863,10 @@ def _l1_time_cases(gen, device) -> list[Case]:
         ridge = peak / bw
         flop = bytes_moved * ridge * of_ridge
         expected = max(flop / peak, bytes_moved / bw)
+        if abs(of_ridge - 1) < 0.5 and of_ridge != 1:  # the drawn distance, which .3g would round to 1
+            label += f" (intensity = ridge x (1 {'-' if of_ridge < 1 else '+'} {abs(of_ridge - 1):.2g}))"
+        elif of_ridge not in (0.0, 1.0):
+            label += f" (intensity = ridge x {of_ridge:.3g})"
 
         def run(runner, flop=flop, bytes_moved=bytes_moved, peak=peak, bw=bw, expected=expected, label=label):
             got = runner.fn(flop, bytes_moved, peak, bw)
@@ -870,9 +883,13 @@ def _l1_bytes_cases(gen, device) -> list[Case]:
     # The third case's sizes are odd and at least 2501 (with one byte per element): its count, a sum of three
     # odd products, is an odd integer above 2^24 = 16777216 on every seed, which float32 cannot hold (a count
     # kept in float32 is rounded; round 8's a02 passed on the seeds whose counts float32 happened to hold).
+    # The fifth's sizes are odd and at least 30001 (two bytes per element): its count is above 5.4e9 > 2^32
+    # on every seed, which a count kept in 32-bit integers (numpy int32 or uint32) wraps (round 12's 02
+    # passed when every count was below 2^31).
     shapes = [(1, rng.randint(2, 9000), rng.randint(2, 9000)), (rng.randint(2, 4096), rng.randint(2, 4096), 1),
-              tuple(rng.randrange(2501, 9001, 2) for _ in range(3)), (97, 1, 1025)]
-    for (m, n, k), b in zip(shapes, (2, 4, 1, 2)):
+              tuple(rng.randrange(2501, 9001, 2) for _ in range(3)), (97, 1, 1025),
+              tuple(rng.randrange(30001, 60001, 2) for _ in range(3))]
+    for (m, n, k), b in zip(shapes, (2, 4, 1, 2, 2)):
         expected = float((m * k + k * n + m * n) * b)
 
         def run(runner, m=m, n=n, k=k, b=b, expected=expected):
@@ -885,17 +902,19 @@ def _l1_bytes_cases(gen, device) -> list[Case]:
 
 
 def _scalar_result(case: str, output: str, got, expected: float, rtol: float) -> CaseResult:
+    """One scalar answer against ``expected``, compared as the float64 ``float(got)``. A real number of the
+    standard library's types (``int``, ``float``, ``fractions.Fraction``, ``decimal.Decimal``: round 12's h03
+    answered exactly in fractions) or numpy's is accepted, never a ``bool``. Only those exact types, not a
+    subclass: ``float()`` of a class of the reader's would run the reader's code here, after the call."""
     tol = Tolerance(0.0, rtol, "exact arithmetic up to double rounding" if rtol else "an exact count")
-    if isinstance(got, bool) or not isinstance(got, (int, float)):
-        try:
-            import numpy as np
-
-            ok_type = isinstance(got, np.number)
-        except ImportError:  # pragma: no cover
-            ok_type = False
-        if not ok_type:
-            return CaseResult(case, output, False, f"expected a number, got {type(got).__name__}", tolerance=tol)
-    value = float(got)
+    kind = type(got)
+    if not (kind in (int, float, fractions.Fraction, decimal.Decimal)
+            or (kind.__module__ == "numpy" and isinstance(got, numbers.Real) and kind.__name__ != "bool")):
+        return CaseResult(case, output, False, f"expected a number, got {type(got).__name__}", tolerance=tol)
+    try:
+        value = float(got)
+    except (OverflowError, ValueError, TypeError) as e:
+        return CaseResult(case, output, False, f"float() of your {type(got).__name__} failed: {e}", tolerance=tol)
     err = abs(value - expected)
     ok = err <= rtol * abs(expected) and math.isfinite(value)
     return CaseResult(case, output, ok, "" if ok else _scalar_hint(value, expected), () if not ok else None,
@@ -903,6 +922,10 @@ def _scalar_result(case: str, output: str, got, expected: float, rtol: float) ->
 
 
 def _scalar_hint(value: float, expected: float) -> str:
+    if expected == int(expected) and abs(expected) >= 2**31 and value == int(value) and value != expected \
+            and (value - expected) % 2**32 == 0:
+        return (f"yours {value:.0f}, expected {expected:.0f}: off by a multiple of 2^32. A count kept in 32-bit "
+                "integers (numpy int32 or uint32) wraps past 2^31, so count with Python integers")
     if expected and value:
         if expected == int(expected) and abs(value - expected) <= 1e-6 * abs(expected):
             hint = f"yours {value:.0f}, expected {expected:.0f}: off by {value - expected:.0f}"
@@ -1020,7 +1043,8 @@ def _add_case(gen, device, dtype, n, label=None, repeat=False):
                 break
             out.fill_(float("nan"))
         if n > 4096 and all(r.passed for r in results):  # said once, when nothing else is wrong
-            results += _offsets_check(runner, label) or _grid_check(runner, label, n, out)
+            results += (_blocks_off_axis_0(runner, label, n) or _offsets_check(runner, label)
+                        or _grid_check(runner, label, n, out))
         return results
 
     return run
@@ -1140,6 +1164,24 @@ def _spread_check(runner, label, out, what: str, unit: int, unit_words: str, nou
     return []
 
 
+def _blocks_off_axis_0(runner, label, n) -> list[CaseResult]:
+    """A 1-D exercise's blocks belong on the grid's first axis: refused, a launch with more than one program
+    on axis 1 or 2 (round 12's 05 ran a grid of (1, cdiv(n, 1024))). CUDA allows at most 65,535 programs
+    there (2^31 - 1 on axis 0), so such a kernel cannot be launched for more than 65,535 blocks, 67M elements
+    in blocks of 1024: an ordinary vector on a GPU. (The axis-0 rule of L3's rows, :func:`_rows_off_axis_0`,
+    with the blocks of one vector: a 1-D problem has nothing else to put on the other axes.)"""
+    watch = runner.watch
+    for _, grid in (watch.counters.grids if watch is not None else ()):
+        if grid[1] * grid[2] > 1:
+            return [CaseResult(label, "-", False,
+                               f"your kernel ran on a grid of {list(grid)} programs for {n} elements, the blocks "
+                               "spread over axes 1 and 2: put the blocks on the grid's first axis (a grid of "
+                               "(cdiv(n, BLOCK_SIZE),) and tl.program_id(0)): CUDA allows at most 65,535 "
+                               "programs on axes 1 and 2 (2^31 - 1 on axis 0), so that launch fails for vectors "
+                               "of more than 65,535 blocks (67M elements in blocks of 1024)")]
+    return []
+
+
 def _grid_check(runner, label, n, out=None) -> list[CaseResult]:
     """One program per block of the vector, all in one launch (a grid), not one program walking the whole
     vector in a loop or holding it in one block: under the interpreter from the widest load and the programs
@@ -1247,6 +1289,14 @@ def _offsets_check(runner, label) -> list[CaseResult]:
                            "pointer advanced by the block's start computed in 64 bits (the program id made 64-bit "
                            "before it is multiplied by the block size) and its shape the elements left from "
                            "there, and load and store it at coordinate 0")]
+    if not narrow and w.counters.narrow_masks:
+        return [CaseResult(label, "-", False,
+                           "your kernel's masks are computed with 32-bit positions: a mask compares a 32-bit "
+                           "product of the program id and the block size (as `lanes < n - pid * BLOCK`), which "
+                           "past 2^31 elements (8.6 GB of fp32) wraps around, so the last block is not masked and "
+                           "reads and writes past the end of the vectors. Compute the mask from the 64-bit "
+                           "offsets of the addresses (`offsets < n`), or convert the program id to a 64-bit "
+                           "integer before multiplying it by the block size")]
     if narrow:
         return [CaseResult(label, "-", False,
                            "your kernel's addresses are computed with 32-bit offsets: past 2^31 elements "
@@ -1329,8 +1379,8 @@ def _chain_case(gen, device, dtype, n, k_ops, scale, shift, label, repeat=False)
             if not all(r.passed for r in results):
                 break
         if n > 2000 and all(r.passed for r in results):  # said once, when nothing else is wrong
-            results += (_fused_check(runner, label, n, k_ops) or _offsets_check(runner, label)
-                        or _grid_check(runner, label, n, got))
+            results += (_fused_check(runner, label, n, k_ops) or _blocks_off_axis_0(runner, label, n)
+                        or _offsets_check(runner, label) or _grid_check(runner, label, n, got))
         return results
 
     return run

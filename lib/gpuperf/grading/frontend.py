@@ -377,7 +377,7 @@ def _first_lines(exc) -> str:
 
 # ---- 32-bit offsets, read from the TTIR ----------------------------------------------------------------
 
-def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = False) -> bool:
+def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = False, masks: bool = False) -> bool:
     """Whether an address of the kernel (``tt.addptr``'s offset) comes from a product in fewer than 64 bits of
     a value computed from ``tl.program_id`` and a size or stride the kernel was given at run time (an integer
     argument: Triton makes one equal to 1 a constant): past 2^31 elements such a product wraps around,
@@ -399,7 +399,13 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
 
     ``any_factor``: a 32-bit product of a program id's value with anything (a block size too) counts, the rule
     of L2's one-dimensional kernels (``pid * BLOCK`` must be computed in 64 bits), whatever operations
-    (``tl.where``, ``tl.minimum``, casts) the product goes through before it reaches an address."""
+    (``tl.where``, ``tl.minimum``, casts) the product goes through before it reaches an address.
+
+    ``masks`` (with ``any_factor``): whether such a product reaches the mask of a load, a store or an atomic
+    instead (round 12's 08: 64-bit addresses, and ``lanes < n - pid * BLOCK`` with ``pid * BLOCK`` in 32 bits:
+    past 2^31 elements the product wraps, ``n - start`` is huge, and the last block reads and writes past the
+    end). In a one-dimensional kernel every value a mask compares is a position in the vector, so a 32-bit
+    product of the program id in it is as wrong as one in an address."""
     kernel = kernel_function(ttir)
     if kernel is None:
         return False
@@ -454,6 +460,11 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
     walk_to_fixed_point(ops, visit, lambda: tuple(len(s) for s in sets), rounds=8)
     for op in ops:
         operands = [base_name(v) for v in op.values]
+        if masks:
+            where = _MASK_OPERAND.get(op.name)
+            if any_factor and where is not None and len(operands) > where and operands[where] in wraps:
+                return True
+            continue
         if op.name == "tt.addptr" and len(operands) >= 2 and (operands[1] in wraps or
                                                               (not within_head and operands[1] in rows)):
             return True
@@ -461,6 +472,10 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
             return True
     return False
 
+
+#: The position of the mask among the operands of the TTIR operations that take one: ``tt.load %ptr, %mask,
+#: %other``, ``tt.store %ptr, %value, %mask``, ``tt.atomic_rmw <op>, <sem>, <scope>, %ptr, %value, %mask``.
+_MASK_OPERAND = {"tt.load": 1, "tt.store": 2, "tt.atomic_rmw": 2}
 
 #: The TTIR operations that read or write memory at a tensor of pointers (their first operand).
 _MEMORY_OPS = frozenset(("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas"))

@@ -219,6 +219,8 @@ class Counters:
     #: kernels whose addresses come from a 32-bit product of the program id with anything (L2's rule), read
     #: from the TTIR, so that a tl.where or a cast between the product and the address hides nothing
     narrow_kernels: list = field(default_factory=list)
+    #: kernels whose load or store masks compare a 32-bit product of the program id (L2, from the TTIR)
+    narrow_masks: list = field(default_factory=list)
     #: masked loads without ``other=`` whose masked-out lanes were filled with NaN: (kernel, tensor, line)
     poisoned: list = field(default_factory=list)
     #: accumulating atomics (add, max, ...) onto elements nothing had written in this call (memory from
@@ -1649,6 +1651,8 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
             w.counters.wrapping_kernels.append(getattr(fn, "__name__", "?"))
         if ttir and w.policy.int64_offsets and wrapping_offsets(ttir, any_factor=True):  # L2: pid * BLOCK
             w.counters.narrow_kernels.append(getattr(fn, "__name__", "?"))
+        elif ttir and w.policy.int64_offsets and wrapping_offsets(ttir, any_factor=True, masks=True):
+            w.counters.narrow_masks.append(getattr(fn, "__name__", "?"))  # L2: lanes < n - pid * BLOCK
         name = getattr(fn, "__name__", "?")
         if ttir and name not in w.counters.atomic_kernels and any(op != "exch" for op in _atomic_ops(ttir)):
             w.counters.atomic_kernels.append(name)  # named where an output comes out NaN on a GPU
