@@ -54,8 +54,10 @@ from gpuperf.grading import watch as _watch
 #: on CPU tensors, in the same process: the algorithm counted on every machine, and TF32 on GPUs without it).
 #: Off by default: on the H200 (Triton 3.6, NumPy 2.5) the interpreter failed on kernels whose loops have
 #: runtime bounds ("only 0-dimensional arrays can be converted to Python scalars"), so a correct kernel was
-#: refused; gpuperf.kernels._interpreter_compat fixes that conversion (2026-12-05), not yet run on a GPU. ``GPUPERF_GRADING_INTERPRET_ON_GPU=1`` turns them on (see labs/README.md, "What the grader cannot
-#: see"). Under the interpreter (a CPU) every case runs as before.
+#: refused; gpuperf.kernels._interpreter_compat fixes that conversion (2026-12-05), but on an H100 L5's
+#: interpreted cases then failed otherwise ("interpreter_semantic" not defined; bench/NOTES.md).
+#: ``GPUPERF_GRADING_INTERPRET_ON_GPU=1`` turns them on (see labs/README.md, "What the grader cannot see").
+#: Under the interpreter (a CPU) every case runs as before.
 INTERPRET_ON_GPU = __import__("os").environ.get("GPUPERF_GRADING_INTERPRET_ON_GPU", "0") == "1"
 
 def _os_entropy():
@@ -420,6 +422,7 @@ __all__ = [
     "EXERCISES", "SOLUTIONS_ENV_VAR", "TRITON_OPS", "UNIT_ROUNDOFF", "Case", "CaseResult", "Exercise",
     "ForbiddenCall", "GradeReport", "OutOfBounds", "Policy", "Tolerance", "Watch", "compare", "dtype_name",
     "elementwise_tolerance", "forbid", "grade", "grade_report", "guarded", "interpreter_dot_as_on_gpu",
-    "matmul_tolerance", "normwise_tolerance", "poison_memory", "reduction_tolerance", "row_strided", "softmax_bound", "solution",
+    "matmul_tolerance", "normwise_tolerance", "poison_memory", "reduction_tolerance", "row_strided",
+    "softmax_bound", "solution",
     "solutions_requested", "SOLUTIONS_MODE", "SOLUTION_PASSED",
 ]

@@ -28,13 +28,7 @@ def apply() -> bool:
     except Exception:  # no Triton, or one without an interpreter module
         return False
     original = getattr(interpreter, "_patch_lang_tensor", None)
-    if original is None or getattr(original, "_gpuperf_index_fix", False):
-        return False
-    try:
-        source = inspect.getsource(original)
-    except (OSError, TypeError):
-        return False
-    if FAULTY not in source:
+    if original is None or getattr(original, "_gpuperf_index_fix", False) or not _faulty(original):
         return False
 
     def _patch_lang_tensor(tensor, scope):
@@ -56,7 +50,12 @@ def is_fixed() -> bool:
     current = getattr(interpreter, "_patch_lang_tensor", None)
     if current is None or getattr(current, "_gpuperf_index_fix", False):
         return True
+    return _faulty(current) is False
+
+
+def _faulty(fn) -> bool | None:
+    """Whether ``fn``'s source has the faulty conversion; None where its source cannot be read."""
     try:
-        return FAULTY not in inspect.getsource(current)
+        return FAULTY in inspect.getsource(fn)
     except (OSError, TypeError):
-        return False
+        return None

@@ -128,7 +128,7 @@ STREAM_SPLIT_AUTO_MIN_COLS = 1 << 30
 #: ``"auto"`` takes ``"stream"`` (on a GPU) for rows longer than this whose starts are not all 16-byte
 #: aligned (a length such as 50257, or rows read from or written to a wider stride): its aligned bodies move
 #: 16-byte vectors where the fused kernel's rows fall back to narrower loads. Measured on an H100 on
-#: 2026-12-05 (bench/profiles/h100-2026-12-05): 4096 x 50257 fp16 at 0.65 of the copy against the fused
+#: 2026-12-05 (bench/profiles/h100-2026-12-05 and h100-2026-12-05b, same runs): 4096 x 50257 fp16 at 0.65 of the copy against the fused
 #: kernel's 0.57; rows of stride 50304 into a contiguous ``out`` at 1.11 of the strided copy against the
 #: Gluon kernel's 0.42 (which "auto" gave them before): this rule comes before the Gluon kernel's.
 STREAM_AUTO_UNALIGNED_MIN_COLS = 32768
