@@ -49,6 +49,13 @@ def _interpreted_here() -> bool:
     return not torch.cuda.is_available() or grading.INTERPRET_ON_GPU
 
 
+def _on_the_cpu() -> bool:
+    """A machine without a GPU: the CPU's cases (a GPU machine draws its own shapes, interpreted cases or not)."""
+    import torch
+
+    return not torch.cuda.is_available()
+
+
 def _load(tag, *edits):
     """``(key, fn)`` of round 11's file ``tag``, with each ``(old, new)`` of ``edits`` replaced once (under a
     file name of its own, as :func:`attack_files.load_attack_variant` does), and the ``grading.grade`` line the
@@ -104,7 +111,7 @@ def test_the_many_tiles_case_has_a_middle_group_of_tile_rows():
 def test_grouped_order_wrong_in_a_middle_group_is_refused():
     """06's second group claims every tile row left (26 to 29 at GROUP_M = 8), not 8: two programs store one tile
     (a race) and some tiles stay NaN; the message points at the grouped order."""
-    if not _interpreted_here():
+    if not _on_the_cpu():
         pytest.skip("the CPU's case (the GPU's 1000+ rows catch it there)")
     key, report = _grade("06", MANY_TILES)
     assert report.results and not report.passed, f"06 accepted by {key} (seed {SEED}):\n{report.text()}"
@@ -115,7 +122,7 @@ def test_grouped_order_wrong_in_a_middle_group_is_refused():
 def test_grouped_order_wrong_in_a_middle_group_is_refused_with_64_row_tiles():
     """The same order with BLOCK_M = 64 on the CPU (the fp32 tile of the GPU): 17 to 19 tile rows, groups of 8,
     8 and a short one."""
-    if not _interpreted_here():
+    if not _on_the_cpu():
         pytest.skip("the CPU's case")
     key_fn = _load("06", ("block_m = block_m or (wide if on_gpu else 32)", "block_m = block_m or 64"))
     key, report = _grade("06", MANY_TILES, key_fn)
@@ -127,7 +134,7 @@ def test_course_matmul_passes_the_many_tiles_case_with_other_groups():
     one), and with 64 x 64 tiles (8, 8 and a short one): accepted."""
     from gpuperf import grading
 
-    if not _interpreted_here():
+    if not _on_the_cpu():
         pytest.skip("the CPU's case")
     _, matmul = load_attack(find_attack(8, "ah02"))
     for kwargs in ({"group_m": 16}, {"block_m": 64, "block_n": 64}):

@@ -711,6 +711,7 @@ def interpreted_launches():
     interpreted: dict = {}
 
     def run(self, *args, grid, warmup, **kwargs):
+        _interpreter_names_in(self.fn)
         if self.fn not in interpreted:
             interpreted[self.fn] = InterpretedFunction(self.fn)
         return interpreted[self.fn].run(*args, grid=grid, warmup=warmup, **kwargs)
@@ -719,6 +720,7 @@ def interpreted_launches():
         # Triton's own @jit helpers (tl.zeros, tl.sum, tl.cdiv, ...) and the learner's, called from inside
         # an interpreted kernel: with TRITON_INTERPRET unset they are compiled JITFunctions, which refuse to
         # be called; interpret them too
+        _interpreter_names_in(self.fn)
         if self.fn not in interpreted:
             interpreted[self.fn] = InterpretedFunction(self.fn)
         return interpreted[self.fn](*args, **kwargs)
@@ -742,6 +744,21 @@ def interpreted_launches():
         if isinstance(cache, dict):
             for fn in [f for f in cache if str(getattr(f, "__module__", "")).startswith("triton.language")]:
                 del cache[fn]
+
+
+def _interpreter_names_in(fn) -> None:
+    """Put the names Triton's interpreter gives a rewritten function (``interpreter_semantic``, ...) back into
+    ``fn``'s module where they are missing. Triton 3.6 adds them only when it first rewrites a function and
+    keeps the rewrite, which runs in the module's own globals; a restore of those globals in between (ours of
+    triton.language, or anything else's) left a cached rewrite that failed with "name 'interpreter_semantic'
+    is not defined" (an H100, L5's interpreted cases, 2026-12-05)."""
+    from triton.runtime import interpreter
+
+    names = getattr(fn, "__globals__", None)
+    if isinstance(names, dict) and "interpreter_semantic" not in names and \
+            hasattr(interpreter, "interpreter_semantic"):
+        for key, value in vars(interpreter).items():
+            names.setdefault(key, value)
 
 
 from gpuperf.grading.frontend import _restore_triton_language, _triton_language_state  # noqa: E402
