@@ -101,6 +101,9 @@ class Launch:
     #: order of ``dot_marks``: which blocks of q and k reached one product (a load whose value reaches no
     #: operand, as ``acc += decoy * 0``, is in none)
     dot_loads: list = field(default_factory=list)
+    #: (argument name, program, number of ``visits`` recorded before it, lowest and highest active address) per
+    #: store with active lanes, in order: which rows of an output a program wrote after which loads
+    store_marks: list = field(default_factory=list)
     _stores: list = field(default_factory=list)  # (addresses, program)
     _loads: list = field(default_factory=list)
     _exchanges: list = field(default_factory=list)  # (addresses, program): atomic exchanges and CAS
@@ -731,6 +734,10 @@ def _install():
                 for name, _, part in split(launch, addresses, active):
                     count = picked.size if part is None else int(np.count_nonzero(part & active))
                     launch.stored[name] = launch.stored.get(name, 0) + int(count)
+                    if count:
+                        mine = picked if part is None else addresses[part & active]
+                        launch.store_marks.append((name, state["program"], len(launch.visits), int(mine.min()),
+                                                   int(mine.max())))
                 shape = tuple(int(s) for s in addresses.shape)
                 launch.store_shapes[shape] = launch.store_shapes.get(shape, 0) + 1
                 if sum(1 for s in addresses.shape if s > 1) >= 2:

@@ -2861,7 +2861,7 @@ def _block_skip_case(gen, device, n_q, label, spread="normal", n_k=None):
                              else [])
         if not all(r.passed for r in results):
             return results
-        return results + _skip_check(causal_trace, label, q, k)
+        return results + _skip_check(causal_trace, label, q, k, got[0])
 
     return run
 
@@ -2959,12 +2959,14 @@ def _held_rows(trace, q, k) -> int:
                 for run in _runs(loads) if run[0][0] == "q"), default=0)
 
 
-def _skip_check(trace, label, q, k) -> list[CaseResult]:
+def _skip_check(trace, label, q, k, o=None) -> list[CaseResult]:
     """The key blocks a causal forward visits, program by program (with tl.dot or without): the queries a
     program holds are read from the rows its loads of q cover (a block loaded in halves is one block), and a
     block of k it loads, or visits with its lanes masked off, after the last of those rows is one that no query
     of the block can see (not counted against a run without the mask, which the reader's code could inflate or
-    skip). Any such block refuses: there is no slack (the walk the lab asks for never visits one)."""
+    skip). Any such block refuses: there is no slack (the walk the lab asks for never visits one). Each block of k
+    is judged against the rows of q its product took (:func:`_paired_visits`), and, given ``o`` (the output the
+    reader's function returned), against the rows of o its program stores next (:func:`_stored_block_visits`)."""
     n_q, n_k = q.shape[-2], k.shape[-2]
     seen = _seen_keys(n_q, n_k, True)
     for which, tensor in (("q", q), ("k", k)):
@@ -2980,7 +2982,7 @@ def _skip_check(trace, label, q, k) -> list[CaseResult]:
                            "the rows of q it loads: a block of queries is what one program keeps on chip (BLOCK_M "
                            "of 16 to 128), and with blocks that large there is almost nothing left to skip; use "
                            "blocks of at most 128 queries")]
-    hidden, pairs, example = _hidden_pairs(trace, q, k)
+    hidden, pairs, example = _hidden_pairs(trace, q, k, "k")
     if not pairs:
         return [CaseResult(label, "-", False,
                            "the grader found no block of keys that a program of your kernel walked while it held "
@@ -2989,6 +2991,8 @@ def _skip_check(trace, label, q, k) -> list[CaseResult]:
                            "block by block, loading them with tl.load from k as you were given it (or from a "
                            "copy of it), not from memory another kernel of yours wrote")]
     visits = _hidden_visits(trace, q, k)
+    if not visits.hidden and o is not None:  # each walk against the block of o its program writes next
+        visits = _stored_block_visits(trace, q, k, {"o": o}, "k", "o")
     # no slack: a walk that stops at the block holding the last query of the block the program works on visits
     # no hidden block, whatever BLOCK_M and BLOCK_N (each block that starts at or before that row holds a key the
     # row sees)
@@ -3046,8 +3050,9 @@ def _judged_against(which: str, spans):
 def _paired_visits(trace, q, k) -> list:
     """Every load of q or k (or of a copy of them) a program made, with the block of the other tensor it is judged
     against: ``(which, kernel, program, (first, last) row of all its lanes, (first, last) row of its active
-    lanes or None, the other's block or None, group)``; loads of one ``group`` make one visited block (a block
-    loaded in parts).
+    lanes or None, the other's block or None, group)``; the loads of one tensor in one ``group`` (made between
+    the same two tl.dot of the program) judged against the same block make one visited block (a block loaded in
+    parts before its products).
 
     The other's block is read from the values, not from the order of the loads: the rows of the other tensor
     whose loaded values reach the first tl.dot this load's value reaches (one of its two operands, through any
@@ -3096,11 +3101,9 @@ def _paired_visits(trace, q, k) -> list:
                 if index in first_dot:
                     n = first_dot[index]
                     block = _judged_against(which, [span for _, span in dots[n][other]])
-                    group = ("dot", n)
                 elif not dots:
-                    block, group = held[other], ("load", index)
+                    block = held[other]
                 else:
-                    group = ("visit", before)
                     latest = next((n for n in range(min(before, len(dots)) - 1, -1, -1)
                                    if dots[n]["q"] and dots[n]["k"]), None)
                     if latest is not None and max(i for i, _ in dots[latest][which]) > \
@@ -3120,7 +3123,8 @@ def _paired_visits(trace, q, k) -> list:
                     else:
                         held[which] = active
                 previous = which
-                out.append((which, launch.kernel, program, lanes, active, block, group))
+                out.append((which, launch.kernel, program, lanes, active, block,
+                            ("between", before) if dots else ("load", index)))
     return out
 
 
@@ -3128,9 +3132,9 @@ def _visit_pairs(trace, q, k) -> list:
     """Every block of q or k a program visited (loaded, or with every lane masked off) and the block of the other
     tensor it worked on then (:func:`_paired_visits`): ``(which, kernel, program, (first, last) row of the visit,
     (first, last) row of the other's block, masked)``, ``which`` the visited tensor ("q" or "k") and ``masked``
-    true when no lane of the visit was active. The loads of one tensor that reach the same first product (or, if
-    they reach none, come between the same two tl.dot) are one visited block where they span at most
-    LARGEST_BLOCK_K rows together (a block loaded in halves before its products); otherwise, and in a program
+    true when no lane of the visit was active. The loads of one tensor made between the same two tl.dot and judged
+    against the same block are one visited block where they span at most LARGEST_BLOCK_K rows together (a block
+    loaded in halves before its products); otherwise, and in a program
     without tl.dot, each load is one; its rows are read from the addresses of all its lanes. A visit judged
     against no block of the other tensor (an empty walk, a load before any of the other) has no pair."""
     out = []
@@ -3194,6 +3198,61 @@ def _hidden_visits(trace, q, k) -> _HiddenVisits:
     all it visited while working on one. (The mirror, for programs that hold keys and walk the queries, a
     backward's dK, dV pass: ``_hidden_visit_pairs(pairs, "q")``.)"""
     return _hidden_visit_pairs(_visit_pairs(trace, q, k), "k")
+
+
+def _stored_block_visits(trace, q, k, outputs: dict, which: str, against: str) -> _HiddenVisits:
+    """The blocks of ``which`` ("q" or "k") each program visited (loaded, masked off or not; loads between the
+    same two tl.dot merged as in :func:`_visit_pairs`), each judged against the rows of output ``against`` (a
+    key of ``outputs``, name: the grader's tensor the reader's function returned) that the program stores next,
+    where its next store to any of ``outputs`` is to that one (consecutive stores merged): the block the program
+    worked on is the block whose result it writes, whatever rows its products took (a walk whose tiles past the
+    diagonal are multiplied with some other block of queries, loaded for them, still walks past the diagonal of
+    the block it writes). A program that writes its result elsewhere (scratch, atomics) is not judged here."""
+    hidden = total = 0
+    first = None
+    blocks_of: dict = {}
+    visited_tensor = q if which == "q" else k
+    for launch in trace.launches:
+        rows_of = {name: rows for name, *_ in launch.args
+                   if (rows := _rows_in(trace, launch, name, visited_tensor)) is not None}
+        outs = {name: (tag, tensor) for name, *_ in launch.args for tag, tensor in outputs.items()
+                if tensor is not None and _same_memory(launch, name, tensor)}
+        if not rows_of or against not in {tag for tag, _ in outs.values()}:
+            continue
+        marks: dict = {}  # program: [(visits before the store, output, first row, last row)]
+        for name, program, at, low, high in launch.store_marks:
+            if name in outs:
+                tag, tensor = outs[name]
+                marks.setdefault(program, []).append((at, tag, *sorted((_row_of(tensor, low),
+                                                                         _row_of(tensor, high)))))
+        groups: dict = {}
+        for index, (name, program, low, high, dots, active) in enumerate(launch.visits):
+            if name not in rows_of:
+                continue
+            after = [m for m in marks.get(program, ()) if m[0] > index]
+            if not after or after[0][1] != against:
+                continue
+            written = [m for m in after if m[0] == after[0][0] and m[1] == against]
+            block = (min(m[2] for m in written), max(m[3] for m in written))
+            lanes = tuple(sorted((rows_of[name](low), rows_of[name](high))))
+            groups.setdefault((launch.kernel, program, dots, block), []).append((lanes, active is None))
+        for (kernel, program, _, block), spans in groups.items():
+            blocks_of.setdefault((kernel, program), set()).add(block)
+            low, high = min(lo for (lo, _), _ in spans), max(hi for (_, hi), _ in spans)
+            visits = [((low, high), all(m for _, m in spans))] if high - low < LARGEST_BLOCK_K else spans
+            for (lo, hi), masked in visits:
+                total += 1
+                if (lo > block[1]) if which == "k" else (block[0] > hi):
+                    hidden += 1
+                    first = first or (kernel, program, block, (lo, hi), masked)
+    if first is None:
+        return _HiddenVisits(hidden, total)
+    kernel, program, (b_lo, b_hi), (lo, hi), masked = first
+    held, walked = ("keys", "queries") if which == "q" else ("queries", "keys")
+    return _HiddenVisits(hidden, total, f"program {program} of {kernel}, working on {held} {b_lo}-{b_hi} (the "
+                                        f"rows of {against} it stored next), visited {walked} {lo}-{hi}"
+                                        + (" with every lane masked off" if masked else ""), masked,
+                         len(blocks_of[(kernel, program)]))
 
 
 def _loaded_from(trace, tensor) -> int:
@@ -3289,17 +3348,18 @@ def _backward_skip_case(gen, n_q, n_k, label):
     return run
 
 
-def _hidden_pairs(trace, q, k) -> tuple[int, int, str]:
+def _hidden_pairs(trace, q, k, walked: str = "qk") -> tuple[int, int, str]:
     """Over every program, the blocks of q or k it loaded with active lanes, each with the block of the other
     tensor it is judged against (:func:`_paired_visits`: the rows of the other tensor its product took), the
-    loads of one block merged as in :func:`_visit_pairs` and read from their active lanes. Returns the pairs
+    loads of one block merged as in :func:`_visit_pairs` and read from their active lanes; only the blocks of
+    ``walked`` ("k": a forward's blocks of keys, each program holding its block of queries). Returns the pairs
     wholly on the hidden side of the causal mask (every key after every query), all the pairs, and one hidden
     pair in words. Rows are read from the loads' addresses (:func:`_row_of`)."""
     hidden = pairs = 0
     example = ""
     groups: dict = {}
     for which, kernel, program, _, active, block, group in _paired_visits(trace, q, k):
-        if block is not None and active is not None:
+        if block is not None and active is not None and which in walked:
             groups.setdefault((which, kernel, program, group, block), []).append(active)
     for (which, kernel, program, _, block), spans in groups.items():
         first, last = min(lo for lo, _ in spans), max(hi for _, hi in spans)
@@ -3799,7 +3859,7 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
         found = _key_blocks_check(runner, label, k, n_k, causal) or \
             _scratch_check(runner, label, (q, k, v), (o,)) or \
             _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal)
-        return found or (_skip_check(forward, label, q, k) if causal else [])
+        return found or (_skip_check(forward, label, q, k, o) if causal else [])
 
     def backward_checks():
         return _scratch_check(runner, label, (q, k, v, do), grads) or \
