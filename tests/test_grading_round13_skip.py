@@ -204,3 +204,62 @@ def test_r13_course_solution_passes_the_skip_case(key):
 
     report = _grade(key, grading.solution(key), SKIP_CASES[key])
     assert report.passed, report.text()
+
+
+# ---- the next attack: the hidden tiles multiplied with another block, loaded for them ---------------------------
+
+#: 01 with the decoy replaced: for the key blocks past its diagonal the program multiplies the head's last block
+#: of queries (loaded for them) instead of its own, so the rows its products take are never hidden
+SUBSTITUTE_Q = (
+    ("            acc += decoy * 0.0\n",
+     "            acc += decoy * 0.0\n"
+     "            if start > block_m * BLOCK_M + BLOCK_M - 1:\n"
+     "                qq = tl.load(q_head + (N_Q - BLOCK_M + tl.arange(0, BLOCK_M))[:, None] * HEAD_DIM "
+     "+ dims[None, :])\n"
+     "            else:\n"
+     "                qq = q\n"
+     "        else:\n"
+     "            qq = q\n"),
+    (DOT, DOT.replace("tl.dot(q,", "tl.dot(qq,")))
+#: h01's dK, dV walk from query block 0 (no lower bound), multiplying the head's first block of keys (loaded for
+#: them) instead of its own for the blocks of queries before its diagonal
+SUBSTITUTE_K = (
+    ("            start = (block_n * BLOCK_N // BLOCK_M) * BLOCK_M\n", "            start = 0\n"),
+    ("            delta = tl.load(delta_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)\n"
+     "            s = tl.dot(q, tl.trans(k),",
+     "            delta = tl.load(delta_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)\n"
+     "            kk = k\n"
+     "            if CAUSAL:\n"
+     "                if m0 + BLOCK_M - 1 < block_n * BLOCK_N:\n"
+     "                    kk = tl.load(k_ptr + head * N_K * HEAD_DIM + tl.arange(0, BLOCK_N)[:, None] * HEAD_DIM "
+     "+ dims[None, :])\n"
+     "            s = tl.dot(q, tl.trans(kk),"))
+
+
+def test_r13_forward_multiplying_hidden_tiles_with_another_block_is_refused():
+    """The tiles past the diagonal multiplied with the last block of queries: judged against the rows of o the
+    program stores (its block of queries), they are hidden."""
+    key, fn = load_attack_variant(find_attack(13, "01"), *SUBSTITUTE_Q)
+    message = _skip_message(key, fn, "01 (substituted q)")
+    assert "working on queries 0-31 (the rows of o it stored next), visited keys 32-63" in message, message
+
+
+def test_r13_autograd_forward_multiplying_hidden_tiles_with_another_block_is_refused():
+    """The same forward in 03 (L6.autograd): refused in the Function's forward."""
+    key, fn = load_attack_variant(find_attack(13, "03"), *SUBSTITUTE_Q)
+    message = _skip_message(key, fn, "03 (substituted q)")
+    assert "forward" in message and "the rows of o it stored next" in message, message
+
+
+@pytest.mark.parametrize("tag", ["h01", "h02"])
+def test_r13_backward_multiplying_hidden_tiles_with_another_block_is_refused(tag):
+    """h01 (L6.backward), h02 (L6.autograd) with a dK, dV walk from query 0 that multiplies the blocks of queries
+    before its diagonal with key block 0: judged against the rows of dK the program stores next (or, for a block
+    of keys no query sees, never multiplied, against the queries the program walks after loading it)."""
+    key, fn = load_attack_variant(find_attack(13, tag), *SUBSTITUTE_K)
+    message = _skip_message(key, fn, f"{tag} (substituted k)")
+    assert "dkdv_kernel" in message, message
+    if tag == "h02":  # N_q = 128: the blocks of keys 0-127 are multiplied with key block 0 past their diagonal
+        assert "working on keys 128-" in message and "(the rows of dK it stored next), visited queries 0-31" in \
+            message, message
+

@@ -3343,7 +3343,7 @@ def _backward_skip_case(gen, n_q, n_k, label):
                                       "P = exp(S - lse) is recomputed from the forward's lse (one load per row), "
                                       "not from a new pass over the keys for the max and the sum"))
             return results
-        return results + _causal_backward_pairs_check(runner.trace, label, q, k, runner._l6_v)
+        return results + _causal_backward_pairs_check(runner.trace, label, q, k, runner._l6_v, runner._l6_got)
 
     return run
 
@@ -3866,7 +3866,7 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
             _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, _BACKWARD_PRODUCTS) or \
             _key_blocks_check(runner, label, k, n_k, causal) or \
             _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v}, causal) or \
-            (_causal_backward_pairs_check(backward, label, q, k, v) if causal else [])
+            (_causal_backward_pairs_check(backward, label, q, k, v, grads) if causal else [])
 
     for part, which, checks in ((forward, "forward", forward_checks), (backward, "backward", backward_checks)):
         if not part.launches:
@@ -3881,12 +3881,14 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
     return []
 
 
-def _causal_backward_pairs_check(trace, label, q, k, v=None) -> list[CaseResult]:
+def _causal_backward_pairs_check(trace, label, q, k, v=None, grads=None) -> list[CaseResult]:
     """A causal backward's pairs of blocks (L6.backward's skip case, and L6.autograd's backward): K loaded about
     once per block of queries at most, every row of q and k loaded (or of copies of them), at least one (block of
     queries, block of keys) pair walked, none visited in which every key comes after every query (by the pairs of
     loads with active lanes, and by the blocks the loops visit, masked off or not, both ways round), and K and V
-    loaded once per program (:func:`_backward_passes_check`)."""
+    loaded once per program (:func:`_backward_passes_check`). Given ``grads`` (the dQ, dK, dV the reader's function
+    returned), each block visited is also judged against the rows of dQ (a block of keys) or of dK (a block of
+    queries) its program stores next (:func:`_stored_block_visits`)."""
     n_q, n, d = q.shape[-2], k.shape[-2], k.shape[-1]
     loaded_k = _loaded_from(trace, k)
     if loaded_k > (-(-n_q // 16) + 2) * n * d:
@@ -3919,6 +3921,15 @@ def _causal_backward_pairs_check(trace, label, q, k, v=None) -> list[CaseResult]
     key_visits, query_visits = _hidden_visit_pairs(visited, "k"), _hidden_visit_pairs(visited, "q")
     hidden_visits, visits = key_visits.hidden + query_visits.hidden, key_visits.total + query_visits.total
     first_found = key_visits if key_visits.hidden else query_visits
+    held_word = "queries" if first_found is key_visits else "keys"
+    if not hidden and not hidden_visits and grads is not None:  # each walk against the block it writes
+        outputs = {"dQ": grads[0], "dK": grads[1]}
+        for which, against in (("k", "dQ"), ("q", "dK")):
+            found = _stored_block_visits(trace, q, k, outputs, which, against)
+            if found.hidden:
+                first_found, hidden_visits, visits = found, found.hidden, found.total
+                held_word = "queries" if which == "k" else "keys"
+                break
     # no slack, as in the forward's check: a loop that starts at the block holding the first key of the block
     # the program works on, or stops at the block holding its last query, visits no pair in which every key
     # comes after every query
@@ -3940,7 +3951,7 @@ def _causal_backward_pairs_check(trace, label, q, k, v=None) -> list[CaseResult]
                            "as the causal forward does: a program of keys starts its loop at the block of queries "
                            "that holds its first key; a program of queries stops its loop at the block of keys "
                            "that holds its last query, its diagonal; a loop must stop there, not only mask."
-                           f"{_in_turn_note(first_found, 'keys' if first_found is query_visits else 'queries')}"
+                           f"{_in_turn_note(first_found, held_word)}"
                            f"{shape}")]
     return _backward_passes_check(trace, label, k, v)
 
