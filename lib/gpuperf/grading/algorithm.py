@@ -97,6 +97,13 @@ class Launch:
     #: (M, K, N, sources of the left operand, sources of the right): count, where an operand's sources are the
     #: arguments (their first byte's address) whose loaded values it was computed from (see :meth:`Trace.products`)
     dot_sources: dict = field(default_factory=dict)
+    #: (program, the loads (indices into ``visits``) its two operands were computed from) per tl.dot, in the
+    #: order of ``dot_marks``: which blocks of q and k reached one product (a load whose value reaches no
+    #: operand, as ``acc += decoy * 0``, is in none)
+    dot_loads: list = field(default_factory=list)
+    #: (argument name, program, number of ``visits`` recorded before it, lowest and highest active address) per
+    #: store with active lanes, in order: which rows of an output a program wrote after which loads
+    store_marks: list = field(default_factory=list)
     _stores: list = field(default_factory=list)  # (addresses, program)
     _loads: list = field(default_factory=list)
     _exchanges: list = field(default_factory=list)  # (addresses, program): atomic exchanges and CAS
@@ -686,6 +693,7 @@ def _install():
                 shape = tuple(int(s) for s in addresses.shape)
                 sources = _sources(ptrs) | _sources(mask)  # a gather through addresses computed from a load
                 program = state["program"]
+                first_visit = len(launch.visits)
                 for name, start, part in split(launch, addresses, active):
                     seen = addresses if part is None else addresses[part]  # (masked off or not)
                     picked = addresses[active] if part is None else addresses[part & active]
@@ -709,6 +717,8 @@ def _install():
                 res = original(self, ptrs, mask, *rest, **kw)
                 if sources:
                     res._gpuperf_src = sources | _sources(res)
+                if len(launch.visits) > first_visit:  # the visits this load made: what its value carries
+                    res._gpuperf_loads = frozenset(range(first_visit, len(launch.visits)))
                 return res
             return original(self, ptrs, mask, *rest, **kw)
 
@@ -724,6 +734,10 @@ def _install():
                 for name, _, part in split(launch, addresses, active):
                     count = picked.size if part is None else int(np.count_nonzero(part & active))
                     launch.stored[name] = launch.stored.get(name, 0) + int(count)
+                    if count:
+                        mine = picked if part is None else addresses[part & active]
+                        launch.store_marks.append((name, state["program"], len(launch.visits), int(mine.min()),
+                                                   int(mine.max())))
                 shape = tuple(int(s) for s in addresses.shape)
                 launch.store_shapes[shape] = launch.store_shapes.get(shape, 0) + 1
                 if sum(1 for s in addresses.shape if s > 1) >= 2:
@@ -806,6 +820,7 @@ def _install():
                     launch.dots_run[state["program"]] = launch.dots_run.get(state["program"], 0) + 1
                     key = shape + (_sources(args[0]), _sources(args[1]))
                     launch.dot_sources[key] = launch.dot_sources.get(key, 0) + 1
+                    launch.dot_loads.append((state["program"], _loads(args[0]) | _loads(args[1])))
                 except (AttributeError, IndexError, TypeError):  # pragma: no cover - another layout
                     pass
             res = original(self, *args, **kwargs)
@@ -1009,18 +1024,27 @@ def _stored_sources(launch, unique) -> frozenset:
     return found
 
 
+def _loads(handle) -> frozenset:
+    return getattr(handle, "_gpuperf_loads", frozenset())
+
+
 def _carry_sources(results, operands) -> None:
-    """Give ``results`` (a handle, or a tuple or list of them) the union of the sources of ``operands``."""
-    found = frozenset()
+    """Give ``results`` (a handle, or a tuple or list of them) the union of the sources of ``operands``, and of
+    the loads (:attr:`Launch.visits` indices) their values came from."""
+    found = loads = frozenset()
     for value in operands:
         for item in (value if isinstance(value, (list, tuple)) else (value,)):
             found = found | _sources(item)
-    if not found:
+            loads = loads | _loads(item)
+    if not found and not loads:
         return
     for res in (results if isinstance(results, (list, tuple)) else (results,)):
         if res is not None and hasattr(res, "data"):
             try:
-                res._gpuperf_src = found | _sources(res)
+                if found:
+                    res._gpuperf_src = found | _sources(res)
+                if loads:
+                    res._gpuperf_loads = loads | _loads(res)
             except AttributeError:  # pragma: no cover - a handle without a __dict__
                 pass
 

@@ -2878,7 +2878,7 @@ def _block_skip_case(gen, device, n_q, label, spread="normal", n_k=None):
                              else [])
         if not all(r.passed for r in results):
             return results
-        return results + _skip_check(causal_trace, label, q, k)
+        return results + _skip_check(causal_trace, label, q, k, got[0])
 
     return run
 
@@ -2957,11 +2957,6 @@ def _program_loads(trace, tensors: dict) -> list:
     return out
 
 
-def _dotted(trace) -> set:
-    """(kernel, program) of the programs that ran a tl.dot (one launch of a kernel or several)."""
-    return {(launch.kernel, program) for launch in trace.launches for program in launch.dots_run}
-
-
 def _runs(loads) -> list:
     """A program's loads cut where it turns from one tensor to the other: the block it holds (a block loaded in
     halves is one run), then the run of tiles it walks against it."""
@@ -2981,12 +2976,14 @@ def _held_rows(trace, q, k) -> int:
                 for run in _runs(loads) if run[0][0] == "q"), default=0)
 
 
-def _skip_check(trace, label, q, k) -> list[CaseResult]:
+def _skip_check(trace, label, q, k, o=None) -> list[CaseResult]:
     """The key blocks a causal forward visits, program by program (with tl.dot or without): the queries a
     program holds are read from the rows its loads of q cover (a block loaded in halves is one block), and a
     block of k it loads, or visits with its lanes masked off, after the last of those rows is one that no query
     of the block can see (not counted against a run without the mask, which the reader's code could inflate or
-    skip). Any such block refuses: there is no slack (the walk the lab asks for never visits one)."""
+    skip). Any such block refuses: there is no slack (the walk the lab asks for never visits one). Each block of k
+    is judged against the rows of q its product took (:func:`_paired_visits`), and, given ``o`` (the output the
+    reader's function returned), against the rows of o its program stores next (:func:`_stored_block_visits`)."""
     n_q, n_k = q.shape[-2], k.shape[-2]
     seen = _seen_keys(n_q, n_k, True)
     for which, tensor in (("q", q), ("k", k)):
@@ -3002,7 +2999,7 @@ def _skip_check(trace, label, q, k) -> list[CaseResult]:
                            "the rows of q it loads: a block of queries is what one program keeps on chip (BLOCK_M "
                            "of 16 to 128), and with blocks that large there is almost nothing left to skip; use "
                            "blocks of at most 128 queries")]
-    hidden, pairs, example = _hidden_pairs(trace, q, k)
+    hidden, pairs, example = _hidden_pairs(trace, q, k, "k")
     if not pairs:
         return [CaseResult(label, "-", False,
                            "the grader found no block of keys that a program of your kernel walked while it held "
@@ -3011,6 +3008,8 @@ def _skip_check(trace, label, q, k) -> list[CaseResult]:
                            "block by block, loading them with tl.load from k as you were given it (or from a "
                            "copy of it), not from memory another kernel of yours wrote")]
     visits = _hidden_visits(trace, q, k)
+    if not visits.hidden and o is not None:  # each walk against the block of o its program writes next
+        visits = _stored_block_visits(trace, q, k, {"o": o}, "k", "o")
     # no slack: a walk that stops at the block holding the last query of the block the program works on visits
     # no hidden block, whatever BLOCK_M and BLOCK_N (each block that starts at or before that row holds a key the
     # row sees)
@@ -3041,61 +3040,130 @@ def _in_turn_note(visits: _HiddenVisits, held: str) -> str:
             "takes, or the whole sequence).")
 
 
-def _visit_pairs(trace, q, k) -> list:
-    """Every block of q or k a program visited (loaded, or with every lane masked off) and the block of the other
-    tensor it worked on then: ``(which, kernel, program, (first, last) row of the visit, (first, last) row of
-    the other's block, masked)``, ``which`` the visited tensor ("q" or "k") and ``masked`` true when no lane of
-    the visit was active.
+def _merged_spans(spans) -> list:
+    """``spans`` ((first, last) rows) merged where they overlap or touch: the blocks they make together (a block
+    loaded in halves is one block)."""
+    merged: list = []
+    for low, high in sorted(spans):
+        if merged and low <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
+        else:
+            merged.append((low, high))
+    return merged
 
-    A visit is the loads of one tensor between two tl.dot of the program (a block loaded in halves before its
-    products is one block), where they span at most LARGEST_BLOCK_K rows together; otherwise (and in a program
-    without tl.dot) each load is one; its rows are read from the addresses of all its lanes. The block of the
-    other tensor is the one the program held at its next tl.dot (at the visit, after its last one): the active
-    rows of the other tensor's latest loads made with no tl.dot and no visit of this tensor between them. So a
-    program that takes several blocks of queries in turn (a persistent grid) has each block's walk compared
-    with that block, and a fused backward's dQ walk with its block of queries, not with the queries its dK, dV
-    walk visited before. A visit made before the program loaded any of the other tensor has no pair."""
+
+def _judged_against(which: str, spans):
+    """Of the blocks the rows of the other tensor in ``spans`` make (:func:`_merged_spans`), the one a visit of
+    ``which`` is judged against: a block of keys against the block of queries that ends first, a block of queries
+    against the block of keys that starts last (a visit hidden from any block of the other tensor its product
+    took is hidden: rows of a far block added to an operand, say times 0, do not make it visible). None: no
+    rows."""
+    blocks = _merged_spans(spans)
+    if not blocks:
+        return None
+    return min(blocks, key=lambda b: b[1]) if which == "k" else max(blocks, key=lambda b: b[0])
+
+
+def _paired_visits(trace, q, k) -> list:
+    """Every load of q or k (or of a copy of them) a program made, with the block of the other tensor it is judged
+    against: ``(which, kernel, program, (first, last) row of all its lanes, (first, last) row of its active
+    lanes or None, the other's block or None, group)``; the loads of one tensor in one ``group`` (made between
+    the same two tl.dot of the program) judged against the same block make one visited block (a block loaded in
+    parts before its products).
+
+    The other's block is read from the values, not from the order of the loads: the rows of the other tensor
+    whose loaded values reach the first tl.dot this load's value reaches (one of its two operands, through any
+    arithmetic: :attr:`Launch.dot_loads`), among those products that took rows of the other tensor. A load
+    whose value reaches no operand (``acc += x * 0``) is the other's block of no visit. A load that reaches no
+    such product (a block of keys loaded ahead of the one in use and never multiplied, a block of keys whose walk
+    over the queries is empty) is judged by the program's latest product before it: where this tensor was the
+    one walked in it (loaded after the other's block), against that product's block of the other; where it was
+    the block held (or before any product), against the rows of the other the program loads after it and before
+    its next load of this tensor, if any (an empty walk has none: no pair). In a program that ran no tl.dot, a
+    load is judged against the latest rows of the other tensor loaded before it (consecutive loads of one tensor
+    merged)."""
     out = []
     for launch in trace.launches:
         names = {name: (which, rows) for name, *_ in launch.args for which, tensor in (("q", q), ("k", k))
                  if (rows := _rows_in(trace, launch, name, tensor)) is not None}
         if not names:
             continue
+        mine: dict = {}  # visit index: (which, (first, last) all lanes, (first, last) active or None, dots before)
         programs: dict = {}
-        for name, program, low, high, dots, active in launch.visits:
+        for index, (name, program, low, high, dots, active) in enumerate(launch.visits):
             if name in names:
-                programs.setdefault(program, []).append((name, low, high, dots, active))
-        for program, visits in programs.items():
-            held = {"q": None, "k": None}  # active rows of the latest block of each the program loaded
-            previous = None  # (which, dots) of the program's previous visit
-            pending: list = []  # visits waiting for the program's next tl.dot: (visit, block held at the visit)
-            paired: list = []  # (visit, the other tensor's block it was worked on with)
-            for name, low, high, dots, active in visits:
                 which, rows = names[name]
-                if pending and dots > pending[-1][0][4]:  # a tl.dot ran: the pending visits worked on this block
-                    paired += [(visit, held[_other(visit[1])]) for visit, _ in pending]
-                    pending = []
+                span = None if active is None else tuple(sorted((rows(active[0]), rows(active[1]))))
+                mine[index] = (which, tuple(sorted((rows(low), rows(high)))), span, dots)
+                programs.setdefault(program, []).append(index)
+        products: dict = {}  # program: per tl.dot in order, the loads of q and k that reached its operands
+        for program, loads in launch.dot_loads:
+            reached = sorted(index for index in loads if index in mine)
+            # judged against the active rows of the other tensor only (as the tiles they hold)
+            taken = {which: [(i, mine[i][2]) for i in reached if mine[i][0] == which and mine[i][2] is not None]
+                     for which in "qk"}
+            products.setdefault(program, []).append((reached, taken))
+        for program, indices in programs.items():
+            dots = [taken for _, taken in products.get(program, [])]
+            first_dot: dict = {}  # visit index: the first product it reached that took rows of the other tensor
+            for n, (reached, taken) in enumerate(products.get(program, [])):
+                for index in reached:  # (a load with every lane masked off reaches it too: its block was visited)
+                    if taken[_other(mine[index][0])]:
+                        first_dot.setdefault(index, n)
+            held = {"q": None, "k": None}  # a program without tl.dot: the latest rows of each, consecutive merged
+            previous = None
+            for position, index in enumerate(indices):
+                which, lanes, active, before = mine[index]
+                other = _other(which)
+                if index in first_dot:
+                    n = first_dot[index]
+                    block = _judged_against(which, [span for _, span in dots[n][other]])
+                elif not dots:
+                    block = held[other]
+                else:
+                    latest = next((n for n in range(min(before, len(dots)) - 1, -1, -1)
+                                   if dots[n]["q"] and dots[n]["k"]), None)
+                    if latest is not None and max(i for i, _ in dots[latest][which]) > \
+                            max(i for i, _ in dots[latest][other]):
+                        block = _judged_against(which, [span for _, span in dots[latest][other]])
+                    else:
+                        after = []
+                        for later in indices[position + 1:]:
+                            if mine[later][0] == which:
+                                break
+                            if mine[later][2] is not None:
+                                after.append(mine[later][2])
+                        block = _judged_against(which, after)
                 if active is not None:
-                    span = tuple(sorted((rows(active[0]), rows(active[1]))))
-                    if previous == (which, dots) and held[which] is not None:  # the same block, in parts
-                        span = (min(span[0], held[which][0]), max(span[1], held[which][1]))
-                    held[which] = span
-                first, last = sorted((rows(low), rows(high)))
-                pending.append(((name, which, first, last, dots, active is None), held[_other(which)]))
-                previous = (which, dots)
-            after_last_dot = launch.dots_run.get(program, 0)
-            # no tl.dot after them: the block held at the visit
-            paired += [(visit, held[_other(visit[1])] if visit[4] < after_last_dot else at_visit)
-                       for visit, at_visit in pending]
-            groups: dict = {}
-            for (name, which, first, last, dots, masked), other_block in paired:
-                if other_block is not None:
-                    key = (name, dots, other_block) if after_last_dot else (name, first, last, other_block)
-                    groups.setdefault(key, []).append((first, last, masked))
-            for (name, *_, other_block), spans in groups.items():
-                first, last = min(f for f, _, _ in spans), max(h for _, h, _ in spans)
-                blocks = [(first, last, all(m for *_, m in spans))] if last - first < LARGEST_BLOCK_K else spans
-                out += [(names[name][0], launch.kernel, program, (f, h), other_block, m) for f, h, m in blocks]
+                    if previous == which and held[which] is not None:
+                        held[which] = (min(active[0], held[which][0]), max(active[1], held[which][1]))
+                    else:
+                        held[which] = active
+                previous = which
+                out.append((which, launch.kernel, program, lanes, active, block,
+                            ("between", before) if dots else ("load", index)))
+    return out
+
+
+def _visit_pairs(trace, q, k) -> list:
+    """Every block of q or k a program visited (loaded, or with every lane masked off) and the block of the other
+    tensor it worked on then (:func:`_paired_visits`): ``(which, kernel, program, (first, last) row of the visit,
+    (first, last) row of the other's block, masked)``, ``which`` the visited tensor ("q" or "k") and ``masked``
+    true when no lane of the visit was active. The loads of one tensor made between the same two tl.dot and judged
+    against the same block are one visited block where they span at most LARGEST_BLOCK_K rows together (a block
+    loaded in halves before its products); otherwise, and in a program
+    without tl.dot, each load is one; its rows are read from the addresses of all its lanes. A visit judged
+    against no block of the other tensor (an empty walk, a load before any of the other) has no pair."""
+    out = []
+    groups: dict = {}
+    for which, kernel, program, lanes, active, block, group in _paired_visits(trace, q, k):
+        if block is not None:
+            groups.setdefault((which, kernel, program, group, block), []).append((lanes, active is None))
+    for (which, kernel, program, _, block), spans in groups.items():
+        first, last = min(lo for (lo, _), _ in spans), max(hi for (_, hi), _ in spans)
+        blocks = [(first, last, all(m for _, m in spans))] if last - first < LARGEST_BLOCK_K else \
+            [(lo, hi, m) for (lo, hi), m in spans]
+        out += [(which, kernel, program, (lo, hi), block, m) for lo, hi, m in blocks]
     return out
 
 
@@ -3147,6 +3215,61 @@ def _hidden_visits(trace, q, k) -> _HiddenVisits:
     all it visited while working on one. (The mirror, for programs that hold keys and walk the queries, a
     backward's dK, dV pass: ``_hidden_visit_pairs(pairs, "q")``.)"""
     return _hidden_visit_pairs(_visit_pairs(trace, q, k), "k")
+
+
+def _stored_block_visits(trace, q, k, outputs: dict, which: str, against: str) -> _HiddenVisits:
+    """The blocks of ``which`` ("q" or "k") each program visited (loaded, masked off or not; loads between the
+    same two tl.dot merged as in :func:`_visit_pairs`), each judged against the rows of output ``against`` (a
+    key of ``outputs``, name: the grader's tensor the reader's function returned) that the program stores next,
+    where its next store to any of ``outputs`` is to that one (consecutive stores merged): the block the program
+    worked on is the block whose result it writes, whatever rows its products took (a walk whose tiles past the
+    diagonal are multiplied with some other block of queries, loaded for them, still walks past the diagonal of
+    the block it writes). A program that writes its result elsewhere (scratch, atomics) is not judged here."""
+    hidden = total = 0
+    first = None
+    blocks_of: dict = {}
+    visited_tensor = q if which == "q" else k
+    for launch in trace.launches:
+        rows_of = {name: rows for name, *_ in launch.args
+                   if (rows := _rows_in(trace, launch, name, visited_tensor)) is not None}
+        outs = {name: (tag, tensor) for name, *_ in launch.args for tag, tensor in outputs.items()
+                if tensor is not None and _same_memory(launch, name, tensor)}
+        if not rows_of or against not in {tag for tag, _ in outs.values()}:
+            continue
+        marks: dict = {}  # program: [(visits before the store, output, first row, last row)]
+        for name, program, at, low, high in launch.store_marks:
+            if name in outs:
+                tag, tensor = outs[name]
+                marks.setdefault(program, []).append((at, tag, *sorted((_row_of(tensor, low),
+                                                                         _row_of(tensor, high)))))
+        groups: dict = {}
+        for index, (name, program, low, high, dots, active) in enumerate(launch.visits):
+            if name not in rows_of:
+                continue
+            after = [m for m in marks.get(program, ()) if m[0] > index]
+            if not after or after[0][1] != against:
+                continue
+            written = [m for m in after if m[0] == after[0][0] and m[1] == against]
+            block = (min(m[2] for m in written), max(m[3] for m in written))
+            lanes = tuple(sorted((rows_of[name](low), rows_of[name](high))))
+            groups.setdefault((launch.kernel, program, dots, block), []).append((lanes, active is None))
+        for (kernel, program, _, block), spans in groups.items():
+            blocks_of.setdefault((kernel, program), set()).add(block)
+            low, high = min(lo for (lo, _), _ in spans), max(hi for (_, hi), _ in spans)
+            visits = [((low, high), all(m for _, m in spans))] if high - low < LARGEST_BLOCK_K else spans
+            for (lo, hi), masked in visits:
+                total += 1
+                if (lo > block[1]) if which == "k" else (block[0] > hi):
+                    hidden += 1
+                    first = first or (kernel, program, block, (lo, hi), masked)
+    if first is None:
+        return _HiddenVisits(hidden, total)
+    kernel, program, (b_lo, b_hi), (lo, hi), masked = first
+    held, walked = ("keys", "queries") if which == "q" else ("queries", "keys")
+    return _HiddenVisits(hidden, total, f"program {program} of {kernel}, working on {held} {b_lo}-{b_hi} (the "
+                                        f"rows of {against} it stored next), visited {walked} {lo}-{hi}"
+                                        + (" with every lane masked off" if masked else ""), masked,
+                         len(blocks_of[(kernel, program)]))
 
 
 def _loaded_from(trace, tensor) -> int:
@@ -3237,42 +3360,33 @@ def _backward_skip_case(gen, n_q, n_k, label):
                                       "P = exp(S - lse) is recomputed from the forward's lse (one load per row), "
                                       "not from a new pass over the keys for the max and the sum"))
             return results
-        return results + _causal_backward_pairs_check(runner.trace, label, q, k, runner._l6_v)
+        return results + _causal_backward_pairs_check(runner.trace, label, q, k, runner._l6_v, runner._l6_got)
 
     return run
 
 
-def _hidden_pairs(trace, q, k) -> tuple[int, int, str]:
-    """Over every program, the tiles of q or k it walked against the block of the other it held: each run of its
-    loads of one tensor is the block it holds (halves merged, whatever their shapes) while it walks the next run,
-    of the other tensor; a walked tile is its loads between two tl.dot (each load, in a program without tl.dot).
-    Returns the walked tiles wholly on the hidden side of the causal mask (every key after every query), all the
-    tiles walked, and one hidden pair in words. Rows are read from the loads' addresses (:func:`_row_of`)."""
+def _hidden_pairs(trace, q, k, walked: str = "qk") -> tuple[int, int, str]:
+    """Over every program, the blocks of q or k it loaded with active lanes, each with the block of the other
+    tensor it is judged against (:func:`_paired_visits`: the rows of the other tensor its product took), the
+    loads of one block merged as in :func:`_visit_pairs` and read from their active lanes; only the blocks of
+    ``walked`` ("k": a forward's blocks of keys, each program holding its block of queries). Returns the pairs
+    wholly on the hidden side of the causal mask (every key after every query), all the pairs, and one hidden
+    pair in words. Rows are read from the loads' addresses (:func:`_row_of`)."""
     hidden = pairs = 0
     example = ""
-    dotted = _dotted(trace)
-    for kernel, program, loads in _program_loads(trace, {"q": q, "k": k}):
-        runs = _runs(loads)
-        # (a program whose products all come after its last load, as one that visits a single block, has
-        # no load after a tl.dot)
-        with_dots = any(dot for *_, dot in loads) or (kernel, program) in dotted
-        for held, walked in zip(runs, runs[1:]):
-            first, last = min(lo for _, lo, _, _ in held), max(h for _, _, h, _ in held)
-            tiles: list = []
-            for _, low, high, dot in walked:
-                # loads with no tl.dot between them are one tile, up to a block's most rows
-                if tiles and with_dots and not dot and \
-                        max(tiles[-1][1], high) - min(tiles[-1][0], low) < LARGEST_BLOCK_K:
-                    tiles[-1] = (min(tiles[-1][0], low), max(tiles[-1][1], high))
-                else:
-                    tiles.append((low, high))
-            for low, high in tiles:
-                pairs += 1
-                queries, keys = ((low, high), (first, last)) if walked[0][0] == "q" else ((first, last), (low, high))
-                if keys[0] > queries[1]:
-                    hidden += 1
-                    example = example or (f"program {program} of {kernel} with queries {queries[0]}-{queries[1]} "
-                                          f"and keys {keys[0]}-{keys[1]}")
+    groups: dict = {}
+    for which, kernel, program, _, active, block, group in _paired_visits(trace, q, k):
+        if block is not None and active is not None and which in walked:
+            groups.setdefault((which, kernel, program, group, block), []).append(active)
+    for (which, kernel, program, _, block), spans in groups.items():
+        first, last = min(lo for lo, _ in spans), max(hi for _, hi in spans)
+        for low, high in [(first, last)] if last - first < LARGEST_BLOCK_K else spans:
+            pairs += 1
+            queries, keys = ((low, high), block) if which == "q" else (block, (low, high))
+            if keys[0] > queries[1]:
+                hidden += 1
+                example = example or (f"program {program} of {kernel} with queries {queries[0]}-{queries[1]} "
+                                      f"and keys {keys[0]}-{keys[1]}")
     return hidden, pairs, example
 
 
@@ -3304,28 +3418,31 @@ def _backward_blocks_check(runner, label, tensors: dict, causal: bool = False) -
         return []
     whole = _whole_head_program(trace, q, k, causal)
     if whole:
-        kernel, program = whole
-        pairs = "(query, key) pair the causal mask lets through" if causal else "(query, key) pair"
+        kernel, program, multiplied, needed = whole
+        pairs = "(query, key) pairs the causal mask lets through" if causal else "(query, key) pairs"
+        amount = f"every one of the {needed} {pairs}" if multiplied >= needed else \
+            f"{multiplied} of the {needed} {pairs} ({multiplied / needed:.0%}: more than half)"
         return [CaseResult(label, "-", False,
-                           f"program {program} of your kernel {kernel} multiplied every {pairs} of a head of "
-                           f"{n_q} queries and {n_k} keys: it does a whole head alone, and on a GPU one program "
-                           "runs on one SM while the others wait. Split the sequence over programs: one block of "
-                           "keys per program for dK and dV, one block of queries per program for dQ (N / BLOCK "
-                           "programs per head)")]
+                           f"program {program} of your kernel {kernel} multiplied {amount} of a head of {n_q} "
+                           f"queries and {n_k} keys: it does {'a whole' if multiplied >= needed else 'most of a'} "
+                           "head alone, and on a GPU one program runs on one SM while the others wait. "
+                           "Split the sequence over programs: one block of keys per program for dK and dV, one "
+                           "block of queries per program for dQ (N / BLOCK programs per head; a persistent "
+                           "program may take a few blocks in turn, never most of a head)")]
     return []
 
 
 def _whole_head_program(trace, q, k, causal: bool):
-    """``(kernel, program)`` of a program that did a whole head alone, else None: the (block of queries, block of
-    keys) pairs it multiplied cover every pair of one head (with the causal mask, every pair the mask lets
-    through: key j <= query i). A pair is the rows of q and of k the program loaded between two of its tl.dot
-    (a block loaded in halves is one block), each with the latest block of the other loaded before: a program
-    that holds a block of keys and walks every query (dK, dV), then holds a block of queries and walks every key
-    (dQ), as in Triton's fused tutorial layout, covers a cross, not the head; one that computes dK and dV for
-    every key, or dQ for every query, covers it all. A program that ran no tl.dot is judged by the rows it
-    loaded (every query and every key)."""
-    import bisect
-
+    """``(kernel, program, pairs multiplied, pairs of a head)`` of a program that did more than half of a head
+    alone, else None: the (query, key) pairs its tl.dot multiplied cover more than half of the pairs of one head
+    (with the causal mask, of the pairs the mask lets through: key j <= i). A product covers the rows of q by
+    the rows of k whose loaded values reached its operands (:attr:`Launch.dot_loads`; rows of each load's active
+    lanes), so a load whose value reaches no product covers nothing and a block loaded in halves covers its
+    rows. A program that holds a block of keys and walks every query (dK, dV), then holds a block of queries and
+    walks every key (dQ), as in Triton's fused tutorial layout, covers a cross, a few blocks' share; a persistent
+    program that takes a few of a head's blocks in turn (a quarter of them) covers about that share; one that
+    computes dK and dV for every key (or every key but one), or dQ for every query, covers it all. A program that
+    ran no tl.dot is judged by the rows it loaded (every query and every key)."""
     import numpy as np
 
     n_q, n_k = q.shape[-2], k.shape[-2]
@@ -3338,47 +3455,37 @@ def _whole_head_program(trace, q, k, causal: bool):
                  if (rows := _rows_in(trace, launch, name, tensor)) is not None}
         if not names:
             continue
-        marks: dict = {}
-        for program, at in launch.dot_marks:
-            marks.setdefault(program, []).append(at)
+        spans: dict = {}  # visit index: (which, first row, last row) of its active lanes
         loads: dict = {}
-        for index, (name, program, low, high) in enumerate(launch.spans):
-            if name in names:
+        for index, (name, program, _, _, _, active) in enumerate(launch.visits):
+            if name in names and active is not None:
                 which, rows = names[name]
-                loads.setdefault(program, []).append((index, which, *sorted((rows(low), rows(high)))))
+                spans[index] = (which, *sorted((rows(active[0]), rows(active[1]))))
+                loads.setdefault(program, []).append(spans[index])
+        dotted = set(launch.dots_run)
         for program, program_loads in loads.items():
-            at = marks.get(program, [])
-            if not at:  # no tl.dot: every query and every key loaded
-                if all(_covered_rows([(lo % n, hi % n) for _, w, lo, hi in program_loads if w == which
+            if program not in dotted:  # no tl.dot: every query and every key loaded
+                if all(_covered_rows([(lo % n, hi % n) for w, lo, hi in program_loads if w == which
                                       and lo // n == hi // n]) >= n for which, n in (("q", n_q), ("k", n_k))):
-                    return launch.kernel, program
-                continue
-            covered: dict = {}  # head: (n_q, n_k) pairs multiplied
-            held = {"q": [], "k": []}
-            pending = {"q": [], "k": []}
-            previous = -1
-
-            def close():  # a tl.dot ran: what was loaded since the last one is what it multiplied
-                for which in "qk":
-                    if pending[which]:
-                        held[which], pending[which] = pending[which], []
-                for q_lo, q_hi in held["q"]:
-                    for k_lo, k_hi in held["k"]:
-                        head = q_lo // n_q
-                        if head != q_hi // n_q or k_lo // n_k != head or k_hi // n_k != head:
-                            continue  # a block across heads is no block of one head
-                        grid = covered.setdefault(head, np.zeros((n_q, n_k), dtype=bool))
-                        grid[q_lo % n_q:q_hi % n_q + 1, k_lo % n_k:k_hi % n_k + 1] = True
-
-            for index, which, low, high in program_loads:
-                if bisect.bisect_right(at, index) > bisect.bisect_right(at, previous):
-                    close()
-                pending[which].append((low, high))
-                previous = index
-            if bisect.bisect_right(at, previous) < len(at):  # a tl.dot after the last load
-                close()
-            if any(int((grid & visible).sum()) >= needed for grid in covered.values()):
-                return launch.kernel, program
+                    return launch.kernel, program, needed, needed
+        covered: dict = {}  # (program, head): (n_q, n_k) pairs multiplied
+        done: set = set()
+        for program, operands in launch.dot_loads:
+            taken = [spans[i] for i in operands if i in spans]
+            for _, q_lo, q_hi in (s for s in taken if s[0] == "q"):
+                for _, k_lo, k_hi in (s for s in taken if s[0] == "k"):
+                    head = q_lo // n_q
+                    if head != q_hi // n_q or k_lo // n_k != head or k_hi // n_k != head:
+                        continue  # a block across heads is no block of one head
+                    if (program, q_lo, q_hi, k_lo, k_hi) in done:
+                        continue
+                    done.add((program, q_lo, q_hi, k_lo, k_hi))
+                    grid = covered.setdefault((program, head), np.zeros((n_q, n_k), dtype=bool))
+                    grid[q_lo % n_q:q_hi % n_q + 1, k_lo % n_k:k_hi % n_k + 1] = True
+        for (program, _), grid in covered.items():
+            multiplied = int((grid & visible).sum())
+            if 2 * multiplied > needed:
+                return launch.kernel, program, multiplied, needed
     return None
 
 
@@ -3769,14 +3876,14 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
         found = _key_blocks_check(runner, label, k, n_k, causal) or \
             _scratch_check(runner, label, (q, k, v), (o,)) or \
             _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal)
-        return found or (_skip_check(forward, label, q, k) if causal else [])
+        return found or (_skip_check(forward, label, q, k, o) if causal else [])
 
     def backward_checks():
         return _scratch_check(runner, label, (q, k, v, do), grads) or \
             _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, _BACKWARD_PRODUCTS) or \
             _key_blocks_check(runner, label, k, n_k, causal) or \
             _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v}, causal) or \
-            (_causal_backward_pairs_check(backward, label, q, k, v) if causal else [])
+            (_causal_backward_pairs_check(backward, label, q, k, v, grads) if causal else [])
 
     for part, which, checks in ((forward, "forward", forward_checks), (backward, "backward", backward_checks)):
         if not part.launches:
@@ -3791,12 +3898,14 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
     return []
 
 
-def _causal_backward_pairs_check(trace, label, q, k, v=None) -> list[CaseResult]:
+def _causal_backward_pairs_check(trace, label, q, k, v=None, grads=None) -> list[CaseResult]:
     """A causal backward's pairs of blocks (L6.backward's skip case, and L6.autograd's backward): K loaded about
     once per block of queries at most, every row of q and k loaded (or of copies of them), at least one (block of
     queries, block of keys) pair walked, none visited in which every key comes after every query (by the pairs of
     loads with active lanes, and by the blocks the loops visit, masked off or not, both ways round), and K and V
-    loaded once per program (:func:`_backward_passes_check`)."""
+    loaded once per program (:func:`_backward_passes_check`). Given ``grads`` (the dQ, dK, dV the reader's function
+    returned), each block visited is also judged against the rows of dQ (a block of keys) or of dK (a block of
+    queries) its program stores next (:func:`_stored_block_visits`)."""
     n_q, n, d = q.shape[-2], k.shape[-2], k.shape[-1]
     loaded_k = _loaded_from(trace, k)
     if loaded_k > (-(-n_q // 16) + 2) * n * d:
@@ -3829,6 +3938,15 @@ def _causal_backward_pairs_check(trace, label, q, k, v=None) -> list[CaseResult]
     key_visits, query_visits = _hidden_visit_pairs(visited, "k"), _hidden_visit_pairs(visited, "q")
     hidden_visits, visits = key_visits.hidden + query_visits.hidden, key_visits.total + query_visits.total
     first_found = key_visits if key_visits.hidden else query_visits
+    held_word = "queries" if first_found is key_visits else "keys"
+    if not hidden and not hidden_visits and grads is not None:  # each walk against the block it writes
+        outputs = {"dQ": grads[0], "dK": grads[1]}
+        for which, against in (("k", "dQ"), ("q", "dK")):
+            found = _stored_block_visits(trace, q, k, outputs, which, against)
+            if found.hidden:
+                first_found, hidden_visits, visits = found, found.hidden, found.total
+                held_word = "queries" if which == "k" else "keys"
+                break
     # no slack, as in the forward's check: a loop that starts at the block holding the first key of the block
     # the program works on, or stops at the block holding its last query, visits no pair in which every key
     # comes after every query
@@ -3850,7 +3968,7 @@ def _causal_backward_pairs_check(trace, label, q, k, v=None) -> list[CaseResult]
                            "as the causal forward does: a program of keys starts its loop at the block of queries "
                            "that holds its first key; a program of queries stops its loop at the block of keys "
                            "that holds its last query, its diagonal; a loop must stop there, not only mask."
-                           f"{_in_turn_note(first_found, 'keys' if first_found is query_visits else 'queries')}"
+                           f"{_in_turn_note(first_found, held_word)}"
                            f"{shape}")]
     return _backward_passes_check(trace, label, k, v)
 
