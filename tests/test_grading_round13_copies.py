@@ -127,12 +127,23 @@ def test_r13_copies_a_copy_computed_lane_by_lane_is_a_copy():
     _refused(_grade(key, fn, _skip_case(key)), "Skip them", "visited key blocks")
 
 
+def test_r13_copies_a_copy_whose_elements_mix_two_rows_is_refused():
+    """07 with ``k[i] + 0 * k[n - 1 - i]`` in the copy kernel: each element of kc was computed from two rows of k
+    (no row map), so it is refused as a copy out of order, not passed as memory the grader cannot read."""
+    key, fn = load_attack_variant(
+        find_attack(13, "07"),
+        ("tl.load(src_ptr + offs, mask=offs < n), mask",
+         "tl.load(src_ptr + offs, mask=offs < n) + 0.0 * tl.load(src_ptr + n - 1 - offs, mask=offs < n), mask"))
+    _refused(_grade(key, fn, _skip_case(key)), "copy of k that your kernel copy_kernel wrote", "two rows")
+
+
 def test_r13_copies_a_forward_that_skips_and_reads_only_its_kernel_copy_of_k_passes():
     """07 made honest: each program stops at its diagonal, and every block of keys comes from copy_kernel's
     copy of k (before, the grader found no walk of k in it). Every case."""
     key, fn = load_attack_variant(
         find_attack(13, "07"),
-        ("        end = tl.minimum(N_K, N_Q)  # no per-block skipping", "        end = tl.minimum(N_K, (block_m + 1) * BLOCK_M)"),
+        ("        end = tl.minimum(N_K, N_Q)  # no per-block skipping",
+         "        end = tl.minimum(N_K, (block_m + 1) * BLOCK_M)"),
         ("            k = tl.load(k_head + keys[:, None]", "            k = tl.load(kc_head + keys[:, None]"))
     report = _grade(key, fn)
     assert report.passed, report.text()
@@ -165,7 +176,8 @@ def test_r13_copies_a_kernel_copy_of_k_into_a_larger_buffer_is_no_scratch():
 # ---- the tracer ----------------------------------------------------------------------------------------------
 def test_r13_copies_tracer_records_copies_lane_by_lane_only():
     """A store of a loaded value (cast or times a constant) is a copy of the lanes it loaded (a masked-off lane,
-    which holds ``other``, is none); a value computed from two loads is not; a launch that only copies is marked."""
+    which holds ``other``, is none); a value that depends on a reduction is not; a launch that only copies is
+    marked."""
     import numpy as np
     import torch
     import triton
@@ -178,7 +190,7 @@ def test_r13_copies_tracer_records_copies_lane_by_lane_only():
         offs = tl.arange(0, BLOCK)
         x = tl.load(x_ptr + offs, mask=offs < n - 1, other=0.0)
         tl.store(a_ptr + offs, (x * 2.0).to(tl.float16), mask=offs < n)
-        tl.store(b_ptr + offs, x + tl.load(y_ptr + offs, mask=offs < n), mask=offs < n)
+        tl.store(b_ptr + offs, x + tl.sum(tl.load(y_ptr + offs, mask=offs < n)), mask=offs < n)
 
     @triton.jit
     def copy(x_ptr, a_ptr, BLOCK: tl.constexpr):

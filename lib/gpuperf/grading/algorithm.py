@@ -723,7 +723,7 @@ def _install():
                 if sources:
                     res._gpuperf_src = sources | _sources(res)
                 if hasattr(res, "data"):  # where each lane came from (a copy stored as loaded is a copy)
-                    res._gpuperf_lanes_from = (addresses, active)
+                    res._gpuperf_lanes_from = ((addresses, active),)
                 return res
             return original(self, ptrs, mask, *rest, **kw)
 
@@ -754,11 +754,14 @@ def _install():
                     launch._lineage_writes.append((unique, state["program"], sources))
                     _note_stored(launch, unique, sources)
                     lanes_from = getattr(value, "_gpuperf_lanes_from", None)
-                    if lanes_from is not None and lanes_from[0].shape == addresses.shape:
-                        copied = active & lanes_from[1]  # a masked-off source lane holds `other`, no copy
-                        if copied.any():
-                            launch.copies.append((addresses[copied], lanes_from[0][copied]))
-                            launch.copied += int(np.count_nonzero(copied))
+                    if lanes_from is not None and lanes_from[0][0].shape == addresses.shape:
+                        union = np.zeros(addresses.shape, dtype=bool)
+                        for origin, loaded in lanes_from:  # each loaded element a stored lane was computed from
+                            copied = active & loaded  # a masked-off source lane holds `other`, no copy
+                            if copied.any():
+                                launch.copies.append((addresses[copied], origin[copied]))
+                                union |= copied
+                        launch.copied += int(np.count_nonzero(union))
             return original(self, ptrs, value, mask, *rest, **kw)
 
         return store
@@ -1009,21 +1012,24 @@ _NOT_LANEWISE = ("addptr", "broadcast", "cat", "descriptor", "dot", "expand_dims
 
 
 def _carry_lanes(res, operands) -> None:
-    """``res`` of an elementwise operation keeps its one loaded operand's per-lane origin (see
+    """``res`` of an elementwise operation keeps its loaded operands' per-lane origins (see
     :attr:`Launch.copies`) where no other operand was computed from a load (constants, sizes, masks made from
-    ``tl.arange`` only) and the shapes agree: each lane of ``res`` is a function of one loaded element."""
+    ``tl.arange`` only) and the shapes agree: each lane of ``res`` is a function of the loaded elements at its
+    own lane (``x * 1.0``: one; ``k + 0 * k_other``: two, which a copy's rows show)."""
     import numpy as np
 
     if res is None or not hasattr(res, "data"):
         return
     handles = [a for a in operands if hasattr(a, "data")]
     carrying = [a for a in handles if getattr(a, "_gpuperf_lanes_from", None) is not None]
-    if len(carrying) != 1 or any(_sources(a) for a in handles if a is not carrying[0]):
+    if not carrying or any(_sources(a) for a in handles if getattr(a, "_gpuperf_lanes_from", None) is None):
         return
-    lanes_from = carrying[0]._gpuperf_lanes_from
-    if lanes_from[0].shape == np.shape(res.data):
+    origins: list = []
+    for a in carrying:
+        origins += [o for o in a._gpuperf_lanes_from if not any(o is seen for seen in origins)]
+    if len(origins) <= 4 and all(o[0].shape == np.shape(res.data) for o in origins):
         try:
-            res._gpuperf_lanes_from = lanes_from
+            res._gpuperf_lanes_from = tuple(origins)
         except AttributeError:  # pragma: no cover - a handle without a __dict__
             pass
 

@@ -457,6 +457,8 @@ class Image:
     after: int = -1
     until: int = 1 << 62
     copies: int = 0  # a kernel's copy: the elements its copy launches stored (copies of copies included)
+    #: a kernel's copy in which one element was computed from two rows (``k_i + 0 * k_j``): no row map
+    mixed: bool = False
 
     def holds(self, launch, name) -> bool:
         """Argument ``name`` of ``launch`` starts in this memory, with its element size (and, for a kernel's
@@ -612,6 +614,8 @@ def _kernel_images(trace, owners: list, images: list) -> list:
         for index in np.unique(owner[owner >= 0]).tolist():
             pick = owner == index
             targets, held = dst[pick], row[pick]
+            order = np.lexsort((held, targets))  # one element computed from two rows of the tensor
+            mixed = bool(((np.diff(targets[order]) == 0) & (np.diff(held[order]) != 0)).any())
             for name, start, end, es, _ in launch.args:
                 inside = (targets >= start) & (targets < end)
                 if not inside.any():
@@ -647,6 +651,7 @@ def _kernel_images(trace, owners: list, images: list) -> list:
                     made.append(image)
                 image.rows[at] = held[inside]
                 image.copies += int(inside.sum())
+                image.mixed = image.mixed or mixed
                 targets, held = targets[~inside], held[~inside]
     # a launch that writes anything else into a copy (another tensor's copy, a computed value) ends it
     for image in made:
@@ -672,9 +677,12 @@ def _in_row_order(image) -> bool:
     """The rows of each head of ``image.owner`` lie in ``image`` in the order of their addresses (a copy of one
     in any row-major layout, one head after another or interleaved): a block loaded from it holds the rows from
     its first address's to its last's, as a block of the tensor itself does. A transposed or permuted copy does
-    not: a load's first and last address need not bound the rows it holds."""
+    not: a load's first and last address need not bound the rows it holds; nor does one whose element was
+    computed from two rows (:attr:`Image.mixed`)."""
     import numpy as np
 
+    if image.mixed:
+        return False
     at = np.flatnonzero(image.rows >= 0)
     rows = image.rows[at]
     heads = rows // max(1, image.owner.shape[-2]) if image.owner.dim() > 1 else np.zeros_like(rows)
@@ -701,8 +709,9 @@ def _scrambled_copy_check(trace, label, tensors: dict) -> list[CaseResult]:
                     return [CaseResult(label, "-", False,
                                        f"your kernel {launch.kernel} loaded {name}, a copy of {which} that "
                                        f"{maker} wrote with the rows of a head out of their order "
-                                       "(transposed, or permuted): the grader reads which rows a block holds "
-                                       "from the addresses of its loads, so a copy must keep the rows in order "
+                                       "(transposed, or permuted, or an element computed from two rows): the "
+                                       "grader reads which rows a block holds from the addresses of its loads, "
+                                       "so a copy must keep the rows in order "
                                        f"(any row-major layout). Copy {which} row by row, or with torch "
                                        "(.contiguous(), .clone()), or load it as you were given it")]
     return []
@@ -2920,7 +2929,8 @@ def _scratch_check(runner, label, inputs, outputs) -> list[CaseResult]:
                 stored += launch.stored.get(name, 0) + getattr(launch, "atomic_written", {}).get(name, 0)
     # a copy of an input that a kernel of the reader's made (its own .contiguous()) is that input, not scratch:
     # its copy stores count up to the elements it holds (copying an input again and again is scratch)
-    stored -= sum(min(image.copies, int((image.rows >= 0).sum())) for image in getattr(trace, "images", ())
+    stored -= sum(min(image.copies, int((image.rows >= 0).sum()), image.owner.numel())
+                  for image in getattr(trace, "images", ())
                   if image.after >= 0 and any(image.owner is t for t in inputs))
     budget = int(1.5 * sum(t.numel() for t in outputs if hasattr(t, "numel"))) + 4096
     if stored > budget:
@@ -2948,8 +2958,9 @@ _BACKWARD_PRODUCTS = ("S = Q K^T", "dP = dO V^T", "dV += P^T dO", "dK += dS^T Q"
 def _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, products) -> list[CaseResult]:
     """Under the interpreter: each product of ``products`` is a tile product (tl.dot) that does its d
     multiply-adds for every visible (query, key) pair. The trace groups the dots by what they multiply (the
-    tensors each operand was computed from: (q) and (k) for the scores, (q, k, lse) and (dO) for dV, ...;
-    copies made in the reader's function count as tensors of their own, the same in every launch), so one
+    tensors each operand was computed from: (q) and (k) for the scores, (q, k, lse) and (dO) for dV, ...; a
+    copy of one of the grader's tensors, made by torch or by a kernel of the reader's (:class:`Image`), counts
+    as that tensor, and the reader's own memory as one tensor per kernel argument, the same in every launch), so one
     product done with a dot cannot stand in for another done as a broadcast and a sum. Padding counts only up
     to the problem: a dot's multiply-adds are counted over at most N_q queries, N_k keys and d dimensions
     (:func:`_real_macs`), so tiles far larger than a short sequence do not cover the missing products."""
