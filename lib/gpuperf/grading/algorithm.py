@@ -128,6 +128,15 @@ class Launch:
     #: the merged sorted addresses], so that a load of what the same launch stored carries what it was computed
     #: from (a row's lse rebuilt from K, stored to scratch and loaded back before it is handed on)
     _stored_sources: dict = field(default_factory=dict)
+    #: the lanes this launch stored as an element-for-element copy of a loaded element (the loaded value itself,
+    #: or computed from it lane by lane with nothing else loaded: a cast, ``x * 1.0``, ``tl.where(mask, x, 0)``):
+    #: [(destination addresses, source addresses)], what :func:`gpuperf.grading.exercises._kernel_images` maps
+    #: back to the grader's tensors (a copy kernel of the reader's own is a copy, as torch's are)
+    copies: list = field(default_factory=list)
+    copied: int = 0  # the lanes of those copies
+    #: every lane it stored (no atomics, no tl.dot) was such a copy: a kernel that moves data, whose loads are
+    #: counted where its copies are read
+    copy_only: bool = False
 
 
 @dataclass
@@ -139,6 +148,8 @@ class Trace:
     #: ``.contiguous()`` runs; ``.to()``; ``copy_``), each mapped back to the tensor it copies
     #: (:class:`gpuperf.grading.exercises.Image`): its loads count as loads of that tensor
     images: list = field(default_factory=list)
+    #: the grader's tensors of the call (inputs and buffers it handed over), which the images copy
+    owners: list = field(default_factory=list)
     #: (sorted addresses, owner = launch index << 32 | program, lineage id): the last writer of each, and the
     #: lineage of what it wrote there (an index into ``_lineages``)
     _written: tuple = ()
@@ -600,6 +611,8 @@ def _install():
                 launch._lineage_loads, launch._lineage_writes, launch._stored_sources = [], [], {}
                 launch.atomic_written = {n: int(np.unique(np.concatenate(a)).size)
                                          for n, a in launch._atomic_addresses.items()}
+                launch.copy_only = bool(launch.copied) and launch.copied == sum(launch.stored.values()) and \
+                    not launch.atomics and not launch.dot_shapes
                 launch._atomic_addresses = {}
                 trace.launches.append(launch)
 
@@ -719,6 +732,8 @@ def _install():
                     res._gpuperf_src = sources | _sources(res)
                 if len(launch.visits) > first_visit:  # the visits this load made: what its value carries
                     res._gpuperf_loads = frozenset(range(first_visit, len(launch.visits)))
+                if hasattr(res, "data"):  # where each lane came from (a copy stored as loaded is a copy)
+                    res._gpuperf_lanes_from = ((addresses, active),)
                 return res
             return original(self, ptrs, mask, *rest, **kw)
 
@@ -752,6 +767,15 @@ def _install():
                     sources = _sources(value) | _sources(mask) | _sources(ptrs)
                     launch._lineage_writes.append((unique, state["program"], sources))
                     _note_stored(launch, unique, sources)
+                    lanes_from = getattr(value, "_gpuperf_lanes_from", None)
+                    if lanes_from is not None and lanes_from[0][0].shape == addresses.shape:
+                        union = np.zeros(addresses.shape, dtype=bool)
+                        for origin, loaded in lanes_from:  # each loaded element a stored lane was computed from
+                            copied = active & loaded  # a masked-off source lane holds `other`, no copy
+                            if copied.any():
+                                launch.copies.append((addresses[copied], origin[copied]))
+                                union |= copied
+                        launch.copied += int(np.count_nonzero(union))
             return original(self, ptrs, value, mask, *rest, **kw)
 
         return store
@@ -913,13 +937,18 @@ def _install():
 
         return unary
 
-    def make_carry(original):
-        """The result of an operation carries the sources of its operands (see :meth:`Trace.products`)."""
+    def make_carry(original, elementwise=False):
+        """The result of an operation carries the sources of its operands (see :meth:`Trace.products`); an
+        elementwise one (``elementwise``) of one loaded value and nothing else loaded keeps where each lane came
+        from (:attr:`Launch.copies`)."""
 
         def carry(self, *args, **kwargs):
             res = original(self, *args, **kwargs)
             if _TRACE is not None:
-                _carry_sources(res, list(args) + list(kwargs.values()))
+                operands = list(args) + list(kwargs.values())
+                _carry_sources(res, operands)
+                if elementwise:
+                    _carry_lanes(res, operands)
             return res
 
         return carry
@@ -941,7 +970,8 @@ def _install():
     for name in sorted(dir(builder)):
         if (name.startswith("create_") or name in ("binary_op", "unary_op", "ternary_op", "cast_impl")) and \
                 not any(word in name for word in skip) and callable(getattr(builder, name, None)):
-            patch(builder, name, make_carry)
+            lanewise = not any(word in name for word in _NOT_LANEWISE)
+            patch(builder, name, lambda original, lanewise=lanewise: make_carry(original, lanewise))
     reduce_scan = getattr(interp, "ReduceScanOpInterface", None)
     if reduce_scan is not None:
         patch(reduce_scan, "apply", make_reduce)
@@ -987,6 +1017,36 @@ def _install():
 
 def _sources(handle) -> frozenset:
     return getattr(handle, "_gpuperf_src", frozenset())
+
+
+#: builder operations that move lanes or combine them (a transpose, a broadcast, a reshape, a join, a gather,
+#: pointer arithmetic): their result's lanes are not the operand's lanes, so no copy passes through them
+_NOT_LANEWISE = ("addptr", "broadcast", "cat", "descriptor", "dot", "expand_dims", "gather", "histogram", "join",
+                 "reshape", "split", "splat", "trans", "ptr", "inline_asm", "extern", "get_", "umulhi", "scan",
+                 "reduce")
+
+
+def _carry_lanes(res, operands) -> None:
+    """``res`` of an elementwise operation keeps its loaded operands' per-lane origins (see
+    :attr:`Launch.copies`) where no other operand was computed from a load (constants, sizes, masks made from
+    ``tl.arange`` only) and the shapes agree: each lane of ``res`` is a function of the loaded elements at its
+    own lane (``x * 1.0``: one; ``k + 0 * k_other``: two, which a copy's rows show)."""
+    import numpy as np
+
+    if res is None or not hasattr(res, "data"):
+        return
+    handles = [a for a in operands if hasattr(a, "data")]
+    carrying = [a for a in handles if getattr(a, "_gpuperf_lanes_from", None) is not None]
+    if not carrying or any(_sources(a) for a in handles if getattr(a, "_gpuperf_lanes_from", None) is None):
+        return
+    origins: list = []
+    for a in carrying:
+        origins += [o for o in a._gpuperf_lanes_from if not any(o is seen for seen in origins)]
+    if len(origins) <= 4 and all(o[0].shape == np.shape(res.data) for o in origins):
+        try:
+            res._gpuperf_lanes_from = tuple(origins)
+        except AttributeError:  # pragma: no cover - a handle without a __dict__
+            pass
 
 
 def _note_stored(launch, unique, sources) -> None:

@@ -217,8 +217,10 @@ class Runner:
             finally:
                 changed = integrity.restore()
         self.trace = trace
-        if trace is not None and copies:
-            trace.images = _images_of(copies, [t for _, t in tensors] + list(known))
+        if trace is not None:
+            trace.owners = [t for _, t in tensors] + list(known)
+            trace.images = _images_of(copies, trace.owners) if copies else []
+            trace.images += _kernel_images(trace, trace.owners, trace.images)
         self.poisoned += [p for p in watch.counters.poisoned if p not in self.poisoned]
         self.unset_atomics += [p for p in watch.counters.unset_atomics if p not in self.unset_atomics]
         self.atomic_kernels += [k for k in watch.counters.atomic_kernels if k not in self.atomic_kernels]
@@ -449,12 +451,33 @@ class Image:
     base: int
     element_size: int
     rows: Any  # numpy int64 per element of the storage, from its first byte
+    #: a copy one of the reader's kernels made (:func:`_kernel_images`) holds from the launch after ``after``
+    #: (the launch index of the copy) up to the launch before ``until`` (the first that wrote something else
+    #: there); torch's copies hold for the whole call
+    after: int = -1
+    until: int = 1 << 62
+    copies: int = 0  # a kernel's copy: the elements its copy launches stored (copies of copies included)
+    #: a kernel's copy in which one element was computed from two rows (``k_i + 0 * k_j``): no row map
+    mixed: bool = False
 
     def holds(self, launch, name) -> bool:
-        """Argument ``name`` of ``launch`` starts in this memory, with its element size."""
+        """Argument ``name`` of ``launch`` starts in this memory, with its element size (and, for a kernel's
+        copy, ``launch`` runs while the copy is there)."""
+        if not self.after < getattr(launch, "index", -1) < self.until and self.after >= 0:
+            return False
         end = self.base + self.rows.size * self.element_size
         return any(n == name and self.base <= start < end and es == self.element_size
                    for n, start, _, es, _ in launch.args)
+
+    def rows_at(self, addresses):
+        """The row of ``owner`` held at each of ``addresses`` (an int64 array), -1 where none is."""
+        import numpy as np
+
+        offset = (addresses.astype(np.int64) - self.base)
+        inside = (offset >= 0) & (offset < self.rows.size * self.element_size) & (offset % self.element_size == 0)
+        out = np.full(addresses.shape, -1, dtype=np.int64)
+        out[inside] = self.rows[offset[inside] // self.element_size]
+        return out
 
     def row(self, address: int) -> int:
         """The row of ``owner`` held at byte ``address`` (an element that holds none: the last row held before
@@ -534,11 +557,189 @@ def _images_of(events: list, owners: list) -> list:
             for index, rows in held.items() if (key, index) not in own and bool((rows >= 0).any())]
 
 
+def _element_rows(tensor, addresses):
+    """The row of ``tensor`` (as :func:`_row_of` counts them) whose element sits at each of ``addresses`` (an
+    int64 array of byte addresses), -1 where none does (outside it, between its elements, or mid-element)."""
+    import numpy as np
+
+    es = tensor.element_size()
+    offset = addresses.astype(np.int64) - tensor.data_ptr()
+    inside = (offset >= 0) & (offset % es == 0)
+    offset = np.where(inside, offset // es, 0)
+    index = [np.zeros(addresses.shape, dtype=np.int64) for _ in range(tensor.dim())]
+    rest = offset.copy()
+    for stride, i in sorted(((st, i) for i, (size, st) in enumerate(zip(tensor.shape, tensor.stride()))
+                             if size > 1), reverse=True):
+        index[i], rest = np.divmod(rest, stride)
+        inside &= index[i] < tensor.shape[i]
+    inside &= rest == 0
+    row = np.zeros(addresses.shape, dtype=np.int64)
+    for i in range(tensor.dim() - 1):
+        row = row * tensor.shape[i] + index[i]
+    return np.where(inside, row, -1)
+
+
+def _kernel_images(trace, owners: list, images: list) -> list:
+    """The :class:`Image` s that the reader's own kernels made: the lanes a launch stored as element-for-element
+    copies of loaded elements (:attr:`gpuperf.grading.algorithm.Launch.copies`) whose sources are elements of one
+    of ``owners`` (the grader's tensors), or of a copy of one (``images``, or a kernel's copy made before), each
+    mapped to the row it copies, in any order (a gather into a contiguous buffer, a transpose). One Image per
+    tensor copied and buffer written (the arguments it went to, slices of one buffer merged); it holds from the
+    launch after the copy until a launch writes something else into it. A copy is the tensor it copies, as
+    torch's are: its loads are loads of those rows, and its stores are no scratch."""
+    import numpy as np
+
+    made: list = []
+    current: dict = {}  # (owner index, element size, buffer start): the Image being filled
+    for launch in trace.launches:
+        if not launch.copies:
+            continue
+        dst = np.concatenate([d for d, _ in launch.copies]).astype(np.int64)
+        src = np.concatenate([s for _, s in launch.copies]).astype(np.int64)
+        owner = np.full(src.shape, -1, dtype=np.int64)
+        row = np.full(src.shape, -1, dtype=np.int64)
+        for index, tensor in enumerate(owners):
+            rows = _element_rows(tensor, src)
+            take = (rows >= 0) & (owner < 0)
+            owner[take], row[take] = index, rows[take]
+        for image in list(images) + made:
+            if owner.min() >= 0:
+                break
+            if not image.after < launch.index < image.until and image.after >= 0:
+                continue
+            index = next((i for i, t in enumerate(owners) if t is image.owner), -1)
+            rows = image.rows_at(src)
+            take = (rows >= 0) & (owner < 0)
+            owner[take], row[take] = index, rows[take]
+        for index in np.unique(owner[owner >= 0]).tolist():
+            pick = owner == index
+            targets, held = dst[pick], row[pick]
+            order = np.lexsort((held, targets))  # one element computed from two rows of the tensor
+            mixed = bool(((np.diff(targets[order]) == 0) & (np.diff(held[order]) != 0)).any())
+            for name, start, end, es, _ in launch.args:
+                inside = (targets >= start) & (targets < end)
+                if not inside.any():
+                    continue
+                # one buffer: this argument, or an Image of this tensor the argument overlaps or touches (a launch
+                # per head writing each head's slice)
+                key = next((key for key, image in current.items() if key[0] == index and key[1] == es and
+                            image.base <= end and start <= image.base + image.rows.size * es), None)
+                image = current.get(key)
+                offsets = (targets[inside] - start) // es
+                if image is not None:
+                    base = min(image.base, start)
+                    size = (max(image.base + image.rows.size * es, end) - base) // es
+                    rows = np.full(size, -1, dtype=np.int64)
+                    rows[(image.base - base) // es:(image.base - base) // es + image.rows.size] = image.rows
+                    at = offsets + (start - base) // es
+                    if ((rows[at] >= 0) & (rows[at] != held[inside])).any():  # rewritten with other rows
+                        image.until = launch.index
+                        del current[key]
+                        image = Image(owners[index], base, es, rows, after=launch.index, copies=image.copies)
+                    else:
+                        image.base, image.rows = base, rows
+                    current[(index, es, base)] = image
+                    if key is not None and key in current and key != (index, es, base):
+                        del current[key]
+                else:
+                    rows = np.full((end - start) // es, -1, dtype=np.int64)
+                    at = offsets
+                    image = Image(owners[index], start, es, rows, after=launch.index)
+                    current[(index, es, start)] = image
+                    made.append(image)
+                if not any(m is image for m in made):
+                    made.append(image)
+                image.rows[at] = held[inside]
+                image.copies += int(inside.sum())
+                image.mixed = image.mixed or mixed
+                targets, held = targets[~inside], held[~inside]
+    # a launch that writes anything else into a copy (another tensor's copy, a computed value) ends it
+    for image in made:
+        held = image.base + np.flatnonzero(image.rows >= 0) * image.element_size
+        for launch in trace.launches:
+            if launch.index <= image.after or launch.index >= image.until or not launch.writes:
+                continue
+            written = launch.writes[0].astype(np.int64)
+            hit = written[np.isin(written, held)]
+            if not hit.size:
+                continue
+            same = np.concatenate([d for d, _ in launch.copies]).astype(np.int64) if launch.copies else \
+                np.zeros(0, dtype=np.int64)
+            # (a copy of the same rows again keeps it)
+            ok = np.isin(hit, same) & (image.rows_at(hit) >= 0)
+            if not ok.all() or not _recopies(launch, image, owners, images, made):
+                image.until = launch.index
+                break
+    return [image for image in made if bool((image.rows >= 0).any())]
+
+
+def _in_row_order(image) -> bool:
+    """The rows of each head of ``image.owner`` lie in ``image`` in the order of their addresses (a copy of one
+    in any row-major layout, one head after another or interleaved): a block loaded from it holds the rows from
+    its first address's to its last's, as a block of the tensor itself does. A transposed or permuted copy does
+    not: a load's first and last address need not bound the rows it holds; nor does one whose element was
+    computed from two rows (:attr:`Image.mixed`)."""
+    import numpy as np
+
+    if image.mixed:
+        return False
+    at = np.flatnonzero(image.rows >= 0)
+    rows = image.rows[at]
+    heads = rows // max(1, image.owner.shape[-2]) if image.owner.dim() > 1 else np.zeros_like(rows)
+    order = np.lexsort((at, heads))
+    same = np.diff(heads[order]) == 0
+    return bool((np.diff(rows[order])[same] >= 0).all())
+
+
+def _scrambled_copy_check(trace, label, tensors: dict) -> list[CaseResult]:
+    """A causal skip check's first question: no launch read a copy of q or k that a kernel of the reader's own
+    wrote with its rows out of order (:func:`_in_row_order`), where the rows a block holds cannot be read from
+    its addresses."""
+    for which, tensor in tensors.items():
+        for image in getattr(trace, "images", ()):
+            if image.owner is not tensor or image.after < 0 or _in_row_order(image):
+                continue
+            for launch in trace.launches:
+                if launch.copy_only:
+                    continue
+                name = next((n for n, *_ in launch.args if image.holds(launch, n) and launch.loaded.get(n)), None)
+                if name is not None:
+                    maker = next((f"your kernel {made.kernel}" for made in trace.launches
+                                  if made.index == image.after), "a kernel of yours")
+                    return [CaseResult(label, "-", False,
+                                       f"your kernel {launch.kernel} loaded {name}, a copy of {which} that "
+                                       f"{maker} wrote with the rows of a head out of their order "
+                                       "(transposed, or permuted, or an element computed from two rows): the "
+                                       "grader reads which rows a block holds from the addresses of its loads, "
+                                       "so a copy must keep the rows in order "
+                                       f"(any row-major layout). Copy {which} row by row, or with torch "
+                                       "(.contiguous(), .clone()), or load it as you were given it")]
+    return []
+
+
+def _recopies(launch, image, owners, images, made) -> bool:
+    """``launch`` (a later one) wrote into ``image`` only copies of the rows it already holds."""
+    import numpy as np
+
+    dst = np.concatenate([d for d, _ in launch.copies]).astype(np.int64)
+    src = np.concatenate([s for _, s in launch.copies]).astype(np.int64)
+    keep = image.rows_at(dst) >= 0
+    dst, src = dst[keep], src[keep]
+    rows = _element_rows(image.owner, src)
+    for other in list(images) + made:
+        if other.owner is image.owner and other is not image and other.after < launch.index < other.until:
+            rows = np.where(rows >= 0, rows, other.rows_at(src))
+    return bool((rows == image.rows_at(dst)).all())
+
+
 def _rows_in(trace, launch, name, tensor):
     """How argument ``name`` of ``launch`` reads ``tensor``, the grader's: a function from a byte address to
     the row of ``tensor`` held there where the argument is the tensor itself (:func:`_same_memory`) or a copy
-    of it the reader's function made (:class:`Image`), else None. A copy is the tensor it copies: its loads
-    are loads of that tensor."""
+    of it the reader's function made (:class:`Image`, by torch or by a kernel of its own), else None. A copy is
+    the tensor it copies: its loads are loads of that tensor. A launch that only copies (every lane it stored
+    is a copy, :func:`_kernel_images`) reads nothing: its loads are counted where its copies are read."""
+    if getattr(launch, "copy_only", False):
+        return None
     if _same_memory(launch, name, tensor):
         return lambda address: _row_of(tensor, address)
     for image in getattr(trace, "images", ()):
@@ -2743,11 +2944,16 @@ def _scratch_check(runner, label, inputs, outputs) -> list[CaseResult]:
             # than the output it returns) is scratch like any other
             if not any(_within(launch, name, t) for t in tensors):
                 stored += launch.stored.get(name, 0) + getattr(launch, "atomic_written", {}).get(name, 0)
+    # a copy of an input that a kernel of the reader's made (its own .contiguous()) is that input, not scratch:
+    # its copy stores count up to the elements it holds (copying an input again and again is scratch)
+    stored -= sum(min(image.copies, int((image.rows >= 0).sum()), image.owner.numel())
+                  for image in getattr(trace, "images", ())
+                  if image.after >= 0 and any(image.owner is t for t in inputs))
     budget = int(1.5 * sum(t.numel() for t in outputs if hasattr(t, "numel"))) + 4096
     if stored > budget:
         return [CaseResult(label, "-", False,
                            f"your kernels stored {stored} elements (plain stores and atomics) to memory that is "
-                           "neither an input nor an output (the outputs hold "
+                           "neither an input nor an output nor a copy of an input (the outputs hold "
                            f"{sum(t.numel() for t in outputs)}): FlashAttention never "
                            "writes the N_q x N_k scores, probabilities or dS to memory; each tile lives on chip "
                            "from its product to its use, and only O(N d) values (the outputs, a row's statistics) "
@@ -2769,8 +2975,9 @@ _BACKWARD_PRODUCTS = ("S = Q K^T", "dP = dO V^T", "dV += P^T dO", "dK += dS^T Q"
 def _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, products) -> list[CaseResult]:
     """Under the interpreter: each product of ``products`` is a tile product (tl.dot) that does its d
     multiply-adds for every visible (query, key) pair. The trace groups the dots by what they multiply (the
-    tensors each operand was computed from: (q) and (k) for the scores, (q, k, lse) and (dO) for dV, ...;
-    copies made in the reader's function count as tensors of their own, the same in every launch), so one
+    tensors each operand was computed from: (q) and (k) for the scores, (q, k, lse) and (dO) for dV, ...; a
+    copy of one of the grader's tensors, made by torch or by a kernel of the reader's (:class:`Image`), counts
+    as that tensor, and the reader's own memory as one tensor per kernel argument, the same in every launch), so one
     product done with a dot cannot stand in for another done as a broadcast and a sum. Padding counts only up
     to the problem: a dot's multiply-adds are counted over at most N_q queries, N_k keys and d dimensions
     (:func:`_real_macs`), so tiles far larger than a short sequence do not cover the missing products."""
@@ -2779,16 +2986,28 @@ def _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, products) -> 
         return []
     visible = sum(min(i + 1, n_k) for i in range(n_q)) if causal else n_q * n_k
     need = d * visible * b * h
+    # A tensor of the grader's, or a copy of one (made by torch or by a kernel of the reader's), is that tensor:
+    # its first byte stands for the slices and copies of it, however many launches take them
+    grader: dict = {}
+    for launch in trace.launches:
+        for name, start, *_ in launch.args:
+            owner = next((t for t in getattr(trace, "owners", ()) if _within(launch, name, t)), None)
+            owner = owner if owner is not None else next(
+                (image.owner for image in getattr(trace, "images", ()) if image.holds(launch, name)), None)
+            if owner is not None:
+                grader[start] = owner.data_ptr()
     # One argument of one kernel is one tensor however many launches it takes: a launch per head passes each
-    # head's slice (another first byte each time), and the lowest of them stands for them all
+    # head's slice (another first byte each time), and the lowest of them stands for them all (memory of the
+    # reader's own only: a helper kernel launched on q and on k does not make them one tensor)
     firsts: dict = {}
     for launch in trace.launches:
         for name, start, *_ in launch.args:
-            firsts.setdefault((launch.kernel, name), set()).add(start)
+            if start not in grader:
+                firsts.setdefault((launch.kernel, name), set()).add(start)
     lowest = {start: min(group) for group in firsts.values() if len(group) > 1 for start in group}
 
     def tensor_of(address):
-        return lowest.get(address, address)
+        return grader.get(address, lowest.get(address, address))
 
     groups: dict = {}
     for pair, shapes in trace.products().items():
@@ -2986,6 +3205,9 @@ def _skip_check(trace, label, q, k, o=None) -> list[CaseResult]:
     reader's function returned), against the rows of o its program stores next (:func:`_stored_block_visits`)."""
     n_q, n_k = q.shape[-2], k.shape[-2]
     seen = _seen_keys(n_q, n_k, True)
+    scrambled = _scrambled_copy_check(trace, label, {"q": q, "k": k})
+    if scrambled:
+        return scrambled
     for which, tensor in (("q", q), ("k", k)):
         missing = _uncovered(trace, label, which, tensor, "every query sees the first key and the last query "
                              "sees every key" if seen is None else "every query sees the first key and the last "
@@ -3866,10 +4088,11 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
         return {(program, owner - shift): lineage for (program, owner), lineage in read_lineage.items()
                 if owner >= shift}
 
-    forward = Trace(launches=trace.launches[:backward_from], images=trace.images)
+    forward = Trace(launches=trace.launches[:backward_from], images=trace.images, owners=trace.owners)
     backward = Trace(launches=[dataclasses.replace(launch, sources=own(launch.sources),
                                                    read_lineage=own_lineage(launch.read_lineage))
-                               for launch in trace.launches[backward_from:]], images=trace.images)
+                               for launch in trace.launches[backward_from:]], images=trace.images,
+                     owners=trace.owners)
     runner._attention_q, runner._attention_v, runner._attention_nq = q, v, n_q
 
     def forward_checks():
@@ -3915,6 +4138,9 @@ def _causal_backward_pairs_check(trace, label, q, k, v=None, grads=None) -> list
                            "a pass over all the keys for every block (recomputing the row statistics) reads them "
                            "far more")]
     seen = _seen_keys(n_q, n, True)
+    scrambled = _scrambled_copy_check(trace, label, {"q": q, "k": k})
+    if scrambled:
+        return scrambled
     for which, tensor in (("q", q), ("k", k)):
         missing = _uncovered(trace, label, which, tensor,
                              "dQ of the last query needs every key, dK of the first key every query" if seen is None
