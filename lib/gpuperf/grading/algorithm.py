@@ -5,8 +5,8 @@ teaches, counted, so that a grader can check it on every machine.
 call of the reader's function and returns a :class:`Trace`: for every launch, the elements each tensor
 argument had loaded and stored (active lanes only, counted as the bytes they read or write in elements of
 the argument: a lane of a pointer to int64 over fp32 is two elements), the elements stored by 2-D blocks, the
-shapes of the ``tl.dot`` products, the widest block loaded per argument, and the programs that ran. On a CPU every case
-runs this way; on a GPU the graders add small cases whose kernels run through the interpreter on CPU tensors
+shapes of the ``tl.dot`` products, the widest block loaded per argument, and the programs that ran. On a CPU
+every case runs this way; on a GPU the graders add small cases whose kernels run through the interpreter on CPU tensors
 (``triton.runtime.interpreter.InterpretedFunction(kernel.fn)``, the rest of the process compiled), so the
 same counts are graded there too.
 

@@ -513,7 +513,8 @@ def wrapping_masks(ttir: str) -> bool:
             const.update(results)
         if operands and op.name in pid_ops and any(v in pid for v in operands):
             pid.update(results)
-        if operands and op.name in _SIZE_OPS and all(v in size or v in const for v in operands) and                 any(v in size for v in operands):
+        if operands and op.name in _SIZE_OPS and any(v in size for v in operands) and \
+                all(v in size or v in const for v in operands):
             size.update(results)
         if op.name in _DIVISIONS and operands and operands[0] in pid:
             group.update(results)
