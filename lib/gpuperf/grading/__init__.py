@@ -263,6 +263,16 @@ def _wide_offsets_check(runner, label: str) -> list[CaseResult]:
     count, kernel = trace.wrapping_offsets(within_head=head) if trace is not None else (0, "")
     if not count and watch is not None and watch.counters.wrapping_kernels:  # from the TTIR (a GPU too)
         count, kernel = 1, watch.counters.wrapping_kernels[0]
+    if not count and watch is not None and watch.counters.wrapping_masks:
+        return [CaseResult(label, "-", False,
+                           f"your kernel {watch.counters.wrapping_masks[0]} computes a load's or a store's mask "
+                           "from a 32-bit product of the program id (or of an index made from it, such as a row "
+                           "or the rows of a block) and a size it was given (`row * n_cols + cols < (row + 1) * "
+                           "n_cols`, `rows * N + cols < M * N`): past 2^31 elements (8.6 GB of fp32) that product "
+                           "wraps around, and the mask drops lanes it should keep or keeps lanes past the end, "
+                           "although the addresses are 64-bit. Compare positions within a row or a tile instead "
+                           "(`cols < n_cols`, `rows < M`), or convert the program id to a 64-bit integer before "
+                           "it is multiplied by a size")]
     if not count:
         return []
     inside = ("Inside one head a block's rows may stay 32-bit, as a loop's keys may: their product with the "

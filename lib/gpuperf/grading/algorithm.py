@@ -3,9 +3,10 @@ teaches, counted, so that a grader can check it on every machine.
 
 :func:`traced` patches the interpreter (``GridExecutor`` and ``InterpreterBuilder``) for the duration of one
 call of the reader's function and returns a :class:`Trace`: for every launch, the elements each tensor
-argument had loaded and stored (active lanes only), the elements stored by 2-D blocks, the shapes of the
-``tl.dot`` products, the widest block loaded per argument, and the programs that ran. On a CPU every case
-runs this way; on a GPU the graders add small cases whose kernels run through the interpreter on CPU tensors
+argument had loaded and stored (active lanes only, counted as the bytes they read or write in elements of
+the argument: a lane of a pointer to int64 over fp32 is two elements), the elements stored by 2-D blocks, the
+shapes of the ``tl.dot`` products, the widest block loaded per argument, and the programs that ran. On a CPU
+every case runs this way; on a GPU the graders add small cases whose kernels run through the interpreter on CPU tensors
 (``triton.runtime.interpreter.InterpretedFunction(kernel.fn)``, the rest of the process compiled), so the
 same counts are graded there too.
 
@@ -62,9 +63,14 @@ class Launch:
     kernel: str
     args: list = field(default_factory=list)
     programs: int = 0
-    loaded: dict = field(default_factory=dict)  # argument name: active elements loaded
-    stored: dict = field(default_factory=dict)  # argument name: active elements stored (non-atomic)
-    widest_load: dict = field(default_factory=dict)  # argument name: largest block (lanes) of one load
+    #: argument name: active elements loaded, counted as the bytes the lanes read in elements of the argument
+    #: (a lane of a pointer to int64 over fp32 reads two elements; see :func:`_worth`)
+    loaded: dict = field(default_factory=dict)
+    #: argument name: the element type of a pointer that loaded it with lanes of another size than its own
+    #: (``int64`` over fp32 rows): the first such load's
+    recast: dict = field(default_factory=dict)
+    stored: dict = field(default_factory=dict)  # argument name: active elements stored (non-atomic), as loaded
+    widest_load: dict = field(default_factory=dict)  # argument name: largest block of one load (its elements)
     load_shapes: dict = field(default_factory=dict)  # argument name: {block shape: count}
     #: every load (and atomic) in the order the programs made them, masked off or not: (argument name, program,
     #: lowest and highest address of the block's lanes, the tl.dot calls the program had made before it, lowest
@@ -523,11 +529,24 @@ def _distinct_writes(records) -> tuple:
     return addr[keep], prog[keep]
 
 
-def _element_size(ptrs) -> int:
+def _element_size(ptrs, default: int = 1) -> int:
+    """The bytes of one element that ``ptrs`` (a block of pointers) points to (``default`` where this Triton
+    does not say)."""
     try:
         return max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
     except AttributeError:  # pragma: no cover - another Triton layout
-        return 1
+        return default
+
+
+def _worth(launch, name, lanes: int, pointer_bytes: int | None) -> int:
+    """The elements of argument ``name`` that ``lanes`` lanes of ``pointer_bytes`` bytes each read or write: the
+    bytes, in elements of the tensor the lanes are booked to (rounded up), so that a row read through a pointer
+    to int64 (one lane: two fp32 or four fp16 values) counts as the elements it reads, not as half or a quarter
+    of them. A pointer of the tensor's own type counts its lanes."""
+    size = next((a[3] for a in launch.args if a[0] == name), None)
+    if not pointer_bytes or not size or size == pointer_bytes:
+        return lanes
+    return -(-lanes * pointer_bytes // size)
 
 
 def _install():
@@ -707,11 +726,16 @@ def _install():
                 sources = _sources(ptrs) | _sources(mask)  # a gather through addresses computed from a load
                 program = state["program"]
                 first_visit = len(launch.visits)
+                width = _element_size(ptrs, 0)  # bytes a lane reads: counted in elements of the tensor
                 for name, start, part in split(launch, addresses, active):
                     seen = addresses if part is None else addresses[part]  # (masked off or not)
                     picked = addresses[active] if part is None else addresses[part & active]
-                    launch.loaded[name] = launch.loaded.get(name, 0) + int(picked.size)
-                    launch.widest_load[name] = max(launch.widest_load.get(name, 0), int(seen.size))
+                    worth = _worth(launch, name, int(picked.size), width)
+                    launch.loaded[name] = launch.loaded.get(name, 0) + worth
+                    launch.widest_load[name] = max(launch.widest_load.get(name, 0),
+                                                   _worth(launch, name, int(seen.size), width))
+                    if worth != picked.size:
+                        launch.recast.setdefault(name, str(ptrs.get_element_ty()))
                     if seen.size:  # the block visited, whether or not its lanes are masked off
                         _note_visit(launch, name, program, seen, picked)
                     shapes = launch.load_shapes.setdefault(name, {})
@@ -723,7 +747,7 @@ def _install():
                         launch._loads.append((unique, program))
                         launch._lineage_loads.append((unique, program, start))
                         counts = launch.per_program.setdefault(name, {})
-                        counts[program] = counts.get(program, 0) + int(picked.size)
+                        counts[program] = counts.get(program, 0) + worth
                         launch.spans.append((name, program, int(picked.min()), int(picked.max())))
                         # what this launch stored there before: the stored value's sources travel on
                         sources = sources | _stored_sources(launch, unique)
@@ -746,9 +770,10 @@ def _install():
                 addresses, active = lanes(ptrs, mask)
                 picked = addresses[active]
                 note_offsets(launch, ptrs)
+                width = _element_size(ptrs, 0)
                 for name, _, part in split(launch, addresses, active):
                     count = picked.size if part is None else int(np.count_nonzero(part & active))
-                    launch.stored[name] = launch.stored.get(name, 0) + int(count)
+                    launch.stored[name] = launch.stored.get(name, 0) + _worth(launch, name, int(count), width)
                     if count:
                         mine = picked if part is None else addresses[part & active]
                         launch.store_marks.append((name, state["program"], len(launch.visits), int(mine.min()),
@@ -799,10 +824,12 @@ def _install():
                     # booked to the tensor it falls in
                     program = state["program"]
                     shape = tuple(int(s) for s in addresses.shape)
+                    width = _element_size(ptrs, 0)
                     for name, _, part in split(launch, addresses, active):
                         seen = addresses if part is None else addresses[part]
                         mine = picked if part is None else addresses[part & active]
-                        launch.loaded[name] = launch.loaded.get(name, 0) + int(mine.size)
+                        worth = _worth(launch, name, int(mine.size), width)
+                        launch.loaded[name] = launch.loaded.get(name, 0) + worth
                         launch.atomic_args.add(name)
                         if seen.size:
                             _note_visit(launch, name, program, seen, mine)
@@ -811,7 +838,7 @@ def _install():
                         if mine.size:
                             launch._atomic_addresses.setdefault(name, []).append(np.unique(mine))
                             counts = launch.per_program.setdefault(name, {})
-                            counts[program] = counts.get(program, 0) + int(mine.size)
+                            counts[program] = counts.get(program, 0) + worth
                             launch.spans.append((name, program, int(mine.min()), int(mine.max())))
                     if picked.size:
                         record = (np.unique(picked), program)

@@ -1939,8 +1939,9 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
                                           f"your kernel loaded {loaded} elements of x ({loaded / (rows * cols):.2g} "
                                           f"times each of the {rows * cols}): the fused softmax reads each row "
                                           "once, keeps it on chip for the max, the sum and the output, and "
-                                          "writes once; a pass for the max, one for the sum and one to write "
-                                          "read it three times"))
+                                          "writes once; a second pass over the row (one for the max and the "
+                                          "sum, another to write) reads it twice, three passes three times"
+                                          f"{_recast_note(trace)}"))
                 return results
         if trace is not None:
             widest = trace.widest_load()
@@ -1951,7 +1952,8 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
             results.append(CaseResult(label, "-", False,
                                       f"the grader asked for blocks of {block} elements, but your kernel {what} "
                                       f"{widest} at once: the online kernel must walk the row block by block "
-                                      "with the block it is given"))
+                                      "with the block it is given"
+                                      + (_recast_note(trace) if trace is not None else "")))
         if trace is not None and block is not None:
             of_x, other = _online_row_loads(trace, x, got, rows)
             if of_x + other > 2 * rows * cols + rows * min(block, cols):
@@ -1961,10 +1963,21 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
                                           f"your kernel loaded {of_x} elements of x ({of_x / (rows * cols):.2g} "
                                           f"times each of the {rows * cols}){more}: the online softmax reads a row "
                                           "twice, once for the running max and sum together, once to write; a "
-                                          "separate pass for the max reads it three times"))
+                                          f"separate pass for the max reads it three times{_recast_note(trace)}"))
         return results
 
     return run
+
+
+def _recast_note(trace) -> str:
+    """Where a kernel loaded a tensor through a pointer to another element type (``int64`` lanes over fp32
+    rows), why its loads count more elements than its lanes: the grader counts the bytes read."""
+    for launch in trace.launches:
+        for name, kind in launch.recast.items():
+            return (f" (counted in bytes: your kernel {launch.kernel} loads {name} through a pointer to {kind}, "
+                    f"so each lane counts as the elements of {name} it reads; reading a row through wider lanes "
+                    "does not make a pass cheaper)")
+    return ""
 
 
 def _online_row_loads(trace, x, y, rows: int) -> tuple[int, int]:
@@ -2878,7 +2891,7 @@ def _one_pass_check(runner, label, k, n_k, causal=False) -> list[CaseResult]:
                                "every program of an earlier kernel whose results it read: FlashAttention reads "
                                "each block of keys once per block of queries, updating a running max, sum and "
                                "output as it goes (the online softmax); a first pass for the max, then a second "
-                               "for the sum, reads K twice, in one kernel or in two")]
+                               f"for the sum, reads K twice, in one kernel or in two{_recast_note(trace)}")]
         # then the programs together (told after the passes, the bigger mistake): with a program per query
         # each reads K once, but N_q programs read it N_q times
         if n_q and total > (-(-n_q // 16) + 1) * n_k * d:
@@ -4237,7 +4250,7 @@ def _backward_passes_check(trace, label, k, v) -> list[CaseResult]:
                                f"row needs a second walk over {which}. A first pass over the keys that rebuilds "
                                "each row's max and sum, in the dQ kernel or in a kernel of its own, or a program "
                                "that loads its block of keys again for every block of queries, reads "
-                               f"{which} more than once")]
+                               f"{which} more than once{_recast_note(trace)}")]
     return []
 
 

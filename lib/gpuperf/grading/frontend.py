@@ -340,12 +340,12 @@ def constexpr_parameters(fn) -> set:
     return {name for name, ty in inspect.get_annotations(fn).items() if _normalize_ty(ty) == "constexpr"}
 
 
-def wrapping_constexpr_offsets(fn, args, kwargs, within_head: bool = False) -> bool:
+def wrapping_constexpr_offsets(fn, args, kwargs, within_head: bool = False, rule=None) -> bool:
     """:func:`wrapping_offsets` once more, on the kernel lowered with its constexpr sizes and strides
     (:func:`stride_constexprs`) as run-time integers: ``row * STRIDE`` in 32 bits wraps whether STRIDE was
     given at run time or as a constant. Where the kernel does not lower so (a constexpr the code needs as a
     constant), each such argument is tried alone; one that cannot be lowered so is left out. ``within_head``:
-    as :func:`wrapping_offsets`'s."""
+    as :func:`wrapping_offsets`'s. ``rule``: another rule to read the TTIR with (:func:`wrapping_masks`)."""
     strides = stride_constexprs(fn, args, kwargs)
     if not strides:
         return False
@@ -355,7 +355,7 @@ def wrapping_constexpr_offsets(fn, args, kwargs, within_head: bool = False) -> b
         for names in groups:
             problem, ttir = lower(fn, args, kwargs, runtime=names)
             if ttir and not problem:
-                if wrapping_offsets(ttir, within_head=within_head):
+                if (rule(ttir) if rule is not None else wrapping_offsets(ttir, within_head=within_head)):
                     return True
                 if len(names) == len(strides):
                     return False
@@ -469,6 +469,79 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
                                                               (not within_head and operands[1] in rows)):
             return True
         if within_head and op.name in _MEMORY_OPS and operands and operands[0] in rows and operands[0] not in wide:
+            return True
+    return False
+
+
+#: Integer divisions and remainders: a size divided is no longer a size of the tensor (a slice of K per
+#: program, ``cdiv(K, BLOCK_K)``), and a program id divided is a group's index (``pid // per_group``).
+_DIVISIONS = frozenset(("arith.divsi", "arith.divui", "arith.ceildivsi", "arith.ceildivui", "arith.floordivsi",
+                        "arith.remsi", "arith.remui"))
+#: Operations a size given at run time stays a size through (``M * N``, ``n_cols - 1``, a cast, a splat).
+_SIZE_OPS = frozenset(("arith.muli", "arith.addi", "arith.subi", "arith.extsi", "arith.extui", "arith.trunci",
+                       "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui", "tt.splat", "tt.broadcast",
+                       "tt.expand_dims", "arith.index_cast"))
+#: Operations a program id's group index stays one through (casts and splats).
+_CAST_OPS = frozenset(("arith.extsi", "arith.extui", "arith.trunci", "tt.splat", "tt.broadcast", "tt.expand_dims",
+                       "arith.index_cast"))
+
+
+def wrapping_masks(ttir: str) -> bool:
+    """Whether a mask of a load, a store or an atomic of the kernel comes from a product in fewer than 64 bits of
+    a value computed from ``tl.program_id`` (a row, a block's rows) and a size or stride the kernel was given at
+    run time (an integer argument, or a product or sum of them: ``n_cols``, ``N``, ``M * N``), the rule of L3 to
+    L6: ``row * n_cols + cols < (row + 1) * n_cols`` or ``rows * N + cols < M * N`` computed in 32 bits wraps past
+    2^31 elements, and the mask then drops or lets through the wrong lanes, although the addresses are 64-bit.
+
+    Only products that grow with the tensor count: a size divided first (a slice of K per program,
+    ``pid_k * cdiv(K, SPLIT)``) or a program id divided first (a group of tiles, ``(pid // per_group) *
+    GROUP_M``) is an index of a slice or a tile, bounded by one dimension, and masks without such a product
+    (``cols < n_cols``, ``rows < M``, ``offs_k < K - k * BLOCK_K``, a causal ``q_idx >= k_idx``) are fine."""
+    kernel = kernel_function(ttir)
+    if kernel is None:
+        return False
+    pid, size, group, wraps, const = set(), set(kernel.integer_arguments), set(), set(), set()
+    ops = kernel.ops
+    sets = (pid, size, group, wraps, const)
+
+    def visit(op: Op, region: Op | None) -> bool:
+        operands = [base_name(v) for v in op.values]
+        results = {base_name(r) for r in op.results}
+        if op.name == "tt.get_program_id":
+            pid.update(results)
+        if op.name == "arith.constant":
+            const.update(results)
+        if operands and op.name in pid_ops and any(v in pid for v in operands):
+            pid.update(results)
+        if operands and op.name in _SIZE_OPS and any(v in size for v in operands) and \
+                all(v in size or v in const for v in operands):
+            size.update(results)
+        if op.name in _DIVISIONS and operands and operands[0] in pid:
+            group.update(results)
+        elif op.name in _CAST_OPS and operands and operands[0] in group:
+            group.update(results)
+        if op.name in ("arith.muli", "arith.shli") and len(operands) >= 2 and _narrow(op.text):
+            a, b = operands[0], operands[1]
+            if any(x in pid and x not in group and y in size for x, y in ((a, b), (b, a))):
+                wraps.update(results)
+        if op.name != "tt.load" and any(v in wraps for v in operands):
+            wraps.update(results)
+        for new, init in ([op.induction] if op.induction else []) + list(op.carried):
+            for s in (pid, wraps):
+                if base_name(init) in s:
+                    s.add(new)
+        if op.name == "scf.yield" and region is not None:
+            for s in (pid, wraps):
+                if any(v in s for v in operands):
+                    s.update(base_name(r) for r in region.results)
+                    s.update(new for new, _ in region.carried)
+        return False
+
+    pid_ops = {op.name for op in ops} - {"tt.load", "scf.for", "scf.while", "scf.if", "scf.yield"}
+    walk_to_fixed_point(ops, visit, lambda: tuple(len(s) for s in sets), rounds=8)
+    for op in ops:
+        where = _MASK_OPERAND.get(op.name)
+        if where is not None and len(op.values) > where and base_name(op.values[where]) in wraps:
             return True
     return False
 

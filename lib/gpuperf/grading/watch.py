@@ -221,6 +221,9 @@ class Counters:
     narrow_kernels: list = field(default_factory=list)
     #: kernels whose load or store masks compare a 32-bit product of the program id (L2, from the TTIR)
     narrow_masks: list = field(default_factory=list)
+    #: kernels whose load or store masks come from a 32-bit product of a program id's value and a size given at
+    #: run time (L3 to L6, from the TTIR: :func:`gpuperf.grading.frontend.wrapping_masks`)
+    wrapping_masks: list = field(default_factory=list)
     #: masked loads without ``other=`` whose masked-out lanes were filled with NaN: (kernel, tensor, line)
     poisoned: list = field(default_factory=list)
     #: accumulating atomics (add, max, ...) onto elements nothing had written in this call (memory from
@@ -1639,7 +1642,7 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
     if _library_kernel_file(fn):  # Triton's own or the course's: checked by what may run, not compiled here
         return
     from gpuperf.grading.dataflow import unstored_dots
-    from gpuperf.grading.frontend import lower, wrapping_constexpr_offsets, wrapping_offsets
+    from gpuperf.grading.frontend import lower, wrapping_constexpr_offsets, wrapping_masks, wrapping_offsets
 
     saved, w.internal = w.internal, True  # the grader's own work: torch calls in it are not the reader's
     try:
@@ -1649,6 +1652,9 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
         if ttir and w.policy.wide_offsets and (wrapping_offsets(ttir, within_head=head) or
                                                wrapping_constexpr_offsets(fn, args, kwargs, within_head=head)):
             w.counters.wrapping_kernels.append(getattr(fn, "__name__", "?"))
+        elif ttir and w.policy.wide_offsets and (wrapping_masks(ttir) or  # L3-L6: row * n_cols + cols < ...
+                                                 wrapping_constexpr_offsets(fn, args, kwargs, rule=wrapping_masks)):
+            w.counters.wrapping_masks.append(getattr(fn, "__name__", "?"))
         if ttir and w.policy.int64_offsets and wrapping_offsets(ttir, any_factor=True):  # L2: pid * BLOCK
             w.counters.narrow_kernels.append(getattr(fn, "__name__", "?"))
         elif ttir and w.policy.int64_offsets and wrapping_offsets(ttir, any_factor=True, masks=True):
