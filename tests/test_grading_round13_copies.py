@@ -199,7 +199,12 @@ def test_r13_copies_tracer_records_copies_lane_by_lane_only():
 
     x, y = torch.arange(8, dtype=torch.float32), torch.ones(8)
     a, b = torch.empty(8, dtype=torch.float16), torch.empty(8)
-    with traced() as trace:
+    import contextlib
+
+    from gpuperf.grading.exercises import interpreted_launches
+
+    # CPU tensors: on a GPU machine the launches run through the interpreter, as the grader's traced cases do
+    with traced() as trace, (interpreted_launches() if torch.cuda.is_available() else contextlib.nullcontext()):
         kernel[(1,)](x, y, a, b, 8, BLOCK=8)
         copy[(1,)](x, b, BLOCK=8)
     first, second = trace.launches

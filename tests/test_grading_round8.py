@@ -115,6 +115,14 @@ def test_honest_solution_of_round_8_passes(path, request):
     key, fn = load_attack(path)
     from gpuperf import grading
 
+    import torch
+
+    if torch.cuda.is_available() and "tensor_descriptor" in path.read_text():
+        # compiled, tensor descriptors made in a kernel need an allocator (Triton's error says so): as a learner
+        # following it would, the test sets one
+        from gpuperf.kernels._launch import ensure_scratch_allocator
+
+        ensure_scratch_allocator()
     report = grading.grade_report(key, fn, seed=SEED)
     assert report.passed, f"{path.name} refused by {key} (seed {SEED}):\n{report.text()}"
 
