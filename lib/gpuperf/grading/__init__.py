@@ -54,8 +54,9 @@ from gpuperf.grading import watch as _watch
 #: on CPU tensors, in the same process: the algorithm counted on every machine, and TF32 on GPUs without it).
 #: Off by default: on the H200 (Triton 3.6, NumPy 2.5) the interpreter failed on kernels whose loops have
 #: runtime bounds ("only 0-dimensional arrays can be converted to Python scalars"), so a correct kernel was
-#: refused; gpuperf.kernels._interpreter_compat fixes that conversion (2026-12-05), but on an H100 L5's
-#: interpreted cases then failed otherwise ("interpreter_semantic" not defined; bench/NOTES.md).
+#: refused; gpuperf.kernels._interpreter_compat fixes that conversion, and ``interpreted_launches`` the names
+#: Triton 3.6's interpreter lost ("interpreter_semantic" not defined). With both, every lab's course solutions
+#: pass with it on (an H100, 2026-12-05), but not every grader test has run that way (bench/NOTES.md).
 #: ``GPUPERF_GRADING_INTERPRET_ON_GPU=1`` turns them on (see labs/README.md, "What the grader cannot see").
 #: Under the interpreter (a CPU) every case runs as before.
 INTERPRET_ON_GPU = __import__("os").environ.get("GPUPERF_GRADING_INTERPRET_ON_GPU", "0") == "1"
