@@ -3307,8 +3307,11 @@ def _paired_visits(trace, q, k) -> list:
     parts before its products).
 
     The other's block is read from the values, not from the order of the loads: the rows of the other tensor
-    whose loaded values reach the first tl.dot this load's value reaches (one of its two operands, through any
-    arithmetic: :attr:`Launch.dot_loads`), among those products that took rows of the other tensor. A load
+    whose loaded values reach a tl.dot this load's value reaches (one of its two operands, through any
+    arithmetic: :attr:`Launch.dot_loads`), among those products that took rows of the other tensor; where it
+    reaches several (a tile of keys multiplied with each half of a program's queries), the one that sees most of
+    it (a decoy product with a far block is left to :func:`_stored_block_visits`, which judges the walk by the
+    rows of the output the program writes). A load
     whose value reaches no operand (``acc += x * 0``) is the other's block of no visit. A load that reaches no
     such product (a block of keys loaded ahead of the one in use and never multiplied, a block of keys whose walk
     over the queries is empty) is judged by the program's latest product before it: where this tensor was the
@@ -3340,19 +3343,24 @@ def _paired_visits(trace, q, k) -> list:
             products.setdefault(program, []).append((reached, taken))
         for program, indices in programs.items():
             dots = [taken for _, taken in products.get(program, [])]
-            first_dot: dict = {}  # visit index: the first product it reached that took rows of the other tensor
+            reached_dots: dict = {}  # visit index: the products it reached that took rows of the other tensor
             for n, (reached, taken) in enumerate(products.get(program, [])):
                 for index in reached:  # (a load with every lane masked off reaches it too: its block was visited)
                     if taken[_other(mine[index][0])]:
-                        first_dot.setdefault(index, n)
+                        reached_dots.setdefault(index, []).append(n)
             held = {"q": None, "k": None}  # a program without tl.dot: the latest rows of each, consecutive merged
             previous = None
             for position, index in enumerate(indices):
                 which, lanes, active, before = mine[index]
                 other = _other(which)
-                if index in first_dot:
-                    n = first_dot[index]
-                    block = _judged_against(which, [span for _, span in dots[n][other]])
+                if index in reached_dots:
+                    # each product judged on its own; the visit against the product that sees most of it (a tile
+                    # of keys multiplied with both halves of a program's queries serves the later half)
+                    each = [_judged_against(which, [span for _, span in dots[n][other]])
+                            for n in reached_dots[index]]
+                    each = [b for b in each if b is not None]
+                    block = (max(each, key=lambda b: b[1]) if which == "k" else min(each, key=lambda b: b[0])) \
+                        if each else None
                 elif not dots:
                     block = held[other]
                 else:
