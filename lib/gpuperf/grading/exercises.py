@@ -3683,7 +3683,9 @@ def _whole_head_program(trace, q, k, causal: bool):
     lanes), so a load whose value reaches no product covers nothing and a block loaded in halves covers its
     rows. A program that holds a block of keys and walks every query (dK, dV), then holds a block of queries and
     walks every key (dQ), as in Triton's fused tutorial layout, covers a cross, a few blocks' share; a persistent
-    program that takes a few of a head's blocks in turn (a quarter of them) covers about that share; one that
+    program that takes a few of a head's blocks in turn (a quarter of them) covers about that share; a program
+    whose pairs fit in the strip of one block it multiplied (that block with every row of the other tensor: a
+    block of 128 on a head of 256) is not judged by the share, only if it covers the whole head; one that
     computes dK and dV for every key (or every key but one), or dQ for every query, covers it all. A program that
     ran no tl.dot is judged by the rows it loaded (every query and every key)."""
     import numpy as np
@@ -3712,9 +3714,17 @@ def _whole_head_program(trace, q, k, causal: bool):
                                       and lo // n == hi // n]) >= n for which, n in (("q", n_q), ("k", n_k))):
                     return launch.kernel, program, needed, needed
         covered: dict = {}  # (program, head): (n_q, n_k) pairs multiplied
+        strips: dict = {}  # (program, head): the most pairs one block it multiplied makes with the whole other
         done: set = set()
         for program, operands in launch.dot_loads:
             taken = [spans[i] for i in operands if i in spans]
+            for which, lo, hi in taken:
+                n = n_q if which == "q" else n_k
+                if lo // n == hi // n:
+                    rows = slice(lo % n, hi % n + 1)
+                    strip = int(visible[rows, :].sum() if which == "q" else visible[:, rows].sum())
+                    key = (program, lo // n)
+                    strips[key] = max(strips.get(key, 0), strip)
             for _, q_lo, q_hi in (s for s in taken if s[0] == "q"):
                 for _, k_lo, k_hi in (s for s in taken if s[0] == "k"):
                     head = q_lo // n_q
@@ -3725,9 +3735,11 @@ def _whole_head_program(trace, q, k, causal: bool):
                     done.add((program, q_lo, q_hi, k_lo, k_hi))
                     grid = covered.setdefault((program, head), np.zeros((n_q, n_k), dtype=bool))
                     grid[q_lo % n_q:q_hi % n_q + 1, k_lo % n_k:k_hi % n_k + 1] = True
-        for (program, _), grid in covered.items():
+        for (program, head), grid in covered.items():
             multiplied = int((grid & visible).sum())
-            if 2 * multiplied > needed:
+            # a block of 128 on a head of 256 makes, with every row of the other tensor, up to 3/4 of the causal
+            # pairs: one block's strip is never "most of a head" (the whole head still is)
+            if 2 * multiplied > needed and (multiplied > strips.get((program, head), 0) or multiplied >= needed):
                 return launch.kernel, program, multiplied, needed
     return None
 

@@ -1,0 +1,127 @@
+"""WRONG (lazy): the whole dK/dV of a head in ONE program (grid (1, heads)): the program takes every block of keys
+in turn (last to first) and walks the queries from its diagonal. On a GPU one SM does all of dK and dV while the
+others idle: the new half-head rule (`_whole_head_program`, round 13 finding 2) exists to refuse exactly this.
+dQ is the course's kernel (one block of queries per program). Causal skipping is done correctly.
+
+Why the grader should accept it: `_whole_head_program` counts the (query, key) pairs each program multiplied
+from `Launch.dot_loads`, the loads whose values reached a tl.dot's operands (`_gpuperf_loads`). That tag does
+not cross memory: the program stores each block of keys it holds to a scratch tile and loads it back, so its
+products take rows of q only and cover nothing. The skip checks judge each visit by the fallback (rows of the
+other tensor loaded after it): walking the key blocks from last to first keeps every such pair visible. The
+program still loads each element of K once (`_backward_passes_check`), and the scratch is one block of keys per
+block held (N_k d stores per head), inside the budget.
+"""
+import gpuperf.kernels
+from gpuperf import grading
+import math
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_dot_kernel(o_ptr, do_ptr, delta_ptr, N_Q, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
+    head = tl.program_id(1).to(tl.int64)
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    dims = tl.arange(0, HEAD_DIM)
+    offsets = head * N_Q * HEAD_DIM + rows[:, None] * HEAD_DIM + dims[None, :]
+    o = tl.load(o_ptr + offsets, mask=rows[:, None] < N_Q, other=0.0).to(tl.float32)
+    do = tl.load(do_ptr + offsets, mask=rows[:, None] < N_Q, other=0.0).to(tl.float32)
+    tl.store(delta_ptr + head * N_Q + rows, tl.sum(o * do, axis=1), mask=rows < N_Q)
+
+
+@triton.jit
+def dkdv_head_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, scr_ptr, N_Q, N_K,
+                     scale, CAUSAL: tl.constexpr, HEAD_DIM: tl.constexpr,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr):
+    head = tl.program_id(1).to(tl.int64)
+    dims = tl.arange(0, HEAD_DIM)
+    slot = head * (BLOCK_N * HEAD_DIM)
+    tile = tl.arange(0, BLOCK_N)[:, None] * HEAD_DIM + dims[None, :]
+    n_blocks = tl.cdiv(N_K, BLOCK_N)
+    for j in range(0, n_blocks):  # every block of keys of the head, in this one program, last to first
+        block_n = n_blocks - 1 - j
+        keys = block_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        kv_offsets = head * N_K * HEAD_DIM + keys[:, None] * HEAD_DIM + dims[None, :]
+        k_direct = tl.load(k_ptr + kv_offsets, mask=keys[:, None] < N_K, other=0.0)
+        tl.store(scr_ptr + slot + tile, k_direct)
+        k = tl.load(scr_ptr + slot + tile)
+        v = tl.load(v_ptr + kv_offsets, mask=keys[:, None] < N_K, other=0.0)
+        dk = tl.zeros((BLOCK_N, HEAD_DIM), dtype=tl.float32)
+        dv = tl.zeros((BLOCK_N, HEAD_DIM), dtype=tl.float32)
+        start = 0
+        if CAUSAL:
+            start = (block_n * BLOCK_N // BLOCK_M) * BLOCK_M
+        for m0 in range(start, N_Q, BLOCK_M):
+            rows = m0 + tl.arange(0, BLOCK_M)
+            q_offsets = head * N_Q * HEAD_DIM + rows[:, None] * HEAD_DIM + dims[None, :]
+            q = tl.load(q_ptr + q_offsets, mask=rows[:, None] < N_Q, other=0.0)
+            do = tl.load(do_ptr + q_offsets, mask=rows[:, None] < N_Q, other=0.0)
+            lse = tl.load(lse_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+            delta = tl.load(delta_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+            s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+            visible = (rows[:, None] < N_Q) & (keys[None, :] < N_K)
+            if CAUSAL:
+                visible = visible & (keys[None, :] <= rows[:, None])
+            p = tl.where(visible, tl.exp(s - lse[:, None]), 0.0)
+            dv += tl.dot(tl.trans(p.to(do.dtype)), do, input_precision=PRECISION)
+            dp = tl.dot(do, tl.trans(v), input_precision=PRECISION)
+            ds = p * (dp - delta[:, None])
+            dk += tl.dot(tl.trans(ds.to(q.dtype)), q, input_precision=PRECISION)
+        tl.store(dk_ptr + kv_offsets, (dk * scale).to(dk_ptr.dtype.element_ty), mask=keys[:, None] < N_K)
+        tl.store(dv_ptr + kv_offsets, dv.to(dv_ptr.dtype.element_ty), mask=keys[:, None] < N_K)
+
+
+@triton.jit
+def dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, N_Q, N_K, scale,
+              CAUSAL: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+              BLOCK_N: tl.constexpr, PRECISION: tl.constexpr):
+    block_m = tl.program_id(0)
+    head = tl.program_id(1).to(tl.int64)
+    rows = block_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    dims = tl.arange(0, HEAD_DIM)
+    q_offsets = head * N_Q * HEAD_DIM + rows[:, None] * HEAD_DIM + dims[None, :]
+    q = tl.load(q_ptr + q_offsets, mask=rows[:, None] < N_Q, other=0.0)
+    do = tl.load(do_ptr + q_offsets, mask=rows[:, None] < N_Q, other=0.0)
+    lse = tl.load(lse_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+    delta = tl.load(delta_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+    dq = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    end = N_K
+    if CAUSAL:
+        end = tl.minimum(N_K, (block_m + 1) * BLOCK_M)
+    for n0 in range(0, end, BLOCK_N):
+        keys = n0 + tl.arange(0, BLOCK_N)
+        kv_offsets = head * N_K * HEAD_DIM + keys[:, None] * HEAD_DIM + dims[None, :]
+        k = tl.load(k_ptr + kv_offsets, mask=keys[:, None] < N_K, other=0.0)
+        v = tl.load(v_ptr + kv_offsets, mask=keys[:, None] < N_K, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+        visible = (rows[:, None] < N_Q) & (keys[None, :] < N_K)
+        if CAUSAL:
+            visible = visible & (keys[None, :] <= rows[:, None])
+        p = tl.where(visible, tl.exp(s - lse[:, None]), 0.0)
+        dp = tl.dot(do, tl.trans(v), input_precision=PRECISION)
+        ds = p * (dp - delta[:, None])
+        dq += tl.dot(ds.to(k.dtype), k, input_precision=PRECISION)
+    tl.store(dq_ptr + q_offsets, (dq * scale).to(dq_ptr.dtype.element_ty), mask=rows[:, None] < N_Q)
+
+
+def attention_backward(q, k, v, o, lse, do, causal=False):
+    batch, heads, n_q, head_dim = q.shape
+    n_k = k.shape[2]
+    q, k, v, o, do = (t.contiguous() for t in (q, k, v, o, do))
+    lse = lse.float().contiguous()
+    delta = torch.empty_like(lse)
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    block = 32
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"
+    scale = 1.0 / math.sqrt(head_dim)
+    heads_total = batch * heads
+    row_dot_kernel[(triton.cdiv(n_q, block), heads_total)](o, do, delta, n_q, HEAD_DIM=head_dim, BLOCK_M=block)
+    common = dict(CAUSAL=causal, HEAD_DIM=head_dim, BLOCK_M=block, BLOCK_N=block, PRECISION=precision)
+    scr = torch.empty(heads_total * block * head_dim, dtype=k.dtype, device=k.device)
+    dkdv_head_kernel[(1, heads_total)](q, k, v, do, lse, delta, dk, dv, scr, n_q, n_k, scale, **common)
+    dq_kernel[(triton.cdiv(n_q, block), heads_total)](q, k, v, do, lse, delta, dq, n_q, n_k, scale, **common)
+    return dq, dk, dv
+
+
+result = grading.grade("L6.backward", attention_backward)

@@ -1,0 +1,49 @@
+"""Round 14 of issue 30 (2026-12-05, sixth session): a fresh attacker, against the graders with round 13 closed.
+Its honest files are tests here; its 16 wrong files, accepted when it stopped, are kept in
+tests/grading_attacks_round14 (README: each finding) and are not graded by any test yet.
+
+- h01: the course's backward kernels with the blocks of Triton's tutorial, 128 (a block of 128 on a head of
+  256 makes 3/4 of the causal pairs with every query: the "more than half of a head" rule refused it; a program
+  whose pairs fit in one block's strip is now judged only if it covers the whole head).
+- h02, h03: round 13's h04 and h03 unchanged (the learner's own gather kernels): graded by
+  tests/test_grading_round13_copies.py, not again here.
+- h04: FlashAttention-2's one-kernel backward, dQ by atomic adds into fp32, then a cast."""
+
+from __future__ import annotations
+
+import pytest
+
+from attack_files import find_attack, load_attack
+
+import gpuperf.kernels  # noqa: F401  (the interpreter switch, before any attack file defines a kernel)
+
+SEED = 20261205
+
+#: L6.backward's case that traces the blocks each program visits (where h01 was refused).
+VISITS = "the blocks of queries and keys the backward visits"
+
+
+def _on_the_cpu() -> bool:
+    import torch
+
+    return not torch.cuda.is_available()
+
+
+@pytest.mark.parametrize("seed", [11, SEED])
+def test_tutorial_blocks_of_128_pass_the_visits_case(seed):
+    from gpuperf import grading
+
+    if not _on_the_cpu():
+        pytest.skip("the interpreter's case")
+    key, fn = load_attack(find_attack(14, "h01"))
+    report = grading.grade_report(key, fn, seed=seed, only=lambda label: VISITS in label)
+    assert report.results and report.passed, f"h01 refused by {key} (seed {seed}):\n{report.text()}"
+
+
+@pytest.mark.parametrize("tag", ["h01", "h04"])
+def test_honest_file_of_round_14_passes(tag):
+    from gpuperf import grading
+
+    key, fn = load_attack(find_attack(14, tag))
+    report = grading.grade_report(key, fn, seed=SEED)
+    assert report.passed, f"{tag} refused by {key} (seed {SEED}):\n{report.text()}"
