@@ -477,6 +477,8 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
 #: program, ``cdiv(K, BLOCK_K)``), and a program id divided is a group's index (``pid // per_group``).
 _DIVISIONS = frozenset(("arith.divsi", "arith.divui", "arith.ceildivsi", "arith.ceildivui", "arith.floordivsi",
                         "arith.remsi", "arith.remui"))
+#: Integer quotients: a program id divided by them is a group's index (a remainder is not: ``pid % n``).
+_QUOTIENTS = frozenset(("arith.divsi", "arith.divui", "arith.ceildivsi", "arith.ceildivui", "arith.floordivsi"))
 #: Operations a size given at run time stays a size through (``M * N``, ``n_cols - 1``, a cast, a splat).
 _SIZE_OPS = frozenset(("arith.muli", "arith.addi", "arith.subi", "arith.extsi", "arith.extui", "arith.trunci",
                        "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui", "tt.splat", "tt.broadcast",
@@ -494,14 +496,25 @@ def wrapping_masks(ttir: str) -> bool:
     2^31 elements, and the mask then drops or lets through the wrong lanes, although the addresses are 64-bit.
 
     Only products that grow with the tensor count: a size divided first (a slice of K per program,
-    ``pid_k * cdiv(K, SPLIT)``) or a program id divided first (a group of tiles, ``(pid // per_group) *
-    GROUP_M``) is an index of a slice or a tile, bounded by one dimension, and masks without such a product
-    (``cols < n_cols``, ``rows < M``, ``offs_k < K - k * BLOCK_K``, a causal ``q_idx >= k_idx``) are fine."""
+    ``pid_k * cdiv(K, SPLIT)``) is an index of a slice, bounded by one dimension; a product with a constant
+    (``pid_m * BLOCK_M``, ``(pid // per_group) * GROUP_M`` with GROUP_M a constexpr) is a row or tile index,
+    bounded by the size it is compared to; and masks without such a product (``cols < n_cols``, ``rows < M``,
+    ``offs_k < K - k * BLOCK_K``, a causal ``q_idx >= k_idx``) are fine.
+
+    A program id divided (a group's index, ``pid // per_group``) times a size is exempt only where the size is a
+    factor of the divisor (:func:`_group_factors`): ``(pid // (GROUP_M * tiles_n)) * GROUP_M``, Triton's grouped
+    order with GROUP_M given at run time, is at most ``pid``. Any other product of one with a size grows with
+    the tensor as the program id's own does: ``pid // tiles_n`` is the tile row, and ``(pid // tiles_n) * N``
+    wraps as ``rows * N`` does (round 14's 08). A remainder gets no exemption: ``pid % n_rows`` is bounded only
+    by a size given at run time, and is the row itself where the grid has n_rows programs (round 14's 07)."""
     kernel = kernel_function(ttir)
     if kernel is None:
         return False
-    pid, size, group, wraps, const = set(), set(kernel.integer_arguments), set(), set(), set()
+    pid, size, wraps, const = set(), set(kernel.integer_arguments), set(), set()
+    # group: a program id divided (through casts), with the factors of what divided it (see _group_factors)
+    group: dict[str, frozenset] = {}
     ops = kernel.ops
+    defs = {base_name(r): op for op in ops for r in op.results}
     sets = (pid, size, group, wraps, const)
 
     def visit(op: Op, region: Op | None) -> bool:
@@ -516,13 +529,16 @@ def wrapping_masks(ttir: str) -> bool:
         if operands and op.name in _SIZE_OPS and any(v in size for v in operands) and \
                 all(v in size or v in const for v in operands):
             size.update(results)
-        if op.name in _DIVISIONS and operands and operands[0] in pid:
-            group.update(results)
+        if op.name in _QUOTIENTS and len(operands) >= 2 and _divides_a_program_id(operands[0], defs):
+            factors = _group_factors(operands[1], defs) | group.get(operands[0], frozenset())
+            for r in results:
+                group[r] = group.get(r, frozenset()) | factors
         elif op.name in _CAST_OPS and operands and operands[0] in group:
-            group.update(results)
+            for r in results:
+                group[r] = group.get(r, frozenset()) | group[operands[0]]
         if op.name in ("arith.muli", "arith.shli") and len(operands) >= 2 and _narrow(op.text):
             a, b = operands[0], operands[1]
-            if any(x in pid and x not in group and y in size for x, y in ((a, b), (b, a))):
+            if any(x in pid and y in size and _root(y, defs) not in group.get(x, ()) for x, y in ((a, b), (b, a))):
                 wraps.update(results)
         if op.name != "tt.load" and any(v in wraps for v in operands):
             wraps.update(results)
@@ -543,6 +559,48 @@ def wrapping_masks(ttir: str) -> bool:
         where = _MASK_OPERAND.get(op.name)
         if where is not None and len(op.values) > where and base_name(op.values[where]) in wraps:
             return True
+    return False
+
+
+def _root(value: str, defs: dict) -> str:
+    """``value`` before the casts and splats that made it (``%GROUP_M`` for ``arith.extsi %GROUP_M``)."""
+    for _ in range(16):
+        op = defs.get(value)
+        if op is None or op.name not in _CAST_OPS or not op.operands:
+            break
+        value = base_name(op.operands[0])
+    return value
+
+
+def _group_factors(divisor: str, defs: dict) -> frozenset:
+    """The values ``divisor`` is a product of (itself, and the factors of its 32- or 64-bit products, through
+    casts): ``pid // d`` times one of them is at most ``pid`` (``(pid // (G * n)) * G <= pid / n``)."""
+    found, todo = set(), [divisor]
+    while todo and len(found) < 64:
+        value = _root(todo.pop(), defs)
+        if value in found:
+            continue
+        found.add(value)
+        op = defs.get(value)
+        if op is not None and op.name == "arith.muli":
+            todo += [base_name(v) for v in op.operands[:2]]
+    return frozenset(found)
+
+
+def _divides_a_program_id(dividend: str, defs: dict) -> bool:
+    """Whether ``dividend`` is the program id itself, or a quotient or remainder of one, through casts
+    (``pid``, ``pid % per_group``): a group's index is made by dividing these, and is then at most the program
+    id. A quotient of anything else (``(pid + N * M) // N``) is not a group's index."""
+    for _ in range(16):
+        value = _root(dividend, defs)
+        op = defs.get(value)
+        if op is None:
+            return False
+        if op.name == "tt.get_program_id":
+            return True
+        if op.name not in _DIVISIONS or not op.operands:
+            return False
+        dividend = base_name(op.operands[0])
     return False
 
 
