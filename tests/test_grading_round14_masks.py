@@ -176,14 +176,19 @@ def _index_kernel(x_ptr, M, N, GROUP_M, BLOCK: tl.constexpr, HOW: tl.constexpr):
         flat = (pid // (GROUP_M * tiles_n)) * GROUP_M * N + lanes
     elif HOW == 4:  # divided by a product that holds N: at most pid
         flat = (pid // (tiles_n * N)) * N + lanes
-    else:  # a quotient of something other than the program id: no group
-        flat = ((pid + M * N) // N) * N + lanes
+    elif HOW == 5:  # a remainder times a factor of its divisor: no exemption
+        flat = (pid % (GROUP_M * tiles_n)) * GROUP_M * BLOCK + lanes
+    else:  # a persistent kernel's tile index (a loop from the program id), grouped: at most the tile index
+        flat = lanes
+        for tile in range(pid, M * tiles_n, 7):
+            flat = (tile // (GROUP_M * tiles_n)) * GROUP_M * BLOCK + lanes
     mask = flat < M * N
     x = tl.load(x_ptr + lanes, mask=mask, other=0.0)
     tl.store(x_ptr + lanes, x + 1, mask=mask)
 
 
-@pytest.mark.parametrize("how,wraps", [(0, True), (1, True), (2, False), (3, True), (4, False), (5, True)])
+@pytest.mark.parametrize("how,wraps", [(0, True), (1, True), (2, False), (3, True), (4, False), (5, True),
+                                       (6, False)])
 def test_a_divided_program_id_is_exempt_only_times_a_factor_of_its_divisor(how, wraps):
     from gpuperf.grading import frontend
 
