@@ -6,6 +6,10 @@
   program id for "a group of tiles" and exempted its products with a size. Now a remainder gets no exemption,
   and a quotient ``pid // d`` only in a product with a factor of ``d`` (Triton's grouped order,
   ``(pid // (GROUP_M * tiles_n)) * GROUP_M``, is at most ``pid``); products with constants were never counted.
+- The review's leftover: L2's mask rule (``wrapping_offsets(masks=True)``) and L3-L6's are one function now,
+  ``wrapping_masks(ttir, any_factor=...)``: they differ only in whether a product with a constant counts (a
+  position in a vector, or a row index), and both follow a program id's value through loads and branches, as
+  L2's did (a row rebuilt bit by bit in ``if pid & (1 << b):`` branches was not followed by L3-L6's).
 - Controls: Triton's tutorial grouped matmul with GROUP_M and the group's size given at run time, and a split-K
   matmul whose slice of K comes from a program id divided (a one-dimensional grid), are accepted.
 
@@ -178,17 +182,23 @@ def _index_kernel(x_ptr, M, N, GROUP_M, BLOCK: tl.constexpr, HOW: tl.constexpr):
         flat = (pid // (tiles_n * N)) * N + lanes
     elif HOW == 5:  # a remainder times a factor of its divisor: no exemption
         flat = (pid % (GROUP_M * tiles_n)) * GROUP_M * BLOCK + lanes
-    else:  # a persistent kernel's tile index (a loop from the program id), grouped: at most the tile index
+    elif HOW == 6:  # a persistent kernel's tile index (a loop from the program id), grouped: at most the tile index
         flat = lanes
         for tile in range(pid, M * tiles_n, 7):
             flat = (tile // (GROUP_M * tiles_n)) * GROUP_M * BLOCK + lanes
+    else:  # the row rebuilt bit by bit in branches on the program id: the program id still
+        row = tl.full([], 0, tl.int32)
+        for b in tl.static_range(8):
+            if (pid >> b) & 1:
+                row += 1 << b
+        flat = row * N + lanes
     mask = flat < M * N
     x = tl.load(x_ptr + lanes, mask=mask, other=0.0)
     tl.store(x_ptr + lanes, x + 1, mask=mask)
 
 
 @pytest.mark.parametrize("how,wraps", [(0, True), (1, True), (2, False), (3, True), (4, False), (5, True),
-                                       (6, False)])
+                                       (6, False), (7, True)])
 def test_a_divided_program_id_is_exempt_only_times_a_factor_of_its_divisor(how, wraps):
     from gpuperf.grading import frontend
 
