@@ -464,11 +464,9 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
     return False
 
 
-#: Integer divisions and remainders: a size divided is no longer a size of the tensor (a slice of K per
-#: program, ``cdiv(K, BLOCK_K)``), and a program id divided is a group's index (``pid // per_group``).
-_DIVISIONS = frozenset(("arith.divsi", "arith.divui", "arith.ceildivsi", "arith.ceildivui", "arith.floordivsi",
-                        "arith.remsi", "arith.remui"))
-#: Integer quotients: a program id divided by them is a group's index (a remainder is not: ``pid % n``).
+#: Integer quotients: a program id's value divided by them is a group's index (a remainder is not: ``pid % n``).
+#: A size divided (or taken a remainder of) is no longer a size of the tensor (a slice of K per program,
+#: ``cdiv(K, SPLIT)``): no division is among the operations a size stays one through.
 _QUOTIENTS = frozenset(("arith.divsi", "arith.divui", "arith.ceildivsi", "arith.ceildivui", "arith.floordivsi"))
 #: Operations a size given at run time stays a size through (``M * N``, ``n_cols - 1``, a cast, a splat).
 _SIZE_OPS = frozenset(("arith.muli", "arith.addi", "arith.subi", "arith.extsi", "arith.extui", "arith.trunci",
@@ -542,7 +540,8 @@ def wrapping_masks(ttir: str, any_factor: bool = False) -> bool:
             a, b = operands[0], operands[1]
             if any_factor and (a in pid or b in pid):
                 wraps.update(results)
-            elif any(x in pid and y in size and _root(y, defs) not in group.get(x, ()) for x, y in ((a, b), (b, a))):
+            elif any(x in pid and y in size and (op.name == "arith.shli" or _root(y, defs) not in group.get(x, ()))
+                     for x, y in ((a, b), (b, a))):  # a shift by a factor is no product with it
                 wraps.update(results)
         if any(v in wraps for v in operands):
             wraps.update(results)
