@@ -163,7 +163,7 @@ def test_l2_course_solution_passes_its_long_cases(key):
 def test_the_mask_rule_reads_masks_only():
     """A 32-bit product of the program id in a load's *value* path (stored, never compared to a mask) is no
     position; in its mask it is."""
-    from gpuperf.grading.frontend import wrapping_offsets
+    from gpuperf.grading.frontend import wrapping_masks, wrapping_offsets
 
     masked = """
     tt.func public @k(%x: !tt.ptr<f32>, %n: i32) {
@@ -181,6 +181,7 @@ def test_the_mask_rule_reads_masks_only():
     }
     """
     assert not wrapping_offsets(masked, any_factor=True)
-    assert wrapping_offsets(masked, any_factor=True, masks=True)
+    assert wrapping_masks(masked, any_factor=True)
+    assert not wrapping_masks(masked)  # L3-L6's rule: pid * BLOCK is a row index there
     unmasked = masked.replace("tt.load %q, %mask", "tt.load %q")
-    assert not wrapping_offsets(unmasked, any_factor=True, masks=True)
+    assert not wrapping_masks(unmasked, any_factor=True)

@@ -51,8 +51,9 @@ def test_honest_file_of_round_14_passes(tag):
 
 #: Round 14's wrong files that L3 and L4 still accept (open: tests/grading_attacks_round14/README.md), kept as
 #: strict expected failures so that the fix that closes one shows here. The L5/L6 files (01-06, 11-15) take
-#: minutes each on the CPU and are not run.
-OPEN_QUICK = ["07", "08", "09", "10", "16"]
+#: minutes each on the CPU and are not run. 07 and 08 (finding 6, masks) are refused since r14mask: graded in
+#: tests/test_grading_round14_masks.py.
+OPEN_QUICK = ["09", "10", "16"]
 
 
 @pytest.mark.parametrize("tag", OPEN_QUICK)

@@ -268,7 +268,8 @@ def _wide_offsets_check(runner, label: str) -> list[CaseResult]:
         return [CaseResult(label, "-", False,
                            f"your kernel {watch.counters.wrapping_masks[0]} computes a load's or a store's mask "
                            "from a 32-bit product of the program id (or of an index made from it, such as a row "
-                           "or the rows of a block) and a size it was given (`row * n_cols + cols < (row + 1) * "
+                           "or the rows of a block, however it is made: `pid % n_rows`, `pid // tiles_n`) and a "
+                           "size it was given (`row * n_cols + cols < (row + 1) * "
                            "n_cols`, `rows * N + cols < M * N`): past 2^31 elements (8.6 GB of fp32) that product "
                            "wraps around, and the mask drops lanes it should keep or keeps lanes past the end, "
                            "although the addresses are 64-bit. Compare positions within a row or a tile instead "

@@ -1509,7 +1509,8 @@ def _offsets_check(runner, label) -> list[CaseResult]:
                            "there, and load and store it at coordinate 0")]
     if not narrow and w.counters.narrow_masks:
         return [CaseResult(label, "-", False,
-                           "your kernel's masks are computed with 32-bit positions: a mask compares a 32-bit "
+                           f"your kernel {w.counters.narrow_masks[0]}'s masks are computed with 32-bit positions: "
+                           "a mask compares a 32-bit "
                            "product of the program id and the block size (as `lanes < n - pid * BLOCK`), which "
                            "past 2^31 elements (8.6 GB of fp32) wraps around, so the last block is not masked and "
                            "reads and writes past the end of the vectors. Compute the mask from the 64-bit "

@@ -377,7 +377,7 @@ def _first_lines(exc) -> str:
 
 # ---- 32-bit offsets, read from the TTIR ----------------------------------------------------------------
 
-def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = False, masks: bool = False) -> bool:
+def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = False) -> bool:
     """Whether an address of the kernel (``tt.addptr``'s offset) comes from a product in fewer than 64 bits of
     a value computed from ``tl.program_id`` and a size or stride the kernel was given at run time (an integer
     argument: Triton makes one equal to 1 a constant): past 2^31 elements such a product wraps around,
@@ -401,11 +401,7 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
     of L2's one-dimensional kernels (``pid * BLOCK`` must be computed in 64 bits), whatever operations
     (``tl.where``, ``tl.minimum``, casts) the product goes through before it reaches an address.
 
-    ``masks`` (with ``any_factor``): whether such a product reaches the mask of a load, a store or an atomic
-    instead (round 12's 08: 64-bit addresses, and ``lanes < n - pid * BLOCK`` with ``pid * BLOCK`` in 32 bits:
-    past 2^31 elements the product wraps, ``n - start`` is huge, and the last block reads and writes past the
-    end). In a one-dimensional kernel every value a mask compares is a position in the vector, so a 32-bit
-    product of the program id in it is as wrong as one in an address."""
+    Masks are read by :func:`wrapping_masks` (its ``any_factor`` is L2's rule for masks)."""
     kernel = kernel_function(ttir)
     if kernel is None:
         return False
@@ -460,11 +456,6 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
     walk_to_fixed_point(ops, visit, lambda: tuple(len(s) for s in sets), rounds=8)
     for op in ops:
         operands = [base_name(v) for v in op.values]
-        if masks:
-            where = _MASK_OPERAND.get(op.name)
-            if any_factor and where is not None and len(operands) > where and operands[where] in wraps:
-                return True
-            continue
         if op.name == "tt.addptr" and len(operands) >= 2 and (operands[1] in wraps or
                                                               (not within_head and operands[1] in rows)):
             return True
@@ -473,10 +464,10 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
     return False
 
 
-#: Integer divisions and remainders: a size divided is no longer a size of the tensor (a slice of K per
-#: program, ``cdiv(K, BLOCK_K)``), and a program id divided is a group's index (``pid // per_group``).
-_DIVISIONS = frozenset(("arith.divsi", "arith.divui", "arith.ceildivsi", "arith.ceildivui", "arith.floordivsi",
-                        "arith.remsi", "arith.remui"))
+#: Integer quotients: a program id's value divided by them is a group's index (a remainder is not: ``pid % n``).
+#: A size divided (or taken a remainder of) is no longer a size of the tensor (a slice of K per program,
+#: ``cdiv(K, SPLIT)``): no division is among the operations a size stays one through.
+_QUOTIENTS = frozenset(("arith.divsi", "arith.divui", "arith.ceildivsi", "arith.ceildivui", "arith.floordivsi"))
 #: Operations a size given at run time stays a size through (``M * N``, ``n_cols - 1``, a cast, a splat).
 _SIZE_OPS = frozenset(("arith.muli", "arith.addi", "arith.subi", "arith.extsi", "arith.extui", "arith.trunci",
                        "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui", "tt.splat", "tt.broadcast",
@@ -486,22 +477,44 @@ _CAST_OPS = frozenset(("arith.extsi", "arith.extui", "arith.trunci", "tt.splat",
                        "arith.index_cast"))
 
 
-def wrapping_masks(ttir: str) -> bool:
+def wrapping_masks(ttir: str, any_factor: bool = False) -> bool:
     """Whether a mask of a load, a store or an atomic of the kernel comes from a product in fewer than 64 bits of
     a value computed from ``tl.program_id`` (a row, a block's rows) and a size or stride the kernel was given at
     run time (an integer argument, or a product or sum of them: ``n_cols``, ``N``, ``M * N``), the rule of L3 to
     L6: ``row * n_cols + cols < (row + 1) * n_cols`` or ``rows * N + cols < M * N`` computed in 32 bits wraps past
     2^31 elements, and the mask then drops or lets through the wrong lanes, although the addresses are 64-bit.
 
+    ``any_factor``: a 32-bit product of a program id's value with anything counts, a block size too: the rule of
+    L2's one-dimensional kernels (round 12's 08: 64-bit addresses and ``lanes < n - pid * BLOCK``; past 2^31
+    elements ``pid * BLOCK`` wraps, ``n - start`` is huge, and the last block reads and writes past the end).
+    The two exercises differ only in what a product of the program id and a constant is: in a one-dimensional
+    kernel every value a mask compares is a position in the vector, so ``pid * BLOCK`` is one and passes 2^31
+    with the vector; in a kernel of rows or tiles ``pid_m * BLOCK_M`` is a row index, compared to M, and only
+    its product with a size (a row's length, N) is a position in the tensor. Both follow a program id's value
+    through every operation, as :func:`wrapping_offsets` does: a value loaded from an address made from it,
+    and the results of a branch or a loop whose condition or bounds come from it (a row rebuilt bit by bit in
+    ``if pid & (1 << b):`` branches is the program id still).
+
     Only products that grow with the tensor count: a size divided first (a slice of K per program,
-    ``pid_k * cdiv(K, SPLIT)``) or a program id divided first (a group of tiles, ``(pid // per_group) *
-    GROUP_M``) is an index of a slice or a tile, bounded by one dimension, and masks without such a product
-    (``cols < n_cols``, ``rows < M``, ``offs_k < K - k * BLOCK_K``, a causal ``q_idx >= k_idx``) are fine."""
+    ``pid_k * cdiv(K, SPLIT)``) is an index of a slice, bounded by one dimension; a product with a constant
+    (``pid_m * BLOCK_M``, ``(pid // per_group) * GROUP_M`` with GROUP_M a constexpr) is a row or tile index,
+    bounded by the size it is compared to; and masks without such a product (``cols < n_cols``, ``rows < M``,
+    ``offs_k < K - k * BLOCK_K``, a causal ``q_idx >= k_idx``) are fine.
+
+    A program id divided (a group's index, ``pid // per_group``) times a size is exempt only where the size is a
+    factor of the divisor (:func:`_group_factors`): ``(pid // (GROUP_M * tiles_n)) * GROUP_M``, Triton's grouped
+    order with GROUP_M given at run time, is at most ``pid``. Any other product of one with a size grows with
+    the tensor as the program id's own does: ``pid // tiles_n`` is the tile row, and ``(pid // tiles_n) * N``
+    wraps as ``rows * N`` does (round 14's 08). A remainder gets no exemption: ``pid % n_rows`` is bounded only
+    by a size given at run time, and is the row itself where the grid has n_rows programs (round 14's 07)."""
     kernel = kernel_function(ttir)
     if kernel is None:
         return False
-    pid, size, group, wraps, const = set(), set(kernel.integer_arguments), set(), set(), set()
+    pid, size, wraps, const = set(), set(kernel.integer_arguments), set(), set()
+    # group: a program id divided (through casts), with the factors of what divided it (see _group_factors)
+    group: dict[str, frozenset] = {}
     ops = kernel.ops
+    defs = {base_name(r): op for op in ops for r in op.results}
     sets = (pid, size, group, wraps, const)
 
     def visit(op: Op, region: Op | None) -> bool:
@@ -511,20 +524,26 @@ def wrapping_masks(ttir: str) -> bool:
             pid.update(results)
         if op.name == "arith.constant":
             const.update(results)
-        if operands and op.name in pid_ops and any(v in pid for v in operands):
+        if any(v in pid for v in operands):
             pid.update(results)
         if operands and op.name in _SIZE_OPS and any(v in size for v in operands) and \
                 all(v in size or v in const for v in operands):
             size.update(results)
-        if op.name in _DIVISIONS and operands and operands[0] in pid:
-            group.update(results)
+        if op.name in _QUOTIENTS and len(operands) >= 2 and operands[0] in pid:
+            factors = _group_factors(operands[1], defs) | group.get(operands[0], frozenset())
+            for r in results:
+                group[r] = group.get(r, frozenset()) | factors
         elif op.name in _CAST_OPS and operands and operands[0] in group:
-            group.update(results)
+            for r in results:
+                group[r] = group.get(r, frozenset()) | group[operands[0]]
         if op.name in ("arith.muli", "arith.shli") and len(operands) >= 2 and _narrow(op.text):
             a, b = operands[0], operands[1]
-            if any(x in pid and x not in group and y in size for x, y in ((a, b), (b, a))):
+            if any_factor and (a in pid or b in pid):
                 wraps.update(results)
-        if op.name != "tt.load" and any(v in wraps for v in operands):
+            elif any(x in pid and y in size and (op.name == "arith.shli" or _root(y, defs) not in group.get(x, ()))
+                     for x, y in ((a, b), (b, a))):  # a shift by a factor is no product with it
+                wraps.update(results)
+        if any(v in wraps for v in operands):
             wraps.update(results)
         for new, init in ([op.induction] if op.induction else []) + list(op.carried):
             for s in (pid, wraps):
@@ -537,13 +556,39 @@ def wrapping_masks(ttir: str) -> bool:
                     s.update(new for new, _ in region.carried)
         return False
 
-    pid_ops = {op.name for op in ops} - {"tt.load", "scf.for", "scf.while", "scf.if", "scf.yield"}
     walk_to_fixed_point(ops, visit, lambda: tuple(len(s) for s in sets), rounds=8)
     for op in ops:
         where = _MASK_OPERAND.get(op.name)
         if where is not None and len(op.values) > where and base_name(op.values[where]) in wraps:
             return True
     return False
+
+
+def _root(value: str, defs: dict) -> str:
+    """``value`` before the casts and splats that made it (``%GROUP_M`` for ``arith.extsi %GROUP_M``)."""
+    for _ in range(16):
+        op = defs.get(value)
+        if op is None or op.name not in _CAST_OPS or not op.operands:
+            break
+        value = base_name(op.operands[0])
+    return value
+
+
+def _group_factors(divisor: str, defs: dict) -> frozenset:
+    """The values ``divisor`` is a product of (itself, and the factors of its 32- or 64-bit products, through
+    casts): ``x // d`` times one of them is at most ``x`` (``(pid // (G * n)) * G <= pid / n``), so the product
+    grows with the tensor no more than the program id's value ``x`` it was made from (a persistent kernel's tile
+    index is one too)."""
+    found, todo = set(), [divisor]
+    while todo and len(found) < 64:
+        value = _root(todo.pop(), defs)
+        if value in found:
+            continue
+        found.add(value)
+        op = defs.get(value)
+        if op is not None and op.name == "arith.muli":
+            todo += [base_name(v) for v in op.operands[:2]]
+    return frozenset(found)
 
 
 #: The position of the mask among the operands of the TTIR operations that take one: ``tt.load %ptr, %mask,

@@ -1657,7 +1657,7 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
             w.counters.wrapping_masks.append(getattr(fn, "__name__", "?"))
         if ttir and w.policy.int64_offsets and wrapping_offsets(ttir, any_factor=True):  # L2: pid * BLOCK
             w.counters.narrow_kernels.append(getattr(fn, "__name__", "?"))
-        elif ttir and w.policy.int64_offsets and wrapping_offsets(ttir, any_factor=True, masks=True):
+        elif ttir and w.policy.int64_offsets and wrapping_masks(ttir, any_factor=True):
             w.counters.narrow_masks.append(getattr(fn, "__name__", "?"))  # L2: lanes < n - pid * BLOCK
         name = getattr(fn, "__name__", "?")
         if ttir and name not in w.counters.atomic_kernels and any(op != "exch" for op in _atomic_ops(ttir)):
