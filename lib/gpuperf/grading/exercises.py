@@ -208,6 +208,8 @@ class Runner:
         # under the interpreter (a CPU, or a case interpreted on a GPU) what the kernels do is counted,
         # program by program (gpuperf.grading.algorithm): races, loads, stores, tile products
         with traced(self.device == "cpu" or self.interpret) as trace:
+            if trace is not None:  # known while the kernels run: a lane in one of them is booked to it
+                trace.owners = [t for _, t in tensors] + list(known)
             integrity = _GraderIntegrity()
             try:
                 with (interpreted_launches() if self.interpret else contextlib.nullcontext()), watch:
@@ -2248,8 +2250,11 @@ def _matmul_programs_check(runner, label, c, m, n) -> list[CaseResult]:
         return []
     if m * n <= 1:
         return []
+    # the launches that wrote C, found by the addresses they wrote (whatever argument a store was booked to)
+    end = c.data_ptr() + (sum((s - 1) * st for s, st in zip(c.shape, c.stride())) + 1) * c.element_size()
+    wrote = {id(launch) for launch, *_ in trace.writers(c.data_ptr(), end)}
     launches = [launch for launch in trace.launches
-                if any(_same_memory(launch, name, c) for name in launch.stored)]
+                if id(launch) in wrote or any(_same_memory(launch, name, c) for name in launch.stored)]
     shapes: dict = {}
     for launch in launches:
         for shape, count in launch.store_shapes.items():
