@@ -178,3 +178,42 @@ def test_r14_alias_fa2_backward_with_an_unread_view_of_k_passes_the_visits():
          f"        k.view({SMALLER_K}), q, k, v, do, lse, delta, dk, dv, dq_acc,"))
     report = _grade(key, fn, SKIP_CASES[key])
     assert report.passed, report.text()
+
+
+# ---- a kernel's copy made through views in another dtype ------------------------------------------------------
+_COPY_LAUNCH = ("        copy_kernel[(triton.cdiv(k.numel(), 512),)](k, kc, k.numel(), BLOCK=512)",
+                "        small = torch.int16 if k.element_size() == 4 else torch.int8\n"
+                "        copy_kernel[(triton.cdiv(2 * k.numel(), 512),)](k.view(small), kc.view(small), "
+                "2 * k.numel(), BLOCK=512)")
+
+
+def test_r14_alias_a_kernel_copy_of_k_made_through_int16_views_is_a_copy():
+    """Round 13's 07 with its copy kernel run on ``k.view(torch.int16)`` and ``kc.view(torch.int16)``, two lanes per
+    element of k: kc is still a copy of k (an Image in k's elements), and the hidden blocks read from it are
+    refused."""
+    key, fn = load_attack_variant(find_attack(13, "07"), _COPY_LAUNCH)
+    _refused(_grade(key, fn, SKIP_CASES[key]), "Skip them", "visited key blocks", "of fwd_kernel")
+
+
+def test_r14_alias_an_honest_forward_reading_its_int16_kernel_copy_of_k_passes():
+    """The same copy, with a forward that stops at its diagonal and reads every block of keys from it: every
+    case."""
+    key, fn = load_attack_variant(
+        find_attack(13, "07"), _COPY_LAUNCH,
+        ("        end = tl.minimum(N_K, N_Q)  # no per-block skipping",
+         "        end = tl.minimum(N_K, (block_m + 1) * BLOCK_M)"),
+        ("            k = tl.load(k_head + keys[:, None]", "            k = tl.load(kc_head + keys[:, None]"))
+    report = _grade(key, fn)
+    assert report.passed, report.text()
+
+
+@pytest.mark.parametrize("copy", ["clone", "copy_"])
+def test_r14_alias_a_torch_copy_of_k_made_through_int16_views_is_a_copy(copy):
+    """07 with kc made by torch through int16 views (``k.view(torch.int16).clone().view(k.dtype)``, or
+    ``kc.view(torch.int16).copy_(k.view(torch.int16))``): a copy of k, replayed in k's elements; refused."""
+    made = {"clone": "        kc = k.view(small).clone().view(k.dtype)",
+            "copy_": "        kc.view(small).copy_(k.view(small))"}[copy]
+    key, fn = load_attack_variant(
+        find_attack(13, "07"),
+        (_COPY_LAUNCH[0], "        small = torch.int16 if k.element_size() == 4 else torch.int8\n" + made))
+    _refused(_grade(key, fn, SKIP_CASES[key]), "Skip them", "visited key blocks", "of fwd_kernel")
