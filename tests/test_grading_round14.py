@@ -49,16 +49,16 @@ def test_honest_file_of_round_14_passes(tag):
     assert report.passed, f"{tag} refused by {key} (seed {SEED}):\n{report.text()}"
 
 
-#: Round 14's wrong files that L3 and L4 still accept (open: tests/grading_attacks_round14/README.md), kept as
-#: strict expected failures so that the fix that closes one shows here. The L5/L6 files (01-06, 11-15) take
-#: minutes each on the CPU and are not run. 07 and 08 (finding 6, masks) are refused since r14mask: graded in
-#: tests/test_grading_round14_masks.py.
-OPEN_QUICK = ["09", "10", "16"]
+#: Closed: 07 and 08 (finding 6, masks) are refused since r14mask (tests/test_grading_round14_masks.py); a
+#: view of x (or of C) in another dtype passed first and never read took x's lanes (09, 10) or C's stores (16);
+#: lanes are now booked to the grader's tensor they lie in, counted in its elements, and the launches that wrote
+#: C are found by address (tests/test_grading_round14_alias.py: 11, 12, 14, 15 and variants).
+CLOSED_ALIAS = {"09": ("loaded", "2 times each"), "10": ("loaded", "3 times each"),
+                "16": ("1 program(s) of your kernel matmul_kernel wrote", "elements of C")}
 
 
-@pytest.mark.parametrize("tag", OPEN_QUICK)
-@pytest.mark.xfail(strict=True, reason="round 14: a wrong solution the grader still accepts (open)")
-def test_wrong_file_of_round_14_is_refused(tag):
+@pytest.mark.parametrize("tag", sorted(CLOSED_ALIAS))
+def test_wrong_file_of_round_14_with_an_alias_is_refused(tag):
     from gpuperf import grading
 
     if not _on_the_cpu():
@@ -66,3 +66,6 @@ def test_wrong_file_of_round_14_is_refused(tag):
     key, fn = load_attack(find_attack(14, tag))
     report = grading.grade_report(key, fn, seed=11)
     assert not report.passed, f"{tag} accepted by {key} (seed 11)"
+    message = report.failures[0].message
+    assert all(w in message for w in CLOSED_ALIAS[tag]), f"{tag}: {message}"
+

@@ -143,6 +143,9 @@ class Launch:
     #: every lane it stored (no atomics, no tl.dot) was such a copy: a kernel that moves data, whose loads are
     #: counted where its copies are read
     copy_only: bool = False
+    #: the arguments that are one of the grader's tensors itself (its first byte, extent and element size), or a
+    #: view of one in another dtype: where another argument holds the same address, the lane is booked to them
+    _exact: set = field(default_factory=set)
 
 
 @dataclass
@@ -529,6 +532,16 @@ def _distinct_writes(records) -> tuple:
     return addr[keep], prog[keep]
 
 
+def _span(t):
+    """``(first byte, end, element size, elements)`` of tensor ``t``'s memory (None: not a tensor with
+    elements)."""
+    if not hasattr(t, "data_ptr") or not hasattr(t, "element_size") or not hasattr(t, "numel") or t.numel() == 0:
+        return None
+    es = t.element_size()
+    last = sum((s - 1) * st for s, st in zip(t.shape, t.stride()))
+    return (t.data_ptr(), t.data_ptr() + (last + 1) * es, es, t.numel())
+
+
 def _element_size(ptrs, default: int = 1) -> int:
     """The bytes of one element that ``ptrs`` (a block of pointers) points to (``default`` where this Triton
     does not say)."""
@@ -565,32 +578,42 @@ def _install():
 
     state = {"launch": None, "program": 0, "grid": (1, 1, 1)}
 
-    def name_of(launch, addresses):
+    def ranked(launch, width):
+        """The launch's arguments in the order a lane is booked to them where several hold its address: one of
+        the grader's tensors itself first, then one whose element is the lane's own type (``width`` bytes), then
+        the launch's order. A view of x in another dtype (``x.view(torch.int64)``) passed before x, or a slice of
+        x, takes none of x's lanes."""
+        exact = getattr(launch, "_exact", ())
+        return sorted(launch.args, key=lambda a: (a[0] not in exact, a[3] != width))
+
+    def name_of(launch, addresses, width=0):
         """The argument most of these addresses fall in (the first active lane's)."""
         if addresses.size == 0:
             return None
         a = int(addresses.reshape(-1)[0])
-        for name, start, end, _, _ in launch.args:
+        for name, start, end, _, _ in ranked(launch, width):
             if start <= a < end:
                 return name
         return "?"
 
-    def split(launch, addresses, active):
+    def split(launch, addresses, active, width=0):
         """The lanes of one load or store by the argument each address falls in: ``[(name, argument's first byte,
         lanes)]``, ``lanes`` a boolean array over ``addresses`` (None: all of them), the argument of the first
         active lane first (it keeps the lanes masked off). A load whose lanes point into two tensors is counted
-        as a load of each (a pass over x is not hidden by pointing lane 0 at a row's statistics)."""
+        as a load of each (a pass over x is not hidden by pointing lane 0 at a row's statistics). Where two
+        arguments hold an address, the lane goes to the one :func:`ranked` puts first (``width``: the bytes of
+        the pointer's element)."""
         picked = addresses[active]
-        name = name_of(launch, picked) or name_of(launch, addresses)
+        name = name_of(launch, picked, width) or name_of(launch, addresses, width)
         start, end = next(((a[1], a[2]) for a in launch.args if a[0] == name), (None, None))
         if not picked.size or (start is not None and int(picked.min()) >= start and int(picked.max()) < end):
             return [(name, start, None)]
         # some active lanes lie outside the first one's argument: each goes to the first argument holding it
-        # (the first active lane's argument first, then the launch's order), "?" where none does; the lanes
-        # masked off stay with the first active lane's argument (its block visited)
+        # (the first active lane's argument first, then in the order of ``ranked``), "?" where none does; the
+        # lanes masked off stay with the first active lane's argument (its block visited)
         left = active.copy()
         out = []
-        order = [a for a in launch.args if a[0] == name][:1] + [a for a in launch.args if a[0] != name]
+        order = [a for a in launch.args if a[0] == name][:1] + [a for a in ranked(launch, width) if a[0] != name]
         for arg_name, a_start, a_end, _, _ in order:
             inside = left & (addresses >= a_start) & (addresses < a_end)
             if arg_name == name:
@@ -645,14 +668,22 @@ def _install():
                 names = list(getattr(self, "arg_names", []))
                 pairs = [(names[i] if i < len(names) else f"argument {i}", t) for i, t in enumerate(args_hst)]
                 pairs += list(kwargs_hst.items())
+                owners = [_span(o) for o in getattr(_TRACE, "owners", ()) if _span(o) is not None]
                 for name, t in pairs:
                     t = getattr(t, "base", t)
                     if not hasattr(t, "data_ptr") or not hasattr(t, "element_size") or t.numel() == 0:
                         continue
-                    es = t.element_size()
-                    last = sum((s - 1) * st for s, st in zip(t.shape, t.stride()))
-                    start = t.data_ptr()
-                    launch.args.append((name, start, start + (last + 1) * es, es, t.numel()))
+                    record = (name,) + _span(t)
+                    # a view of one of the grader's tensors in another dtype (k.view(torch.int16)) is that
+                    # tensor: its lanes are the tensor's, counted in the tensor's elements
+                    owner = next((o for o in owners if o[0] < record[2] and record[1] < o[1]
+                                  and o[2] != record[3] and not any(p[0] <= record[1] < p[1] and p[2] == record[3]
+                                                                    for p in owners)), None)
+                    if owner is not None:
+                        record = (name,) + owner
+                    if any(o == record[1:] for o in owners):
+                        launch._exact.add(name)
+                    launch.args.append(record)
                 args_hst, kwargs_hst = constant_strides(self, names, args_hst, kwargs_hst)
             return args_hst, kwargs_hst
 
@@ -727,7 +758,7 @@ def _install():
                 program = state["program"]
                 first_visit = len(launch.visits)
                 width = _element_size(ptrs, 0)  # bytes a lane reads: counted in elements of the tensor
-                for name, start, part in split(launch, addresses, active):
+                for name, start, part in split(launch, addresses, active, width):
                     seen = addresses if part is None else addresses[part]  # (masked off or not)
                     picked = addresses[active] if part is None else addresses[part & active]
                     worth = _worth(launch, name, int(picked.size), width)
@@ -771,7 +802,7 @@ def _install():
                 picked = addresses[active]
                 note_offsets(launch, ptrs)
                 width = _element_size(ptrs, 0)
-                for name, _, part in split(launch, addresses, active):
+                for name, _, part in split(launch, addresses, active, width):
                     count = picked.size if part is None else int(np.count_nonzero(part & active))
                     launch.stored[name] = launch.stored.get(name, 0) + _worth(launch, name, int(count), width)
                     if count:
@@ -825,7 +856,7 @@ def _install():
                     program = state["program"]
                     shape = tuple(int(s) for s in addresses.shape)
                     width = _element_size(ptrs, 0)
-                    for name, _, part in split(launch, addresses, active):
+                    for name, _, part in split(launch, addresses, active, width):
                         seen = addresses if part is None else addresses[part]
                         mine = picked if part is None else addresses[part & active]
                         worth = _worth(launch, name, int(mine.size), width)
@@ -847,7 +878,7 @@ def _install():
                         launch._lineage_writes.append(record + (operands,))
                         # the value it returns (what was there) carries what this launch stored there before
                         carried = operands | _stored_sources(launch, record[0]) | \
-                            {start for _, start, _ in split(launch, addresses, active) if start is not None}
+                            {start for _, start, _ in split(launch, addresses, active, width) if start is not None}
                         _note_stored(launch, record[0], operands)
                 except (AttributeError, IndexError, TypeError):  # pragma: no cover - another layout
                     pass

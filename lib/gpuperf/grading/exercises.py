@@ -208,6 +208,8 @@ class Runner:
         # under the interpreter (a CPU, or a case interpreted on a GPU) what the kernels do is counted,
         # program by program (gpuperf.grading.algorithm): races, loads, stores, tile products
         with traced(self.device == "cpu" or self.interpret) as trace:
+            if trace is not None:  # known while the kernels run: a lane in one of them is booked to it
+                trace.owners = [t for _, t in tensors] + list(known)
             integrity = _GraderIntegrity()
             try:
                 with (interpreted_launches() if self.interpret else contextlib.nullcontext()), watch:
@@ -518,11 +520,25 @@ def _images_of(events: list, owners: list) -> list:
             held[index] = rows = grown
         return rows
 
+    def regrain(layout, size):
+        """``layout`` read in elements of ``size`` bytes (a view of k in int16, k.view(torch.int16), read as k's
+        own elements), or None where its elements do not fall on them."""
+        ptr, es, shape, stride, offset = layout
+        if es == size or not shape or stride[-1] != 1 or any((x * es) % size for x in (shape[-1], offset)) or \
+                any((st * es) % size for n, st in zip(shape[:-1], stride[:-1]) if n > 1):
+            return layout if es == size else None
+        return (ptr, size, tuple(shape[:-1]) + (shape[-1] * es // size,),
+                tuple(st * es // size for st in stride[:-1]) + (1,), offset * es // size)
+
+    def grain(ptr, es):
+        """The element size in which memory at ``ptr`` holds a table: ``es``, or that of a table there."""
+        return es if (ptr, es) in tables else next((key[1] for key in tables if key[0] == ptr), es)
+
     own = set()
-    copied = {event[1][:2] for event in events if event[0] == "copy"}  # the memory copies read
+    copied = {event[1][0] for event in events if event[0] == "copy"}  # the memory copies read (in any dtype)
     for index, t in enumerate(owners):
         key = (t.untyped_storage().data_ptr(), t.element_size())
-        if t.dim() == 0 or t.numel() == 0 or key not in copied:
+        if t.dim() == 0 or t.numel() == 0 or key[0] not in copied:
             continue
         own.add((key, index))
         rows = table(key, index, extent(t.shape, t.stride(), t.storage_offset()), True)
@@ -535,6 +551,17 @@ def _images_of(events: list, owners: list) -> list:
             for key in [key for key in tables if key[0] == event[1]]:
                 tables[key] = {i: r for i, r in tables[key].items() if (key, i) in own}
             continue
+        if event[0] == "copy" and grain(*event[1][:2]) != event[1][1]:
+            # a copy of memory viewed in another dtype (k.view(torch.int16).clone()): replayed in the elements
+            # of the table it reads, when both sides fall on them
+            size = grain(*event[1][:2])
+            source, target = regrain(event[1], size), regrain(event[2], size)
+            if source is not None and target is not None:
+                event = ("copy", source, target)
+        elif grain(*event[-1][:2]) != event[-1][1]:  # a fill of it in another dtype
+            target = regrain(event[-1], grain(*event[-1][:2]))
+            if target is not None:
+                event = event[:-1] + (target,)
         ptr, es, shape, stride, offset = event[-1]
         if not all(shape):
             continue
@@ -598,28 +625,35 @@ def _kernel_images(trace, owners: list, images: list) -> list:
         src = np.concatenate([s for _, s in launch.copies]).astype(np.int64)
         owner = np.full(src.shape, -1, dtype=np.int64)
         row = np.full(src.shape, -1, dtype=np.int64)
+        # a lane that copies part of an element (k copied through int16 views): its element size is the tensor's
+        part = np.zeros(src.shape, dtype=bool)
         for index, tensor in enumerate(owners):
-            rows = _element_rows(tensor, src)
+            within = (src - tensor.data_ptr()) % tensor.element_size()
+            rows = _element_rows(tensor, src - within)
             take = (rows >= 0) & (owner < 0)
-            owner[take], row[take] = index, rows[take]
+            owner[take], row[take], part[take] = index, rows[take], within[take] != 0
         for image in list(images) + made:
             if owner.min() >= 0:
                 break
             if not image.after < launch.index < image.until and image.after >= 0:
                 continue
             index = next((i for i, t in enumerate(owners) if t is image.owner), -1)
-            rows = image.rows_at(src)
+            within = (src - image.base) % image.element_size
+            rows = image.rows_at(src - within)
             take = (rows >= 0) & (owner < 0)
-            owner[take], row[take] = index, rows[take]
+            owner[take], row[take], part[take] = index, rows[take], within[take] != 0
         for index in np.unique(owner[owner >= 0]).tolist():
             pick = owner == index
             targets, held = dst[pick], row[pick]
+            # copied in pieces smaller than its elements: the copy is an Image in the tensor's elements
+            whole = owners[index].element_size() if part[pick].any() else 0
             order = np.lexsort((held, targets))  # one element computed from two rows of the tensor
             mixed = bool(((np.diff(targets[order]) == 0) & (np.diff(held[order]) != 0)).any())
             for name, start, end, es, _ in launch.args:
                 inside = (targets >= start) & (targets < end)
                 if not inside.any():
                     continue
+                es = max(es, whole)
                 # one buffer: this argument, or an Image of this tensor the argument overlaps or touches (a launch
                 # per head writing each head's slice)
                 key = next((key for key, image in current.items() if key[0] == index and key[1] == es and
@@ -650,7 +684,7 @@ def _kernel_images(trace, owners: list, images: list) -> list:
                 if not any(m is image for m in made):
                     made.append(image)
                 image.rows[at] = held[inside]
-                image.copies += int(inside.sum())
+                image.copies += int(np.unique(at).size) if whole else int(inside.sum())
                 image.mixed = image.mixed or mixed
                 targets, held = targets[~inside], held[~inside]
     # a launch that writes anything else into a copy (another tensor's copy, a computed value) ends it
@@ -723,12 +757,13 @@ def _recopies(launch, image, owners, images, made) -> bool:
 
     dst = np.concatenate([d for d, _ in launch.copies]).astype(np.int64)
     src = np.concatenate([s for _, s in launch.copies]).astype(np.int64)
+    dst = dst - (dst - image.base) % image.element_size  # (copied in pieces: each piece's element)
     keep = image.rows_at(dst) >= 0
     dst, src = dst[keep], src[keep]
-    rows = _element_rows(image.owner, src)
+    rows = _element_rows(image.owner, src - (src - image.owner.data_ptr()) % image.owner.element_size())
     for other in list(images) + made:
         if other.owner is image.owner and other is not image and other.after < launch.index < other.until:
-            rows = np.where(rows >= 0, rows, other.rows_at(src))
+            rows = np.where(rows >= 0, rows, other.rows_at(src - (src - other.base) % other.element_size))
     return bool((rows == image.rows_at(dst)).all())
 
 
@@ -2249,8 +2284,11 @@ def _matmul_programs_check(runner, label, c, m, n) -> list[CaseResult]:
         return []
     if m * n <= 1:
         return []
+    # the launches that wrote C, found by the addresses they wrote (whatever argument a store was booked to)
+    end = c.data_ptr() + (sum((s - 1) * st for s, st in zip(c.shape, c.stride())) + 1) * c.element_size()
+    wrote = {id(launch) for launch, *_ in trace.writers(c.data_ptr(), end)}
     launches = [launch for launch in trace.launches
-                if any(_same_memory(launch, name, c) for name in launch.stored)]
+                if id(launch) in wrote or any(_same_memory(launch, name, c) for name in launch.stored)]
     shapes: dict = {}
     for launch in launches:
         for shape, count in launch.store_shapes.items():
