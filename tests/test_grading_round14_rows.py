@@ -112,6 +112,37 @@ def test_r14_13_backward_lane_decoy_is_refused_behind_a_forward_that_skips():
     assert "backward" in message, message
 
 
+#: 06's dQ programs holding 31 queries and, in lane 31, a query up to 96 rows further (not stored, masked out of P),
+#: walking the keys up to that far query's diagonal, and adding their dQ by tl.atomic_add into zeros (which the
+#: rule that reads the rows of dQ a program stores does not see); the dK, dV walk skipping
+HELD_DECOY = (
+    DKDV_SKIPS, DKDV_DECOY, DQ_DECOY,
+    ("    rows = block_m * BLOCK_M + tl.arange(0, BLOCK_M)\n",
+     "    rows = block_m * (BLOCK_M - 1) + tl.arange(0, BLOCK_M)\n"
+     "    mine = (tl.arange(0, BLOCK_M) < BLOCK_M - 1) & (rows < N_Q)\n"
+     "    far = tl.minimum(block_m * (BLOCK_M - 1) + 127, N_Q - 1)\n"
+     "    held = tl.where(tl.arange(0, BLOCK_M) == BLOCK_M - 1, far, rows)\n"),
+    ("    q = tl.load(q_ptr + q_offsets, mask=rows[:, None] < N_Q, other=0.0)\n",
+     "    q = tl.load(q_ptr + head * N_Q * HEAD_DIM + held[:, None] * HEAD_DIM + dims[None, :], "
+     "mask=held[:, None] < N_Q, other=0.0)\n"),
+    (DQ_SKIPS[0], "        end = tl.minimum(N_K, far + 1)  # the far query's diagonal\n"),
+    ("        visible = (rows[:, None] < N_Q) & real[None, :]\n", "        visible = mine[:, None] & real[None, :]\n"),
+    ("    tl.store(dq_ptr + q_offsets, (dq * scale).to(dq_ptr.dtype.element_ty), mask=rows[:, None] < N_Q)",
+     "    tl.atomic_add(dq_ptr + q_offsets, (dq * scale).to(dq_ptr.dtype.element_ty), mask=mine[:, None])"),
+    ("dq, dk, dv = torch.empty_like(q), torch.empty_like(k)", "dq, dk, dv = torch.zeros_like(q), torch.empty_like(k)"),
+    ("dq_kernel[(triton.cdiv(n_q, block), heads_total)]", "dq_kernel[(triton.cdiv(n_q, block - 1), heads_total)]"),
+)
+
+
+def test_r14_a_lane_far_from_the_held_block_is_refused():
+    """The same trick on the held side (accepted before this fix, dQ added by atomics): a block of queries with
+    one lane far down the sequence is read as its blocks, and each tile of keys is judged against the one ending
+    first (31 queries), not against rows 0-127."""
+    key, fn = load_attack_variant(find_attack(14, "06"), *HELD_DECOY)
+    message = _refused(key, fn, "06 with a far lane in the held block")
+    assert "dq_kernel" in message and "queries 0-30" in message, message
+
+
 # ---- controls: the decoy taken out (still refused), the walks skipping (accepted) --------------------------------
 
 

@@ -3504,7 +3504,8 @@ def _stored_block_visits(trace, q, k, outputs: dict, which: str, against: str) -
     where its next store to any of ``outputs`` is to that one (consecutive stores merged): the block the program
     worked on is the block whose result it writes, whatever rows its products took (a walk whose tiles past the
     diagonal are multiplied with some other block of queries, loaded for them, still walks past the diagonal of
-    the block it writes). A program that writes its result elsewhere (scratch, atomics) is not judged here."""
+    the block it writes). A visit's rows are the blocks its active lanes cover (:func:`_visit_rows`), judged by
+    :func:`_judged_block`. A program that writes its result elsewhere (scratch, atomics) is not judged here."""
     hidden = total = 0
     first = None
     blocks_of: dict = {}
@@ -3649,7 +3650,8 @@ def _backward_skip_case(gen, n_q, n_k, label):
 def _hidden_pairs(trace, q, k, walked: str = "qk") -> tuple[int, int, str]:
     """Over every program, the blocks of q or k it loaded with active lanes, each with the block of the other
     tensor it is judged against (:func:`_paired_visits`: the rows of the other tensor its product took), the
-    loads of one block merged as in :func:`_visit_pairs` and read from their active lanes; only the blocks of
+    loads of one block merged as in :func:`_visit_pairs` and read from the blocks of rows their active lanes
+    cover (:func:`_visit_rows`, the visit judged by :func:`_judged_block`); only the blocks of
     ``walked`` ("k": a forward's blocks of keys, each program holding its block of queries). Returns the pairs
     wholly on the hidden side of the causal mask (every key after every query), all the pairs, and one hidden
     pair in words. Rows are read from the loads' addresses (:func:`_row_of`)."""
