@@ -78,6 +78,11 @@ class Launch:
     #: the other tensor it worked on then (the loads with no tl.dot between them are one block: a block loaded
     #: in halves before its products is one visit)
     visits: list = field(default_factory=list)
+    #: visit index (into ``visits``): the rows a visit covers where its lanes are not one block of memory, as
+    #: ``(lowest, highest)`` address of each run of consecutive elements, in address order, of the lanes it is
+    #: judged by (its active lanes, or all of them where every lane is masked off); a visit that is one run has
+    #: none (its span is its run). A tile of 31 rows with one lane at row 0 is two runs, not rows 0-62
+    visit_runs: dict = field(default_factory=dict)
     dots_run: dict = field(default_factory=dict)  # program: the tl.dot calls it made
     per_program: dict = field(default_factory=dict)  # argument name: {program: active elements loaded}
     spans: list = field(default_factory=list)  # (argument name, program, lowest, highest active address) per load
@@ -768,7 +773,7 @@ def _install():
                     if worth != picked.size:
                         launch.recast.setdefault(name, str(ptrs.get_element_ty()))
                     if seen.size:  # the block visited, whether or not its lanes are masked off
-                        _note_visit(launch, name, program, seen, picked)
+                        _note_visit(launch, name, program, seen, picked, width)
                     shapes = launch.load_shapes.setdefault(name, {})
                     shapes[shape] = shapes.get(shape, 0) + 1
                     if start is not None:
@@ -863,7 +868,7 @@ def _install():
                         launch.loaded[name] = launch.loaded.get(name, 0) + worth
                         launch.atomic_args.add(name)
                         if seen.size:
-                            _note_visit(launch, name, program, seen, mine)
+                            _note_visit(launch, name, program, seen, mine, width)
                         shapes = launch.load_shapes.setdefault(name, {})
                         shapes[shape] = shapes.get(shape, 0) + 1
                         if mine.size:
@@ -1195,11 +1200,20 @@ def traced(active: bool = True) -> Iterator["Trace | None"]:
             setattr(owner, name, original)
 
 
-def _note_visit(launch, name: str, program: int, addresses, active) -> None:
+def _note_visit(launch, name: str, program: int, addresses, active, width: int = 0) -> None:
     """A block of ``name`` that ``program`` visited, whether or not its lanes are masked off (``active``: the
     addresses of the lanes that are not): its lowest and highest address, the tl.dot calls the program had made
     before it, and its active lanes' lowest and highest address (None if none), in the order of the visits
-    (:attr:`Launch.visits`)."""
+    (:attr:`Launch.visits`); and, where the lanes it is judged by are not one run of consecutive elements (of
+    ``width`` bytes, else of the argument's element size), those runs (:attr:`Launch.visit_runs`)."""
+    import numpy as np
+
+    judged = np.unique(active if active.size else addresses)
+    step = max(int(width), next((es for n, _, _, es, _ in launch.args if n == name), 1))
+    cuts = np.flatnonzero(np.diff(judged) > step)
+    if cuts.size:
+        starts, ends = np.concatenate(([0], cuts + 1)), np.concatenate((cuts, [judged.size - 1]))
+        launch.visit_runs[len(launch.visits)] = tuple(zip(judged[starts].tolist(), judged[ends].tolist()))
     launch.visits.append((name, program, int(addresses.min()), int(addresses.max()),
                           launch.dots_run.get(program, 0),
                           (int(active.min()), int(active.max())) if active.size else None))

@@ -3338,10 +3338,48 @@ def _judged_against(which: str, spans):
     return min(blocks, key=lambda b: b[1]) if which == "k" else max(blocks, key=lambda b: b[0])
 
 
+def _visit_rows(launch, index: int, rows, lanes, active, n: int) -> list:
+    """The rows visit ``index`` of ``launch`` covers, as blocks ((first, last) row each, :func:`_merged_spans`):
+    the rows of its active lanes (of every lane where none is active) read run by run
+    (:attr:`Launch.visit_runs`, through ``rows``, :func:`_rows_in`), so that a lane far from the rest of its
+    tile is a block of its own, not the end of one span. ``lanes``, ``active``: the visit's spans of rows, of
+    all its lanes and of its active ones (or None); ``n``: the rows of one head. A head's first row alone, in a
+    visit that reaches a head's last row, is left out: the lanes of a tile past the end of the sequence whose
+    offsets were clamped to 0 (``tl.where(rows < N, rows, 0)``), not a block of their own."""
+    runs = getattr(launch, "visit_runs", {}).get(index)
+    if runs is None:
+        return [active if active is not None else lanes]
+    blocks = _merged_spans(tuple(sorted((rows(low), rows(high)))) for low, high in runs)
+    n = max(n, 1)
+    if not any(high % n == n - 1 for _, high in blocks):
+        return blocks
+    return [(low, high) for low, high in blocks if not (low == high and low % n == 0)] or blocks
+
+
+def _judged_block(which: str, blocks) -> tuple:
+    """Of the blocks of rows one visit of ``which`` covers (:func:`_visit_rows`), the one it is judged by: a visit
+    of keys by the block starting last, of queries by the block ending first. A visit any block of which is
+    hidden from the other tensor's block is hidden: a tile past the diagonal with one lane at a row the held
+    block sees (key 0) is still a tile past the diagonal (an honest tile is one block of rows)."""
+    return max(blocks, key=lambda b: b[0]) if which == "k" else min(blocks, key=lambda b: b[1])
+
+
+def _judged_visits(which: str, loads) -> list:
+    """The visits one group of loads of ``which`` makes (the loads of one tensor between the same two tl.dot,
+    judged against the same block), each ``(block of rows it is judged by, masked)``: one where the loads'
+    spans (``loads``: (span, masked, blocks of rows :func:`_visit_rows`) each) lie within LARGEST_BLOCK_K rows
+    together (a block loaded in parts), else one per load."""
+    first, last = min(lo for (lo, _), _, _ in loads), max(hi for (_, hi), _, _ in loads)
+    parts = [([b for _, _, blocks in loads for b in blocks], all(m for _, m, _ in loads))] \
+        if last - first < LARGEST_BLOCK_K else [(blocks, m) for _, m, blocks in loads]
+    return [(_judged_block(which, _merged_spans(blocks)), m) for blocks, m in parts]
+
+
 def _paired_visits(trace, q, k) -> list:
     """Every load of q or k (or of a copy of them) a program made, with the block of the other tensor it is judged
     against: ``(which, kernel, program, (first, last) row of all its lanes, (first, last) row of its active
-    lanes or None, the other's block or None, group)``; the loads of one tensor in one ``group`` (made between
+    lanes or None, the other's block or None, group, the blocks of rows it covers (:func:`_visit_rows`))``; the
+    loads of one tensor in one ``group`` (made between
     the same two tl.dot of the program) judged against the same block make one visited block (a block loaded in
     parts before its products).
 
@@ -3365,20 +3403,23 @@ def _paired_visits(trace, q, k) -> list:
                  if (rows := _rows_in(trace, launch, name, tensor)) is not None}
         if not names:
             continue
-        mine: dict = {}  # visit index: (which, (first, last) all lanes, (first, last) active or None, dots before)
+        # visit index: (which, (first, last) all lanes, (first, last) active or None, dots before, blocks of rows)
+        mine: dict = {}
         programs: dict = {}
         for index, (name, program, low, high, dots, active) in enumerate(launch.visits):
             if name in names:
                 which, rows = names[name]
                 span = None if active is None else tuple(sorted((rows(active[0]), rows(active[1]))))
-                mine[index] = (which, tuple(sorted((rows(low), rows(high)))), span, dots)
+                lanes = tuple(sorted((rows(low), rows(high))))
+                n = (q if which == "q" else k).shape[-2]
+                mine[index] = (which, lanes, span, dots, _visit_rows(launch, index, rows, lanes, span, n))
                 programs.setdefault(program, []).append(index)
         products: dict = {}  # program: per tl.dot in order, the loads of q and k that reached its operands
         for program, loads in launch.dot_loads:
             reached = sorted(index for index in loads if index in mine)
-            # judged against the active rows of the other tensor only (as the tiles they hold)
-            taken = {which: [(i, mine[i][2]) for i in reached if mine[i][0] == which and mine[i][2] is not None]
-                     for which in "qk"}
+            # judged against the active rows of the other tensor only (as the tiles they hold), block by block
+            taken = {which: [(i, block) for i in reached if mine[i][0] == which and mine[i][2] is not None
+                             for block in mine[i][4]] for which in "qk"}
             products.setdefault(program, []).append((reached, taken))
         for program, indices in programs.items():
             dots = [taken for _, taken in products.get(program, [])]
@@ -3387,10 +3428,10 @@ def _paired_visits(trace, q, k) -> list:
                 for index in reached:  # (a load with every lane masked off reaches it too: its block was visited)
                     if taken[_other(mine[index][0])]:
                         reached_dots.setdefault(index, []).append(n)
-            held = {"q": None, "k": None}  # a program without tl.dot: the latest rows of each, consecutive merged
+            held = {"q": [], "k": []}  # a program without tl.dot: the latest rows of each, consecutive merged
             previous = None
             for position, index in enumerate(indices):
-                which, lanes, active, before = mine[index]
+                which, lanes, active, before, covered = mine[index]
                 other = _other(which)
                 if index in reached_dots:
                     # each product judged on its own; the visit against the product that sees most of it (a tile
@@ -3401,7 +3442,7 @@ def _paired_visits(trace, q, k) -> list:
                     block = (max(each, key=lambda b: b[1]) if which == "k" else min(each, key=lambda b: b[0])) \
                         if each else None
                 elif not dots:
-                    block = held[other]
+                    block = _judged_against(which, held[other])
                 else:
                     latest = next((n for n in range(min(before, len(dots)) - 1, -1, -1)
                                    if dots[n]["q"] and dots[n]["k"]), None)
@@ -3414,16 +3455,13 @@ def _paired_visits(trace, q, k) -> list:
                             if mine[later][0] == which:
                                 break
                             if mine[later][2] is not None:
-                                after.append(mine[later][2])
+                                after += mine[later][4]
                         block = _judged_against(which, after)
                 if active is not None:
-                    if previous == which and held[which] is not None:
-                        held[which] = (min(active[0], held[which][0]), max(active[1], held[which][1]))
-                    else:
-                        held[which] = active
+                    held[which] = (held[which] if previous == which else []) + covered
                 previous = which
                 out.append((which, launch.kernel, program, lanes, active, block,
-                            ("between", before) if dots else ("load", index)))
+                            ("between", before) if dots else ("load", index), covered))
     return out
 
 
@@ -3434,18 +3472,17 @@ def _visit_pairs(trace, q, k) -> list:
     true when no lane of the visit was active. The loads of one tensor made between the same two tl.dot and judged
     against the same block are one visited block where they span at most LARGEST_BLOCK_K rows together (a block
     loaded in halves before its products); otherwise, and in a program
-    without tl.dot, each load is one; its rows are read from the addresses of all its lanes. A visit judged
-    against no block of the other tensor (an empty walk, a load before any of the other) has no pair."""
+    without tl.dot, each load is one. Its rows are the blocks of rows its active lanes cover (every lane's where
+    none is active, :func:`_visit_rows`), and the visit is the one of them it is judged by
+    (:func:`_judged_block`: for keys the block starting last). A visit judged against no block of the other
+    tensor (an empty walk, a load before any of the other) has no pair."""
     out = []
     groups: dict = {}
-    for which, kernel, program, lanes, active, block, group in _paired_visits(trace, q, k):
+    for which, kernel, program, lanes, active, block, group, covered in _paired_visits(trace, q, k):
         if block is not None:
-            groups.setdefault((which, kernel, program, group, block), []).append((lanes, active is None))
-    for (which, kernel, program, _, block), spans in groups.items():
-        first, last = min(lo for (lo, _), _ in spans), max(hi for (_, hi), _ in spans)
-        blocks = [(first, last, all(m for _, m in spans))] if last - first < LARGEST_BLOCK_K else \
-            [(lo, hi, m) for (lo, hi), m in spans]
-        out += [(which, kernel, program, (lo, hi), block, m) for lo, hi, m in blocks]
+            groups.setdefault((which, kernel, program, group, block), []).append((lanes, active is None, covered))
+    for (which, kernel, program, _, block), loads in groups.items():
+        out += [(which, kernel, program, rows, block, m) for rows, m in _judged_visits(which, loads)]
     return out
 
 
@@ -3506,7 +3543,8 @@ def _stored_block_visits(trace, q, k, outputs: dict, which: str, against: str) -
     where its next store to any of ``outputs`` is to that one (consecutive stores merged): the block the program
     worked on is the block whose result it writes, whatever rows its products took (a walk whose tiles past the
     diagonal are multiplied with some other block of queries, loaded for them, still walks past the diagonal of
-    the block it writes). A program that writes its result elsewhere (scratch, atomics) is not judged here."""
+    the block it writes). A visit's rows are the blocks its active lanes cover (:func:`_visit_rows`), judged by
+    :func:`_judged_block`. A program that writes its result elsewhere (scratch, atomics) is not judged here."""
     hidden = total = 0
     first = None
     blocks_of: dict = {}
@@ -3533,13 +3571,14 @@ def _stored_block_visits(trace, q, k, outputs: dict, which: str, against: str) -
                 continue
             written = [m for m in after if m[0] == after[0][0] and m[1] == against]
             block = (min(m[2] for m in written), max(m[3] for m in written))
-            lanes = tuple(sorted((rows_of[name](low), rows_of[name](high))))
-            groups.setdefault((launch.kernel, program, dots, block), []).append((lanes, active is None))
-        for (kernel, program, _, block), spans in groups.items():
+            rows = rows_of[name]
+            lanes = tuple(sorted((rows(low), rows(high))))
+            span = None if active is None else tuple(sorted((rows(active[0]), rows(active[1]))))
+            groups.setdefault((launch.kernel, program, dots, block), []).append(
+                (lanes, active is None, _visit_rows(launch, index, rows, lanes, span, visited_tensor.shape[-2])))
+        for (kernel, program, _, block), loads in groups.items():
             blocks_of.setdefault((kernel, program), set()).add(block)
-            low, high = min(lo for (lo, _), _ in spans), max(hi for (_, hi), _ in spans)
-            visits = [((low, high), all(m for _, m in spans))] if high - low < LARGEST_BLOCK_K else spans
-            for (lo, hi), masked in visits:
+            for (lo, hi), masked in _judged_visits(which, loads):
                 total += 1
                 if (lo > block[1]) if which == "k" else (block[0] > hi):
                     hidden += 1
@@ -3650,19 +3689,19 @@ def _backward_skip_case(gen, n_q, n_k, label):
 def _hidden_pairs(trace, q, k, walked: str = "qk") -> tuple[int, int, str]:
     """Over every program, the blocks of q or k it loaded with active lanes, each with the block of the other
     tensor it is judged against (:func:`_paired_visits`: the rows of the other tensor its product took), the
-    loads of one block merged as in :func:`_visit_pairs` and read from their active lanes; only the blocks of
+    loads of one block merged as in :func:`_visit_pairs` and read from the blocks of rows their active lanes
+    cover (:func:`_visit_rows`, the visit judged by :func:`_judged_block`); only the blocks of
     ``walked`` ("k": a forward's blocks of keys, each program holding its block of queries). Returns the pairs
     wholly on the hidden side of the causal mask (every key after every query), all the pairs, and one hidden
     pair in words. Rows are read from the loads' addresses (:func:`_row_of`)."""
     hidden = pairs = 0
     example = ""
     groups: dict = {}
-    for which, kernel, program, _, active, block, group in _paired_visits(trace, q, k):
+    for which, kernel, program, _, active, block, group, covered in _paired_visits(trace, q, k):
         if block is not None and active is not None and which in walked:
-            groups.setdefault((which, kernel, program, group, block), []).append(active)
-    for (which, kernel, program, _, block), spans in groups.items():
-        first, last = min(lo for lo, _ in spans), max(hi for _, hi in spans)
-        for low, high in [(first, last)] if last - first < LARGEST_BLOCK_K else spans:
+            groups.setdefault((which, kernel, program, group, block), []).append((active, False, covered))
+    for (which, kernel, program, _, block), loads in groups.items():
+        for (low, high), _ in _judged_visits(which, loads):
             pairs += 1
             queries, keys = ((low, high), block) if which == "q" else (block, (low, high))
             if keys[0] > queries[1]:
