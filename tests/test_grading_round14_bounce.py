@@ -11,7 +11,9 @@ attacker's untested note (the README's last row).
 - Finding 3 (03): the whole-head rule counted no pair for a bounced block of keys (the same tag).
 - The note (17, written here): each tile of keys also multiplied with the head's last block of queries, that
   product's result used times 0, O by atomics: the tile looks visible to the product that sees most of it, and
-  the stored-rows rule (now reading atomics) judges it against the rows of o the program writes.
+  the stored-rows rule (now reading atomics) judges it against the rows of o the program writes. An atomic
+  marks only the addresses no other program of the launch writes (zeros added to another program's rows of o
+  after each tile mark nothing).
 - 18 (written here): 01 with q handed over by an earlier kernel of the reader's (no copy) and o through
   scratch: no product takes rows of q, and the decoys no longer stand in.
 
@@ -94,6 +96,22 @@ def test_second_product_with_the_last_queries_and_atomic_output_is_refused(seed)
     message = _refused("17", seed)
     assert "Skip them" in message, message
     assert "the rows of o it stored next" in message, message
+
+
+#: 17's next step: after each tile, every program adds zeros to o's last row (an atomic: no race), so that the
+#: row written next after each tile is one that sees it.
+ZERO_ADD = ("        m = m_new\n",
+            "        m = m_new\n        tl.atomic_add(o_ptr + head * N_Q * HEAD_DIM + (N_Q - 1) * HEAD_DIM + dims,\n"
+            "                      tl.zeros((HEAD_DIM,), tl.float32).to(o_ptr.dtype.element_ty))\n")
+
+
+def test_atomic_zeros_into_another_programs_rows_mark_nothing():
+    """17 with zeros added to o's last row after each tile: rows that several programs add to are no program's
+    write, so each tile is still judged against the rows of o its program alone writes."""
+    key, fn = load_attack_variant(find_attack(14, "17"), ZERO_ADD)
+    report = _grade(key, fn)
+    assert not report.passed, f"17 (zeros added to the last row) accepted by {key}:\n{report.text()}"
+    assert "the rows of o it stored next" in report.failures[0].message, report.failures[0].message
 
 
 def test_decoys_after_an_untracked_handover_are_no_block():

@@ -110,8 +110,10 @@ class Launch:
     dot_loads: list = field(default_factory=list)
     #: (argument name, program, number of ``visits`` recorded before it, lowest and highest active address) per
     #: store or atomic with active lanes, in order: which rows of an output a program wrote after which loads (an
-    #: output added to with ``tl.atomic_add`` is written too)
+    #: output added to with ``tl.atomic_add`` is written too, at the addresses no other program of the launch
+    #: writes: an atomic of zeros into another program's rows marks nothing)
     store_marks: list = field(default_factory=list)
+    _atomic_marks: list = field(default_factory=list)  # (place in store_marks, addresses) per atomic's mark
     _stores: list = field(default_factory=list)  # (addresses, program)
     _loads: list = field(default_factory=list)
     _exchanges: list = field(default_factory=list)  # (addresses, program): atomic exchanges and CAS
@@ -520,6 +522,31 @@ def _link(trace: Trace, launch: Launch) -> None:
     trace._written = (addr[last], owner[last], lineage[last])
 
 
+def _own_atomic_marks(launch: Launch) -> None:
+    """Keep of each atomic's mark (:attr:`Launch.store_marks`) the addresses that no other program of the launch
+    writes: its lowest and highest of them, or no mark where none is left (a program that adds zeros to rows
+    another program owns has not written them; dQ rows that every block of keys adds to are no program's)."""
+    import numpy as np
+
+    marks, launch._atomic_marks = launch._atomic_marks, []
+    if not marks or not launch.writes:
+        return
+    addr, _ = launch.writes  # distinct (address, program) pairs, sorted by address
+    shared = np.unique(addr[1:][addr[1:] == addr[:-1]])
+    if not shared.size:
+        return
+    dropped = set()
+    for place, addresses in marks:
+        own = addresses[~np.isin(addresses, shared)]
+        if own.size:
+            name, program, at, _, _ = launch.store_marks[place]
+            launch.store_marks[place] = (name, program, at, int(own[0]), int(own[-1]))
+        else:
+            dropped.add(place)
+    if dropped:
+        launch.store_marks = [m for i, m in enumerate(launch.store_marks) if i not in dropped]
+
+
 def _distinct_writes(records) -> tuple:
     """``(addresses, programs)``: the distinct pairs of ``records`` ((addresses, program) pairs), sorted by
     address; () for none."""
@@ -633,6 +660,7 @@ def _install():
                 launch.race = _find_race(launch, state["grid"])
                 _link(trace, launch)
                 launch.writes = _distinct_writes(launch._stores + launch._exchanges + launch._adds)
+                _own_atomic_marks(launch)
                 launch._stores, launch._loads = [], []
                 launch._lineage_loads, launch._lineage_writes, launch._stored_sources = [], [], {}
                 launch._stored_loads = {}
@@ -842,6 +870,7 @@ def _install():
                         seen = addresses if part is None else addresses[part]
                         mine = picked if part is None else addresses[part & active]
                         if mine.size:  # an atomic writes what it updates (an output added to: its rows)
+                            launch._atomic_marks.append((len(launch.store_marks), np.unique(mine)))
                             launch.store_marks.append((name, program, at, int(mine.min()), int(mine.max())))
                         worth = _worth(launch, name, int(mine.size), width)
                         launch.loaded[name] = launch.loaded.get(name, 0) + worth
