@@ -36,7 +36,8 @@ dots), so :meth:`Trace.products` tells the score tile Q K^T, a product of (q) an
 A loaded value carries, besides the tensor it read, the sources of its addresses and mask (a gather through an
 index computed from K) and those of what the same launch stored at those addresses (a value stored to scratch
 and loaded back keeps what it was computed from; an atomic's returned value too); what earlier launches stored
-there is :func:`_link`'s.
+there is :func:`_link`'s. The loads a value came from (:attr:`Launch.dot_loads`) travel the same way within one
+program: a block it stored to its own scratch and loaded back is still the block it loaded.
 Control flow decided by a loaded value (an ``if``, a loop's trip count) passes nothing on.
 
 **Which tensor a load reads.** Each lane of a load, store or atomic is booked to the argument its address falls
@@ -113,8 +114,11 @@ class Launch:
     #: operand, as ``acc += decoy * 0``, is in none)
     dot_loads: list = field(default_factory=list)
     #: (argument name, program, number of ``visits`` recorded before it, lowest and highest active address) per
-    #: store with active lanes, in order: which rows of an output a program wrote after which loads
+    #: store or atomic with active lanes, in order: which rows of an output a program wrote after which loads (an
+    #: output added to with ``tl.atomic_add`` is written too, at the addresses no other program of the launch
+    #: writes: an atomic of zeros into another program's rows marks nothing)
     store_marks: list = field(default_factory=list)
+    _atomic_marks: list = field(default_factory=list)  # (place in store_marks, addresses) per atomic's mark
     _stores: list = field(default_factory=list)  # (addresses, program)
     _loads: list = field(default_factory=list)
     _exchanges: list = field(default_factory=list)  # (addresses, program): atomic exchanges and CAS
@@ -139,6 +143,11 @@ class Launch:
     #: the merged sorted addresses], so that a load of what the same launch stored carries what it was computed
     #: from (a row's lse rebuilt from K, stored to scratch and loaded back before it is handed on)
     _stored_sources: dict = field(default_factory=dict)
+    #: program: [lowest, highest address, [(lowest, highest address, sorted addresses, loads)]], one entry per
+    #: store or atomic of a value computed from loads (:attr:`visits` indices), latest last: a program's own load
+    #: of what it stored there carries those loads (a block stored to scratch and loaded back in the same launch
+    #: is still the block it loaded)
+    _stored_loads: dict = field(default_factory=dict)
     #: the lanes this launch stored as an element-for-element copy of a loaded element (the loaded value itself,
     #: or computed from it lane by lane with nothing else loaded: a cast, ``x * 1.0``, ``tl.where(mask, x, 0)``):
     #: [(destination addresses, source addresses)], what :func:`gpuperf.grading.exercises._kernel_images` maps
@@ -521,6 +530,31 @@ def _link(trace: Trace, launch: Launch) -> None:
     trace._written = (addr[last], owner[last], lineage[last])
 
 
+def _own_atomic_marks(launch: Launch) -> None:
+    """Keep of each atomic's mark (:attr:`Launch.store_marks`) the addresses that no other program of the launch
+    writes: its lowest and highest of them, or no mark where none is left (a program that adds zeros to rows
+    another program owns has not written them; dQ rows that every block of keys adds to are no program's)."""
+    import numpy as np
+
+    marks, launch._atomic_marks = launch._atomic_marks, []
+    if not marks or not launch.writes:
+        return
+    addr, _ = launch.writes  # distinct (address, program) pairs, sorted by address
+    shared = np.unique(addr[1:][addr[1:] == addr[:-1]])
+    if not shared.size:
+        return
+    dropped = set()
+    for place, addresses in marks:
+        own = addresses[~np.isin(addresses, shared)]
+        if own.size:
+            name, program, at, _, _ = launch.store_marks[place]
+            launch.store_marks[place] = (name, program, at, int(own[0]), int(own[-1]))
+        else:
+            dropped.add(place)
+    if dropped:
+        launch.store_marks = [m for i, m in enumerate(launch.store_marks) if i not in dropped]
+
+
 def _distinct_writes(records) -> tuple:
     """``(addresses, programs)``: the distinct pairs of ``records`` ((addresses, program) pairs), sorted by
     address; () for none."""
@@ -654,8 +688,10 @@ def _install():
                 launch.race = _find_race(launch, state["grid"])
                 _link(trace, launch)
                 launch.writes = _distinct_writes(launch._stores + launch._exchanges + launch._adds)
+                _own_atomic_marks(launch)
                 launch._stores, launch._loads = [], []
                 launch._lineage_loads, launch._lineage_writes, launch._stored_sources = [], [], {}
+                launch._stored_loads = {}
                 launch.atomic_written = {n: int(np.unique(np.concatenate(a)).size)
                                          for n, a in launch._atomic_addresses.items()}
                 launch.copy_only = bool(launch.copied) and launch.copied == sum(launch.stored.values()) and \
@@ -762,6 +798,7 @@ def _install():
                 sources = _sources(ptrs) | _sources(mask)  # a gather through addresses computed from a load
                 program = state["program"]
                 first_visit = len(launch.visits)
+                carried = frozenset()  # the loads of what this program stored at these addresses
                 width = _element_size(ptrs, 0)  # bytes a lane reads: counted in elements of the tensor
                 for name, start, part in split(launch, addresses, active, width):
                     seen = addresses if part is None else addresses[part]  # (masked off or not)
@@ -787,11 +824,13 @@ def _install():
                         launch.spans.append((name, program, int(picked.min()), int(picked.max())))
                         # what this launch stored there before: the stored value's sources travel on
                         sources = sources | _stored_sources(launch, unique)
+                        carried = carried | _stored_loads(launch, program, unique)
                 res = original(self, ptrs, mask, *rest, **kw)
                 if sources:
                     res._gpuperf_src = sources | _sources(res)
-                if len(launch.visits) > first_visit:  # the visits this load made: what its value carries
-                    res._gpuperf_loads = frozenset(range(first_visit, len(launch.visits)))
+                if len(launch.visits) > first_visit or carried:  # the visits this load made, and those of
+                    # what the program stored there (a round trip through its own scratch): what its value carries
+                    res._gpuperf_loads = frozenset(range(first_visit, len(launch.visits))) | carried
                 if hasattr(res, "data"):  # where each lane came from (a copy stored as loaded is a copy)
                     res._gpuperf_lanes_from = ((addresses, active),)
                 return res
@@ -828,6 +867,7 @@ def _install():
                     sources = _sources(value) | _sources(mask) | _sources(ptrs)
                     launch._lineage_writes.append((unique, state["program"], sources))
                     _note_stored(launch, unique, sources)
+                    _note_stored_loads(launch, state["program"], unique, _loads(value))
                     lanes_from = getattr(value, "_gpuperf_lanes_from", None)
                     if lanes_from is not None and lanes_from[0][0].shape == addresses.shape:
                         union = np.zeros(addresses.shape, dtype=bool)
@@ -845,7 +885,7 @@ def _install():
         def atomic(self, *args, **kwargs):
             launch = state["launch"]
             if _TRACE is not None and launch is not None:
-                carried = frozenset()
+                carried = there = frozenset()
                 launch.atomics += 1
                 try:
                     if exchange_always:  # create_atomic_cas(ptr, cmp, val, ...)
@@ -861,9 +901,13 @@ def _install():
                     program = state["program"]
                     shape = tuple(int(s) for s in addresses.shape)
                     width = _element_size(ptrs, 0)
+                    at = len(launch.visits)
                     for name, _, part in split(launch, addresses, active, width):
                         seen = addresses if part is None else addresses[part]
                         mine = picked if part is None else addresses[part & active]
+                        if mine.size:  # an atomic writes what it updates (an output added to: its rows)
+                            launch._atomic_marks.append((len(launch.store_marks), np.unique(mine)))
+                            launch.store_marks.append((name, program, at, int(mine.min()), int(mine.max())))
                         worth = _worth(launch, name, int(mine.size), width)
                         launch.loaded[name] = launch.loaded.get(name, 0) + worth
                         launch.atomic_args.add(name)
@@ -885,11 +929,17 @@ def _install():
                         carried = operands | _stored_sources(launch, record[0]) | \
                             {start for _, start, _ in split(launch, addresses, active, width) if start is not None}
                         _note_stored(launch, record[0], operands)
+                        # what was there and what it adds: its returned value carries the first, memory both
+                        there = _stored_loads(launch, program, record[0])
+                        added = frozenset().union(*(_loads(a) for a in args if hasattr(a, "data")))
+                        _note_stored_loads(launch, program, record[0], there | added)
                 except (AttributeError, IndexError, TypeError):  # pragma: no cover - another layout
                     pass
                 res = original(self, *args, **kwargs)
                 if carried and hasattr(res, "data"):
                     res._gpuperf_src = carried | _sources(res)
+                if there and hasattr(res, "data"):
+                    res._gpuperf_loads = there | _loads(res)
                 return res
             return original(self, *args, **kwargs)
 
@@ -1149,6 +1199,45 @@ def _stored_sources(launch, unique) -> frozenset:
 
 def _loads(handle) -> frozenset:
     return getattr(handle, "_gpuperf_loads", frozenset())
+
+
+def _note_stored_loads(launch, program: int, unique, loads) -> None:
+    """Remember that ``program`` of ``launch`` wrote a value computed from ``loads`` (:attr:`Launch.visits`
+    indices) at ``unique`` (sorted addresses); a value computed from no load is kept only to overwrite earlier
+    ones (the latest write of an address is what a load reads)."""
+    if not unique.size:
+        return
+    entry = launch._stored_loads.get(program)
+    if entry is None:
+        if not loads:
+            return
+        entry = launch._stored_loads[program] = [int(unique[0]), int(unique[-1]), []]
+    entry[0], entry[1] = min(entry[0], int(unique[0])), max(entry[1], int(unique[-1]))
+    entry[2].append((int(unique[0]), int(unique[-1]), unique, loads))
+
+
+def _stored_loads(launch, program: int, unique) -> frozenset:
+    """The loads that what ``program`` of ``launch`` wrote last at any of ``unique`` (sorted addresses) was
+    computed from (:func:`_note_stored_loads`): a block stored to the program's own scratch and loaded back
+    carries the loads of the block it stored."""
+    import numpy as np
+
+    entry = launch._stored_loads.get(program)
+    found = frozenset()
+    if entry is None or not unique.size or int(unique[-1]) < entry[0] or int(unique[0]) > entry[1]:
+        return found
+    left = unique
+    for low, high, addresses, loads in reversed(entry[2]):  # the latest write of each address first
+        if int(left[-1]) < low or int(left[0]) > high:
+            continue
+        idx = np.clip(np.searchsorted(addresses, left), 0, addresses.size - 1)
+        hit = addresses[idx] == left
+        if hit.any():
+            found = found | loads
+            left = left[~hit]
+            if not left.size:
+                break
+    return found
 
 
 def _carry_sources(results, operands) -> None:

@@ -3394,7 +3394,10 @@ def _paired_visits(trace, q, k) -> list:
     over the queries is empty) is judged by the program's latest product before it: where this tensor was the
     one walked in it (loaded after the other's block), against that product's block of the other; where it was
     the block held (or before any product), against the rows of the other the program loads after it and before
-    its next load of this tensor, if any (an empty walk has none: no pair). In a program that ran no tl.dot, a
+    its next load of this tensor that reach a product with rows of this tensor, if any (an empty walk has none,
+    and a one-element decoy of the other tensor loaded between tiles and never multiplied with them is no block:
+    no pair). A block the program stored to its own scratch and loaded back in the same launch is still the rows
+    it loaded (the loads tag travels through memory, :attr:`Launch.dot_loads`). In a program that ran no tl.dot, a
     load is judged against the latest rows of the other tensor loaded before it (consecutive loads of one tensor
     merged)."""
     out = []
@@ -3423,6 +3426,8 @@ def _paired_visits(trace, q, k) -> list:
             products.setdefault(program, []).append((reached, taken))
         for program, indices in programs.items():
             dots = [taken for _, taken in products.get(program, [])]
+            # the loads that reached a product with rows of both tensors: the rows a fallback may pair with
+            met = {i for reached, taken in products.get(program, []) if taken["q"] and taken["k"] for i in reached}
             reached_dots: dict = {}  # visit index: the products it reached that took rows of the other tensor
             for n, (reached, taken) in enumerate(products.get(program, [])):
                 for index in reached:  # (a load with every lane masked off reaches it too: its block was visited)
@@ -3454,7 +3459,7 @@ def _paired_visits(trace, q, k) -> list:
                         for later in indices[position + 1:]:
                             if mine[later][0] == which:
                                 break
-                            if mine[later][2] is not None:
+                            if mine[later][2] is not None and later in met:
                                 after += mine[later][4]
                         block = _judged_against(which, after)
                 if active is not None:
@@ -3543,8 +3548,10 @@ def _stored_block_visits(trace, q, k, outputs: dict, which: str, against: str) -
     where its next store to any of ``outputs`` is to that one (consecutive stores merged): the block the program
     worked on is the block whose result it writes, whatever rows its products took (a walk whose tiles past the
     diagonal are multiplied with some other block of queries, loaded for them, still walks past the diagonal of
-    the block it writes). A visit's rows are the blocks its active lanes cover (:func:`_visit_rows`), judged by
-    :func:`_judged_block`. A program that writes its result elsewhere (scratch, atomics) is not judged here."""
+    the block it writes). An atomic into an output writes it (:attr:`Launch.store_marks`: O added onto zeros
+    with ``tl.atomic_add``). A visit's rows are the blocks its active lanes cover (:func:`_visit_rows`), judged by
+    :func:`_judged_block`. A program that writes its result elsewhere (scratch another launch copies out) is not
+    judged here."""
     hidden = total = 0
     first = None
     blocks_of: dict = {}
