@@ -41,8 +41,11 @@ program: a block it stored to its own scratch and loaded back is still the block
 Control flow decided by a loaded value (an ``if``, a loop's trip count) passes nothing on.
 
 **Which tensor a load reads.** Each lane of a load, store or atomic is booked to the argument its address falls
-in (the first active lane's argument first, where two arguments' memory overlaps), so a load that points one
-lane at a row's statistics and the rest at x counts as a load of x.
+in (the first active lane's argument first), so a load that points one lane at a row's statistics and the rest
+at x counts as a load of x. Where two arguments' memory overlaps, the grader's tensor itself comes first, then
+the argument of the pointer's own element type, then the launch's order; and an argument that is a view of one
+of the grader's tensors in another dtype (``k.view(torch.int16)``) is recorded as that tensor (its first byte,
+extent and element size): an alias passed first, read or not, takes no lanes from the tensor it views.
 
 This module adds its own patches on top of the watch's (:mod:`gpuperf.grading.watch`) and removes them after
 the call; it never changes what a kernel computes.

@@ -532,7 +532,8 @@ def _images_of(events: list, owners: list) -> list:
 
     def grain(ptr, es):
         """The element size in which memory at ``ptr`` holds a table: ``es``, or that of a table there."""
-        return es if (ptr, es) in tables else next((key[1] for key in tables if key[0] == ptr), es)
+        return es if tables.get((ptr, es)) else next((key[1] for key, held in tables.items()
+                                                     if key[0] == ptr and held), es)
 
     own = set()
     copied = {event[1][0] for event in events if event[0] == "copy"}  # the memory copies read (in any dtype)
@@ -551,14 +552,14 @@ def _images_of(events: list, owners: list) -> list:
             for key in [key for key in tables if key[0] == event[1]]:
                 tables[key] = {i: r for i, r in tables[key].items() if (key, i) in own}
             continue
-        if event[0] == "copy" and grain(*event[1][:2]) != event[1][1]:
-            # a copy of memory viewed in another dtype (k.view(torch.int16).clone()): replayed in the elements
-            # of the table it reads, when both sides fall on them
+        if event[0] == "copy" and event[1][1] == event[2][1] and grain(*event[1][:2]) != event[1][1]:
+            # a copy of bits of memory viewed in another dtype (k.view(torch.int16).clone()): replayed in the
+            # elements of the table it reads, when both sides fall on them
             size = grain(*event[1][:2])
             source, target = regrain(event[1], size), regrain(event[2], size)
             if source is not None and target is not None:
                 event = ("copy", source, target)
-        elif grain(*event[-1][:2]) != event[-1][1]:  # a fill of it in another dtype
+        elif event[0] == "fill" and grain(*event[-1][:2]) != event[-1][1]:  # a fill of it in another dtype
             target = regrain(event[-1], grain(*event[-1][:2]))
             if target is not None:
                 event = event[:-1] + (target,)
