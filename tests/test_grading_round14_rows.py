@@ -194,17 +194,21 @@ def test_a_tile_clamped_to_row_0_past_the_end_is_one_block():
     whole kernel is refused elsewhere for now: the width rules read a load by its span, rows 0 to N - 1.)"""
     from types import SimpleNamespace
 
-    from gpuperf.grading.exercises import _judged_block, _visit_rows
+    from gpuperf.grading.exercises import _judged_block, _judged_rows, _visit_rows
 
     n, row_bytes = 90, 64
     rows = lambda address: address // row_bytes  # noqa: E731  (a contiguous head of 90 rows of 16 fp32)
+
+    def judged(runs, active_runs=None):
+        launch = SimpleNamespace(visit_runs={0: (active_runs or runs, runs)})
+        return _judged_rows([_visit_rows(launch, 0, rows, None, None)], n)
+
     tail = (64 * row_bytes, n * row_bytes - 1)  # rows 64-89 of the last tile
-    clamped = SimpleNamespace(visit_runs={0: ((0, row_bytes - 1), tail)})
-    assert _visit_rows(clamped, 0, rows, (0, 89), (0, 89), n) == [(64, 89)]
-    second_head = SimpleNamespace(visit_runs={0: ((n * row_bytes, (n + 1) * row_bytes - 1),
-                                                  (n * row_bytes + tail[0], n * row_bytes + tail[1]))})
-    assert _visit_rows(second_head, 0, rows, (90, 179), (90, 179), n) == [(154, 179)]
-    decoy = SimpleNamespace(visit_runs={0: ((0, 31 * row_bytes - 1), (40 * row_bytes, 41 * row_bytes - 1))})
-    blocks = _visit_rows(decoy, 0, rows, (0, 40), (0, 40), n)
+    assert judged(((0, row_bytes - 1), tail)) == [(64, 89)]
+    second_head = ((n * row_bytes, (n + 1) * row_bytes - 1), (n * row_bytes + tail[0], n * row_bytes + tail[1]))
+    assert judged(second_head) == [(154, 179)]
+    blocks = judged(((0, 31 * row_bytes - 1), (40 * row_bytes, 41 * row_bytes - 1)))
     assert blocks == [(0, 30), (40, 40)]
     assert _judged_block("q", blocks) == (0, 30) and _judged_block("k", blocks) == (40, 40)
+    # masked-off lanes of a block with active rows are no rows; a block of masked-off lanes alone is visited
+    assert judged(((0, 63 * row_bytes),), ((0, 15 * row_bytes),)) == [(0, 15)]

@@ -82,10 +82,10 @@ class Launch:
     #: the other tensor it worked on then (the loads with no tl.dot between them are one block: a block loaded
     #: in halves before its products is one visit)
     visits: list = field(default_factory=list)
-    #: visit index (into ``visits``): the rows a visit covers where its lanes are not one block of memory, as
-    #: ``(lowest, highest)`` address of each run of consecutive elements, in address order, of the lanes it is
-    #: judged by (its active lanes, or all of them where every lane is masked off); a visit that is one run has
-    #: none (its span is its run). A tile of 31 rows with one lane at row 0 is two runs, not rows 0-62
+    #: visit index (into ``visits``): where its active lanes, or all its lanes, are not one block of memory, the
+    #: ``(lowest, highest)`` address of each run of consecutive elements, in address order, of its active lanes
+    #: and of all its lanes (None for either that is one run, its span, or has no lane). A tile of 31 rows with
+    #: one lane at row 0 is two runs, not rows 0-62
     visit_runs: dict = field(default_factory=dict)
     dots_run: dict = field(default_factory=dict)  # program: the tl.dot calls it made
     per_program: dict = field(default_factory=dict)  # argument name: {program: active elements loaded}
@@ -1296,16 +1296,23 @@ def _note_visit(launch, name: str, program: int, addresses, active, width: int =
     """A block of ``name`` that ``program`` visited, whether or not its lanes are masked off (``active``: the
     addresses of the lanes that are not): its lowest and highest address, the tl.dot calls the program had made
     before it, and its active lanes' lowest and highest address (None if none), in the order of the visits
-    (:attr:`Launch.visits`); and, where the lanes it is judged by are not one run of consecutive elements (of
-    ``width`` bytes, else of the argument's element size), those runs (:attr:`Launch.visit_runs`)."""
+    (:attr:`Launch.visits`); and, where its active lanes or all its lanes are not one run of consecutive
+    elements (of ``width`` bytes, else of the argument's element size), those runs (:attr:`Launch.visit_runs`)."""
     import numpy as np
 
-    judged = np.unique(active if active.size else addresses)
     step = max(int(width), next((es for n, _, _, es, _ in launch.args if n == name), 1))
-    cuts = np.flatnonzero(np.diff(judged) > step)
-    if cuts.size:
-        starts, ends = np.concatenate(([0], cuts + 1)), np.concatenate((cuts, [judged.size - 1]))
-        launch.visit_runs[len(launch.visits)] = tuple(zip(judged[starts].tolist(), judged[ends].tolist()))
+
+    def runs(lanes):
+        lanes = np.unique(lanes)
+        cuts = np.flatnonzero(np.diff(lanes) > step)
+        if not cuts.size:
+            return None
+        starts, ends = np.concatenate(([0], cuts + 1)), np.concatenate((cuts, [lanes.size - 1]))
+        return tuple(zip(lanes[starts].tolist(), lanes[ends].tolist()))
+
+    found = (runs(active) if active.size else None, runs(addresses))
+    if found != (None, None):
+        launch.visit_runs[len(launch.visits)] = found
     launch.visits.append((name, program, int(addresses.min()), int(addresses.max()),
                           launch.dots_run.get(program, 0),
                           (int(active.min()), int(active.max())) if active.size else None))

@@ -3339,22 +3339,36 @@ def _judged_against(which: str, spans):
     return min(blocks, key=lambda b: b[1]) if which == "k" else max(blocks, key=lambda b: b[0])
 
 
-def _visit_rows(launch, index: int, rows, lanes, active, n: int) -> list:
+def _visit_rows(launch, index: int, rows, lanes, active) -> tuple:
     """The rows visit ``index`` of ``launch`` covers, as blocks ((first, last) row each, :func:`_merged_spans`):
-    the rows of its active lanes (of every lane where none is active) read run by run
-    (:attr:`Launch.visit_runs`, through ``rows``, :func:`_rows_in`), so that a lane far from the rest of its
-    tile is a block of its own, not the end of one span. ``lanes``, ``active``: the visit's spans of rows, of
-    all its lanes and of its active ones (or None); ``n``: the rows of one head. A head's first row alone, in a
-    visit that reaches a head's last row, is left out: the lanes of a tile past the end of the sequence whose
-    offsets were clamped to 0 (``tl.where(rows < N, rows, 0)``), not a block of their own."""
-    runs = getattr(launch, "visit_runs", {}).get(index)
-    if runs is None:
-        return [active if active is not None else lanes]
-    blocks = _merged_spans(tuple(sorted((rows(low), rows(high)))) for low, high in runs)
+    ``(blocks of its active lanes, blocks of all its lanes)``, read run by run (:attr:`Launch.visit_runs`,
+    through ``rows``, :func:`_rows_in`), so that a lane far from the rest of its tile is a block of its own, not
+    the end of one span. ``lanes``, ``active``: the visit's spans of rows, of all its lanes and of its active
+    ones (or None)."""
+    found = getattr(launch, "visit_runs", {}).get(index, (None, None))
+
+    def blocks(runs, span):
+        if runs is None:
+            return [] if span is None else [span]
+        return _merged_spans(tuple(sorted((rows(low), rows(high)))) for low, high in runs)
+
+    return blocks(found[0], active), blocks(found[1], lanes)
+
+
+def _judged_rows(covered, n: int) -> list:
+    """The blocks of rows a visit (or the loads of one visited block together) is judged by, from ``covered``:
+    pairs (blocks of active lanes, blocks of all lanes) of :func:`_visit_rows`. Every block of active rows, and
+    every block of lanes with no active row in it (a block loaded with every lane masked off is visited); the
+    masked-off lanes of a block that has active rows (its tail past N or past the diagonal) are not rows.
+    ``n``: the rows of one head; a head's first row alone, in a visit that reaches a head's last row, is left
+    out: the lanes of a tile past the end of the sequence clamped to row 0 (``tl.where(rows < N, rows, 0)``)."""
+    active = _merged_spans([b for a, _ in covered for b in a])
+    judged = active + [(low, high) for low, high in _merged_spans([b for _, every in covered for b in every])
+                       if not any(low <= a_low and a_high <= high for a_low, a_high in active)]
     n = max(n, 1)
-    if not any(high % n == n - 1 for _, high in blocks):
-        return blocks
-    return [(low, high) for low, high in blocks if not (low == high and low % n == 0)] or blocks
+    if not any(high % n == n - 1 for _, high in judged):
+        return judged
+    return [(low, high) for low, high in judged if not (low == high and low % n == 0)] or judged
 
 
 def _judged_block(which: str, blocks) -> tuple:
@@ -3365,15 +3379,15 @@ def _judged_block(which: str, blocks) -> tuple:
     return max(blocks, key=lambda b: b[0]) if which == "k" else min(blocks, key=lambda b: b[1])
 
 
-def _judged_visits(which: str, loads) -> list:
+def _judged_visits(which: str, loads, n: int) -> list:
     """The visits one group of loads of ``which`` makes (the loads of one tensor between the same two tl.dot,
     judged against the same block), each ``(block of rows it is judged by, masked)``: one where the loads'
-    spans (``loads``: (span, masked, blocks of rows :func:`_visit_rows`) each) lie within LARGEST_BLOCK_K rows
-    together (a block loaded in parts), else one per load."""
+    spans (``loads``: (span, masked, :func:`_visit_rows`) each) lie within LARGEST_BLOCK_K rows together (a
+    block loaded in parts), else one per load; rows by :func:`_judged_rows` (``n``: the rows of one head)."""
     first, last = min(lo for (lo, _), _, _ in loads), max(hi for (_, hi), _, _ in loads)
-    parts = [([b for _, _, blocks in loads for b in blocks], all(m for _, m, _ in loads))] \
-        if last - first < LARGEST_BLOCK_K else [(blocks, m) for _, m, blocks in loads]
-    return [(_judged_block(which, _merged_spans(blocks)), m) for blocks, m in parts]
+    parts = [([covered for _, _, covered in loads], all(m for _, m, _ in loads))] \
+        if last - first < LARGEST_BLOCK_K else [([covered], m) for _, m, covered in loads]
+    return [(_judged_block(which, _judged_rows(covered, n)), m) for covered, m in parts]
 
 
 def _paired_visits(trace, q, k) -> list:
@@ -3415,15 +3429,14 @@ def _paired_visits(trace, q, k) -> list:
                 which, rows = names[name]
                 span = None if active is None else tuple(sorted((rows(active[0]), rows(active[1]))))
                 lanes = tuple(sorted((rows(low), rows(high))))
-                n = (q if which == "q" else k).shape[-2]
-                mine[index] = (which, lanes, span, dots, _visit_rows(launch, index, rows, lanes, span, n))
+                mine[index] = (which, lanes, span, dots, _visit_rows(launch, index, rows, lanes, span))
                 programs.setdefault(program, []).append(index)
         products: dict = {}  # program: per tl.dot in order, the loads of q and k that reached its operands
         for program, loads in launch.dot_loads:
             reached = sorted(index for index in loads if index in mine)
             # judged against the active rows of the other tensor only (as the tiles they hold), block by block
             taken = {which: [(i, block) for i in reached if mine[i][0] == which and mine[i][2] is not None
-                             for block in mine[i][4]] for which in "qk"}
+                             for block in mine[i][4][0]] for which in "qk"}
             products.setdefault(program, []).append((reached, taken))
         for program, indices in programs.items():
             dots = [taken for _, taken in products.get(program, [])]
@@ -3461,10 +3474,10 @@ def _paired_visits(trace, q, k) -> list:
                             if mine[later][0] == which:
                                 break
                             if mine[later][2] is not None and later in met:
-                                after += mine[later][4]
+                                after += mine[later][4][0]
                         block = _judged_against(which, after)
                 if active is not None:
-                    held[which] = (held[which] if previous == which else []) + covered
+                    held[which] = (held[which] if previous == which else []) + covered[0]
                 previous = which
                 out.append((which, launch.kernel, program, lanes, active, block,
                             ("between", before) if dots else ("load", index), covered))
@@ -3488,7 +3501,8 @@ def _visit_pairs(trace, q, k) -> list:
         if block is not None:
             groups.setdefault((which, kernel, program, group, block), []).append((lanes, active is None, covered))
     for (which, kernel, program, _, block), loads in groups.items():
-        out += [(which, kernel, program, rows, block, m) for rows, m in _judged_visits(which, loads)]
+        n = (q if which == "q" else k).shape[-2]
+        out += [(which, kernel, program, rows, block, m) for rows, m in _judged_visits(which, loads, n)]
     return out
 
 
@@ -3583,10 +3597,10 @@ def _stored_block_visits(trace, q, k, outputs: dict, which: str, against: str) -
             lanes = tuple(sorted((rows(low), rows(high))))
             span = None if active is None else tuple(sorted((rows(active[0]), rows(active[1]))))
             groups.setdefault((launch.kernel, program, dots, block), []).append(
-                (lanes, active is None, _visit_rows(launch, index, rows, lanes, span, visited_tensor.shape[-2])))
+                (lanes, active is None, _visit_rows(launch, index, rows, lanes, span)))
         for (kernel, program, _, block), loads in groups.items():
             blocks_of.setdefault((kernel, program), set()).add(block)
-            for (lo, hi), masked in _judged_visits(which, loads):
+            for (lo, hi), masked in _judged_visits(which, loads, visited_tensor.shape[-2]):
                 total += 1
                 if (lo > block[1]) if which == "k" else (block[0] > hi):
                     hidden += 1
@@ -3707,9 +3721,9 @@ def _hidden_pairs(trace, q, k, walked: str = "qk") -> tuple[int, int, str]:
     groups: dict = {}
     for which, kernel, program, _, active, block, group, covered in _paired_visits(trace, q, k):
         if block is not None and active is not None and which in walked:
-            groups.setdefault((which, kernel, program, group, block), []).append((active, False, covered))
+            groups.setdefault((which, kernel, program, group, block), []).append((active, False, (covered[0],) * 2))
     for (which, kernel, program, _, block), loads in groups.items():
-        for (low, high), _ in _judged_visits(which, loads):
+        for (low, high), _ in _judged_visits(which, loads, (q if which == "q" else k).shape[-2]):
             pairs += 1
             queries, keys = ((low, high), block) if which == "q" else (block, (low, high))
             if keys[0] > queries[1]:
