@@ -69,3 +69,24 @@ def test_wrong_file_of_round_14_with_an_alias_is_refused(tag):
     message = report.failures[0].message
     assert all(w in message for w in CLOSED_ALIAS[tag]), f"{tag}: {message}"
 
+
+
+#: Round 14's honest files that are round 13's, unchanged: graded in tests/test_grading_round13_copies.py.
+AS_ROUND_13 = {"h02": "h04", "h03": "h03"}
+
+
+def test_every_file_of_round_14_is_tested():
+    """Every file of tests/grading_attacks_round14 is graded by a test of round 14 (this file, or the _alias,
+    _bounce, _masks and _rows files that closed its finding), or is a file of round 13 graded there."""
+    import re
+    from pathlib import Path
+
+    from attack_files import attack_folder
+
+    tags = {path.name.split("_")[0] for path in attack_folder(14).glob("*.py")}
+    text = "\n".join(p.read_text() for p in sorted(Path(__file__).parent.glob("test_grading_round14*.py")))
+    named = set(re.findall(r'"((?:h)?\d\d)"', text))
+    assert len(tags) == 22 and tags <= named, sorted(tags - named)
+    for tag, r13 in AS_ROUND_13.items():
+        body = find_attack(14, tag).read_text()
+        assert find_attack(13, r13).name.split("_", 1)[1].split(".")[0] in body or "round 13" in body, tag
