@@ -90,6 +90,9 @@ class Launch:
     dots_run: dict = field(default_factory=dict)  # program: the tl.dot calls it made
     per_program: dict = field(default_factory=dict)  # argument name: {program: active elements loaded}
     spans: list = field(default_factory=list)  # (argument name, program, lowest, highest active address) per load
+    #: span index: the runs of consecutive elements of its active lanes, (first, last) address each, where they
+    #: are not one run (a tile whose rows past N wrap to the head's first rows, ``rows % N``)
+    span_runs: dict = field(default_factory=dict)
     stored_2d: int = 0  # active elements stored by blocks with at least two dimensions > 1
     blocks_2d: list = field(default_factory=list)  # the active addresses of each such store
     atomics: int = 0
@@ -825,6 +828,9 @@ def _install():
                         counts = launch.per_program.setdefault(name, {})
                         counts[program] = counts.get(program, 0) + worth
                         launch.spans.append((name, program, int(picked.min()), int(picked.max())))
+                        runs = _address_runs(unique, _element_step(launch, name, width))
+                        if runs is not None:  # lanes in several runs: rows wrapped or clamped, or a gather
+                            launch.span_runs[len(launch.spans) - 1] = runs
                         # what this launch stored there before: the stored value's sources travel on
                         sources = sources | _stored_sources(launch, unique)
                         carried = carried | _stored_loads(launch, program, unique)
@@ -923,6 +929,9 @@ def _install():
                             counts = launch.per_program.setdefault(name, {})
                             counts[program] = counts.get(program, 0) + worth
                             launch.spans.append((name, program, int(mine.min()), int(mine.max())))
+                            runs = _address_runs(mine, _element_step(launch, name, width))
+                            if runs is not None:
+                                launch.span_runs[len(launch.spans) - 1] = runs
                     if picked.size:
                         record = (np.unique(picked), program)
                         (launch._exchanges if exchange else launch._adds).append(record)
@@ -1292,25 +1301,32 @@ def traced(active: bool = True) -> Iterator["Trace | None"]:
             setattr(owner, name, original)
 
 
+def _address_runs(lanes, step: int):
+    """The runs of consecutive elements (``step`` bytes apart at most) of addresses ``lanes``, as (first, last)
+    address pairs, or None where they are one run."""
+    import numpy as np
+
+    lanes = np.unique(lanes)
+    cuts = np.flatnonzero(np.diff(lanes) > step)
+    if not cuts.size:
+        return None
+    starts, ends = np.concatenate(([0], cuts + 1)), np.concatenate((cuts, [lanes.size - 1]))
+    return tuple(zip(lanes[starts].tolist(), lanes[ends].tolist()))
+
+
+def _element_step(launch, name: str, width: int = 0) -> int:
+    """Bytes between consecutive elements of argument ``name``: ``width`` (a lane's), else its element size."""
+    return max(int(width), next((es for n, _, _, es, _ in launch.args if n == name), 1))
+
+
 def _note_visit(launch, name: str, program: int, addresses, active, width: int = 0) -> None:
     """A block of ``name`` that ``program`` visited, whether or not its lanes are masked off (``active``: the
     addresses of the lanes that are not): its lowest and highest address, the tl.dot calls the program had made
     before it, and its active lanes' lowest and highest address (None if none), in the order of the visits
     (:attr:`Launch.visits`); and, where its active lanes or all its lanes are not one run of consecutive
     elements (of ``width`` bytes, else of the argument's element size), those runs (:attr:`Launch.visit_runs`)."""
-    import numpy as np
-
-    step = max(int(width), next((es for n, _, _, es, _ in launch.args if n == name), 1))
-
-    def runs(lanes):
-        lanes = np.unique(lanes)
-        cuts = np.flatnonzero(np.diff(lanes) > step)
-        if not cuts.size:
-            return None
-        starts, ends = np.concatenate(([0], cuts + 1)), np.concatenate((cuts, [lanes.size - 1]))
-        return tuple(zip(lanes[starts].tolist(), lanes[ends].tolist()))
-
-    found = (runs(active) if active.size else None, runs(addresses))
+    step = _element_step(launch, name, width)
+    found = (_address_runs(active, step) if active.size else None, _address_runs(addresses, step))
     if found != (None, None):
         launch.visit_runs[len(launch.visits)] = found
     launch.visits.append((name, program, int(addresses.min()), int(addresses.max()),

@@ -2846,7 +2846,7 @@ def _walking_check(trace, label, q, k, n_q, n_k) -> list[CaseResult]:
     d = k.shape[-1]
     blocks: dict = {}  # (kernel, program): the distinct blocks of q the program held, one after another
     for kernel, program, loads in _program_loads(trace, {"q": q, "k": k}):
-        held_blocks = {(min(lo for _, lo, _, _ in run), max(h for _, _, h, _ in run))
+        held_blocks = {(min(load[1] for load in run), max(load[2] for load in run))
                        for run in _runs(loads) if run[0][0] == "q"}
         blocks[(kernel, program)] = held_blocks
     for launch in trace.launches:
@@ -3186,23 +3186,51 @@ def _row_of(tensor, address: int) -> int:
     return row
 
 
+def _span_blocks(launch, index: int, rows, low: int, high: int) -> list:
+    """The blocks of rows ((first, last) each, merged) that load ``index`` of ``launch`` covered with its active
+    lanes (:attr:`Launch.spans`, :attr:`Launch.span_runs`), through ``rows`` (:func:`_rows_in`)."""
+    runs = getattr(launch, "span_runs", {}).get(index)
+    if runs is None:
+        return [tuple(sorted((rows(low), rows(high))))]
+    return _merged_spans(tuple(sorted((rows(a), rows(b)))) for a, b in runs)
+
+
+def _rows_spanned(blocks, n: int) -> int:
+    """The rows a load (or a run of loads) held, from the blocks of rows it covered: from its first row to its
+    last, or, where its blocks lie in one head of ``n`` rows and the widest gap between them is wider than the
+    rows before the first and after the last, the shorter way round the head (a tile whose rows past N were
+    taken modulo N, ``rows % N``, or clamped to the head's first row, and loaded unmasked: the tile it walks,
+    not the whole head). Never fewer than the rows it covered."""
+    blocks = _merged_spans(blocks)
+    span = blocks[-1][1] - blocks[0][0] + 1
+    if len(blocks) < 2 or n <= 0 or blocks[0][0] // n != blocks[-1][1] // n:
+        return span
+    head = blocks[0][0] // n * n
+    gap = max(b[0] - a[1] - 1 for a, b in zip(blocks, blocks[1:]))
+    around = (blocks[0][0] - head) + (head + n - 1 - blocks[-1][1])
+    return n - gap if gap > around else span
+
+
 def _widest_rows(trace, tensor) -> int:
-    """The most rows of ``tensor`` one load covered, from its lowest to its highest active address, whatever
-    the shape of the block (a (d, N) load of K transposed covers N keys)."""
+    """The most rows of ``tensor`` one load covered, from its lowest to its highest active row, whatever the
+    shape of the block (a (d, N) load of K transposed covers N keys), or the shorter way round a head where its
+    rows wrap (:func:`_rows_spanned`)."""
     widest = 0
+    n = tensor.shape[-2] if tensor.dim() >= 2 else 0
     for launch in trace.launches:
         for name, *_ in launch.args:
             rows = _rows_in(trace, launch, name, tensor)
             if rows is not None:
-                widest = max([widest] + [abs(rows(high) - rows(low)) + 1
-                                         for n, _, low, high in launch.spans if n == name])
+                widest = max([widest] + [_rows_spanned(_span_blocks(launch, index, rows, low, high), n)
+                                         for index, (a, _, low, high) in enumerate(launch.spans) if a == name])
     return widest
 
 
 def _program_loads(trace, tensors: dict) -> list:
     """Every program's loads of ``tensors`` (which: tensor) in the order it made them: a list of (kernel,
-    program, loads), each load (which, first row, last row, dot) with rows from :func:`_row_of` and ``dot``
-    true when a tl.dot of the program ran since its previous load of these tensors."""
+    program, loads), each load (which, first row, last row, dot, blocks) with rows from :func:`_row_of`, ``dot``
+    true when a tl.dot of the program ran since its previous load of these tensors, and ``blocks`` the blocks of
+    rows its active lanes covered (:func:`_span_blocks`)."""
     import bisect
 
     out = []
@@ -3224,7 +3252,8 @@ def _program_loads(trace, tensors: dict) -> list:
             dot = bisect.bisect_right(at, index) > bisect.bisect_right(at, previous.get(program, -1))
             previous[program] = index
             first, last = sorted((rows(low), rows(high)))
-            loads.setdefault(program, []).append((which, first, last, dot))
+            loads.setdefault(program, []).append((which, first, last, dot,
+                                                  _span_blocks(launch, index, rows, low, high)))
         out += [(launch.kernel, program, program_loads) for program, program_loads in loads.items()]
     return out
 
@@ -3242,8 +3271,10 @@ def _runs(loads) -> list:
 
 
 def _held_rows(trace, q, k) -> int:
-    """The most rows of q a program held at once: a run of its loads of q (between loads of k), merged."""
-    return max((max(h for _, _, h, _ in run) - min(lo for _, lo, _, _ in run) + 1
+    """The most rows of q a program held at once: a run of its loads of q (between loads of k), merged, from its
+    first row to its last or the shorter way round a head (:func:`_rows_spanned`)."""
+    n = q.shape[-2]
+    return max((_rows_spanned([block for load in run for block in load[4]], n)
                 for _, _, loads in _program_loads(trace, {"q": q, "k": k})
                 for run in _runs(loads) if run[0][0] == "q"), default=0)
 
@@ -3360,15 +3391,34 @@ def _judged_rows(covered, n: int) -> list:
     pairs (blocks of active lanes, blocks of all lanes) of :func:`_visit_rows`. Every block of active rows, and
     every block of lanes with no active row in it (a block loaded with every lane masked off is visited); the
     masked-off lanes of a block that has active rows (its tail past N or past the diagonal) are not rows.
-    ``n``: the rows of one head; a head's first row alone, in a visit that reaches a head's last row, is left
-    out: the lanes of a tile past the end of the sequence clamped to row 0 (``tl.where(rows < N, rows, 0)``)."""
+    ``n``: the rows of one head; the rows a tile wrapped to at its head's start are left out
+    (:func:`_unwrapped`)."""
     active = _merged_spans([b for a, _ in covered for b in a])
     judged = active + [(low, high) for low, high in _merged_spans([b for _, every in covered for b in every])
                        if not any(low <= a_low and a_high <= high for a_low, a_high in active)]
+    return _unwrapped(judged, n)
+
+
+def _unwrapped(blocks, n: int) -> list:
+    """``blocks`` of rows ((first, last) each) without the rows a tile wrapped to at the start of its head of
+    ``n`` rows: where a head's blocks start at its first row and end at its last, the blocks before the widest
+    gap between them are left out. They are the lanes of a tile past the end of the sequence taken modulo N
+    (``rows % N``) or clamped to row 0 (``tl.where(rows < N, rows, 0)``) and loaded unmasked, whose scores the
+    kernel masks: the tile is the block that ends the head. (A block that really starts at row 0 with a far lane
+    at the head's last row is read as that lane: only a head's first block can be read so, and it is hidden
+    from no block of keys that a walk of queries holds before it.)"""
+    import itertools
+
     n = max(n, 1)
-    if not any(high % n == n - 1 for _, high in judged):
-        return judged
-    return [(low, high) for low, high in judged if not (low == high and low % n == 0)] or judged
+    out: list = []
+    for _, group in itertools.groupby(sorted(blocks), key=lambda b: b[0] // n):
+        group = list(group)
+        if len(group) > 1 and group[0][0] % n == 0 and group[-1][1] % n == n - 1 \
+                and group[-1][1] // n == group[0][0] // n:
+            gaps = [b[0] - a[1] - 1 for a, b in zip(group, group[1:])]
+            group = group[gaps.index(max(gaps)) + 1:]
+        out += group
+    return out or list(blocks)
 
 
 def _judged_block(which: str, blocks) -> tuple:
@@ -3421,6 +3471,7 @@ def _paired_visits(trace, q, k) -> list:
                  if (rows := _rows_in(trace, launch, name, tensor)) is not None}
         if not names:
             continue
+        heads = {"q": q.shape[-2], "k": k.shape[-2]}  # the rows of one head of each
         # visit index: (which, (first, last) all lanes, (first, last) active or None, dots before, blocks of rows)
         mine: dict = {}
         programs: dict = {}
@@ -3436,7 +3487,7 @@ def _paired_visits(trace, q, k) -> list:
             reached = sorted(index for index in loads if index in mine)
             # judged against the active rows of the other tensor only (as the tiles they hold), block by block
             taken = {which: [(i, block) for i in reached if mine[i][0] == which and mine[i][2] is not None
-                             for block in mine[i][4][0]] for which in "qk"}
+                             for block in _unwrapped(mine[i][4][0], heads[which])] for which in "qk"}
             products.setdefault(program, []).append((reached, taken))
         for program, indices in programs.items():
             dots = [taken for _, taken in products.get(program, [])]
@@ -3474,10 +3525,10 @@ def _paired_visits(trace, q, k) -> list:
                             if mine[later][0] == which:
                                 break
                             if mine[later][2] is not None and later in met:
-                                after += mine[later][4][0]
+                                after += _unwrapped(mine[later][4][0], heads[other])
                         block = _judged_against(which, after)
                 if active is not None:
-                    held[which] = (held[which] if previous == which else []) + covered[0]
+                    held[which] = (held[which] if previous == which else []) + _unwrapped(covered[0], heads[which])
                 previous = which
                 out.append((which, launch.kernel, program, lanes, active, block,
                             ("between", before) if dots else ("load", index), covered))
