@@ -54,3 +54,5 @@ def test_unwrapped_leaves_out_only_the_rows_wrapped_to():
     assert _unwrapped([(0, 30), (40, 40)], n) == [(0, 30), (40, 40)]  # a far lane that ends no head: kept
     assert _unwrapped([(32, 63), (89, 89)], n) == [(32, 63), (89, 89)]  # no block at the head's start: kept
     assert _unwrapped([(0, 31)], n) == [(0, 31)]
+    # round 15's 21: lanes at the head's first and last rows beside a real block are no wrap
+    assert _unwrapped([(0, 0), (32, 63), (89, 89)], n) == [(0, 0), (32, 63), (89, 89)]

@@ -3401,22 +3401,22 @@ def _judged_rows(covered, n: int) -> list:
 
 def _unwrapped(blocks, n: int) -> list:
     """``blocks`` of rows ((first, last) each) without the rows a tile wrapped to at the start of its head of
-    ``n`` rows: where a head's blocks start at its first row and end at its last, the blocks before the widest
-    gap between them are left out. They are the lanes of a tile past the end of the sequence taken modulo N
+    ``n`` rows: where a head's rows make exactly two blocks, one starting at its first row and one ending at its
+    last, the first is left out. They are the lanes of a tile past the end of the sequence taken modulo N
     (``rows % N``) or clamped to row 0 (``tl.where(rows < N, rows, 0)``) and loaded unmasked, whose scores the
-    kernel masks: the tile is the block that ends the head. (A block that really starts at row 0 with a far lane
-    at the head's last row is read as that lane: only a head's first block can be read so, and it is hidden
-    from no block of keys that a walk of queries holds before it.)"""
+    kernel masks: the tile is the block that ends the head. A block with lanes at both the head's first and last
+    rows besides (three blocks) is not a wrap, and is judged by all of them (round 15's 21). (A block that
+    really starts at row 0 with a far lane at the head's last row is read as that lane: only a head's first block
+    can be read so.)"""
     import itertools
 
     n = max(n, 1)
     out: list = []
     for _, group in itertools.groupby(sorted(blocks), key=lambda b: b[0] // n):
         group = list(group)
-        if len(group) > 1 and group[0][0] % n == 0 and group[-1][1] % n == n - 1 \
+        if len(group) == 2 and group[0][0] % n == 0 and group[-1][1] % n == n - 1 \
                 and group[-1][1] // n == group[0][0] // n:
-            gaps = [b[0] - a[1] - 1 for a, b in zip(group, group[1:])]
-            group = group[gaps.index(max(gaps)) + 1:]
+            group = group[1:]  # a wrap or a clamp makes two blocks: lanes at row 0 beside a real block are not one
         out += group
     return out or list(blocks)
 
