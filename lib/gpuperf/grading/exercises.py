@@ -3197,18 +3197,16 @@ def _span_blocks(launch, index: int, rows, low: int, high: int) -> list:
 
 def _rows_spanned(blocks, n: int) -> int:
     """The rows a load (or a run of loads) held, from the blocks of rows it covered: from its first row to its
-    last, or, where its blocks lie in one head of ``n`` rows and the widest gap between them is wider than the
-    rows before the first and after the last, the shorter way round the head (a tile whose rows past N were
-    taken modulo N, ``rows % N``, or clamped to the head's first row, and loaded unmasked: the tile it walks,
-    not the whole head). Never fewer than the rows it covered."""
+    last, or, where its blocks are a tile wrapped past the end of its head of ``n`` rows (:func:`_unwrapped`: two
+    blocks, one at the head's first row and one ending at its last), the shorter way round the head (a tile
+    whose rows past N were taken modulo N, ``rows % N``, or clamped to the head's first row, and loaded
+    unmasked: the tile it walks, not the whole head). Lanes at a head's first and last rows beside a block (three
+    blocks) are no wrap: the load holds every row between. Never fewer than the rows it covered."""
     blocks = _merged_spans(blocks)
     span = blocks[-1][1] - blocks[0][0] + 1
-    if len(blocks) < 2 or n <= 0 or blocks[0][0] // n != blocks[-1][1] // n:
+    if len(blocks) != 2 or n <= 0 or len(_unwrapped(blocks, n)) == len(blocks):
         return span
-    head = blocks[0][0] // n * n
-    gap = max(b[0] - a[1] - 1 for a, b in zip(blocks, blocks[1:]))
-    around = (blocks[0][0] - head) + (head + n - 1 - blocks[-1][1])
-    return n - gap if gap > around else span
+    return n - (blocks[1][0] - blocks[0][1] - 1)
 
 
 def _widest_rows(trace, tensor) -> int:
@@ -3372,29 +3370,69 @@ def _judged_against(which: str, spans):
 
 def _visit_rows(launch, index: int, rows, lanes, active) -> tuple:
     """The rows visit ``index`` of ``launch`` covers, as blocks ((first, last) row each, :func:`_merged_spans`):
-    ``(blocks of its active lanes, blocks of all its lanes)``, read run by run (:attr:`Launch.visit_runs`,
-    through ``rows``, :func:`_rows_in`), so that a lane far from the rest of its tile is a block of its own, not
-    the end of one span. ``lanes``, ``active``: the visit's spans of rows, of all its lanes and of its active
-    ones (or None)."""
+    ``(blocks of its active lanes, blocks of all its lanes, pieces of its active lanes, pieces of all its
+    lanes)``, read run by run (:attr:`Launch.visit_runs`, through ``rows``, :func:`_rows_in`), so that a lane far
+    from the rest of its tile is a block of its own, not the end of one span. A piece is ``(first row, last row,
+    elements of each row)`` of one run of consecutive elements (its elements shared out over its rows): how much
+    of each row the load read (:func:`_row_levels`), one element of a row being no row loaded. ``lanes``,
+    ``active``: the visit's spans of rows, of all its lanes and of its active ones (or None)."""
     found = getattr(launch, "visit_runs", {}).get(index, (None, None))
+    name, _, low, high, _, active_at = launch.visits[index]
+    size = next((es for n, _, _, es, _ in launch.args if n == name), 1)
 
-    def blocks(runs, span):
-        if runs is None:
-            return [] if span is None else [span]
-        return _merged_spans(tuple(sorted((rows(low), rows(high)))) for low, high in runs)
+    def pieces(runs, at):
+        out = []
+        for a, b in (runs if runs is not None else [] if at is None else [at]):
+            first, last = sorted((rows(a), rows(b)))
+            out.append((first, last, ((b - a) // size + 1) / (last - first + 1)))
+        return out
 
-    return blocks(found[0], active), blocks(found[1], lanes)
+    active_pieces, lane_pieces = pieces(found[0], active_at), pieces(found[1], (low, high))
+    return (_merged_spans((a, b) for a, b, _ in active_pieces), _merged_spans((a, b) for a, b, _ in lane_pieces),
+            active_pieces, lane_pieces)
+
+
+def _row_levels(pieces) -> list:
+    """The elements ``pieces`` ((first row, last row, elements of each row), :func:`_visit_rows`) read of each
+    row, added up: ``(first row, last row, elements)`` per run of rows with the same count, in row order (rows
+    read by no piece left out)."""
+    events: dict = {}
+    for first, last, each in pieces:
+        events[first] = events.get(first, 0.0) + each
+        events[last + 1] = events.get(last + 1, 0.0) - each
+    out, level = [], 0.0
+    points = sorted(events)
+    for a, b in zip(points, points[1:]):
+        level += events[a]
+        if level > 1e-9:
+            out.append((a, b - 1, level))
+    return out
+
+
+def _dense_blocks(pieces, top: float | None = None) -> list:
+    """The blocks of rows (merged, :func:`_merged_spans`) of which ``pieces`` (:func:`_visit_rows`) read at
+    least half as many elements as of the row they read most of (or half of ``top``): the rows a tile loaded,
+    without the rows it touched with a lane or two (one element of every row between a tile past the diagonal
+    and the diagonal, round 15's "bridge", is no row of keys: a tile reads the head dimension of each of its
+    rows)."""
+    levels = _row_levels(pieces)
+    if not levels:
+        return []
+    top = max(level for *_, level in levels) if top is None else top
+    return _merged_spans((a, b) for a, b, level in levels if 2 * level >= top * (1 - 1e-9))
 
 
 def _judged_rows(covered, n: int) -> list:
     """The blocks of rows a visit (or the loads of one visited block together) is judged by, from ``covered``:
-    pairs (blocks of active lanes, blocks of all lanes) of :func:`_visit_rows`. Every block of active rows, and
-    every block of lanes with no active row in it (a block loaded with every lane masked off is visited); the
-    masked-off lanes of a block that has active rows (its tail past N or past the diagonal) are not rows.
-    ``n``: the rows of one head; the rows a tile wrapped to at its head's start are left out
-    (:func:`_unwrapped`)."""
-    active = _merged_spans([b for a, _ in covered for b in a])
-    judged = active + [(low, high) for low, high in _merged_spans([b for _, every in covered for b in every])
+    the rows of :func:`_visit_rows` of each load. Every block of active rows, and every block of lanes with no
+    active row in it (a block loaded with every lane masked off is visited); the masked-off lanes of a block
+    that has active rows (its tail past N or past the diagonal) are not rows. A row counts where the loads
+    together read at least half as much of it as of the row they read most of (:func:`_dense_blocks`): a load of
+    one element per row beside a tile (round 15's bridge from the tile to the diagonal) adds no rows to it, and
+    the tile is judged alone. ``n``: the rows of one head; the rows a tile wrapped to at its head's start are
+    left out (:func:`_unwrapped`)."""
+    active = _dense_blocks([piece for rows in covered for piece in rows[2]])
+    judged = active + [(low, high) for low, high in _dense_blocks([piece for rows in covered for piece in rows[3]])
                        if not any(low <= a_low and a_high <= high for a_low, a_high in active)]
     return _unwrapped(judged, n)
 
@@ -3772,7 +3810,8 @@ def _hidden_pairs(trace, q, k, walked: str = "qk") -> tuple[int, int, str]:
     groups: dict = {}
     for which, kernel, program, _, active, block, group, covered in _paired_visits(trace, q, k):
         if block is not None and active is not None and which in walked:
-            groups.setdefault((which, kernel, program, group, block), []).append((active, False, (covered[0],) * 2))
+            groups.setdefault((which, kernel, program, group, block), []).append(
+                (active, False, (covered[0], covered[0], covered[2], covered[2])))
     for (which, kernel, program, _, block), loads in groups.items():
         for (low, high), _ in _judged_visits(which, loads, (q if which == "q" else k).shape[-2]):
             pairs += 1
@@ -3853,11 +3892,17 @@ def _whole_head_program(trace, q, k, causal: bool):
             continue
         spans: dict = {}  # visit index: (which, first row, last row) of its active lanes
         loads: dict = {}
-        for index, (name, program, _, _, _, active) in enumerate(launch.visits):
+        rows_of: dict = {}  # visit index: the blocks of rows its active lanes cover, and their pieces
+        top: dict = {}  # (program, which): the most elements of one row one load of the program read
+        for index, (name, program, low, high, _, active) in enumerate(launch.visits):
             if name in names and active is not None:
                 which, rows = names[name]
                 spans[index] = (which, *sorted((rows(active[0]), rows(active[1]))))
                 loads.setdefault(program, []).append(spans[index])
+                covered_rows = _visit_rows(launch, index, rows, None, None)
+                rows_of[index] = (covered_rows[0], covered_rows[2])
+                most = max((level for *_, level in _row_levels(covered_rows[2])), default=0.0)
+                top[(program, which)] = max(top.get((program, which), 0.0), most)
         dotted = set(launch.dots_run)
         for program, program_loads in loads.items():
             if program not in dotted:  # no tl.dot: every query and every key loaded
@@ -3868,16 +3913,22 @@ def _whole_head_program(trace, q, k, causal: bool):
         strips: dict = {}  # (program, head): the most pairs one block it multiplied makes with the whole other
         done: set = set()
         for program, operands in launch.dot_loads:
-            taken = [spans[i] for i in operands if i in spans]
-            for which, lo, hi in taken:
+            taken = [i for i in operands if i in spans]
+            for i in taken:
+                which = spans[i][0]
                 n = n_q if which == "q" else n_k
-                if lo // n == hi // n:
-                    rows = slice(lo % n, hi % n + 1)
-                    strip = int(visible[rows, :].sum() if which == "q" else visible[:, rows].sum())
-                    key = (program, lo // n)
-                    strips[key] = max(strips.get(key, 0), strip)
-            for _, q_lo, q_hi in (s for s in taken if s[0] == "q"):
-                for _, k_lo, k_hi in (s for s in taken if s[0] == "k"):
+                # a strip is a block the program loaded whole (each row's head dimension, as its tiles do): two
+                # lanes at a head's first and last rows, or one element of every row, are no block of rows
+                for lo, hi in _dense_blocks(rows_of[i][1], top[(program, which)]):
+                    if lo // n == hi // n:
+                        rows = slice(lo % n, hi % n + 1)
+                        strip = int(visible[rows, :].sum() if which == "q" else visible[:, rows].sum())
+                        key = (program, lo // n)
+                        strips[key] = max(strips.get(key, 0), strip)
+            # the pairs multiplied: the blocks of rows of q by the blocks of rows of k that reached the product
+            blocks = {which: [b for i in taken if spans[i][0] == which for b in rows_of[i][0]] for which in "qk"}
+            for q_lo, q_hi in blocks["q"]:
+                for k_lo, k_hi in blocks["k"]:
                     head = q_lo // n_q
                     if head != q_hi // n_q or k_lo // n_k != head or k_hi // n_k != head:
                         continue  # a block across heads is no block of one head
