@@ -3377,17 +3377,20 @@ def _visit_rows(launch, index: int, rows, lanes, active) -> tuple:
     of each row the load read (:func:`_row_levels`), one element of a row being no row loaded. ``lanes``,
     ``active``: the visit's spans of rows, of all its lanes and of its active ones (or None)."""
     found = getattr(launch, "visit_runs", {}).get(index, (None, None))
-    name, _, low, high, _, active_at = launch.visits[index]
-    size = next((es for n, _, _, es, _ in launch.args if n == name), 1)
+    visits = getattr(launch, "visits", ())
+    name, _, low, high, _, active_at = visits[index] if index < len(visits) else (None, 0, None, None, 0, None)
+    size = next((es for n, _, _, es, _ in getattr(launch, "args", ()) if n == name), 1)
 
-    def pieces(runs, at):
+    def pieces(runs, at, span):
+        if runs is None and (at is None or at[0] is None):  # one run, its addresses not at hand: its rows
+            return [] if span is None else [(*span, 1.0)]
         out = []
-        for a, b in (runs if runs is not None else [] if at is None else [at]):
+        for a, b in (runs if runs is not None else [at]):
             first, last = sorted((rows(a), rows(b)))
             out.append((first, last, ((b - a) // size + 1) / (last - first + 1)))
         return out
 
-    active_pieces, lane_pieces = pieces(found[0], active_at), pieces(found[1], (low, high))
+    active_pieces, lane_pieces = pieces(found[0], active_at, active), pieces(found[1], (low, high), lanes)
     return (_merged_spans((a, b) for a, b, _ in active_pieces), _merged_spans((a, b) for a, b, _ in lane_pieces),
             active_pieces, lane_pieces)
 
@@ -3876,8 +3879,12 @@ def _whole_head_program(trace, q, k, causal: bool):
     program that takes a few of a head's blocks in turn (a quarter of them) covers about that share; a program
     whose pairs fit in the strip of one block it multiplied (that block with every row of the other tensor: a
     block of 128 on a head of 256) is not judged by the share, only if it covers the whole head; one that
-    computes dK and dV for every key (or every key but one), or dQ for every query, covers it all. A program that
-    ran no tl.dot is judged by the rows it loaded (every query and every key)."""
+    computes dK and dV for every key (or every key but one), or dQ for every query, covers it all. A strip is
+    taken from each block of rows a load read whole (:func:`_dense_blocks`, against the most of one row the
+    program's loads of that tensor read): a decoy tile whose lanes are key 0 and the last key is two rows, not a
+    strip of every key (round 15's 14), and the pairs are counted from the blocks of rows that reached the
+    product, not from a load's first row to its last. A program that ran no tl.dot is judged by the rows it
+    loaded (every query and every key)."""
     import numpy as np
 
     n_q, n_k = q.shape[-2], k.shape[-2]
