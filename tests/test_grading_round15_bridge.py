@@ -90,6 +90,8 @@ def test_a_row_counts_where_the_loads_read_most_of_it():
     # alone is its rows
     assert _dense_blocks([(64, 95, d / 2), (64, 95, d / 2), (0, 63, 1.0)]) == [(64, 95)]
     assert _dense_blocks([(64, 95, d / 4)]) == [(64, 95)]
+    # a tile loaded three times beside the next one loaded once: rows loaded twice are rows loaded (at most d)
+    assert _dense_blocks([(64, 95, float(d))] * 3 + [(96, 127, float(d))], width=d) == [(64, 127)]
     # a visit: (active blocks, lane blocks, active pieces, lane pieces) per load; lanes masked off beside the tile
     # are no rows, a block with every lane masked off is visited
     tile_load = ([(64, 95)], [(64, 95)], tile, tile)

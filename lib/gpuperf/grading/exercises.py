@@ -3412,20 +3412,22 @@ def _row_levels(pieces) -> list:
     return out
 
 
-def _dense_blocks(pieces, top: float | None = None) -> list:
+def _dense_blocks(pieces, top: float | None = None, width: int = 0) -> list:
     """The blocks of rows (merged, :func:`_merged_spans`) of which ``pieces`` (:func:`_visit_rows`) read at
-    least half as many elements as of the row they read most of (or half of ``top``): the rows a tile loaded,
+    least half as many elements as of the row they read most of (or half of ``top``), and never more than half
+    of ``width`` (a row's elements, where given: a row loaded twice is one row loaded): the rows a tile loaded,
     without the rows it touched with a lane or two (one element of every row between a tile past the diagonal
     and the diagonal, round 15's "bridge", is no row of keys: a tile reads the head dimension of each of its
-    rows)."""
+    rows, or the same part of each, a head dimension loaded in chunks)."""
     levels = _row_levels(pieces)
     if not levels:
         return []
     top = max(level for *_, level in levels) if top is None else top
+    top = min(top, width) if width > 0 else top
     return _merged_spans((a, b) for a, b, level in levels if 2 * level >= top * (1 - 1e-9))
 
 
-def _judged_rows(covered, n: int) -> list:
+def _judged_rows(covered, n: int, width: int = 0) -> list:
     """The blocks of rows a visit (or the loads of one visited block together) is judged by, from ``covered``:
     the rows of :func:`_visit_rows` of each load. Every block of active rows, and every block of lanes with no
     active row in it (a block loaded with every lane masked off is visited); the masked-off lanes of a block
@@ -3433,9 +3435,10 @@ def _judged_rows(covered, n: int) -> list:
     together read at least half as much of it as of the row they read most of (:func:`_dense_blocks`): a load of
     one element per row beside a tile (round 15's bridge from the tile to the diagonal) adds no rows to it, and
     the tile is judged alone. ``n``: the rows of one head; the rows a tile wrapped to at its head's start are
-    left out (:func:`_unwrapped`)."""
-    active = _dense_blocks([piece for rows in covered for piece in rows[2]])
-    judged = active + [(low, high) for low, high in _dense_blocks([piece for rows in covered for piece in rows[3]])
+    left out (:func:`_unwrapped`); ``width``: the elements of a row (the head dimension, d)."""
+    active = _dense_blocks([piece for rows in covered for piece in rows[2]], width=width)
+    judged = active + [(low, high) for low, high in
+                       _dense_blocks([piece for rows in covered for piece in rows[3]], width=width)
                        if not any(low <= a_low and a_high <= high for a_low, a_high in active)]
     return _unwrapped(judged, n)
 
@@ -3470,15 +3473,16 @@ def _judged_block(which: str, blocks) -> tuple:
     return max(blocks, key=lambda b: b[0]) if which == "k" else min(blocks, key=lambda b: b[1])
 
 
-def _judged_visits(which: str, loads, n: int) -> list:
+def _judged_visits(which: str, loads, n: int, width: int = 0) -> list:
     """The visits one group of loads of ``which`` makes (the loads of one tensor between the same two tl.dot,
     judged against the same block), each ``(block of rows it is judged by, masked)``: one where the loads'
     spans (``loads``: (span, masked, :func:`_visit_rows`) each) lie within LARGEST_BLOCK_K rows together (a
-    block loaded in parts), else one per load; rows by :func:`_judged_rows` (``n``: the rows of one head)."""
+    block loaded in parts), else one per load; rows by :func:`_judged_rows` (``n``: the rows of one head,
+    ``width``: the elements of one row)."""
     first, last = min(lo for (lo, _), _, _ in loads), max(hi for (_, hi), _, _ in loads)
     parts = [([covered for _, _, covered in loads], all(m for _, m, _ in loads))] \
         if last - first < LARGEST_BLOCK_K else [([covered], m) for _, m, covered in loads]
-    return [(_judged_block(which, _judged_rows(covered, n)), m) for covered, m in parts]
+    return [(_judged_block(which, _judged_rows(covered, n, width)), m) for covered, m in parts]
 
 
 def _paired_visits(trace, q, k) -> list:
@@ -3593,8 +3597,8 @@ def _visit_pairs(trace, q, k) -> list:
         if block is not None:
             groups.setdefault((which, kernel, program, group, block), []).append((lanes, active is None, covered))
     for (which, kernel, program, _, block), loads in groups.items():
-        n = (q if which == "q" else k).shape[-2]
-        out += [(which, kernel, program, rows, block, m) for rows, m in _judged_visits(which, loads, n)]
+        n, width = (q if which == "q" else k).shape[-2:]
+        out += [(which, kernel, program, rows, block, m) for rows, m in _judged_visits(which, loads, n, width)]
     return out
 
 
@@ -3692,7 +3696,7 @@ def _stored_block_visits(trace, q, k, outputs: dict, which: str, against: str) -
                 (lanes, active is None, _visit_rows(launch, index, rows, lanes, span)))
         for (kernel, program, _, block), loads in groups.items():
             blocks_of.setdefault((kernel, program), set()).add(block)
-            for (lo, hi), masked in _judged_visits(which, loads, visited_tensor.shape[-2]):
+            for (lo, hi), masked in _judged_visits(which, loads, *visited_tensor.shape[-2:]):
                 total += 1
                 if (lo > block[1]) if which == "k" else (block[0] > hi):
                     hidden += 1
@@ -3816,7 +3820,7 @@ def _hidden_pairs(trace, q, k, walked: str = "qk") -> tuple[int, int, str]:
             groups.setdefault((which, kernel, program, group, block), []).append(
                 (active, False, (covered[0], covered[0], covered[2], covered[2])))
     for (which, kernel, program, _, block), loads in groups.items():
-        for (low, high), _ in _judged_visits(which, loads, (q if which == "q" else k).shape[-2]):
+        for (low, high), _ in _judged_visits(which, loads, *(q if which == "q" else k).shape[-2:]):
             pairs += 1
             queries, keys = ((low, high), block) if which == "q" else (block, (low, high))
             if keys[0] > queries[1]:
@@ -3926,7 +3930,7 @@ def _whole_head_program(trace, q, k, causal: bool):
                 n = n_q if which == "q" else n_k
                 # a strip is a block the program loaded whole (each row's head dimension, as its tiles do): two
                 # lanes at a head's first and last rows, or one element of every row, are no block of rows
-                for lo, hi in _dense_blocks(rows_of[i][1], top[(program, which)]):
+                for lo, hi in _dense_blocks(rows_of[i][1], top[(program, which)], q.shape[-1]):
                     if lo // n == hi // n:
                         rows = slice(lo % n, hi % n + 1)
                         strip = int(visible[rows, :].sum() if which == "q" else visible[:, rows].sum())
