@@ -3884,7 +3884,7 @@ def _whole_head_program(trace, q, k, causal: bool):
     whose pairs fit in the strip of one block it multiplied (that block with every row of the other tensor: a
     block of 128 on a head of 256) is not judged by the share, only if it covers the whole head; one that
     computes dK and dV for every key (or every key but one), or dQ for every query, covers it all. A strip is
-    taken from each block of rows a load read whole (:func:`_dense_blocks`, against the most of one row the
+    taken from each block of rows a load read most of (:func:`_dense_blocks`, against the most of one row the
     program's loads of that tensor read): a decoy tile whose lanes are key 0 and the last key is two rows, not a
     strip of every key (round 15's 14), and the pairs are counted from the blocks of rows that reached the
     product, not from a load's first row to its last. A program that ran no tl.dot is judged by the rows it
@@ -3905,7 +3905,7 @@ def _whole_head_program(trace, q, k, causal: bool):
         loads: dict = {}
         rows_of: dict = {}  # visit index: the blocks of rows its active lanes cover, and their pieces
         top: dict = {}  # (program, which): the most elements of one row one load of the program read
-        for index, (name, program, low, high, _, active) in enumerate(launch.visits):
+        for index, (name, program, _, _, _, active) in enumerate(launch.visits):
             if name in names and active is not None:
                 which, rows = names[name]
                 spans[index] = (which, *sorted((rows(active[0]), rows(active[1]))))
