@@ -249,14 +249,20 @@ class Trace:
         self._written = (addr[last], owner[last], lineage[last])
 
     def torch_element_size(self, t) -> int | None:
-        """The element size in which torch last copied values into the bytes of tensor ``t`` (a buffer of the
+        """The element size of the values torch last copied into the bytes of tensor ``t`` (a buffer of the
         reader's own that ``ws.view(k.dtype).copy_(k)`` filled holds k's elements), or None where torch's last
-        write there was a fill or an allocation, or none was recorded."""
+        write there was a fill or an allocation, or none was recorded. A copy of bits through views in another
+        dtype (``k.view(torch.int16).clone()``) holds the elements of what it copies, a conversion (``.to()``)
+        its own."""
         span = _span(t)
         if span is None or not self.torch_events:
             return None
-        storage = t.untyped_storage().data_ptr()
-        for event in reversed(self.torch_events):
+        return self._held(t.untyped_storage().data_ptr(), span[0], span[1], len(self.torch_events))
+
+    def _held(self, storage: int, low: int, high: int, before: int, depth: int = 0) -> int | None:
+        """:meth:`torch_element_size` of bytes ``[low, high)`` of ``storage``, as of event ``before``."""
+        for at in range(before - 1, -1, -1):
+            event = self.torch_events[at]
             if event[0] == "new":
                 if event[1] == storage:
                     return None
@@ -264,9 +270,22 @@ class Trace:
             layout = event[-1]
             if layout[0] != storage or not all(layout[2]):
                 continue
-            low, high = _layout_bytes(layout)
-            if low < span[1] and span[0] < high:
-                return layout[1] if event[0] == "copy" else None
+            start, end = _layout_bytes(layout)
+            if not (start < high and low < end):
+                continue
+            if event[0] != "copy":
+                return None
+            source = event[1]
+            if source[1] != layout[1] or depth > 8 or not all(source[2]):  # a conversion: its own elements
+                return layout[1]
+            # a copy of bits: the elements of what it copies (one of the grader's tensors, or an earlier copy)
+            s_low, s_high = _layout_bytes(source)
+            for owner in self.owners:
+                o = _span(owner)
+                if o is not None and owner.untyped_storage().data_ptr() == source[0] and o[0] < s_high and \
+                        s_low < o[1]:
+                    return o[2]
+            return self._held(source[0], s_low, s_high, at, depth + 1) or layout[1]
         return None
 
     def through_launches(self, own: dict, follows=None) -> int:
