@@ -10,10 +10,11 @@
   next kernel through ``clone()``. The pass counts follow what one kernel stored to the loads of a later one;
   torch's copy cut that. Now a torch copy's bytes take the last writer and lineage of the bytes they copy, so
   the three are refused as their controls without the clone are.
-- Variants: ``.to(torch.float64)``, ``copy_`` into a slice, a copy through int8 views, clones of clones, and an
-  int32 view of the workspace: refused. Honest: 11 as one online pass reading K from the float64 copy only (it was
-  refused before: "loaded 0 of the 4096 rows of k"), and 19 without its stats kernel, the forward's lse and the
-  row sums D handed on through ``clone()``: they pass.
+- Variants: ``.to(torch.float64)``, ``copy_`` into a slice, a copy through int8 views, clones of clones, a
+  ``fill_`` with each element's value (now a copy too), and an int32 view of the workspace: refused. Honest: 11
+  as one online pass reading K from the float64 copy only (it was refused before: "loaded 0 of the 4096 rows of
+  k"), and 19 without its stats kernel, the forward's lse and the row sums D handed on through ``clone()``: they
+  pass.
 
 L5/L6 files are graded only on the case that refuses them (seconds each)."""
 
@@ -68,7 +69,8 @@ def test_r15_copies_two_pass_forward_reading_k_from_a_torch_copy_in_a_float64_bu
 def test_r15_copies_dq_rebuilding_its_stats_from_a_float64_copy_of_k_is_refused():
     """12: the dQ kernel ignores lse and walks the float64 copy of k for each row's max and sum."""
     key, fn = load_attack(find_attack(15, "12"))
-    _refused(_grade(key, fn), "of dq_kernel loaded", "elements of k (counting the copy", "Each program walks the keys once")
+    _refused(_grade(key, fn), "of dq_kernel loaded", "elements of k (counting the copy",
+             "Each program walks the keys once")
 
 
 def test_r15_copies_whole_head_dkdv_reading_q_from_a_float64_copy_is_refused():
@@ -129,7 +131,8 @@ def test_r15_copies_autograd_backward_handing_a_rebuilt_lse_on_through_clone_is_
 _M18 = "out_kernel[grid](q, k, v, m.clone(), o, lse,"
 
 
-@pytest.mark.parametrize("copy", ["to float64", "copy_ into a slice", "int8 views", "clones of clones"])
+@pytest.mark.parametrize("copy", ["to float64", "copy_ into a slice", "int8 views", "clones of clones",
+                                  "fill_ per element"])
 def test_r15_copies_two_pass_forward_through_other_torch_copies_is_refused(copy):
     edits = {
         "to float64": [(_M18, "out_kernel[grid](q, k, v, m.to(torch.float64), o, lse,"),
@@ -139,6 +142,9 @@ def test_r15_copies_two_pass_forward_through_other_torch_copies_is_refused(copy)
                                       "    out_kernel[grid](q, k, v, m2, o, lse,")],
         "int8 views": [(_M18, "out_kernel[grid](q, k, v, m.view(torch.int8).clone().view(torch.float32), o, lse,")],
         "clones of clones": [(_M18, "out_kernel[grid](q, k, v, m.clone().contiguous().clone(), o, lse,")],
+        "fill_ per element": [(_M18, "m2 = torch.empty_like(m)\n    for i in range(n_q):\n"
+                                     "        m2[0, 0, i].fill_(m[0, 0, i])\n"
+                                     "    out_kernel[grid](q, k, v, m2, o, lse,")],
     }[copy]
     key, fn = load_attack_variant(find_attack(15, "18"), *edits)
     _refused(_grade(key, fn), "loads of k (2 times each", "earlier kernel whose results it read")

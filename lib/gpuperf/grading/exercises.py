@@ -410,7 +410,8 @@ def _count_reads(watch, tensors: dict, reads: dict) -> None:
 
 def _track_copies(watch, events: list) -> None:
     """Record, while the reader's function runs, every copy torch makes (``clone``, which ``.contiguous()``
-    runs; ``_to_copy``, which ``.to()`` and ``.float()`` run; ``copy_``), every constant fill and every new
+    runs; ``_to_copy``, which ``.to()`` and ``.float()`` run; ``copy_``; ``fill_`` with a tensor's value), every
+    constant fill and every new
     memory, as the layouts involved (plain numbers): :func:`_images_of` maps them back to the grader's
     tensors after the call. Wraps the watch's dispatch handler of this one call. While kernels are traced, each
     event goes to the trace too (:meth:`gpuperf.grading.algorithm.Trace.torch_event`): a copy's bytes keep the
@@ -436,8 +437,9 @@ def _track_copies(watch, events: list) -> None:
         start = len(events)
         if name in ALLOCATIONS or name in ("clone", "_to_copy"):  # new memory: whatever it held is gone
             events.extend(("new", _storage_ptr(t)) for t in outs)
-        source = args[0] if name in ("clone", "_to_copy") else args[1] if name == "copy_" and len(args) > 1 \
-            else None
+        # (a fill with a tensor's value, ``m2[i].fill_(m[i])``, copies that element)
+        source = args[0] if name in ("clone", "_to_copy") else args[1] if name in ("copy_", "fill_") and \
+            len(args) > 1 else None
         if isinstance(source, torch.Tensor) and outs:
             events.append(("copy", layout(source), layout(outs[0])))
         elif name in ("fill_", "zero_") and outs:
