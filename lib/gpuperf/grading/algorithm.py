@@ -184,6 +184,109 @@ class Trace:
     _written: tuple = ()
     _lineages: list = field(default_factory=list)  # the distinct lineages of values written (frozensets)
     _lineage_ids: dict = field(default_factory=dict)  # lineage: its index in _lineages
+    #: what torch wrote while the reader's function ran, in order (:meth:`torch_event`): ``("new", storage
+    #: address)``, ``("copy", source layout, target layout)``, ``("fill", layout)``, a layout being (storage
+    #: address, element size, shape, strides, offset in elements)
+    torch_events: list = field(default_factory=list)
+
+    def torch_event(self, event: tuple) -> None:
+        """Record what torch just wrote (see :attr:`torch_events`); a copy's target bytes take the last writer
+        and lineage of the bytes it copies (:meth:`_torch_copied`)."""
+        self.torch_events.append(event)
+        if event[0] == "copy":
+            self._torch_copied(event[1], event[2])
+
+    def _torch_copied(self, source: tuple, target: tuple) -> None:
+        """A torch copy (``clone``, which ``.contiguous()`` runs; ``.to()``; ``copy_``, into any view) wrote
+        ``target`` from ``source``: each element of the target takes the last writer and the lineage of the
+        element it copies, as if the program that stored that one had stored it there too (a row's max handed on
+        through ``m.clone()`` still links the kernel that reads the clone to the one that found the max), and
+        what earlier launches wrote there is gone."""
+        import numpy as np
+
+        if not self._written or not all(source[2]) or not all(target[2]):
+            return
+        w_addr, w_owner, w_lineage = self._written
+
+        def written_in(layout, before=0):  # any write recorded in the layout's bytes (or ``before`` them)
+            low, high = _layout_bytes(layout)
+            return np.searchsorted(w_addr, np.uint64(max(low - before, 0))) < \
+                np.searchsorted(w_addr, np.uint64(high))
+
+        if not written_in(source, 8) and not written_in(target):
+            return
+        t_addr = _layout_addresses(target)
+        s_addr = _layout_addresses(source)
+        try:
+            s_addr = np.broadcast_to(s_addr, t_addr.shape)
+        except ValueError:  # pragma: no cover - torch broadcast it otherwise: leave the writers as they are
+            return
+        t_addr, s_addr = t_addr.reshape(-1), s_addr.reshape(-1)
+        es_s, es_t = source[1], target[1]
+        # the write of each source element: one at an address inside it, else (a copy of one or two bytes of a
+        # wider element, through an int8 view) the last before it within 8 bytes
+        idx = np.searchsorted(w_addr, s_addr.astype(np.uint64))
+        at = np.clip(idx, 0, w_addr.size - 1)
+        hit = (idx < w_addr.size) & (w_addr[at].astype(np.int64) < s_addr + es_s)
+        if es_s <= 2:
+            before = np.clip(idx - 1, 0, w_addr.size - 1)
+            near = ~hit & (idx > 0) & (w_addr[before].astype(np.int64) > s_addr - 8)
+            at = np.where(near, before, at)
+            hit |= near
+        # what earlier launches wrote into the target's elements is overwritten
+        starts = np.unique(t_addr)
+        pos = np.searchsorted(starts, w_addr.astype(np.int64), side="right") - 1
+        kept = (pos < 0) | (w_addr.astype(np.int64) >= starts[np.clip(pos, 0, None)] + es_t)
+        if kept.all() and not hit.any():
+            return
+        addr = np.concatenate([w_addr[kept], t_addr[hit].astype(np.uint64)])
+        owner = np.concatenate([w_owner[kept], w_owner[at[hit]]])
+        lineage = np.concatenate([w_lineage[kept], w_lineage[at[hit]]])
+        order = np.argsort(addr, kind="stable")
+        addr, owner, lineage = addr[order], owner[order], lineage[order]
+        last = np.ones(addr.shape, dtype=bool)
+        last[:-1] = addr[1:] != addr[:-1]
+        self._written = (addr[last], owner[last], lineage[last])
+
+    def torch_element_size(self, t) -> int | None:
+        """The element size of the values torch last copied into the bytes of tensor ``t`` (a buffer of the
+        reader's own that ``ws.view(k.dtype).copy_(k)`` filled holds k's elements), or None where torch's last
+        write there was a fill or an allocation, or none was recorded. A copy of bits through views in another
+        dtype (``k.view(torch.int16).clone()``) holds the elements of what it copies, a conversion (``.to()``)
+        its own."""
+        span = _span(t)
+        if span is None or not self.torch_events:
+            return None
+        return self._held(t.untyped_storage().data_ptr(), span[0], span[1], len(self.torch_events))
+
+    def _held(self, storage: int, low: int, high: int, before: int, depth: int = 0) -> int | None:
+        """:meth:`torch_element_size` of bytes ``[low, high)`` of ``storage``, as of event ``before``."""
+        for at in range(before - 1, -1, -1):
+            event = self.torch_events[at]
+            if event[0] == "new":
+                if event[1] == storage:
+                    return None
+                continue
+            layout = event[-1]
+            if layout[0] != storage or not all(layout[2]):
+                continue
+            start, end = _layout_bytes(layout)
+            if not (start < high and low < end):
+                continue
+            if event[0] != "copy":
+                return None
+            source = event[1]
+            if source[1] != layout[1] or depth > 8 or not all(source[2]):  # a conversion: its own elements
+                return layout[1]
+            # a copy of bits: the elements of what it copies (one of the grader's tensors, or an earlier copy)
+            s_low, s_high = _layout_bytes(source)
+            for owner in self.owners:
+                o = _span(owner)
+                if o is not None and owner.untyped_storage().data_ptr() == source[0] and o[0] < s_high and \
+                        s_low < o[1]:
+                    return o[2]
+            return self._held(source[0], s_low, s_high, at, depth + 1) or layout[1]
+        return None
 
     def through_launches(self, own: dict, follows=None) -> int:
         """The most that one program and every program of an earlier launch it read from (through memory,
@@ -577,6 +680,27 @@ def _distinct_writes(records) -> tuple:
     return addr[keep], prog[keep]
 
 
+def _layout_bytes(layout) -> tuple:
+    """``(first byte, end)`` of the elements of ``layout`` ((storage address, element size, shape, strides,
+    offset in elements), with every size above 0)."""
+    ptr, es, shape, stride, offset = layout
+    low = offset + sum((n - 1) * st for n, st in zip(shape, stride) if st < 0)
+    high = offset + sum((n - 1) * st for n, st in zip(shape, stride) if st > 0) + 1
+    return ptr + es * low, ptr + es * high
+
+
+def _layout_addresses(layout):
+    """The first byte of each element of ``layout`` ((storage address, element size, shape, strides, offset in
+    elements)), as an int64 array of its shape."""
+    import numpy as np
+
+    ptr, es, shape, stride, offset = layout
+    index = np.full((), offset, dtype=np.int64)
+    for dim, (n, s) in enumerate(zip(shape, stride)):
+        index = index + (np.arange(n, dtype=np.int64) * s).reshape((n,) + (1,) * (len(shape) - dim - 1))
+    return ptr + es * np.broadcast_to(index, tuple(shape))
+
+
 def _span(t):
     """``(first byte, end, element size, elements)`` of tensor ``t``'s memory (None: not a tensor with
     elements)."""
@@ -728,6 +852,12 @@ def _install():
                                                                     for p in owners)), None)
                     if owner is not None:
                         record = (name,) + owner
+                    else:
+                        # a buffer that torch filled with a copy in another dtype (``ws.view(k.dtype).copy_(k)``
+                        # into float64) holds elements of that dtype: its lanes are counted in them
+                        held = _TRACE.torch_element_size(t) if hasattr(_TRACE, "torch_element_size") else None
+                        if held and held != record[3]:
+                            record = (name, record[1], record[2], held, (record[2] - record[1]) // held)
                     if any(o == record[1:] for o in owners):
                         launch._exact.add(name)
                     launch.args.append(record)

@@ -410,9 +410,14 @@ def _count_reads(watch, tensors: dict, reads: dict) -> None:
 
 def _track_copies(watch, events: list) -> None:
     """Record, while the reader's function runs, every copy torch makes (``clone``, which ``.contiguous()``
-    runs; ``_to_copy``, which ``.to()`` and ``.float()`` run; ``copy_``), every constant fill and every new
+    runs; ``_to_copy``, which ``.to()`` and ``.float()`` run; ``copy_``; ``fill_`` with a tensor's value), every
+    constant fill and every new
     memory, as the layouts involved (plain numbers): :func:`_images_of` maps them back to the grader's
-    tensors after the call. Wraps the watch's dispatch handler of this one call."""
+    tensors after the call. Wraps the watch's dispatch handler of this one call. While kernels are traced, each
+    event goes to the trace too (:meth:`gpuperf.grading.algorithm.Trace.torch_event`): a copy's bytes keep the
+    writers and lineage of what they copy, and a buffer torch filled with a copy in another dtype is counted in
+    that dtype's elements."""
+    from gpuperf.grading import algorithm as _algorithm
     from gpuperf.grading.watch import ALLOCATIONS, _storage_ptr
 
     inner = getattr(watch, "_dispatch", None)
@@ -429,14 +434,20 @@ def _track_copies(watch, events: list) -> None:
             return out
         name = func.overloadpacket.__name__
         outs = [t for t in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(t, torch.Tensor)]
+        start = len(events)
         if name in ALLOCATIONS or name in ("clone", "_to_copy"):  # new memory: whatever it held is gone
             events.extend(("new", _storage_ptr(t)) for t in outs)
-        source = args[0] if name in ("clone", "_to_copy") else args[1] if name == "copy_" and len(args) > 1 \
-            else None
+        # (a fill with a tensor's value, ``m2[i].fill_(m[i])``, copies that element)
+        source = args[0] if name in ("clone", "_to_copy") else args[1] if name in ("copy_", "fill_") and \
+            len(args) > 1 else None
         if isinstance(source, torch.Tensor) and outs:
             events.append(("copy", layout(source), layout(outs[0])))
         elif name in ("fill_", "zero_") and outs:
             events.append(("fill", layout(outs[0])))
+        trace = _algorithm._TRACE  # the kernels traced now: a copy carries what kernels wrote (lineage, dtype)
+        if trace is not None:
+            for event in events[start:]:
+                trace.torch_event(event)
         return out
 
     watch._dispatch = dispatch
