@@ -671,9 +671,10 @@ def wrapping_masks(ttir: str, any_factor: bool = False) -> bool:
             scale = _net(2 ** const[operands[1]])
             set_size(_net_times(size[operands[0]], scale if op.name == "arith.shli" else _net_inverse(scale)))
         elif op.name in ("arith.andi", "arith.ori") and len(operands) >= 2 and \
-                any(v in size for v in operands[:2]) and any(v in const for v in operands[:2]):
-            value = operands[0] if operands[0] in size else operands[1]
-            mask_value = const[operands[1] if operands[0] in size else operands[0]]
+                any(x in size and y in const for x, y in ((operands[0], operands[1]), (operands[1], operands[0]))):
+            value, bits = next((x, y) for x, y in ((operands[0], operands[1]), (operands[1], operands[0]))
+                               if x in size and y in const)
+            mask_value = const[bits]
             if op.name == "arith.ori" or mask_value < 0:  # n | 15, n & -16: the size rounded
                 set_size(size[value])
             else:  # n & 15: at most the constant
