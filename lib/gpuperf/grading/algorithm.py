@@ -166,6 +166,11 @@ class Launch:
     #: the arguments that are one of the grader's tensors itself (its first byte, extent and element size), or a
     #: view of one in another dtype: where another argument holds the same address, the lane is booked to them
     _exact: set = field(default_factory=set)
+    #: the arguments whose memory lies in one of the grader's tensors (a view, a slice), and the element size of
+    #: the grader's first floating-point tensor of the call: the unit of the loads and stores of the reader's
+    #: own memory (see :func:`_worth`)
+    _in_grader: set = field(default_factory=set)
+    _grader_unit: int = 0
 
 
 @dataclass
@@ -721,14 +726,30 @@ def _element_size(ptrs, default: int = 1) -> int:
 
 
 def _worth(launch, name, lanes: int, pointer_bytes: int | None) -> int:
-    """The elements of argument ``name`` that ``lanes`` lanes of ``pointer_bytes`` bytes each read or write: the
-    bytes, in elements of the tensor the lanes are booked to (rounded up), so that a row read through a pointer
-    to int64 (one lane: two fp32 or four fp16 values) counts as the elements it reads, not as half or a quarter
-    of them. A pointer of the tensor's own type counts its lanes."""
-    size = next((a[3] for a in launch.args if a[0] == name), None)
-    if not pointer_bytes or not size or size == pointer_bytes:
+    """The elements that ``lanes`` lanes of ``pointer_bytes`` bytes each read or write in argument ``name``: the
+    bytes, in elements of the grader's tensor they are compared against (rounded up), so that a row read through
+    a pointer to int64 (one lane: two fp32 or four fp16 values) counts as the elements it reads, not as half or
+    a quarter of them. One of the grader's tensors (or a view of one, see :func:`_unit`) counts in its own
+    elements; memory of the reader's own (a scratch buffer, a workspace) in elements of the grader's first
+    tensor, x: fp32 values kept in a float64 buffer count as the elements of x they are, not half as many
+    (round 15's 05, 06). A pointer of the unit's own type counts its lanes."""
+    unit = _unit(launch, name)
+    if not pointer_bytes or not unit or unit == pointer_bytes:
         return lanes
-    return -(-lanes * pointer_bytes // size)
+    return -(-lanes * pointer_bytes // unit)
+
+
+def _unit(launch, name) -> int | None:
+    """The bytes of one element that loads and stores of argument ``name`` count in (see :func:`_worth`): its
+    own element size where it is one of the grader's tensors or lies in one's memory (a view, a slice), else
+    the element size of the grader's first floating-point tensor of the call (x, a, q: ``Launch._grader_unit``,
+    set with the launch's arguments), else its own."""
+    record = next((a for a in launch.args if a[0] == name), None)
+    if record is None:
+        return None
+    if name in launch._exact or name in launch._in_grader or not launch._grader_unit:
+        return record[3]
+    return launch._grader_unit
 
 
 def _install():
@@ -860,7 +881,11 @@ def _install():
                             record = (name, record[1], record[2], held, (record[2] - record[1]) // held)
                     if any(o == record[1:] for o in owners):
                         launch._exact.add(name)
+                    if any(o[0] <= record[1] < o[1] for o in owners):
+                        launch._in_grader.add(name)
                     launch.args.append(record)
+                launch._grader_unit = next((o.element_size() for o in getattr(_TRACE, "owners", ())
+                                            if _span(o) is not None and o.is_floating_point()), 0)
                 args_hst, kwargs_hst = constant_strides(self, names, args_hst, kwargs_hst)
             return args_hst, kwargs_hst
 
@@ -943,7 +968,7 @@ def _install():
                     launch.loaded[name] = launch.loaded.get(name, 0) + worth
                     launch.widest_load[name] = max(launch.widest_load.get(name, 0),
                                                    _worth(launch, name, int(seen.size), width))
-                    if worth != picked.size:
+                    if worth != picked.size and width != _element_step(launch, name):  # a pointer of another type
                         launch.recast.setdefault(name, str(ptrs.get_element_ty()))
                     if seen.size:  # the block visited, whether or not its lanes are masked off
                         _note_visit(launch, name, program, seen, picked, width)

@@ -2035,7 +2035,10 @@ def _online_row_loads(trace, x, y, rows: int) -> tuple[int, int]:
     a second, normalising one), and two loads per row from any other memory outside x and y (m and l kept in
     one larger workspace: what is read per row, not the buffer's size). Other memory counts past that, so that
     a kernel that copies x (or writes it into y) and walks the copy three times still reads each element three
-    times."""
+    times. Loads of the reader's own memory count in x's elements (bytes over x's element size, see
+    :func:`gpuperf.grading.algorithm._worth`), so the two statistics a row may load are two fp32 values: four of
+    fp16's elements."""
+    per_statistic = max(1, 4 // x.element_size())  # an fp32 statistic, in elements of x
     of_x = other = workspace = 0
     for launch in trace.launches:
         spans = {name: numel for name, _, _, _, numel in launch.args}
@@ -2048,7 +2051,7 @@ def _online_row_loads(trace, x, y, rows: int) -> tuple[int, int]:
                 continue  # a row's statistics: one or two values per row
             else:
                 workspace += count
-    return of_x, other + max(0, workspace - 2 * rows)
+    return of_x, other + max(0, workspace - 2 * rows * per_statistic)
 
 
 def _rows_off_axis_0(watch, rows: int) -> tuple:

@@ -18,6 +18,7 @@ Where this Triton lays out its front end differently (another version), nothing 
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 
 from gpuperf.grading.kernel_ir import Op, base_name, kernel_function, walk_to_fixed_point
@@ -464,9 +465,8 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
     return False
 
 
-#: Integer quotients: a program id's value divided by them is a group's index (a remainder is not: ``pid % n``).
-#: A size divided (or taken a remainder of) is no longer a size of the tensor (a slice of K per program,
-#: ``cdiv(K, SPLIT)``): no division is among the operations a size stays one through.
+#: Integer quotients: a program id's value divided by them is a group's index (a remainder is not: ``pid % n``);
+#: a size divided by them is a slice of it (``cdiv(K, SPLIT)``) until it is multiplied back (see :func:`wrapping_masks`).
 _QUOTIENTS = frozenset(("arith.divsi", "arith.divui", "arith.ceildivsi", "arith.ceildivui", "arith.floordivsi"))
 #: Operations a size given at run time stays a size through (``M * N``, ``n_cols - 1``, a cast, a splat).
 _SIZE_OPS = frozenset(("arith.muli", "arith.addi", "arith.subi", "arith.extsi", "arith.extui", "arith.trunci",
@@ -475,6 +475,50 @@ _SIZE_OPS = frozenset(("arith.muli", "arith.addi", "arith.subi", "arith.extsi", 
 #: Operations a program id's group index stays one through (casts and splats).
 _CAST_OPS = frozenset(("arith.extsi", "arith.extui", "arith.trunci", "tt.splat", "tt.broadcast", "tt.expand_dims",
                        "arith.index_cast"))
+#: Operations a program id's value keeps the factors multiplied into it through (a block's rows
+#: ``pid_m * BLOCK_M + tl.arange(0, BLOCK_M)``, a clamp, a cast).
+_KEEP_OPS = frozenset(("arith.addi", "arith.subi", "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui",
+                       "arith.select")) | _CAST_OPS
+#: ``tt.call @triton.language.standard.cdiv__i32_c16(%n)``: ``tl.cdiv``, its constant arguments in its name.
+_CDIV_CALL = re.compile(r"^tt\.call @[\w.]*\bcdiv__(\w+)\(")
+#: ``arith.constant 16 : i32`` or ``arith.constant dense<16> : tensor<...>``: an integer constant's value.
+_INT_CONSTANT = re.compile(r"^arith\.constant (?:dense<)?(-?\d+)>? : (?:tensor<[\dx]*)?i\d+")
+
+#: The factors of a size or of a program id's value, as a constant times a product of run-time values (each
+#: to a power, negative where it divided): ``cdiv(n_cols, 16)`` is ``n_cols / 16``, ``cdiv(K, SPLIT)``
+#: ``K * SPLIT^-1``; a size's own run-time value is not named in it (it is "one size").
+_Net = tuple  # (Fraction, frozenset of (root, power))
+
+
+def _net(const=1) -> _Net:
+    from fractions import Fraction
+
+    return (Fraction(const), frozenset())
+
+
+def _net_times(a: _Net, b: _Net) -> _Net:
+    powers = dict(a[1])
+    for root, power in b[1]:
+        powers[root] = powers.get(root, 0) + power
+    return (a[0] * b[0], frozenset((root, power) for root, power in powers.items() if power))
+
+
+def _net_inverse(a: _Net) -> _Net:
+    return (1 / a[0], frozenset((root, -power) for root, power in a[1]))
+
+
+def _divided(a: _Net) -> bool:
+    """Still divided: a slice of a size (a constant below 1, or a run-time divisor not multiplied back)."""
+    return a[0] < 1 or any(power < 0 for _, power in a[1])
+
+
+def _larger(a: _Net | None, b: _Net | None) -> _Net | None:
+    """The net of a sum, a clamp or a choice of two: the one that grows more (no divisor left first)."""
+    if a is None or b is None:
+        return a if b is None else b
+    if _divided(a) != _divided(b):
+        return b if _divided(a) else a
+    return a if a[0] >= b[0] else b
 
 
 def wrapping_masks(ttir: str, any_factor: bool = False) -> bool:
@@ -495,11 +539,17 @@ def wrapping_masks(ttir: str, any_factor: bool = False) -> bool:
     and the results of a branch or a loop whose condition or bounds come from it (a row rebuilt bit by bit in
     ``if pid & (1 << b):`` branches is the program id still).
 
-    Only products that grow with the tensor count: a size divided first (a slice of K per program,
-    ``pid_k * cdiv(K, SPLIT)``) is an index of a slice, bounded by one dimension; a product with a constant
-    (``pid_m * BLOCK_M``, ``(pid // per_group) * GROUP_M`` with GROUP_M a constexpr) is a row or tile index,
-    bounded by the size it is compared to; and masks without such a product (``cols < n_cols``, ``rows < M``,
-    ``offs_k < K - k * BLOCK_K``, a causal ``q_idx >= k_idx``) are fine.
+    Only products that grow with the tensor count. A size divided (``cdiv(K, SPLIT)``, ``n >> 4``) is a slice:
+    the program id times it (a split-K slice's start, ``pid_k * cdiv(K, SPLIT)``, or
+    ``pid_k * cdiv(cdiv(K, BLOCK_K), SPLIT) * BLOCK_K``) is bounded by one dimension. A quotient multiplied
+    back by what divided it is a size again: ``cdiv(n_cols, 16) * 16`` (the row length padded to whole blocks)
+    or ``tiles_n * BLOCK_N`` grows with the tensor as ``n_cols`` does (round 15's 03, 04), and so does
+    ``(row * cdiv(n_cols, 16)) * 16`` or ``(pid_m * BLOCK_M) * tiles_n`` with BLOCK_M at least BLOCK_N: the
+    constants and run-time values multiplied into a program id's value and into a size are counted against
+    those that divided the size. A size rounded (``n & -16``, ``n - n % 16``) stays a size. A product with a
+    constant alone (``pid_m * BLOCK_M``, ``(pid // per_group) * GROUP_M`` with GROUP_M a constexpr) is a row or
+    tile index, bounded by the size it is compared to; and masks without such a product (``cols < n_cols``,
+    ``rows < M``, ``offs_k < K - k * BLOCK_K``, a causal ``q_idx >= k_idx``) are fine.
 
     A program id divided (a group's index, ``pid // per_group``) times a size is exempt only where the size is a
     factor of the divisor (:func:`_group_factors`): ``(pid // (GROUP_M * tiles_n)) * GROUP_M``, Triton's grouped
@@ -510,53 +560,221 @@ def wrapping_masks(ttir: str, any_factor: bool = False) -> bool:
     kernel = kernel_function(ttir)
     if kernel is None:
         return False
-    pid, size, wraps, const = set(), set(kernel.integer_arguments), set(), set()
+    # size: a size given at run time (or a slice of one) and its net (see _Net); pid: a program id's value and
+    # the constants multiplied into it; part: a program id's value times a slice of a size, not yet a position
+    size: dict[str, _Net] = {name: _net() for name in kernel.integer_arguments}
+    pid: dict[str, _Net] = {}
+    part: set = set()
+    # side: a program id of axis 1 or 2 (a split index); rounded: a size's quotient multiplied back by constants
+    side, rounded = set(), set()
+    wraps, const, small = set(), {}, set()
     # group: a program id divided (through casts), with the factors of what divided it (see _group_factors)
     group: dict[str, frozenset] = {}
     ops = kernel.ops
     defs = {base_name(r): op for op in ops for r in op.results}
-    sets = (pid, size, group, wraps, const)
+
+    def factors(value: str) -> _Net:
+        """``value`` as a multiplier or divisor: its constant, or the run-time values it is a product of."""
+        value = _root(value, defs)
+        if value in const:
+            return _net(abs(const[value]) or 1)
+        op = defs.get(value)
+        if op is not None and op.name == "arith.muli" and len(op.operands) >= 2:
+            product = _net_times(factors(base_name(op.operands[0])), factors(base_name(op.operands[1])))
+            if not (value in size and not _divided(size[value]) and _divided(product)):
+                return product
+        if value in size and _divided(size[value]):
+            return size[value]
+        return (_net()[0], frozenset(((value, 1),)))
+
+    def divisor(value: str | None, constant: int | None, where: str) -> _Net:
+        """What a size is divided by: a constant 1 is a split count given as 1 (Triton makes an integer argument
+        equal to 1 a constant, and a constexpr SPLIT of 1 is one), whose slice is the whole size and which
+        nothing multiplies back: it stays a slice, as ``cdiv(K, SPLIT)`` does for any other SPLIT."""
+        if value is not None and _root(value, defs) not in const:
+            return factors(value)
+        constant = abs(const[_root(value, defs)] if value is not None else constant) or 1
+        if constant == 1:
+            return (_net()[0], frozenset(((f"1 at {where}", 1),)))
+        return _net(constant)
+
+    def times(a: _Net, value: str) -> _Net:
+        """A size's or a program id's net times ``value`` (a constant or a size); times a constant 1, a split
+        count of 1 that divided it is multiplied back (``cdiv(n, SPLIT) * SPLIT`` is n)."""
+        if const.get(_root(value, defs)) == 1:
+            ones = sorted(root for root, power in a[1] if isinstance(root, str) and root.startswith("1 at "))
+            if ones:
+                return _net_times(a, (_net()[0], frozenset(((ones[0], 1),))))
+        return _net_times(a, factors(value))
 
     def visit(op: Op, region: Op | None) -> bool:
         operands = [base_name(v) for v in op.values]
         results = {base_name(r) for r in op.results}
-        if op.name == "tt.get_program_id":
-            pid.update(results)
-        if op.name == "arith.constant":
-            const.update(results)
-        if any(v in pid for v in operands):
-            pid.update(results)
-        if operands and op.name in _SIZE_OPS and any(v in size for v in operands) and \
-                all(v in size or v in const for v in operands):
-            size.update(results)
-        if op.name in _QUOTIENTS and len(operands) >= 2 and operands[0] in pid:
-            factors = _group_factors(operands[1], defs) | group.get(operands[0], frozenset())
+
+        def set_size(net):
             for r in results:
-                group[r] = group.get(r, frozenset()) | factors
+                size[r] = net
+
+        if op.name == "tt.get_program_id":
+            for r in results:
+                pid[r] = _net()
+            if not op.text.startswith("tt.get_program_id x"):
+                side.update(results)
+        if op.name == "arith.constant":
+            m = _INT_CONSTANT.match(op.text)
+            for r in results:
+                const[r] = int(m.group(1)) if m else 0
+        elif op.name in _CAST_OPS and operands and operands[0] in const:
+            for r in results:
+                const[r] = const[operands[0]]
+        elif op.name in ("arith.muli", "arith.addi", "arith.subi") and len(operands) >= 2 and \
+                operands[0] in const and operands[1] in const:  # constants folded: SPLIT * BLOCK_K as constexprs
+            a, b = const[operands[0]], const[operands[1]]
+            for r in results:
+                const[r] = a * b if op.name == "arith.muli" else a + b if op.name == "arith.addi" else a - b
+        known = [v for v in operands if v in size]
+        plain = all(v in size or v in const or v in small for v in operands)
+        cdiv = _CDIV_CALL.match(op.text)
+        if cdiv and operands and not any(v in pid for v in operands):  # tl.cdiv(n, d): a quotient
+            args, given = [], iter(operands)
+            for part_name in cdiv.group(1).split("_"):
+                constant = re.fullmatch(r"c(-?\d+)", part_name)
+                args.append(("const", int(constant.group(1))) if constant else ("value", next(given, None)))
+            if len(args) == 2 and args[0][0] == "value" and args[0][1] in size and args[1][1] is not None:
+                by = divisor(None, args[1][1], op.text) if args[1][0] == "const" else divisor(args[1][1], None, op.text)
+                set_size(_net_times(size[args[0][1]], _net_inverse(by)))
+                rounded.difference_update(results)
+        elif known and plain and op.name == "arith.muli" and len(operands) >= 2:
+            a, b = operands[0], operands[1]
+            net = times(size[a], b) if a in size else times(size[b], a)
+            if a in size and b in size and (not _divided(size[a]) or not _divided(size[b])) and _divided(net):
+                net = _net()  # a size times a slice of another still grows with the tensor
+            set_size(net)
+            sized = a if a in size else b
+            if (a in const or b in const) and (_divided(size[sized]) or sized in rounded) and not _divided(net):
+                rounded.update(results)  # cdiv(K, SPLIT * BLOCK_K) * BLOCK_K with SPLIT = 1: see below
+        elif known and plain and op.name in _SIZE_OPS:
+            net = None
+            for v in known:
+                net = _larger(net, size[v])
+            set_size(net)
+            if all(v in rounded for v in known):
+                rounded.update(results)
+        elif op.name == "arith.select" and len(operands) >= 3 and any(v in size for v in operands[1:]) and \
+                all(v in size or v in const or v in small for v in operands[1:]):
+            set_size(_larger(size.get(operands[1]), size.get(operands[2])))
+        elif op.name in _QUOTIENTS and len(operands) >= 2 and operands[0] in size and \
+                (operands[1] in size or operands[1] in const):  # n // 16: a slice of n
+            set_size(_net_times(size[operands[0]], _net_inverse(divisor(operands[1], None, op.text))))
+        elif op.name in ("arith.shrsi", "arith.shrui", "arith.shli") and len(operands) >= 2 and \
+                operands[0] in size and operands[1] in const and 0 <= const[operands[1]] < 63:
+            scale = _net(2 ** const[operands[1]])
+            set_size(_net_times(size[operands[0]], scale if op.name == "arith.shli" else _net_inverse(scale)))
+        elif op.name in ("arith.andi", "arith.ori") and len(operands) >= 2 and \
+                any(x in size and y in const for x, y in ((operands[0], operands[1]), (operands[1], operands[0]))):
+            value, bits = next((x, y) for x, y in ((operands[0], operands[1]), (operands[1], operands[0]))
+                               if x in size and y in const)
+            mask_value = const[bits]
+            if op.name == "arith.ori" or mask_value < 0:  # n | 15, n & -16: the size rounded
+                set_size(size[value])
+            else:  # n & 15: at most the constant
+                small.update(results)
+        elif op.name in ("arith.remsi", "arith.remui") and len(operands) >= 2 and operands[0] in size and \
+                operands[1] in const:  # n % 16: at most the constant
+            small.update(results)
+
+        # a program id's value: through every operation (below: the factors multiplied into it)
+        from_pid = [v for v in operands if v in pid]
+        if from_pid:
+            net = None
+            if op.name in _KEEP_OPS:
+                for v in from_pid:
+                    net = _larger(net, pid[v])
+            for r in results:
+                pid[r] = net if net is not None else _net()
+            if op.name in _KEEP_OPS and any(v in part for v in from_pid):
+                part.update(results)
+            if all(v in side for v in from_pid):
+                side.update(results)
+        if op.name in _QUOTIENTS and len(operands) >= 2 and operands[0] in pid:
+            factors_of = _group_factors(operands[1], defs) | group.get(operands[0], frozenset())
+            for r in results:
+                group[r] = group.get(r, frozenset()) | factors_of
         elif op.name in _CAST_OPS and operands and operands[0] in group:
             for r in results:
                 group[r] = group.get(r, frozenset()) | group[operands[0]]
-        if op.name in ("arith.muli", "arith.shli") and len(operands) >= 2 and _narrow(op.text):
+        if op.name in ("arith.muli", "arith.shli") and len(operands) >= 2 and \
+                (operands[0] in pid or operands[1] in pid):
             a, b = operands[0], operands[1]
-            if any_factor and (a in pid or b in pid):
-                wraps.update(results)
-            elif any(x in pid and y in size and (op.name == "arith.shli" or _root(y, defs) not in group.get(x, ()))
-                     for x, y in ((a, b), (b, a))):  # a shift by a factor is no product with it
-                wraps.update(results)
+            narrow = _narrow(op.text)
+            if any_factor:
+                if narrow:
+                    wraps.update(results)
+            elif op.name == "arith.shli":
+                if (a in size or b in size) and narrow:  # a shift by (or of) a size: a product with it
+                    wraps.update(results)
+                elif b in const and 0 <= const[b] < 63 and a in pid:
+                    scale = _net(2 ** const[b])
+                    grown = _net_times(pid[a], scale)
+                    if a in part and not _divided(grown) and narrow:
+                        wraps.update(results)
+                    for r in results:
+                        pid[r] = grown
+                    if a in part:
+                        part.update(results)
+            else:
+                x, y = (a, b) if a in pid and b not in pid else (b, a) if b in pid and a not in pid else (None, None)
+                if x is not None and y in size:
+                    grown = times(pid[x], y)
+                    if _root(y, defs) in group.get(x, ()):  # a group's first row: at most the program id
+                        for r in results:
+                            pid[r] = _net()
+                    elif x in side and y in rounded and x not in part:
+                        # a split index (axis 1 or 2) times a slice rounded up to whole blocks, whose split
+                        # count the compiler folded away (SPLIT = 1): a slice's start, as below
+                        for r in results:
+                            pid[r] = (_net()[0], frozenset((("split", 1 - 2),)))
+                        part.update(results)
+                    elif not _divided(grown):
+                        if narrow:
+                            wraps.update(results)
+                    else:  # times a slice of a size: a slice's start, until multiplied back
+                        for r in results:
+                            pid[r] = grown
+                        part.update(results)
+                elif x is not None and y in const:
+                    grown = times(pid[x], y)
+                    if x in part and not _divided(grown) and narrow:
+                        wraps.update(results)
+                    for r in results:
+                        pid[r] = grown
+                    if x in part:
+                        part.update(results)
         if any(v in wraps for v in operands):
             wraps.update(results)
         for new, init in ([op.induction] if op.induction else []) + list(op.carried):
-            for s in (pid, wraps):
-                if base_name(init) in s:
-                    s.add(new)
+            init = base_name(init)
+            if init in pid:
+                pid[new] = pid[init]
+            if init in part:
+                part.add(new)
+            if init in wraps:
+                wraps.add(new)
         if op.name == "scf.yield" and region is not None:
-            for s in (pid, wraps):
-                if any(v in s for v in operands):
-                    s.update(base_name(r) for r in region.results)
-                    s.update(new for new, _ in region.carried)
+            outs = [base_name(r) for r in region.results] + [new for new, _ in region.carried]
+            if any(v in pid for v in operands):
+                for r in outs:
+                    pid.setdefault(r, _net())
+            if any(v in wraps for v in operands):
+                wraps.update(outs)
         return False
 
-    walk_to_fixed_point(ops, visit, lambda: tuple(len(s) for s in sets), rounds=8)
+    def found():
+        return (len(pid), len(size), len(group), len(wraps), len(const), len(part), len(small), len(side),
+                len(rounded),
+                hash(frozenset(size.items())), hash(frozenset(pid.items())))
+
+    walk_to_fixed_point(ops, visit, found, rounds=8)
     for op in ops:
         where = _MASK_OPERAND.get(op.name)
         if where is not None and len(op.values) > where and base_name(op.values[where]) in wraps:
