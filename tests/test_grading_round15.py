@@ -193,3 +193,30 @@ def test_a_wide_buffer_of_the_readers_counts_in_elements_of_x(dtype):
     (launch,) = trace.launches
     assert launch.loaded == {"x_ptr": 100, "tmp_ptr": 100}
     assert launch.stored == {"x_ptr": 100, "tmp_ptr": 100}
+
+
+@pytest.mark.parametrize("tag", ["h03", "h07", "h08"])
+def test_honest_tutorial_style_file_of_round_15_is_accepted(tag):
+    """h03 (L4.matmul, the grouped tutorial order with rows wrapped ``% M``), h07 (L3.softmax with exp2 and a
+    reciprocal) and h08 (L4.matmul, split-K by atomic adds onto zeros): every case, seed 11."""
+    from gpuperf import grading
+
+    if not _on_the_cpu():
+        pytest.skip("round 15 was run under the interpreter")
+    key, fn = load_attack(find_attack(15, tag))
+    report = grading.grade_report(key, fn, seed=11)
+    assert report.results and report.passed, f"{tag} refused by {key}:\n{report.text()}"
+
+
+def test_every_file_of_round_15_is_tested():
+    """Every file of tests/grading_attacks_round15 is graded by a test of round 15 (this file, or the _bridge,
+    _copies and _jit files that closed its findings)."""
+    import re
+    from pathlib import Path
+
+    from attack_files import attack_folder
+
+    tags = {path.name.split("_")[0] for path in attack_folder(15).glob("*.py")}
+    text = "\n".join(p.read_text() for p in sorted(Path(__file__).parent.glob("test_grading_round15*.py")))
+    named = set(re.findall(r'"((?:h)?\d\d)"', text))
+    assert len(tags) == 24 and tags <= named, sorted(tags - named)
