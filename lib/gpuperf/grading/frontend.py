@@ -21,7 +21,7 @@ import inspect
 import re
 import sys
 
-from gpuperf.grading.kernel_ir import Op, base_name, kernel_function, walk_to_fixed_point
+from gpuperf.grading.kernel_ir import Op, base_name, kernel_function, kernel_lines, walk_to_fixed_point
 
 #: ``"unavailable"``: why the front end could not be run on this Triton ("" while it can); ``"pristine"``:
 #: triton.language before the interpreter patched it (see :func:`_pristine`). One dict, changed in place.
@@ -378,6 +378,122 @@ def _first_lines(exc) -> str:
 
 # ---- 32-bit offsets, read from the TTIR ----------------------------------------------------------------
 
+#: ``tt.func private @mod._mk__i32_i32(%row: i32 loc(...), ...) -> tensor<128xi1> ... {``: a function's name and
+#: header; ``tt.call @mod._mk__i32_i32(%row, %n) : ...``: a call of one.
+_FUNC = re.compile(r"^\s*tt\.func (?:\w+ )?@([\w.$-]+)\(")
+_CALL = re.compile(r"^tt\.call @([\w.$-]+)\(")
+_PARAM = re.compile(r"(%[\w.$-]+): ")
+#: Triton's own functions (``tl.cdiv``, the combine functions of ``tl.max``, ``tl.sum``): the rules read them as
+#: calls (see ``_CDIV_CALL``), never inline them.
+_LIBRARY = "triton.language."
+
+
+def _functions(ttir: str) -> dict:
+    """The module's functions: name -> (parameters, lines of the body before its first unreachable block)."""
+    lines = ttir.splitlines()
+    found: dict = {}
+    for i, line in enumerate(lines):
+        m = _FUNC.match(line)
+        if m is None:
+            continue
+        indent = len(line) - len(line.lstrip())
+        head = line.split(") ->")[0].split(") attributes")[0]
+        body = []
+        for inner in lines[i + 1:]:
+            if inner.strip().startswith("}") and len(inner) - len(inner.lstrip()) == indent:
+                break
+            if inner.strip().startswith("^"):  # ^bb1: // no predecessors (after the return: never run)
+                break
+            body.append(inner)
+        found[m.group(1)] = ([name for name in _PARAM.findall(head)], body)
+    return found
+
+
+def inline_calls(ttir: str, depth: int = 8) -> str:
+    """The TTIR with the kernel's calls of its own ``@triton.jit`` functions replaced by their bodies (up to
+    ``depth`` calls deep), each body's values renamed apart, its parameters bound to the call's arguments and the
+    call's results to the values it returns: a product computed in a helper (``mask = _mk(row, n_cols, cols)``)
+    is the kernel's own to the rules that read the kernel's function. The front end keeps a helper as a function
+    of its own (``tt.call``) until the compiler's inliner runs, and for ever where it is marked noinline.
+    Triton's own functions (``tl.cdiv``, reductions' combine functions) stay calls."""
+    lines = kernel_lines(ttir)
+    if not lines:
+        return ttir
+    funcs = _functions(ttir)
+    callees = {name for name in funcs if not name.startswith(_LIBRARY)}
+
+    def called(line: str) -> str | None:
+        code = line.split(" loc(")[0].strip()
+        code = code.split(" = ", 1)[1] if code.startswith("%") and " = " in code else code
+        m = _CALL.match(code)
+        return m.group(1) if m and m.group(1) in callees else None
+
+    if not any(called(line) for line in lines[1:]):
+        return ttir
+    count = [0]
+    value = re.compile(r"%[\w.$-]+(?:#\d+)?")
+
+    def expand(body: list, rename, level: int) -> tuple[list, list]:
+        """``body``'s lines with values renamed by ``rename`` and calls inlined; and the values its first
+        ``tt.return`` returns (renamed)."""
+        out, returned, results_of = [], None, {}
+
+        def name_of(token: str) -> str:
+            return results_of.get(token) or rename(token)
+
+        scopes: list = []  # results_of as each open region found it: TTIR reuses names across regions
+        for line in body:
+            code = line.split(" loc(")[0].rstrip()
+            if not code.strip():
+                continue
+            indent = code[:len(code) - len(code.lstrip())]
+            stripped = code.strip()
+            if stripped.startswith("}") and scopes:  # a region closes (and "} else {" opens the next)
+                results_of = scopes.pop()
+            if stripped.startswith("%") and " = " in stripped:  # a name defined again is no call's result
+                for result in stripped.split(" = ", 1)[0].split(","):
+                    name = result.strip().split(":")[0]
+                    for key in [k for k in results_of if k == name or k.startswith(name + "#")]:
+                        del results_of[key]
+            if stripped.endswith("{"):
+                scopes.append(dict(results_of))
+            text = value.sub(lambda m: name_of(m.group(0)), stripped)
+            callee = called(line) if level < depth else None
+            if text.startswith("tt.return"):
+                if returned is None:
+                    returned = value.findall(text.split(" : ")[0])
+                continue
+            if callee is None:
+                out.append(indent + text)
+                continue
+            head, _, call = text.partition(" = ") if text.startswith("%") else ("", "", text)
+            args = value.findall(call.split(")")[0])
+            params, inner = funcs[callee]
+            count[0] += 1
+            suffix = f"$in{count[0]}"
+            bound = dict(zip(params, args))
+
+            def inner_rename(token: str, bound=bound, suffix=suffix) -> str:
+                if token in bound:
+                    return bound[token]
+                base, _, index = token.partition("#")
+                return base + suffix + ("#" + index if index else "")
+
+            lines_in, values = expand(inner, inner_rename, level + 1)
+            out += [indent + "  " + line_in.lstrip() for line_in in lines_in]
+            # the call's results: %r (one) or %r:2 (used as %r#0, %r#1); bound to what the body returns
+            orig_head = line.split(" loc(")[0].strip().split(" = ", 1)[0] if head else ""
+            if orig_head:
+                name, _, n = orig_head.partition(":")
+                names = [f"{name}#{i}" for i in range(int(n))] if n.isdigit() else [name]
+                for result, returned_value in zip(names, values):
+                    results_of[result] = returned_value
+        return out, returned or []
+
+    lines_out, _ = expand(lines[1:-1], lambda token: token, 0)
+    return "\n".join([lines[0]] + lines_out + [lines[-1]])
+
+
 def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = False) -> bool:
     """Whether an address of the kernel (``tt.addptr``'s offset) comes from a product in fewer than 64 bits of
     a value computed from ``tl.program_id`` and a size or stride the kernel was given at run time (an integer
@@ -402,8 +518,9 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
     of L2's one-dimensional kernels (``pid * BLOCK`` must be computed in 64 bits), whatever operations
     (``tl.where``, ``tl.minimum``, casts) the product goes through before it reaches an address.
 
-    Masks are read by :func:`wrapping_masks` (its ``any_factor`` is L2's rule for masks)."""
-    kernel = kernel_function(ttir)
+    Masks are read by :func:`wrapping_masks` (its ``any_factor`` is L2's rule for masks). The kernel's own
+    ``@triton.jit`` helpers are read as part of it (:func:`inline_calls`)."""
+    kernel = kernel_function(inline_calls(ttir))
     if kernel is None:
         return False
     # pid: values made from a program id; arg: from an integer argument; wraps: from a 32-bit product of the
@@ -556,8 +673,11 @@ def wrapping_masks(ttir: str, any_factor: bool = False) -> bool:
     order with GROUP_M given at run time, is at most ``pid``. Any other product of one with a size grows with
     the tensor as the program id's own does: ``pid // tiles_n`` is the tile row, and ``(pid // tiles_n) * N``
     wraps as ``rows * N`` does (round 14's 08). A remainder gets no exemption: ``pid % n_rows`` is bounded only
-    by a size given at run time, and is the row itself where the grid has n_rows programs (round 14's 07)."""
-    kernel = kernel_function(ttir)
+    by a size given at run time, and is the row itself where the grid has n_rows programs (round 14's 07).
+
+    The kernel's own ``@triton.jit`` helpers are read as part of it (:func:`inline_calls`): ``mask = _mk(row,
+    n_cols, cols)`` with the product inside ``_mk`` is the kernel's product."""
+    kernel = kernel_function(inline_calls(ttir))
     if kernel is None:
         return False
     # size: a size given at run time (or a slice of one) and its net (see _Net); pid: a program id's value and
