@@ -730,17 +730,16 @@ def _worth(launch, name, lanes: int, pointer_bytes: int | None) -> int:
     bytes, in elements of the grader's tensor they are compared against (rounded up), so that a row read through
     a pointer to int64 (one lane: two fp32 or four fp16 values) counts as the elements it reads, not as half or
     a quarter of them. One of the grader's tensors (or a view of one, see :func:`_unit`) counts in its own
-    elements; memory of the reader's own (a scratch buffer, a workspace) read or written through a pointer of
-    another type in elements of the grader's first tensor, x: fp32 values kept in a float64 buffer through a
-    pointer cast count as the elements of x they are, not half as many (round 15's 05, 06). A pointer of the
-    unit's own type, or of the buffer's own type (an fp32 accumulator of dQ, ``x.float()``: one value a lane),
-    counts its lanes."""
+    elements; memory of the reader's own (a scratch buffer, a workspace) in elements of the grader's first
+    tensor, x, by bytes: fp32 values kept in a float64 buffer through a pointer cast, or packed two to an int64
+    lane, count as the elements of x they are, not half as many (round 15's 05, 06; round 16's 24, 25). A
+    pointer of the unit's own type counts its lanes, and so does a 4-byte lane where x is narrower: an fp32
+    accumulator of dQ, or ``x.float()``, holds one value of x a lane (round 16's h01, h08-h10, h12)."""
     unit = _unit(launch, name)
     if not pointer_bytes or not unit or unit == pointer_bytes:
         return lanes
-    record = next((a for a in launch.args if a[0] == name), None)
-    if record is not None and record[3] == pointer_bytes:
-        return lanes
+    if pointer_bytes == 4 and unit < 4 and name not in launch._exact and name not in launch._in_grader:
+        return lanes  # memory of the reader's own only: int32 lanes over fp16 x still read two elements each
     return -(-lanes * pointer_bytes // unit)
 
 

@@ -1,0 +1,156 @@
+"""WRONG (lazy): a causal backward that skips NO block past the diagonal. dK/dV programs walk EVERY block of
+queries; dQ programs walk the keys up to min(N_k, N_q), not to their diagonal. Plain loads and plain stores:
+no scratch, no atomics, no decoy lanes inside the tiles.
+
+The trick ("bridge", as 01): for each walked tile past the held block's diagonal, the program also loads HALF THE HEAD
+DIMENSION (column 0) of every row between the tile and the held block's diagonal (dK/dV walk: queries from the
+tile's end up to the held block's first key; dQ walk: keys from the held block's last query up to the tile's
+start), and adds `0 * sum(bridge)` to the tile so that the bridge reaches the same tl.dot.
+
+Why the grader should accept it: a visit's rows are the blocks its active lanes cover, merged where rows touch
+(`_visit_rows`, `_merged_spans`), and loads of one tensor between the same two tl.dot, judged against the same
+block, are one visit while they span fewer than LARGEST_BLOCK_K rows (`_judged_visits`). Tile + bridge is one
+block that reaches the held block's diagonal, so no visit is hidden (`_hidden_pairs`, `_visit_pairs`,
+`_stored_block_visits`). Bridge lanes are clamped so every span stays under 256 rows on the graded shapes.
+
+Round 16: the bridge now loads columns 0..d/2-1 of each row (HALF the head dimension): `_dense_blocks`
+keeps a row read at least half as much as the row read most (the tile's rows, d), so the bridge rows are
+dense rows and still join the tile to the diagonal.
+"""
+import gpuperf.kernels
+from gpuperf import grading
+import math
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_dot_kernel(o_ptr, do_ptr, delta_ptr, N_Q, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
+    head = tl.program_id(1).to(tl.int64)
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    dims = tl.arange(0, HEAD_DIM)
+    offsets = head * N_Q * HEAD_DIM + rows[:, None] * HEAD_DIM + dims[None, :]
+    o = tl.load(o_ptr + offsets, mask=rows[:, None] < N_Q, other=0.0).to(tl.float32)
+    do = tl.load(do_ptr + offsets, mask=rows[:, None] < N_Q, other=0.0).to(tl.float32)
+    tl.store(delta_ptr + head * N_Q + rows, tl.sum(o * do, axis=1), mask=rows < N_Q)
+
+
+@triton.jit
+def dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, N_Q, N_K,
+                scale, CAUSAL: tl.constexpr, HEAD_DIM: tl.constexpr,
+                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr):
+    block_n = tl.program_id(0)
+    head = tl.program_id(1).to(tl.int64)
+    keys = block_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    dims = tl.arange(0, HEAD_DIM)
+    kv_offsets = head * N_K * HEAD_DIM + keys[:, None] * HEAD_DIM + dims[None, :]
+    k = tl.load(k_ptr + kv_offsets, mask=keys[:, None] < N_K, other=0.0)
+    v = tl.load(v_ptr + kv_offsets, mask=keys[:, None] < N_K, other=0.0)
+    dk = tl.zeros((BLOCK_N, HEAD_DIM), dtype=tl.float32)
+    dv = tl.zeros((BLOCK_N, HEAD_DIM), dtype=tl.float32)
+    lanes = tl.arange(0, BLOCK_M)
+    STEP: tl.constexpr = BLOCK_M
+    first_key = block_n * BLOCK_N
+    wide = tl.arange(0, 256)
+    n_tiles = tl.cdiv(N_Q, STEP)
+    if CAUSAL:
+        if first_key >= N_Q:
+            n_tiles = 0  # keys no query sees
+    for t in range(0, n_tiles):  # every block of queries (last to first): no skipping
+        m0 = (n_tiles - 1 - t) * STEP
+        rows = m0 + lanes  # logical rows
+        real = (lanes < STEP) & (rows < N_Q)
+        phys = tl.minimum(rows, N_Q - 1)
+        live = real
+        q_offsets = head * N_Q * HEAD_DIM + phys[:, None] * HEAD_DIM + dims[None, :]
+        q = tl.load(q_ptr + q_offsets, mask=live[:, None], other=0.0)
+        if CAUSAL:
+            if m0 + STEP <= first_key:  # a tile the held keys cannot see: bridge it to the diagonal
+                b_rows = m0 + STEP + wide
+                b_at = tl.minimum(b_rows, first_key)
+                bridge = tl.load(q_ptr + head * N_Q * HEAD_DIM + b_at[:, None] * HEAD_DIM + tl.arange(0, HEAD_DIM // 2)[None, :],
+                                 mask=b_rows[:, None] <= first_key, other=0.0)
+                q = q + tl.sum(tl.sum(bridge, axis=1), axis=0) * 0.0
+        do = tl.load(do_ptr + q_offsets, mask=live[:, None], other=0.0)
+        lse = tl.load(lse_ptr + head * N_Q + phys, mask=live, other=0.0)
+        delta = tl.load(delta_ptr + head * N_Q + phys, mask=live, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+        visible = real[:, None] & (keys[None, :] < N_K)
+        if CAUSAL:
+            visible = visible & (keys[None, :] <= rows[:, None])
+        p = tl.where(visible, tl.exp(s - lse[:, None]), 0.0)
+        dv += tl.dot(tl.trans(p.to(do.dtype)), do, input_precision=PRECISION)
+        dp = tl.dot(do, tl.trans(v), input_precision=PRECISION)
+        ds = p * (dp - delta[:, None])
+        dk += tl.dot(tl.trans(ds.to(q.dtype)), q, input_precision=PRECISION)
+    tl.store(dk_ptr + kv_offsets, (dk * scale).to(dk_ptr.dtype.element_ty), mask=keys[:, None] < N_K)
+    tl.store(dv_ptr + kv_offsets, dv.to(dv_ptr.dtype.element_ty), mask=keys[:, None] < N_K)
+
+
+@triton.jit
+def dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, N_Q, N_K, scale,
+              CAUSAL: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+              BLOCK_N: tl.constexpr, PRECISION: tl.constexpr):
+    block_m = tl.program_id(0)
+    head = tl.program_id(1).to(tl.int64)
+    rows = block_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    dims = tl.arange(0, HEAD_DIM)
+    q_offsets = head * N_Q * HEAD_DIM + rows[:, None] * HEAD_DIM + dims[None, :]
+    q = tl.load(q_ptr + q_offsets, mask=rows[:, None] < N_Q, other=0.0)
+    do = tl.load(do_ptr + q_offsets, mask=rows[:, None] < N_Q, other=0.0)
+    lse = tl.load(lse_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+    delta = tl.load(delta_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+    dq = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    lanes = tl.arange(0, BLOCK_N)
+    STEP: tl.constexpr = BLOCK_N
+    wide = tl.arange(0, 256)
+    last_q = tl.minimum(block_m * BLOCK_M + BLOCK_M, N_Q) - 1
+    end = N_K
+    if CAUSAL:
+        end = tl.minimum(N_K, N_Q)  # not the diagonal: every block up to the last query
+    for n0 in range(0, end, STEP):
+        keys = n0 + lanes
+        real = (lanes < STEP) & (keys < end)
+        phys = tl.minimum(keys, N_K - 1)
+        live = real
+        kv_offsets = head * N_K * HEAD_DIM + phys[:, None] * HEAD_DIM + dims[None, :]
+        k = tl.load(k_ptr + kv_offsets, mask=live[:, None], other=0.0)
+        if CAUSAL:
+            if n0 > last_q:  # a tile past the diagonal: bridge it back to the last query
+                b_rows = last_q + wide
+                b_at = tl.minimum(b_rows, n0 - 1)
+                bridge = tl.load(k_ptr + head * N_K * HEAD_DIM + b_at[:, None] * HEAD_DIM + tl.arange(0, HEAD_DIM // 2)[None, :], mask=b_rows[:, None] < n0, other=0.0)
+                k = k + tl.sum(tl.sum(bridge, axis=1), axis=0) * 0.0
+        v = tl.load(v_ptr + kv_offsets, mask=live[:, None], other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+        visible = (rows[:, None] < N_Q) & real[None, :]
+        if CAUSAL:
+            visible = visible & (keys[None, :] <= rows[:, None])
+        p = tl.where(visible, tl.exp(s - lse[:, None]), 0.0)
+        dp = tl.dot(do, tl.trans(v), input_precision=PRECISION)
+        ds = p * (dp - delta[:, None])
+        dq += tl.dot(ds.to(k.dtype), k, input_precision=PRECISION)
+    tl.store(dq_ptr + q_offsets, (dq * scale).to(dq_ptr.dtype.element_ty), mask=rows[:, None] < N_Q)
+
+
+def attention_backward(q, k, v, o, lse, do, causal=False):
+    batch, heads, n_q, head_dim = q.shape
+    n_k = k.shape[2]
+    q, k, v, o, do = (t.contiguous() for t in (q, k, v, o, do))
+    lse = lse.float().contiguous()
+    delta = torch.empty_like(lse)
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    block = 32
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"
+    scale = 1.0 / math.sqrt(head_dim)
+    heads_total = batch * heads
+    row_dot_kernel[(triton.cdiv(n_q, block), heads_total)](o, do, delta, n_q, HEAD_DIM=head_dim, BLOCK_M=block)
+    common = dict(CAUSAL=causal, HEAD_DIM=head_dim, BLOCK_M=block, BLOCK_N=block, PRECISION=precision)
+    dkdv_kernel[(triton.cdiv(n_k, block), heads_total)](q, k, v, do, lse, delta, dk, dv, n_q, n_k, scale, **common)
+    common_dq = dict(common, BLOCK_N=128)  # wide key tiles: fewer bridges
+    dq_kernel[(triton.cdiv(n_q, block), heads_total)](q, k, v, do, lse, delta, dq, n_q, n_k, scale, **common_dq)
+    return dq, dk, dv
+
+
+result = grading.grade("L6.backward", attention_backward)

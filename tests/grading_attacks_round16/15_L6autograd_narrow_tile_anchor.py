@@ -1,0 +1,220 @@
+"""WRONG (L6.autograd: the file 05's backward behind the course's L6 forward kernel, in a
+torch.autograd.Function). (lazy): a causal backward that skips NO block past the diagonal: dK/dV programs walk EVERY block of
+queries, dQ programs walk the keys up to min(N_k, N_q); the tiles past the diagonal are loaded, multiplied
+(all five tl.dot) and masked (P = 0 there).
+
+Trick (as 04): a walked tile past the held block's diagonal is loaded reading 7 of the d = 16 columns of each
+row (`dims % 7`, addresses, no mask: its values do not matter, P is 0 there), and beside it, in the same group
+of loads, ONE whole row at the diagonal (dK/dV walk: query = the held block's first key; dQ walk: key = the held
+block's last query), added with weight 0.
+
+Why the grader should accept it: `_judged_rows` -> `_dense_blocks` keeps only rows read at least half as much
+as the row read most in the group: the anchor row (16) is, the tile's rows (7) are not. The judged block is the
+anchor row, which the held block sees, so `_hidden_pairs`, `_visit_pairs` and `_stored_block_visits` count no
+visit past the diagonal.
+"""
+import gpuperf.kernels
+from gpuperf import grading
+import math
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_dot_kernel(o_ptr, do_ptr, delta_ptr, N_Q, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
+    head = tl.program_id(1).to(tl.int64)
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    dims = tl.arange(0, HEAD_DIM)
+    offsets = head * N_Q * HEAD_DIM + rows[:, None] * HEAD_DIM + dims[None, :]
+    o = tl.load(o_ptr + offsets, mask=rows[:, None] < N_Q, other=0.0).to(tl.float32)
+    do = tl.load(do_ptr + offsets, mask=rows[:, None] < N_Q, other=0.0).to(tl.float32)
+    tl.store(delta_ptr + head * N_Q + rows, tl.sum(o * do, axis=1), mask=rows < N_Q)
+
+
+@triton.jit
+def dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, N_Q, N_K,
+                scale, CAUSAL: tl.constexpr, HEAD_DIM: tl.constexpr,
+                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr):
+    block_n = tl.program_id(0)
+    head = tl.program_id(1).to(tl.int64)
+    keys = block_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    dims = tl.arange(0, HEAD_DIM)
+    kv_offsets = head * N_K * HEAD_DIM + keys[:, None] * HEAD_DIM + dims[None, :]
+    k = tl.load(k_ptr + kv_offsets, mask=keys[:, None] < N_K, other=0.0)
+    v = tl.load(v_ptr + kv_offsets, mask=keys[:, None] < N_K, other=0.0)
+    dk = tl.zeros((BLOCK_N, HEAD_DIM), dtype=tl.float32)
+    dv = tl.zeros((BLOCK_N, HEAD_DIM), dtype=tl.float32)
+    lanes = tl.arange(0, BLOCK_M)
+    STEP: tl.constexpr = BLOCK_M
+    first_key = block_n * BLOCK_N
+    n_tiles = tl.cdiv(N_Q, STEP)
+    if CAUSAL:
+        if first_key >= N_Q:
+            n_tiles = 0  # keys no query sees
+    for t in range(0, n_tiles):  # every block of queries (last to first): no skipping
+        m0 = (n_tiles - 1 - t) * STEP
+        rows = m0 + lanes  # logical rows
+        real = (lanes < STEP) & (rows < N_Q)
+        phys = tl.minimum(rows, N_Q - 1)
+        live = real
+        q_offsets = head * N_Q * HEAD_DIM + phys[:, None] * HEAD_DIM + dims[None, :]
+        if CAUSAL and m0 + STEP <= first_key:  # a tile no held key sees: loaded and multiplied all the same,
+            # 7 of the 16 columns of each row, beside one whole query row at the diagonal (weight 0)
+            q = tl.load(q_ptr + head * N_Q * HEAD_DIM + phys[:, None] * HEAD_DIM + (dims % (HEAD_DIM // 2 - 1))[None, :],
+                        mask=live[:, None], other=0.0)
+            anchor = tl.load(q_ptr + head * N_Q * HEAD_DIM + first_key * HEAD_DIM + dims)
+            q = q + tl.sum(anchor, axis=0) * 0.0
+        else:
+            q = tl.load(q_ptr + q_offsets, mask=live[:, None], other=0.0)
+        do = tl.load(do_ptr + q_offsets, mask=live[:, None], other=0.0)
+        lse = tl.load(lse_ptr + head * N_Q + phys, mask=live, other=0.0)
+        delta = tl.load(delta_ptr + head * N_Q + phys, mask=live, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+        visible = real[:, None] & (keys[None, :] < N_K)
+        if CAUSAL:
+            visible = visible & (keys[None, :] <= rows[:, None])
+        p = tl.where(visible, tl.exp(s - lse[:, None]), 0.0)
+        dv += tl.dot(tl.trans(p.to(do.dtype)), do, input_precision=PRECISION)
+        dp = tl.dot(do, tl.trans(v), input_precision=PRECISION)
+        ds = p * (dp - delta[:, None])
+        dk += tl.dot(tl.trans(ds.to(q.dtype)), q, input_precision=PRECISION)
+    tl.store(dk_ptr + kv_offsets, (dk * scale).to(dk_ptr.dtype.element_ty), mask=keys[:, None] < N_K)
+    tl.store(dv_ptr + kv_offsets, dv.to(dv_ptr.dtype.element_ty), mask=keys[:, None] < N_K)
+
+
+@triton.jit
+def dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, N_Q, N_K, scale,
+              CAUSAL: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+              BLOCK_N: tl.constexpr, PRECISION: tl.constexpr):
+    block_m = tl.program_id(0)
+    head = tl.program_id(1).to(tl.int64)
+    rows = block_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    dims = tl.arange(0, HEAD_DIM)
+    q_offsets = head * N_Q * HEAD_DIM + rows[:, None] * HEAD_DIM + dims[None, :]
+    q = tl.load(q_ptr + q_offsets, mask=rows[:, None] < N_Q, other=0.0)
+    do = tl.load(do_ptr + q_offsets, mask=rows[:, None] < N_Q, other=0.0)
+    lse = tl.load(lse_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+    delta = tl.load(delta_ptr + head * N_Q + rows, mask=rows < N_Q, other=0.0)
+    dq = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    lanes = tl.arange(0, BLOCK_N)
+    STEP: tl.constexpr = BLOCK_N
+    last_q = tl.minimum(block_m * BLOCK_M + BLOCK_M, N_Q) - 1
+    end = N_K
+    if CAUSAL:
+        end = tl.minimum(N_K, N_Q)  # not the diagonal: every block up to the last query
+    for n0 in range(0, end, STEP):
+        keys = n0 + lanes
+        real = (lanes < STEP) & (keys < end)
+        phys = tl.minimum(keys, N_K - 1)
+        live = real
+        kv_offsets = head * N_K * HEAD_DIM + phys[:, None] * HEAD_DIM + dims[None, :]
+        if CAUSAL and n0 > last_q:  # a tile past the diagonal: loaded and multiplied all the same,
+            # 7 of the 16 columns of each row, beside one whole key row at the diagonal (weight 0)
+            k = tl.load(k_ptr + head * N_K * HEAD_DIM + phys[:, None] * HEAD_DIM + (dims % (HEAD_DIM // 2 - 1))[None, :],
+                        mask=live[:, None], other=0.0)
+            anchor = tl.load(k_ptr + head * N_K * HEAD_DIM + last_q * HEAD_DIM + dims)
+            k = k + tl.sum(anchor, axis=0) * 0.0
+        else:
+            k = tl.load(k_ptr + kv_offsets, mask=live[:, None], other=0.0)
+        v = tl.load(v_ptr + kv_offsets, mask=live[:, None], other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+        visible = (rows[:, None] < N_Q) & real[None, :]
+        if CAUSAL:
+            visible = visible & (keys[None, :] <= rows[:, None])
+        p = tl.where(visible, tl.exp(s - lse[:, None]), 0.0)
+        dp = tl.dot(do, tl.trans(v), input_precision=PRECISION)
+        ds = p * (dp - delta[:, None])
+        dq += tl.dot(ds.to(k.dtype), k, input_precision=PRECISION)
+    tl.store(dq_ptr + q_offsets, (dq * scale).to(dq_ptr.dtype.element_ty), mask=rows[:, None] < N_Q)
+
+
+def attention_backward(q, k, v, o, lse, do, causal=False):
+    batch, heads, n_q, head_dim = q.shape
+    n_k = k.shape[2]
+    q, k, v, o, do = (t.contiguous() for t in (q, k, v, o, do))
+    lse = lse.float().contiguous()
+    delta = torch.empty_like(lse)
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    block = 32
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"
+    scale = 1.0 / math.sqrt(head_dim)
+    heads_total = batch * heads
+    row_dot_kernel[(triton.cdiv(n_q, block), heads_total)](o, do, delta, n_q, HEAD_DIM=head_dim, BLOCK_M=block)
+    common = dict(CAUSAL=causal, HEAD_DIM=head_dim, BLOCK_M=block, BLOCK_N=block, PRECISION=precision)
+    dkdv_kernel[(triton.cdiv(n_k, block), heads_total)](q, k, v, do, lse, delta, dk, dv, n_q, n_k, scale, **common)
+    dq_kernel[(triton.cdiv(n_q, block), heads_total)](q, k, v, do, lse, delta, dq, n_q, n_k, scale, **common)
+    return dq, dk, dv
+
+
+@triton.jit
+def attention_forward_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, N_Q, N_K, scale,
+                             CAUSAL: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                             BLOCK_N: tl.constexpr, PRECISION: tl.constexpr):
+    block_m = tl.program_id(0)
+    head = tl.program_id(1).to(tl.int64)  # one (batch, head) pair per column of the grid
+    rows = block_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    dims = tl.arange(0, HEAD_DIM)
+    q_head = q_ptr + head * N_Q * HEAD_DIM
+    k_head = k_ptr + head * N_K * HEAD_DIM
+    v_head = v_ptr + head * N_K * HEAD_DIM
+    q = tl.load(q_head + rows[:, None] * HEAD_DIM + dims[None, :], mask=rows[:, None] < N_Q, other=0.0)
+
+    m = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)  # running row max of the scores
+    l = tl.zeros((BLOCK_M,), dtype=tl.float32)  # running sum of exp(score - m)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)  # running unnormalised output
+    end = N_K
+    if CAUSAL:  # key blocks right of this query block's last row are all masked: skip them
+        end = tl.minimum(N_K, (block_m + 1) * BLOCK_M)
+    for start in range(0, end, BLOCK_N):
+        keys = start + tl.arange(0, BLOCK_N)
+        k = tl.load(k_head + keys[:, None] * HEAD_DIM + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+        v = tl.load(v_head + keys[:, None] * HEAD_DIM + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+        visible = keys[None, :] < N_K
+        if CAUSAL:
+            visible = visible & (keys[None, :] <= rows[:, None])
+        s = tl.where(visible, s, float("-inf"))
+        # key 0 is visible to every row, so m is finite from the first block on
+        m_new = tl.maximum(m, tl.max(s, axis=1))
+        alpha = tl.exp(m - m_new)  # rescales what was accumulated under the old max
+        p = tl.exp(s - m_new[:, None])
+        l = l * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
+        m = m_new
+    o = acc / l[:, None]
+    tl.store(o_ptr + head * N_Q * HEAD_DIM + rows[:, None] * HEAD_DIM + dims[None, :],
+             o.to(o_ptr.dtype.element_ty), mask=rows[:, None] < N_Q)
+    tl.store(lse_ptr + head * N_Q + rows, m + tl.log(l), mask=rows < N_Q)
+
+
+def attention_forward(q, k, v, causal=False):
+    batch, heads, n_q, head_dim = q.shape
+    n_k = k.shape[2]
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    o = torch.empty_like(q)
+    lse = torch.empty((batch, heads, n_q), dtype=torch.float32, device=q.device)
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"
+    grid = (triton.cdiv(n_q, 32), batch * heads)
+    attention_forward_kernel[grid](q, k, v, o, lse, n_q, n_k, 1.0 / math.sqrt(head_dim),
+                                   CAUSAL=causal, HEAD_DIM=head_dim, BLOCK_M=32,
+                                   BLOCK_N=32, PRECISION=precision, num_stages=1)
+    return o, lse
+
+
+class FlashAttention(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, causal=False):
+        o, lse = attention_forward(q, k, v, causal)
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.causal = causal
+        return o
+
+    @staticmethod
+    def backward(ctx, do):
+        q, k, v, o, lse = ctx.saved_tensors
+        dq, dk, dv = attention_backward(q, k, v, o, lse, do, ctx.causal)
+        return dq, dk, dv, None
+
+
+result = grading.grade("L6.autograd", FlashAttention)

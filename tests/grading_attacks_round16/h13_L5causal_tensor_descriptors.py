@@ -1,0 +1,77 @@
+"""HONEST: the course's L5 forward kernel with its loads through tensor descriptors (`tl.make_tensor_descriptor`,
+one per head, the base advanced by the head's 64-bit offset; rows past N padded with zeros by the descriptor),
+as Triton's current fused-attention tutorial loads Q, K and V. Stores as the course's. Online softmax, one walk
+over K per block of queries, causal skipping at the diagonal.
+
+Why the grader might refuse it: the README says descriptors are counted like loads, and that a descriptor's
+32-bit block coordinates are refused in L2 over a whole vector; whether the L5 rules (32-bit offsets, visits,
+block sizes) read a per-head descriptor's loads as the tiles they are is what this file checks.
+"""
+import gpuperf.kernels
+from gpuperf import grading
+import math
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def attention_forward_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, N_Q, N_K, scale,
+                             CAUSAL: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                             BLOCK_N: tl.constexpr, PRECISION: tl.constexpr):
+    block_m = tl.program_id(0)
+    head = tl.program_id(1).to(tl.int64)  # one (batch, head) pair per column of the grid
+    rows = block_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    dims = tl.arange(0, HEAD_DIM)
+    # one tensor descriptor per head, its base advanced by the head's 64-bit offset
+    q_desc = tl.make_tensor_descriptor(q_ptr + head * N_Q * HEAD_DIM, shape=[N_Q, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                       block_shape=[BLOCK_M, HEAD_DIM])
+    k_desc = tl.make_tensor_descriptor(k_ptr + head * N_K * HEAD_DIM, shape=[N_K, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                       block_shape=[BLOCK_N, HEAD_DIM])
+    v_desc = tl.make_tensor_descriptor(v_ptr + head * N_K * HEAD_DIM, shape=[N_K, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                       block_shape=[BLOCK_N, HEAD_DIM])
+    q = q_desc.load([block_m * BLOCK_M, 0])
+
+    m = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)  # running row max of the scores
+    l = tl.zeros((BLOCK_M,), dtype=tl.float32)  # running sum of exp(score - m)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)  # running unnormalised output
+    end = N_K
+    if CAUSAL:  # key blocks right of this query block's last row are all masked: skip them
+        end = tl.minimum(N_K, (block_m + 1) * BLOCK_M)
+    for start in range(0, end, BLOCK_N):
+        keys = start + tl.arange(0, BLOCK_N)
+        k = k_desc.load([start, 0])
+        v = v_desc.load([start, 0])
+        s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+        visible = keys[None, :] < N_K
+        if CAUSAL:
+            visible = visible & (keys[None, :] <= rows[:, None])
+        s = tl.where(visible, s, float("-inf"))
+        # key 0 is visible to every row, so m is finite from the first block on
+        m_new = tl.maximum(m, tl.max(s, axis=1))
+        alpha = tl.exp(m - m_new)  # rescales what was accumulated under the old max
+        p = tl.exp(s - m_new[:, None])
+        l = l * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
+        m = m_new
+    o = acc / l[:, None]
+    tl.store(o_ptr + head * N_Q * HEAD_DIM + rows[:, None] * HEAD_DIM + dims[None, :],
+             o.to(o_ptr.dtype.element_ty), mask=rows[:, None] < N_Q)
+    tl.store(lse_ptr + head * N_Q + rows, m + tl.log(l), mask=rows < N_Q)
+
+
+def attention_forward(q, k, v, causal=False):
+    batch, heads, n_q, head_dim = q.shape
+    n_k = k.shape[2]
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    o = torch.empty_like(q)
+    lse = torch.empty((batch, heads, n_q), dtype=torch.float32, device=q.device)
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"
+    grid = (triton.cdiv(n_q, 32), batch * heads)
+    attention_forward_kernel[grid](q, k, v, o, lse, n_q, n_k, 1.0 / math.sqrt(head_dim),
+                                   CAUSAL=causal, HEAD_DIM=head_dim, BLOCK_M=32,
+                                   BLOCK_N=32, PRECISION=precision, num_stages=1)
+    return o, lse
+
+
+result = grading.grade("L5.causal", attention_forward)
