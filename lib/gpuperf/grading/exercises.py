@@ -2031,27 +2031,43 @@ def _recast_note(trace) -> str:
 def _online_row_loads(trace, x, y, rows: int) -> tuple[int, int]:
     """The loads L3.online's pass count charges to the rows of ``x``: ``(loads of x or of the copies of it the
     reader's function made, loads of any other memory)``, leaving out a row's statistics: memory outside x and
-    the output ``y`` of at most two elements per row of x (the running max and sum a first kernel stores for
-    a second, normalising one), and two loads per row from any other memory outside x and y (m and l kept in
-    one larger workspace: what is read per row, not the buffer's size). Other memory counts past that, so that
-    a kernel that copies x (or writes it into y) and walks the copy three times still reads each element three
-    times. Loads of the reader's own memory count in x's elements (bytes over x's element size, see
-    :func:`gpuperf.grading.algorithm._worth`), so the two statistics a row may load are two fp32 values: four of
-    fp16's elements."""
-    per_statistic = max(1, 4 // x.element_size())  # an fp32 statistic, in elements of x
+    the output ``y`` of at most two values of at most 8 bytes per row of x (the running max and sum a first
+    kernel stores for a second, normalising one), and two loads per row from any other memory outside x and y
+    (m and l kept in one larger workspace: what is read per row, not the buffer's size). Other memory counts
+    past that, so that a kernel that copies x (or writes it into y) and walks the copy three times still reads
+    each element three times. The statistics are measured by the bytes of memory the arguments reach (first
+    byte to last element, together over every argument of every launch taken for them: slices of a
+    workspace handed to many launches add up), never by their elements: a view of one column of a whole
+    workspace (``ws[:, :1]``, rows elements) reaches every row of it (round 16's 06). Loads
+    of the reader's own memory count in x's elements (bytes over x's element size, see
+    :func:`gpuperf.grading.algorithm._worth`), and a 4-byte lane of it counts as one value of a narrower x, so
+    the two statistics a row may load are two values, whatever x's type."""
     of_x = other = workspace = 0
+    statistics = []  # the byte spans of the arguments taken for a row's statistics, over every launch
     for launch in trace.launches:
-        spans = {name: numel for name, _, _, _, numel in launch.args}
+        reach = {name: (start, end) for name, start, end, _, _ in launch.args}
         for name, count in launch.loaded.items():
             if _rows_in(trace, launch, name, x) is not None:
                 of_x += count
-            elif name not in spans or _same_storage(launch, name, y):
+            elif name not in reach or _same_storage(launch, name, y):
                 other += count
-            elif spans[name] <= 2 * rows:
-                continue  # a row's statistics: one or two values per row
+            elif _statistics_bytes(statistics + [reach[name]]) <= 2 * 8 * rows:
+                statistics.append(reach[name])  # a row's statistics: one or two values per row
             else:
                 workspace += count
-    return of_x, other + max(0, workspace - 2 * rows * per_statistic)
+    return of_x, other + max(0, workspace - 2 * rows)
+
+
+def _statistics_bytes(spans) -> int:
+    """The bytes of memory that the ``(first byte, end)`` spans cover together (overlaps counted once)."""
+    total, reached = 0, None
+    for start, end in sorted(spans):
+        if reached is not None and start < reached:
+            start = reached
+        if end > start:
+            total += end - start
+            reached = end
+    return total
 
 
 def _rows_off_axis_0(watch, rows: int) -> tuple:

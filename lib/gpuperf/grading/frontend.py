@@ -685,7 +685,8 @@ def wrapping_masks(ttir: str, any_factor: bool = False) -> bool:
     size: dict[str, _Net] = {name: _net() for name in kernel.integer_arguments}
     pid: dict[str, _Net] = {}
     part: set = set()
-    # side: a program id of axis 1 or 2 (a split index); rounded: a size's quotient multiplied back by constants
+    # side: a program id of axis 1 or 2 itself, through casts only (a split index; never a block's rows made from
+    # it, ``pid_m * BLOCK_M + tl.arange(0, BLOCK_M)``); rounded: a size's quotient multiplied back by constants
     side, rounded = set(), set()
     wraps, const, small = set(), {}, set()
     # group: a program id divided (through casts), with the factors of what divided it (see _group_factors)
@@ -814,7 +815,7 @@ def wrapping_masks(ttir: str, any_factor: bool = False) -> bool:
                 pid[r] = net if net is not None else _net()
             if op.name in _KEEP_OPS and any(v in part for v in from_pid):
                 part.update(results)
-            if all(v in side for v in from_pid):
+            if op.name in _CAST_OPS and all(v in side for v in from_pid):
                 side.update(results)
         if op.name in _QUOTIENTS and len(operands) >= 2 and operands[0] in pid:
             factors_of = _group_factors(operands[1], defs) | group.get(operands[0], frozenset())
@@ -850,8 +851,9 @@ def wrapping_masks(ttir: str, any_factor: bool = False) -> bool:
                         for r in results:
                             pid[r] = _net()
                     elif x in side and y in rounded and x not in part:
-                        # a split index (axis 1 or 2) times a slice rounded up to whole blocks, whose split
-                        # count the compiler folded away (SPLIT = 1): a slice's start, as below
+                        # a split index (axis 1 or 2, the program id itself) times a slice rounded up to whole
+                        # blocks, whose split count the compiler folded away (SPLIT = 1): a slice's start, as
+                        # below; a block's rows on axis 1 times a padded width is a position (round 16's 12)
                         for r in results:
                             pid[r] = (_net()[0], frozenset((("split", 1 - 2),)))
                         part.update(results)
