@@ -63,13 +63,12 @@ def test_a_workspace_passed_as_one_column_is_read_back_as_a_pass():
 
 
 def test_a_workspace_passed_as_one_row_sized_slice_is_a_pass_too():
-    """The same workspace handed over as ``ws[0]`` bound to a (rows + 1)-element flat view would be stats-sized by
-    its elements; by bytes the view ``ws.view(-1)[: rows + 1]`` reaches little, and lanes past it are booked to
-    no argument (other memory): refused either way."""
+    """The workspace handed over as a flat view of its first rows + 1 elements, ``ws.view(-1)[: rows + 1]``: small
+    in bytes too, but the kernel's lanes past it are refused ("wrote past the end of ws_ptr")."""
     path = find_attack(16, "06")
     key, fn = load_attack_variant(path, ("stats = ws[:, :1]", "stats = ws.view(-1)[: n_rows + 1]"))
     report = _grade(key, fn)
-    assert not report.passed, report.text()
+    _refused(report, "past the end")
 
 
 def test_row_statistics_in_their_own_vectors_are_still_left_out():
