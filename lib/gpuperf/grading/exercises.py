@@ -3461,16 +3461,42 @@ def _judged_rows(covered, n: int, width: int = 0) -> list:
     """The blocks of rows a visit (or the loads of one visited block together) is judged by, from ``covered``:
     the rows of :func:`_visit_rows` of each load. Every block of active rows, and every block of lanes with no
     active row in it (a block loaded with every lane masked off is visited); the masked-off lanes of a block
-    that has active rows (its tail past N or past the diagonal) are not rows. A row counts where the loads
-    together read at least half as much of it as of the row they read most of (:func:`_dense_blocks`): a load of
-    one element per row beside a tile (round 15's bridge from the tile to the diagonal) adds no rows to it, and
-    the tile is judged alone. ``n``: the rows of one head; the rows a tile wrapped to at its head's start are
-    left out (:func:`_unwrapped`); ``width``: the elements of a row (the head dimension, d)."""
-    active = _dense_blocks([piece for rows in covered for piece in rows[2]], width=width)
-    judged = active + [(low, high) for low, high in
-                       _dense_blocks([piece for rows in covered for piece in rows[3]], width=width)
+    that has active rows (its tail past N or past the diagonal) are not rows. Each load is judged by its own
+    rows (:func:`_load_blocks`): the rows it read at least half as much of as of its own row read most of, less
+    the rows it wrapped to at its head's start (:func:`_unwrapped`, load by load: ``n``, the rows of one head).
+    Blocks of different loads join only across rows the loads together read whole (``width``, the elements of a
+    row, the head dimension d: a block loaded in parts, or its head dimension in chunks); elsewhere each load's
+    blocks stay apart, so a load never removes another's rows nor lengthens them: a tile past the diagonal read
+    at any width (7 of 16 columns) beside one whole row at the diagonal is still a tile past the diagonal, and a
+    "bridge" of part of every row (one element, or half the head dimension) between a tile and the diagonal is a
+    block of its own, the tile judged alone."""
+    active = _load_blocks([rows[2] for rows in covered], n, width)
+    judged = active + [(low, high) for low, high in _load_blocks([rows[3] for rows in covered], n, width)
                        if not any(low <= a_low and a_high <= high for a_low, a_high in active)]
-    return _unwrapped(judged, n)
+    return sorted(set(judged))
+
+
+def _load_blocks(loads, n: int, width: int = 0) -> list:
+    """The blocks of rows of a group of loads (``loads``: the pieces of each, :func:`_visit_rows`), for
+    :func:`_judged_rows`: each load's dense rows (:func:`_dense_blocks`, against its own row read most of, at
+    most ``width``), less the rows it wrapped to (:func:`_unwrapped`, ``n`` the rows of one head); where the
+    loads together read every element of a row (``width``; without it, as much as of the row read most), those
+    rows make one block across loads (merged where they touch); every other block of a load stays as it is."""
+    kept, pieces = [], []
+    for load in loads:
+        blocks = _unwrapped(_dense_blocks(load, width=width), n) if load else []
+        kept.append(blocks)
+        pieces += [(max(a, lo), min(b, hi), each) for a, b, each in load for lo, hi in blocks
+                   if a <= hi and lo <= b]
+    levels = _row_levels(pieces)
+    if not levels:
+        return []
+    whole = width if width > 0 else max(level for *_, level in levels)
+    full = _merged_spans((a, b) for a, b, level in levels if level >= whole * (1 - 1e-9))
+    out = list(full)
+    for blocks in kept:
+        out += [b for b in blocks if not any(lo <= b[0] and b[1] <= hi for lo, hi in full)]
+    return sorted(set(out))
 
 
 def _unwrapped(blocks, n: int) -> list:
@@ -3481,7 +3507,8 @@ def _unwrapped(blocks, n: int) -> list:
     kernel masks: the tile is the block that ends the head. A block with lanes at both the head's first and last
     rows besides (three blocks) is not a wrap, and is judged by all of them (round 15's 21). (A block that
     really starts at row 0 with a far lane at the head's last row is read as that lane: only a head's first block
-    can be read so.)"""
+    can be read so.) ``blocks`` are one load's (the skip checks un-wrap load by load): two loads, a tile at a
+    head's first rows and a row at its last loaded beside it, are no wrap (round 16's 09)."""
     import itertools
 
     n = max(n, 1)
@@ -3891,7 +3918,7 @@ def _backward_blocks_check(runner, label, tensors: dict, causal: bool = False) -
         kernel, program, multiplied, needed = whole
         pairs = "(query, key) pairs the causal mask lets through" if causal else "(query, key) pairs"
         amount = f"every one of the {needed} {pairs}" if multiplied >= needed else \
-            f"{multiplied} of the {needed} {pairs} ({multiplied / needed:.0%}: more than half)"
+            f"{multiplied} of the {needed} {pairs} ({100 * multiplied // needed}%: more than half)"
         return [CaseResult(label, "-", False,
                            f"program {program} of your kernel {kernel} multiplied {amount} of a head of {n_q} "
                            f"queries and {n_k} keys: it does {'a whole' if multiplied >= needed else 'most of a'} "
@@ -3912,8 +3939,9 @@ def _whole_head_program(trace, q, k, causal: bool):
     walks every key (dQ), as in Triton's fused tutorial layout, covers a cross, a few blocks' share; a persistent
     program that takes a few of a head's blocks in turn (a quarter of them) covers about that share; a program
     whose pairs fit in the strip of one block it multiplied (that block with every row of the other tensor: a
-    block of 128 on a head of 256) is not judged by the share, only if it covers the whole head; one that
-    computes dK and dV for every key (or every key but one), or dQ for every query, covers it all. A strip is
+    block of 128 on a head of 256, up to 3/4 of the causal pairs) is not judged by the share, only if it covers
+    more than 3/4 of the head; one that computes dK and dV for every key (or every key but one: round 16's 03),
+    or dQ for every query, covers it all. A strip is
     taken from each block of rows a load read most of (:func:`_dense_blocks`, against the most of one row the
     program's loads of that tensor read): a decoy tile whose lanes are key 0 and the last key is two rows, not a
     strip of every key (round 15's 14), and the pairs are counted from the blocks of rows that reached the
@@ -3981,8 +4009,10 @@ def _whole_head_program(trace, q, k, causal: bool):
         for (program, head), grid in covered.items():
             multiplied = int((grid & visible).sum())
             # a block of 128 on a head of 256 makes, with every row of the other tensor, up to 3/4 of the causal
-            # pairs: one block's strip is never "most of a head" (the whole head still is)
-            if 2 * multiplied > needed and (multiplied > strips.get((program, head), 0) or multiplied >= needed):
+            # pairs: one block's strip is never "most of a head" (the whole head still is, and so is more than
+            # 3/4 of it: a block of every key but one walked against every query is no strip of one block)
+            strip = strips.get((program, head), 0)
+            if 2 * multiplied > needed and (multiplied > strip or 4 * multiplied > 3 * needed):
                 return launch.kernel, program, multiplied, needed
     return None
 
