@@ -190,7 +190,7 @@ class Trace:
     _lineages: list = field(default_factory=list)  # the distinct lineages of values written (frozensets)
     _lineage_ids: dict = field(default_factory=dict)  # lineage: its index in _lineages
     #: what torch wrote while the reader's function ran, in order (:meth:`torch_event`): ``("new", storage
-    #: address)``, ``("copy", source layout, target layout)``, ``("fill", layout)``, a layout being (storage
+    #: address, bytes)``, ``("copy", source layout, target layout)``, ``("fill", layout)``, a layout being (storage
     #: address, element size, shape, strides, offset in elements)
     torch_events: list = field(default_factory=list)
 
@@ -200,6 +200,33 @@ class Trace:
         self.torch_events.append(event)
         if event[0] == "copy":
             self._torch_copied(event[1], event[2])
+        elif event[0] == "fill" and all(event[1][2]):  # constants: no kernel's result is left there
+            self._forget(_layout_addresses(event[1]).reshape(-1), event[1][1])
+        elif event[0] == "new" and len(event) > 2 and event[2]:  # new memory (reused storage): the same
+            import numpy as np
+
+            self._forget(np.array([event[1]], dtype=np.int64), int(event[2]))
+
+    def _forget(self, starts, size: int) -> None:
+        """Drop the writers recorded (:attr:`_written`) in the ``size`` bytes from each of ``starts``."""
+        import numpy as np
+
+        if not self._written or not starts.size:
+            return
+        w_addr = self._written[0]
+        starts = np.unique(starts.astype(np.int64))
+        low = np.searchsorted(w_addr, np.uint64(max(int(starts[0]), 0)))
+        high = np.searchsorted(w_addr, np.uint64(int(starts[-1]) + size))
+        if low >= high:
+            return
+        inside = w_addr[low:high].astype(np.int64)
+        pos = np.searchsorted(starts, inside, side="right") - 1
+        gone = (pos >= 0) & (inside < starts[np.clip(pos, 0, None)] + size)
+        if not gone.any():
+            return
+        keep = np.ones(w_addr.shape, dtype=bool)
+        keep[low:high] = ~gone
+        self._written = tuple(a[keep] for a in self._written)
 
     def _torch_copied(self, source: tuple, target: tuple) -> None:
         """A torch copy (``clone``, which ``.contiguous()`` runs; ``.to()``; ``copy_``, into any view) wrote
@@ -228,25 +255,37 @@ class Trace:
             return
         t_addr, s_addr = t_addr.reshape(-1), s_addr.reshape(-1)
         es_s, es_t = source[1], target[1]
-        # the write of each source element: one at an address inside it, else (a copy of one or two bytes of a
-        # wider element, through an int8 view) the last before it within 8 bytes
+        # the write of each source element: one at an address inside it (a write wider than 4 bytes is recorded
+        # in 4-byte pieces, :func:`_pieces`: the high half of an int64 a kernel wrote has its writer), else (a
+        # copy of one or two bytes of a wider element, through an int8 view) the last before it within 4 bytes
         idx = np.searchsorted(w_addr, s_addr.astype(np.uint64))
         at = np.clip(idx, 0, w_addr.size - 1)
         hit = (idx < w_addr.size) & (w_addr[at].astype(np.int64) < s_addr + es_s)
         if es_s <= 2:
             before = np.clip(idx - 1, 0, w_addr.size - 1)
-            near = ~hit & (idx > 0) & (w_addr[before].astype(np.int64) > s_addr - 8)
+            near = ~hit & (idx > 0) & (w_addr[before].astype(np.int64) > s_addr - 4)
             at = np.where(near, before, at)
             hit |= near
+        t_hit = t_addr[hit].astype(np.uint64)
+        at = at[hit]
+        if es_s == es_t and es_s > 4:  # a copy of bits of wide elements: every piece written in one goes along
+            end = np.searchsorted(w_addr, (s_addr + es_s).astype(np.uint64))
+            counts = np.where(hit, end - idx, 0)
+            if (counts > 1).any():
+                first = np.repeat(idx, counts)
+                step = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+                at = first + step
+                t_hit = (np.repeat(t_addr, counts) + (w_addr[at].astype(np.int64) - np.repeat(s_addr, counts))
+                         ).astype(np.uint64)
         # what earlier launches wrote into the target's elements is overwritten
         starts = np.unique(t_addr)
         pos = np.searchsorted(starts, w_addr.astype(np.int64), side="right") - 1
         kept = (pos < 0) | (w_addr.astype(np.int64) >= starts[np.clip(pos, 0, None)] + es_t)
         if kept.all() and not hit.any():
             return
-        addr = np.concatenate([w_addr[kept], t_addr[hit].astype(np.uint64)])
-        owner = np.concatenate([w_owner[kept], w_owner[at[hit]]])
-        lineage = np.concatenate([w_lineage[kept], w_lineage[at[hit]]])
+        addr = np.concatenate([w_addr[kept], t_hit])
+        owner = np.concatenate([w_owner[kept], w_owner[at]])
+        lineage = np.concatenate([w_lineage[kept], w_lineage[at]])
         order = np.argsort(addr, kind="stable")
         addr, owner, lineage = addr[order], owner[order], lineage[order]
         last = np.ones(addr.shape, dtype=bool)
@@ -1033,7 +1072,7 @@ def _install():
                     # what the value was computed from (its mask and address too: a value picked by a
                     # comparison with a loaded one depends on it)
                     sources = _sources(value) | _sources(mask) | _sources(ptrs)
-                    launch._lineage_writes.append((unique, state["program"], sources))
+                    launch._lineage_writes.append((_pieces(unique, width), state["program"], sources))
                     _note_stored(launch, unique, sources)
                     _note_stored_loads(launch, state["program"], unique, _loads(value))
                     lanes_from = getattr(value, "_gpuperf_lanes_from", None)
@@ -1095,7 +1134,7 @@ def _install():
                         record = (np.unique(picked), program)
                         (launch._exchanges if exchange else launch._adds).append(record)
                         operands = frozenset().union(*(_sources(a) for a in args if hasattr(a, "data")))
-                        launch._lineage_writes.append(record + (operands,))
+                        launch._lineage_writes.append((_pieces(record[0], width), program, operands))
                         # the value it returns (what was there) carries what this launch stored there before
                         carried = operands | _stored_sources(launch, record[0]) | \
                             {start for _, start, _ in split(launch, addresses, active, width) if start is not None}
@@ -1256,6 +1295,22 @@ def _install():
                 not any(word in name for word in skip) and callable(getattr(builder, name, None)):
             lanewise = not any(word in name for word in _NOT_LANEWISE)
             patch(builder, name, lambda original, lanewise=lanewise: make_carry(original, lanewise))
+
+    def make_move(original, name):
+        """An operation that moves lanes without changing them (a transpose or permutation, a reshape or view, a
+        size-1 axis, a join, a split, a concatenation): each lane of its result keeps the origin of the lane it
+        came from (:func:`_move_lanes`), so ``tl.trans(tl.trans(k))`` stored is a copy as ``k`` is."""
+
+        def move(self, *args, **kwargs):
+            res = original(self, *args, **kwargs)
+            if _TRACE is not None:
+                _move_lanes(name, res, args, kwargs)
+            return res
+
+        return move
+
+    for name in _MOVES:
+        patch(builder, name, lambda original, name=name: make_move(original, name))
     reduce_scan = getattr(interp, "ReduceScanOpInterface", None)
     if reduce_scan is not None:
         patch(reduce_scan, "apply", make_reduce)
@@ -1271,6 +1326,7 @@ def _install():
                     res = fget(self)
                     if _TRACE is not None:
                         _carry_sources(getattr(res, "handle", None), [getattr(self, "handle", None)])
+                        _move_lanes("T", getattr(res, "handle", None), (getattr(self, "handle", None),), {})
                     return res
 
                 scope.set_attr(tensor, "T", property(get_t))
@@ -1331,6 +1387,101 @@ def _carry_lanes(res, operands) -> None:
             res._gpuperf_lanes_from = tuple(origins)
         except AttributeError:  # pragma: no cover - a handle without a __dict__
             pass
+
+
+#: builder operations that move lanes without changing their values (no lane is duplicated or combined):
+#: :func:`_move_lanes` moves the lanes' origins with them
+_MOVES = ("create_trans", "create_reshape", "create_expand_dims", "create_join", "create_split", "create_cat")
+
+
+def _move_lanes(name, res, args, kwargs) -> None:
+    """``res`` of ``name`` (one of :data:`_MOVES`, or ``"T"`` for ``x.T``) applied to ``args``: where its
+    operands carry per-lane origins (:func:`_carry_lanes`) and nothing else loaded, each lane of ``res`` keeps
+    the origins of the operand lane the operation moved there, moved the way the interpreter moves the values
+    (``np.transpose``, ``reshape``, ``np.stack``, ``np.concatenate``). An operand of two (a join or a
+    concatenation) that carries no origins and no source (a constant) gives its lanes no origin."""
+    import numpy as np
+
+    handles = [a for a in args if hasattr(a, "data")]
+    if not handles or any(getattr(a, "_gpuperf_lanes_from", None) is None and _sources(a) for a in handles):
+        return
+    first = handles[0]
+    if name in ("create_join", "create_cat"):
+        if len(handles) != 2:
+            return
+        count = max(len(getattr(a, "_gpuperf_lanes_from", None) or ()) for a in handles)
+        if not count:
+            return
+
+        kind = next(a._gpuperf_lanes_from[0][0].dtype for a in handles if getattr(a, "_gpuperf_lanes_from", None))
+
+        def side(a, i):
+            found = getattr(a, "_gpuperf_lanes_from", None) or ()
+            if i < len(found):
+                return found[i]
+            shape = np.shape(a.data)  # no origin: a constant, or fewer origins than the other side
+            return np.zeros(shape, dtype=kind), np.zeros(shape, dtype=bool)
+
+        glue = (lambda x, y: np.stack([x, y], axis=-1)) if name == "create_join" else \
+            (lambda x, y: np.concatenate([x, y]))
+        try:
+            moved = []
+            for i in range(count):
+                (o1, a1), (o2, a2) = side(handles[0], i), side(handles[1], i)
+                moved.append((glue(o1.astype(kind, copy=False), o2.astype(kind, copy=False)), glue(a1, a2)))
+        except ValueError:
+            return
+        _set_lanes(res, moved)
+        return
+    lanes_from = getattr(first, "_gpuperf_lanes_from", None)
+    if lanes_from is None or len(handles) != 1:
+        return
+    rest = list(args[1:]) + list(kwargs.values())
+    if name == "T":
+        how = np.transpose
+    elif name == "create_trans":
+        how = lambda x: np.transpose(x, rest[0])  # noqa: E731
+    elif name == "create_reshape":
+        how = lambda x: x.reshape(rest[0])  # noqa: E731
+    elif name == "create_expand_dims":
+        how = lambda x: np.expand_dims(x, rest[0])  # noqa: E731
+    elif name == "create_split":
+        if not isinstance(res, (tuple, list)) or len(res) != 2:
+            return
+        for i, part in enumerate(res):
+            _set_lanes(part, [(o[..., i], a[..., i]) for o, a in lanes_from])
+        return
+    else:
+        return
+    try:
+        moved = [(how(o), how(a)) for o, a in lanes_from]
+    except (ValueError, TypeError, IndexError):
+        return
+    _set_lanes(res, moved)
+
+
+def _set_lanes(res, moved) -> None:
+    import numpy as np
+
+    if res is None or not hasattr(res, "data") or not moved:
+        return
+    if all(o.shape == np.shape(res.data) for o, _ in moved):
+        try:
+            res._gpuperf_lanes_from = tuple(moved)
+        except AttributeError:  # pragma: no cover - a handle without a __dict__
+            pass
+
+
+def _pieces(unique, width):
+    """The addresses at which a write of ``width``-byte lanes at ``unique`` (sorted) is recorded as the last
+    write (:attr:`Trace._written`): each lane's first byte, and for lanes wider than 4 bytes every 4th byte of
+    it, so that a load or a torch copy of a part of an element (the high half of an int64) finds its writer."""
+    import numpy as np
+
+    if not width or width <= 4 or not unique.size:
+        return unique
+    spread = (unique.astype(np.uint64)[:, None] + np.arange(0, width, 4, dtype=np.uint64)[None, :]).reshape(-1)
+    return np.unique(spread).astype(unique.dtype, copy=False)
 
 
 def _note_stored(launch, unique, sources) -> None:

@@ -428,6 +428,12 @@ def _track_copies(watch, events: list) -> None:
     def layout(t):
         return (_storage_ptr(t), t.element_size(), tuple(t.shape), tuple(t.stride()), t.storage_offset())
 
+    def _storage_bytes(t) -> int:  # the bytes new memory spans from its storage's start (its elements)
+        if not all(t.shape):
+            return 0
+        return t.element_size() * (t.storage_offset() + sum((n - 1) * st for n, st in zip(t.shape, t.stride())
+                                                            if st > 0) + 1)
+
     def dispatch(func, args, kwargs):
         out = inner(func, args, kwargs)
         if watch.paused or watch.internal or not watch.active:
@@ -436,7 +442,7 @@ def _track_copies(watch, events: list) -> None:
         outs = [t for t in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(t, torch.Tensor)]
         start = len(events)
         if name in ALLOCATIONS or name in ("clone", "_to_copy"):  # new memory: whatever it held is gone
-            events.extend(("new", _storage_ptr(t)) for t in outs)
+            events.extend(("new", _storage_ptr(t), _storage_bytes(t)) for t in outs)
         # (a fill with a tensor's value, ``m2[i].fill_(m[i])``, copies that element)
         source = args[0] if name in ("clone", "_to_copy") else args[1] if name in ("copy_", "fill_") and \
             len(args) > 1 else None
