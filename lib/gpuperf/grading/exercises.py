@@ -2950,18 +2950,6 @@ def _one_pass_check(runner, label, k, n_k, causal=False) -> list[CaseResult]:
         n_q = getattr(runner, "_attention_nq", None)
         total = _loaded_from(trace, tensor)
         whose = _whose(trace, which, tensor)
-        if causal and most <= n_k * d + min(n_k, LARGEST_BLOCK_K) * d:
-            twice = _causal_passes(trace, own, getattr(runner, "_attention_q", None), tensor, n_k)
-            if twice:
-                loads, program, seen = twice
-                return [CaseResult(label, "-", False,
-                                   f"one block of queries cost your kernels {loads} loads of {whose} "
-                                   f"({loads / (seen * d):.2g} times each of the {seen} x {d} its queries can see "
-                                   f"under the causal mask, program {program}), counting the loads of every program "
-                                   "of an earlier kernel whose results it read: FlashAttention reads each block of "
-                                   "keys once per block of queries, updating a running max, sum and output as it "
-                                   "goes (the online softmax), with the causal mask as without it; a first pass for "
-                                   "the max, then a second for the sum, reads K twice, in one kernel or in two")]
         # a pass loads n_k d elements (a few masked-off lanes less); one block of keys more is slack. Asked
         # first: a block of queries that reads K twice is two passes, whatever the total says
         if most > n_k * d + min(n_k, LARGEST_BLOCK_K) * d:
@@ -2988,18 +2976,49 @@ def _one_pass_check(runner, label, k, n_k, causal=False) -> list[CaseResult]:
     return []
 
 
+def _causal_pass_check(runner, label, q, k, v, n_k) -> list[CaseResult]:
+    """With the top-left causal mask, after the blocks a kernel skips: the passes over K and V of each program
+    counted against the keys its queries see (:func:`_causal_passes`), whatever N_k is."""
+    trace = runner.trace
+    if trace is None or q is None:
+        return []
+    d = k.shape[-1]
+    for which, tensor in (("k", k), ("v", v)):
+        if tensor is None:
+            continue
+        own: dict = {}
+        for index, launch in enumerate(trace.launches):
+            for name, *_ in launch.args:
+                if _rows_in(trace, launch, name, tensor) is not None:
+                    for program, count in launch.per_program.get(name, {}).items():
+                        own[(index << 32) | program] = own.get((index << 32) | program, 0) + count
+        twice = _causal_passes(trace, own, q, tensor, n_k)
+        if twice:
+            loads, program, seen = twice
+            return [CaseResult(label, "-", False,
+                               f"one block of queries cost your kernels {loads} loads of {_whose(trace, which, tensor)}"
+                               f" ({loads / (seen * d):.2g} times each of the {seen} x {d} its queries can see under "
+                               f"the causal mask, program {program}), counting the loads of every program of an "
+                               "earlier kernel whose results it read: FlashAttention reads each block of keys once "
+                               "per block of queries, updating a running max, sum and output as it goes (the online "
+                               "softmax), with the causal mask as without it; a first pass for the max, then a "
+                               "second for the sum, reads K twice, in one kernel or in two")]
+    return []
+
+
 def _causal_passes(trace, own: dict, q, tensor, n_k: int):
-    """With the top-left causal mask, the passes over ``tensor`` (K or V) of each program that holds queries:
-    a block of queries whose last row is i sees keys 0..i only, so one walk to its diagonal in blocks of B keys
-    (B: the most rows of ``tensor`` one of its loads covered) loads at most i + 1 keys rounded up to B, plus a
-    block. A program (with the programs of earlier kernels whose results it read, ``own`` as in
-    :meth:`Trace.through_launches`) that loaded more than that, and more than the distinct keys it loaded
-    itself (a walk past the diagonal is :func:`_skip_check`'s to tell), walked its keys twice. Returns
-    ``(loads, "kernel program", keys seen)`` for the first such program, else None."""
+    """With the top-left causal mask, the passes over ``tensor`` (K or V) of each program that holds queries. A
+    program's loads are cut into runs, one per block of queries it holds (a load of q after loads of keys starts
+    a run). Within a run, keys loaded more than once (beyond one block of B keys, B the program's widest load of
+    ``tensor``) are a second pass. With the programs of earlier kernels whose results it read (``own`` as in
+    :meth:`Trace.through_launches`: a max kernel, then a sum kernel), the loads may not pass one walk to the
+    diagonal of each block held: its last row i sees i + 1 keys, rounded up to B, plus a block. A walk past
+    the diagonal loads distinct keys and is :func:`_skip_check`'s to tell. Returns ``(loads, "program p of your
+    kernel k", keys seen)`` for the first such program, else None."""
     if q is None or q.dim() < 2 or tensor.dim() < 2:
         return None
     n_q, d = q.shape[-2], tensor.shape[-1]
-    info: dict = {}  # node: [last query row held, widest block of keys, rows of keys loaded]
+    info: dict = {}  # node: [widest block of keys, runs: [last query row, set of key rows], keys in the run before]
     for index, launch in enumerate(trace.launches):
         names = {}
         for name, *_ in launch.args:
@@ -3013,13 +3032,18 @@ def _causal_passes(trace, own: dict, q, tensor, n_k: int):
             if name not in names:
                 continue
             which, rows = names[name]
-            node = info.setdefault((index << 32) | program, [-1, 0, set()])
+            node = info.setdefault((index << 32) | program, [0, []])
             for first, last in _span_blocks(launch, at, rows, low, high):
                 if which == "q":
-                    node[0] = max(node[0], last % n_q if last // n_q == first // n_q else n_q - 1)
+                    row = last % n_q if last // n_q == first // n_q else n_q - 1
+                    if not node[1] or node[1][-1][1]:
+                        node[1].append([row, set()])
+                    node[1][-1][0] = max(node[1][-1][0], row)
                 else:
-                    node[1] = max(node[1], last - first + 1)
-                    node[2].update(range(first, last + 1))
+                    node[0] = max(node[0], last - first + 1)
+                    if not node[1]:
+                        node[1].append([-1, set()])
+                    node[1][-1][1].update(range(first, last + 1))
     found: dict = {}
 
     def ancestors(node):
@@ -3034,14 +3058,19 @@ def _causal_passes(trace, own: dict, q, tensor, n_k: int):
         return found[node]
 
     for node in sorted(info):
-        last, block, keys = info[node]
-        if last < 0 or block <= 0 or node not in own:
+        block, runs = info[node]
+        if block <= 0 or node not in own or any(last < 0 for last, _ in runs):
             continue
-        seen = min(n_k, last + 1)
-        walk = -(-seen // block) * block + block
-        loads = own[node] + sum(own.get(a, 0) for a in ancestors(node))
-        if loads > max(walk, len(keys)) * d:
-            return loads, f"{node & 0xFFFFFFFF} of your kernel {trace.launches[node >> 32].kernel}", seen
+        mine = own[node]
+        # an earlier program counts where it held queries too (a max kernel), not a copy of K it made
+        earlier = sum(own.get(a, 0) for a in ancestors(node)
+                      if a in info and any(last >= 0 for last, _ in info[a][1]))
+        seen = min(n_k, max(last for last, _ in runs) + 1)
+        distinct = sum(len(keys) + block for _, keys in runs)
+        walks = sum(-(-min(n_k, last + 1) // block) * block + block for last, _ in runs)
+        where = f"{node & 0xFFFFFFFF} of your kernel {trace.launches[node >> 32].kernel}"
+        if mine > distinct * d or (earlier and mine + earlier > max(walks, distinct) * d):
+            return mine + earlier, where, seen
     return None
 
 
@@ -3302,7 +3331,8 @@ def _block_skip_case(gen, device, n_q, label, spread="normal", n_k=None):
                              else [])
         if not all(r.passed for r in results):
             return results
-        return results + _skip_check(causal_trace, label, q, k, got[0])
+        return results + (_skip_check(causal_trace, label, q, k, got[0]) or
+                          _causal_pass_check(runner, label, q, k, v, n_k))
 
     return run
 
@@ -4496,14 +4526,14 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
     runner._attention_q, runner._attention_v, runner._attention_nq = q, v, n_q
 
     def forward_checks():
-        # the causal forward makes one pass over K and V whatever N_k is (the passes counted against the keys
-        # each block of queries sees): the causal case here has fewer than the 512 keys _key_blocks_check asks
-        passes = _one_pass_check(runner, label, k, n_k, causal) if causal and n_k < 512 else []
-        found = passes or _key_blocks_check(runner, label, k, n_k, causal) or \
+        found = _key_blocks_check(runner, label, k, n_k, causal) or \
             _launch_loop_check(runner, label, {"O": o}, "blocks of queries", "(cdiv(N_q, BLOCK_M), B x H)") or \
             _scratch_check(runner, label, (q, k, v), (o,)) or \
             _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal)
-        return found or (_skip_check(forward, label, q, k, o) if causal else [])
+        # with the causal mask, after the blocks it skips: one pass over K and V, against the keys each block of
+        # queries sees, whatever N_k is (the causal case here has fewer than the 512 keys _key_blocks_check asks)
+        return found or ((_skip_check(forward, label, q, k, o) or _causal_pass_check(runner, label, q, k, v, n_k))
+                         if causal else [])
 
     def backward_checks():
         return _scratch_check(runner, label, (q, k, v, do), grads) or \
