@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from attack_files import find_attack, load_attack
+from attack_files import find_attack, load_attack, load_attack_variant
 
 import gpuperf.kernels  # noqa: F401  (the interpreter switch, before any attack file defines a kernel)
 
@@ -63,6 +63,19 @@ def test_r16_two_pass_causal_forward_is_refused(tag, seed):
     assert "causal mask" in message and "reads K twice" in message, message
     if key == "L6.autograd":
         assert message.startswith("in your Function's forward"), message
+
+
+PASS_2 = "    # pass 2: the sum and P V (a running max, which never moves where pass 1 found it)\n"
+RELOAD = ("    q = tl.load(q_head + rows[:, None] * HEAD_DIM + dims[None, :], mask=rows[:, None] < N_Q, "
+          "other=0.0)  # again\n")
+
+
+def test_r16_two_pass_causal_forward_reloading_its_queries_is_refused():
+    """18 with q loaded again before the second walk: the same block of queries held twice is one block."""
+    key, fn = load_attack_variant(find_attack(16, "18"), (PASS_2, PASS_2 + RELOAD))
+    report = _grade(key, fn, CAUSAL_CASES[key])
+    assert not report.passed, f"18 with q reloaded accepted by {key}:\n{report.text()}"
+    assert "reads K twice" in report.failures[0].message, report.failures[0].message
 
 
 @pytest.mark.parametrize("rnd,tag", [(14, "h05"), (15, "h01"), (15, "h06"), (16, "h04"), (16, "h13"),

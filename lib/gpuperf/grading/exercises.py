@@ -3065,9 +3065,12 @@ def _causal_passes(trace, own: dict, q, tensor, n_k: int):
         # an earlier program counts where it held queries too (a max kernel), not a copy of K it made
         earlier = sum(own.get(a, 0) for a in ancestors(node)
                       if a in info and any(last >= 0 for last, _ in info[a][1]))
-        seen = min(n_k, max(last for last, _ in runs) + 1)
-        distinct = sum(len(keys) + block for _, keys in runs)
-        walks = sum(-(-min(n_k, last + 1) // block) * block + block for last, _ in runs)
+        held: dict = {}  # a block of queries held again (q loaded anew before a second walk) is one block
+        for last, keys in runs:
+            held.setdefault(last, set()).update(keys)
+        seen = min(n_k, max(held) + 1)
+        distinct = sum(len(keys) + block for keys in held.values())
+        walks = sum(-(-min(n_k, last + 1) // block) * block + block for last in held)
         where = f"{node & 0xFFFFFFFF} of your kernel {trace.launches[node >> 32].kernel}"
         if mine > distinct * d or (earlier and mine + earlier > max(walks, distinct) * d):
             return mine + earlier, where, seen
