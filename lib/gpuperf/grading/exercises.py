@@ -1399,6 +1399,25 @@ def _spread_check(runner, label, out, what: str, unit: int, unit_words: str, nou
     sms = _multiprocessors(runner.device)
     step = out.stride(0) * out.element_size() if run_cap and out.dim() == 1 else 0
     writers = trace.writers(*_tensor_bytes(out), _element_addresses(out), step)
+    # the launches of one kernel added up over the call: a Python loop that launches the kernel once per row or
+    # tile, each time on a grid of one program, runs them one after another (each launch, alone, looks right)
+    loops: dict = {}
+    for launch, counts, written, run in writers:
+        entry = loops.setdefault(launch.kernel, [0, 0, 0, 0])
+        entry[0] += 1
+        entry[1] = max(entry[1], len(counts))
+        entry[2] += written
+        entry[3] = max(entry[3], run)
+    for kernel, (launches, widest, written, run) in loops.items():
+        each = max(1, min(run, run_cap)) if step else unit
+        units = -(-written // each)
+        if launches >= 3 and 2 * widest < min(units, sms):
+            return [CaseResult(label, "-", False,
+                               f"your function launched your kernel {kernel} {launches} times in one call, each "
+                               f"launch with {widest} program(s) writing {what} ({units} {noun} in all): a Python "
+                               f"loop of small launches runs the {noun} one after another, as one program looping "
+                               f"over them would. Launch the kernel once, on a grid whose programs cover the "
+                               f"{noun}. {fix}")]
     for launch, counts, written, run in writers:
         if step:
             unit = max(1, min(run, run_cap))
@@ -2843,7 +2862,8 @@ def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
             results += _key_blocks_check(runner, label, k, n_k, causal)
         if all(r.passed for r in results):
             results += _scratch_check(runner, label, (q, k, v), (o, lse)) or \
-                _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal)
+                _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal) or \
+                _launch_loop_check(runner, label, {"o": o}, "blocks of queries", "(cdiv(N_q, BLOCK_M), B x H)")
         if programs and all(r.passed for r in results):
             results += _query_programs_check(runner, label, q, k, n_q, n_k)
         return results
@@ -2975,6 +2995,156 @@ def _one_pass_check(runner, label, k, n_k, causal=False) -> list[CaseResult]:
                                f"your kernel loaded {total} elements of {whose} for {n_q} queries "
                                f"({total / (n_k * d):.2g} times each): FlashAttention loads a block of keys once "
                                "for a whole block of queries (BLOCK_M of 16 or more), not once per query")]
+    return []
+
+
+def _causal_pass_check(runner, label, q, k, v, n_k) -> list[CaseResult]:
+    """With the top-left causal mask, after the blocks a kernel skips: the passes over K and V of each program
+    counted against the keys its queries see (:func:`_causal_passes`), whatever N_k is."""
+    trace = runner.trace
+    if trace is None or q is None:
+        return []
+    d = k.shape[-1]
+    for which, tensor in (("k", k), ("v", v)):
+        if tensor is None:
+            continue
+        own: dict = {}
+        for index, launch in enumerate(trace.launches):
+            for name, *_ in launch.args:
+                if _rows_in(trace, launch, name, tensor) is not None:
+                    for program, count in launch.per_program.get(name, {}).items():
+                        own[(index << 32) | program] = own.get((index << 32) | program, 0) + count
+        twice = _causal_passes(trace, own, q, tensor, n_k)
+        if twice:
+            loads, program, seen = twice
+            return [CaseResult(label, "-", False,
+                               f"one block of queries cost your kernels {loads} loads of {_whose(trace, which, tensor)}"
+                               f" ({loads / (seen * d):.2g} times each of the {seen} x {d} its queries can see under "
+                               f"the causal mask, program {program}), counting the loads of every program of an "
+                               "earlier kernel whose results it read: FlashAttention reads each block of keys once "
+                               "per block of queries, updating a running max, sum and output as it goes (the online "
+                               "softmax), with the causal mask as without it; a first pass for the max, then a "
+                               "second for the sum, reads K twice, in one kernel or in two")]
+    return []
+
+
+def _causal_passes(trace, own: dict, q, tensor, n_k: int):
+    """With the top-left causal mask, the passes over ``tensor`` (K or V) of each program that holds queries. A
+    program's loads are cut into runs, one per block of queries it holds (a load of q after loads of keys starts
+    a run). Within a run, keys loaded more than once (beyond one block of B keys, B the program's widest load of
+    ``tensor``) are a second pass. With the programs of earlier kernels whose results it read (``own`` as in
+    :meth:`Trace.through_launches`: a max kernel, then a sum kernel), the loads may not pass one walk to the
+    diagonal of each block held: its last row i sees i + 1 keys, rounded up to B, plus a block. A walk past
+    the diagonal loads distinct keys and is :func:`_skip_check`'s to tell. Returns ``(loads, "program p of your
+    kernel k", keys seen)`` for the first such program, else None."""
+    if q is None or q.dim() < 2 or tensor.dim() < 2:
+        return None
+    n_q, d = q.shape[-2], tensor.shape[-1]
+    info: dict = {}  # node: [widest block of keys, runs: [last query row, set of key rows], keys in the run before]
+    for index, launch in enumerate(trace.launches):
+        names = {}
+        for name, *_ in launch.args:
+            for which, t in (("q", q), ("k", tensor)):
+                rows = _rows_in(trace, launch, name, t)
+                if rows is not None:
+                    names[name] = (which, rows)
+        if not names:
+            continue
+        for at, (name, program, low, high) in enumerate(launch.spans):
+            if name not in names:
+                continue
+            which, rows = names[name]
+            node = info.setdefault((index << 32) | program, [0, []])
+            for first, last in _span_blocks(launch, at, rows, low, high):
+                if which == "q":
+                    row = last % n_q if last // n_q == first // n_q else n_q - 1
+                    if not node[1] or node[1][-1][1]:
+                        node[1].append([row, set()])
+                    node[1][-1][0] = max(node[1][-1][0], row)
+                else:
+                    node[0] = max(node[0], last - first + 1)
+                    if not node[1]:
+                        node[1].append([-1, set()])
+                    node[1][-1][1].update(range(first, last + 1))
+    found: dict = {}
+
+    def ancestors(node):
+        if node not in found:
+            found[node] = set()
+            launch = trace.launches[node >> 32]
+            result = set()
+            for source in launch.sources.get(node & 0xFFFFFFFF, ()):
+                result.add(source)
+                result |= ancestors(source)
+            found[node] = result
+        return found[node]
+
+    for node in sorted(info):
+        block, runs = info[node]
+        if block <= 0 or node not in own or any(last < 0 for last, _ in runs):
+            continue
+        mine = own[node]
+        # an earlier program counts where it held queries too (a max kernel), not a copy of K it made
+        earlier = sum(own.get(a, 0) for a in ancestors(node)
+                      if a in info and any(last >= 0 for last, _ in info[a][1]))
+        held: dict = {}  # a block of queries held again (q loaded anew before a second walk) is one block
+        for last, keys in runs:
+            held.setdefault(last, set()).update(keys)
+        seen = min(n_k, max(held) + 1)
+        distinct = sum(len(keys) + block for keys in held.values())
+        walks = sum(-(-min(n_k, last + 1) // block) * block + block for last in held)
+        where = f"{node & 0xFFFFFFFF} of your kernel {trace.launches[node >> 32].kernel}"
+        if mine > distinct * d or (earlier and mine + earlier > max(walks, distinct) * d):
+            return mine + earlier, where, seen
+    return None
+
+
+def _launch_loop_check(runner, label, outputs: dict, blocks: str, grid: str) -> list[CaseResult]:
+    """Under the interpreter: a kernel launched again and again in one call, each launch writing a head's rows of
+    an output (``outputs``: name to tensor, (..., N, d)) with one or two programs: a Python loop over the blocks
+    of a head (``blocks``), a launch each, on a grid of one program per head, runs a head's blocks one after
+    another, as one program walking them would; each launch alone looks right. A head written by at least 3
+    launches of one kernel, with fewer than half as many programs in the widest of them, is refused; a loop
+    over heads or batches (each head written by one launch) and kernels launched once each pass."""
+    import numpy as np
+
+    trace = runner.trace
+    if trace is None:
+        return []
+    for what, out in outputs.items():
+        if out is None or out.dim() < 2 or out.numel() == 0:
+            continue
+        n = out.shape[-2]
+        dims = sorted(((st, i) for i, (size, st) in enumerate(zip(out.shape, out.stride())) if size > 1),
+                      reverse=True)
+        heads: dict = {}  # (kernel, head): {launch index: programs that wrote the head's rows}
+        for index, launch, counts in ((i, launch, counts) for i, (launch, counts, _, _) in
+                                      enumerate(trace.writers(*_tensor_bytes(out), _element_addresses(out)))):
+            addr, prog = launch.writes
+            start, end = _tensor_bytes(out)
+            picked = (addr >= np.uint64(start)) & (addr < np.uint64(end))
+            offset = (addr[picked].astype(np.int64) - out.data_ptr()) // out.element_size()
+            prog = prog[picked]
+            index_of = [np.zeros_like(offset) for _ in out.shape]
+            for stride, i in dims:
+                index_of[i], offset = np.divmod(offset, stride)
+            row = np.zeros_like(offset)
+            for i in range(out.dim() - 1):
+                row = row * out.shape[i] + index_of[i]
+            for head in np.unique(row // n).tolist():
+                programs = set(np.unique(prog[row // n == head]).tolist())
+                heads.setdefault((launch.kernel, head), {})[index] = programs
+        for (kernel, head), per_launch in sorted(heads.items(), key=lambda item: -len(item[1])):
+            launches = len(per_launch)
+            widest = max(len(programs) for programs in per_launch.values())
+            if launches >= 3 and 2 * widest < launches:
+                return [CaseResult(label, "-", False,
+                                   f"your function launched your kernel {kernel} {launches} times in one call to "
+                                   f"write {what}, each launch with {widest} program(s) on a head's rows: a Python "
+                                   f"loop of launches runs the {blocks} of a head one after another, as one program "
+                                   f"walking them would. Launch the kernel once, on a grid of {grid}, whose "
+                                   f"programs cover the {blocks}, so that they run at the same time on the GPU's "
+                                   "multiprocessors")]
     return []
 
 
@@ -3186,7 +3356,8 @@ def _block_skip_case(gen, device, n_q, label, spread="normal", n_k=None):
                              else [])
         if not all(r.passed for r in results):
             return results
-        return results + _skip_check(causal_trace, label, q, k, got[0])
+        return results + (_skip_check(causal_trace, label, q, k, got[0]) or
+                          _causal_pass_check(runner, label, q, k, v, n_k))
 
     return run
 
@@ -4171,8 +4342,10 @@ def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
             results += _scratch_check(runner, label, (q, k, v, o_in, lse_in, do), got) or \
                 _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, _BACKWARD_PRODUCTS)
         if all(r.passed for r in results):
-            results += _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v, "o": o_in, "do": do},
-                                              causal)
+            results += _launch_loop_check(runner, label, dict(zip(("dq", "dk", "dv"), got)), "blocks",
+                                          "(cdiv(N_k, BLOCK_N), B x H) for dK and dV, "
+                                          "(cdiv(N_q, BLOCK_M), B x H) for dQ") or \
+                _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v, "o": o_in, "do": do}, causal)
         return results
 
     return run
@@ -4409,14 +4582,20 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
 
     def forward_checks():
         found = _key_blocks_check(runner, label, k, n_k, causal) or \
+            _launch_loop_check(runner, label, {"O": o}, "blocks of queries", "(cdiv(N_q, BLOCK_M), B x H)") or \
             _scratch_check(runner, label, (q, k, v), (o,)) or \
             _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal)
-        return found or (_skip_check(forward, label, q, k, o) if causal else [])
+        # with the causal mask, after the blocks it skips: one pass over K and V, against the keys each block of
+        # queries sees, whatever N_k is (the causal case here has fewer than the 512 keys _key_blocks_check asks)
+        return found or ((_skip_check(forward, label, q, k, o) or _causal_pass_check(runner, label, q, k, v, n_k))
+                         if causal else [])
 
     def backward_checks():
         return _scratch_check(runner, label, (q, k, v, do), grads) or \
             _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, _BACKWARD_PRODUCTS) or \
             _key_blocks_check(runner, label, k, n_k, causal) or \
+            _launch_loop_check(runner, label, dict(zip(("dQ", "dK", "dV"), grads)), "blocks",
+                               "(cdiv(N_k, BLOCK_N), B x H) for dK and dV, (cdiv(N_q, BLOCK_M), B x H) for dQ") or \
             _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v}, causal) or \
             (_causal_backward_pairs_check(backward, label, q, k, v, grads) if causal else [])
 
