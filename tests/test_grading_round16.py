@@ -43,3 +43,17 @@ def test_fp32_copies_and_buffers_for_fp16_inputs_are_one_value_a_lane(tag):
     key, fn = load_attack(find_attack(16, tag))
     report = grading.grade_report(key, fn, seed=11)
     assert report.results and report.passed, f"{tag} refused by {key}:\n{report.text()}"
+
+
+def test_every_file_of_round_16_is_tested():
+    """Every file of tests/grading_attacks_round16 is graded by a test of round 16 (this file, or the _rows,
+    _passes, _r16copies and _misc files that closed its findings)."""
+    import re
+    from pathlib import Path
+
+    from attack_files import attack_folder
+
+    tags = {path.name.split("_")[0] for path in attack_folder(16).glob("*.py")}
+    text = "\n".join(p.read_text() for p in sorted(Path(__file__).parent.glob("test_grading_round16*.py")))
+    named = set(re.findall(r'"((?:h)?\d\d)"', text))
+    assert len(tags) == 37 and tags <= named, sorted(tags - named)
