@@ -143,8 +143,8 @@ class Launch:
     read_lineage: dict = field(default_factory=dict)
     index: int = -1  # the launch's place in the call, counting from 0 (the index of its lineage)
     grid: tuple = (1, 1, 1)  # the programs on each axis
-    _lineage_loads: list = field(default_factory=list)  # (addresses, program, argument's first byte)
-    _lineage_writes: list = field(default_factory=list)  # (addresses, program, sources of the value written)
+    _lineage_loads: list = field(default_factory=list)  # (addresses, program, argument's first byte, lane bytes)
+    _lineage_writes: list = field(default_factory=list)  # (addresses, program, sources of the value, piece bytes)
     #: sources of the values this launch stored: [lowest, highest address, arrays of addresses not yet merged,
     #: the merged sorted addresses], so that a load of what the same launch stored carries what it was computed
     #: from (a row's lse rebuilt from K, stored to scratch and loaded back before it is handed on)
@@ -184,8 +184,10 @@ class Trace:
     images: list = field(default_factory=list)
     #: the grader's tensors of the call (inputs and buffers it handed over), which the images copy
     owners: list = field(default_factory=list)
-    #: (sorted addresses, owner = launch index << 32 | program, lineage id): the last writer of each, and the
-    #: lineage of what it wrote there (an index into ``_lineages``)
+    #: (sorted addresses, owner = launch index << 32 | program, lineage id, bytes): the last writer of the bytes
+    #: from each address on (at most 4, :data:`_PIECE`; the records never overlap), and the lineage of what it
+    #: wrote there (an index into ``_lineages``). A write over part of a record's bytes leaves the rest of them
+    #: to the old writer (:func:`_trim`): a value keeps its lineage while any byte of it holds a kernel's write
     _written: tuple = ()
     _lineages: list = field(default_factory=list)  # the distinct lineages of values written (frozensets)
     _lineage_ids: dict = field(default_factory=dict)  # lineage: its index in _lineages
@@ -198,6 +200,7 @@ class Trace:
         """Record what torch just wrote (see :attr:`torch_events`); a copy's target bytes take the last writer
         and lineage of the bytes it copies (:meth:`_torch_copied`)."""
         self.torch_events.append(event)
+        self._written = _records(self._written)
         if event[0] == "copy":
             self._torch_copied(event[1], event[2])
         elif event[0] == "fill" and all(event[1][2]):  # constants: no kernel's result is left there
@@ -208,25 +211,15 @@ class Trace:
             self._forget(np.array([event[1]], dtype=np.int64), int(event[2]))
 
     def _forget(self, starts, size: int) -> None:
-        """Drop the writers recorded (:attr:`_written`) in the ``size`` bytes from each of ``starts``."""
+        """Drop the writers recorded (:attr:`_written`) in the ``size`` bytes from each of ``starts``: only for
+        the bytes overwritten (a fill of the low byte of each fp32 leaves the other three bytes, and so the
+        value, to the kernel that wrote it)."""
         import numpy as np
 
         if not self._written or not starts.size:
             return
-        w_addr = self._written[0]
-        starts = np.unique(starts.astype(np.int64))
-        low = np.searchsorted(w_addr, np.uint64(max(int(starts[0]), 0)))
-        high = np.searchsorted(w_addr, np.uint64(int(starts[-1]) + size))
-        if low >= high:
-            return
-        inside = w_addr[low:high].astype(np.int64)
-        pos = np.searchsorted(starts, inside, side="right") - 1
-        gone = (pos >= 0) & (inside < starts[np.clip(pos, 0, None)] + size)
-        if not gone.any():
-            return
-        keep = np.ones(w_addr.shape, dtype=bool)
-        keep[low:high] = ~gone
-        self._written = tuple(a[keep] for a in self._written)
+        lows, highs = _byte_runs(np.asarray(starts).reshape(-1), size)
+        self._written = _trim(self._written, lows, highs)
 
     def _torch_copied(self, source: tuple, target: tuple) -> None:
         """A torch copy (``clone``, which ``.contiguous()`` runs; ``.to()``; ``copy_``, into any view) wrote
@@ -238,14 +231,14 @@ class Trace:
 
         if not self._written or not all(source[2]) or not all(target[2]):
             return
-        w_addr, w_owner, w_lineage = self._written
+        w_addr, w_owner, w_lineage, w_width = self._written
 
         def written_in(layout, before=0):  # any write recorded in the layout's bytes (or ``before`` them)
             low, high = _layout_bytes(layout)
             return np.searchsorted(w_addr, np.uint64(max(low - before, 0))) < \
                 np.searchsorted(w_addr, np.uint64(high))
 
-        if not written_in(source, 8) and not written_in(target):
+        if not written_in(source, _PIECE) and not written_in(target):
             return
         t_addr = _layout_addresses(target)
         s_addr = _layout_addresses(source)
@@ -253,44 +246,26 @@ class Trace:
             s_addr = np.broadcast_to(s_addr, t_addr.shape)
         except ValueError:  # pragma: no cover - torch broadcast it otherwise: leave the writers as they are
             return
-        t_addr, s_addr = t_addr.reshape(-1), s_addr.reshape(-1)
+        t_addr, s_addr = t_addr.reshape(-1).astype(np.int64), s_addr.reshape(-1).astype(np.int64)
         es_s, es_t = source[1], target[1]
-        # the write of each source element: one at an address inside it (a write wider than 4 bytes is recorded
-        # in 4-byte pieces, :func:`_pieces`: the high half of an int64 a kernel wrote has its writer), else (a
-        # copy of one or two bytes of a wider element, through an int8 view) the last before it within 4 bytes
-        idx = np.searchsorted(w_addr, s_addr.astype(np.uint64))
-        at = np.clip(idx, 0, w_addr.size - 1)
-        hit = (idx < w_addr.size) & (w_addr[at].astype(np.int64) < s_addr + es_s)
-        if es_s <= 2:
-            before = np.clip(idx - 1, 0, w_addr.size - 1)
-            near = ~hit & (idx > 0) & (w_addr[before].astype(np.int64) > s_addr - 4)
-            at = np.where(near, before, at)
-            hit |= near
-        t_hit = t_addr[hit].astype(np.uint64)
-        at = at[hit]
-        if es_s == es_t and es_s > 4:  # a copy of bits of wide elements: every piece written in one goes along
-            end = np.searchsorted(w_addr, (s_addr + es_s).astype(np.uint64))
-            counts = np.where(hit, end - idx, 0)
-            if (counts > 1).any():
-                first = np.repeat(idx, counts)
-                step = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-                at = first + step
-                t_hit = (np.repeat(t_addr, counts) + (w_addr[at].astype(np.int64) - np.repeat(s_addr, counts))
-                         ).astype(np.uint64)
+        # the writes recorded in each source element's bytes (a wide element's 4-byte pieces, :func:`_pieces`;
+        # the 4-byte write a byte of an int8 view lies in)
+        lane, rec = _overlapping(w_addr, w_width, s_addr, es_s)
+        if es_s == es_t:  # a copy of bits: each piece lands at its place in the target element
+            ra = w_addr[rec].astype(np.int64)
+            low = np.maximum(ra, s_addr[lane])
+            high = np.minimum(ra + w_width[rec], s_addr[lane] + es_s)
+            n_addr, n_width = t_addr[lane] + (low - s_addr[lane]), high - low
+        else:  # a conversion: the target element takes the writer of the first piece of the source's, whole
+            lane, first = np.unique(lane, return_index=True)
+            rec = rec[first]
+            offsets = np.arange(0, es_t, _PIECE, dtype=np.int64)
+            rec = np.repeat(rec, offsets.size)
+            n_addr = (t_addr[lane][:, None] + offsets[None, :]).reshape(-1)
+            n_width = np.tile(np.minimum(es_t - offsets, _PIECE), lane.size)
         # what earlier launches wrote into the target's elements is overwritten
-        starts = np.unique(t_addr)
-        pos = np.searchsorted(starts, w_addr.astype(np.int64), side="right") - 1
-        kept = (pos < 0) | (w_addr.astype(np.int64) >= starts[np.clip(pos, 0, None)] + es_t)
-        if kept.all() and not hit.any():
-            return
-        addr = np.concatenate([w_addr[kept], t_hit])
-        owner = np.concatenate([w_owner[kept], w_owner[at]])
-        lineage = np.concatenate([w_lineage[kept], w_lineage[at]])
-        order = np.argsort(addr, kind="stable")
-        addr, owner, lineage = addr[order], owner[order], lineage[order]
-        last = np.ones(addr.shape, dtype=bool)
-        last[:-1] = addr[1:] != addr[:-1]
-        self._written = (addr[last], owner[last], lineage[last])
+        lows, highs = _byte_runs(t_addr, es_t)
+        self._written = _insert(_trim(self._written, lows, highs), n_addr, w_owner[rec], w_lineage[rec], n_width)
 
     def torch_element_size(self, t) -> int | None:
         """The element size of the values torch last copied into the bytes of tensor ``t`` (a buffer of the
@@ -642,13 +617,15 @@ def _link(trace: Trace, launch: Launch) -> None:
     index = len(trace.launches)
     launch.index = index
     loaded: dict = {}  # (program, argument's first byte): the lineage of what it loaded there from earlier launches
+    trace._written = _records(trace._written)
     if trace._written:
-        w_addr, w_owner, w_lineage = trace._written
-        for addresses, program, base in launch._lineage_loads:
-            idx = np.clip(np.searchsorted(w_addr, addresses), 0, w_addr.size - 1)
-            hit = w_addr[idx] == addresses
-            if hit.any():
-                pairs = np.unique(np.stack((w_owner[idx[hit]], w_lineage[idx[hit]])), axis=1)
+        w_addr, w_owner, w_lineage, w_width = trace._written
+        for addresses, program, base, width in launch._lineage_loads:
+            # every write recorded in the bytes each lane reads (a 4-byte load of an fp32 whose low byte a fill
+            # overwrote still reads the three bytes the kernel wrote)
+            _, rec = _overlapping(w_addr, w_width, addresses, width or 1)
+            if rec.size:
+                pairs = np.unique(np.stack((w_owner[rec], w_lineage[rec])), axis=1)
                 launch.sources.setdefault(program, set()).update(int(o) for o in np.unique(pairs[0]))
                 into = loaded.setdefault((program, base), set())
                 for owner, lineage in pairs.T.tolist():
@@ -659,7 +636,7 @@ def _link(trace: Trace, launch: Launch) -> None:
     if not launch._lineage_writes:
         return
     ids = []
-    for _, program, sources in launch._lineage_writes:
+    for _, program, sources, _ in launch._lineage_writes:
         lineage = {(index, base) for base in sources}
         for base in sources:
             lineage |= loaded.get((program, base), set())
@@ -669,18 +646,116 @@ def _link(trace: Trace, launch: Launch) -> None:
             trace._lineages.append(lineage)
         ids.append(trace._lineage_ids[lineage])
     writes = launch._lineage_writes
-    addr = np.concatenate([a.astype(np.uint64) for a, _, _ in writes])
-    owner = np.concatenate([np.full(a.shape, (index << 32) | p, dtype=np.int64) for a, p, _ in writes])
-    lineage = np.concatenate([np.full(a.shape, i, dtype=np.int64) for (a, _, _), i in zip(writes, ids)])
-    if trace._written:
-        addr = np.concatenate([trace._written[0], addr])
-        owner = np.concatenate([trace._written[1], owner])
-        lineage = np.concatenate([trace._written[2], lineage])
+    addr = np.concatenate([a.astype(np.int64) for a, _, _, _ in writes])
+    owner = np.concatenate([np.full(a.shape, (index << 32) | p, dtype=np.int64) for a, p, _, _ in writes])
+    lineage = np.concatenate([np.full(a.shape, i, dtype=np.int64) for (a, _, _, _), i in zip(writes, ids)])
+    width = np.concatenate([np.full(a.shape, w, dtype=np.int64) for a, _, _, w in writes])
+    written = trace._written
+    if written:  # the bytes this launch wrote are its own now; the rest of a value partly overwritten is not
+        lows, highs = _byte_runs(addr, width)
+        written = _trim(written, lows, highs)
+    trace._written = _insert(written, addr, owner, lineage, width)
+
+
+#: the most bytes one record of :attr:`Trace._written` spans (a wider write is recorded in pieces, :func:`_pieces`)
+_PIECE = 4
+
+
+def _records(written):
+    """``written`` (:attr:`Trace._written`) with the bytes of each record: one made without them (address,
+    owner, lineage) spans :data:`_PIECE` bytes."""
+    if written and len(written) == 3:
+        import numpy as np
+
+        return tuple(written) + (np.full(written[0].shape, _PIECE, dtype=np.int64),)
+    return written
+
+
+def _byte_runs(starts, size):
+    """``(lows, highs)``: the disjoint byte ranges ``[low, high)``, sorted, that ``size`` bytes (a number, or
+    one per start) from each of ``starts`` cover."""
+    import numpy as np
+
+    starts = np.asarray(starts).astype(np.int64).reshape(-1)
+    ends = starts + np.broadcast_to(np.asarray(size, dtype=np.int64), starts.shape)
+    if not starts.size:
+        return starts, ends
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], np.maximum.accumulate(ends[order])
+    new = np.ones(starts.shape, dtype=bool)
+    new[1:] = starts[1:] > ends[:-1]
+    heads = np.flatnonzero(new)
+    return starts[heads], ends[np.append(heads[1:] - 1, starts.size - 1)]
+
+
+def _trim(written, lows, highs):
+    """``written`` (:attr:`Trace._written`) with the bytes in ``[lows, highs)`` (:func:`_byte_runs`) overwritten:
+    a record wholly inside is gone, one partly inside keeps its other bytes (as records of one byte each)."""
+    import numpy as np
+
+    if not written or not lows.size or not written[0].size:
+        return written
+    addr, owner, lineage, width = written
+    a = addr.astype(np.int64)
+    end = a + width
+    pos = np.searchsorted(lows, a, side="right") - 1  # the last range starting at or before each record
+    at = np.clip(pos, 0, None)
+    nxt = np.clip(pos + 1, 0, lows.size - 1)
+    inside = (pos >= 0) & (end <= highs[at])
+    touched = ((pos >= 0) & (a < highs[at])) | ((pos + 1 < lows.size) & (lows[nxt] < end))
+    if not touched.any():
+        return written
+    keep = ~touched
+    kept = [addr[keep], owner[keep], lineage[keep], width[keep]]
+    partial = np.flatnonzero(touched & ~inside)
+    if partial.size:  # the bytes of a value still as its writer left them keep the writer
+        w = width[partial]
+        rec = np.repeat(partial, w)
+        byte = np.repeat(a[partial], w) + (np.arange(int(w.sum())) - np.repeat(np.cumsum(w) - w, w))
+        bp = np.searchsorted(lows, byte, side="right") - 1
+        left = ~((bp >= 0) & (byte < highs[np.clip(bp, 0, None)]))
+        rec, byte = rec[left], byte[left]
+        kept = [np.concatenate([kept[0], byte.astype(addr.dtype)]), np.concatenate([kept[1], owner[rec]]),
+                np.concatenate([kept[2], lineage[rec]]), np.concatenate([kept[3], np.ones(byte.shape, width.dtype)])]
+        order = np.argsort(kept[0], kind="stable")
+        kept = [k[order] for k in kept]
+    return tuple(kept)
+
+
+def _insert(written, addr, owner, lineage, width):
+    """``written`` (:attr:`Trace._written`, already trimmed of the bytes of the new writes) with the records
+    ``addr``, ``owner``, ``lineage``, ``width`` (bytes) added; of several at one address the last stays."""
+    import numpy as np
+
+    addr = np.asarray(addr).astype(np.uint64)
+    width = np.asarray(width).astype(np.int64)
+    if written:
+        addr = np.concatenate([written[0], addr])
+        owner = np.concatenate([written[1], owner])
+        lineage = np.concatenate([written[2], lineage])
+        width = np.concatenate([written[3], width])
     order = np.argsort(addr, kind="stable")
-    addr, owner, lineage = addr[order], owner[order], lineage[order]
+    addr, owner, lineage, width = addr[order], owner[order], lineage[order], width[order]
     last = np.ones(addr.shape, dtype=bool)  # the latest write of each address
     last[:-1] = addr[1:] != addr[:-1]
-    trace._written = (addr[last], owner[last], lineage[last])
+    return (addr[last], owner[last], lineage[last], width[last])
+
+
+def _overlapping(w_addr, w_width, starts, size):
+    """``(lane, record)``: the index pairs of the elements of ``size`` bytes at ``starts`` and the records of
+    :attr:`Trace._written` (``w_addr``, ``w_width``) holding some of their bytes."""
+    import numpy as np
+
+    a = np.asarray(starts).astype(np.int64).reshape(-1)
+    lo = np.searchsorted(w_addr, np.clip(a - (_PIECE - 1), 0, None).astype(np.uint64))
+    hi = np.searchsorted(w_addr, (a + int(size)).astype(np.uint64))
+    counts = np.maximum(hi - lo, 0)
+    if not counts.any():
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    lane = np.repeat(np.arange(a.size), counts)
+    rec = np.repeat(lo, counts) + (np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts))
+    ok = w_addr[rec].astype(np.int64) + w_width[rec] > a[lane]
+    return lane[ok], rec[ok]
 
 
 def _own_atomic_marks(launch: Launch) -> None:
@@ -1022,7 +1097,7 @@ def _install():
                     if picked.size:
                         unique = np.unique(picked)
                         launch._loads.append((unique, program))
-                        launch._lineage_loads.append((unique, program, start))
+                        launch._lineage_loads.append((unique, program, start, width))
                         counts = launch.per_program.setdefault(name, {})
                         counts[program] = counts.get(program, 0) + worth
                         launch.spans.append((name, program, int(picked.min()), int(picked.max())))
@@ -1072,7 +1147,8 @@ def _install():
                     # what the value was computed from (its mask and address too: a value picked by a
                     # comparison with a loaded one depends on it)
                     sources = _sources(value) | _sources(mask) | _sources(ptrs)
-                    launch._lineage_writes.append((_pieces(unique, width), state["program"], sources))
+                    launch._lineage_writes.append((_pieces(unique, width), state["program"], sources,
+                                                    min(width or _PIECE, _PIECE)))
                     _note_stored(launch, unique, sources)
                     _note_stored_loads(launch, state["program"], unique, _loads(value))
                     lanes_from = getattr(value, "_gpuperf_lanes_from", None)
@@ -1134,7 +1210,8 @@ def _install():
                         record = (np.unique(picked), program)
                         (launch._exchanges if exchange else launch._adds).append(record)
                         operands = frozenset().union(*(_sources(a) for a in args if hasattr(a, "data")))
-                        launch._lineage_writes.append((_pieces(record[0], width), program, operands))
+                        launch._lineage_writes.append((_pieces(record[0], width), program, operands,
+                                                        min(width or _PIECE, _PIECE)))
                         # the value it returns (what was there) carries what this launch stored there before
                         carried = operands | _stored_sources(launch, record[0]) | \
                             {start for _, start, _ in split(launch, addresses, active, width) if start is not None}
@@ -1377,12 +1454,43 @@ def _carry_lanes(res, operands) -> None:
         return
     handles = [a for a in operands if hasattr(a, "data")]
     carrying = [a for a in handles if getattr(a, "_gpuperf_lanes_from", None) is not None]
-    if not carrying or any(_sources(a) for a in handles if getattr(a, "_gpuperf_lanes_from", None) is None):
+    if not carrying:
+        return
+    if any(_sources(a) for a in handles if getattr(a, "_gpuperf_lanes_from", None) is None):
+        _carry_equal_lanes(res, carrying)
         return
     origins: list = []
     for a in carrying:
         origins += [o for o in a._gpuperf_lanes_from if not any(o is seen for seen in origins)]
     if len(origins) <= 4 and all(o[0].shape == np.shape(res.data) for o in origins):
+        try:
+            res._gpuperf_lanes_from = tuple(origins)
+        except AttributeError:  # pragma: no cover - a handle without a __dict__
+            pass
+
+
+def _carry_equal_lanes(res, carrying) -> None:
+    """``res`` of an elementwise operation of loaded operands with origins (``carrying``) and others computed
+    from loads: its lanes that hold exactly the value of a carrying operand's lane (same dtype; ``k + 0.0 *
+    tl.sum(k, 0)``, ``k * (1 + 0 * s)``, ``k + (s - s)``) keep that operand's origins, as a copy of it: the
+    other operands changed nothing there. Lanes that differ have none."""
+    import numpy as np
+
+    r = np.asarray(res.data)
+    origins: list = []
+    for a in carrying:
+        x = np.asarray(a.data)
+        if x.shape != r.shape or x.dtype != r.dtype:
+            continue
+        same = r == x
+        if r.dtype.kind == "f":
+            same |= np.isnan(r) & np.isnan(x)
+        if not same.any():
+            continue
+        for origin, loaded in a._gpuperf_lanes_from:
+            if origin.shape == r.shape and not any(origin is seen for seen, _ in origins):
+                origins.append((origin, loaded & same))
+    if origins and len(origins) <= 4:
         try:
             res._gpuperf_lanes_from = tuple(origins)
         except AttributeError:  # pragma: no cover - a handle without a __dict__
