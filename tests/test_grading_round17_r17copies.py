@@ -158,13 +158,13 @@ def _trace(records):
     trace = Trace()
     trace._lineages = [frozenset({(0, 1)})]
     trace._written = (np.array([a for a, _, _ in records], dtype=np.uint64),
-                      np.array([o for _, _, o in records], dtype=np.int64), np.zeros(len(records), dtype=np.int64),
-                      np.array([w for _, w, _ in records], dtype=np.int64))
+                      np.array([o for _, _, o in records], dtype=np.int64), np.zeros(len(records), dtype=np.int64))
+    trace._written_bytes = np.array([w for _, w, _ in records], dtype=np.int64)
     return trace
 
 
 def _bytes(trace):
-    return [(int(a), int(w), int(o)) for a, o, w in zip(trace._written[0], trace._written[1], trace._written[3])]
+    return [(int(a), int(w), int(o)) for a, o, w in zip(trace._written[0], trace._written[1], trace._written_bytes)]
 
 
 def test_r17_copies_a_fill_takes_the_writer_only_from_the_bytes_it_covers():
@@ -187,7 +187,7 @@ def test_r17_copies_a_load_links_to_every_write_in_its_bytes():
     from gpuperf.grading.algorithm import _overlapping
 
     trace = _trace([(1001, 1, 7), (1002, 2, 9), (1008, 4, 3), (1012, 4, 4)])
-    w_addr, w_width = trace._written[0], trace._written[3]
+    w_addr, w_width = trace._written[0], trace._written_bytes
     lane, rec = _overlapping(w_addr, w_width, np.array([1000, 1004, 1008]), 4)
     assert sorted(zip(lane.tolist(), rec.tolist())) == [(0, 0), (0, 1), (2, 2)]
     lane, rec = _overlapping(w_addr, w_width, np.array([1008]), 8)

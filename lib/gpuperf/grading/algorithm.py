@@ -184,11 +184,13 @@ class Trace:
     images: list = field(default_factory=list)
     #: the grader's tensors of the call (inputs and buffers it handed over), which the images copy
     owners: list = field(default_factory=list)
-    #: (sorted addresses, owner = launch index << 32 | program, lineage id, bytes): the last writer of the bytes
-    #: from each address on (at most 4, :data:`_PIECE`; the records never overlap), and the lineage of what it
+    #: (sorted addresses, owner = launch index << 32 | program, lineage id): the last writer of the bytes from
+    #: each address on (:attr:`_written_bytes` of them, at most 4; the records never overlap), and the lineage of what it
     #: wrote there (an index into ``_lineages``). A write over part of a record's bytes leaves the rest of them
     #: to the old writer (:func:`_trim`): a value keeps its lineage while any byte of it holds a kernel's write
     _written: tuple = ()
+    #: the bytes each record of :attr:`_written` spans (an int64 array beside its addresses)
+    _written_bytes: object = None
     _lineages: list = field(default_factory=list)  # the distinct lineages of values written (frozensets)
     _lineage_ids: dict = field(default_factory=dict)  # lineage: its index in _lineages
     #: what torch wrote while the reader's function ran, in order (:meth:`torch_event`): ``("new", storage
@@ -200,7 +202,6 @@ class Trace:
         """Record what torch just wrote (see :attr:`torch_events`); a copy's target bytes take the last writer
         and lineage of the bytes it copies (:meth:`_torch_copied`)."""
         self.torch_events.append(event)
-        self._written = _records(self._written)
         if event[0] == "copy":
             self._torch_copied(event[1], event[2])
         elif event[0] == "fill" and all(event[1][2]):  # constants: no kernel's result is left there
@@ -219,7 +220,7 @@ class Trace:
         if not self._written or not starts.size:
             return
         lows, highs = _byte_runs(np.asarray(starts).reshape(-1), size)
-        self._written = _trim(self._written, lows, highs)
+        _put(self, _trim(_records(self), lows, highs))
 
     def _torch_copied(self, source: tuple, target: tuple) -> None:
         """A torch copy (``clone``, which ``.contiguous()`` runs; ``.to()``; ``copy_``, into any view) wrote
@@ -231,7 +232,7 @@ class Trace:
 
         if not self._written or not all(source[2]) or not all(target[2]):
             return
-        w_addr, w_owner, w_lineage, w_width = self._written
+        w_addr, w_owner, w_lineage, w_width = _records(self)
 
         def written_in(layout, before=0):  # any write recorded in the layout's bytes (or ``before`` them)
             low, high = _layout_bytes(layout)
@@ -265,7 +266,7 @@ class Trace:
             n_width = np.tile(np.minimum(es_t - offsets, _PIECE), lane.size)
         # what earlier launches wrote into the target's elements is overwritten
         lows, highs = _byte_runs(t_addr, es_t)
-        self._written = _insert(_trim(self._written, lows, highs), n_addr, w_owner[rec], w_lineage[rec], n_width)
+        _put(self, _insert(_trim(_records(self), lows, highs), n_addr, w_owner[rec], w_lineage[rec], n_width))
 
     def torch_element_size(self, t) -> int | None:
         """The element size of the values torch last copied into the bytes of tensor ``t`` (a buffer of the
@@ -617,9 +618,8 @@ def _link(trace: Trace, launch: Launch) -> None:
     index = len(trace.launches)
     launch.index = index
     loaded: dict = {}  # (program, argument's first byte): the lineage of what it loaded there from earlier launches
-    trace._written = _records(trace._written)
     if trace._written:
-        w_addr, w_owner, w_lineage, w_width = trace._written
+        w_addr, w_owner, w_lineage, w_width = _records(trace)
         for addresses, program, base, width in launch._lineage_loads:
             # every write recorded in the bytes each lane reads (a 4-byte load of an fp32 whose low byte a fill
             # overwrote still reads the three bytes the kernel wrote)
@@ -650,25 +650,37 @@ def _link(trace: Trace, launch: Launch) -> None:
     owner = np.concatenate([np.full(a.shape, (index << 32) | p, dtype=np.int64) for a, p, _, _ in writes])
     lineage = np.concatenate([np.full(a.shape, i, dtype=np.int64) for (a, _, _, _), i in zip(writes, ids)])
     width = np.concatenate([np.full(a.shape, w, dtype=np.int64) for a, _, _, w in writes])
-    written = trace._written
+    written = _records(trace)
     if written:  # the bytes this launch wrote are its own now; the rest of a value partly overwritten is not
         lows, highs = _byte_runs(addr, width)
         written = _trim(written, lows, highs)
-    trace._written = _insert(written, addr, owner, lineage, width)
+    _put(trace, _insert(written, addr, owner, lineage, width))
 
 
 #: the most bytes one record of :attr:`Trace._written` spans (a wider write is recorded in pieces, :func:`_pieces`)
 _PIECE = 4
 
 
-def _records(written):
-    """``written`` (:attr:`Trace._written`) with the bytes of each record: one made without them (address,
-    owner, lineage) spans :data:`_PIECE` bytes."""
-    if written and len(written) == 3:
+def _records(trace):
+    """The records of :attr:`Trace._written` with the bytes each spans (:attr:`Trace._written_bytes`): (address,
+    owner, lineage, bytes); where none are kept (set without them), :data:`_PIECE` bytes each."""
+    written = trace._written
+    if not written:
+        return written
+    width = trace._written_bytes
+    if width is None or width.shape != written[0].shape:
         import numpy as np
 
-        return tuple(written) + (np.full(written[0].shape, _PIECE, dtype=np.int64),)
-    return written
+        width = np.full(written[0].shape, _PIECE, dtype=np.int64)
+    return tuple(written[:3]) + (width,)
+
+
+def _put(trace, records) -> None:
+    """Set :attr:`Trace._written` and :attr:`Trace._written_bytes` from ``records`` (:func:`_records`)."""
+    if not records:
+        trace._written, trace._written_bytes = (), None
+        return
+    trace._written, trace._written_bytes = tuple(records[:3]), records[3]
 
 
 def _byte_runs(starts, size):
