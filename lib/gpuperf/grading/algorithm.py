@@ -677,7 +677,7 @@ def _records(trace):
 
 def _put(trace, records) -> None:
     """Set :attr:`Trace._written` and :attr:`Trace._written_bytes` from ``records`` (:func:`_records`)."""
-    if not records:
+    if not records or not len(records[0]):  # nothing left written (a fill over every write): no records at all
         trace._written, trace._written_bytes = (), None
         return
     trace._written, trace._written_bytes = tuple(records[:3]), records[3]
