@@ -1378,6 +1378,26 @@ def _element_addresses(tensor):
     return None
 
 
+def _surviving_writes(picked: list) -> list:
+    """``picked``: ``(addresses, programs)`` per launch, in launch order (the writes of one output). For each,
+    a boolean mask of the writes whose values the output keeps: no later launch wrote the address (writes of
+    the last launch to write an address all count, atomics included)."""
+    import numpy as np
+
+    if not picked:
+        return []
+    addr = np.concatenate([a for a, _ in picked])
+    order = np.concatenate([np.full(a.size, i, dtype=np.int64) for i, (a, _) in enumerate(picked)])
+    if not addr.size:
+        return [np.zeros(0, dtype=bool) for _ in picked]
+    unique, inverse = np.unique(addr, return_inverse=True)
+    last = np.full(unique.size, -1, dtype=np.int64)
+    np.maximum.at(last, inverse, order)
+    kept = order == last[inverse]
+    edges = np.cumsum([0] + [a.size for a, _ in picked])
+    return [kept[edges[i]:edges[i + 1]] for i in range(len(picked))]
+
+
 def _spread_check(runner, label, out, what: str, unit: int, unit_words: str, noun: str, fix: str,
                   run_cap: int = 0) -> list[CaseResult]:
     """Under the interpreter: the work of ``out`` spread over programs, launch by launch, counted from what each
@@ -1391,6 +1411,7 @@ def _spread_check(runner, label, out, what: str, unit: int, unit_words: str, nou
     ``run_cap`` (a 1-D output), the unit is instead the longest stretch of ``out`` one program writes, at most
     ``run_cap`` elements (``unit_words`` formats it as ``{unit}``): a program that owns two adjacent blocks
     owns one block twice as wide, while four programs striding over the vector own blocks of one load each."""
+    import numpy as np
     import torch
 
     trace = runner.trace
@@ -1401,22 +1422,49 @@ def _spread_check(runner, label, out, what: str, unit: int, unit_words: str, nou
     writers = trace.writers(*_tensor_bytes(out), _element_addresses(out), step)
     # the launches of one kernel added up over the call: a Python loop that launches the kernel once per row or
     # tile, each time on a grid of one program, runs them one after another (each launch, alone, looks right)
+    # (one wide launch beside the loop, its programs writing placeholders that later launches overwrite, does not
+    # hide it: the launches with few programs are counted, whatever the widest)
+    start, end = _tensor_bytes(out)
+    keep = _element_addresses(out)
+    picked = []
+    for launch, *_ in writers:
+        addr, prog = launch.writes
+        lo, hi = np.searchsorted(addr, np.uint64(start)), np.searchsorted(addr, np.uint64(end))
+        addr, prog = addr[lo:hi], prog[lo:hi]
+        if keep is not None and addr.size:
+            chosen = keep(addr)
+            addr, prog = addr[chosen], prog[chosen]
+        picked.append((addr, prog))
+    kept = _surviving_writes(picked)
     loops: dict = {}
-    for launch, counts, written, run in writers:
-        entry = loops.setdefault(launch.kernel, [0, 0, 0, 0])
+    for (launch, counts, written, run), (addr, prog), survives in zip(writers, picked, kept):
+        entry = loops.setdefault(launch.kernel, [0, [], [], 0])
         entry[0] += 1
-        entry[1] = max(entry[1], len(counts))
-        entry[2] += written
+        entry[1].append((len(counts), int(np.unique(prog[survives]).size), written))
+        entry[2].append(addr)
         entry[3] = max(entry[3], run)
-    for kernel, (launches, widest, written, run) in loops.items():
+    for kernel, (launches, each_launch, addresses, run) in loops.items():
+        written = int(np.unique(np.concatenate(addresses)).size)  # elements written, each once
         each = max(1, min(run, run_cap)) if step else unit
         units = -(-written // each)
-        if launches >= 3 and 2 * widest < min(units, sms):
+        # few programs, counting every write, or the writes the output keeps (placeholders overwritten later
+        # are no work); a launch whose writes all are overwritten (split-K's earlier launches) is not one
+        need = min(units, sms)
+        narrow = [(programs if 2 * programs < need else kept, wrote) for programs, kept, wrote in each_launch
+                  if 2 * programs < need or 0 < 2 * kept < need]
+        if launches >= 3 and len(narrow) >= 3 and sum(wrote for _, wrote in narrow) >= 3 * each:
+            most = max(programs for programs, _ in narrow)
+            which, wide = "each launch", ""
+            if len(narrow) < launches:
+                which = f"{len(narrow)} of those launches"
+            if len(narrow) < launches or any(kept < programs for programs, kept, _ in each_launch):
+                wide = (" (a wide launch whose programs write values that later launches overwrite does not "
+                        "change that: what counts is the programs that compute the values kept)")
             return [CaseResult(label, "-", False,
-                               f"your function launched your kernel {kernel} {launches} times in one call, each "
-                               f"launch with {widest} program(s) writing {what} ({units} {noun} in all): a Python "
+                               f"your function launched your kernel {kernel} {launches} times in one call, {which} "
+                               f"with {most} program(s) or fewer writing {what} ({units} {noun} in all): a Python "
                                f"loop of small launches runs the {noun} one after another, as one program looping "
-                               f"over them would. Launch the kernel once, on a grid whose programs cover the "
+                               f"over them would{wide}. Launch the kernel once, on a grid whose programs cover the "
                                f"{noun}. {fix}")]
     for launch, counts, written, run in writers:
         if step:
@@ -3120,7 +3168,8 @@ def _launch_loop_check(runner, label, outputs: dict, blocks: str, grid: str) -> 
     an output (``outputs``: name to tensor, (..., N, d)) with one or two programs: a Python loop over the blocks
     of a head (``blocks``), a launch each, on a grid of one program per head, runs a head's blocks one after
     another, as one program walking them would; each launch alone looks right. A head written by at least 3
-    launches of one kernel, with fewer than half as many programs in the widest of them, is refused; a loop
+    launches of one kernel, 3 or more of them with fewer than half as many programs, is refused (whatever the
+    widest: one wide launch of placeholders beside the loop hides nothing); a loop
     over heads or batches (each head written by one launch) and kernels launched once each pass."""
     import numpy as np
 
@@ -3133,14 +3182,16 @@ def _launch_loop_check(runner, label, outputs: dict, blocks: str, grid: str) -> 
         n = out.shape[-2]
         dims = sorted(((st, i) for i, (size, st) in enumerate(zip(out.shape, out.stride())) if size > 1),
                       reverse=True)
-        heads: dict = {}  # (kernel, head): {launch index: programs that wrote the head's rows}
-        for index, launch, counts in ((i, launch, counts) for i, (launch, counts, _, _) in
-                                      enumerate(trace.writers(*_tensor_bytes(out), _element_addresses(out)))):
+        heads: dict = {}  # (kernel, head): {launch index: (programs that wrote the head's rows, those kept)}
+        start, end = _tensor_bytes(out)
+        written = []
+        for launch, *_ in trace.writers(start, end, _element_addresses(out)):
             addr, prog = launch.writes
-            start, end = _tensor_bytes(out)
             picked = (addr >= np.uint64(start)) & (addr < np.uint64(end))
-            offset = (addr[picked].astype(np.int64) - out.data_ptr()) // out.element_size()
-            prog = prog[picked]
+            written.append((launch, addr[picked], prog[picked]))
+        kept = _surviving_writes([(addr, prog) for _, addr, prog in written])
+        for index, ((launch, addr, prog), survives) in enumerate(zip(written, kept)):
+            offset = (addr.astype(np.int64) - out.data_ptr()) // out.element_size()
             index_of = [np.zeros_like(offset) for _ in out.shape]
             for stride, i in dims:
                 index_of[i], offset = np.divmod(offset, stride)
@@ -3148,19 +3199,28 @@ def _launch_loop_check(runner, label, outputs: dict, blocks: str, grid: str) -> 
             for i in range(out.dim() - 1):
                 row = row * out.shape[i] + index_of[i]
             for head in np.unique(row // n).tolist():
-                programs = set(np.unique(prog[row // n == head]).tolist())
-                heads.setdefault((launch.kernel, head), {})[index] = programs
+                mine = row // n == head
+                programs = int(np.unique(prog[mine]).size)
+                heads.setdefault((launch.kernel, head), {})[index] = (programs,
+                                                                      int(np.unique(prog[mine & survives]).size))
         for (kernel, head), per_launch in sorted(heads.items(), key=lambda item: -len(item[1])):
             launches = len(per_launch)
-            widest = max(len(programs) for programs in per_launch.values())
-            if launches >= 3 and 2 * widest < launches:
+            # the launches with few programs on the head, whatever the widest, counting every write or the writes
+            # the output keeps (a wide launch of placeholders that the loop's launches overwrite hides nothing)
+            narrow = [programs if 2 * programs < launches else kept for programs, kept in per_launch.values()
+                      if 2 * programs < launches or 0 < 2 * kept < launches]
+            if launches >= 3 and len(narrow) >= 3:
+                which = "each launch" if len(narrow) == launches else f"{len(narrow)} of those launches"
+                wide = ("" if len(narrow) == launches and all(kept == programs for programs, kept in
+                                                                per_launch.values()) else
+                        " (a wide launch whose programs write values that later launches overwrite does not change "
+                        "that: what counts is the programs that compute the values kept)")
                 return [CaseResult(label, "-", False,
                                    f"your function launched your kernel {kernel} {launches} times in one call to "
-                                   f"write {what}, each launch with {widest} program(s) on a head's rows: a Python "
-                                   f"loop of launches runs the {blocks} of a head one after another, as one program "
-                                   f"walking them would. Launch the kernel once, on a grid of {grid}, whose "
-                                   f"programs cover the {blocks}, so that they run at the same time on the GPU's "
-                                   "multiprocessors")]
+                                   f"write {what}, {which} with {max(narrow)} program(s) or fewer on a head's rows: "
+                                   f"a Python loop of launches runs the {blocks} of a head one after another, as "
+                                   f"one program walking them would{wide}. Launch the kernel once, on a grid of {grid}, whose programs cover the "
+                                   f"{blocks}, so that they run at the same time on the GPU's multiprocessors")]
     return []
 
 
