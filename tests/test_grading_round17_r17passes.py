@@ -4,7 +4,8 @@
   before q. ``_causal_passes`` skipped every program with keys loaded before its first q. Keys loaded before
   any q now belong to the first block of queries the program loads, and a program's loads are counted against
   one walk to the diagonal of each block of queries it loads, whatever the order of the loads (the blocks cut
-  from the rows of q it loads, so two blocks loaded together, h01's pairs, are two walks).
+  from the rows of q it loads, among the rows of o it stores, so two blocks loaded together, h01's pairs, are
+  two walks, and a far row of q only read is none).
 - 03-06 (L3.softmax, L5.forward, L4.matmul, L6.backward): a Python loop of one-program launches beside ONE wide
   launch of placeholders. The launch-loop rules took the widest launch; they now count the launches with few
   programs, counting every write or only the writes the output keeps (a placeholder overwritten later is no
@@ -69,6 +70,20 @@ def test_r17_two_pass_with_q_loaded_after_both_walks_is_refused():
     report = _grade(key, fn, CAUSAL_CASES[key])
     assert not report.passed, f"01 with q reloaded accepted by {key}:\n{report.text()}"
     assert "reads K twice" in report.failures[0].message, report.failures[0].message
+
+
+def test_r17_two_pass_with_a_far_row_of_q_loaded_between_the_walks_is_refused():
+    """01 with one row of q, up to 127 rows past its block, loaded between the walks and never written: a
+    program holds the rows of q it loads among those of o it stores, not a far row it only reads."""
+    pass_2 = "    # pass 2: the sum and P V (a running max, which never moves where pass 1 found it)\n"
+    far = ("    far = tl.minimum(block_m * BLOCK_M + 127, N_Q - 1)\n"
+           "    qd = tl.load(q_head + far * HEAD_DIM + dims)  # a far row, read, never written\n"
+           "    m = m + 0.0 * tl.sum(qd.to(tl.float32), axis=0)\n")
+    key, fn = load_attack_variant(find_attack(17, "01"), (pass_2, pass_2 + far))
+    report = _grade(key, fn, CAUSAL_CASES[key])
+    assert not report.passed, f"01 with a far row of q accepted by {key}:\n{report.text()}"
+    message = report.failures[0].message
+    assert "reads K twice" in message and "program 1 " in message, message
 
 
 @pytest.mark.parametrize("rnd,tag", [(17, "h02"), (14, "h05"), (15, "h01"), (15, "h06"), (16, "h04"),

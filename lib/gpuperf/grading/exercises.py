@@ -3046,7 +3046,7 @@ def _one_pass_check(runner, label, k, n_k, causal=False) -> list[CaseResult]:
     return []
 
 
-def _causal_pass_check(runner, label, q, k, v, n_k) -> list[CaseResult]:
+def _causal_pass_check(runner, label, q, k, v, n_k, o=None) -> list[CaseResult]:
     """With the top-left causal mask, after the blocks a kernel skips: the passes over K and V of each program
     counted against the keys its queries see (:func:`_causal_passes`), whatever N_k is."""
     trace = runner.trace
@@ -3062,7 +3062,7 @@ def _causal_pass_check(runner, label, q, k, v, n_k) -> list[CaseResult]:
                 if _rows_in(trace, launch, name, tensor) is not None:
                     for program, count in launch.per_program.get(name, {}).items():
                         own[(index << 32) | program] = own.get((index << 32) | program, 0) + count
-        twice = _causal_passes(trace, own, q, tensor, n_k)
+        twice = _causal_passes(trace, own, q, tensor, n_k, o)
         if twice:
             loads, program, seen = twice
             return [CaseResult(label, "-", False,
@@ -3076,17 +3076,17 @@ def _causal_pass_check(runner, label, q, k, v, n_k) -> list[CaseResult]:
     return []
 
 
-def _causal_passes(trace, own: dict, q, tensor, n_k: int):
+def _causal_passes(trace, own: dict, q, tensor, n_k: int, o=None):
     """With the top-left causal mask, the passes over ``tensor`` (K or V) of each program that holds queries. A
     program's loads are cut into runs, one per block of queries it holds (a load of q after loads of keys starts
     a run; keys loaded before any q belong to the first block it loads). A program's loads of ``tensor`` (with
     the programs of earlier kernels whose results it read, ``own`` as in :meth:`Trace.through_launches`: a max
     kernel, then a sum kernel) may not pass one walk to the diagonal of each block held, whatever the order of
     its loads (blocks of queries loaded together, keys before q): its last row i sees i + 1 keys, rounded up to
-    B (the program's widest load of ``tensor``), plus a block. A program's own loads may reach the distinct
-    keys of each run plus a block: a walk past the diagonal loads distinct keys and is :func:`_skip_check`'s
-    to tell. Returns ``(loads, "program p of your
-    kernel k", keys seen)`` for the first such program, else None."""
+    B (the program's widest load of ``tensor``), plus a block; or the distinct keys it loaded plus a block: a
+    walk past the diagonal loads distinct keys and is :func:`_skip_check`'s to tell. Given ``o``, a program that stores rows of o holds only the rows of q it loaded among those (a
+    row of q loaded and never written is no block of queries). Returns ``(loads, "program p of your kernel k",
+    keys seen)`` for the first such program, else None."""
     if q is None or q.dim() < 2 or tensor.dim() < 2:
         return None
     n_q, d = q.shape[-2], tensor.shape[-1]
@@ -3119,6 +3119,15 @@ def _causal_passes(trace, own: dict, q, tensor, n_k: int):
                     if not node[1]:
                         node[1].append([-1, set()])
                     node[1][-1][1].update(range(first, last + 1))
+    stored: dict = {}  # node: the rows of o it stored
+    if o is not None and o.dim() >= 2:
+        for index, launch in enumerate(trace.launches):
+            for name, program, _, low, high in getattr(launch, "store_marks", ()):
+                rows = _rows_in(trace, launch, name, o)
+                if rows is not None and (index << 32) | program in info:
+                    first, last = sorted((rows(low), rows(high)))
+                    stored.setdefault((index << 32) | program, set()).update(
+                        r % n_q for r in range(first, last + 1))
     found: dict = {}
 
     def ancestors(node):
@@ -3143,11 +3152,13 @@ def _causal_passes(trace, own: dict, q, tensor, n_k: int):
         held: dict = {}  # a block of queries held again (q loaded anew before a second walk) is one block
         for last, keys in runs:
             held.setdefault(last, set()).update(keys)
-        seen = min(n_k, max(held) + 1)
-        distinct = sum(len(keys) + block for keys in held.values())
+        # the distinct keys it loaded, plus a block: a walk past the diagonal (the skip check's), not a pass
+        distinct = len(set().union(*held.values())) + block
         # the blocks of queries held, whatever the order of the loads: the rows of q it loaded, cut where they
         # break and into blocks of its widest load of q or of keys (a block loaded in halves is one block)
         width, lasts, start = max(width, block), [], None
+        if stored.get(node) and rows & stored[node]:
+            rows = rows & stored[node]
         for row in sorted(rows):
             if start is None or row != lasts[-1] + 1 or row - start >= width:
                 start = row
@@ -3155,9 +3166,10 @@ def _causal_passes(trace, own: dict, q, tensor, n_k: int):
             else:
                 lasts[-1] = row
         walks = sum(-(-min(n_k, last + 1) // block) * block + block for last in lasts)
+        seen = min(n_k, max(lasts) + 1)
         where = f"{node & 0xFFFFFFFF} of your kernel {trace.launches[node >> 32].kernel}"
         # however the loads are ordered (blocks of queries loaded together, keys before q): one walk to each
-        # held block's diagonal, or the distinct keys of each run (a walk past the diagonal, the skip check's)
+        # held block's diagonal
         if mine > max(walks, distinct) * d or (earlier and mine + earlier > max(walks, distinct) * d):
             return mine + earlier, where, seen
     return None
@@ -3433,7 +3445,7 @@ def _block_skip_case(gen, device, n_q, label, spread="normal", n_k=None):
         if not all(r.passed for r in results):
             return results
         return results + (_skip_check(causal_trace, label, q, k, got[0]) or
-                          _causal_pass_check(runner, label, q, k, v, n_k))
+                          _causal_pass_check(runner, label, q, k, v, n_k, got[0]))
 
     return run
 
@@ -4663,7 +4675,7 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
             _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal)
         # with the causal mask, after the blocks it skips: one pass over K and V, against the keys each block of
         # queries sees, whatever N_k is (the causal case here has fewer than the 512 keys _key_blocks_check asks)
-        return found or ((_skip_check(forward, label, q, k, o) or _causal_pass_check(runner, label, q, k, v, n_k))
+        return found or ((_skip_check(forward, label, q, k, o) or _causal_pass_check(runner, label, q, k, v, n_k, o))
                          if causal else [])
 
     def backward_checks():
