@@ -1378,6 +1378,26 @@ def _element_addresses(tensor):
     return None
 
 
+def _surviving_writes(picked: list) -> list:
+    """``picked``: ``(addresses, programs)`` per launch, in launch order (the writes of one output). For each,
+    a boolean mask of the writes whose values the output keeps: no later launch wrote the address (writes of
+    the last launch to write an address all count, atomics included)."""
+    import numpy as np
+
+    if not picked:
+        return []
+    addr = np.concatenate([a for a, _ in picked])
+    order = np.concatenate([np.full(a.size, i, dtype=np.int64) for i, (a, _) in enumerate(picked)])
+    if not addr.size:
+        return [np.zeros(0, dtype=bool) for _ in picked]
+    unique, inverse = np.unique(addr, return_inverse=True)
+    last = np.full(unique.size, -1, dtype=np.int64)
+    np.maximum.at(last, inverse, order)
+    kept = order == last[inverse]
+    edges = np.cumsum([0] + [a.size for a, _ in picked])
+    return [kept[edges[i]:edges[i + 1]] for i in range(len(picked))]
+
+
 def _spread_check(runner, label, out, what: str, unit: int, unit_words: str, noun: str, fix: str,
                   run_cap: int = 0) -> list[CaseResult]:
     """Under the interpreter: the work of ``out`` spread over programs, launch by launch, counted from what each
@@ -1391,6 +1411,7 @@ def _spread_check(runner, label, out, what: str, unit: int, unit_words: str, nou
     ``run_cap`` (a 1-D output), the unit is instead the longest stretch of ``out`` one program writes, at most
     ``run_cap`` elements (``unit_words`` formats it as ``{unit}``): a program that owns two adjacent blocks
     owns one block twice as wide, while four programs striding over the vector own blocks of one load each."""
+    import numpy as np
     import torch
 
     trace = runner.trace
@@ -1401,22 +1422,49 @@ def _spread_check(runner, label, out, what: str, unit: int, unit_words: str, nou
     writers = trace.writers(*_tensor_bytes(out), _element_addresses(out), step)
     # the launches of one kernel added up over the call: a Python loop that launches the kernel once per row or
     # tile, each time on a grid of one program, runs them one after another (each launch, alone, looks right)
+    # (one wide launch beside the loop, its programs writing placeholders that later launches overwrite, does not
+    # hide it: the launches with few programs are counted, whatever the widest)
+    start, end = _tensor_bytes(out)
+    keep = _element_addresses(out)
+    picked = []
+    for launch, *_ in writers:
+        addr, prog = launch.writes
+        lo, hi = np.searchsorted(addr, np.uint64(start)), np.searchsorted(addr, np.uint64(end))
+        addr, prog = addr[lo:hi], prog[lo:hi]
+        if keep is not None and addr.size:
+            chosen = keep(addr)
+            addr, prog = addr[chosen], prog[chosen]
+        picked.append((addr, prog))
+    kept = _surviving_writes(picked)
     loops: dict = {}
-    for launch, counts, written, run in writers:
-        entry = loops.setdefault(launch.kernel, [0, 0, 0, 0])
+    for (launch, counts, written, run), (addr, prog), survives in zip(writers, picked, kept):
+        entry = loops.setdefault(launch.kernel, [0, [], [], 0])
         entry[0] += 1
-        entry[1] = max(entry[1], len(counts))
-        entry[2] += written
+        entry[1].append((len(counts), int(np.unique(prog[survives]).size), written))
+        entry[2].append(addr)
         entry[3] = max(entry[3], run)
-    for kernel, (launches, widest, written, run) in loops.items():
+    for kernel, (launches, each_launch, addresses, run) in loops.items():
+        written = int(np.unique(np.concatenate(addresses)).size)  # elements written, each once
         each = max(1, min(run, run_cap)) if step else unit
         units = -(-written // each)
-        if launches >= 3 and 2 * widest < min(units, sms):
+        # few programs, counting every write, or the writes the output keeps (placeholders overwritten later
+        # are no work); a launch whose writes all are overwritten (split-K's earlier launches) is not one
+        need = min(units, sms)
+        narrow = [(programs if 2 * programs < need else kept, wrote) for programs, kept, wrote in each_launch
+                  if 2 * programs < need or 0 < 2 * kept < need]
+        if launches >= 3 and len(narrow) >= 3 and sum(wrote for _, wrote in narrow) >= 3 * each:
+            most = max(programs for programs, _ in narrow)
+            which, wide = "each launch", ""
+            if len(narrow) < launches:
+                which = f"{len(narrow)} of those launches"
+            if len(narrow) < launches or any(kept < programs for programs, kept, _ in each_launch):
+                wide = (" (a wide launch whose programs write values that later launches overwrite does not "
+                        "change that: what counts is the programs that compute the values kept)")
             return [CaseResult(label, "-", False,
-                               f"your function launched your kernel {kernel} {launches} times in one call, each "
-                               f"launch with {widest} program(s) writing {what} ({units} {noun} in all): a Python "
+                               f"your function launched your kernel {kernel} {launches} times in one call, {which} "
+                               f"with {most} program(s) or fewer writing {what} ({units} {noun} in all): a Python "
                                f"loop of small launches runs the {noun} one after another, as one program looping "
-                               f"over them would. Launch the kernel once, on a grid whose programs cover the "
+                               f"over them would{wide}. Launch the kernel once, on a grid whose programs cover the "
                                f"{noun}. {fix}")]
     for launch, counts, written, run in writers:
         if step:
@@ -2998,7 +3046,7 @@ def _one_pass_check(runner, label, k, n_k, causal=False) -> list[CaseResult]:
     return []
 
 
-def _causal_pass_check(runner, label, q, k, v, n_k) -> list[CaseResult]:
+def _causal_pass_check(runner, label, q, k, v, n_k, o=None) -> list[CaseResult]:
     """With the top-left causal mask, after the blocks a kernel skips: the passes over K and V of each program
     counted against the keys its queries see (:func:`_causal_passes`), whatever N_k is."""
     trace = runner.trace
@@ -3014,7 +3062,7 @@ def _causal_pass_check(runner, label, q, k, v, n_k) -> list[CaseResult]:
                 if _rows_in(trace, launch, name, tensor) is not None:
                     for program, count in launch.per_program.get(name, {}).items():
                         own[(index << 32) | program] = own.get((index << 32) | program, 0) + count
-        twice = _causal_passes(trace, own, q, tensor, n_k)
+        twice = _causal_passes(trace, own, q, tensor, n_k, o)
         if twice:
             loads, program, seen = twice
             return [CaseResult(label, "-", False,
@@ -3028,15 +3076,17 @@ def _causal_pass_check(runner, label, q, k, v, n_k) -> list[CaseResult]:
     return []
 
 
-def _causal_passes(trace, own: dict, q, tensor, n_k: int):
+def _causal_passes(trace, own: dict, q, tensor, n_k: int, o=None):
     """With the top-left causal mask, the passes over ``tensor`` (K or V) of each program that holds queries. A
     program's loads are cut into runs, one per block of queries it holds (a load of q after loads of keys starts
-    a run). Within a run, keys loaded more than once (beyond one block of B keys, B the program's widest load of
-    ``tensor``) are a second pass. With the programs of earlier kernels whose results it read (``own`` as in
-    :meth:`Trace.through_launches`: a max kernel, then a sum kernel), the loads may not pass one walk to the
-    diagonal of each block held: its last row i sees i + 1 keys, rounded up to B, plus a block. A walk past
-    the diagonal loads distinct keys and is :func:`_skip_check`'s to tell. Returns ``(loads, "program p of your
-    kernel k", keys seen)`` for the first such program, else None."""
+    a run; keys loaded before any q belong to the first block it loads). A program's loads of ``tensor`` (with
+    the programs of earlier kernels whose results it read, ``own`` as in :meth:`Trace.through_launches`: a max
+    kernel, then a sum kernel) may not pass one walk to the diagonal of each block held, whatever the order of
+    its loads (blocks of queries loaded together, keys before q): its last row i sees i + 1 keys, rounded up to
+    B (the program's widest load of ``tensor``), plus a block; or the distinct keys it loaded plus a block: a
+    walk past the diagonal loads distinct keys and is :func:`_skip_check`'s to tell. Given ``o``, a program that stores rows of o holds only the rows of q it loaded among those (a
+    row of q loaded and never written is no block of queries). Returns ``(loads, "program p of your kernel k",
+    keys seen)`` for the first such program, else None."""
     if q is None or q.dim() < 2 or tensor.dim() < 2:
         return None
     n_q, d = q.shape[-2], tensor.shape[-1]
@@ -3054,11 +3104,14 @@ def _causal_passes(trace, own: dict, q, tensor, n_k: int):
             if name not in names:
                 continue
             which, rows = names[name]
-            node = info.setdefault((index << 32) | program, [0, []])
+            node = info.setdefault((index << 32) | program, [0, [], set(), 0])
             for first, last in _span_blocks(launch, at, rows, low, high):
                 if which == "q":
+                    node[2].update(r % n_q for r in range(first, last + 1))
+                    node[3] = max(node[3], last - first + 1)
                     row = last % n_q if last // n_q == first // n_q else n_q - 1
-                    if not node[1] or node[1][-1][1]:
+                    # keys loaded before any q belong to the first block of queries the program loads
+                    if not node[1] or (node[1][-1][1] and node[1][-1][0] >= 0):
                         node[1].append([row, set()])
                     node[1][-1][0] = max(node[1][-1][0], row)
                 else:
@@ -3066,6 +3119,15 @@ def _causal_passes(trace, own: dict, q, tensor, n_k: int):
                     if not node[1]:
                         node[1].append([-1, set()])
                     node[1][-1][1].update(range(first, last + 1))
+    stored: dict = {}  # node: the rows of o it stored
+    if o is not None and o.dim() >= 2:
+        for index, launch in enumerate(trace.launches):
+            for name, program, _, low, high in getattr(launch, "store_marks", ()):
+                rows = _rows_in(trace, launch, name, o)
+                if rows is not None and (index << 32) | program in info:
+                    first, last = sorted((rows(low), rows(high)))
+                    stored.setdefault((index << 32) | program, set()).update(
+                        r % n_q for r in range(first, last + 1))
     found: dict = {}
 
     def ancestors(node):
@@ -3080,8 +3142,8 @@ def _causal_passes(trace, own: dict, q, tensor, n_k: int):
         return found[node]
 
     for node in sorted(info):
-        block, runs = info[node]
-        if block <= 0 or node not in own or any(last < 0 for last, _ in runs):
+        block, runs, rows, width = info[node]
+        if block <= 0 or node not in own or all(last < 0 for last, _ in runs):
             continue
         mine = own[node]
         # an earlier program counts where it held queries too (a max kernel), not a copy of K it made
@@ -3090,11 +3152,25 @@ def _causal_passes(trace, own: dict, q, tensor, n_k: int):
         held: dict = {}  # a block of queries held again (q loaded anew before a second walk) is one block
         for last, keys in runs:
             held.setdefault(last, set()).update(keys)
-        seen = min(n_k, max(held) + 1)
-        distinct = sum(len(keys) + block for keys in held.values())
-        walks = sum(-(-min(n_k, last + 1) // block) * block + block for last in held)
+        # the distinct keys it loaded, plus a block: a walk past the diagonal (the skip check's), not a pass
+        distinct = len(set().union(*held.values())) + block
+        # the blocks of queries held, whatever the order of the loads: the rows of q it loaded, cut where they
+        # break and into blocks of its widest load of q or of keys (a block loaded in halves is one block)
+        width, lasts, start = max(width, block), [], None
+        if stored.get(node) and rows & stored[node]:
+            rows = rows & stored[node]
+        for row in sorted(rows):
+            if start is None or row != lasts[-1] + 1 or row - start >= width:
+                start = row
+                lasts.append(row)
+            else:
+                lasts[-1] = row
+        walks = sum(-(-min(n_k, last + 1) // block) * block + block for last in lasts)
+        seen = min(n_k, max(lasts) + 1)
         where = f"{node & 0xFFFFFFFF} of your kernel {trace.launches[node >> 32].kernel}"
-        if mine > distinct * d or (earlier and mine + earlier > max(walks, distinct) * d):
+        # however the loads are ordered (blocks of queries loaded together, keys before q): one walk to each
+        # held block's diagonal
+        if mine > max(walks, distinct) * d or (earlier and mine + earlier > max(walks, distinct) * d):
             return mine + earlier, where, seen
     return None
 
@@ -3104,7 +3180,8 @@ def _launch_loop_check(runner, label, outputs: dict, blocks: str, grid: str) -> 
     an output (``outputs``: name to tensor, (..., N, d)) with one or two programs: a Python loop over the blocks
     of a head (``blocks``), a launch each, on a grid of one program per head, runs a head's blocks one after
     another, as one program walking them would; each launch alone looks right. A head written by at least 3
-    launches of one kernel, with fewer than half as many programs in the widest of them, is refused; a loop
+    launches of one kernel, 3 or more of them with fewer than half as many programs, is refused (whatever the
+    widest: one wide launch of placeholders beside the loop hides nothing); a loop
     over heads or batches (each head written by one launch) and kernels launched once each pass."""
     import numpy as np
 
@@ -3117,14 +3194,16 @@ def _launch_loop_check(runner, label, outputs: dict, blocks: str, grid: str) -> 
         n = out.shape[-2]
         dims = sorted(((st, i) for i, (size, st) in enumerate(zip(out.shape, out.stride())) if size > 1),
                       reverse=True)
-        heads: dict = {}  # (kernel, head): {launch index: programs that wrote the head's rows}
-        for index, launch, counts in ((i, launch, counts) for i, (launch, counts, _, _) in
-                                      enumerate(trace.writers(*_tensor_bytes(out), _element_addresses(out)))):
+        heads: dict = {}  # (kernel, head): {launch index: (programs that wrote the head's rows, those kept)}
+        start, end = _tensor_bytes(out)
+        written = []
+        for launch, *_ in trace.writers(start, end, _element_addresses(out)):
             addr, prog = launch.writes
-            start, end = _tensor_bytes(out)
             picked = (addr >= np.uint64(start)) & (addr < np.uint64(end))
-            offset = (addr[picked].astype(np.int64) - out.data_ptr()) // out.element_size()
-            prog = prog[picked]
+            written.append((launch, addr[picked], prog[picked]))
+        kept = _surviving_writes([(addr, prog) for _, addr, prog in written])
+        for index, ((launch, addr, prog), survives) in enumerate(zip(written, kept)):
+            offset = (addr.astype(np.int64) - out.data_ptr()) // out.element_size()
             index_of = [np.zeros_like(offset) for _ in out.shape]
             for stride, i in dims:
                 index_of[i], offset = np.divmod(offset, stride)
@@ -3132,19 +3211,28 @@ def _launch_loop_check(runner, label, outputs: dict, blocks: str, grid: str) -> 
             for i in range(out.dim() - 1):
                 row = row * out.shape[i] + index_of[i]
             for head in np.unique(row // n).tolist():
-                programs = set(np.unique(prog[row // n == head]).tolist())
-                heads.setdefault((launch.kernel, head), {})[index] = programs
+                mine = row // n == head
+                programs = int(np.unique(prog[mine]).size)
+                heads.setdefault((launch.kernel, head), {})[index] = (programs,
+                                                                      int(np.unique(prog[mine & survives]).size))
         for (kernel, head), per_launch in sorted(heads.items(), key=lambda item: -len(item[1])):
             launches = len(per_launch)
-            widest = max(len(programs) for programs in per_launch.values())
-            if launches >= 3 and 2 * widest < launches:
+            # the launches with few programs on the head, whatever the widest, counting every write or the writes
+            # the output keeps (a wide launch of placeholders that the loop's launches overwrite hides nothing)
+            narrow = [programs if 2 * programs < launches else kept for programs, kept in per_launch.values()
+                      if 2 * programs < launches or 0 < 2 * kept < launches]
+            if launches >= 3 and len(narrow) >= 3:
+                which = "each launch" if len(narrow) == launches else f"{len(narrow)} of those launches"
+                wide = ("" if len(narrow) == launches and all(kept == programs for programs, kept in
+                                                                per_launch.values()) else
+                        " (a wide launch whose programs write values that later launches overwrite does not change "
+                        "that: what counts is the programs that compute the values kept)")
                 return [CaseResult(label, "-", False,
                                    f"your function launched your kernel {kernel} {launches} times in one call to "
-                                   f"write {what}, each launch with {widest} program(s) on a head's rows: a Python "
-                                   f"loop of launches runs the {blocks} of a head one after another, as one program "
-                                   f"walking them would. Launch the kernel once, on a grid of {grid}, whose "
-                                   f"programs cover the {blocks}, so that they run at the same time on the GPU's "
-                                   "multiprocessors")]
+                                   f"write {what}, {which} with {max(narrow)} program(s) or fewer on a head's rows: "
+                                   f"a Python loop of launches runs the {blocks} of a head one after another, as "
+                                   f"one program walking them would{wide}. Launch the kernel once, on a grid of {grid}, whose programs cover the "
+                                   f"{blocks}, so that they run at the same time on the GPU's multiprocessors")]
     return []
 
 
@@ -3357,7 +3445,7 @@ def _block_skip_case(gen, device, n_q, label, spread="normal", n_k=None):
         if not all(r.passed for r in results):
             return results
         return results + (_skip_check(causal_trace, label, q, k, got[0]) or
-                          _causal_pass_check(runner, label, q, k, v, n_k))
+                          _causal_pass_check(runner, label, q, k, v, n_k, got[0]))
 
     return run
 
@@ -4587,7 +4675,7 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
             _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal)
         # with the causal mask, after the blocks it skips: one pass over K and V, against the keys each block of
         # queries sees, whatever N_k is (the causal case here has fewer than the 512 keys _key_blocks_check asks)
-        return found or ((_skip_check(forward, label, q, k, o) or _causal_pass_check(runner, label, q, k, v, n_k))
+        return found or ((_skip_check(forward, label, q, k, o) or _causal_pass_check(runner, label, q, k, v, n_k, o))
                          if causal else [])
 
     def backward_checks():
