@@ -3564,12 +3564,31 @@ def _runs(loads) -> list:
 
 
 def _held_rows(trace, q, k) -> int:
-    """The most rows of q a program held at once: a run of its loads of q (between loads of k), merged, from its
-    first row to its last or the shorter way round a head (:func:`_rows_spanned`)."""
+    """The most rows of q a program held at once: in a run of its loads of q (between loads of k), each load from
+    its first row to its last, or the shorter way round a head (:func:`_rows_spanned`), and loads whose rows
+    touch or overlap merged (a block loaded in halves is one block). Loads of rows apart stay apart: a program
+    that takes blocks i and n-1-i of a head in turn, loading both first (causal load balancing), holds two
+    blocks, not every row between them (round 17's h01)."""
     n = q.shape[-2]
-    return max((_rows_spanned([block for load in run for block in load[4]], n)
-                for _, _, loads in _program_loads(trace, {"q": q, "k": k})
-                for run in _runs(loads) if run[0][0] == "q"), default=0)
+    held = 0
+    for _, _, loads in _program_loads(trace, {"q": q, "k": k}):
+        for run in _runs(loads):
+            if run[0][0] != "q":
+                continue
+            spans = []
+            for load in run:
+                blocks = _merged_spans(load[4])
+                if not blocks:
+                    continue
+                rows = _rows_spanned(blocks, n)
+                low, high = blocks[0][0], blocks[-1][1]
+                if rows < high - low + 1:  # a wrapped tile: the shorter way round, alone
+                    held = max(held, rows)
+                else:
+                    spans.append((low, high))
+            for low, high in _merged_spans(spans):
+                held = max(held, high - low + 1)
+    return held
 
 
 def _skip_check(trace, label, q, k, o=None) -> list[CaseResult]:
