@@ -3661,10 +3661,11 @@ def _load_blocks(loads, n: int, width: int = 0) -> list:
     rows make one block across loads (merged where they touch); every other block of a load stays as it is."""
     kept, pieces = [], []
     for load in loads:
-        blocks = _unwrapped(_dense_blocks(load, width=width), n) if load else []
-        kept.append(blocks)
+        dense = _dense_blocks(load, width=width) if load else []
+        blocks = _unwrapped(dense, n) if load else []
         pieces += [(max(a, lo), min(b, hi), each) for a, b, each in load for lo, hi in blocks
                    if a <= hi and lo <= b]
+        kept.append(blocks + _light_blocks(load, dense))
     levels = _row_levels(pieces)
     if not levels:
         return []
@@ -3674,6 +3675,27 @@ def _load_blocks(loads, n: int, width: int = 0) -> list:
     for blocks in kept:
         out += [b for b in blocks if not any(lo <= b[0] and b[1] <= hi for lo, hi in full)]
     return sorted(set(out))
+
+
+def _light_blocks(load, dense) -> list:
+    """The rows one load (its pieces, :func:`_visit_rows`) read less of than its dense rows (``dense``,
+    :func:`_dense_blocks`), as blocks of their own (merged among themselves, never with a dense block): a row
+    read by a lane or two is no row of the tile beside it, so it neither joins the tile (a "bridge" to the
+    diagonal) nor drops out of the load (round 17's 11: one whole row at the diagonal inside the load of a
+    far tile read one element a row; the far rows are a block of their own, and the tile is judged by it)."""
+    rows = [(a, b) for a, b, _ in _row_levels(load)]
+    out = []
+    for a, b in rows:
+        low = a
+        for lo, hi in sorted(dense):
+            if hi < low or lo > b:
+                continue
+            if lo > low:
+                out.append((low, lo - 1))
+            low = hi + 1
+        if low <= b:
+            out.append((low, b))
+    return _merged_spans(out)
 
 
 def _unwrapped(blocks, n: int) -> list:
