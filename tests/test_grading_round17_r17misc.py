@@ -69,12 +69,13 @@ def test_fp16_pairs_packed_in_int32_lanes_count_by_bytes():
 def test_fp16_pairs_packed_and_bitcast_to_fp32_count_by_bytes_too():
     """The same workspace as fp32: the packed int32 bits stored through ``.to(tl.float32, bitcast=True)`` and
     bitcast back after the load. What was stored is bits reinterpreted, not values computed in fp32."""
-    load_old = "packed = tl.load(ws_row + start // 2 + pairs, mask=start + 2 * pairs < n_cols, other=0)"
-    load_new = load_old[:-1] + ").to(tl.int32, bitcast=True)"
+    load = "\n            mask = start + cols < n_cols\n            packed = tl.load(ws_row + start // 2 + pairs, " \
+           "mask=start + 2 * pairs < n_cols, other=0)"
+    edits = [(f"# pass {p}: {what}{load}", f"# pass {p}: {what}{load}.to(tl.int32, bitcast=True)")
+             for p, what in ((2, "the sum, from the workspace"), (3, "from the workspace again, normalise, write"))]
     key, fn = load_attack_variant(
-        find_attack(17, "12"),
+        find_attack(17, "12"), *edits,
         ("lo_bits | hi_bits, mask", "(lo_bits | hi_bits).to(tl.float32, bitcast=True), mask"),
-        (load_old, load_new), (load_old + "\n", load_new + "\n"),
         ("dtype=torch.int32", "dtype=torch.float32"))
     _refused(_grade(key, fn), "other memory")
 
