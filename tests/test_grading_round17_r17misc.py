@@ -80,6 +80,16 @@ def test_fp16_pairs_packed_and_bitcast_to_fp32_count_by_bytes_too():
     _refused(_grade(key, fn), "other memory")
 
 
+def test_fp16_values_stored_and_read_back_two_to_an_int32_lane_count_by_bytes():
+    """The row stored as fp16 through a pointer cast (``ws_row.to(tl.pointer_type(tl.float16))``) and read back
+    through the int32 pointer, two values a lane: fp16 values stored there, so the lanes count by bytes."""
+    key, fn = load_attack_variant(
+        find_attack(17, "12"),
+        ("tl.store(ws_row + start // 2 + pairs, lo_bits | hi_bits, mask=start + 2 * pairs < n_cols)",
+         "tl.store(ws_row.to(tl.pointer_type(tl.float16)) + start + cols, x, mask=mask)"))
+    _refused(_grade(key, fn), "other memory")
+
+
 def test_int32_lane_of_fp32_values_still_counts_as_one():
     """Unit: ``_worth`` of an fp32 lane over fp16 x is one value; once the buffer holds packed lanes, two."""
     from gpuperf.grading import algorithm

@@ -193,8 +193,8 @@ class Trace:
     #: address, bytes)``, ``("copy", source layout, target layout)``, ``("fill", layout)``, a layout being (storage
     #: address, element size, shape, strides, offset in elements)
     torch_events: list = field(default_factory=list)
-    #: (first byte, end) of the reader's own buffers a kernel stored 4-byte lanes into that were not values
-    #: computed in fp32 (int32, or bits reinterpreted by a bitcast): see :func:`_packed`
+    #: (first byte, end) of the reader's own buffers a kernel stored values into that were not values computed
+    #: in fp32 (int32, fp16, or bits reinterpreted by a bitcast): see :func:`_packed`
     _packed: list = field(default_factory=list)
 
     def torch_event(self, event: tuple) -> None:
@@ -787,9 +787,10 @@ def _worth(launch, name, lanes: int, pointer_bytes: int | None) -> int:
 
 
 def _packed(launch, name) -> bool:
-    """Whether argument ``name`` lies in memory that a kernel of the call stored 4-byte lanes into that were not
-    values computed in fp32 (:attr:`Trace._packed`): int32 (two fp16 values packed in a lane, round 17's 12), or
-    bits reinterpreted (``.to(tl.float32, bitcast=True)``). Its 4-byte lanes count by bytes (:func:`_worth`)."""
+    """Whether argument ``name`` lies in memory that a kernel of the call stored values into that were not values
+    computed in fp32 (:attr:`Trace._packed`): int32 (two fp16 values packed in a lane, round 17's 12), fp16 (read
+    back two to an int32 lane), or bits reinterpreted (``.to(tl.float32, bitcast=True)``). Its 4-byte lanes count
+    by bytes (:func:`_worth`)."""
     spans = getattr(_TRACE, "_packed", None)
     if not spans:
         return False
@@ -1068,10 +1069,11 @@ def _install():
                 picked = addresses[active]
                 note_offsets(launch, ptrs)
                 width = _element_size(ptrs, 0)
-                # 4-byte lanes of the reader's own memory that hold no fp32 value (int32 lanes: two fp16 values
-                # packed in each, or bits reinterpreted): the buffer's lanes count by bytes (:func:`_packed`)
-                packs = width == 4 and picked.size and (np.asarray(value.data).dtype != np.float32
-                                                        or getattr(value, "_gpuperf_bits", False))
+                # values other than fp32 stored in the reader's own memory (int32 lanes: two fp16 values packed
+                # in each; fp16 pairs read back through an int32 pointer; bits reinterpreted): the buffer's
+                # 4-byte lanes count by bytes (:func:`_packed`)
+                packs = picked.size and (np.asarray(value.data).dtype != np.float32
+                                         or getattr(value, "_gpuperf_bits", False))
                 for name, _, part in split(launch, addresses, active, width):
                     count = picked.size if part is None else int(np.count_nonzero(part & active))
                     if packs and count and name not in launch._exact and name not in launch._in_grader:
