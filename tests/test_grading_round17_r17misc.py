@@ -11,7 +11,8 @@
 - 11, 14, 15 (L5.causal, L6.autograd, L6.backward): a far tile read one element a row in the same load as one
   whole row at the diagonal; the far rows fell below half of the load's row read most and dropped out. Now the
   rows a load read less of are a block of their own (``exercises._light_blocks``), never joined to its dense
-  rows: the block that starts last (keys) or ends first (queries) is the far tile.
+  rows: each row a load's active lanes read less of is a block of its own, so the block that starts last (keys)
+  or ends first (queries) is a far row.
 """
 
 from __future__ import annotations
@@ -156,7 +157,7 @@ def test_a_split_index_is_no_blocks_index(how, wraps):
 # 11, 14, 15: one whole row at the diagonal inside the load of a far tile read one element a row
 # ------------------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("tag,words", [("11", ("no query of the program's block can see", "keys 65-95")),
+@pytest.mark.parametrize("tag,words", [("11", ("no query of the program's block can see", "fwd_kernel")),
                                        ("14", ("Function's forward", "no query of the program's block")),
                                        ("15", ("every key comes after every query",))])
 def test_an_anchor_row_inside_the_far_load_hides_no_far_rows(tag, words):
@@ -174,10 +175,15 @@ def test_light_rows_are_a_block_of_their_own():
 
     # one load: a whole row at the diagonal (63) and the far rows 65-95 one element each
     inside = load((63, 63, float(d)), (65, 95, 1.0))
-    assert _judged_block("k", _judged_rows([inside], n, d)) == (65, 95)
+    assert _judged_block("k", _judged_rows([inside], n, d)) == (95, 95)
+    # the light rows running on from the diagonal to the far end, the anchor further back: each row its own
+    assert _judged_block("k", _judged_rows([load((40, 40, float(d)), (50, 95, 1.0))], n, d)) == (95, 95)
     # queries: the far rows before the anchor row end first
-    assert _judged_block("q", _judged_rows([load((0, 30, 1.0), (63, 63, float(d)))], n, d)) == (0, 30)
+    assert _judged_block("q", _judged_rows([load((0, 30, 1.0), (63, 63, float(d)))], n, d)) == (0, 0)
     # a bridge inside the tile's load (one element of each row to the diagonal): the tile is judged
     assert _judged_block("k", _judged_rows([load((63, 95, 1.0), (96, 127, float(d)))], n, d)) == (96, 127)
+    # masked-off lanes at a row read lightly (lanes pointed at a head's first element): no block
+    masked = ([(96, 127)], [(0, 0), (96, 127)], [(96, 127, float(d))], [(0, 0, 1.0), (96, 127, float(d))])
+    assert _judged_rows([masked], n, d) == [(96, 127)]
     # a tile read whole: one block
     assert _judged_rows([load((96, 127, float(d)))], n, d) == [(96, 127)]
