@@ -197,6 +197,9 @@ class Trace:
     #: address, bytes)``, ``("copy", source layout, target layout)``, ``("fill", layout)``, a layout being (storage
     #: address, element size, shape, strides, offset in elements)
     torch_events: list = field(default_factory=list)
+    #: (first byte, end) of the reader's own buffers a kernel stored values into that were not values computed
+    #: in fp32 (int32, fp16, or bits reinterpreted by a bitcast): see :func:`_packed`
+    _packed: list = field(default_factory=list)
 
     def torch_event(self, event: tuple) -> None:
         """Record what torch just wrote (see :attr:`torch_events`); a copy's target bytes take the last writer
@@ -864,9 +867,22 @@ def _worth(launch, name, lanes: int, pointer_bytes: int | None) -> int:
     unit = _unit(launch, name)
     if not pointer_bytes or not unit or unit == pointer_bytes:
         return lanes
-    if pointer_bytes == 4 and unit < 4 and name not in launch._exact and name not in launch._in_grader:
+    if pointer_bytes == 4 and unit < 4 and name not in launch._exact and name not in launch._in_grader \
+            and not _packed(launch, name):
         return lanes  # memory of the reader's own only: int32 lanes over fp16 x still read two elements each
     return -(-lanes * pointer_bytes // unit)
+
+
+def _packed(launch, name) -> bool:
+    """Whether argument ``name`` lies in memory that a kernel of the call stored values into that were not values
+    computed in fp32 (:attr:`Trace._packed`): int32 (two fp16 values packed in a lane, round 17's 12), fp16 (read
+    back two to an int32 lane), or bits reinterpreted (``.to(tl.float32, bitcast=True)``). Its 4-byte lanes count
+    by bytes (:func:`_worth`)."""
+    spans = getattr(_TRACE, "_packed", None)
+    if not spans:
+        return False
+    record = next((a for a in launch.args if a[0] == name), None)
+    return record is not None and any(start < record[2] and record[1] < end for start, end in spans)
 
 
 def _unit(launch, name) -> int | None:
@@ -1140,8 +1156,17 @@ def _install():
                 picked = addresses[active]
                 note_offsets(launch, ptrs)
                 width = _element_size(ptrs, 0)
+                # values other than fp32 stored in the reader's own memory (int32 lanes: two fp16 values packed
+                # in each; fp16 pairs read back through an int32 pointer; bits reinterpreted): the buffer's
+                # 4-byte lanes count by bytes (:func:`_packed`)
+                packs = picked.size and (np.asarray(value.data).dtype != np.float32
+                                         or getattr(value, "_gpuperf_bits", False))
                 for name, _, part in split(launch, addresses, active, width):
                     count = picked.size if part is None else int(np.count_nonzero(part & active))
+                    if packs and count and name not in launch._exact and name not in launch._in_grader:
+                        record = next((a for a in launch.args if a[0] == name), None)
+                        if record is not None and (record[1], record[2]) not in _TRACE._packed:
+                            _TRACE._packed.append((record[1], record[2]))
                     launch.stored[name] = launch.stored.get(name, 0) + _worth(launch, name, int(count), width)
                     if count:
                         mine = picked if part is None else addresses[part & active]
@@ -1439,6 +1464,24 @@ def _install():
     patch(builder, "create_atomic_cas", lambda original: make_atomic(original, True))
     patch(interp, "_implicit_cvt", make_argument)
     patch(builder, "create_dot", make_dot)
+
+    def make_bitcast(original):
+        """A value's bits reinterpreted as another type of value (``.to(tl.int32, bitcast=True)``) carries
+        ``_gpuperf_bits``, and so does what is computed from it (:func:`_carry_sources`, :func:`_packed`)."""
+
+        def bitcast(self, src, dst_type, *rest, **kw):
+            res = original(self, src, dst_type, *rest, **kw)
+            if _TRACE is not None and hasattr(res, "data"):
+                try:
+                    if np.asarray(res.data).dtype != np.asarray(src.data).dtype:
+                        res._gpuperf_bits = True
+                except (AttributeError, TypeError):  # pragma: no cover - a handle without a __dict__
+                    pass
+            return res
+
+        return bitcast
+
+    patch(builder, "create_bitcast", make_bitcast)
     for name in ("get_int32", "get_uint32", "get_int64", "get_uint64"):
         patch(builder, name, make_constant)
     return saved
@@ -1686,10 +1729,19 @@ def _carry_sources(results, operands) -> None:
     """Give ``results`` (a handle, or a tuple or list of them) the union of the sources of ``operands``, and of
     the loads (:attr:`Launch.visits` indices) their values came from."""
     found = loads = frozenset()
+    bits = False
     for value in operands:
         for item in (value if isinstance(value, (list, tuple)) else (value,)):
             found = found | _sources(item)
             loads = loads | _loads(item)
+            bits = bits or getattr(item, "_gpuperf_bits", False)
+    if bits:  # computed from bits reinterpreted (a bitcast): see :func:`_packed`
+        for res in (results if isinstance(results, (list, tuple)) else (results,)):
+            if res is not None and hasattr(res, "data"):
+                try:
+                    res._gpuperf_bits = True
+                except AttributeError:  # pragma: no cover - a handle without a __dict__
+                    pass
     if not found and not loads:
         return
     for res in (results if isinstance(results, (list, tuple)) else (results,)):

@@ -3754,24 +3754,27 @@ def _judged_rows(covered, n: int, width: int = 0) -> list:
     at any width (7 of 16 columns) beside one whole row at the diagonal is still a tile past the diagonal, and a
     "bridge" of part of every row (one element, or half the head dimension) between a tile and the diagonal is a
     block of its own, the tile judged alone."""
-    active = _load_blocks([rows[2] for rows in covered], n, width)
+    active = _load_blocks([rows[2] for rows in covered], n, width, light=True)
     judged = active + [(low, high) for low, high in _load_blocks([rows[3] for rows in covered], n, width)
                        if not any(low <= a_low and a_high <= high for a_low, a_high in active)]
     return sorted(set(judged))
 
 
-def _load_blocks(loads, n: int, width: int = 0) -> list:
+def _load_blocks(loads, n: int, width: int = 0, light: bool = False) -> list:
     """The blocks of rows of a group of loads (``loads``: the pieces of each, :func:`_visit_rows`), for
     :func:`_judged_rows`: each load's dense rows (:func:`_dense_blocks`, against its own row read most of, at
     most ``width``), less the rows it wrapped to (:func:`_unwrapped`, ``n`` the rows of one head); where the
     loads together read every element of a row (``width``; without it, as much as of the row read most), those
-    rows make one block across loads (merged where they touch); every other block of a load stays as it is."""
+    rows make one block across loads (merged where they touch); every other block of a load stays as it is.
+    ``light`` (the loads' active lanes): the rows a load read less of than its dense rows are each a block of
+    their own too (:func:`_light_blocks`)."""
     kept, pieces = [], []
     for load in loads:
-        blocks = _unwrapped(_dense_blocks(load, width=width), n) if load else []
-        kept.append(blocks)
+        dense = _dense_blocks(load, width=width) if load else []
+        blocks = _unwrapped(dense, n) if load else []
         pieces += [(max(a, lo), min(b, hi), each) for a, b, each in load for lo, hi in blocks
                    if a <= hi and lo <= b]
+        kept.append(blocks + (_light_blocks(load, dense) if light else []))
     levels = _row_levels(pieces)
     if not levels:
         return []
@@ -3781,6 +3784,28 @@ def _load_blocks(loads, n: int, width: int = 0) -> list:
     for blocks in kept:
         out += [b for b in blocks if not any(lo <= b[0] and b[1] <= hi for lo, hi in full)]
     return sorted(set(out))
+
+
+def _light_blocks(load, dense) -> list:
+    """The rows one load (its pieces, :func:`_visit_rows`, active lanes) read less of than its dense rows
+    (``dense``, :func:`_dense_blocks`), each a block of its own (never merged with another row): a row read by a
+    lane or two is no row of the tile beside it, so it neither joins the tile (a "bridge" to the diagonal) nor
+    drops out of the load (round 17's 11: one whole row at the diagonal inside the load of a far tile read one
+    element a row; the far rows are blocks of their own, and the visit is judged by the last of them, as it
+    is where those rows run on from the diagonal in one load)."""
+    rows = [(a, b) for a, b, _ in _row_levels(load)]
+    out = []
+    for a, b in rows:
+        low = a
+        for lo, hi in sorted(dense):
+            if hi < low or lo > b:
+                continue
+            if lo > low:
+                out.append((low, lo - 1))
+            low = hi + 1
+        if low <= b:
+            out.append((low, b))
+    return [(r, r) for a, b in _merged_spans(out) for r in range(a, b + 1)]
 
 
 def _unwrapped(blocks, n: int) -> list:

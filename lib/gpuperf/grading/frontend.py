@@ -688,6 +688,7 @@ def wrapping_masks(ttir: str, any_factor: bool = False) -> bool:
     # side: a program id of axis 1 or 2 itself, through casts only (a split index; never a block's rows made from
     # it, ``pid_m * BLOCK_M + tl.arange(0, BLOCK_M)``); rounded: a size's quotient multiplied back by constants
     side, rounded = set(), set()
+    blocks = _block_axes(kernel.ops)  # the axes whose program id is a block's index: no split index
     wraps, const, small = set(), {}, set()
     # group: a program id divided (through casts), with the factors of what divided it (see _group_factors)
     group: dict[str, frozenset] = {}
@@ -739,7 +740,8 @@ def wrapping_masks(ttir: str, any_factor: bool = False) -> bool:
         if op.name == "tt.get_program_id":
             for r in results:
                 pid[r] = _net()
-            if not op.text.startswith("tt.get_program_id x"):
+            if not op.text.startswith("tt.get_program_id x") and \
+                    (op.text.split()[1] if len(op.text.split()) > 1 else "y") not in blocks:
                 side.update(results)
         if op.name == "arith.constant":
             m = _INT_CONSTANT.match(op.text)
@@ -902,6 +904,46 @@ def wrapping_masks(ttir: str, any_factor: bool = False) -> bool:
         if where is not None and len(op.values) > where and base_name(op.values[where]) in wraps:
             return True
     return False
+
+
+def _block_axes(ops) -> set:
+    """The grid axes (``y``, ``z``) whose program id the kernel uses as a block's or tile's index, not as a split
+    index (see :func:`wrapping_masks`): the program id itself (through casts) times or shifted by a constant
+    (``pid_m * BLOCK_M``, ``pid_m << 5``), or a loop's bound; or a value computed from it divided, shifted right
+    or taken a remainder of (a tile's rows got back from a flat index, ``tile_start // width``). A split index
+    is only multiplied by its slice of K (round 17's 13: M's tiles on axis 1 times a padded tile of C)."""
+    axis, derived, const, found = {}, {}, set(), set()
+    for _ in range(2):  # twice: values carried around a loop
+        for op in ops:
+            operands = [base_name(v) for v in op.operands]
+            results = [base_name(r) for r in op.results]
+            if op.name == "tt.get_program_id" and not op.text.startswith("tt.get_program_id x"):
+                name = op.text.split()[1] if len(op.text.split()) > 1 else "y"
+                for r in results:
+                    axis[r] = derived[r] = name
+                continue
+            if op.name == "arith.constant":
+                const.update(results)
+            bare = [axis[v] for v in operands if v in axis]
+            from_pid = [derived[v] for v in operands if v in derived]
+            if bare and op.name in _CAST_OPS:
+                for r in results:
+                    axis[r] = bare[0]
+            elif bare and op.name in ("arith.muli", "arith.shli") and \
+                    any(v in const for v in operands if v not in axis):
+                found.update(bare)
+            elif bare and op.name == "scf.for":
+                found.update(bare)
+            if from_pid and op.name in _QUOTIENTS | {"arith.remsi", "arith.remui", "arith.shrsi", "arith.shrui"} \
+                    and operands and operands[0] in derived:
+                found.add(derived[operands[0]])
+            if from_pid:
+                for r in results:
+                    derived[r] = from_pid[0]
+            for new, init in ([op.induction] if op.induction else []) + list(op.carried):
+                if base_name(init) in derived:
+                    derived[base_name(new)] = derived[base_name(init)]
+    return found
 
 
 def _root(value: str, defs: dict) -> str:
