@@ -164,6 +164,8 @@ def _trace(records):
 
 
 def _bytes(trace):
+    if not trace._written:  # nothing left written: no records at all
+        return []
     return [(int(a), int(w), int(o)) for a, o, w in zip(trace._written[0], trace._written[1], trace._written_bytes)]
 
 
