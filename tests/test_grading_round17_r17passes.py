@@ -51,6 +51,7 @@ def _grade(key, fn, words, seed=SEED):
 # ---- 01, 02: keys loaded before q ----------------------------------------------------------------------------
 
 
+@pytest.mark.xfail(strict=True, reason="round 17: the causal pass rule of r17passes refused an honest paired-blocks kernel (tests/grading_domain_solutions.py attention_paired_blocks_kt); reverted to round 16's, so this stays open")
 @pytest.mark.parametrize("tag", ["01", "02"])
 @pytest.mark.parametrize("seed", [SEED, 11])
 def test_r17_two_pass_causal_forward_with_keys_before_q_is_refused(tag, seed):
@@ -61,6 +62,7 @@ def test_r17_two_pass_causal_forward_with_keys_before_q_is_refused(tag, seed):
     assert "causal mask" in message and "reads K twice" in message, message
 
 
+@pytest.mark.xfail(strict=True, reason="round 17: the causal pass rule of r17passes refused an honest paired-blocks kernel (tests/grading_domain_solutions.py attention_paired_blocks_kt); reverted to round 16's, so this stays open")
 def test_r17_two_pass_with_q_loaded_after_both_walks_is_refused():
     """01 with q loaded once more after the sum pass (a block held again is one block: no extra walk)."""
     store = "    o = acc / l[:, None]\n"
@@ -72,6 +74,7 @@ def test_r17_two_pass_with_q_loaded_after_both_walks_is_refused():
     assert "reads K twice" in report.failures[0].message, report.failures[0].message
 
 
+@pytest.mark.xfail(strict=True, reason="round 17: the causal pass rule of r17passes refused an honest paired-blocks kernel (tests/grading_domain_solutions.py attention_paired_blocks_kt); reverted to round 16's, so this stays open")
 def test_r17_two_pass_with_a_far_row_of_q_loaded_between_the_walks_is_refused():
     """01 with one row of q, up to 127 rows past its block, loaded between the walks and never written: a
     program holds the rows of q it loads among those of o it stores, not a far row it only reads."""

@@ -3062,7 +3062,7 @@ def _causal_pass_check(runner, label, q, k, v, n_k, o=None) -> list[CaseResult]:
                 if _rows_in(trace, launch, name, tensor) is not None:
                     for program, count in launch.per_program.get(name, {}).items():
                         own[(index << 32) | program] = own.get((index << 32) | program, 0) + count
-        twice = _causal_passes(trace, own, q, tensor, n_k, o)
+        twice = _causal_passes(trace, own, q, tensor, n_k)
         if twice:
             loads, program, seen = twice
             return [CaseResult(label, "-", False,
@@ -3076,17 +3076,15 @@ def _causal_pass_check(runner, label, q, k, v, n_k, o=None) -> list[CaseResult]:
     return []
 
 
-def _causal_passes(trace, own: dict, q, tensor, n_k: int, o=None):
+def _causal_passes(trace, own: dict, q, tensor, n_k: int):
     """With the top-left causal mask, the passes over ``tensor`` (K or V) of each program that holds queries. A
     program's loads are cut into runs, one per block of queries it holds (a load of q after loads of keys starts
-    a run; keys loaded before any q belong to the first block it loads). A program's loads of ``tensor`` (with
-    the programs of earlier kernels whose results it read, ``own`` as in :meth:`Trace.through_launches`: a max
-    kernel, then a sum kernel) may not pass one walk to the diagonal of each block held, whatever the order of
-    its loads (blocks of queries loaded together, keys before q): its last row i sees i + 1 keys, rounded up to
-    B (the program's widest load of ``tensor``), plus a block; or the distinct keys it loaded plus a block: a
-    walk past the diagonal loads distinct keys and is :func:`_skip_check`'s to tell. Given ``o``, a program that stores rows of o holds only the rows of q it loaded among those (a
-    row of q loaded and never written is no block of queries). Returns ``(loads, "program p of your kernel k",
-    keys seen)`` for the first such program, else None."""
+    a run). Within a run, keys loaded more than once (beyond one block of B keys, B the program's widest load of
+    ``tensor``) are a second pass. With the programs of earlier kernels whose results it read (``own`` as in
+    :meth:`Trace.through_launches`: a max kernel, then a sum kernel), the loads may not pass one walk to the
+    diagonal of each block held: its last row i sees i + 1 keys, rounded up to B, plus a block. A walk past
+    the diagonal loads distinct keys and is :func:`_skip_check`'s to tell. Returns ``(loads, "program p of your
+    kernel k", keys seen)`` for the first such program, else None."""
     if q is None or q.dim() < 2 or tensor.dim() < 2:
         return None
     n_q, d = q.shape[-2], tensor.shape[-1]
@@ -3104,14 +3102,11 @@ def _causal_passes(trace, own: dict, q, tensor, n_k: int, o=None):
             if name not in names:
                 continue
             which, rows = names[name]
-            node = info.setdefault((index << 32) | program, [0, [], set(), 0])
+            node = info.setdefault((index << 32) | program, [0, []])
             for first, last in _span_blocks(launch, at, rows, low, high):
                 if which == "q":
-                    node[2].update(r % n_q for r in range(first, last + 1))
-                    node[3] = max(node[3], last - first + 1)
                     row = last % n_q if last // n_q == first // n_q else n_q - 1
-                    # keys loaded before any q belong to the first block of queries the program loads
-                    if not node[1] or (node[1][-1][1] and node[1][-1][0] >= 0):
+                    if not node[1] or node[1][-1][1]:
                         node[1].append([row, set()])
                     node[1][-1][0] = max(node[1][-1][0], row)
                 else:
@@ -3119,15 +3114,6 @@ def _causal_passes(trace, own: dict, q, tensor, n_k: int, o=None):
                     if not node[1]:
                         node[1].append([-1, set()])
                     node[1][-1][1].update(range(first, last + 1))
-    stored: dict = {}  # node: the rows of o it stored
-    if o is not None and o.dim() >= 2:
-        for index, launch in enumerate(trace.launches):
-            for name, program, _, low, high in getattr(launch, "store_marks", ()):
-                rows = _rows_in(trace, launch, name, o)
-                if rows is not None and (index << 32) | program in info:
-                    first, last = sorted((rows(low), rows(high)))
-                    stored.setdefault((index << 32) | program, set()).update(
-                        r % n_q for r in range(first, last + 1))
     found: dict = {}
 
     def ancestors(node):
@@ -3142,8 +3128,8 @@ def _causal_passes(trace, own: dict, q, tensor, n_k: int, o=None):
         return found[node]
 
     for node in sorted(info):
-        block, runs, rows, width = info[node]
-        if block <= 0 or node not in own or all(last < 0 for last, _ in runs):
+        block, runs = info[node]
+        if block <= 0 or node not in own or any(last < 0 for last, _ in runs):
             continue
         mine = own[node]
         # an earlier program counts where it held queries too (a max kernel), not a copy of K it made
@@ -3152,25 +3138,11 @@ def _causal_passes(trace, own: dict, q, tensor, n_k: int, o=None):
         held: dict = {}  # a block of queries held again (q loaded anew before a second walk) is one block
         for last, keys in runs:
             held.setdefault(last, set()).update(keys)
-        # the distinct keys it loaded, plus a block: a walk past the diagonal (the skip check's), not a pass
-        distinct = len(set().union(*held.values())) + block
-        # the blocks of queries held, whatever the order of the loads: the rows of q it loaded, cut where they
-        # break and into blocks of its widest load of q or of keys (a block loaded in halves is one block)
-        width, lasts, start = max(width, block), [], None
-        if stored.get(node) and rows & stored[node]:
-            rows = rows & stored[node]
-        for row in sorted(rows):
-            if start is None or row != lasts[-1] + 1 or row - start >= width:
-                start = row
-                lasts.append(row)
-            else:
-                lasts[-1] = row
-        walks = sum(-(-min(n_k, last + 1) // block) * block + block for last in lasts)
-        seen = min(n_k, max(lasts) + 1)
+        seen = min(n_k, max(held) + 1)
+        distinct = sum(len(keys) + block for keys in held.values())
+        walks = sum(-(-min(n_k, last + 1) // block) * block + block for last in held)
         where = f"{node & 0xFFFFFFFF} of your kernel {trace.launches[node >> 32].kernel}"
-        # however the loads are ordered (blocks of queries loaded together, keys before q): one walk to each
-        # held block's diagonal
-        if mine > max(walks, distinct) * d or (earlier and mine + earlier > max(walks, distinct) * d):
+        if mine > distinct * d or (earlier and mine + earlier > max(walks, distinct) * d):
             return mine + earlier, where, seen
     return None
 
