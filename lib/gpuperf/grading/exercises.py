@@ -3046,7 +3046,7 @@ def _one_pass_check(runner, label, k, n_k, causal=False) -> list[CaseResult]:
     return []
 
 
-def _causal_pass_check(runner, label, q, k, v, n_k, o=None) -> list[CaseResult]:
+def _causal_pass_check(runner, label, q, k, v, n_k) -> list[CaseResult]:
     """With the top-left causal mask, after the blocks a kernel skips: the passes over K and V of each program
     counted against the keys its queries see (:func:`_causal_passes`), whatever N_k is."""
     trace = runner.trace
@@ -3417,7 +3417,7 @@ def _block_skip_case(gen, device, n_q, label, spread="normal", n_k=None):
         if not all(r.passed for r in results):
             return results
         return results + (_skip_check(causal_trace, label, q, k, got[0]) or
-                          _causal_pass_check(runner, label, q, k, v, n_k, got[0]))
+                          _causal_pass_check(runner, label, q, k, v, n_k))
 
     return run
 
@@ -4691,7 +4691,7 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
             _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal)
         # with the causal mask, after the blocks it skips: one pass over K and V, against the keys each block of
         # queries sees, whatever N_k is (the causal case here has fewer than the 512 keys _key_blocks_check asks)
-        return found or ((_skip_check(forward, label, q, k, o) or _causal_pass_check(runner, label, q, k, v, n_k, o))
+        return found or ((_skip_check(forward, label, q, k, o) or _causal_pass_check(runner, label, q, k, v, n_k))
                          if causal else [])
 
     def backward_checks():
