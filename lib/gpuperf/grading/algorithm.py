@@ -207,12 +207,15 @@ class Trace:
         self.torch_events.append(event)
         if event[0] == "copy":
             self._torch_copied(event[1], event[2])
-        elif event[0] == "fill" and all(event[1][2]):  # constants: no kernel's result is left there
+        elif event[0] == "fill" and all(event[1][2]) and self._written:  # constants: no kernel's result is left
             self._forget(_layout_addresses(event[1]).reshape(-1), event[1][1])
         elif event[0] == "new" and len(event) > 2 and event[2]:  # new memory (reused storage): the same
             import numpy as np
 
             self._forget(np.array([event[1]], dtype=np.int64), int(event[2]))
+            # nor is what a kernel packed into the old memory (:func:`_packed`) packed in the new
+            low, high = int(event[1]), int(event[1]) + int(event[2])
+            self._packed[:] = [(a, b) for a, b in self._packed if not (a < high and low < b)]
 
     def _forget(self, starts, size: int) -> None:
         """Drop the writers recorded (:attr:`_written`) in the ``size`` bytes from each of ``starts``: only for
@@ -863,13 +866,18 @@ def _worth(launch, name, lanes: int, pointer_bytes: int | None) -> int:
     tensor, x, by bytes: fp32 values kept in a float64 buffer through a pointer cast, or packed two to an int64
     lane, count as the elements of x they are, not half as many (round 15's 05, 06; round 16's 24, 25). A
     pointer of the unit's own type counts its lanes, and so does a 4-byte lane where x is narrower: an fp32
-    accumulator of dQ, or ``x.float()``, holds one value of x a lane (round 16's h01, h08-h10, h12)."""
+    accumulator of dQ, or ``x.float()``, holds one value of x a lane (round 16's h01, h08-h10, h12), and so does a
+    pointer of the buffer's own type where no kernel stored packed values there (``x.double()``, read as float64;
+    an int64 buffer a kernel filled with pairs counts by bytes, :func:`_packed`)."""
     unit = _unit(launch, name)
     if not pointer_bytes or not unit or unit == pointer_bytes:
         return lanes
     if pointer_bytes == 4 and unit < 4 and name not in launch._exact and name not in launch._in_grader \
             and not _packed(launch, name):
         return lanes  # memory of the reader's own only: int32 lanes over fp16 x still read two elements each
+    record = next((a for a in launch.args if a[0] == name), None)
+    if record is not None and record[3] == pointer_bytes and not _packed(launch, name):
+        return lanes  # a buffer's own type, which no kernel packed: ``x.double()`` holds one value of x a lane
     return -(-lanes * pointer_bytes // unit)
 
 

@@ -911,8 +911,12 @@ def _block_axes(ops) -> set:
     index (see :func:`wrapping_masks`): the program id itself (through casts) times or shifted by a constant
     (``pid_m * BLOCK_M``, ``pid_m << 5``), or a loop's bound; or a value computed from it divided, shifted right
     or taken a remainder of (a tile's rows got back from a flat index, ``tile_start // width``). A split index
-    is only multiplied by its slice of K (round 17's 13: M's tiles on axis 1 times a padded tile of C)."""
+    is only multiplied by its slice of K (round 17's 13: M's tiles on axis 1 times a padded tile of C). Only a
+    value built from the program id by products and sums (``pid * (BLOCK * width)``) is a flat index whose
+    quotient is a block's rows; one that went through a difference or a minimum is a length or a bound
+    (``(min(k_start + per, K) - k_start) // BLOCK_K``, a split's count of blocks of K)."""
     axis, derived, const, found = {}, {}, set(), set()
+    pure: set = set()  # derived values made from the program id by casts, products and sums only
     for _ in range(2):  # twice: values carried around a loop
         for op in ops:
             operands = [base_name(v) for v in op.operands]
@@ -921,6 +925,7 @@ def _block_axes(ops) -> set:
                 name = op.text.split()[1] if len(op.text.split()) > 1 else "y"
                 for r in results:
                     axis[r] = derived[r] = name
+                    pure.add(r)
                 continue
             if op.name == "arith.constant":
                 const.update(results)
@@ -935,14 +940,19 @@ def _block_axes(ops) -> set:
             elif bare and op.name == "scf.for":
                 found.update(bare)
             if from_pid and op.name in _QUOTIENTS | {"arith.remsi", "arith.remui", "arith.shrsi", "arith.shrui"} \
-                    and operands and operands[0] in derived:
+                    and operands and operands[0] in pure:
                 found.add(derived[operands[0]])
             if from_pid:
                 for r in results:
                     derived[r] = from_pid[0]
+                if op.name in _CAST_OPS | {"arith.muli", "arith.shli", "arith.addi"} and \
+                        all(v in pure for v in operands if v in derived):
+                    pure.update(results)
             for new, init in ([op.induction] if op.induction else []) + list(op.carried):
                 if base_name(init) in derived:
                     derived[base_name(new)] = derived[base_name(init)]
+                    if base_name(init) in pure:
+                        pure.add(base_name(new))
     return found
 
 
