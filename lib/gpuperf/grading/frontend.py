@@ -931,7 +931,11 @@ def _block_axes(ops) -> set:
                 const.update(results)
             bare = [axis[v] for v in operands if v in axis]
             from_pid = [derived[v] for v in operands if v in derived]
-            if bare and op.name in _CAST_OPS:
+            if bare and (op.name in _CAST_OPS or (
+                    op.name not in ("arith.muli", "arith.shli", "scf.for") and len(set(bare)) == 1
+                    and all(v in axis or v in const for v in operands))):
+                # the program id itself, through casts or any operation with constants only
+                # (``tl.maximum(pid_m, 0)``, ``pid_m + 0``): a function of the id alone (round 18's 07)
                 for r in results:
                     axis[r] = bare[0]
             elif bare and op.name in ("arith.muli", "arith.shli") and \
