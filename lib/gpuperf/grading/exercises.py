@@ -3062,7 +3062,7 @@ def _causal_pass_check(runner, label, q, k, v, n_k) -> list[CaseResult]:
                 if _rows_in(trace, launch, name, tensor) is not None:
                     for program, count in launch.per_program.get(name, {}).items():
                         own[(index << 32) | program] = own.get((index << 32) | program, 0) + count
-        twice = _causal_passes(trace, own, q, tensor, n_k)
+        twice = _causal_passes(trace, own, q, tensor, n_k, which == "v")
         if twice:
             loads, program, seen = twice
             return [CaseResult(label, "-", False,
@@ -3076,7 +3076,7 @@ def _causal_pass_check(runner, label, q, k, v, n_k) -> list[CaseResult]:
     return []
 
 
-def _causal_passes(trace, own: dict, q, tensor, n_k: int):
+def _causal_passes(trace, own: dict, q, tensor, n_k: int, latest: bool = False):
     """With the top-left causal mask, the passes over ``tensor`` (K or V) of each program that holds queries. A
     program's blocks of queries are read from the rows of q that reach the products its loads of ``tensor`` reach
     (:func:`_query_walks`), not from the order of its loads (keys loaded before q, two blocks of q loaded before
@@ -3112,7 +3112,7 @@ def _causal_passes(trace, own: dict, q, tensor, n_k: int):
             else:
                 node[0] = max([node[0]] + [last - first + 1
                                            for first, last in _span_blocks(launch, at, rows, low, high)])
-    walks = _query_walks(trace, q, tensor)
+    walks = _query_walks(trace, q, tensor, latest)
     found: dict = {}
 
     def ancestors(node):
@@ -3170,14 +3170,17 @@ def _causal_passes(trace, own: dict, q, tensor, n_k: int):
     return None
 
 
-def _query_walks(trace, q, k) -> dict:
+def _query_walks(trace, q, k, latest: bool = False) -> dict:
     """The walks of each program over ``k`` (K or V, or a copy of them), read from the values: ``{launch index
     << 32 | program: [(rows of q, rows of k) per load of k with active lanes]}``, each a list of (first, last)
-    rows. The rows of q of a load are those of every tl.dot its value reaches that took rows of q (through any
-    arithmetic, :attr:`Launch.dot_loads`: the tile of keys in ``q @ k^T``, the tile of values in ``p @ v``, p
-    computed from q), each load of q as the blocks of rows its active lanes cover (less a wrap,
-    :func:`_unwrapped`); a load that reaches no such product takes the block :func:`_paired_visits` judges it
-    against (a block of keys loaded ahead and never multiplied, a program without tl.dot), or none."""
+    rows. The rows of q of a load are those of the tl.dot products of its own (its value among their operands,
+    through any arithmetic, :attr:`Launch.dot_loads`, with no load of k made between other tl.dot: the tile of
+    keys in ``q @ k^T``, the tile of values in ``p @ v``; not a later product its value reached through a running
+    max) that took rows of q, each load of q as the blocks of rows its active lanes cover (less a wrap,
+    :func:`_unwrapped`); every row of q in such a product counts (``q + 0 * far`` holds the far rows too), but
+    for V (``latest``) only the latest load of q in it (p carries, through the running max, the blocks of
+    queries held before). A load with no such product takes the block :func:`_paired_visits` judges it against
+    (a block of keys loaded ahead and never multiplied, a program without tl.dot), or none."""
     import types
 
     out: dict = {}
@@ -3198,13 +3201,19 @@ def _query_walks(trace, q, k) -> dict:
         if len(visits) != len(paired):
             continue
         by_index = dict(zip(visits, paired))
-        reached: dict = {}  # visit of k: the rows of q of every product it reached
+        reached: dict = {}  # visit of k: the rows of q of every product of its own it reached
         for program, loads in launch.dot_loads:
-            taken = [block for at in loads if at in by_index and by_index[at][0] == "q"
-                     and by_index[at][4] is not None for block in _unwrapped(by_index[at][7][0], heads)]
+            held = sorted(at for at in loads if at in by_index and by_index[at][0] == "q"
+                          and by_index[at][4] is not None)
+            if latest:  # V: the latest load of q only (a running max carries the blocks held before it)
+                held = held[-1:]
+            taken = [block for at in held for block in _unwrapped(by_index[at][7][0], heads)]
+            walked = [at for at in loads if at in by_index and by_index[at][0] == "k"]
             if taken:
-                for at in loads:
-                    if at in by_index and by_index[at][0] == "k":
+                for at in walked:
+                    # a product of this load's own: every load of k in it made between the same two tl.dot (a
+                    # tile loaded in halves), not a later product its value reached through a running max
+                    if all(by_index[other][6] == by_index[at][6] for other in walked):
                         reached.setdefault(at, []).extend(taken)
         for at, (which, _, program, _, active, block, _, covered) in by_index.items():
             if which != "k" or active is None:
