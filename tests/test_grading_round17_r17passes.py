@@ -2,10 +2,10 @@
 
 - 01 (L5.causal), 02 (L6.autograd's forward): a two-pass causal forward whose first block of keys is loaded
   before q. ``_causal_passes`` skipped every program with keys loaded before its first q. Keys loaded before
-  any q now belong to the first block of queries the program loads, and a program's loads are counted against
-  one walk to the diagonal of each block of queries it loads, whatever the order of the loads (the blocks cut
-  from the rows of q it loads, among the rows of o it stores, so two blocks loaded together, h01's pairs, are
-  two walks, and a far row of q only read is none).
+  any q now belong to the walk whose products they reach: a program's blocks of queries are the rows of q that
+  reach each walk's tl.dot (tenth session, ``_query_walks``), whatever the order of its loads, so two blocks
+  loaded together (h01's pairs) are two walks, a far row of q only read is no block, and each block's keys may
+  be loaded once.
 - 03-06 (L3.softmax, L5.forward, L4.matmul, L6.backward): a Python loop of one-program launches beside ONE wide
   launch of placeholders. The launch-loop rules took the widest launch; they now count the launches with few
   programs, counting every write or only the writes the output keeps (a placeholder overwritten later is no
@@ -51,7 +51,6 @@ def _grade(key, fn, words, seed=SEED):
 # ---- 01, 02: keys loaded before q ----------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="round 17: the causal pass rule of r17passes refused an honest paired-blocks kernel (tests/grading_domain_solutions.py attention_paired_blocks_kt); reverted to round 16's, so this stays open")
 @pytest.mark.parametrize("tag", ["01", "02"])
 @pytest.mark.parametrize("seed", [SEED, 11])
 def test_r17_two_pass_causal_forward_with_keys_before_q_is_refused(tag, seed):
@@ -62,7 +61,6 @@ def test_r17_two_pass_causal_forward_with_keys_before_q_is_refused(tag, seed):
     assert "causal mask" in message and "reads K twice" in message, message
 
 
-@pytest.mark.xfail(strict=True, reason="round 17: the causal pass rule of r17passes refused an honest paired-blocks kernel (tests/grading_domain_solutions.py attention_paired_blocks_kt); reverted to round 16's, so this stays open")
 def test_r17_two_pass_with_q_loaded_after_both_walks_is_refused():
     """01 with q loaded once more after the sum pass (a block held again is one block: no extra walk)."""
     store = "    o = acc / l[:, None]\n"
@@ -74,10 +72,9 @@ def test_r17_two_pass_with_q_loaded_after_both_walks_is_refused():
     assert "reads K twice" in report.failures[0].message, report.failures[0].message
 
 
-@pytest.mark.xfail(strict=True, reason="round 17: the causal pass rule of r17passes refused an honest paired-blocks kernel (tests/grading_domain_solutions.py attention_paired_blocks_kt); reverted to round 16's, so this stays open")
 def test_r17_two_pass_with_a_far_row_of_q_loaded_between_the_walks_is_refused():
     """01 with one row of q, up to 127 rows past its block, loaded between the walks and never written: a
-    program holds the rows of q it loads among those of o it stores, not a far row it only reads."""
+    walk's block of queries is the rows of q its products take, not a far row the program only reads."""
     pass_2 = "    # pass 2: the sum and P V (a running max, which never moves where pass 1 found it)\n"
     far = ("    far = tl.minimum(block_m * BLOCK_M + 127, N_Q - 1)\n"
            "    qd = tl.load(q_head + far * HEAD_DIM + dims)  # a far row, read, never written\n"

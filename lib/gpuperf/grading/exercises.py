@@ -3062,7 +3062,7 @@ def _causal_pass_check(runner, label, q, k, v, n_k) -> list[CaseResult]:
                 if _rows_in(trace, launch, name, tensor) is not None:
                     for program, count in launch.per_program.get(name, {}).items():
                         own[(index << 32) | program] = own.get((index << 32) | program, 0) + count
-        twice = _causal_passes(trace, own, q, tensor, n_k)
+        twice = _causal_passes(trace, own, q, tensor, n_k, which == "v")
         if twice:
             loads, program, seen = twice
             return [CaseResult(label, "-", False,
@@ -3076,19 +3076,23 @@ def _causal_pass_check(runner, label, q, k, v, n_k) -> list[CaseResult]:
     return []
 
 
-def _causal_passes(trace, own: dict, q, tensor, n_k: int):
+def _causal_passes(trace, own: dict, q, tensor, n_k: int, latest: bool = False):
     """With the top-left causal mask, the passes over ``tensor`` (K or V) of each program that holds queries. A
-    program's loads are cut into runs, one per block of queries it holds (a load of q after loads of keys starts
-    a run). Within a run, keys loaded more than once (beyond one block of B keys, B the program's widest load of
-    ``tensor``) are a second pass. With the programs of earlier kernels whose results it read (``own`` as in
-    :meth:`Trace.through_launches`: a max kernel, then a sum kernel), the loads may not pass one walk to the
-    diagonal of each block held: its last row i sees i + 1 keys, rounded up to B, plus a block. A walk past
-    the diagonal loads distinct keys and is :func:`_skip_check`'s to tell. Returns ``(loads, "program p of your
-    kernel k", keys seen)`` for the first such program, else None."""
+    program's blocks of queries are read from the rows of q that reach the products its loads of ``tensor`` reach
+    (:func:`_query_walks`), not from the order of its loads (keys loaded before q, two blocks of q loaded before
+    either walk): the loads whose rows of q overlap walk one block of queries (one query row more in one of them
+    makes no block of its own; a block loaded in halves whose products share each tile is one block), loads
+    with rows of q apart walk blocks apart (blocks i and n-1-i of a load-balanced program). Each block's keys may
+    be loaded once, plus a block of B keys (B the program's widest load of ``tensor``); a second walk to the
+    same diagonal for the same rows is a second pass. With the programs of earlier kernels whose results it
+    read (``own`` as in :meth:`Trace.through_launches`: a max kernel, then a sum kernel), the loads may not pass
+    one walk to the diagonal of each block: its last row i sees i + 1 keys, rounded up to B, plus a block. A
+    walk past the diagonal loads distinct keys and is :func:`_skip_check`'s to tell. Returns ``(loads, "program
+    p of your kernel k", keys seen)`` for the first such program, else None."""
     if q is None or q.dim() < 2 or tensor.dim() < 2:
         return None
     n_q, d = q.shape[-2], tensor.shape[-1]
-    info: dict = {}  # node: [widest block of keys, runs: [last query row, set of key rows], keys in the run before]
+    info: dict = {}  # node: [widest block of keys, whether it loaded q]
     for index, launch in enumerate(trace.launches):
         names = {}
         for name, *_ in launch.args:
@@ -3102,18 +3106,13 @@ def _causal_passes(trace, own: dict, q, tensor, n_k: int):
             if name not in names:
                 continue
             which, rows = names[name]
-            node = info.setdefault((index << 32) | program, [0, []])
-            for first, last in _span_blocks(launch, at, rows, low, high):
-                if which == "q":
-                    row = last % n_q if last // n_q == first // n_q else n_q - 1
-                    if not node[1] or node[1][-1][1]:
-                        node[1].append([row, set()])
-                    node[1][-1][0] = max(node[1][-1][0], row)
-                else:
-                    node[0] = max(node[0], last - first + 1)
-                    if not node[1]:
-                        node[1].append([-1, set()])
-                    node[1][-1][1].update(range(first, last + 1))
+            node = info.setdefault((index << 32) | program, [0, False])
+            if which == "q":
+                node[1] = True
+            else:
+                node[0] = max([node[0]] + [last - first + 1
+                                           for first, last in _span_blocks(launch, at, rows, low, high)])
+    walks = _query_walks(trace, q, tensor, latest)
     found: dict = {}
 
     def ancestors(node):
@@ -3127,24 +3126,102 @@ def _causal_passes(trace, own: dict, q, tensor, n_k: int):
             found[node] = result
         return found[node]
 
-    for node in sorted(info):
-        block, runs = info[node]
-        if block <= 0 or node not in own or any(last < 0 for last, _ in runs):
+    for node in sorted(walks):
+        block = info.get(node, [0, False])[0]
+        if block <= 0 or node not in own:
             continue
         mine = own[node]
         # an earlier program counts where it held queries too (a max kernel), not a copy of K it made
-        earlier = sum(own.get(a, 0) for a in ancestors(node)
-                      if a in info and any(last >= 0 for last, _ in info[a][1]))
-        held: dict = {}  # a block of queries held again (q loaded anew before a second walk) is one block
-        for last, keys in runs:
-            held.setdefault(last, set()).update(keys)
-        seen = min(n_k, max(held) + 1)
-        distinct = sum(len(keys) + block for keys in held.values())
-        walks = sum(-(-min(n_k, last + 1) // block) * block + block for last in held)
+        earlier = sum(own.get(a, 0) for a in ancestors(node) if a in info and info[a][1])
+        # the loads whose rows of q overlap walk one block of queries (held again, or with a row more)
+        parent = list(range(len(walks[node])))
+
+        def root(x):
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        high, holder = None, None
+        for (low, last), at in sorted((span, at) for at, (rows, _) in enumerate(walks[node]) for span in rows):
+            if high is not None and low <= high:
+                parent[root(at)] = root(holder)
+            else:
+                high, holder = last, at
+            high = max(high, last)
+        joined: dict = {}  # block: [rows of q, keys]
+        for at, (rows, keys) in enumerate(walks[node]):
+            entry = joined.setdefault(root(at), [[], set()])
+            entry[0] += rows
+            for first, last in keys:
+                entry[1].update(range(first, last + 1))
+        allowed = distinct = 0
+        lasts = []
+        for rows, keys in joined.values():
+            first, last = _judged_against("k", rows)  # the block that ends first (a far decoy row is none)
+            last = last % n_q if last // n_q == first // n_q else n_q - 1
+            lasts.append(last)
+            distinct += len(keys) + block
+            allowed += max(-(-min(n_k, last + 1) // block) * block + block, len(keys) + block)
+        seen = min(n_k, max(lasts) + 1)
         where = f"{node & 0xFFFFFFFF} of your kernel {trace.launches[node >> 32].kernel}"
-        if mine > distinct * d or (earlier and mine + earlier > max(walks, distinct) * d):
+        if mine > distinct * d or (earlier and mine + earlier > allowed * d):
             return mine + earlier, where, seen
     return None
+
+
+def _query_walks(trace, q, k, latest: bool = False) -> dict:
+    """The walks of each program over ``k`` (K or V, or a copy of them), read from the values: ``{launch index
+    << 32 | program: [(rows of q, rows of k) per load of k with active lanes]}``, each a list of (first, last)
+    rows. The rows of q of a load are those of the tl.dot products of its own (its value among their operands,
+    through any arithmetic, :attr:`Launch.dot_loads`, with no load of k made between other tl.dot: the tile of
+    keys in ``q @ k^T``, the tile of values in ``p @ v``; not a later product its value reached through a running
+    max) that took rows of q, each load of q as the blocks of rows its active lanes cover (less a wrap,
+    :func:`_unwrapped`); every row of q in such a product counts (``q + 0 * far`` holds the far rows too), but
+    for V (``latest``) only the latest load of q in it (p carries, through the running max, the blocks of
+    queries held before). A load with no such product takes the block :func:`_paired_visits` judges it against
+    (a block of keys loaded ahead and never multiplied, a program without tl.dot), or none."""
+    import types
+
+    out: dict = {}
+    heads = q.shape[-2]
+    for index, launch in enumerate(trace.launches):
+        names = {name: which for name, *_ in launch.args for which, tensor in (("q", q), ("k", k))
+                 if _rows_in(trace, launch, name, tensor) is not None}
+        if "k" not in names.values():
+            continue
+        order: dict = {}  # as _paired_visits lists the visits: program by program, each in order
+        for at, (name, program, *_) in enumerate(launch.visits):
+            if name in names:
+                order.setdefault(program, []).append(at)
+        one = types.SimpleNamespace(launches=[launch], images=getattr(trace, "images", ()),
+                                    owners=getattr(trace, "owners", ()))
+        paired = _paired_visits(one, q, k)
+        visits = [at for ats in order.values() for at in ats]
+        if len(visits) != len(paired):
+            continue
+        by_index = dict(zip(visits, paired))
+        reached: dict = {}  # visit of k: the rows of q of every product of its own it reached
+        for program, loads in launch.dot_loads:
+            held = sorted(at for at in loads if at in by_index and by_index[at][0] == "q"
+                          and by_index[at][4] is not None)
+            if latest:  # V: the latest load of q only (a running max carries the blocks held before it)
+                held = held[-1:]
+            taken = [block for at in held for block in _unwrapped(by_index[at][7][0], heads)]
+            walked = [at for at in loads if at in by_index and by_index[at][0] == "k"]
+            if taken:
+                for at in walked:
+                    # a product of this load's own: every load of k in it made between the same two tl.dot (a
+                    # tile loaded in halves), not a later product its value reached through a running max
+                    if all(by_index[other][6] == by_index[at][6] for other in walked):
+                        reached.setdefault(at, []).extend(taken)
+        for at, (which, _, program, _, active, block, _, covered) in by_index.items():
+            if which != "k" or active is None:
+                continue
+            rows = reached.get(at) or ([block] if block is not None else [])
+            if rows and covered[0]:
+                out.setdefault((index << 32) | program, []).append((rows, list(covered[0])))
+    return out
 
 
 def _launch_loop_check(runner, label, outputs: dict, blocks: str, grid: str) -> list[CaseResult]:
