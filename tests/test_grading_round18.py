@@ -1,0 +1,56 @@
+"""Round 18 of issue 30 (2026-12-06, tenth session): a fresh attacker (no test read) against the graders with
+round 17 closed but for its causal passes. Its files are in tests/grading_attacks_round18 (README.md: each
+finding; REPORT.md: the attacker's report). The review's files (hr1, hr2) and the findings closed are read by the
+_review, _axes, _clone and _rows test files; this one reads the rest: 05 (open), the honest h02, h04, h05, and
+the coverage of the folder."""
+
+from __future__ import annotations
+
+import pytest
+
+from attack_files import attack_folder, find_attack, load_attack
+
+import gpuperf.kernels  # noqa: F401  (the interpreter switch, before any attack file defines a kernel)
+
+
+def _on_the_cpu() -> bool:
+    import torch
+
+    return not torch.cuda.is_available() or gpuperf.kernels.interpreter_enabled()
+
+
+@pytest.mark.xfail(strict=True, reason="round 18's 05, open: a kernel copy of K scaled by a factor computed from "
+                                       "the data is no copy of K, so loads of it past the diagonal are no visits")
+def test_a_copy_of_k_scaled_by_a_data_factor_is_a_copy():
+    """05 (L5.causal): no block skipped; the tiles past the diagonal read from K times (1 + 2^-20 + 0 * sum(k))."""
+    from gpuperf import grading
+
+    if not _on_the_cpu():
+        pytest.skip("round 18 was run under the interpreter")
+    key, fn = load_attack(find_attack(18, "05"))
+    report = grading.grade_report(key, fn, seed=11, only=lambda label: "the key blocks it visits" in label)
+    assert report.results and not report.passed, f"05 accepted by {key}:\n{report.text()}"
+
+
+@pytest.mark.parametrize("tag", ["h02", "h04", "h05"])
+def test_honest_files_of_round_18_pass(tag):
+    """h02 (L5.causal: a persistent grid, heaviest blocks first), h04 (L3.online spread over a row's blocks, the
+    row's statistics in a buffer of their own), h05 (L5.causal: own strides, exp2, a two-stage walk): every case,
+    seed 11."""
+    from gpuperf import grading
+
+    key, fn = load_attack(find_attack(18, tag))
+    report = grading.grade_report(key, fn, seed=11)
+    assert report.passed, f"{tag} refused by {key}:\n{report.text()}"
+
+
+def test_every_file_of_round_18_is_tested():
+    """Every file of tests/grading_attacks_round18 is graded by a test of round 18 (this file, or the files
+    that closed its findings)."""
+    import re
+    from pathlib import Path
+
+    tags = {path.name.split("_")[0] for path in attack_folder(18).glob("*.py")}
+    text = "\n".join(p.read_text() for p in sorted(Path(__file__).parent.glob("test_grading_round18*.py")))
+    named = set(re.findall(r'"((?:hr?)?\d\d?)"', text))
+    assert len(tags) == 17 and tags <= named, sorted(tags - named)
