@@ -2106,7 +2106,10 @@ def _online_row_loads(trace, x, y, rows: int) -> tuple[int, int]:
     reader's function made, loads of any other memory)``, leaving out a row's statistics: memory outside x and
     the output ``y`` of at most two values of at most 8 bytes per row of x (the running max and sum a first
     kernel stores for a second, normalising one), and two loads per row from any other memory outside x and y
-    (m and l kept in one larger workspace: what is read per row, not the buffer's size). Other memory counts
+    (m and l kept in one larger workspace: what is read per row, not the buffer's size); and in such a workspace,
+    loads of at most two values (16 bytes) each, the values read most often first, up to two values of at most 8
+    bytes per row in all (with the vectors above), whatever the number of programs that read them: a row's (m, 1/l)
+    stored beside its blocks' partials and read by each block program (round 18's h03). Other memory counts
     past that, so that a kernel that copies x (or writes it into y) and walks the copy three times still reads
     each element three times. The statistics are measured by the bytes of memory the arguments reach (first
     byte to last element, together over every argument of every launch taken for them: slices of a
