@@ -93,6 +93,7 @@ class Launch:
     #: span index: the runs of consecutive elements of its active lanes, (first, last) address each, where they
     #: are not one run (a tile whose rows past N wrap to the head's first rows, ``rows % N``)
     span_runs: dict = field(default_factory=dict)
+    span_worth: list = field(default_factory=list)  # per :attr:`spans` entry: the elements the load counted
     stored_2d: int = 0  # active elements stored by blocks with at least two dimensions > 1
     blocks_2d: list = field(default_factory=list)  # the active addresses of each such store
     atomics: int = 0
@@ -1137,6 +1138,7 @@ def _install():
                         counts = launch.per_program.setdefault(name, {})
                         counts[program] = counts.get(program, 0) + worth
                         launch.spans.append((name, program, int(picked.min()), int(picked.max())))
+                        launch.span_worth.append(worth)
                         runs = _address_runs(unique, _element_step(launch, name, width))
                         if runs is not None:  # lanes in several runs: rows wrapped or clamped, or a gather
                             launch.span_runs[len(launch.spans) - 1] = runs
@@ -1248,6 +1250,7 @@ def _install():
                             counts = launch.per_program.setdefault(name, {})
                             counts[program] = counts.get(program, 0) + worth
                             launch.spans.append((name, program, int(mine.min()), int(mine.max())))
+                            launch.span_worth.append(worth)
                             runs = _address_runs(mine, _element_step(launch, name, width))
                             if runs is not None:
                                 launch.span_runs[len(launch.spans) - 1] = runs

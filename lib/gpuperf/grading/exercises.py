@@ -2106,7 +2106,10 @@ def _online_row_loads(trace, x, y, rows: int) -> tuple[int, int]:
     reader's function made, loads of any other memory)``, leaving out a row's statistics: memory outside x and
     the output ``y`` of at most two values of at most 8 bytes per row of x (the running max and sum a first
     kernel stores for a second, normalising one), and two loads per row from any other memory outside x and y
-    (m and l kept in one larger workspace: what is read per row, not the buffer's size). Other memory counts
+    (m and l kept in one larger workspace: what is read per row, not the buffer's size); and in such a workspace,
+    loads of at most two values (16 bytes) each, the values read most often first, up to two values of at most 8
+    bytes per row in all (with the vectors above), whatever the number of programs that read them: a row's (m, 1/l)
+    stored beside its blocks' partials and read by each block program (round 18's h03). Other memory counts
     past that, so that a kernel that copies x (or writes it into y) and walks the copy three times still reads
     each element three times. The statistics are measured by the bytes of memory the arguments reach (first
     byte to last element, together over every argument of every launch taken for them: slices of a
@@ -2117,8 +2120,11 @@ def _online_row_loads(trace, x, y, rows: int) -> tuple[int, int]:
     the two statistics a row may load are two values, whatever x's type."""
     of_x = other = workspace = 0
     statistics = []  # the byte spans of the arguments taken for a row's statistics, over every launch
+    reads: dict = {}  # (first byte, end) of a load of at most two values of a workspace: elements it counted
     for launch in trace.launches:
         reach = {name: (start, end) for name, start, end, _, _ in launch.args}
+        sizes = {name: size for name, _, _, size, _ in launch.args}
+        counted = set()
         for name, count in launch.loaded.items():
             if _rows_in(trace, launch, name, x) is not None:
                 of_x += count
@@ -2128,6 +2134,18 @@ def _online_row_loads(trace, x, y, rows: int) -> tuple[int, int]:
                 statistics.append(reach[name])  # a row's statistics: one or two values per row
             else:
                 workspace += count
+                counted.add(name)
+        worth = getattr(launch, "span_worth", ())
+        for (name, _, low, high), elements in zip(launch.spans, worth):
+            if name in counted and high + sizes[name] - low <= 2 * 8:
+                reads[(low, high + sizes[name])] = reads.get((low, high + sizes[name]), 0) + elements
+    # a row's statistics kept in a larger workspace (beside the partials of its blocks, round 18's h03): the
+    # values read most often, one or two per load, up to two values of at most 8 bytes per row in all (with the
+    # buffers above), are read free, however many programs read them
+    for span, elements in sorted(reads.items(), key=lambda item: -item[1]):
+        if _statistics_bytes(statistics + [span]) <= 2 * 8 * rows:
+            statistics.append(span)
+            workspace -= elements
     return of_x, other + max(0, workspace - 2 * rows)
 
 
@@ -3637,7 +3655,52 @@ def _held_rows(trace, q, k) -> int:
                     spans.append((low, high))
             for low, high in _merged_spans(spans):
                 held = max(held, high - low + 1)
-    return held
+    return max(held, _multiplied_rows(trace, q, k))
+
+
+def _multiplied_rows(trace, q, k) -> int:
+    """The most rows of q a program multiplied by one block of keys it loaded: for each load of k, the rows (active
+    lanes) of every load of q whose values reached a tl.dot that this load's value also reached
+    (:attr:`Launch.dot_loads`), counted row by row whatever their order or the gaps between them. A program that
+    keeps several blocks of queries and walks the keys once for all of them multiplies each tile of keys by all
+    of them (round 18's 12: three blocks of 127 rows and the two rows between them, loaded apart); one that takes
+    blocks in turn (round 17's h01, a persistent grid) multiplies each tile by one block."""
+    most = 0
+    for launch in trace.launches:
+        names = {name: (which, rows) for name, *_ in launch.args for which, tensor in (("q", q), ("k", k))
+                 if (rows := _rows_in(trace, launch, name, tensor)) is not None}
+        dot_loads = getattr(launch, "dot_loads", ())
+        if not names or not dot_loads:
+            continue
+        visits = launch.visits
+        kinds: dict = {}  # visit index: "q" or "k"
+        for index, (name, *_) in enumerate(visits):
+            if name in names:
+                kinds[index] = names[name][0]
+        met: dict = {}  # (program, visit of k): the visits of q multiplied with it
+        for program, loads in dot_loads:
+            taken = [i for i in loads if kinds.get(i) == "q"]
+            if not taken:
+                continue
+            for i in loads:
+                if kinds.get(i) == "k":
+                    met.setdefault((program, i), set()).update(taken)
+        blocks: dict = {}  # visit of q: the blocks of rows its active lanes cover
+        for taken in met.values():
+            spans = []
+            for i in taken:
+                if i not in blocks:
+                    name, _, low, high, _, active = visits[i]
+                    rows = names[name][1]
+                    if active is None:
+                        blocks[i] = []
+                    else:
+                        span = tuple(sorted((rows(active[0]), rows(active[1]))))
+                        lanes = tuple(sorted((rows(low), rows(high))))
+                        blocks[i] = _visit_rows(launch, i, rows, lanes, span)[0]
+                spans += blocks[i]
+            most = max(most, sum(high - low + 1 for low, high in _merged_spans(spans)))
+    return most
 
 
 def _skip_check(trace, label, q, k, o=None) -> list[CaseResult]:
