@@ -816,7 +816,7 @@ def _own_atomic_marks(launch: Launch) -> None:
         launch.store_marks = [m for i, m in enumerate(launch.store_marks) if i not in dropped]
 
 
-def _note_still_store(launch, addresses, active, value, program) -> None:
+def _note_still_store(launch, addresses, active, value, program, unique) -> None:
     """Record the lanes of a store that set a value (:attr:`Launch._value_stores`), and count those that store
     back, unchanged, what the program loaded from the same address (``tl.store(p, tl.load(p))``): memory is left
     as it was, and the value stays the one its last writer computed."""
@@ -826,8 +826,12 @@ def _note_still_store(launch, addresses, active, value, program) -> None:
     for origin, loaded in getattr(value, "_gpuperf_lanes_from", None) or ():
         if origin.shape == addresses.shape:
             same |= loaded & (origin.astype(np.uint64) == addresses)
+    still = active & same
+    if not still.any():  # every lane may set a value (``unique``: the active lanes' addresses)
+        launch._value_stores.append((unique, program))
+        return
     launch._value_stores.append((np.unique(addresses[active & ~same]), program))
-    launch._still_lanes += int(np.count_nonzero(active & same))
+    launch._still_lanes += int(np.count_nonzero(still))
 
 
 def _note_still_lanes(launch, args, res, program, lanes, cas: bool) -> None:
@@ -1251,7 +1255,7 @@ def _install():
                 if picked.size:
                     unique = np.unique(picked)
                     launch._stores.append((unique, state["program"]))
-                    _note_still_store(launch, addresses, active, value, state["program"])
+                    _note_still_store(launch, addresses, active, value, state["program"], unique)
                     # what the value was computed from (its mask and address too: a value picked by a
                     # comparison with a loaded one depends on it)
                     sources = _sources(value) | _sources(mask) | _sources(ptrs)
