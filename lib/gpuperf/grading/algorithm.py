@@ -134,6 +134,13 @@ class Launch:
     #: the distinct (address, program) pairs the launch wrote (stores and atomics, active lanes), addresses
     #: sorted: which programs wrote what (:meth:`Trace.writers`)
     writes: tuple = ()
+    #: :attr:`writes` less the lanes that left memory as it was (an atomic add of 0, or of a value too small to
+    #: change the sum; a max below what is there; a store of what the program loaded from the same address): the
+    #: writes that set a value. None where every lane could change something (then :attr:`writes`)
+    value_writes: tuple = None
+    _value_atomics: list = field(default_factory=list)  # (addresses, program): the atomic lanes that set a value
+    _value_stores: list = field(default_factory=list)  # (addresses, program): the stored lanes that set a value
+    _still_lanes: int = 0  # stored and atomic lanes that left memory as it was
     #: program: the programs of earlier launches of the call (``index << 32 | program``, index counting
     #: launches from 0) whose stores it loaded: what one kernel hands the next through memory
     sources: dict = field(default_factory=dict)
@@ -198,6 +205,10 @@ class Trace:
     #: address, bytes)``, ``("copy", source layout, target layout)``, ``("fill", layout)``, a layout being (storage
     #: address, element size, shape, strides, offset in elements)
     torch_events: list = field(default_factory=list)
+    #: (launches run before it, source layout, target layout) of each torch copy made after a kernel wrote
+    #: something, and (launches run before it, None, (address, bytes)) of new memory after one did: where the
+    #: values an output holds were computed (:func:`gpuperf.grading.exercises._out_writes`)
+    copies_at: list = field(default_factory=list)
     #: (first byte, end) of the reader's own buffers a kernel stored values into that were not values computed
     #: in fp32 (int32, fp16, or bits reinterpreted by a bitcast): see :func:`_packed`
     _packed: list = field(default_factory=list)
@@ -206,6 +217,10 @@ class Trace:
         """Record what torch just wrote (see :attr:`torch_events`); a copy's target bytes take the last writer
         and lineage of the bytes it copies (:meth:`_torch_copied`)."""
         self.torch_events.append(event)
+        if event[0] == "copy" and self._written and all(event[1][2]) and all(event[2][2]):
+            self.copies_at.append((len(self.launches), event[1], event[2]))
+        elif event[0] == "new" and len(event) > 2 and event[2] and self._written:
+            self.copies_at.append((len(self.launches), None, (int(event[1]), int(event[2]))))
         if event[0] == "copy":
             self._torch_copied(event[1], event[2])
         elif event[0] == "fill" and all(event[1][2]) and self._written:  # constants: no kernel's result is left
@@ -802,6 +817,54 @@ def _own_atomic_marks(launch: Launch) -> None:
         launch.store_marks = [m for i, m in enumerate(launch.store_marks) if i not in dropped]
 
 
+def _note_still_store(launch, addresses, active, value, program, unique) -> None:
+    """Record the lanes of a store that set a value (:attr:`Launch._value_stores`), and count those that store
+    back, unchanged, what the program loaded from the same address (``tl.store(p, tl.load(p))``): memory is left
+    as it was, and the value stays the one its last writer computed."""
+    import numpy as np
+
+    same = np.zeros(addresses.shape, dtype=bool)
+    for origin, loaded in getattr(value, "_gpuperf_lanes_from", None) or ():
+        if origin.shape == addresses.shape:
+            same |= loaded & (origin.astype(np.uint64) == addresses)
+    still = active & same
+    if not still.any():  # every lane may set a value (``unique``: the active lanes' addresses)
+        launch._value_stores.append((unique, program))
+        return
+    launch._value_stores.append((np.unique(addresses[active & ~same]), program))
+    launch._still_lanes += int(np.count_nonzero(still))
+
+
+def _note_still_lanes(launch, args, res, program, lanes, cas: bool) -> None:
+    """Record the lanes of an atomic (``create_atomic_rmw(op, ptr, val, mask, ...)`` or ``create_atomic_cas(ptr,
+    cmp, val, ...)``, returning what was there) that set a value (:attr:`Launch._value_atomics`), and count those
+    that left memory as it was (:attr:`Launch._still_lanes`): an add of 0 (or of a value below the sum's
+    rounding), a max or min that keeps what is there, an exchange for the same value. Such an atomic is no new
+    writer of the value: the value stays the one its last writer computed (a compare-and-swap always counts)."""
+    import numpy as np
+
+    ptrs, mask = (args[0], None) if cas else (args[1], args[3] if len(args) > 3 else None)
+    try:
+        addresses, active = lanes(ptrs, mask)
+    except Exception:  # pragma: no cover - another layout
+        return
+    same = np.zeros(addresses.shape, dtype=bool)
+    if not cas:
+        try:
+            op = getattr(args[0], "name", str(args[0]).rsplit(".", 1)[-1]).upper()
+            old = np.broadcast_to(np.asarray(res.data), addresses.shape)
+            new = np.broadcast_to(np.asarray(args[2].data), addresses.shape).astype(old.dtype)
+            with np.errstate(all="ignore"):
+                after = {"ADD": np.add, "FADD": np.add, "MAX": np.maximum, "MIN": np.minimum,
+                         "XCHG": lambda o, n: n}.get(op, lambda o, n: None)(old, new)
+            if after is not None:
+                same = np.asarray(after).astype(old.dtype) == old
+        except Exception:  # pragma: no cover - another layout: every lane counts as a write
+            same = np.zeros(addresses.shape, dtype=bool)
+    launch._value_atomics.append((np.unique(addresses[active & ~same]), program))
+    launch._still_lanes += int(np.count_nonzero(active & same))
+
+
 def _distinct_writes(records) -> tuple:
     """``(addresses, programs)``: the distinct pairs of ``records`` ((addresses, program) pairs), sorted by
     address; () for none."""
@@ -994,6 +1057,9 @@ def _install():
                 launch.race = _find_race(launch, state["grid"])
                 _link(trace, launch)
                 launch.writes = _distinct_writes(launch._stores + launch._exchanges + launch._adds)
+                if launch._still_lanes:
+                    launch.value_writes = _distinct_writes(launch._value_stores + launch._value_atomics)
+                launch._value_stores, launch._value_atomics = [], []
                 _own_atomic_marks(launch)
                 launch._stores, launch._loads = [], []
                 launch._lineage_loads, launch._lineage_writes, launch._stored_sources = [], [], {}
@@ -1191,6 +1257,7 @@ def _install():
                 if picked.size:
                     unique = np.unique(picked)
                     launch._stores.append((unique, state["program"]))
+                    _note_still_store(launch, addresses, active, value, state["program"], unique)
                     # what the value was computed from (its mask and address too: a value picked by a
                     # comparison with a loaded one depends on it)
                     sources = _sources(value) | _sources(mask) | _sources(ptrs)
@@ -1271,6 +1338,7 @@ def _install():
                 except (AttributeError, IndexError, TypeError):  # pragma: no cover - another layout
                     pass
                 res = original(self, *args, **kwargs)
+                _note_still_lanes(launch, args, res, state["program"], lanes, exchange_always)
                 if carried and hasattr(res, "data"):
                     res._gpuperf_src = carried | _sources(res)
                 if there and hasattr(res, "data"):

@@ -1378,6 +1378,92 @@ def _element_addresses(tensor):
     return None
 
 
+def _out_writes(trace, out) -> list:
+    """``(launch, addresses, programs)`` per launch that wrote the values ``out`` holds, in launch order: each
+    launch's writes (stores and atomics, :func:`_value_writes`) into ``out``'s elements, or, where torch copied
+    into ``out`` (``buf.clone()``, ``.contiguous()``, ``.to()``, ``copy_``), its writes into the memory the
+    copies read from, at the address of the element of ``out`` that holds them: the programs that computed a
+    returned copy are the programs that wrote what it copies."""
+    import numpy as np
+
+    start, end = _tensor_bytes(out)
+    keep = _element_addresses(out)
+    copies = list(getattr(trace, "copies_at", ()))
+    from gpuperf.grading.algorithm import _layout_addresses, _layout_bytes
+
+    def overlaps(layout):
+        low, high = _layout_bytes(layout)
+        return low < end and start < high
+
+    if not any(source is not None and overlaps(target) for _, source, target in copies):
+        found = []
+        for launch in trace.launches:
+            writes = _value_writes(launch)
+            if not writes:
+                continue
+            addr, prog = writes
+            lo, hi = np.searchsorted(addr, np.uint64(start)), np.searchsorted(addr, np.uint64(end))
+            addr, prog = addr[lo:hi], prog[lo:hi]
+            if keep is not None and addr.size:
+                chosen = keep(addr)
+                addr, prog = addr[chosen], prog[chosen]
+            if addr.size:
+                found.append((launch, addr, prog))
+        return found
+    at = np.zeros(1, dtype=np.int64)
+    for size, stride in zip(out.shape, out.stride()):
+        at = (at[:, None] + np.arange(size, dtype=np.int64)[None, :] * stride).reshape(-1)
+    element = np.unique(out.data_ptr() + at * out.element_size())  # out's elements
+    here = element.copy()  # where each element's value was, going back in time
+    found = {}
+    pending = len(copies) - 1
+    for index in range(len(trace.launches) - 1, -1, -1):
+        while pending >= 0 and copies[pending][0] > index:  # a copy made after this launch: read its source
+            _, source, target = copies[pending]
+            pending -= 1
+            if source is None:  # new memory: what was there before is not what the output holds
+                gone = (here >= target[0]) & (here < target[0] + target[1])
+                if gone.any():
+                    here = np.where(gone, -1, here)
+                continue
+            t_addr = _layout_addresses(target)
+            try:
+                s_addr = np.broadcast_to(_layout_addresses(source), t_addr.shape).reshape(-1)
+            except ValueError:  # pragma: no cover - broadcast otherwise: leave it
+                continue
+            t_addr = t_addr.reshape(-1)
+            order = np.argsort(t_addr, kind="stable")
+            t_sorted, s_sorted = t_addr[order], s_addr[order]
+            pos = np.searchsorted(t_sorted, here, side="right") - 1
+            hit = (pos >= 0) & (t_sorted[np.clip(pos, 0, None)] == here)
+            here = here.copy()
+            here[hit] = s_sorted[pos[hit]]
+        writes = _value_writes(trace.launches[index])
+        if not writes:
+            continue
+        addr, prog = writes
+        order = np.argsort(here, kind="stable")
+        h_sorted, e_sorted = here[order], element[order]
+        a = addr.astype(np.int64)
+        lo, hi = np.searchsorted(h_sorted, a, side="left"), np.searchsorted(h_sorted, a, side="right")
+        counts = hi - lo
+        if not counts.any():
+            continue
+        pick = np.repeat(lo, counts) + (np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts,
+                                                                                    counts))
+        o_addr, o_prog = e_sorted[pick].astype(np.uint64), np.repeat(prog, counts)
+        order = np.lexsort((o_prog, o_addr))
+        found[index] = (o_addr[order], o_prog[order])
+    return [(trace.launches[i],) + found[i] for i in sorted(found)]
+
+
+def _value_writes(launch) -> tuple:
+    """The writes of ``launch`` that set a value (:attr:`gpuperf.grading.algorithm.Launch.value_writes`): an
+    atomic add of 0 keeps the value whoever wrote it computed."""
+    writes = getattr(launch, "value_writes", None)
+    return launch.writes if writes is None else writes
+
+
 def _surviving_writes(picked: list) -> list:
     """``picked``: ``(addresses, programs)`` per launch, in launch order (the writes of one output). For each,
     a boolean mask of the writes whose values the output keeps: no later launch wrote the address (writes of
@@ -1419,21 +1505,24 @@ def _spread_check(runner, label, out, what: str, unit: int, unit_words: str, nou
         return []
     sms = _multiprocessors(runner.device)
     step = out.stride(0) * out.element_size() if run_cap and out.dim() == 1 else 0
-    writers = trace.writers(*_tensor_bytes(out), _element_addresses(out), step)
+    # the programs that wrote the values out holds (through torch's copies of what they wrote: a returned
+    # buf.clone() was computed by the programs that wrote buf; an atomic add of 0 writes nothing)
     # the launches of one kernel added up over the call: a Python loop that launches the kernel once per row or
     # tile, each time on a grid of one program, runs them one after another (each launch, alone, looks right)
     # (one wide launch beside the loop, its programs writing placeholders that later launches overwrite, does not
     # hide it: the launches with few programs are counted, whatever the widest)
-    start, end = _tensor_bytes(out)
-    keep = _element_addresses(out)
-    picked = []
-    for launch, *_ in writers:
-        addr, prog = launch.writes
-        lo, hi = np.searchsorted(addr, np.uint64(start)), np.searchsorted(addr, np.uint64(end))
-        addr, prog = addr[lo:hi], prog[lo:hi]
-        if keep is not None and addr.size:
-            chosen = keep(addr)
-            addr, prog = addr[chosen], prog[chosen]
+    writers, picked = [], []
+    for launch, addr, prog in _out_writes(trace, out):
+        programs, counts = np.unique(prog, return_counts=True)
+        distinct = 1 + int(np.count_nonzero(addr[1:] != addr[:-1]))
+        run = 0
+        if step:
+            order = np.lexsort((addr, prog))  # each program's addresses, in order
+            a, p = addr[order].astype(np.int64), prog[order]
+            breaks = np.flatnonzero((np.diff(a) != step) | (np.diff(p) != 0)) + 1
+            edges = np.concatenate(([0], breaks, [a.size]))
+            run = int(np.diff(edges).max())
+        writers.append((launch, dict(zip(programs.tolist(), counts.tolist())), distinct, run))
         picked.append((addr, prog))
     kept = _surviving_writes(picked)
     loops: dict = {}
@@ -2406,9 +2495,11 @@ def _matmul_programs_check(runner, label, c, m, n) -> list[CaseResult]:
         return []
     if m * n <= 1:
         return []
-    # the launches that wrote C, found by the addresses they wrote (whatever argument a store was booked to)
+    # the launches that wrote C, found by the addresses they wrote (whatever argument a store was booked to), or
+    # what a returned copy of C (c.clone()) copies
     end = c.data_ptr() + (sum((s - 1) * st for s, st in zip(c.shape, c.stride())) + 1) * c.element_size()
-    wrote = {id(launch) for launch, *_ in trace.writers(c.data_ptr(), end)}
+    wrote = {id(launch) for launch, *_ in trace.writers(c.data_ptr(), end)} | \
+        {id(launch) for launch, *_ in _out_writes(trace, c)}
     launches = [launch for launch in trace.launches
                 if id(launch) in wrote or any(_same_memory(launch, name, c) for name in launch.stored)]
     shapes: dict = {}
@@ -3262,12 +3353,9 @@ def _launch_loop_check(runner, label, outputs: dict, blocks: str, grid: str) -> 
         dims = sorted(((st, i) for i, (size, st) in enumerate(zip(out.shape, out.stride())) if size > 1),
                       reverse=True)
         heads: dict = {}  # (kernel, head): {launch index: (programs that wrote the head's rows, those kept)}
-        start, end = _tensor_bytes(out)
-        written = []
-        for launch, *_ in trace.writers(start, end, _element_addresses(out)):
-            addr, prog = launch.writes
-            picked = (addr >= np.uint64(start)) & (addr < np.uint64(end))
-            written.append((launch, addr[picked], prog[picked]))
+        # the programs that wrote the values out holds (through torch's copies of what they wrote: a returned
+        # o.clone() was computed by the programs that wrote o; an atomic add of 0 writes nothing)
+        written = _out_writes(trace, out)
         kept = _surviving_writes([(addr, prog) for _, addr, prog in written])
         for index, ((launch, addr, prog), survives) in enumerate(zip(written, kept)):
             offset = (addr.astype(np.int64) - out.data_ptr()) // out.element_size()
