@@ -1,7 +1,7 @@
 """Round 18 of issue 30 (2026-12-06, tenth session): a fresh attacker (no test read) against the graders with
 round 17 closed but for its causal passes. Its files are in tests/grading_attacks_round18 (README.md: each
 finding; REPORT.md: the attacker's report). The review's files (hr1, hr2) and the findings closed are read by the
-_review, _axes, _clone and _rows test files; this one reads the rest: 05 (open), the honest h02, h04, h05, and
+_review, _axes, _clone and _rows test files; this one reads the rest: 05 (open), 13, the honest h02, h04, h05, and
 the coverage of the folder."""
 
 from __future__ import annotations
@@ -30,6 +30,17 @@ def test_a_copy_of_k_scaled_by_a_data_factor_is_a_copy():
     key, fn = load_attack(find_attack(18, "05"))
     report = grading.grade_report(key, fn, seed=11, only=lambda label: "the key blocks it visits" in label)
     assert report.results and not report.passed, f"05 accepted by {key}:\n{report.text()}"
+
+
+def test_one_program_copied_into_out_is_one_program():
+    """13 (L2.add): one program loops over the whole vector into a buffer; ``out.copy_(buf)`` hands it over (closed
+    with r18clone's copies: the programs that count are those that wrote the buffer torch copied)."""
+    from gpuperf import grading
+
+    key, fn = load_attack(find_attack(18, "13"))
+    report = grading.grade_report(key, fn, seed=11, stop_at_first_failure=True)
+    assert report.results and not report.passed, f"13 accepted by {key}:\n{report.text()}"
+    assert "program(s) of your kernel" in report.failures[0].message, report.failures[0].message
 
 
 @pytest.mark.parametrize("tag", ["h02", "h04", "h05"])
