@@ -252,7 +252,10 @@ class Runner:
         # the outputs of this case's earlier calls (held), and of the grade's earlier cases whose memory the
         # watch still holds (so no other tensor can have taken it): an output kept and handed back again
         earlier = {t.untyped_storage().data_ptr() for t in self.returned}
-        earlier |= _EARLIER_CALLS["returned"] & set(_EARLIER_CALLS["allocs"])
+        # only memory held since an earlier call: a buffer this call allocated may sit where an earlier case's
+        # output lay once it was freed (an output torch made, ``dq_acc.to(q.dtype)``, is not held), and is new
+        fresh = {a.storage for a in watch.allocs if a.storage not in getattr(watch, "carried", ())}
+        earlier |= _EARLIER_CALLS["returned"] & (set(_EARLIER_CALLS["allocs"]) - fresh)
         earlier -= {t.untyped_storage().data_ptr() for t in getattr(watch, "grader_tensors", ())}  # out= given
         earlier -= given_ptrs
         if _EARLIER_CALLS["grading"]:
