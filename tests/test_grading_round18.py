@@ -40,7 +40,9 @@ def test_one_program_copied_into_out_is_one_program():
     key, fn = load_attack(find_attack(18, "13"))
     report = grading.grade_report(key, fn, seed=11, stop_at_first_failure=True)
     assert report.results and not report.passed, f"13 accepted by {key}:\n{report.text()}"
-    assert "program(s) of your kernel" in report.failures[0].message, report.failures[0].message
+    message = report.failures[0].message
+    # the interpreter's count of the programs that wrote out, or (compiled on a GPU) the grid's
+    assert "program(s) of your kernel" in message or "your kernel ran 1 program(s)" in message, message
 
 
 @pytest.mark.parametrize("tag", ["h02", "h04", "h05"])

@@ -51,3 +51,23 @@ def test_an_operation_with_constants_keeps_the_program_id(how, block_axis):
     ops = frontend.kernel_function(frontend.inline_calls(ttir)).ops
     assert ("y" in frontend._block_axes(ops)) == block_axis
     assert frontend.wrapping_masks(ttir)
+
+
+@pytest.mark.parametrize("how,wraps", [(0, True), (3, False)])
+def test_the_names_triton_3_6_gives_calls_are_read(how, wraps):
+    """Triton 3.6 (the GPU machines') quotes a called function's name and writes its constant arguments apart,
+    ``@"triton.language.standard.cdiv__i32__(1,)cconstexpr_16_"``: ``tl.cdiv`` went unread there, so no size was
+    rounded and the 32-bit mask rule missed round 17's 13 and round 18's 07 on the GPU. The TTIR Triton 3.6 made
+    on an H100 for ``_split_kernel`` of test_grading_round17_r17misc (HOW 0: a block's index times a padded
+    tile, refused; HOW 3: a split index times its slice of K, exempt), read on any machine."""
+    from pathlib import Path
+
+    from gpuperf.grading import frontend
+
+    ttir = (Path(__file__).parent / "data" / f"triton36_split_kernel_how{how}.ttir").read_text()
+    assert '@"triton.language.standard.cdiv__i32__(1,)cconstexpr_16_"' in ttir
+    assert frontend.wrapping_masks(ttir) == wraps
+    assert frontend._cdiv_arguments("i32__(1,)cconstexpr_16_", ["%n"]) == [("value", "%n"), ("const", 16)]
+    assert frontend._cdiv_arguments("i32_c16", ["%n"]) == [("value", "%n"), ("const", 16)]
+    call = frontend._CALL.match('tt.call @"mod._mk__i32__(1,)cconstexpr_16_"(%row) : (i32) -> tensor<16xi1>')
+    assert call and call.group(1) == "mod._mk__i32__(1,)cconstexpr_16_"

@@ -380,8 +380,10 @@ def _first_lines(exc) -> str:
 
 #: ``tt.func private @mod._mk__i32_i32(%row: i32 loc(...), ...) -> tensor<128xi1> ... {``: a function's name and
 #: header; ``tt.call @mod._mk__i32_i32(%row, %n) : ...``: a call of one.
-_FUNC = re.compile(r"^\s*tt\.func (?:\w+ )?@([\w.$-]+)\(")
-_CALL = re.compile(r"^tt\.call @([\w.$-]+)\(")
+#: Triton 3.6 quotes a name that holds constant arguments: ``@"mod._mk__i32__(1,)cconstexpr_16_"`` (the quotes
+#: are kept out of the name matched).
+_FUNC = re.compile(r'^\s*tt\.func (?:\w+ )?@"?([\w.$-]+?(?:__\([\d, ]*\)[\w.$-]*)?)"?\((?=%|\))')
+_CALL = re.compile(r'^tt\.call @"?([\w.$-]+?(?:__\([\d, ]*\)[\w.$-]*)?)"?\((?=%|\))')
 _PARAM = re.compile(r"(%[\w.$-]+): ")
 #: Triton's own functions (``tl.cdiv``, the combine functions of ``tl.max``, ``tl.sum``): the rules read them as
 #: calls (see ``_CDIV_CALL``), never inline them.
@@ -597,7 +599,29 @@ _CAST_OPS = frozenset(("arith.extsi", "arith.extui", "arith.trunci", "tt.splat",
 _KEEP_OPS = frozenset(("arith.addi", "arith.subi", "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui",
                        "arith.select")) | _CAST_OPS
 #: ``tt.call @triton.language.standard.cdiv__i32_c16(%n)``: ``tl.cdiv``, its constant arguments in its name.
-_CDIV_CALL = re.compile(r"^tt\.call @[\w.]*\bcdiv__(\w+)\(")
+#: Triton 3.6 names it ``@"triton.language.standard.cdiv__i32__(1,)cconstexpr_16_"``: the types of the run-time
+#: arguments, then the places and values of the constant ones (:func:`_cdiv_arguments`).
+_CDIV_CALL = re.compile(r'^tt\.call @"?[\w.]*\bcdiv__(\w+?(?:__\([\d, ]*\)\w*)?)"?\((?=%|\))')
+
+
+def _cdiv_arguments(spec: str, operands: list) -> list:
+    """``tl.cdiv``'s two arguments, ``("const", value)`` or ``("value", operand)``, from the name's arguments
+    part (``i32_c16`` in Triton 3.9, ``i32__(1,)cconstexpr_16_`` in 3.6) and the call's operands."""
+    given = iter(operands)
+    if "__(" not in spec:
+        args = []
+        for part_name in spec.split("_"):
+            constant = re.fullmatch(r"c(-?\d+)", part_name)
+            args.append(("const", int(constant.group(1))) if constant else ("value", next(given, None)))
+        return args
+    types, rest = spec.split("__(", 1)
+    places = [int(i) for i in re.findall(r"\d+", rest.split(")", 1)[0])]
+    values = [int(v) for v in re.findall(r"constexpr_(-?\d+)", rest)]
+    if len(places) != len(values):
+        return []
+    consts = dict(zip(places, values))
+    total = len([t for t in types.split("_") if t]) + len(places)
+    return [("const", consts[i]) if i in consts else ("value", next(given, None)) for i in range(total)]
 #: ``arith.constant 16 : i32`` or ``arith.constant dense<16> : tensor<...>``: an integer constant's value.
 _INT_CONSTANT = re.compile(r"^arith\.constant (?:dense<)?(-?\d+)>? : (?:tensor<[\dx]*)?i\d+")
 
@@ -759,10 +783,7 @@ def wrapping_masks(ttir: str, any_factor: bool = False) -> bool:
         plain = all(v in size or v in const or v in small for v in operands)
         cdiv = _CDIV_CALL.match(op.text)
         if cdiv and operands and not any(v in pid for v in operands):  # tl.cdiv(n, d): a quotient
-            args, given = [], iter(operands)
-            for part_name in cdiv.group(1).split("_"):
-                constant = re.fullmatch(r"c(-?\d+)", part_name)
-                args.append(("const", int(constant.group(1))) if constant else ("value", next(given, None)))
+            args = _cdiv_arguments(cdiv.group(1), operands)
             if len(args) == 2 and args[0][0] == "value" and args[0][1] in size and args[1][1] is not None:
                 by = divisor(None, args[1][1], op.text) if args[1][0] == "const" else divisor(args[1][1], None, op.text)
                 set_size(_net_times(size[args[0][1]], _net_inverse(by)))
