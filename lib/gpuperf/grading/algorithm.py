@@ -168,6 +168,12 @@ class Launch:
     #: back to the grader's tensors (a copy kernel of the reader's own is a copy, as torch's are)
     copies: list = field(default_factory=list)
     copied: int = 0  # the lanes of those copies
+    #: the stored lanes computed lane by lane from a loaded element with other operands computed from loads
+    #: too (``k * f`` where ``f`` comes from a reduction of k or a loaded scalar; ``tl.exp(k + s)``), less those
+    #: in :attr:`copies`: [(destination addresses, source addresses)]. Values derived from those elements, not
+    #: copies of them: the causal skip checks count their loads as visits of the rows they were computed from
+    #: (:func:`gpuperf.grading.exercises._derived_images`); nothing else reads them
+    derived: list = field(default_factory=list)
     #: every lane it stored (no atomics, no tl.dot) was such a copy: a kernel that moves data, whose loads are
     #: counted where its copies are read
     copy_only: bool = False
@@ -212,6 +218,10 @@ class Trace:
     #: (first byte, end) of the reader's own buffers a kernel stored values into that were not values computed
     #: in fp32 (int32, fp16, or bits reinterpreted by a bitcast): see :func:`_packed`
     _packed: list = field(default_factory=list)
+    #: the :class:`gpuperf.grading.exercises.Image` s of values the reader's kernels derived lane by lane from the
+    #: grader's tensors (:attr:`Launch.derived`), copies included; None until the causal skip checks ask
+    #: (:func:`gpuperf.grading.exercises._derived_images`)
+    derived_images: list = None
 
     def torch_event(self, event: tuple) -> None:
         """Record what torch just wrote (see :attr:`torch_events`); a copy's target bytes take the last writer
@@ -1266,14 +1276,20 @@ def _install():
                     _note_stored(launch, unique, sources)
                     _note_stored_loads(launch, state["program"], unique, _loads(value))
                     lanes_from = getattr(value, "_gpuperf_lanes_from", None)
+                    union = np.zeros(addresses.shape, dtype=bool)
                     if lanes_from is not None and lanes_from[0][0].shape == addresses.shape:
-                        union = np.zeros(addresses.shape, dtype=bool)
                         for origin, loaded in lanes_from:  # each loaded element a stored lane was computed from
                             copied = active & loaded  # a masked-off source lane holds `other`, no copy
                             if copied.any():
                                 launch.copies.append((addresses[copied], origin[copied]))
                                 union |= copied
                         launch.copied += int(np.count_nonzero(union))
+                    for origin, loaded in _derived_from(value) or ():  # computed from it with other loads
+                        if origin.shape != addresses.shape:
+                            continue
+                        derived = active & loaded & ~union
+                        if derived.any():
+                            launch.derived.append((addresses[derived], origin[derived]))
             return original(self, ptrs, value, mask, *rest, **kw)
 
         return store
@@ -1453,10 +1469,12 @@ def _install():
 
         return unary
 
-    def make_carry(original, elementwise=False):
+    def make_carry(original, elementwise=False, derived=False):
         """The result of an operation carries the sources of its operands (see :meth:`Trace.products`); an
         elementwise one (``elementwise``) of one loaded value and nothing else loaded keeps where each lane came
-        from (:attr:`Launch.copies`)."""
+        from (:attr:`Launch.copies`); ``derived``: an elementwise operation whose lanes are no copy of anything (a
+        library function, the high half of a product) keeps where its lanes were derived from
+        (:func:`_carry_derived`)."""
 
         def carry(self, *args, **kwargs):
             res = original(self, *args, **kwargs)
@@ -1465,6 +1483,8 @@ def _install():
                 _carry_sources(res, operands)
                 if elementwise:
                     _carry_lanes(res, operands)
+                elif derived:
+                    _carry_derived(res, [a for a in operands if hasattr(a, "data")])
             return res
 
         return carry
@@ -1487,7 +1507,9 @@ def _install():
         if (name.startswith("create_") or name in ("binary_op", "unary_op", "ternary_op", "cast_impl")) and \
                 not any(word in name for word in skip) and callable(getattr(builder, name, None)):
             lanewise = not any(word in name for word in _NOT_LANEWISE)
-            patch(builder, name, lambda original, lanewise=lanewise: make_carry(original, lanewise))
+            derived = name in _DERIVED_ONLY
+            patch(builder, name, lambda original, lanewise=lanewise, derived=derived:
+                  make_carry(original, lanewise, derived))
 
     def make_move(original, name):
         """An operation that moves lanes without changing them (a transpose or permutation, a reshape or view, a
@@ -1498,6 +1520,7 @@ def _install():
             res = original(self, *args, **kwargs)
             if _TRACE is not None:
                 _move_lanes(name, res, args, kwargs)
+                _move_lanes(name, res, args, kwargs, _DERIVED)
             return res
 
         return move
@@ -1520,6 +1543,8 @@ def _install():
                     if _TRACE is not None:
                         _carry_sources(getattr(res, "handle", None), [getattr(self, "handle", None)])
                         _move_lanes("T", getattr(res, "handle", None), (getattr(self, "handle", None),), {})
+                        _move_lanes("T", getattr(res, "handle", None), (getattr(self, "handle", None),), {},
+                                    _DERIVED)
                     return res
 
                 scope.set_attr(tensor, "T", property(get_t))
@@ -1587,6 +1612,7 @@ def _carry_lanes(res, operands) -> None:
     if res is None or not hasattr(res, "data"):
         return
     handles = [a for a in operands if hasattr(a, "data")]
+    _carry_derived(res, handles)
     carrying = [a for a in handles if getattr(a, "_gpuperf_lanes_from", None) is not None]
     if not carrying:
         return
@@ -1601,6 +1627,66 @@ def _carry_lanes(res, operands) -> None:
             res._gpuperf_lanes_from = tuple(origins)
         except AttributeError:  # pragma: no cover - a handle without a __dict__
             pass
+
+
+#: the attribute of a value's per-lane derivations (:func:`_carry_derived`)
+_DERIVED = "_gpuperf_derived_from"
+#: the most loaded elements one lane's derivation keeps (the grader's tensors' first)
+_DERIVED_MOST = 16
+#: elementwise builder operations that are no copy of a lane (:data:`_NOT_LANEWISE` leaves them out) but derive
+#: each lane from the operands' lanes at its place
+_DERIVED_ONLY = ("create_extern_elementwise", "create_umulhi", "create_inline_asm")
+
+
+def _derived_from(handle):
+    """Where each lane of ``handle`` was derived from: ``((addresses, loaded), ...)`` per loaded element that the
+    lane was computed from lane by lane (:func:`_carry_derived`), its copies' origins included; None if none."""
+    found = getattr(handle, _DERIVED, None)
+    return found if found is not None else getattr(handle, "_gpuperf_lanes_from", None)
+
+
+def _in_owner(origin) -> bool:
+    """``origin`` (an array of addresses) starts in one of the grader's tensors of the traced call."""
+    owners = getattr(_TRACE, "owners", None) or ()
+    if not origin.size:
+        return False
+    first = int(origin.flat[0])
+    for t in owners:
+        try:
+            start = t.data_ptr()
+            if start <= first < start + t.numel() * t.element_size():
+                return True
+        except (AttributeError, RuntimeError):  # pragma: no cover - not a tensor
+            continue
+    return False
+
+
+def _carry_derived(res, handles) -> None:
+    """``res`` of an elementwise operation of ``handles``: each lane is derived from the loaded elements that the
+    operands' lanes at its place were derived from (a loaded value's lane from its own element), whatever the
+    other operands were computed from: ``k * (1 + 2^-20 + 0 * tl.sum(k, 0))``, ``k * scale`` with a loaded
+    scale, ``tl.exp(k - m)``, ``k + offset`` are derived from k, lane by lane. A value computed from a lane of
+    another place (a reduction, a broadcast, a gather, a tile product) derives nothing from it. At most
+    :data:`_DERIVED_MOST` loaded elements a lane, those in the grader's tensors kept first."""
+    import numpy as np
+
+    if res is None or not hasattr(res, "data"):
+        return
+    shape = np.shape(res.data)
+    origins: list = []
+    for a in handles:
+        for o in _derived_from(a) or ():
+            if o[0].shape == shape and not any(o[0] is seen[0] for seen in origins):
+                origins.append(o)
+    if not origins:
+        return
+    if len(origins) > _DERIVED_MOST:
+        origins.sort(key=lambda o: not _in_owner(o[0]))  # (stable: in order otherwise)
+        origins = origins[:_DERIVED_MOST]
+    try:
+        setattr(res, _DERIVED, tuple(origins))
+    except AttributeError:  # pragma: no cover - a handle without a __dict__
+        pass
 
 
 def _carry_equal_lanes(res, carrying) -> None:
@@ -1636,29 +1722,34 @@ def _carry_equal_lanes(res, carrying) -> None:
 _MOVES = ("create_trans", "create_reshape", "create_expand_dims", "create_join", "create_split", "create_cat")
 
 
-def _move_lanes(name, res, args, kwargs) -> None:
+def _move_lanes(name, res, args, kwargs, attr: str = "_gpuperf_lanes_from") -> None:
     """``res`` of ``name`` (one of :data:`_MOVES`, or ``"T"`` for ``x.T``) applied to ``args``: where its
     operands carry per-lane origins (:func:`_carry_lanes`) and nothing else loaded, each lane of ``res`` keeps
     the origins of the operand lane the operation moved there, moved the way the interpreter moves the values
     (``np.transpose``, ``reshape``, ``np.stack``, ``np.concatenate``). An operand of two (a join or a
-    concatenation) that carries no origins and no source (a constant) gives its lanes no origin."""
+    concatenation) that carries no origins and no source (a constant) gives its lanes no origin. With ``attr`` =
+    :data:`_DERIVED`, the lanes' derivations (:func:`_carry_derived`) move the same way, whatever the other
+    operand of a join holds."""
     import numpy as np
 
+    def lanes_of(a):
+        return _derived_from(a) if attr == _DERIVED else getattr(a, attr, None)
+
     handles = [a for a in args if hasattr(a, "data")]
-    if not handles or any(getattr(a, "_gpuperf_lanes_from", None) is None and _sources(a) for a in handles):
+    if not handles or (attr != _DERIVED and any(lanes_of(a) is None and _sources(a) for a in handles)):
         return
     first = handles[0]
     if name in ("create_join", "create_cat"):
         if len(handles) != 2:
             return
-        count = max(len(getattr(a, "_gpuperf_lanes_from", None) or ()) for a in handles)
+        count = max(len(lanes_of(a) or ()) for a in handles)
         if not count:
             return
 
-        kind = next(a._gpuperf_lanes_from[0][0].dtype for a in handles if getattr(a, "_gpuperf_lanes_from", None))
+        kind = next(lanes_of(a)[0][0].dtype for a in handles if lanes_of(a))
 
         def side(a, i):
-            found = getattr(a, "_gpuperf_lanes_from", None) or ()
+            found = lanes_of(a) or ()
             if i < len(found):
                 return found[i]
             shape = np.shape(a.data)  # no origin: a constant, or fewer origins than the other side
@@ -1673,9 +1764,9 @@ def _move_lanes(name, res, args, kwargs) -> None:
                 moved.append((glue(o1.astype(kind, copy=False), o2.astype(kind, copy=False)), glue(a1, a2)))
         except ValueError:
             return
-        _set_lanes(res, moved)
+        _set_lanes(res, moved, attr)
         return
-    lanes_from = getattr(first, "_gpuperf_lanes_from", None)
+    lanes_from = lanes_of(first)
     if lanes_from is None or len(handles) != 1:
         return
     rest = list(args[1:]) + list(kwargs.values())
@@ -1691,7 +1782,7 @@ def _move_lanes(name, res, args, kwargs) -> None:
         if not isinstance(res, (tuple, list)) or len(res) != 2:
             return
         for i, part in enumerate(res):
-            _set_lanes(part, [(o[..., i], a[..., i]) for o, a in lanes_from])
+            _set_lanes(part, [(o[..., i], a[..., i]) for o, a in lanes_from], attr)
         return
     else:
         return
@@ -1699,17 +1790,17 @@ def _move_lanes(name, res, args, kwargs) -> None:
         moved = [(how(o), how(a)) for o, a in lanes_from]
     except (ValueError, TypeError, IndexError):
         return
-    _set_lanes(res, moved)
+    _set_lanes(res, moved, attr)
 
 
-def _set_lanes(res, moved) -> None:
+def _set_lanes(res, moved, attr: str = "_gpuperf_lanes_from") -> None:
     import numpy as np
 
     if res is None or not hasattr(res, "data") or not moved:
         return
     if all(o.shape == np.shape(res.data) for o, _ in moved):
         try:
-            res._gpuperf_lanes_from = tuple(moved)
+            setattr(res, attr, tuple(moved))
         except AttributeError:  # pragma: no cover - a handle without a __dict__
             pass
 

@@ -728,6 +728,45 @@ def _kernel_images(trace, owners: list, images: list) -> list:
     return [image for image in made if bool((image.rows >= 0).any())]
 
 
+def _derived_images(trace) -> list:
+    """The :class:`Image` s of memory the reader's kernels filled with values computed lane by lane from the
+    grader's tensors, whatever else went into them (:attr:`gpuperf.grading.algorithm.Launch.derived`: K times a
+    factor computed from a reduction or loaded from memory, K plus an offset, ``tl.exp(K)``, as well as the copies
+    :func:`_kernel_images` maps), each element mapped to the row it was computed from. Read only by the causal
+    skip checks (:func:`_with_derived`): a tile read from such memory is a visit of the rows it was computed
+    from. Computed once per trace; empty where no kernel stored such a value (then the checks are as before)."""
+    found = getattr(trace, "derived_images", None)
+    if found is not None:
+        return found
+    launches = getattr(trace, "launches", ())
+    found = []
+    if any(getattr(launch, "derived", None) for launch in launches):
+        proxies = types.SimpleNamespace(launches=[
+            types.SimpleNamespace(copies=list(launch.copies) + list(launch.derived), index=launch.index,
+                                  args=launch.args, writes=launch.writes) for launch in launches])
+        torch_made = [image for image in getattr(trace, "images", ()) if image.after < 0]
+        found = _kernel_images(proxies, trace.owners, torch_made)
+    try:
+        trace.derived_images = found
+    except AttributeError:  # pragma: no cover - a stand-in trace
+        pass
+    return found
+
+
+def _with_derived(trace):
+    """``trace`` whose copies include the memory the reader's kernels derived lane by lane from the grader's
+    tensors (:func:`_derived_images`), for the causal skip checks: a far tile of keys read from K scaled by a
+    factor computed from the data is a visit of those keys, as one read from a copy of K is."""
+    derived = _derived_images(trace)
+    if not derived:
+        return trace
+    import copy
+
+    view = copy.copy(trace)
+    view.images = list(derived) + list(getattr(trace, "images", ()))
+    return view
+
+
 def _in_row_order(image) -> bool:
     """The rows of each head of ``image.owner`` lie in ``image`` in the order of their addresses (a copy of one
     in any row-major layout, one head after another or interleaved): a block loaded from it holds the rows from
@@ -3804,6 +3843,7 @@ def _skip_check(trace, label, q, k, o=None) -> list[CaseResult]:
     reader's function returned), against the rows of o its program stores next (:func:`_stored_block_visits`)."""
     n_q, n_k = q.shape[-2], k.shape[-2]
     seen = _seen_keys(n_q, n_k, True)
+    trace = _with_derived(trace)  # memory computed lane by lane from q or k is read as they are
     scrambled = _scrambled_copy_check(trace, label, {"q": q, "k": k})
     if scrambled:
         return scrambled
@@ -4908,11 +4948,13 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
         return {(program, owner - shift): lineage for (program, owner), lineage in read_lineage.items()
                 if owner >= shift}
 
-    forward = Trace(launches=trace.launches[:backward_from], images=trace.images, owners=trace.owners)
+    derived = _derived_images(trace) if causal else None  # (made by any launch of the call, as the copies)
+    forward = Trace(launches=trace.launches[:backward_from], images=trace.images, owners=trace.owners,
+                    derived_images=derived)
     backward = Trace(launches=[dataclasses.replace(launch, sources=own(launch.sources),
                                                    read_lineage=own_lineage(launch.read_lineage))
                                for launch in trace.launches[backward_from:]], images=trace.images,
-                     owners=trace.owners)
+                     owners=trace.owners, derived_images=derived)
     runner._attention_q, runner._attention_v, runner._attention_nq = q, v, n_q
 
     def forward_checks():
@@ -4964,6 +5006,7 @@ def _causal_backward_pairs_check(trace, label, q, k, v=None, grads=None) -> list
                            "a pass over all the keys for every block (recomputing the row statistics) reads them "
                            "far more")]
     seen = _seen_keys(n_q, n, True)
+    counted, trace = trace, _with_derived(trace)  # (K and V loaded once per program: counted as before)
     scrambled = _scrambled_copy_check(trace, label, {"q": q, "k": k})
     if scrambled:
         return scrambled
@@ -5022,7 +5065,7 @@ def _causal_backward_pairs_check(trace, label, q, k, v=None, grads=None) -> list
                            "that holds its last query, its diagonal; a loop must stop there, not only mask."
                            f"{_in_turn_note(first_found, held_word)}"
                            f"{shape}")]
-    return _backward_passes_check(trace, label, k, v)
+    return _backward_passes_check(counted, label, k, v)
 
 
 def _backward_passes_check(trace, label, k, v) -> list[CaseResult]:
