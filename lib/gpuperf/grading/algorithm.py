@@ -222,6 +222,9 @@ class Trace:
     #: grader's tensors (:attr:`Launch.derived`), copies included; None until the causal skip checks ask
     #: (:func:`gpuperf.grading.exercises._derived_images`)
     derived_images: list = None
+    #: (first byte, end, element size, elements) of each of :attr:`owners`, as the last launch's arguments were
+    #: bound (:func:`_in_owner` reads them while a kernel runs)
+    _owner_spans: list = field(default_factory=list)
 
     def torch_event(self, event: tuple) -> None:
         """Record what torch just wrote (see :attr:`torch_events`); a copy's target bytes take the last writer
@@ -1092,6 +1095,7 @@ def _install():
                 pairs = [(names[i] if i < len(names) else f"argument {i}", t) for i, t in enumerate(args_hst)]
                 pairs += list(kwargs_hst.items())
                 owners = [_span(o) for o in getattr(_TRACE, "owners", ()) if _span(o) is not None]
+                _TRACE._owner_spans = owners  # (read while the kernel runs, where data_ptr is the reader's)
                 for name, t in pairs:
                     t = getattr(t, "base", t)
                     if not hasattr(t, "data_ptr") or not hasattr(t, "element_size") or t.numel() == 0:
@@ -1647,18 +1651,10 @@ def _derived_from(handle):
 
 def _in_owner(origin) -> bool:
     """``origin`` (an array of addresses) starts in one of the grader's tensors of the traced call."""
-    owners = getattr(_TRACE, "owners", None) or ()
     if not origin.size:
         return False
     first = int(origin.flat[0])
-    for t in owners:
-        try:
-            start = t.data_ptr()
-            if start <= first < start + t.numel() * t.element_size():
-                return True
-        except (AttributeError, RuntimeError):  # pragma: no cover - not a tensor
-            continue
-    return False
+    return any(span[0] <= first < span[1] for span in getattr(_TRACE, "_owner_spans", ()))
 
 
 def _carry_derived(res, handles) -> None:

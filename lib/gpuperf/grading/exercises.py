@@ -3199,10 +3199,13 @@ def _one_pass_check(runner, label, k, n_k, causal=False) -> list[CaseResult]:
 
 def _causal_pass_check(runner, label, q, k, v, n_k) -> list[CaseResult]:
     """With the top-left causal mask, after the blocks a kernel skips: the passes over K and V of each program
-    counted against the keys its queries see (:func:`_causal_passes`), whatever N_k is."""
+    counted against the keys its queries see (:func:`_causal_passes`), whatever N_k is. Memory a kernel filled
+    with K's rows computed lane by lane (:func:`_with_derived`) is K, as a copy is: a walk of K scaled by a scale
+    loaded from memory is one pass, not a walk of partial copies where a lane of K was 0."""
     trace = runner.trace
     if trace is None or q is None:
         return []
+    trace = _with_derived(trace)
     d = k.shape[-1]
     for which, tensor in (("k", k), ("v", v)):
         if tensor is None:
@@ -3489,10 +3492,12 @@ def _scratch_check(runner, label, inputs, outputs) -> list[CaseResult]:
             if not any(_within(launch, name, t) for t in tensors):
                 stored += launch.stored.get(name, 0) + getattr(launch, "atomic_written", {}).get(name, 0)
     # a copy of an input that a kernel of the reader's made (its own .contiguous()) is that input, not scratch:
-    # its copy stores count up to the elements it holds (copying an input again and again is scratch)
+    # its copy stores count up to the elements it holds (copying an input again and again is scratch); so is
+    # an input's rows computed lane by lane (K times a scale loaded from memory: :func:`_derived_images`, which
+    # maps the copies too)
+    made = _derived_images(trace) or [image for image in getattr(trace, "images", ()) if image.after >= 0]
     stored -= sum(min(image.copies, int((image.rows >= 0).sum()), image.owner.numel())
-                  for image in getattr(trace, "images", ())
-                  if image.after >= 0 and any(image.owner is t for t in inputs))
+                  for image in made if image.after >= 0 and any(image.owner is t for t in inputs))
     budget = int(1.5 * sum(t.numel() for t in outputs if hasattr(t, "numel"))) + 4096
     if stored > budget:
         return [CaseResult(label, "-", False,
