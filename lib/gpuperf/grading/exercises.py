@@ -732,9 +732,10 @@ def _derived_images(trace) -> list:
     """The :class:`Image` s of memory the reader's kernels filled with values computed lane by lane from the
     grader's tensors, whatever else went into them (:attr:`gpuperf.grading.algorithm.Launch.derived`: K times a
     factor computed from a reduction or loaded from memory, K plus an offset, ``tl.exp(K)``, as well as the copies
-    :func:`_kernel_images` maps), each element mapped to the row it was computed from. Read only by the causal
-    skip checks (:func:`_with_derived`): a tile read from such memory is a visit of the rows it was computed
-    from. Computed once per trace; empty where no kernel stored such a value (then the checks are as before)."""
+    :func:`_kernel_images` maps), each element mapped to the row it was computed from. Read by the causal skip
+    checks and the causal pass check (:func:`_with_derived`: a tile read from such memory is a visit of the rows
+    it was computed from) and by the scratch budget (such memory is the input, not scratch); nothing else.
+    Computed once per trace; empty where no kernel stored such a value (then those checks are as before)."""
     found = getattr(trace, "derived_images", None)
     if found is not None:
         return found
@@ -4953,7 +4954,7 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
         return {(program, owner - shift): lineage for (program, owner), lineage in read_lineage.items()
                 if owner >= shift}
 
-    derived = _derived_images(trace) if causal else None  # (made by any launch of the call, as the copies)
+    derived = _derived_images(trace)  # (made by any launch of the call, as the copies)
     forward = Trace(launches=trace.launches[:backward_from], images=trace.images, owners=trace.owners,
                     derived_images=derived)
     backward = Trace(launches=[dataclasses.replace(launch, sources=own(launch.sources),
