@@ -439,7 +439,7 @@ def _track_copies(watch, events: list) -> None:
 
     def dispatch(func, args, kwargs):
         out = inner(func, args, kwargs)
-        if watch.paused or watch.internal or not watch.active:
+        if not watch.watching():  # the reader's callbacks that Triton runs in a launch too (a grid function)
             return out
         name = func.overloadpacket.__name__
         outs = [t for t in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(t, torch.Tensor)]
@@ -1402,7 +1402,7 @@ def _tensor_bytes(tensor) -> tuple[int, int]:
 def _element_addresses(tensor):
     """A function from byte addresses (a numpy array inside ``tensor``'s span) to a mask of those that are
     elements of ``tensor`` (a view skips the gaps between its rows), or None where its layout is not a plain
-    1-D or 2-D one (then the whole span counts)."""
+    1-D or 2-D one, nor one of nested axes (then the whole span counts)."""
     import numpy as np
 
     start, es = tensor.data_ptr(), tensor.element_size()
@@ -1418,7 +1418,25 @@ def _element_addresses(tensor):
         return keep
     if tensor.dim() == 1 and strides[0] > 1:
         return lambda addresses: ((addresses - np.uint64(start)).astype(np.int64) % (es * strides[0])) == 0
-    return None
+    # any other layout whose axes nest (each axis's stride at least the extent of the axes inside it): an
+    # attention output laid out with padded rows or interleaved heads, 3-D or 4-D (round 19's 03: writes into
+    # a padded row's padding decoded as the row's). An offset is an element where, split over the axes from
+    # the widest stride down, each index is below the axis's size and nothing is left over.
+    axes = sorted(((st, n) for n, st in zip(shape, strides) if n > 1), reverse=True)
+    if tensor.dim() < 3 or not axes or any(st <= 0 for st, _ in axes) or \
+            any(outer < st * n for (outer, _), (st, n) in zip(axes, axes[1:])):
+        return None
+
+    def keep_nested(addresses):
+        offsets = (addresses - np.uint64(start)).astype(np.int64)
+        ok = offsets % es == 0
+        rest = offsets // es
+        for st, n in axes:
+            index, rest = np.divmod(rest, st)
+            ok &= (index >= 0) & (index < n)
+        return ok & (rest == 0)
+
+    return keep_nested
 
 
 def _out_writes(trace, out) -> list:
@@ -1478,9 +1496,18 @@ def _out_writes(trace, out) -> list:
             order = np.argsort(t_addr, kind="stable")
             t_sorted, s_sorted = t_addr[order], s_addr[order]
             pos = np.searchsorted(t_sorted, here, side="right") - 1
-            hit = (pos >= 0) & (t_sorted[np.clip(pos, 0, None)] == here)
-            here = here.copy()
-            here[hit] = s_sorted[pos[hit]]
+            at = t_sorted[np.clip(pos, 0, None)]
+            if source[1] == target[1]:
+                # a copy of bits: an element of out inside a copied element, at its place in the source's (a
+                # copy through a view of wider elements, buf.view(torch.complex128).clone(): round 19's 02)
+                inside = here - at
+                hit = (pos >= 0) & (here >= 0) & (inside >= 0) & (inside < target[1])
+                here = here.copy()
+                here[hit] = s_sorted[pos[hit]] + inside[hit]
+            else:  # a conversion: element by element
+                hit = (pos >= 0) & (at == here)
+                here = here.copy()
+                here[hit] = s_sorted[pos[hit]]
         writes = _value_writes(trace.launches[index])
         if not writes:
             continue

@@ -662,7 +662,7 @@ def _larger(a: _Net | None, b: _Net | None) -> _Net | None:
     return a if a[0] >= b[0] else b
 
 
-def wrapping_masks(ttir: str, any_factor: bool = False) -> bool:
+def wrapping_masks(ttir: str, any_factor: bool = False, grid: tuple | None = None) -> bool:
     """Whether a mask of a load, a store or an atomic of the kernel comes from a product in fewer than 64 bits of
     a value computed from ``tl.program_id`` (a row, a block's rows) and a size or stride the kernel was given at
     run time (an integer argument, or a product or sum of them: ``n_cols``, ``N``, ``M * N``), the rule of L3 to
@@ -700,7 +700,14 @@ def wrapping_masks(ttir: str, any_factor: bool = False) -> bool:
     by a size given at run time, and is the row itself where the grid has n_rows programs (round 14's 07).
 
     The kernel's own ``@triton.jit`` helpers are read as part of it (:func:`inline_calls`): ``mask = _mk(row,
-    n_cols, cols)`` with the product inside ``_mk`` is the kernel's product."""
+    n_cols, cols)`` with the product inside ``_mk`` is the kernel's product.
+
+    ``grid``: the launch's grid (three sizes), where known. A split index times a size rounded to whole blocks
+    (split-K with its split count folded to 1, below) is exempt only on an axis of the grid with one program:
+    with a split count of 1 the program id there is 0. On an axis of several programs the id is a block's index
+    however the kernel makes its rows (``pid_m.to(tl.int64) * bm`` with ``bm`` given at run time, round 19's
+    01) and whatever size was rounded. Without a grid, the axes :func:`_block_axes` does not find are split
+    indices."""
     kernel = kernel_function(inline_calls(ttir))
     if kernel is None:
         return False
@@ -712,7 +719,10 @@ def wrapping_masks(ttir: str, any_factor: bool = False) -> bool:
     # side: a program id of axis 1 or 2 itself, through casts only (a split index; never a block's rows made from
     # it, ``pid_m * BLOCK_M + tl.arange(0, BLOCK_M)``); rounded: a size's quotient multiplied back by constants
     side, rounded = set(), set()
-    blocks = _block_axes(kernel.ops)  # the axes whose program id is a block's index: no split index
+    if grid is not None and len(grid) >= 3:  # the axes of one program only (a split count of 1)
+        blocks = {name for name, n in (("y", grid[1]), ("z", grid[2])) if n != 1}
+    else:
+        blocks = _block_axes(kernel.ops)  # the axes whose program id is a block's index: no split index
     wraps, const, small = set(), {}, set()
     # group: a program id divided (through casts), with the factors of what divided it (see _group_factors)
     group: dict[str, frozenset] = {}

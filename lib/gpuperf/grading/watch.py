@@ -500,6 +500,17 @@ class Watch:
                      "watch on")
         return False  # pragma: no cover - _refuse raises
 
+    def watching(self) -> bool:
+        """True where the torch operator that just ran was the reader's, watched (:meth:`_stands_aside` said
+        no): its own code, or a callback of the reader's that Triton runs while the watch is paused (a grid
+        function). Refuses nothing: the operator itself went through :meth:`_stands_aside`."""
+        if not self.active:
+            return False
+        if not (self.paused or self.internal):
+            return True
+        return not _stack_holds(_PAUSE_CODES if self.paused and not self.internal else
+                                _INTERNAL_CODES | _PAUSE_CODES)
+
     def _check_identity(self, func, args, kwargs) -> None:
         """Operators by identity: ATen's own (namespace ``aten``), with no kernel registered from Python
         outside torch (a ``torch.library`` implementation runs the reader's Python with the watch off), on
@@ -1259,7 +1270,9 @@ def _interpreter_hooks(watch_getter) -> list:
         if w is None:
             return run0(self, *args, **kwargs)
         if w.policy.kernels and not kwargs.get("warmup"):
-            _check_compiles(w, self.fn, args, {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")})
+            state["masks"] = _check_compiles(w, self.fn, args, {k: v for k, v in kwargs.items()
+                                                                if k not in ("grid", "warmup")},
+                                             grid=_launch_grid(w, self.fn, args, kwargs))
         saved_pause, w.paused = w.paused, True
         try:
             return run0(self, *args, **kwargs)
@@ -1323,6 +1336,8 @@ def _interpreter_hooks(watch_getter) -> list:
         if w is not None:
             kernel = w.counters.kernels[-1] if w.counters.kernels else "?"
             w.counters.grids.append((kernel, tuple(int(n) for n in args[:3])))
+            checked, state["masks"] = state.get("masks"), None
+            _recheck_masks(w, checked, tuple(int(n) for n in args[:3]))
         return grid_dim0(self, *args)
 
     def check(kind, ptrs, mask, element_size):
@@ -1637,10 +1652,39 @@ def poisoned_note(poisoned) -> str:
             "where they are added or multiplied, `other=float(\"-inf\")` where a max is taken")
 
 
-def _check_compiles(w: Watch, fn, args, kwargs) -> None:
-    """An interpreted kernel must be one Triton can compile (:mod:`gpuperf.grading.frontend`)."""
+def _launch_grid(w: Watch, fn, args, kwargs) -> tuple | None:
+    """The grid of a launch of kernel ``fn`` (``kwargs["grid"]``, a callable given the arguments by name, as
+    Triton calls it, with the watch paused as Triton's call is), as three sizes, or None where it cannot be
+    read."""
+    import inspect
+
+    grid = kwargs.get("grid")
+    saved, w.paused = w.paused, True
+    try:
+        if callable(grid):
+            meta = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
+            try:
+                bound = inspect.signature(fn).bind_partial(*args, **meta)
+                bound.apply_defaults()
+                meta = dict(bound.arguments)
+            except (TypeError, ValueError):
+                pass
+            grid = grid(meta)
+        grid = (grid,) if isinstance(grid, int) else tuple(grid)
+        sizes = tuple(int(n) for n in grid)[:3]
+        return sizes + (1,) * (3 - len(sizes))
+    except Exception:  # a grid the grader cannot read: the front end's rule without it
+        return None
+    finally:
+        w.paused = saved
+
+
+def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
+    """An interpreted kernel must be one Triton can compile (:mod:`gpuperf.grading.frontend`). ``grid``: the
+    launch's (three sizes), where known (:func:`gpuperf.grading.frontend.wrapping_masks` reads it). Returns
+    what :func:`_recheck_masks` needs, or None."""
     if _library_kernel_file(fn):  # Triton's own or the course's: checked by what may run, not compiled here
-        return
+        return None
     from gpuperf.grading.dataflow import unstored_dots
     from gpuperf.grading.frontend import lower, wrapping_constexpr_offsets, wrapping_masks, wrapping_offsets
 
@@ -1652,8 +1696,9 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
         if ttir and w.policy.wide_offsets and (wrapping_offsets(ttir, within_head=head) or
                                                wrapping_constexpr_offsets(fn, args, kwargs, within_head=head)):
             w.counters.wrapping_kernels.append(getattr(fn, "__name__", "?"))
-        elif ttir and w.policy.wide_offsets and (wrapping_masks(ttir) or  # L3-L6: row * n_cols + cols < ...
-                                                 wrapping_constexpr_offsets(fn, args, kwargs, rule=wrapping_masks)):
+        elif ttir and w.policy.wide_offsets and (
+                wrapping_masks(ttir, grid=grid) or  # L3-L6: row * n_cols + cols < ...
+                wrapping_constexpr_offsets(fn, args, kwargs, rule=lambda text: wrapping_masks(text, grid=grid))):
             w.counters.wrapping_masks.append(getattr(fn, "__name__", "?"))
         if ttir and w.policy.int64_offsets and wrapping_offsets(ttir, any_factor=True):  # L2: pid * BLOCK
             w.counters.narrow_kernels.append(getattr(fn, "__name__", "?"))
@@ -1675,6 +1720,30 @@ def _check_compiles(w: Watch, fn, args, kwargs) -> None:
                   "run there (NumPy, `.handle` or Python on a block's values; a block that is not a power of "
                   "two), but no GPU can run it: compute with Triton's own operations on blocks (loads, dots, "
                   "sums, exponentials) and the shapes the compiler accepts")
+    if ttir and w.policy.wide_offsets and name not in w.counters.wrapping_masks:
+        return ttir, grid  # read again with the grid Triton uses, where it differs (the interpreter's hook)
+    return None
+
+
+def _recheck_masks(w: Watch, checked, grid) -> None:
+    """A launch's grid as Triton evaluated it (``grid``, three sizes), against the one the 32-bit mask rule was
+    read with when the kernel was checked (``checked``: (TTIR, that grid), from :func:`_check_compiles`): where
+    an axis has one program in one and several in the other (a grid function that answered the grader's call
+    otherwise), the rule is read again with Triton's."""
+    from gpuperf.grading.frontend import wrapping_masks
+
+    if not checked:
+        return
+    ttir, used = checked
+    ones = tuple(n == 1 for n in grid[1:3])
+    if used is not None and tuple(n == 1 for n in used[1:3]) == ones:
+        return
+    saved, w.internal = w.internal, True
+    try:
+        if wrapping_masks(ttir, grid=tuple(grid)):
+            w.counters.wrapping_masks.append(w.counters.kernels[-1] if w.counters.kernels else "?")
+    finally:
+        w.internal = saved
 
 
 def _atomic_ops(ttir: str) -> list[str]:
@@ -1737,11 +1806,11 @@ def _compiled_hooks(watch_getter) -> list:
                 _check_kernel(w, self.fn)
                 w.check_alive("at a kernel launch")
                 w.counters.launches += 1
-                _check_compiled_args(w, self, args, kwargs)
+                grid = _check_compiled_args(w, self, args, kwargs)
                 if w.policy.kernels and (w.policy.wide_offsets or w.policy.int64_offsets) and \
                         not kwargs.get("warmup"):
                     _check_compiles(w, self.fn, args, {k: v for k, v in kwargs.items()
-                                                       if k not in ("grid", "warmup")})
+                                                       if k not in ("grid", "warmup")}, grid=grid)
                 if "grid" in kwargs:
                     kwargs["grid"] = _counting_grid(w, kwargs["grid"])
                 w.shadows("before a kernel launch")
@@ -1783,9 +1852,10 @@ def _counting_grid(w: Watch, grid):
     return count(grid)
 
 
-def _check_compiled_args(w: Watch, kernel, args, kwargs) -> None:
+def _check_compiled_args(w: Watch, kernel, args, kwargs) -> tuple | None:
     """A compiled launch: its tensors must be memory the grader or torch gave out; its widest constexpr
-    (the block size, as far as the grader can see on a GPU) is recorded."""
+    (the block size, as far as the grader can see on a GPU) is recorded. Returns the launch's grid (three
+    sizes), None where it cannot be read."""
     import torch
 
     params = getattr(kernel, "params", [])
@@ -1805,8 +1875,9 @@ def _check_compiled_args(w: Watch, kernel, args, kwargs) -> None:
         grid = grid(values) if callable(grid) else grid
         grid = tuple(int(n) for n in grid) + (1,) * (3 - len(grid))
         w.counters.grids.append((getattr(getattr(kernel, "fn", None), "__name__", "?"), grid[:3]))
+        return grid[:3]
     except (TypeError, ValueError, KeyError, AttributeError):  # a grid the grader cannot read: not recorded
-        pass
+        return None
 
 
 @contextlib.contextmanager
