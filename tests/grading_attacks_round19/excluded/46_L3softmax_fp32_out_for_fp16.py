@@ -1,0 +1,26 @@
+"""WRONG (type/traffic): returns y in fp32 whatever x's dtype (fp16 rows: twice the bytes written, and a y of the
+wrong dtype for the caller)."""
+import torch
+import triton
+import triton.language as tl
+from gpuperf import grading
+
+
+@triton.jit
+def k(x_ptr, y_ptr, n_cols, sx, sy, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * sx + cols, mask=mask, other=float("-inf")).to(tl.float32)
+    e = tl.exp(x - tl.max(x, 0))
+    tl.store(y_ptr + row * sy + cols, e / tl.sum(e, 0), mask=mask)
+
+
+def softmax(x):
+    r, c = x.shape
+    y = torch.empty((r, c), dtype=torch.float32, device=x.device)
+    k[(r,)](x, y, c, x.stride(0), y.stride(0), BLOCK=triton.next_power_of_2(c))
+    return y
+
+
+result = grading.grade("L3.softmax", softmax)
