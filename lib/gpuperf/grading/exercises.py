@@ -3547,14 +3547,16 @@ def _scratch_check(runner, label, inputs, outputs, split_partials=False, causal=
                    (f", plus {partials} for the partials of a split-KV walk (up to 8 splits of each query's "
                     "unnormalised output, max and sum in fp32)" if split_partials else ""))
         if stored >= scores // 4:
-            what = (f"as many as {stored / scores:.0%} of {seen}B x H x N_q x N_k scores ({scores}): storing the "
-                    "scores or probabilities (S or P"
-                    + ("" if split_partials else ", or dS") + "), whole or in part, is what FlashAttention never "
-                    "does; each tile lives on chip from its product to its use")
+            what = (f"as many as {stored / scores:.0%} of {seen}B x H x N_q x N_k scores ({scores}), as a kernel "
+                    "that stores the scores or probabilities (S or P" + ("" if split_partials else ", or dS")
+                    + "), whole or in part, does. FlashAttention never writes the N_q x N_k scores, "
+                    "probabilities or dS to memory; each tile lives on chip from its product to its use")
         else:
             what = (f"{stored / max(held, 1):.1f} times the outputs' elements, fewer than {seen}N_q x N_k "
-                    f"scores ({scores}) but more than O(N d) values such as a row's statistics"
-                    + (" or split-KV partials" if split_partials else " or an fp32 accumulator of dQ"))
+                    f"scores ({scores}) but more than the O(N d) values (a row's statistics"
+                    + (", split-KV partials" if split_partials else ", an fp32 accumulator of dQ")
+                    + ") that leave the chip in FlashAttention, which never writes the N_q x N_k scores, "
+                    "probabilities or dS to memory")
         return [CaseResult(label, "-", False,
                            f"your kernels stored {stored} elements (plain stores and atomics) to memory that is "
                            f"neither an input nor an output nor a copy of an input (the outputs hold {held}; "
