@@ -3088,7 +3088,8 @@ def _l5_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
         if all(r.passed for r in results):
             results += _key_blocks_check(runner, label, k, n_k, causal)
         if all(r.passed for r in results):
-            results += _scratch_check(runner, label, (q, k, v), (o, lse)) or \
+            results += _scratch_check(runner, label, (q, k, v), (o, lse), split_partials=not causal,
+                                       causal=causal) or \
                 _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal) or \
                 _launch_loop_check(runner, label, {"o": o}, "blocks of queries", "(cdiv(N_q, BLOCK_M), B x H)")
         if programs and all(r.passed for r in results):
@@ -3500,14 +3501,19 @@ def _seen_keys(n_q: int, n_k: int, causal: bool) -> int | None:
     return min(n_q, n_k) if causal and n_q < n_k else None
 
 
-def _scratch_check(runner, label, inputs, outputs) -> list[CaseResult]:
+def _scratch_check(runner, label, inputs, outputs, split_partials=False, causal=False) -> list[CaseResult]:
     """Under the interpreter: what the kernels store to memory that is neither an input nor an output (a
     scratch buffer) stays small: O(N d), never the N_q x N_k scores, probabilities or dS that FlashAttention
     keeps on chip; the rest of an output's storage (a buffer larger than the output it returns) counts as
     scratch. Plain stores count every element stored; atomics (an atomic add onto zeros writes as well
     as a store) count the distinct elements they update in a launch, so dQ accumulated by every block of keys
     into one fp32 buffer counts once. Budget: 1.5 times the outputs' elements (an fp32 accumulator of dQ
-    fits), plus 4096."""
+    fits), plus 4096; a forward (``split_partials``) may also keep a split-KV (Flash-Decoding) walk's partials,
+    up to 8 splits of each query's unnormalised output, max and sum in fp32: 8 B H N_q (d + 2) more. The rule
+    is by size, not by what was stored (a score tile and a partial are both fp32 lanes), so the split budget
+    is given only where the cases hold shapes whose N_q x N_k scores are many times it: L5's full (not causal)
+    cases, whose N_q = 16, N_k = 4096 case holds about 10 times as many scores (the CPU's causal cases are too
+    short: there a causal half of P would fit 8 splits' partials)."""
     trace = runner.trace
     if trace is None:
         return []
@@ -3526,15 +3532,35 @@ def _scratch_check(runner, label, inputs, outputs) -> list[CaseResult]:
     made = _derived_images(trace) or [image for image in getattr(trace, "images", ()) if image.after >= 0]
     stored -= sum(min(image.copies, int((image.rows >= 0).sum()), image.owner.numel())
                   for image in made if image.after >= 0 and any(image.owner is t for t in inputs))
-    budget = int(1.5 * sum(t.numel() for t in outputs if hasattr(t, "numel"))) + 4096
+    held = sum(t.numel() for t in outputs if hasattr(t, "numel"))
+    budget = int(1.5 * held) + 4096
+    q, k = inputs[0], inputs[1]
+    b, h, n_q, d = q.shape
+    n_k = k.shape[-2]
+    partials = 8 * b * h * n_q * (d + 2) if split_partials else 0
+    budget += partials
     if stored > budget:
+        # the scores a query sees (with the top-left causal mask, key j <= query i): the message's measure
+        scores = b * h * (sum(min(i + 1, n_k) for i in range(n_q)) if causal else n_q * n_k)
+        seen = "the visible (causal) part of the " if causal else "the "
+        allowed = ("1.5 times the outputs plus 4096" +
+                   (f", plus {partials} for the partials of a split-KV walk (up to 8 splits of each query's "
+                    "unnormalised output, max and sum in fp32)" if split_partials else ""))
+        if stored >= scores // 4:
+            what = (f"as many as {stored / scores:.0%} of {seen}B x H x N_q x N_k scores ({scores}), as a kernel "
+                    "that stores the scores or probabilities (S or P" + ("" if split_partials else ", or dS")
+                    + "), whole or in part, does. FlashAttention never writes the N_q x N_k scores, "
+                    "probabilities or dS to memory; each tile lives on chip from its product to its use")
+        else:
+            what = (f"{stored / max(held, 1):.1f} times the outputs' elements, fewer than {seen}N_q x N_k "
+                    f"scores ({scores}) but more than the O(N d) values (a row's statistics"
+                    + (", split-KV partials" if split_partials else ", an fp32 accumulator of dQ")
+                    + ") that leave the chip in FlashAttention, which never writes the N_q x N_k scores, "
+                    "probabilities or dS to memory")
         return [CaseResult(label, "-", False,
                            f"your kernels stored {stored} elements (plain stores and atomics) to memory that is "
-                           "neither an input nor an output nor a copy of an input (the outputs hold "
-                           f"{sum(t.numel() for t in outputs)}): FlashAttention never "
-                           "writes the N_q x N_k scores, probabilities or dS to memory; each tile lives on chip "
-                           "from its product to its use, and only O(N d) values (the outputs, a row's statistics) "
-                           "leave it")]
+                           f"neither an input nor an output nor a copy of an input (the outputs hold {held}; "
+                           f"the budget is {budget}: {allowed}): {what}")]
     return []
 
 
@@ -3670,8 +3696,8 @@ def _block_skip_case(gen, device, n_q, label, spread="normal", n_k=None):
             runner.notes.append(_causal_timing_note(runner, q, k, v))
             return results
         results += _key_blocks_check(runner, label, k, n_k, True)
-        results = results + (_scratch_check(runner, label, (q, k, v), got) if all(r.passed for r in results)
-                             else [])
+        if all(r.passed for r in results):
+            results = results + _scratch_check(runner, label, (q, k, v), got, causal=True)
         if not all(r.passed for r in results):
             return results
         return results + (_skip_check(causal_trace, label, q, k, got[0]) or
@@ -4747,7 +4773,7 @@ def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
             for name, mine in zip(("dq", "dk", "dv"), got):
                 results += runner.written_check(name, mine)
         if all(r.passed for r in results):
-            results += _scratch_check(runner, label, (q, k, v, o_in, lse_in, do), got) or \
+            results += _scratch_check(runner, label, (q, k, v, o_in, lse_in, do), got, causal=causal) or \
                 _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, _BACKWARD_PRODUCTS)
         if all(r.passed for r in results):
             results += _launch_loop_check(runner, label, dict(zip(("dq", "dk", "dv"), got)), "blocks",
@@ -4993,7 +5019,7 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
     def forward_checks():
         found = _key_blocks_check(runner, label, k, n_k, causal) or \
             _launch_loop_check(runner, label, {"O": o}, "blocks of queries", "(cdiv(N_q, BLOCK_M), B x H)") or \
-            _scratch_check(runner, label, (q, k, v), (o,)) or \
+            _scratch_check(runner, label, (q, k, v), (o,), causal=causal) or \
             _attention_dots_check(runner, label, b, h, n_q, n_k, d, causal)
         # with the causal mask, after the blocks it skips: one pass over K and V, against the keys each block of
         # queries sees, whatever N_k is (the causal case here has fewer than the 512 keys _key_blocks_check asks)
@@ -5001,7 +5027,7 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
                          if causal else [])
 
     def backward_checks():
-        return _scratch_check(runner, label, (q, k, v, do), grads) or \
+        return _scratch_check(runner, label, (q, k, v, do), grads, causal=causal) or \
             _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, _BACKWARD_PRODUCTS) or \
             _key_blocks_check(runner, label, k, n_k, causal) or \
             _launch_loop_check(runner, label, dict(zip(("dQ", "dK", "dV"), grads)), "blocks",
