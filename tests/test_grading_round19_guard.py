@@ -132,3 +132,43 @@ def test_a_monitoring_tool_refuses_the_grade():
     finally:
         monitoring.free_tool_id(tool)
     assert not report.passed and "sys.monitoring tool" in report.results[0].message, report.text()
+
+
+# ------------------------------------------------------------------------------------------------------------
+# 56 (F5): tiles no GPU holds. Graded on the d = 128 fp32 case only (the one that refuses it; seconds each).
+# ------------------------------------------------------------------------------------------------------------
+
+def _d128(label: str) -> bool:
+    return "d=128" in label
+
+
+def test_56_tiles_that_need_more_shared_memory_than_any_gpu_are_refused():
+    from attack_files import load_attack
+    from gpuperf import grading
+
+    key, fn = load_attack(find_attack(19, "56"))
+    report = grading.grade_report(key, fn, seed=SEED, only=_d128, stop_at_first_failure=True)
+    assert not report.passed, report.text()
+    message = report.results[-1].message
+    assert "327,680 bytes" in message and "232,448 B" in message, report.text()
+    assert "k_ptr 256 x 128 x 4 B = 131,072 B" in message, report.text()
+
+
+def test_56_with_64_keys_a_block_fits_and_passes():
+    """The same kernel with BLOCK_N = 64: 128 x 128 x 4 + 2 x 64 x 128 x 4 = 131,072 B, under the limit (the
+    bound is what the products take, not the block sizes the rules allow)."""
+    from attack_files import load_attack_variant
+    from gpuperf import grading
+
+    key, fn = load_attack_variant(find_attack(19, "56"), ("BM=128, BN=256", "BM=128, BN=64"))
+    report = grading.grade_report(key, fn, seed=SEED, only=_d128)
+    assert report.passed, report.text()
+
+
+def test_the_course_solution_stays_under_the_shared_memory_bound():
+    from gpuperf import grading
+
+    for key in ("L4.matmul", "L5.forward"):
+        report = grading.grade_report(key, grading.solution(key), seed=SEED,
+                                      only=_d128 if key.startswith("L5") else None)
+        assert report.passed, report.text()

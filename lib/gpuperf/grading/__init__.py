@@ -175,7 +175,8 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
             if all(r.passed for r in case_results):
                 case_results = case_results + (_launched_check(runner, case.label)
                                                or _wide_offsets_check(runner, case.label)
-                                               or _grid_limit_check(runner, case.label))
+                                               or _grid_limit_check(runner, case.label)
+                                               or _shared_memory_check(runner, case.label))
             hooked = _hooks_set()  # set while the case ran, outside the reader's call (where the audit hook
             if hooked:             # refuses them): nothing of this grade can be trusted
                 return GradeReport(key, ex.title, seed, "-", (CaseResult(case.label, "-", False, hooked),), graded)
@@ -327,6 +328,42 @@ def _grid_limit_check(runner, label: str) -> list[CaseResult]:
                                "0), so a GPU refuses this launch. Put the dimension that grows with the input "
                                "(the rows, the blocks) on the grid's first axis")]
     return []
+
+
+#: The most shared memory one program (a thread block) can have on the GPUs the course targets: an H100's or
+#: H200's 227 KiB (cudaDevAttrMaxSharedMemoryPerBlockOptin). Triton refuses to launch a kernel that needs more.
+SHARED_MEMORY_PER_BLOCK = 232_448
+
+
+def _shared_memory_check(runner, label: str) -> list[CaseResult]:
+    """Under the interpreter: the tiles a program's ``tl.dot`` products take as loaded (one of each tensor: the
+    q, k and v tiles of one step) must fit in the shared memory a GPU gives one program. A lower bound on what
+    Triton's compiled kernel asks for (it stages a product's loaded operands in shared memory, and pipelines a
+    loop's loads in two stages or more), so a kernel that launches on a GPU is never refused; the interpreter
+    itself runs any block size. (On a GPU the launch fails by itself.)"""
+    trace = getattr(runner, "trace", None)
+    if trace is None or not runner.policy.kernels:
+        return []
+    total, kernel, tiles = trace.dot_tile_bytes()
+    if total <= SHARED_MEMORY_PER_BLOCK:
+        return []
+    parts = ", ".join(f"{name} {' x '.join(str(n) for n in shape)} x {size} B = {_prod(shape) * size:,} B"
+                      for name, (shape, size) in tiles.items())
+    return [CaseResult(label, "-", False,
+                       f"your kernel {kernel} multiplies (tl.dot) tiles loaded from {parts}: {total:,} bytes that "
+                       "a GPU holds in shared memory together (Triton stages the loaded operands of a product "
+                       f"there, each stage of a pipelined loop once more), more than the {SHARED_MEMORY_PER_BLOCK:,} "
+                       "B (227 KiB) one program can have on an H100 or H200, the largest of any GPU: the launch "
+                       "fails there (OutOfResources), although the interpreter runs any block size. Choose "
+                       "smaller blocks where the head size or the element size is large (the block sizes times "
+                       "the head size times the bytes of an element, summed over the tiles of one step)")]
+
+
+def _prod(shape) -> int:
+    out = 1
+    for n in shape:
+        out *= n
+    return out
 
 
 def _grade_plain(ex: Exercise, fn, seed: int, device, graded: str) -> GradeReport:
