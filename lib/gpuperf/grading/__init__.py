@@ -28,12 +28,15 @@ reader's once it passes, the course's solution until then). With the environment
 (``gpuperf.kernels.labs``) instead of the reader's cell, prints ``SOLUTION OK`` (not ``PASSED``) and raises
 ``AssertionError`` if that fails: that is how CI runs every lab with the solutions in place.
 
-torch is imported inside the functions (``import gpuperf.grading`` stays light).
+Importing the grader imports the course's solution modules (``gpuperf.kernels.labs``, hence torch and
+Triton) to hold each exercise's solution as it was then; the graders' own torch work is imported inside the
+functions.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 from typing import Callable, Iterator, Sequence
 
 from gpuperf.grading.core import (SOLUTIONS_ENV_VAR, UNIT_ROUNDOFF, CaseResult, GradeReport, Tolerance,
@@ -93,9 +96,19 @@ def _is_solution(ex: Exercise, fn) -> bool:
     identity: a wrapper around it, or a copy, is the reader's function), or where the exercise's
     :class:`Policy` hands them to the reader (``course_kernels``)."""
     try:
-        return fn is ex.load_solution()
+        return fn is _solution_of(ex)
     except Exception:  # pragma: no cover - a broken install: grade as the reader's
         return False
+
+
+def _solution_of(ex: Exercise) -> Callable:
+    """The exercise's solution as its module bound it when :mod:`gpuperf.grading` was imported
+    (:data:`_SOLUTIONS`): a cell that later rebinds the name in the course's module
+    (``gpuperf.kernels.labs.l5.attention_forward = mine``) neither unlocks the course's kernels for its own
+    function nor changes what :func:`solution` returns (and the rebinding is reported as tampering:
+    ``watch._owners`` holds the solution modules). Looked up at call time only where the import failed."""
+    found = _SOLUTIONS.get(ex.solution)
+    return found if found is not None else ex.load_solution()
 
 
 def _exercise(key: str) -> Exercise:
@@ -121,7 +134,7 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
         seed = _fresh_seed()
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be an int >= 0, got {seed!r}")
-    tampered = _tampering(fn)
+    tampered = _tampering(fn) or _hooks_set()
     if tampered:
         return GradeReport(key, ex.title, seed, "-", (CaseResult("before any case", "-", False, tampered),),
                            graded)
@@ -162,7 +175,11 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
             if all(r.passed for r in case_results):
                 case_results = case_results + (_launched_check(runner, case.label)
                                                or _wide_offsets_check(runner, case.label)
-                                               or _grid_limit_check(runner, case.label))
+                                               or _grid_limit_check(runner, case.label)
+                                               or _shared_memory_check(runner, case.label))
+            hooked = _hooks_set()  # set while the case ran, outside the reader's call (where the audit hook
+            if hooked:             # refuses them): nothing of this grade can be trusted
+                return GradeReport(key, ex.title, seed, "-", (CaseResult(case.label, "-", False, hooked),), graded)
             results.extend(r if r.case == case.label else _relabel(r, case.label) for r in case_results)
     name = torch.cuda.get_device_name() if device == "cuda" else \
         "CPU (Triton interpreter)" if ex.get_policy().kernels else "CPU"
@@ -313,6 +330,42 @@ def _grid_limit_check(runner, label: str) -> list[CaseResult]:
     return []
 
 
+#: The most shared memory one program (a thread block) can have on the GPUs the course targets: an H100's or
+#: H200's 227 KiB (cudaDevAttrMaxSharedMemoryPerBlockOptin). Triton refuses to launch a kernel that needs more.
+SHARED_MEMORY_PER_BLOCK = 232_448
+
+
+def _shared_memory_check(runner, label: str) -> list[CaseResult]:
+    """Under the interpreter: the tiles a program's ``tl.dot`` products take as loaded (one of each tensor: the
+    q, k and v tiles of one step) must fit in the shared memory a GPU gives one program. A lower bound on what
+    Triton's compiled kernel asks for (it stages a product's loaded operands in shared memory, and pipelines a
+    loop's loads in two stages or more), so a kernel that launches on a GPU is never refused; the interpreter
+    itself runs any block size. (On a GPU the launch fails by itself.)"""
+    trace = getattr(runner, "trace", None)
+    if trace is None or not runner.policy.kernels:
+        return []
+    total, kernel, tiles = trace.dot_tile_bytes()
+    if total <= SHARED_MEMORY_PER_BLOCK:
+        return []
+    parts = ", ".join(f"{name} {' x '.join(str(n) for n in shape)} x {size} B = {_prod(shape) * size:,} B"
+                      for name, (shape, size) in tiles.items())
+    return [CaseResult(label, "-", False,
+                       f"your kernel {kernel} multiplies (tl.dot) tiles loaded from {parts}: {total:,} bytes that "
+                       "a GPU holds in shared memory together (Triton stages the loaded operands of a product "
+                       f"there, each stage of a pipelined loop once more), more than the {SHARED_MEMORY_PER_BLOCK:,} "
+                       "B (227 KiB) one program can have on an H100 or H200, the largest of any GPU: the launch "
+                       "fails there (OutOfResources), although the interpreter runs any block size. Choose "
+                       "smaller blocks where the head size or the element size is large (the block sizes times "
+                       "the head size times the bytes of an element, summed over the tiles of one step)")]
+
+
+def _prod(shape) -> int:
+    out = 1
+    for n in shape:
+        out *= n
+    return out
+
+
 def _grade_plain(ex: Exercise, fn, seed: int, device, graded: str) -> GradeReport:
     """Plain-Python exercises (L1): no torch, nothing to watch but the values."""
     import random
@@ -329,6 +382,9 @@ def _grade_plain(ex: Exercise, fn, seed: int, device, graded: str) -> GradeRepor
             case_results = case.run(runner)
         except Exception as exc:
             case_results = [_result_of_exception(case.label, exc)]
+        hooked = _hooks_set()
+        if hooked:
+            return GradeReport(ex.key, ex.title, seed, "-", (CaseResult(case.label, "-", False, hooked),), graded)
         results.extend(r if r.case == case.label else _relabel(r, case.label) for r in case_results)
     return GradeReport(ex.key, ex.title, seed, "CPU (plain Python)", tuple(results), graded)
 
@@ -349,6 +405,39 @@ def _tampering(fn) -> str:
     return ""
 
 
+def _hooks_set() -> str:
+    """Why no grade can run now: a trace or profile function (``sys.settrace``, ``sys.setprofile``, the same
+    for new threads through ``threading``) or a ``sys.monitoring`` tool (Python 3.12+) is set. Such a hook runs
+    at every call of the grader's own code and could change what it compares (an output rewritten when the
+    comparison starts); "" when none is set. Checked when a grade starts and after each case."""
+    import threading
+
+    found = []
+    if sys.gettrace() is not None:
+        found.append("sys.settrace")
+    if sys.getprofile() is not None:
+        found.append("sys.setprofile")
+    for name, label in (("gettrace", "threading.settrace"), ("getprofile", "threading.setprofile")):
+        get = getattr(threading, name, None)  # Python 3.10+
+        if get is not None and get() is not None:
+            found.append(label)
+    monitoring = getattr(sys, "monitoring", None)  # Python 3.12+
+    if monitoring is not None:
+        for tool in range(6):
+            try:
+                owner = monitoring.get_tool(tool)
+            except ValueError:  # pragma: no cover
+                continue
+            if owner is not None:
+                found.append(f"sys.monitoring tool {tool} ({owner!r})")
+    if not found:
+        return ""
+    return (f"a trace or profile function is set ({', '.join(found)}): a debugger, a profiler or a coverage "
+            "tool, or a cell's own hook. It would run inside the grader at every call and could change what the "
+            "grader compares, so nothing is graded while one is set: run the grade without it (stop the debugger "
+            "or profiler, or restart the kernel and run the lab's cells in order)")
+
+
 def _relabel(r: CaseResult, label: str) -> CaseResult:
     from dataclasses import replace
 
@@ -363,7 +452,7 @@ PAGE_WIDTH = 88
 
 def solution(key: str) -> Callable:
     """The course's solution of exercise ``key`` (for the labs' later cells and for CI)."""
-    return _exercise(key).load_solution()
+    return _solution_of(_exercise(key))
 
 
 def grade(key: str, fn: Callable | None, *, seed: int | None = None) -> Callable:
@@ -379,7 +468,7 @@ def grade(key: str, fn: Callable | None, *, seed: int | None = None) -> Callable
         return _grade_solution(key, seed)
     if fn is None:
         print(f"NOT YET {key} ({ex.title}): nothing to grade yet")
-        return ex.load_solution()
+        return _solution_of(ex)
     if getattr(fn, "__module__", "").startswith(_SOLUTION_MODULES):
         print(f"NOT YET {key} ({ex.title}):\n  the function given is the course's solution, standing in\n"
               "  because an earlier exercise has not passed yet; finish that one, re-run its cell,\n"
@@ -391,7 +480,7 @@ def grade(key: str, fn: Callable | None, *, seed: int | None = None) -> Callable
         return fn
     print("  (until yours passes, the cells below use the course's solution, so the lab still\n"
           "  runs)")
-    return ex.load_solution()
+    return _solution_of(ex)
 
 
 #: The prefix of a passing report of the course's solution (solutions mode): not ``PASSED``, which only the
@@ -402,7 +491,7 @@ SOLUTION_PASSED = "SOLUTION OK"
 def _grade_solution(key: str, seed: int | None = None) -> Callable:
     """Solutions mode: grade the course's solution of ``key``, print its report marked as the course's code,
     and raise ``AssertionError`` if it fails."""
-    sol = _exercise(key).load_solution()
+    sol = _solution_of(_exercise(key))
     report = grade_report(key, sol, seed=seed, graded="the course's solution, not yours: "
                           f"{SOLUTIONS_ENV_VAR}=1 was set when gpuperf.grading was imported")
     text = report.text(PAGE_WIDTH)
@@ -428,6 +517,24 @@ def forbid(names: Sequence[str], exercise: str, allow_course_kernels: bool = Fal
 
 #: Solutions mode (``GPUPERF_LAB_SOLUTIONS=1``), read once when the grader is imported: see :func:`grade`.
 SOLUTIONS_MODE = solutions_requested()
+
+
+def _resolve_solutions() -> dict:
+    """Each exercise's solution function (by its ``"module:name"``), resolved once, now: importing the
+    course's lab modules imports torch and Triton (through ``gpuperf.kernels``, which first picks the
+    interpreter on a machine without a GPU, as a lab's setup cell does). A module that cannot be imported
+    here (no Triton) is looked up when graded instead."""
+    out = {}
+    for ex in EXERCISES.values():
+        try:
+            out[ex.solution] = ex.load_solution()
+        except Exception:  # pragma: no cover - a partial install
+            pass
+    return out
+
+
+#: Private: the solutions as bound when the grader was imported (see :func:`_solution_of`).
+_SOLUTIONS = _resolve_solutions()
 
 _watch.take_baseline()  # after every module of the grader is imported: what grade_report compares against
 

@@ -111,6 +111,10 @@ class Launch:
     wrapping_heads: int = 0
     wrapping_heads_kernel: str = ""
     dot_shapes: dict = field(default_factory=dict)  # (M, K, N): count
+    #: program: {argument name: (bytes, shape, element size) of the largest tile loaded from it that is an
+    #: operand of a tl.dot as loaded (or transposed, reshaped)}: the tiles a GPU stages in shared memory
+    #: together (:meth:`Trace.dot_tile_bytes`)
+    dot_tiles: dict = field(default_factory=dict)
     #: (program, number of ``spans`` recorded before it) per tl.dot: which loads a product came between
     dot_marks: list = field(default_factory=list)
     #: (M, K, N, sources of the left operand, sources of the right): count, where an operand's sources are the
@@ -390,6 +394,21 @@ class Trace:
             counts = getattr(launch, what)
             out += sum(counts.values()) if name is None else counts.get(name, 0)
         return out
+
+    def dot_tile_bytes(self) -> tuple:
+        """``(bytes, kernel, {argument: (shape, element size)})`` of the program whose ``tl.dot`` operands,
+        taken as loaded (or only transposed or reshaped), need the most memory together: one tile of each
+        argument, the largest (the q, k and v tiles of one step of an attention's loop, one pipeline stage).
+        A lower bound on the shared memory the compiled kernel asks of a GPU, where Triton stages the operands
+        of its products (and pipelines the loads of a loop: two stages or more hold more); ``(0, "", {})``
+        when no product took a loaded tile."""
+        best = (0, "", {})
+        for launch in self.launches:
+            for tiles in launch.dot_tiles.values():
+                total = sum(t[0] for t in tiles.values())
+                if total > best[0]:
+                    best = (total, launch.kernel, {n: t[1:] for n, t in tiles.items()})
+        return best
 
     def dots(self) -> dict:
         shapes: dict = {}
@@ -1196,7 +1215,9 @@ def _install():
                 first_visit = len(launch.visits)
                 carried = frozenset()  # the loads of what this program stored at these addresses
                 width = _element_size(ptrs, 0)  # bytes a lane reads: counted in elements of the tensor
+                tile_of = None  # the argument of the first active lane: the tile's (for dot_tiles)
                 for name, start, part in split(launch, addresses, active, width):
+                    tile_of = tile_of or name
                     seen = addresses if part is None else addresses[part]  # (masked off or not)
                     picked = addresses[active] if part is None else addresses[part & active]
                     worth = _worth(launch, name, int(picked.size), width)
@@ -1226,6 +1247,9 @@ def _install():
                         sources = sources | _stored_sources(launch, unique)
                         carried = carried | _stored_loads(launch, program, unique)
                 res = original(self, ptrs, mask, *rest, **kw)
+                if tile_of is not None and hasattr(res, "data"):  # the whole block, masked lanes too
+                    res._gpuperf_tile = (tile_of, int(res.data.size) * int(res.data.itemsize),
+                                         tuple(int(n) for n in res.data.shape), int(res.data.itemsize))
                 if sources:
                     res._gpuperf_src = sources | _sources(res)
                 if len(launch.visits) > first_visit or carried:  # the visits this load made, and those of
@@ -1381,6 +1405,11 @@ def _install():
                     key = shape + (_sources(args[0]), _sources(args[1]))
                     launch.dot_sources[key] = launch.dot_sources.get(key, 0) + 1
                     launch.dot_loads.append((state["program"], _loads(args[0]) | _loads(args[1])))
+                    tiles = launch.dot_tiles.setdefault(state["program"], {})
+                    for operand in args[:2]:
+                        tile = getattr(operand, "_gpuperf_tile", None)
+                        if tile is not None and tile[1] > tiles.get(tile[0], (0,))[0]:
+                            tiles[tile[0]] = tile[1:]
                 except (AttributeError, IndexError, TypeError):  # pragma: no cover - another layout
                     pass
             res = original(self, *args, **kwargs)
@@ -1524,6 +1553,8 @@ def _install():
             res = original(self, *args, **kwargs)
             if _TRACE is not None:
                 _move_lanes(name, res, args, kwargs)
+                if name in ("create_trans", "create_reshape") and args and hasattr(args[0], "_gpuperf_tile"):
+                    res._gpuperf_tile = args[0]._gpuperf_tile
                 _move_lanes(name, res, args, kwargs, _DERIVED)
             return res
 
@@ -1547,6 +1578,9 @@ def _install():
                     if _TRACE is not None:
                         _carry_sources(getattr(res, "handle", None), [getattr(self, "handle", None)])
                         _move_lanes("T", getattr(res, "handle", None), (getattr(self, "handle", None),), {})
+                        tile = getattr(getattr(self, "handle", None), "_gpuperf_tile", None)
+                        if tile is not None and getattr(res, "handle", None) is not None:
+                            res.handle._gpuperf_tile = tile
                         _move_lanes("T", getattr(res, "handle", None), (getattr(self, "handle", None),), {},
                                     _DERIVED)
                     return res

@@ -2170,7 +2170,7 @@ GRADER_STATE_NAMES = frozenset((
     "_len_torch_dispatch_stack", "_len_torch_function_stack", "_pop_torch_dispatch_mode",
     "_pop_torch_function_stack", "_set_dispatch_mode", "_unset_dispatch_mode", "_GraderIntegrity",
     "addaudithook", "settrace", "setprofile", "_BINDERS", "_BINDER_MAKER", "_GENUINE", "_record_binder",
-    "_REWRITES"))
+    "_REWRITES", "_SOLUTIONS"))
 
 
 def reaches_grader(fn, depth: int = 3) -> str:
@@ -2300,6 +2300,10 @@ def _owners() -> list:
     owners += [v for m in list(owners) for v in vars(m).values()
                if isinstance(v, type) and getattr(v, "__module__", "").startswith("gpuperf.grading")]
     owners.append(builtins)
+    # the course's solution modules (rebinding a solution there is tampering: gpuperf.grading holds each
+    # solution as imported, and the rebinding would only mislead the lab's later cells)
+    owners += [m for name, m in sorted(sys.modules.items())
+               if m is not None and name.startswith(SOLUTION_MODULES)]
     torch, numpy = sys.modules.get("torch"), sys.modules.get("numpy")
     if torch is not None and hasattr(torch, "Tensor"):
         owners += [torch, torch.Tensor, torch.autograd]
@@ -2317,6 +2321,9 @@ def _owners() -> list:
         owners += [getattr(m, n) for n in names if m is not None and hasattr(m, n)]
     return owners
 
+
+#: The course's solution modules (and their package), in the import-time baseline once imported.
+SOLUTION_MODULES = ("gpuperf.kernels.labs", "gpuperf.labs.solutions")
 
 #: Modules whose functions the grader's references, bounds and reports call (besides torch, torch.Tensor and
 #: numpy): in the import-time baseline and in the in-call integrity snapshot.
