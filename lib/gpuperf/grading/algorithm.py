@@ -666,11 +666,11 @@ def _describe(launch: Launch, address: int, what: str, writer: int, other: int, 
     if what == "returned added":
         return (f"a race in your kernel {launch.kernel}: {b} used the value its atomic returned at {where} (what "
                 f"was there before its own update; an add of 0 that reads a buffer reads it too) in what it wrote, "
-                f"and {a} of the same launch adds to that element with an atomic. The programs of a launch run in any order on a GPU: the returned "
-                "value holds only the adds that happened to land before, not every program's share (under the "
-                "interpreter programs run one after another in grid order, so the program you expect to run last "
-                "does). Let every program only add, and read the sum in a later launch (a second kernel, or a "
-                "torch operation such as .to(dtype) on the buffer)")
+                f"and {a} of the same launch adds to that element with an atomic. The programs of a launch run in "
+                "any order on a GPU: the returned value holds only the adds that happened to land before, not "
+                "every program's share (under the interpreter programs run one after another in grid order, so "
+                "the program you expect to run last does). Let every program only add, and read the sum in a "
+                "later launch (a second kernel, or a torch operation such as .to(dtype) on the buffer)")
     if what == "read added":
         return (f"a race in your kernel {launch.kernel}: {b} read {where}, which {a} of the same launch adds to "
                 "with an atomic. On a GPU nothing orders two programs of one launch: the read can come before "
