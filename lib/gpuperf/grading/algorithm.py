@@ -17,10 +17,14 @@ same time. :class:`Trace` records, per launch, which program stored and which lo
 :meth:`Trace.race` names the first element that two programs stored, or that one program read while another
 program of the same launch wrote it. Accumulating atomics (``tl.atomic_add``, max, min, and, or, xor: their
 order does not change the result) are not stores, but a load of an address that another program of the
-same launch updates with one is a race (the "last program" that reads the sum may run first on a GPU; an
-atomic's own returned value is not such a load); an atomic exchange or compare-and-swap that two programs
-make to one address is a race (a load, then an exchange of the loaded value plus a contribution, loses
-updates on a GPU), and so is a plain store meeting another program's atomic.
+same launch updates with one is a race (the "last program" that reads the sum may run first on a GPU), and so
+is an atomic's own returned value (what was there before it) where it reaches what the program writes (the
+value of a store, or of a later atomic, through any arithmetic: ``before + acc`` stored as the finished tile);
+a returned value that only decides control flow (a counter tested in an ``if``, run in Python here) or an
+address is not counted. An atomic exchange or compare-and-swap that two programs make to one address is a race
+(a load, then an exchange of the loaded value plus a contribution, loses updates on a GPU), and so are an
+exchange meeting another program's atomic add (an add landing first is wiped out) and a plain store meeting
+another program's atomic.
 
 **32-bit offsets.** A value computed from ``tl.program_id`` carries a taint, and so does a size or stride the
 kernel was given at run time (an integer argument other than 1, which Triton compiles as a constant) or as a
@@ -134,6 +138,13 @@ class Launch:
     _loads: list = field(default_factory=list)
     _exchanges: list = field(default_factory=list)  # (addresses, program): atomic exchanges and CAS
     _adds: list = field(default_factory=list)  # (addresses, program): accumulating atomics (add, max, ...)
+    #: (addresses, program) per atomic (add, max, exchange, ...): the elements whose old values it returned; its
+    #: index is the ``_gpuperf_ret`` tag the returned value and what is computed from it carry
+    _returned: list = field(default_factory=list)
+    #: the indices into ``_returned`` of the returned values that reached what a program wrote: the value of a
+    #: store with active lanes, or the value an atomic adds or exchanges (its address, its mask and control flow
+    #: do not count): reads of those elements, as a tl.load's (:func:`_find_race`)
+    _used_returns: set = field(default_factory=set)
     race: str = ""
     #: the distinct (address, program) pairs the launch wrote (stores and atomics, active lanes), addresses
     #: sorted: which programs wrote what (:meth:`Trace.writers`)
@@ -544,10 +555,22 @@ def _find_race(launch: Launch, grid) -> str:
         if mixed is not None:
             address, a, b = mixed
             return _describe(launch, address, "mixed", a, b, grid)
+    # an exchange (or compare-and-swap) of one program where another adds: which lands first decides the sum
+    wiped = _atomic_read(launch._adds, launch._exchanges)
+    if wiped is not None:
+        address, a, b = wiped
+        return _describe(launch, address, "exchange meets add", a, b, grid)
     added = _atomic_read(launch._adds, launch._loads)
     if added is not None:
         address, a, b = added
         return _describe(launch, address, "read added", a, b, grid)
+    # an atomic's returned value (what was there before it) that reaches what the program writes reads the
+    # other programs' adds as a load does; one that only steers control flow (a counter) is not counted
+    used = [launch._returned[i] for i in sorted(launch._used_returns)]
+    returned = _atomic_read(launch._adds, used)
+    if returned is not None:
+        address, a, b = returned
+        return _describe(launch, address, "returned added", a, b, grid)
     if not writes:
         return ""
     s_addr = np.concatenate([a for a, _ in writes])
@@ -591,9 +614,10 @@ def _two_programs(records):
 
 
 def _atomic_read(adds, loads):
-    """The first address that a program loads while another program of the same launch updates it with an
-    accumulating atomic (add, max, ...), as (address, the atomic's program, the reader), or None. An atomic's
-    own returned value is not a load: only ``tl.load`` s are compared."""
+    """The first address that a program reaches with a record of ``loads`` ((addresses, program) pairs: its
+    loads, its exchanges, or the elements whose old values its atomics returned and it used) while another
+    program of the same launch updates it with an accumulating atomic (add, max, ...) of ``adds``, as (address,
+    the atomic's program, the reader), or None."""
     import numpy as np
 
     if not adds or not loads:
@@ -651,6 +675,21 @@ def _describe(launch: Launch, address: int, what: str, writer: int, other: int, 
                 "Under the interpreter programs run one after another, so the result can look right; on a GPU "
                 "they run at the same time and one store overwrites the other. Give every program its own "
                 "output elements, or add with an atomic add")
+    if what == "exchange meets add":
+        return (f"a race in your kernel {launch.kernel}: {b} wrote {where} with an atomic exchange (or "
+                f"compare-and-swap) while {a} of the same launch adds to it with an atomic add. The programs of a "
+                "launch run in any order on a GPU: an add that lands before the exchange is wiped out by it (under "
+                "the interpreter programs run one after another in grid order, which hides it). Start from memory "
+                "that is already zero (allocate it with torch.zeros), let every program add with an atomic add, "
+                "and read the sum in a later launch")
+    if what == "returned added":
+        return (f"a race in your kernel {launch.kernel}: {b} used the value its atomic returned at {where} (what "
+                f"was there before its own update; an add of 0 that reads a buffer reads it too) in what it wrote, "
+                f"and {a} of the same launch adds to that element with an atomic. The programs of a launch run in "
+                "any order on a GPU: the returned value holds only the adds that happened to land before, not "
+                "every program's share (under the interpreter programs run one after another in grid order, so "
+                "the program you expect to run last does). Let every program only add, and read the sum in a "
+                "later launch (a second kernel, or a torch operation such as .to(dtype) on the buffer)")
     if what == "read added":
         return (f"a race in your kernel {launch.kernel}: {b} read {where}, which {a} of the same launch adds to "
                 "with an atomic. On a GPU nothing orders two programs of one launch: the read can come before "
@@ -1096,6 +1135,7 @@ def _install():
                 launch._stores, launch._loads = [], []
                 launch._lineage_loads, launch._lineage_writes, launch._stored_sources = [], [], {}
                 launch._stored_loads = {}
+                launch._returned, launch._used_returns = [], set()
                 launch.atomic_written = {n: int(np.unique(np.concatenate(a)).size)
                                          for n, a in launch._atomic_addresses.items()}
                 launch.copy_only = bool(launch.copied) and launch.copied == sum(launch.stored.values()) and \
@@ -1295,6 +1335,7 @@ def _install():
                 if picked.size:
                     unique = np.unique(picked)
                     launch._stores.append((unique, state["program"]))
+                    launch._used_returns.update(_returned(value))  # an atomic's returned value, written
                     _note_still_store(launch, addresses, active, value, state["program"], unique)
                     # what the value was computed from (its mask and address too: a value picked by a
                     # comparison with a loaded one depends on it)
@@ -1326,7 +1367,7 @@ def _install():
         def atomic(self, *args, **kwargs):
             launch = state["launch"]
             if _TRACE is not None and launch is not None:
-                carried = there = frozenset()
+                carried = there = returned = frozenset()
                 launch.atomics += 1
                 try:
                     if exchange_always:  # create_atomic_cas(ptr, cmp, val, ...)
@@ -1368,6 +1409,12 @@ def _install():
                     if picked.size:
                         record = (np.unique(picked), program)
                         (launch._exchanges if exchange else launch._adds).append(record)
+                        # the values it writes (not its address or mask): an earlier atomic's returned value
+                        # among them is used; its own returned value is tagged with its record
+                        values = args[1:3] if exchange_always else args[2:3]
+                        launch._used_returns.update(*(_returned(a) for a in values))
+                        returned = frozenset((len(launch._returned),))
+                        launch._returned.append(record)
                         operands = frozenset().union(*(_sources(a) for a in args if hasattr(a, "data")))
                         launch._lineage_writes.append((_pieces(record[0], width), program, operands,
                                                         min(width or _PIECE, _PIECE)))
@@ -1387,6 +1434,8 @@ def _install():
                     res._gpuperf_src = carried | _sources(res)
                 if there and hasattr(res, "data"):
                     res._gpuperf_loads = there | _loads(res)
+                if returned and hasattr(res, "data"):
+                    res._gpuperf_ret = returned | _returned(res)
                 return res
             return original(self, *args, **kwargs)
 
@@ -1886,6 +1935,11 @@ def _loads(handle) -> frozenset:
     return getattr(handle, "_gpuperf_loads", frozenset())
 
 
+def _returned(handle) -> frozenset:
+    """The atomics (indices into :attr:`Launch._returned`) whose returned values ``handle`` was computed from."""
+    return getattr(handle, "_gpuperf_ret", frozenset())
+
+
 def _note_stored_loads(launch, program: int, unique, loads) -> None:
     """Remember that ``program`` of ``launch`` wrote a value computed from ``loads`` (:attr:`Launch.visits`
     indices) at ``unique`` (sorted addresses); a value computed from no load is kept only to overwrite earlier
@@ -1928,12 +1982,13 @@ def _stored_loads(launch, program: int, unique) -> frozenset:
 def _carry_sources(results, operands) -> None:
     """Give ``results`` (a handle, or a tuple or list of them) the union of the sources of ``operands``, and of
     the loads (:attr:`Launch.visits` indices) their values came from."""
-    found = loads = frozenset()
+    found = loads = returned = frozenset()
     bits = False
     for value in operands:
         for item in (value if isinstance(value, (list, tuple)) else (value,)):
             found = found | _sources(item)
             loads = loads | _loads(item)
+            returned = returned | _returned(item)
             bits = bits or getattr(item, "_gpuperf_bits", False)
     if bits:  # computed from bits reinterpreted (a bitcast): see :func:`_packed`
         for res in (results if isinstance(results, (list, tuple)) else (results,)):
@@ -1942,7 +1997,7 @@ def _carry_sources(results, operands) -> None:
                     res._gpuperf_bits = True
                 except AttributeError:  # pragma: no cover - a handle without a __dict__
                     pass
-    if not found and not loads:
+    if not found and not loads and not returned:
         return
     for res in (results if isinstance(results, (list, tuple)) else (results,)):
         if res is not None and hasattr(res, "data"):
@@ -1951,6 +2006,8 @@ def _carry_sources(results, operands) -> None:
                     res._gpuperf_src = found | _sources(res)
                 if loads:
                     res._gpuperf_loads = loads | _loads(res)
+                if returned:
+                    res._gpuperf_ret = returned | _returned(res)
             except AttributeError:  # pragma: no cover - a handle without a __dict__
                 pass
 
