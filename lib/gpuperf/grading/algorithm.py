@@ -128,6 +128,10 @@ class Launch:
     #: order of ``dot_marks``: which blocks of q and k reached one product (a load whose value reaches no
     #: operand, as ``acc += decoy * 0``, is in none)
     dot_loads: list = field(default_factory=list)
+    #: (program, the loads of the first operand, the loads of the second) per tl.dot, in the same order: which
+    #: rows of one tensor a product multiplied by rows of the other (a running max carried from an earlier block
+    #: into ``p`` of ``p @ v`` brings that block's loads into ``p``'s operand, not into a product with a tile of k)
+    dot_operand_loads: list = field(default_factory=list)
     #: (argument name, program, number of ``visits`` recorded before it, lowest and highest active address) per
     #: store or atomic with active lanes, in order: which rows of an output a program wrote after which loads (an
     #: output added to with ``tl.atomic_add`` is written too, at the addresses no other program of the launch
@@ -1453,7 +1457,9 @@ def _install():
                     launch.dots_run[state["program"]] = launch.dots_run.get(state["program"], 0) + 1
                     key = shape + (_sources(args[0]), _sources(args[1]))
                     launch.dot_sources[key] = launch.dot_sources.get(key, 0) + 1
-                    launch.dot_loads.append((state["program"], _loads(args[0]) | _loads(args[1])))
+                    first, second = _loads(args[0]), _loads(args[1])
+                    launch.dot_loads.append((state["program"], first | second))
+                    launch.dot_operand_loads.append((state["program"], first, second))
                     tiles = launch.dot_tiles.setdefault(state["program"], {})
                     for operand in args[:2]:
                         tile = getattr(operand, "_gpuperf_tile", None)

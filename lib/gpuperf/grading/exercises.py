@@ -3849,16 +3849,18 @@ def _held_rows(trace, q, k) -> int:
 
 def _multiplied_rows(trace, q, k) -> int:
     """The most rows of q a program multiplied by one block of keys it loaded: for each load of k, the rows (active
-    lanes) of every load of q whose values reached a tl.dot that this load's value also reached
-    (:attr:`Launch.dot_loads`), counted row by row whatever their order or the gaps between them. A program that
-    keeps several blocks of queries and walks the keys once for all of them multiplies each tile of keys by all
-    of them (round 18's 12: three blocks of 127 rows and the two rows between them, loaded apart); one that takes
-    blocks in turn (round 17's h01, a persistent grid) multiplies each tile by one block."""
+    lanes) of every load of q whose values reached one operand of a tl.dot whose other operand this load's value
+    reached (:attr:`Launch.dot_operand_loads`), counted row by row whatever their order or the gaps between them.
+    A program that keeps several blocks of queries and walks the keys once for all of them multiplies each tile
+    of keys by all of them (round 18's 12: three blocks of 127 rows and the two rows between them, loaded apart);
+    one that takes blocks in turn (round 17's h01, a persistent grid) multiplies each tile by one block, also
+    where its running max is carried from block to block (that max reaches ``p`` of ``p @ v`` beside the tile of
+    k, on the same side of the product: no product of those rows with the tile)."""
     most = 0
     for launch in trace.launches:
         names = {name: (which, rows) for name, *_ in launch.args for which, tensor in (("q", q), ("k", k))
                  if (rows := _rows_in(trace, launch, name, tensor)) is not None}
-        dot_loads = getattr(launch, "dot_loads", ())
+        dot_loads = getattr(launch, "dot_operand_loads", ())
         if not names or not dot_loads:
             continue
         visits = launch.visits
@@ -3867,13 +3869,14 @@ def _multiplied_rows(trace, q, k) -> int:
             if name in names:
                 kinds[index] = names[name][0]
         met: dict = {}  # (program, visit of k): the visits of q multiplied with it
-        for program, loads in dot_loads:
-            taken = [i for i in loads if kinds.get(i) == "q"]
-            if not taken:
-                continue
-            for i in loads:
-                if kinds.get(i) == "k":
-                    met.setdefault((program, i), set()).update(taken)
+        for program, first, second in dot_loads:
+            for one, other in ((first, second), (second, first)):
+                taken = [i for i in one if kinds.get(i) == "q"]
+                if not taken:
+                    continue
+                for i in other:
+                    if kinds.get(i) == "k":
+                        met.setdefault((program, i), set()).update(taken)
         blocks: dict = {}  # visit of q: the blocks of rows its active lanes cover
         for taken in met.values():
             spans = []
