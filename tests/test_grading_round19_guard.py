@@ -125,13 +125,55 @@ def test_a_monitoring_tool_refuses_the_grade():
         pytest.skip("sys.monitoring: Python 3.12+")
     from gpuperf import grading
 
+    def on_start(code, offset):
+        return None
+
     tool = next(t for t in range(6) if monitoring.get_tool(t) is None)
     monitoring.use_tool_id(tool, "a cell's tool")
     try:
+        assert grading._hooks_set() == ""  # a tool with no callback runs nothing
+        monitoring.register_callback(tool, monitoring.events.PY_START, on_start)
         report = grading.grade_report("L2.add", _add_zeros, seed=SEED, stop_at_first_failure=True)
     finally:
+        monitoring.register_callback(tool, monitoring.events.PY_START, None)
         monitoring.free_tool_id(tool)
     assert not report.passed and "sys.monitoring tool" in report.results[0].message, report.text()
+
+
+def test_hooks_of_debuggers_and_profilers_are_not_the_readers():
+    """A debugger the notebook's host runs (debugpy is an installed package), cProfile (``%prun``) and pdb's
+    own trace function are left alone; a hook of the reader's code is refused however it is wrapped: a
+    ``functools.partial``, a callable object, a subclass of ``bdb.Bdb`` whose methods run inside."""
+    import bdb
+    import cProfile
+    import functools
+    import logging
+
+    from gpuperf import grading
+
+    def mine(*args):
+        return None
+
+    class Callable:
+        def __call__(self, *args):
+            return None
+
+    class MyDebugger(bdb.Bdb):
+        def user_line(self, frame):
+            return None
+
+    assert not grading._readers_hook(bdb.Bdb().trace_dispatch)
+    assert grading._readers_hook(MyDebugger().trace_dispatch)
+    assert grading._readers_hook(functools.partial(mine))
+    assert grading._readers_hook(Callable())
+    assert grading._readers_hook(logging.getLogger("a cell").info)  # stdlib code that calls handlers of a cell
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        found = grading._hooks_set()
+    finally:
+        profiler.disable()
+    assert found == "", found
 
 
 # ------------------------------------------------------------------------------------------------------------

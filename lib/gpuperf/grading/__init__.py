@@ -407,35 +407,95 @@ def _tampering(fn) -> str:
 
 def _hooks_set() -> str:
     """Why no grade can run now: a trace or profile function (``sys.settrace``, ``sys.setprofile``, the same
-    for new threads through ``threading``) or a ``sys.monitoring`` tool (Python 3.12+) is set. Such a hook runs
-    at every call of the grader's own code and could change what it compares (an output rewritten when the
-    comparison starts); "" when none is set. Checked when a grade starts and after each case."""
+    for new threads through ``threading``) or a ``sys.monitoring`` callback (Python 3.12+) of the reader's own
+    code is set. Such a hook runs at every call of the grader's own code and could change what it compares (an
+    output rewritten when the comparison starts); "" when none is. A hook of an installed package or of Python's
+    own library (a debugger the notebook's host runs, such as debugpy, a profiler, a coverage tool) is not the
+    reader's and is left alone (:func:`_readers_hook`). Checked when a grade starts and after each case."""
     import threading
 
     found = []
-    if sys.gettrace() is not None:
-        found.append("sys.settrace")
-    if sys.getprofile() is not None:
-        found.append("sys.setprofile")
-    for name, label in (("gettrace", "threading.settrace"), ("getprofile", "threading.setprofile")):
-        get = getattr(threading, name, None)  # Python 3.10+
-        if get is not None and get() is not None:
+    for label, hook in (("sys.settrace", sys.gettrace()), ("sys.setprofile", sys.getprofile()),
+                        ("threading.settrace", getattr(threading, "gettrace", lambda: None)()),  # 3.10+
+                        ("threading.setprofile", getattr(threading, "getprofile", lambda: None)())):
+        if hook is not None and _readers_hook(hook):
             found.append(label)
     monitoring = getattr(sys, "monitoring", None)  # Python 3.12+
     if monitoring is not None:
+        events = [value for name, value in vars(monitoring.events).items()
+                  if name.isupper() and isinstance(value, int) and value and value & (value - 1) == 0]
         for tool in range(6):
             try:
-                owner = monitoring.get_tool(tool)
+                if monitoring.get_tool(tool) is None:
+                    continue
             except ValueError:  # pragma: no cover
                 continue
-            if owner is not None:
-                found.append(f"sys.monitoring tool {tool} ({owner!r})")
+            for event in events:
+                try:  # read a callback by swapping it out and back in (there is no getter)
+                    callback = monitoring.register_callback(tool, event, None)
+                    monitoring.register_callback(tool, event, callback)
+                except (ValueError, TypeError):  # pragma: no cover - an event with no callback of its own
+                    continue
+                if callback is not None and _readers_hook(callback):
+                    found.append(f"sys.monitoring tool {tool} ({monitoring.get_tool(tool)!r})")
+                    break
     if not found:
         return ""
-    return (f"a trace or profile function is set ({', '.join(found)}): a debugger, a profiler or a coverage "
-            "tool, or a cell's own hook. It would run inside the grader at every call and could change what the "
-            "grader compares, so nothing is graded while one is set: run the grade without it (stop the debugger "
-            "or profiler, or restart the kernel and run the lab's cells in order)")
+    return (f"a trace or profile function is set ({', '.join(found)}) by your own code: it would run inside the "
+            "grader at every call and could change what the grader compares, so nothing is graded while it is "
+            "set: remove it (sys.settrace(None), sys.setprofile(None)) or restart the kernel and run the lab's "
+            "cells in order")
+
+
+def _readers_hook(hook, depth: int = 4) -> bool:
+    """Whether a trace, profile or monitoring hook runs the reader's code: anything but code of an installed
+    package (a debugger the notebook's host runs, such as debugpy's, a profiler, a coverage tool) or of Python's
+    own debuggers and profilers (``bdb``, ``pdb``, ``profile``, ``cProfile``, ``trace``), and no class of the
+    reader's behind it. Followed through bound methods (their object's class too), ``functools.partial`` and
+    callable objects; a C type's instance or a built-in counts by its module (never the reader's)."""
+    import functools
+
+    if depth <= 0:
+        return True
+    if isinstance(hook, functools.partial):
+        return any(callable(part) and _readers_hook(part, depth - 1)
+                   for part in (hook.func, *hook.args, *hook.keywords.values()))
+    owner = getattr(hook, "__self__", None)
+    if owner is not None and not isinstance(owner, type(sys)):  # a bound method: its object's classes too
+        for cls in type(owner).__mro__:
+            module = sys.modules.get(cls.__module__)
+            filename = getattr(module, "__file__", None)
+            if filename is not None and not _installed_file(filename) and cls.__module__ != "builtins":
+                return True
+    func = getattr(hook, "__func__", hook)
+    code = getattr(func, "__code__", None)
+    if code is None:
+        call = getattr(type(hook), "__call__", None)
+        code = getattr(call, "__code__", None)
+    if code is None:  # a built-in or a C type's instance: no Python of the reader's runs in it
+        return False
+    return not _installed_file(code.co_filename)
+
+
+#: Python's own debuggers and profilers, whose hooks a learner may have on (``%debug``, ``%prun``)
+_STDLIB_HOOK_FILES = ("bdb.py", "pdb.py", "profile.py", "cProfile.py", "trace.py")
+
+
+def _installed_file(filename: str) -> bool:
+    """Whether ``filename`` is a file of an installed package (site-packages) or one of Python's debuggers."""
+    import os
+    import site
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    real = os.path.realpath(filename)
+    stdlib = {os.path.realpath(p) for p in (paths.get("stdlib"), paths.get("platstdlib")) if p}
+    if os.path.basename(real) in _STDLIB_HOOK_FILES and os.path.dirname(real) in stdlib:
+        return True
+    packages = {os.path.realpath(p) for p in (paths.get("purelib"), paths.get("platlib")) if p}
+    for extra in (*getattr(site, "getsitepackages", lambda: [])(), site.getusersitepackages()):
+        packages.add(os.path.realpath(extra))
+    return any(real.startswith(root + os.sep) for root in packages)
 
 
 def _relabel(r: CaseResult, label: str) -> CaseResult:

@@ -2170,7 +2170,7 @@ GRADER_STATE_NAMES = frozenset((
     "_len_torch_dispatch_stack", "_len_torch_function_stack", "_pop_torch_dispatch_mode",
     "_pop_torch_function_stack", "_set_dispatch_mode", "_unset_dispatch_mode", "_GraderIntegrity",
     "addaudithook", "settrace", "setprofile", "_BINDERS", "_BINDER_MAKER", "_GENUINE", "_record_binder",
-    "_REWRITES", "_SOLUTIONS"))
+    "_REWRITES", "_SOLUTIONS", "monitoring", "use_tool_id", "register_callback"))
 
 
 def reaches_grader(fn, depth: int = 3) -> str:
