@@ -176,7 +176,7 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
                 case_results = case_results + (_launched_check(runner, case.label)
                                                or _wide_offsets_check(runner, case.label)
                                                or _grid_limit_check(runner, case.label)
-                                               or _shared_memory_check(runner, case.label))
+                                               or _shared_memory_check(runner, case.label, ex.key))
             hooked = _hooks_set()  # set while the case ran, outside the reader's call (where the audit hook
             if hooked:             # refuses them): nothing of this grade can be trusted
                 return GradeReport(key, ex.title, seed, "-", (CaseResult(case.label, "-", False, hooked),), graded)
@@ -335,14 +335,21 @@ def _grid_limit_check(runner, label: str) -> list[CaseResult]:
 SHARED_MEMORY_PER_BLOCK = 232_448
 
 
-def _shared_memory_check(runner, label: str) -> list[CaseResult]:
+#: The exercises whose programs multiply the tiles of one step together (a matmul's a and b; a forward's q, k and
+#: v): a backward runs phases (dK and dV over blocks of queries, then dQ over blocks of keys, as Triton's fused
+#: tutorial does) whose largest tiles are never held at once, so the sum of each tensor's largest tile is no
+#: lower bound there
+_SHARED_MEMORY_EXERCISES = ("L4.", "L5.")
+
+
+def _shared_memory_check(runner, label: str, key: str = "L5.") -> list[CaseResult]:
     """Under the interpreter: the tiles a program's ``tl.dot`` products take as loaded (one of each tensor: the
     q, k and v tiles of one step) must fit in the shared memory a GPU gives one program. A lower bound on what
     Triton's compiled kernel asks for (it stages a product's loaded operands in shared memory, and pipelines a
     loop's loads in two stages or more), so a kernel that launches on a GPU is never refused; the interpreter
     itself runs any block size. (On a GPU the launch fails by itself.)"""
     trace = getattr(runner, "trace", None)
-    if trace is None or not runner.policy.kernels:
+    if trace is None or not runner.policy.kernels or not key.startswith(_SHARED_MEMORY_EXERCISES):
         return []
     total, kernel, tiles = trace.dot_tile_bytes()
     if total <= SHARED_MEMORY_PER_BLOCK:
