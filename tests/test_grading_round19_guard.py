@@ -1,9 +1,9 @@
 """Round 19's F2, F3 and F5 (2026-12-06, eleventh session, "r19guard"; tests/grading_attacks_round19/REPORT.md).
 
 - 48 (F2, L5.forward): the cell rebinds ``gpuperf.kernels.labs.l5.attention_forward`` to its own wrapper of
-  the course's function before grading. The grader now holds each exercise's solution as bound when
-  ``gpuperf.grading`` was imported (``grading._SOLUTIONS``), so the wrapper is not the solution, and the course's
-  solution modules are in the import-time baseline (``watch._owners``): the rebinding is reported as tampering.
+  the course's function before grading. Each solution module records its functions as its import ends
+  (``gpuperf.labs._PINNED``), so the wrapper is not the solution, and a rebinding is reported as tampering
+  whether the module was imported before the grader or after it (``watch._solutions_rebound``).
 - 52 (F3, L2.add): ``sys.setprofile(hook)`` before grading; the hook rewrote the output when the grader's
   ``compare`` started. A grade now refuses to run while a trace or profile function (``sys``, ``threading``) or
   a ``sys.monitoring`` tool is set, checked when it starts and after each case.
@@ -84,6 +84,30 @@ def test_a_rebound_solution_is_not_the_solution(monkeypatch):
     assert "gpuperf.kernels.labs.l5.attention_forward" in watch.changed_since_import()
     monkeypatch.undo()
     assert "gpuperf.kernels.labs.l5.attention_forward" not in watch.changed_since_import()
+
+
+def test_a_solution_module_imported_after_the_grader_is_pinned_too(monkeypatch):
+    """Importing ``gpuperf.grading`` imports no solution module (it stays light), so a lab may import the
+    course's module after it: the module pins its own functions as its import ends, and a rebinding made
+    afterwards is still seen."""
+    import importlib
+
+    from gpuperf import grading, labs
+    from gpuperf.grading import watch
+
+    course = importlib.import_module("gpuperf.kernels.labs.l4")
+    ex = grading.EXERCISES["L4.matmul"]
+    module, _, name = ex.solution.partition(":")
+    assert module == course.__name__ and labs._PINNED[ex.solution] is getattr(course, name)
+
+    def mine(*args, **kwargs):
+        return None
+
+    monkeypatch.setattr(course, name, mine)
+    assert not grading._is_solution(ex, mine)
+    assert f"{module}.{name}" in watch._solutions_rebound([])
+    monkeypatch.undo()
+    assert watch._solutions_rebound([]) == []
 
 
 def test_52_a_profile_hook_set_before_grading_is_refused():

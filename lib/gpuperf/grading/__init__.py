@@ -28,9 +28,7 @@ reader's once it passes, the course's solution until then). With the environment
 (``gpuperf.kernels.labs``) instead of the reader's cell, prints ``SOLUTION OK`` (not ``PASSED``) and raises
 ``AssertionError`` if that fails: that is how CI runs every lab with the solutions in place.
 
-Importing the grader imports the course's solution modules (``gpuperf.kernels.labs``, hence torch and
-Triton) to hold each exercise's solution as it was then; the graders' own torch work is imported inside the
-functions.
+torch is imported inside the functions (``import gpuperf.grading`` stays light).
 """
 
 from __future__ import annotations
@@ -102,13 +100,15 @@ def _is_solution(ex: Exercise, fn) -> bool:
 
 
 def _solution_of(ex: Exercise) -> Callable:
-    """The exercise's solution as its module bound it when :mod:`gpuperf.grading` was imported
-    (:data:`_SOLUTIONS`): a cell that later rebinds the name in the course's module
+    """The exercise's solution as its own module defined it (``gpuperf.labs._PINNED``, filled by each solution
+    module as it is imported): a cell that later rebinds the name in the course's module
     (``gpuperf.kernels.labs.l5.attention_forward = mine``) neither unlocks the course's kernels for its own
-    function nor changes what :func:`solution` returns (and the rebinding is reported as tampering:
-    ``watch._owners`` holds the solution modules). Looked up at call time only where the import failed."""
-    found = _SOLUTIONS.get(ex.solution)
-    return found if found is not None else ex.load_solution()
+    function nor changes what :func:`solution` returns (and where that module was imported before the grader,
+    the rebinding is reported as tampering: ``watch._owners`` holds the solution modules)."""
+    from gpuperf.labs import _PINNED
+
+    bound = ex.load_solution()  # imports the module, which pins its functions as its import ends
+    return _PINNED.get(ex.solution, bound)
 
 
 def _exercise(key: str) -> Exercise:
@@ -511,7 +511,7 @@ def _relabel(r: CaseResult, label: str) -> CaseResult:
     return replace(r, case=label)
 
 
-_SOLUTION_MODULES = ("gpuperf.kernels.labs", "gpuperf.labs.solutions")
+_SOLUTION_MODULES = _watch.SOLUTION_MODULES
 
 #: Reports printed on a lab's page are wrapped to the page's code column.
 PAGE_WIDTH = 88
@@ -585,23 +585,6 @@ def forbid(names: Sequence[str], exercise: str, allow_course_kernels: bool = Fal
 #: Solutions mode (``GPUPERF_LAB_SOLUTIONS=1``), read once when the grader is imported: see :func:`grade`.
 SOLUTIONS_MODE = solutions_requested()
 
-
-def _resolve_solutions() -> dict:
-    """Each exercise's solution function (by its ``"module:name"``), resolved once, now: importing the
-    course's lab modules imports torch and Triton (through ``gpuperf.kernels``, which first picks the
-    interpreter on a machine without a GPU, as a lab's setup cell does). A module that cannot be imported
-    here (no Triton) is looked up when graded instead."""
-    out = {}
-    for ex in EXERCISES.values():
-        try:
-            out[ex.solution] = ex.load_solution()
-        except Exception:  # pragma: no cover - a partial install
-            pass
-    return out
-
-
-#: Private: the solutions as bound when the grader was imported (see :func:`_solution_of`).
-_SOLUTIONS = _resolve_solutions()
 
 _watch.take_baseline()  # after every module of the grader is imported: what grade_report compares against
 

@@ -2170,7 +2170,7 @@ GRADER_STATE_NAMES = frozenset((
     "_len_torch_dispatch_stack", "_len_torch_function_stack", "_pop_torch_dispatch_mode",
     "_pop_torch_function_stack", "_set_dispatch_mode", "_unset_dispatch_mode", "_GraderIntegrity",
     "addaudithook", "settrace", "setprofile", "_BINDERS", "_BINDER_MAKER", "_GENUINE", "_record_binder",
-    "_REWRITES", "_SOLUTIONS", "monitoring", "use_tool_id", "register_callback"))
+    "_REWRITES", "_PINNED", "pin_solutions", "monitoring", "use_tool_id", "register_callback"))
 
 
 def reaches_grader(fn, depth: int = 3) -> str:
@@ -2300,10 +2300,7 @@ def _owners() -> list:
     owners += [v for m in list(owners) for v in vars(m).values()
                if isinstance(v, type) and getattr(v, "__module__", "").startswith("gpuperf.grading")]
     owners.append(builtins)
-    # the course's solution modules (rebinding a solution there is tampering: gpuperf.grading holds each
-    # solution as imported, and the rebinding would only mislead the lab's later cells)
-    owners += [m for name, m in sorted(sys.modules.items())
-               if m is not None and name.startswith(SOLUTION_MODULES)]
+    # (the course's solution modules are checked apart, against what each defined: _solutions_rebound)
     torch, numpy = sys.modules.get("torch"), sys.modules.get("numpy")
     if torch is not None and hasattr(torch, "Tensor"):
         owners += [torch, torch.Tensor, torch.autograd]
@@ -2322,7 +2319,8 @@ def _owners() -> list:
     return owners
 
 
-#: The course's solution modules (and their package), in the import-time baseline once imported.
+#: The course's solution modules (and their package): their functions pinned as each was imported
+#: (``gpuperf.labs._PINNED``), a rebinding reported by :func:`_solutions_rebound`.
 SOLUTION_MODULES = ("gpuperf.kernels.labs", "gpuperf.labs.solutions")
 
 #: Modules whose functions the grader's references, bounds and reports call (besides torch, torch.Tensor and
@@ -2396,7 +2394,21 @@ def changed_since_import() -> list[str]:
             # a name added to a class shadows what the class inherits (torch.Tensor.sum over TensorBase's)
             changed += [f"{label}.{name} (added)" for name in now if name not in before
                         and not name.startswith("__")]
-    return changed + _builtins_under_other_names()
+    return changed + _solutions_rebound(changed) + _builtins_under_other_names()
+
+
+def _solutions_rebound(changed: list[str]) -> list[str]:
+    """The course's solution functions rebound in their modules since the modules defined them
+    (``gpuperf.labs._PINNED``), whether those modules were imported before the grader or after it."""
+    pinned = getattr(sys.modules.get("gpuperf.labs"), "_PINNED", {})
+    out = []
+    for key, value in list(pinned.items()):
+        module, _, name = key.partition(":")
+        owner = sys.modules.get(module)
+        label = f"{module}.{name}"
+        if owner is not None and getattr(owner, name, None) is not value and label not in changed:
+            out.append(label)
+    return out
 
 
 def _builtins_under_other_names() -> list[str]:

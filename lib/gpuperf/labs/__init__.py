@@ -13,6 +13,22 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable
 
+#: The course's solution functions as their own modules defined them, by ``"module:name"``: each solution module
+#: (``gpuperf.kernels.labs.l2`` ... ``l6``, ``gpuperf.labs.solutions``) calls :func:`pin_solutions` as the last
+#: line it runs, so a cell that later rebinds a name there (``l5.attention_forward = mine``) changes nothing the
+#: grader compares with (``gpuperf.grading._solution_of``). Importing this stays light: no torch.
+_PINNED: dict = {}
+
+
+def pin_solutions(namespace: dict) -> None:
+    """Record the functions a solution module defined (its ``globals()``, at the end of its import; a reload
+    records the reloaded ones)."""
+    module = namespace["__name__"]
+    for name, value in list(namespace.items()):
+        if callable(value) and not isinstance(value, type) and getattr(value, "__module__", None) == module:
+            _PINNED[f"{module}:{name}"] = value
+
+
 #: The versions the labs were run with, by where. The H200 line is the environment of the course's recorded
 #: runs; update it (and the others) whenever the labs are re-run somewhere (tools/run_lab.py on a GPU box).
 TESTED = {

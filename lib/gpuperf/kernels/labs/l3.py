@@ -67,3 +67,9 @@ def online_softmax(x, block=1024):
     y = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
     online_softmax_kernel[(n_rows,)](x, y, n_cols, x.stride(0), y.stride(0), BLOCK=block)
     return y
+
+
+# the solutions as defined here, for the grader (a later rebinding of a name in this module changes nothing)
+from gpuperf.labs import pin_solutions as _pin_solutions  # noqa: E402
+
+_pin_solutions(globals())

@@ -145,3 +145,9 @@ class FlashAttention(torch.autograd.Function):
         q, k, v, o, lse = ctx.saved_tensors
         dq, dk, dv = attention_backward(q, k, v, o, lse, do, ctx.causal)
         return dq, dk, dv, None  # no gradient for the flag causal
+
+
+# the solutions as defined here, for the grader (a later rebinding of a name in this module changes nothing)
+from gpuperf.labs import pin_solutions as _pin_solutions  # noqa: E402
+
+_pin_solutions(globals())
