@@ -11,6 +11,11 @@ import yaml
 
 import kernel_start
 
+# Triton's interpreter is switched on (on a machine without a CUDA GPU) when gpuperf.kernels is imported, and
+# Triton reads the switch when it is first imported: import it before any test module imports triton, so a test
+# file run alone behaves as it does in the whole suite.
+import gpuperf.kernels  # noqa: E402, F401, I001
+
 # A notebook's kernel that never answers nbval is replaced by a fresh one (tests/kernel_start.py).
 kernel_start.install()
 
