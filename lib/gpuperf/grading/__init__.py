@@ -34,6 +34,7 @@ torch is imported inside the functions (``import gpuperf.grading`` stays light).
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 from typing import Callable, Iterator, Sequence
 
@@ -103,8 +104,8 @@ def _solution_of(ex: Exercise) -> Callable:
     """The exercise's solution as its own module defined it (``gpuperf.labs._PINNED``, filled by each solution
     module as it is imported): a cell that later rebinds the name in the course's module
     (``gpuperf.kernels.labs.l5.attention_forward = mine``) neither unlocks the course's kernels for its own
-    function nor changes what :func:`solution` returns (and where that module was imported before the grader,
-    the rebinding is reported as tampering: ``watch._owners`` holds the solution modules)."""
+    function nor changes what :func:`solution` returns (and the rebinding is reported as tampering, whichever
+    was imported first: ``watch._solutions_rebound``)."""
     from gpuperf.labs import _PINNED
 
     bound = ex.load_solution()  # imports the module, which pins its functions as its import ends
@@ -330,9 +331,17 @@ def _grid_limit_check(runner, label: str) -> list[CaseResult]:
     return []
 
 
-#: The most shared memory one program (a thread block) can have on the GPUs the course targets: an H100's or
-#: H200's 227 KiB (cudaDevAttrMaxSharedMemoryPerBlockOptin). Triton refuses to launch a kernel that needs more.
-SHARED_MEMORY_PER_BLOCK = 232_448
+def _shared_memory_per_block_bytes() -> int:
+    """The most shared memory one program (a thread block) can have on an H100 or H200: the SM's 228 KiB
+    (:mod:`gpuperf.hardware`) less the 1 KiB the CUDA C++ Programming Guide says is reserved for the system per
+    block, 227 KiB = 232,448 B (``cudaDevAttrMaxSharedMemoryPerBlockOptin``). Triton refuses to launch a kernel
+    that needs more."""
+    from gpuperf.hardware import KiB, get_accelerator
+
+    return int(get_accelerator("H100 SXM").shared_memory_per_sm_bytes) - KiB
+
+
+SHARED_MEMORY_PER_BLOCK = _shared_memory_per_block_bytes()
 
 
 #: The exercises whose programs multiply the tiles of one step together (a matmul's a and b; a forward's q, k and
@@ -342,35 +351,28 @@ SHARED_MEMORY_PER_BLOCK = 232_448
 _SHARED_MEMORY_EXERCISES = ("L4.", "L5.")
 
 
-def _shared_memory_check(runner, label: str, key: str = "L5.") -> list[CaseResult]:
-    """Under the interpreter: the tiles a program's ``tl.dot`` products take as loaded (one of each tensor: the
-    q, k and v tiles of one step) must fit in the shared memory a GPU gives one program. A lower bound on what
-    Triton's compiled kernel asks for (it stages a product's loaded operands in shared memory, and pipelines a
-    loop's loads in two stages or more), so a kernel that launches on a GPU is never refused; the interpreter
-    itself runs any block size. (On a GPU the launch fails by itself.)"""
+def _shared_memory_check(runner, label: str, key: str) -> list[CaseResult]:
+    """Under the interpreter, in L4 and L5: the tiles a program's ``tl.dot`` products take as loaded (one of each
+    tensor: the q, k and v tiles of one step) must fit in the shared memory an H100 gives one program. Meant as
+    a lower bound on what Triton's compiled kernel asks for on Hopper (it stages a product's loaded operands in
+    shared memory, and pipelines a loop's loads in two stages or more); not measured on a GPU for every layout.
+    The interpreter itself runs any block size; on a GPU the launch fails by itself."""
     trace = getattr(runner, "trace", None)
     if trace is None or not runner.policy.kernels or not key.startswith(_SHARED_MEMORY_EXERCISES):
         return []
     total, kernel, tiles = trace.dot_tile_bytes()
     if total <= SHARED_MEMORY_PER_BLOCK:
         return []
-    parts = ", ".join(f"{name} {' x '.join(str(n) for n in shape)} x {size} B = {_prod(shape) * size:,} B"
+    parts = ", ".join(f"{name} {' x '.join(str(n) for n in shape)} x {size} B = {math.prod(shape) * size:,} B"
                       for name, (shape, size) in tiles.items())
     return [CaseResult(label, "-", False,
                        f"your kernel {kernel} multiplies (tl.dot) tiles loaded from {parts}: {total:,} bytes that "
                        "a GPU holds in shared memory together (Triton stages the loaded operands of a product "
                        f"there, each stage of a pipelined loop once more), more than the {SHARED_MEMORY_PER_BLOCK:,} "
-                       "B (227 KiB) one program can have on an H100 or H200, the largest of any GPU: the launch "
+                       "B (227 KiB) one program can have on an H100 or H200: the launch "
                        "fails there (OutOfResources), although the interpreter runs any block size. Choose "
                        "smaller blocks where the head size or the element size is large (the block sizes times "
                        "the head size times the bytes of an element, summed over the tiles of one step)")]
-
-
-def _prod(shape) -> int:
-    out = 1
-    for n in shape:
-        out *= n
-    return out
 
 
 def _grade_plain(ex: Exercise, fn, seed: int, device, graded: str) -> GradeReport:
@@ -584,7 +586,6 @@ def forbid(names: Sequence[str], exercise: str, allow_course_kernels: bool = Fal
 
 #: Solutions mode (``GPUPERF_LAB_SOLUTIONS=1``), read once when the grader is imported: see :func:`grade`.
 SOLUTIONS_MODE = solutions_requested()
-
 
 _watch.take_baseline()  # after every module of the grader is imported: what grade_report compares against
 
