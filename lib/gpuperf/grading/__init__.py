@@ -95,7 +95,9 @@ def _is_solution(ex: Exercise, fn) -> bool:
     identity: a wrapper around it, or a copy, is the reader's function), or where the exercise's
     :class:`Policy` hands them to the reader (``course_kernels``)."""
     try:
-        return fn is _solution_of(ex)
+        from gpuperf.labs import is_pinned
+
+        return fn is _solution_of(ex) or is_pinned(ex.solution, fn)
     except Exception:  # pragma: no cover - a broken install: grade as the reader's
         return False
 
@@ -353,9 +355,11 @@ _SHARED_MEMORY_EXERCISES = ("L4.", "L5.")
 
 def _shared_memory_check(runner, label: str, key: str) -> list[CaseResult]:
     """Under the interpreter, in L4 and L5: the tiles a program's ``tl.dot`` products take as loaded (one of each
-    tensor: the q, k and v tiles of one step) must fit in the shared memory an H100 gives one program. Meant as
-    a lower bound on what Triton's compiled kernel asks for on Hopper (it stages a product's loaded operands in
-    shared memory, and pipelines a loop's loads in two stages or more); not measured on a GPU for every layout.
+    tensor: the q, k and v tiles of one step; a tile changed lane by lane before its product, ``q * scale`` or
+    ``k.to(tl.float32)``, counts as the tile it was loaded as: :meth:`Trace.dot_tile_bytes`) must fit in the
+    shared memory an H100 gives one program. Meant as a lower bound on what Triton's compiled kernel asks for on
+    Hopper (it stages a product's loaded operands in shared memory, and pipelines a loop's loads in two stages
+    or more); not measured on a GPU for every layout.
     The interpreter itself runs any block size; on a GPU the launch fails by itself."""
     trace = getattr(runner, "trace", None)
     if trace is None or not runner.policy.kernels or not key.startswith(_SHARED_MEMORY_EXERCISES):
@@ -449,11 +453,74 @@ def _hooks_set() -> str:
                     found.append(f"sys.monitoring tool {tool} ({monitoring.get_tool(tool)!r})")
                     break
     if not found:
-        return ""
+        return _background_code()
     return (f"a trace or profile function is set ({', '.join(found)}) by your own code: it would run inside the "
             "grader at every call and could change what the grader compares, so nothing is graded while it is "
             "set: remove it (sys.settrace(None), sys.setprofile(None)) or restart the kernel and run the lab's "
             "cells in order")
+
+
+def _background_code() -> str:
+    """Why no grade can run now: code of the reader's that can run inside the grader without being called, "" if
+    none: a Python signal handler of the reader's (``signal.signal(signal.SIGALRM, h)`` with
+    ``signal.setitimer``: the handler runs between any two lines of the grader when the timer fires), or a live
+    thread whose target, ``run`` or ``threading.Timer`` function is the reader's (started in an earlier cell:
+    it runs beside the grader). Checked with :func:`_hooks_set`, when a grade starts and after each case. Not
+    seen: a thread started with ``_thread.start_new_thread`` (``threading`` does not list it) and a task
+    handed to a thread pool (its worker is the standard library's)."""
+    import signal
+    import threading
+
+    handlers = []
+    for number in sorted(signal.valid_signals()):
+        try:
+            handler = signal.getsignal(number)
+        except (ValueError, OSError):  # pragma: no cover - a signal Python cannot read
+            continue
+        if callable(handler) and _readers_background(handler):
+            handlers.append(signal.Signals(number).name if number in signal.Signals._value2member_map_
+                            else str(number))
+    if handlers:
+        timers = [name for name, which in (("ITIMER_REAL", "ITIMER_REAL"), ("ITIMER_VIRTUAL", "ITIMER_VIRTUAL"),
+                                           ("ITIMER_PROF", "ITIMER_PROF"))
+                  if hasattr(signal, which) and signal.getitimer(getattr(signal, which))[0] > 0]
+        running = f"; a timer is running ({', '.join(timers)})" if timers else ""
+        return (f"a signal handler of your own code is installed ({', '.join(handlers)}){running}: it runs between "
+                "any two lines of the grader when its signal arrives (a timer's, say) and could change what the "
+                "grader compares, so nothing is graded while it is installed: restore the default "
+                f"(signal.signal(signal.{handlers[0]}, signal.SIG_DFL), signal.setitimer(signal.ITIMER_REAL, 0)) "
+                "or restart the kernel and run the lab's cells in order")
+    current = threading.current_thread()
+    for thread in threading.enumerate():
+        if thread is current or not thread.is_alive():
+            continue
+        runs = [getattr(thread, "_target", None), getattr(thread, "function", None)]
+        if type(thread).run is not threading.Thread.run:
+            runs.append(type(thread).run)
+        if any(callable(run) and _readers_background(run) for run in runs):
+            return (f"a thread of your own code is running ({thread.name}, started before this grade): it runs "
+                    "beside the grader and could change what the grader compares, so nothing is graded while it "
+                    "is alive: stop it (join it) or restart the kernel and run the lab's cells in order")
+    return ""
+
+
+def _readers_background(code_holder) -> bool:
+    """:func:`_readers_hook`, less code of Python's standard library and of this package (an asyncio handler,
+    ``threading``'s own ``run``, a thread pool's worker): a signal handler or thread target of the reader's."""
+    import os
+    import sysconfig
+
+    if not _readers_hook(code_holder):
+        return False
+    func = getattr(code_holder, "__func__", code_holder)
+    code = getattr(func, "__code__", None) or getattr(getattr(type(code_holder), "__call__", None), "__code__", None)
+    if code is None:
+        return True  # (a bound method of a class of the reader's, as _readers_hook found)
+    real = os.path.realpath(code.co_filename)
+    paths = sysconfig.get_paths()
+    roots = {os.path.realpath(p) for p in (paths.get("stdlib"), paths.get("platstdlib")) if p}
+    roots.add(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))  # gpuperf itself
+    return not any(real.startswith(root + os.sep) for root in roots)
 
 
 def _readers_hook(hook, depth: int = 4) -> bool:

@@ -115,9 +115,9 @@ class Launch:
     wrapping_heads: int = 0
     wrapping_heads_kernel: str = ""
     dot_shapes: dict = field(default_factory=dict)  # (M, K, N): count
-    #: program: {argument name: (bytes, shape, element size) of the largest tile loaded from it that is an
-    #: operand of a tl.dot as loaded (or transposed, reshaped)}: the tiles a GPU stages in shared memory
-    #: together (:meth:`Trace.dot_tile_bytes`)
+    #: program: {argument name: (bytes, shape, element size) of the largest tile loaded from it that reaches a
+    #: tl.dot operand lane by lane (as loaded, moved, or through arithmetic, casts, ``tl.where``), counted as
+    #: loaded}: the tiles a GPU stages in shared memory together (:meth:`Trace.dot_tile_bytes`)
     dot_tiles: dict = field(default_factory=dict)
     #: (program, number of ``spans`` recorded before it) per tl.dot: which loads a product came between
     dot_marks: list = field(default_factory=list)
@@ -190,8 +190,8 @@ class Launch:
     #: the stored lanes computed lane by lane from a loaded element with other operands computed from loads
     #: too (``k * f`` where ``f`` comes from a reduction of k or a loaded scalar; ``tl.exp(k + s)``), less those
     #: in :attr:`copies`: [(destination addresses, source addresses)]. Values derived from those elements, not
-    #: copies of them: the causal skip checks count their loads as visits of the rows they were computed from
-    #: (:func:`gpuperf.grading.exercises._derived_images`); nothing else reads them
+    #: copies of them: the causal skip checks count their loads as visits of the rows they were computed from,
+    #: and the pass counts as loads of those rows (:func:`gpuperf.grading.exercises._derived_images`)
     derived: list = field(default_factory=list)
     #: every lane it stored (no atomics, no tl.dot) was such a copy: a kernel that moves data, whose loads are
     #: counted where its copies are read
@@ -412,8 +412,10 @@ class Trace:
 
     def dot_tile_bytes(self) -> tuple:
         """``(bytes, kernel, {argument: (shape, element size)})`` of the program whose ``tl.dot`` operands,
-        taken as loaded (or only transposed or reshaped), need the most memory together: one tile of each
-        argument, the largest (the q, k and v tiles of one step of an attention's loop, one pipeline stage).
+        taken as loaded, need the most memory together: one tile of each argument, the largest (the q, k and v
+        tiles of one step of an attention's loop, one pipeline stage). An operand computed lane by lane from a
+        loaded tile (``q * scale``, ``k.to(tl.float32)``, ``tl.where(mask, k, 0)``, a transpose, two tiles
+        joined) counts as that tile; a product's result (P of ``p @ v``) counts as none.
         A lower bound on the shared memory the compiled kernel asks of a GPU, where Triton stages the operands
         of its products (and pipelines the loads of a loop: two stages or more hold more); ``(0, "", {})``
         when no product took a loaded tile."""
@@ -1573,6 +1575,8 @@ def _install():
                     _carry_lanes(res, operands)
                 elif derived:
                     _carry_derived(res, [a for a in operands if hasattr(a, "data")])
+                if elementwise or derived:
+                    _carry_tile(res, operands)
             return res
 
         return carry
@@ -1608,8 +1612,7 @@ def _install():
             res = original(self, *args, **kwargs)
             if _TRACE is not None:
                 _move_lanes(name, res, args, kwargs)
-                if name in ("create_trans", "create_reshape") and args and hasattr(args[0], "_gpuperf_tile"):
-                    res._gpuperf_tile = args[0]._gpuperf_tile
+                _move_tile(name, res, args)
                 _move_lanes(name, res, args, kwargs, _DERIVED)
             return res
 
@@ -1720,6 +1723,50 @@ def _carry_lanes(res, operands) -> None:
             res._gpuperf_lanes_from = tuple(origins)
         except AttributeError:  # pragma: no cover - a handle without a __dict__
             pass
+
+
+def _carry_tile(res, operands) -> None:
+    """``res`` of an elementwise operation (arithmetic, a cast, ``tl.where``, a library function) keeps the loaded
+    tile tag (``_gpuperf_tile``: argument, bytes, shape, element size as loaded) of its first operand of its own
+    shape that has one: ``q * scale``, ``k.to(tl.float32)``, ``tl.where(mask, k, 0.0)`` multiplied by a
+    ``tl.dot`` are the tiles loaded from q and k, counted as loaded (:meth:`Trace.dot_tile_bytes`). A value of
+    another shape (a broadcast row, a reduction) passes nothing on, nor does a product (``tl.dot``): P of
+    ``p @ v`` is computed on chip from S, not a tile loaded from memory."""
+    import numpy as np
+
+    if res is None or not hasattr(res, "data"):
+        return
+    shape = np.shape(res.data)
+    for a in operands:
+        tile = getattr(a, "_gpuperf_tile", None)
+        if tile is not None and np.shape(a.data) == shape:
+            try:
+                res._gpuperf_tile = tile
+            except AttributeError:  # pragma: no cover - a handle without a __dict__
+                pass
+            return
+
+
+def _move_tile(name, res, args) -> None:
+    """``res`` of a move (:data:`_MOVES`) keeps the loaded tile tag of its operand (a transpose, a reshape, a
+    size-1 axis); a join or concatenation of two tiles loaded from the same argument is one tile of both their
+    bytes, of one another's the first's. (Split halves are not tagged: the tile they came from was loaded
+    whole.)"""
+    import numpy as np
+
+    if res is None or not hasattr(res, "data") or name == "create_split":
+        return
+    tiles = [getattr(a, "_gpuperf_tile", None) for a in args if hasattr(a, "data")]
+    tiles = [t for t in tiles if t is not None]
+    if not tiles:
+        return
+    tile = tiles[0]
+    if name in ("create_join", "create_cat") and len(tiles) == 2 and tiles[0][0] == tiles[1][0]:
+        tile = (tile[0], tiles[0][1] + tiles[1][1], tuple(int(n) for n in np.shape(res.data)), tile[3])
+    try:
+        res._gpuperf_tile = tile
+    except AttributeError:  # pragma: no cover - a handle without a __dict__
+        pass
 
 
 #: the attribute of a value's per-lane derivations (:func:`_carry_derived`)

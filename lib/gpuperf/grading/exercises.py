@@ -481,11 +481,15 @@ class Image:
     copies: int = 0  # a kernel's copy: the elements its copy launches stored (copies of copies included)
     #: a kernel's copy in which one element was computed from two rows (``k_i + 0 * k_j``): no row map
     mixed: bool = False
+    #: a kernel's copy held by the launch that made it too (a program that stores K * s and reads it back in one
+    #: kernel): only the pass counts read images so (:func:`_with_derived_passes`)
+    own_launch: bool = False
 
     def holds(self, launch, name) -> bool:
         """Argument ``name`` of ``launch`` starts in this memory, with its element size (and, for a kernel's
         copy, ``launch`` runs while the copy is there)."""
-        if not self.after < getattr(launch, "index", -1) < self.until and self.after >= 0:
+        first = self.after - 1 if self.own_launch else self.after
+        if not first < getattr(launch, "index", -1) < self.until and self.after >= 0:
             return False
         end = self.base + self.rows.size * self.element_size
         return any(n == name and self.base <= start < end and es == self.element_size
@@ -734,7 +738,8 @@ def _derived_images(trace) -> list:
     factor computed from a reduction or loaded from memory, K plus an offset, ``tl.exp(K)``, as well as the copies
     :func:`_kernel_images` maps), each element mapped to the row it was computed from. Read by the causal skip
     checks and the causal pass check (:func:`_with_derived`: a tile read from such memory is a visit of the rows
-    it was computed from) and by the scratch budget (such memory is the input, not scratch); nothing else.
+    it was computed from), by the pass counts of every case (:func:`_with_derived_passes`) and by the scratch
+    budget (such memory is the input, not scratch); nothing else.
     Computed once per trace; empty where no kernel stored such a value (then those checks are as before)."""
     found = getattr(trace, "derived_images", None)
     if found is not None:
@@ -765,6 +770,48 @@ def _with_derived(trace):
 
     view = copy.copy(trace)
     view.images = list(derived) + list(getattr(trace, "images", ()))
+    return view
+
+
+def _makes_only_derived(launch) -> bool:
+    """Every element ``launch`` stored is a copy or a value derived lane by lane from a loaded one
+    (:attr:`~gpuperf.grading.algorithm.Launch.copies`, :attr:`~gpuperf.grading.algorithm.Launch.derived`), with no
+    atomic and no ``tl.dot``: a kernel that scales K by a loaded scale into a buffer, and nothing else."""
+    import numpy as np
+
+    if getattr(launch, "copy_only", False):
+        return True
+    made = list(getattr(launch, "copies", ())) + list(getattr(launch, "derived", ()))
+    writes = getattr(launch, "writes", None)
+    if not getattr(launch, "derived", None) or launch.atomics or launch.dot_shapes or not writes or not made:
+        return False
+    written = np.unique(np.asarray(writes[0]).astype(np.int64))
+    stored = np.unique(np.concatenate([np.asarray(d).astype(np.int64).ravel() for d, _ in made]))
+    return bool(written.size) and bool(np.isin(written, stored).all())
+
+
+def _with_derived_passes(trace):
+    """:func:`_with_derived` for the pass counts of every case (:func:`_one_pass_check`,
+    :func:`_backward_passes_check`): memory a kernel filled with values computed lane by lane from q, k or v is
+    that tensor, so a walk of K times a loaded scale is a walk of K; and a launch that stores nothing but such
+    values (and copies) reads nothing, as a copy kernel reads nothing (:func:`_rows_in`): its loads are counted
+    where its values are read. A kernel that finds the rows' maxima while it stores K * s for a second kernel
+    to walk reads K twice for a block of queries; one that only scales K into a buffer, walked once, reads it
+    once. A copy (or derived copy) a kernel made is read so by that kernel too: a program that stores K * s as it
+    walks K, then walks what it stored, reads K twice."""
+    import copy
+
+    derived = _derived_images(trace)
+    images = list(derived) + list(getattr(trace, "images", ()))
+    if not any(image.after >= 0 for image in images):
+        return trace
+    view = copy.copy(trace)
+    view.images = [dataclasses.replace(image, own_launch=True) if image.after >= 0 else image for image in images]
+    view.launches = list(trace.launches)
+    for at, launch in enumerate(view.launches if derived else ()):
+        if not getattr(launch, "copy_only", False) and _makes_only_derived(launch):
+            view.launches[at] = copy.copy(launch)
+            view.launches[at].copy_only = True
     return view
 
 
@@ -3175,6 +3222,7 @@ def _one_pass_check(runner, label, k, n_k, causal=False) -> list[CaseResult]:
     trace = runner.trace
     if trace is None:
         return []
+    trace = _with_derived_passes(trace)  # a walk of K * s (a loaded s) is a walk of K
     d = k.shape[-1]
     seen = _seen_keys(getattr(runner, "_attention_nq", None) or n_k, n_k, causal)
     for which, tensor in (("k", k), ("v", getattr(runner, "_attention_v", None))):
@@ -5138,6 +5186,7 @@ def _backward_passes_check(trace, label, k, v) -> list[CaseResult]:
     reads K twice for a block of queries; a row sum D = rowsum(dO * O) stored by a dQ kernel that walks K and
     read by the dK, dV kernel hands nothing of K over."""
     n_k, d = k.shape[-2], k.shape[-1]
+    trace = _with_derived_passes(trace)  # a walk of K * s (a loaded s) is a walk of K
     for which, tensor in (("k", k), ("v", v)):
         if tensor is None:
             continue

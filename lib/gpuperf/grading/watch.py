@@ -2170,7 +2170,8 @@ GRADER_STATE_NAMES = frozenset((
     "_len_torch_dispatch_stack", "_len_torch_function_stack", "_pop_torch_dispatch_mode",
     "_pop_torch_function_stack", "_set_dispatch_mode", "_unset_dispatch_mode", "_GraderIntegrity",
     "addaudithook", "settrace", "setprofile", "_BINDERS", "_BINDER_MAKER", "_GENUINE", "_record_binder",
-    "_REWRITES", "_PINNED", "pin_solutions", "monitoring", "use_tool_id", "register_callback"))
+    "_REWRITES", "_PINNED", "_PINNED_AGAIN", "_PINNED_CODE", "_PINNED_SOURCES", "pin_solutions", "monitoring",
+    "use_tool_id", "register_callback", "setitimer", "alarm", "pthread_kill", "SIGALRM", "SIGVTALRM", "SIGPROF"))
 
 
 def reaches_grader(fn, depth: int = 3) -> str:
@@ -2399,14 +2400,21 @@ def changed_since_import() -> list[str]:
 
 def _solutions_rebound(changed: list[str]) -> list[str]:
     """The course's solution functions rebound in their modules since the modules defined them
-    (``gpuperf.labs._PINNED``), whether those modules were imported before the grader or after it."""
-    pinned = getattr(sys.modules.get("gpuperf.labs"), "_PINNED", {})
+    (``gpuperf.labs._PINNED``), whether those modules were imported before the grader or after it, or whose code
+    was swapped in place. A reload of an unchanged module (``importlib.reload``, ``%autoreload``) is not a
+    rebinding: it pins the functions it defines again, with code equal to the pinned (:func:`gpuperf.labs.
+    pin_solutions`); a reload of an edited module pins nothing, and its new functions are reported here."""
+    labs = sys.modules.get("gpuperf.labs")
+    pinned = getattr(labs, "_PINNED", {})
     out = []
-    for key, value in list(pinned.items()):
+    for key in list(pinned):
         module, _, name = key.partition(":")
         owner = sys.modules.get(module)
         label = f"{module}.{name}"
-        if owner is not None and getattr(owner, name, None) is not value and label not in changed:
+        if owner is None or label in changed:
+            continue
+        # a reload of the unchanged module defines the same functions again (gpuperf.labs.pin_solutions)
+        if not labs.is_pinned(key, getattr(owner, name, None)) or labs.pinned_code_changed(key):
             out.append(label)
     return out
 

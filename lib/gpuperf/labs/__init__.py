@@ -18,15 +18,64 @@ from typing import Callable
 #: line it runs, so a cell that later rebinds a name there (``l5.attention_forward = mine``) changes nothing the
 #: grader compares with (``gpuperf.grading._solution_of``). Importing this stays light: no torch.
 _PINNED: dict = {}
+#: ``"module:name"``: the functions a reload of the unchanged module defined again (``importlib.reload``, IPython's
+#: ``%autoreload``): the same source, so they are the solution too (:func:`is_pinned`)
+_PINNED_AGAIN: dict = {}
+#: ``"module:name"``: the code object each pinned function had when it was pinned (``%autoreload`` swaps a
+#: function's ``__code__`` in place: a changed one is reported, :func:`pinned_code_changed`)
+_PINNED_CODE: dict = {}
+#: module name: the SHA-256 of its source file when it first pinned its functions
+_PINNED_SOURCES: dict = {}
+
+
+def _source_digest(filename) -> str | None:
+    import hashlib
+
+    try:
+        with open(filename, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except (OSError, TypeError):
+        return None
+
+
+def _code_of(value):
+    return getattr(getattr(value, "fn", value), "__code__", None)  # (a @triton.jit kernel's function)
 
 
 def pin_solutions(namespace: dict) -> None:
-    """Record the functions a solution module defined (its ``globals()``, at the end of its import; a reload
-    records the reloaded ones)."""
+    """Record the functions a solution module defined (its ``globals()``, at the end of its import). A reload of
+    the module with its source file unchanged (the same bytes as at its first import) adds the functions it
+    defined again beside the pinned ones, where their code equals the pinned code; a reload of an edited file
+    pins nothing: the pinned functions stay the solution, and the module's new functions are reported as
+    rebound (``gpuperf.grading.watch._solutions_rebound``)."""
     module = namespace["__name__"]
+    digest = _source_digest(namespace.get("__file__"))
+    first = module not in _PINNED_SOURCES
+    if first:
+        _PINNED_SOURCES[module] = digest
+    unchanged = digest is not None and _PINNED_SOURCES[module] == digest
     for name, value in list(namespace.items()):
-        if callable(value) and not isinstance(value, type) and getattr(value, "__module__", None) == module:
-            _PINNED[f"{module}:{name}"] = value
+        if not (callable(value) and not isinstance(value, type) and getattr(value, "__module__", None) == module):
+            continue
+        key = f"{module}:{name}"
+        if key not in _PINNED:
+            if first or unchanged:
+                _PINNED[key] = value
+                _PINNED_CODE[key] = _code_of(value)
+        elif unchanged and value is not _PINNED[key] and _code_of(value) == _PINNED_CODE[key]:
+            _PINNED_AGAIN.setdefault(key, []).append(value)
+
+
+def is_pinned(key: str, value) -> bool:
+    """``value`` is the function pinned as ``key`` ("module:name"), or one an unchanged reload defined again."""
+    return value is _PINNED.get(key) or any(value is again for again in _PINNED_AGAIN.get(key, ()))
+
+
+def pinned_code_changed(key: str) -> bool:
+    """The pinned function's code is no longer what it was when it was pinned (``%autoreload`` of an edited
+    module patches the old function's ``__code__``; an unchanged reload swaps in equal code)."""
+    value = _PINNED.get(key)
+    return value is not None and _code_of(value) != _PINNED_CODE.get(key)
 
 
 #: The versions the labs were run with, by where. The H200 line is the environment of the course's recorded
