@@ -6,7 +6,9 @@ the interpreter the programs run one after another in grid order, so the values 
 not. ``algorithm._find_race`` now counts an atomic's returned value that reaches what the program writes (a
 store's value, or a later atomic's) as a load of that address, and an exchange meeting another program's atomic
 add as a race. A returned value that only steers control flow (a counter in an ``if``) or an address is not
-counted. Seed 11; each file graded up to the case that refuses it."""
+counted. Review 20: a counter's draw (a ticket) is told apart; a write that depends on a ticket and on the
+program id is a race (``_counter_kernel`` mode 1, accepted before: x of the program's rows stored at the
+ticket's rows), see test_grading_review20_sched.py. Seed 11; each file graded up to the case that refuses it."""
 
 from __future__ import annotations
 
@@ -133,8 +135,12 @@ def _counter_kernel(x_ptr, cnt_ptr, out_ptr, flag_ptr, MODE: tl.constexpr, BLOCK
             tl.store(out_ptr + pid * BLOCK + lanes, x * 2)
         else:
             tl.store(out_ptr + pid * BLOCK + lanes, x * 2 + 0.0)
-    elif MODE == 1:  # the counter picks the rows a program writes (a dynamic tile order): an address
+    elif MODE == 1:  # the counter picks the rows a program writes, but x came from the program id's rows: on
+        # a GPU program 1 may draw 0 and store its x at rows 0 (review 20: a race, accepted before)
         tl.store(out_ptr + ticket * BLOCK + lanes, x * 2, mask=ticket * BLOCK + lanes < 4 * BLOCK)
+    elif MODE == 4:  # the counter picks the rows a program reads and writes (a dynamic tile order): a ticket
+        y = tl.load(x_ptr + ticket * BLOCK + lanes, mask=ticket * BLOCK + lanes < 4 * BLOCK)
+        tl.store(out_ptr + ticket * BLOCK + lanes, y * 2, mask=ticket * BLOCK + lanes < 4 * BLOCK)
     elif MODE == 2:  # the counter's value is stored: the order the programs ran in
         tl.store(out_ptr + pid * BLOCK + lanes, x * 2)
         tl.store(flag_ptr + pid, ticket)
@@ -143,7 +149,7 @@ def _counter_kernel(x_ptr, cnt_ptr, out_ptr, flag_ptr, MODE: tl.constexpr, BLOCK
         tl.atomic_add(flag_ptr + pid, ticket)
 
 
-@pytest.mark.parametrize("mode,race", [(0, False), (1, False), (2, True), (3, True)])
+@pytest.mark.parametrize("mode,race", [(0, False), (1, True), (2, True), (3, True), (4, False)])
 def test_a_counters_returned_value_is_a_read_only_where_it_reaches_what_is_written(mode, race):
     import torch
 
@@ -156,7 +162,7 @@ def test_a_counters_returned_value_is_a_read_only_where_it_reaches_what_is_writt
         assert "used the value its atomic returned" in found and "element 0 of cnt_ptr" in found, found
     else:
         assert found == "", found
-    if mode in (0, 1):
+    if mode in (0, 1, 4):
         assert torch.equal(out, x * 2)
 
 

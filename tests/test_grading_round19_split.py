@@ -3,7 +3,8 @@ a second launch merges. ``_scratch_check`` budgeted 1.5 x the outputs + 4096 and
 Now L5's full (not causal) cases also allow the partials of up to 8 splits (8 B H N_q (d + 2)), and the message
 says what the stored amount is (a share of the scores, or a multiple of the outputs). The rule is still by size:
 kernels that store S or P are refused on the cases where the scores far exceed the budget (L5.forward's
-N_q = 16, N_k = 4096 case; L5.causal's causal cases keep the old budget)."""
+N_q = 16, N_k = 4096 case; L5.causal's causal cases keep the old budget). Review 20: the partials of one split
+per 16 keys, at most 32 splits (test_grading_review20_sched.py)."""
 import gpuperf.kernels  # noqa: F401  (before triton: the interpreter on a CPU machine)
 
 from attack_files import attack_folder, find_attack, load_attack, load_attack_variant

@@ -26,6 +26,18 @@ address is not counted. An atomic exchange or compare-and-swap that two programs
 exchange meeting another program's atomic add (an add landing first is wiped out) and a plain store meeting
 another program's atomic.
 
+**Tickets.** A counter that every atomic of the launch adds one constant to (``item = tl.atomic_add(counter,
+1)``: a persistent kernel's dynamic scheduler) returns the same values whatever order the programs run in; only
+which program draws which changes. Its returned values are tickets, not partial sums (:func:`_tickets`): a write
+may depend on a ticket (its value, address or mask, through loads too: q loaded at the ticket's rows), but not on
+the ticket and the program id, nor on two tickets, and a program may not draw again without using the ticket it
+drew (:func:`_ticket_race`); every value carries what it depends on that differs between programs
+(``_gpuperf_who``: the program id and the atomics whose returned values reached it). The program whose draw
+returned the counter's final value may reset it with an exchange after testing that value in an ``if``
+(:func:`_resets`). Under the interpreter the first program draws every ticket, so each draw's work is recorded as
+a program of its own, numbered from the grid's size up (:func:`_split_at_draws`): on a GPU the draws spread over
+the programs.
+
 **32-bit offsets.** A value computed from ``tl.program_id`` carries a taint, and so does a size or stride the
 kernel was given at run time (an integer argument other than 1, which Triton compiles as a constant) or as a
 ``tl.constexpr`` that is not a block's shape (:func:`gpuperf.grading.frontend.stride_constexprs`); a
@@ -78,6 +90,10 @@ class Launch:
     #: (``int64`` over fp32 rows): the first such load's
     recast: dict = field(default_factory=dict)
     stored: dict = field(default_factory=dict)  # argument name: active elements stored (non-atomic), as loaded
+    #: argument name: {how many of the launch's arguments the stored value was computed from (its sources, see
+    #: :meth:`Trace.products`): elements stored, counted as in ``stored``}: a score tile S or P comes from q and
+    #: k, a split's unnormalised output P V from q, k and v (the message of the graders' scratch check)
+    stored_from: dict = field(default_factory=dict)
     widest_load: dict = field(default_factory=dict)  # argument name: largest block of one load (its elements)
     load_shapes: dict = field(default_factory=dict)  # argument name: {block shape: count}
     #: every load (and atomic) in the order the programs made them, masked off or not: (argument name, program,
@@ -149,6 +165,29 @@ class Launch:
     #: store with active lanes, or the value an atomic adds or exchanges (its address, its mask and control flow
     #: do not count): reads of those elements, as a tl.load's (:func:`_find_race`)
     _used_returns: set = field(default_factory=set)
+    #: indices into ``_returned`` of the atomic adds of one constant (the same value in every lane, computed from
+    #: nothing loaded, returned or made from the program id): a counter's draw, ``tl.atomic_add(counter, 1)``.
+    #: Each maps to its constant (dtype, value); :func:`_tickets` keeps those whose counter no other atomic adds to
+    _constant_adds: dict = field(default_factory=dict)
+    #: what the program-specific values a write's value, address or mask carry (``_gpuperf_who``: the program id
+    #: as :data:`_PROGRAM_ID`, an atomic's returned value as its index): {that set: the first program that wrote}
+    _who_writes: dict = field(default_factory=dict)
+    _order: list = field(default_factory=lambda: [0])  # a counter of events (atomics, tested conditions)
+    _atomic_order: list = field(default_factory=list)  # per ``_returned`` index: its place in that order
+    #: (place in the order, program, ``_gpuperf_who`` of the tested value, truth) per ``if``/``while`` on a
+    #: tensor that carries one: which draws a program's control flow depended on (the reset of a counter)
+    _conditions: list = field(default_factory=list)
+    #: per record of ``_exchanges``: (its ``_returned`` index, ``_gpuperf_who`` of its value, address and mask,
+    #: whether its value is a constant)
+    _exchange_info: list = field(default_factory=list)
+    #: (``_returned`` index, program, {list attribute: its length then}) per constant add: where a counter's
+    #: draw cut the program's records (:func:`_split_at_draws`)
+    _draw_marks: list = field(default_factory=list)
+    #: (program, ``_gpuperf_who`` of its value, address and mask) per store or atomic with active lanes, in order
+    _write_log: list = field(default_factory=list)
+    #: the counter draws of the launch whose work is recorded as a program of its own (:func:`_split_at_draws`),
+    #: numbered from the grid's size up; 0 where the programs are as launched
+    ticket_draws: int = 0
     race: str = ""
     #: the distinct (address, program) pairs the launch wrote (stores and atomics, active lanes), addresses
     #: sorted: which programs wrote what (:meth:`Trace.writers`)
@@ -548,10 +587,21 @@ def _program_label(index: int, grid) -> str:
 
 
 def _find_race(launch: Launch, grid) -> str:
-    """Two programs storing to one address, or one reading what another stores, in one launch."""
+    """Two programs storing to one address, or one reading what another stores, in one launch.
+
+    A counter's draws (:func:`_tickets`: ``tl.atomic_add(counter, 1)``, every atomic on the counter an add of
+    that one constant) are told from a partial sum's returned value: the values drawn are the same whatever
+    order the programs run in, only who draws which changes, so what a program computes and writes with a draw
+    (which tile, its rows, its causal mask) is no race as long as it depends on that draw alone, not on the
+    program id as well, nor on a second draw (:func:`_ticket_race`). The reset of such a counter with an
+    atomic exchange by the program that drew its final value, tested on that value (:func:`_resets`), is no
+    race either. A partial sum's returned value that reaches a write stays one ("returned added")."""
     import numpy as np
 
-    exchange = _two_programs(launch._exchanges)
+    tickets = _tickets(launch)
+    resets = _resets(launch, tickets)
+    exchanges = [r for k, r in enumerate(launch._exchanges) if k not in resets]
+    exchange = _two_programs(exchanges)
     if exchange is not None:
         address, a, b = exchange
         return _describe(launch, address, "exchanged", a, b, grid)
@@ -562,21 +612,28 @@ def _find_race(launch: Launch, grid) -> str:
             address, a, b = mixed
             return _describe(launch, address, "mixed", a, b, grid)
     # an exchange (or compare-and-swap) of one program where another adds: which lands first decides the sum
-    wiped = _atomic_read(launch._adds, launch._exchanges)
+    wiped = _atomic_read(launch._adds, exchanges)
     if wiped is not None:
         address, a, b = wiped
-        return _describe(launch, address, "exchange meets add", a, b, grid)
+        used = (frozenset().union(*launch._who_writes, *(w for _, _, w, _ in launch._conditions)) & tickets
+                if launch._who_writes or launch._conditions else frozenset())
+        counter = any(address in launch._returned[i][0] for i in used)
+        return _describe(launch, address, "counter reset" if counter else "exchange meets add", a, b, grid)
     added = _atomic_read(launch._adds, launch._loads)
     if added is not None:
         address, a, b = added
         return _describe(launch, address, "read added", a, b, grid)
     # an atomic's returned value (what was there before it) that reaches what the program writes reads the
-    # other programs' adds as a load does; one that only steers control flow (a counter) is not counted
-    used = [launch._returned[i] for i in sorted(launch._used_returns)]
+    # other programs' adds as a load does; one that only steers control flow is not counted, nor a counter's
+    # draw (checked by _ticket_race)
+    used = [launch._returned[i] for i in sorted(launch._used_returns) if i not in tickets]
     returned = _atomic_read(launch._adds, used)
     if returned is not None:
         address, a, b = returned
         return _describe(launch, address, "returned added", a, b, grid)
+    drawn = _ticket_race(launch, tickets, grid)
+    if drawn:
+        return drawn
     if not writes:
         return ""
     s_addr = np.concatenate([a for a, _ in writes])
@@ -599,6 +656,178 @@ def _find_race(launch: Launch, grid) -> str:
             j = int(np.argmax(hit))
             return _describe(launch, int(addresses[j]), "read", int(u_prog[idx[j]]), program, grid)
     return ""
+
+
+def _tickets(launch: Launch) -> set:
+    """The draws of counters among a launch's atomics (indices into :attr:`Launch._returned`): adds of a constant
+    (:attr:`Launch._constant_adds`, not 0) to elements that no other add of the launch reaches, neither one of
+    computed values nor one of another constant. Whatever order the programs run in, the values a counter returns
+    are its start plus 0, 1, 2, ... times the constant: only which program draws which value changes."""
+    import numpy as np
+
+    if not launch._constant_adds:
+        return set()
+    exchanged = {i for i, _, _ in launch._exchange_info}
+    plain = [launch._returned[i][0] for i in range(len(launch._returned))
+             if i not in exchanged and i not in launch._constant_adds]
+    plain = np.unique(np.concatenate(plain)) if plain else np.empty(0, dtype=np.uint64)
+    by_constant: dict = {}
+    for i, constant in launch._constant_adds.items():
+        by_constant.setdefault(constant, []).append(launch._returned[i][0])
+    merged = {c: np.unique(np.concatenate(a)) for c, a in by_constant.items()}
+    found = set()
+    for i, constant in launch._constant_adds.items():
+        addresses = launch._returned[i][0]
+        if np.isin(addresses, plain).any():
+            continue
+        if any(np.isin(addresses, m).any() for c, m in merged.items() if c != constant):
+            continue
+        found.add(i)
+    return found
+
+
+#: the per-program records of a :class:`Launch` that :func:`_split_at_draws` renumbers: (attribute, the place of
+#: the program in each entry)
+_SEGMENTED = (("spans", 1), ("visits", 1), ("store_marks", 1), ("dot_marks", 0), ("dot_loads", 0),
+              ("dot_operand_loads", 0), ("_lineage_loads", 1), ("_lineage_writes", 1), ("_write_log", 0))
+
+
+def _split_at_draws(launch: Launch, tickets: set) -> None:
+    """Where programs draw their work from a counter (:func:`_tickets`), record each draw's work as a program of
+    its own: what a program did after a draw, up to its next, gets a new number (from the grid's size up), in
+    the loads, visits, stores, products and lineage the graders count per program. Under the interpreter the
+    first program runs first and draws every ticket; on a GPU the draws spread over all the programs, and one
+    draw's work is what one of them does (a persistent kernel with a ticket scheduler walks one block of
+    queries a draw, not every block in program 0). The race checks ran before, on the programs as launched.
+
+    Only draws that reach a write cut, and only where every write after a draw carries that draw and no other
+    (or carries nothing a program chose: a constant reset): work for a ticket continued after the next draw
+    (the next ticket fetched first), or work from the program id between draws, leaves the programs as they
+    ran, so that a dummy draw between two passes over K cannot make them two programs' single passes."""
+    import bisect
+
+    written = frozenset().union(*launch._who_writes) & tickets if launch._who_writes else frozenset()
+    marks = sorted((m for m in launch._draw_marks if m[0] in written), key=lambda m: m[0])
+    if not marks:
+        return
+    first = 1
+    for n in launch.grid:
+        first *= int(n)
+    by_program: dict = {}
+    for k, (index, program, lengths) in enumerate(marks):
+        by_program.setdefault(program, []).append((first + k, lengths, index))
+    cuts = {p: [lengths["_write_log"] for _, lengths, _ in ms] for p, ms in by_program.items()}
+    for i, (program, who) in enumerate(launch._write_log):
+        k = bisect.bisect_right(cuts[program], i) if program in cuts else 0
+        if k and by_program[program][k - 1][2] not in who and who:
+            return  # a write after a draw that does not depend on it: not one ticket's work per segment
+    launch.ticket_draws = len(marks)
+    for attribute, place in _SEGMENTED:
+        entries = getattr(launch, attribute)
+        cuts = {p: [lengths[attribute] for _, lengths, _ in ms] for p, ms in by_program.items()}
+        for i, entry in enumerate(entries):
+            program = entry[place]
+            if program not in cuts:
+                continue
+            k = bisect.bisect_right(cuts[program], i)
+            if k:
+                entry = list(entry)
+                entry[place] = by_program[program][k - 1][0]
+                entries[i] = tuple(entry)
+    per_program: dict = {}
+    for (name, program, _, _), worth in zip(launch.spans, launch.span_worth):
+        counts = per_program.setdefault(name, {})
+        counts[program] = counts.get(program, 0) + worth
+    launch.per_program = per_program
+    dots: dict = {}
+    for program, _ in launch.dot_marks:
+        dots[program] = dots.get(program, 0) + 1
+    launch.dots_run = dots
+
+
+def _resets(launch: Launch, tickets: set) -> set:
+    """The atomic exchanges (indices into :attr:`Launch._exchanges`) that reset a counter correctly on a GPU:
+    the only exchange of its elements in the launch, of a constant, by the program that drew the counter's final
+    value (the last draw, after which no atomic reaches the counter), and after that program tested that draw in
+    an ``if`` or ``while`` (the counter says every other program has drawn), testing nothing made from its
+    program id on the way (``if pid == num_programs - 1``, "the program believed to run last", passes under the
+    interpreter, where it does run last, and is a race on a GPU)."""
+    import numpy as np
+
+    if not tickets or not launch._exchange_info:
+        return set()
+    order = launch._atomic_order
+    counters = np.unique(np.concatenate([launch._returned[i][0] for i in tickets]))
+    allowed = set()
+    for k, (index, who, constant) in enumerate(launch._exchange_info):
+        addresses, program = launch._returned[index]
+        if not constant or _PROGRAM_ID in who or not np.isin(addresses, counters).all():
+            continue
+        if any(np.isin(launch._returned[j][0], addresses).any() for j, _, _ in launch._exchange_info
+               if j != index):
+            continue  # several exchanges of the counter: the race checks name them
+        reached = [j for j in range(len(launch._returned))
+                   if j != index and np.isin(launch._returned[j][0], addresses).any()]
+        draws = [j for j in reached if j in tickets]
+        if not draws or len(draws) != len(reached):
+            continue
+        final = max(draws, key=lambda j: order[j])
+        if launch._returned[final][1] != program or order[final] > order[index]:
+            continue  # another program draws after it, or it resets before its own draw
+        if who - {final}:
+            continue
+        tested = [w for at, p, w, _ in launch._conditions if p == program and order[final] < at < order[index]]
+        if any(_PROGRAM_ID in w for w in tested) or not any(final in w for w in tested):
+            continue
+        allowed.add(k)
+    return allowed
+
+
+def _ticket_race(launch: Launch, tickets: set, grid) -> str:
+    """A counter's draw used where it is not a ticket: a write (its value, address or mask) that depends on a
+    draw and also on the program id (x loaded at the program's rows, stored at the draw's rows: on a GPU any
+    program may draw any value) or on a second draw (the pairs drawn change with the order), or a draw that a
+    program drops, neither writing with it nor ending with it (a program that draws twice and works on the
+    first value and the next one, as if it had drawn both)."""
+    if not tickets:
+        return ""
+    for who, program in launch._who_writes.items():
+        drawn = sorted(who & tickets)
+        if drawn and (_PROGRAM_ID in who or len(drawn) > 1):
+            address = int(launch._returned[drawn[0]][0][0])
+            why = ("together with its program id (what it computed or loaded from it): which program draws which "
+                   "value is not fixed on a GPU, so a write that depends on both pairs them at random"
+                   if _PROGRAM_ID in who else
+                   "together with a second value it drew: which values one program draws is not fixed on a GPU, "
+                   "so a write that depends on two pairs them at random")
+            return _describe_ticket(launch, address, program, grid, why)
+    written = frozenset().union(*launch._who_writes) & tickets
+    last: dict = {}
+    for i in sorted(tickets):
+        addresses, program = launch._returned[i]
+        last[(program, int(addresses[0]))] = i
+    for i in sorted(tickets):
+        addresses, program = launch._returned[i]
+        if i not in written and last[(program, int(addresses[0]))] != i:
+            return _describe_ticket(launch, int(addresses[0]), program, grid,
+                                    "and then drew again without using it in anything it wrote: the value it "
+                                    "skipped is nobody's on a GPU, where draws of programs interleave (a program "
+                                    "that draws twice gets two values far apart, not one and the next)")
+    return ""
+
+
+def _describe_ticket(launch: Launch, address: int, program: int, grid, why: str) -> str:
+    where = f"address {address:#x}"
+    for name, start, end, es, _ in launch.args:
+        if start <= address < end:
+            where = f"element {(address - start) // es} of {name}"
+            break
+    return (f"a race in your kernel {launch.kernel}: {_program_label(program, grid)} used the value its atomic "
+            f"returned at {where} (a counter every program adds the same constant to: a ticket) {why}. The programs "
+            "of a launch run in any order on a GPU (under the interpreter they run one after another in grid "
+            "order, so the first program draws the first value). Work out everything a program does for a ticket "
+            "from the ticket alone (its tile, rows, mask and addresses), as a persistent kernel with dynamic "
+            "scheduling does")
 
 
 def _two_programs(records):
@@ -688,6 +917,15 @@ def _describe(launch: Launch, address: int, what: str, writer: int, other: int, 
                 "the interpreter programs run one after another in grid order, which hides it). Start from memory "
                 "that is already zero (allocate it with torch.zeros), let every program add with an atomic add, "
                 "and read the sum in a later launch")
+    if what == "counter reset":
+        return (f"a race in your kernel {launch.kernel}: {b} reset {where} with an atomic exchange while {a} of the "
+                "same launch draws from it with an atomic add (a ticket counter). The programs of a launch run in "
+                "any order on a GPU: a program that resets the counter because it believes it runs last (under the "
+                "interpreter programs run one after another in grid order, so the last one does) may reset it "
+                "while others still draw, and tickets are handed out twice. Reset it only in the program whose draw "
+                "returned the counter's final value, tested on that value (every program draws once past the "
+                "work: `if ticket == total + tl.num_programs(0) - 1`), or zero the counter before the launch "
+                "(torch.zeros)")
     if what == "returned added":
         return (f"a race in your kernel {launch.kernel}: {b} used the value its atomic returned at {where} (what "
                 f"was there before its own update; an add of 0 that reads a buffer reads it too) in what it wrote, "
@@ -1132,6 +1370,7 @@ def _install():
                 state["launch"] = outer
                 launch.grid = state["grid"]
                 launch.race = _find_race(launch, state["grid"])
+                _split_at_draws(launch, _tickets(launch))
                 _link(trace, launch)
                 launch.writes = _distinct_writes(launch._stores + launch._exchanges + launch._adds)
                 if launch._still_lanes:
@@ -1142,6 +1381,9 @@ def _install():
                 launch._lineage_loads, launch._lineage_writes, launch._stored_sources = [], [], {}
                 launch._stored_loads = {}
                 launch._returned, launch._used_returns = [], set()
+                launch._constant_adds, launch._who_writes, launch._conditions = {}, {}, []
+                launch._atomic_order, launch._exchange_info, launch._draw_marks = [], [], []
+                launch._write_log = []
                 launch.atomic_written = {n: int(np.unique(np.concatenate(a)).size)
                                          for n, a in launch._atomic_addresses.items()}
                 launch.copy_only = bool(launch.copied) and launch.copied == sum(launch.stored.values()) and \
@@ -1303,6 +1545,9 @@ def _install():
                     res._gpuperf_loads = frozenset(range(first_visit, len(launch.visits))) | carried
                 if hasattr(res, "data"):  # where each lane came from (a copy stored as loaded is a copy)
                     res._gpuperf_lanes_from = ((addresses, active),)
+                    who = _who(ptrs) | _who(mask)
+                    if who:  # what was loaded depends on what chose its address
+                        res._gpuperf_who = who | _who(res)
                 return res
             return original(self, ptrs, mask, *rest, **kw)
 
@@ -1327,7 +1572,12 @@ def _install():
                         record = next((a for a in launch.args if a[0] == name), None)
                         if record is not None and (record[1], record[2]) not in _TRACE._packed:
                             _TRACE._packed.append((record[1], record[2]))
-                    launch.stored[name] = launch.stored.get(name, 0) + _worth(launch, name, int(count), width)
+                    worth = _worth(launch, name, int(count), width)
+                    launch.stored[name] = launch.stored.get(name, 0) + worth
+                    if count:
+                        made_from = launch.stored_from.setdefault(name, {})
+                        kinds = len(_sources(value))
+                        made_from[kinds] = made_from.get(kinds, 0) + worth
                     if count:
                         mine = picked if part is None else addresses[part & active]
                         launch.store_marks.append((name, state["program"], len(launch.visits), int(mine.min()),
@@ -1342,6 +1592,10 @@ def _install():
                     unique = np.unique(picked)
                     launch._stores.append((unique, state["program"]))
                     launch._used_returns.update(_returned(value))  # an atomic's returned value, written
+                    who = _who(value) | _who(ptrs) | _who(mask)
+                    launch._write_log.append((state["program"], who))
+                    if who - _WHO_PID:  # a draw's value reached what was written, or where
+                        launch._who_writes.setdefault(who, state["program"])
                     _note_still_store(launch, addresses, active, value, state["program"], unique)
                     # what the value was computed from (its mask and address too: a value picked by a
                     # comparison with a loaded one depends on it)
@@ -1373,7 +1627,7 @@ def _install():
         def atomic(self, *args, **kwargs):
             launch = state["launch"]
             if _TRACE is not None and launch is not None:
-                carried = there = returned = frozenset()
+                carried = there = returned = mine_who = frozenset()
                 launch.atomics += 1
                 try:
                     if exchange_always:  # create_atomic_cas(ptr, cmp, val, ...)
@@ -1419,8 +1673,26 @@ def _install():
                         # among them is used; its own returned value is tagged with its record
                         values = args[1:3] if exchange_always else args[2:3]
                         launch._used_returns.update(*(_returned(a) for a in values))
-                        returned = frozenset((len(launch._returned),))
+                        index = len(launch._returned)
+                        returned = frozenset((index,))
                         launch._returned.append(record)
+                        launch._order[0] += 1
+                        launch._atomic_order.append(launch._order[0])
+                        who = _who(ptrs) | _who(mask) | frozenset().union(*(_who(a) for a in values))
+                        constant = _constant_value(values[-1], active)
+                        if exchange:
+                            launch._exchange_info.append((index, who, constant is not None))
+                        elif constant is not None and "ADD" in str(op).upper() and constant[1] != 0:
+                            launch._constant_adds[index] = constant
+                            launch._draw_marks.append((index, program, {a: len(getattr(launch, a))
+                                                                        for a, _ in _SEGMENTED}))
+                        if not (constant is not None and not exchange):  # a draw is no write of work
+                            launch._write_log.append((program, who))
+                        if who - _WHO_PID:
+                            launch._who_writes.setdefault(who, program)
+                        # its returned value: a counter's draw is its own, whichever counter the program id
+                        # chose (a counter per tile); a write that also depends on the program id is told by that
+                        mine_who = returned
                         operands = frozenset().union(*(_sources(a) for a in args if hasattr(a, "data")))
                         launch._lineage_writes.append((_pieces(record[0], width), program, operands,
                                                         min(width or _PIECE, _PIECE)))
@@ -1442,6 +1714,7 @@ def _install():
                     res._gpuperf_loads = there | _loads(res)
                 if returned and hasattr(res, "data"):
                     res._gpuperf_ret = returned | _returned(res)
+                    res._gpuperf_who = mine_who | _who(res)
                 return res
             return original(self, *args, **kwargs)
 
@@ -1521,6 +1794,7 @@ def _install():
             res = original(self, *args)
             if _TRACE is not None:
                 res._gpuperf_pid = True
+                res._gpuperf_who = _WHO_PID
             return res
 
         return program_id
@@ -1644,6 +1918,19 @@ def _install():
                     return res
 
                 scope.set_attr(tensor, "T", property(get_t))
+            truth = getattr(tensor, "__bool__", None)
+            if truth is not None:
+                def tested(self, truth=truth):
+                    res = truth(self)
+                    launch = state["launch"]
+                    if _TRACE is not None and launch is not None:
+                        who = _who(getattr(self, "handle", None))
+                        if who:  # an if or while on a value a draw (or the program id) decided
+                            launch._order[0] += 1
+                            launch._conditions.append((launch._order[0], state["program"], who, bool(res)))
+                    return res
+
+                scope.set_attr(tensor, "__bool__", tested)
 
         return patch_lang_tensor
 
@@ -1993,6 +2280,38 @@ def _returned(handle) -> frozenset:
     return getattr(handle, "_gpuperf_ret", frozenset())
 
 
+#: the program id among the values a handle depends on (``_gpuperf_who``), beside atomics' returned values
+_PROGRAM_ID = -1
+_WHO_PID = frozenset((_PROGRAM_ID,))
+
+
+def _constant_value(handle, active):
+    """``(dtype, value)`` of an atomic's operand that holds one value in all its active lanes and was computed
+    from nothing loaded, returned or made from the program id (``tl.atomic_add(counter, 1)``), else None."""
+    import numpy as np
+
+    if handle is None or not hasattr(handle, "data") or _sources(handle) or _loads(handle) or \
+            _returned(handle) or _who(handle) or getattr(handle, "_gpuperf_pid", False):
+        return None
+    data = np.asarray(handle.data)
+    if data.shape != np.shape(active):
+        try:
+            data = np.broadcast_to(data, np.shape(active))
+        except ValueError:
+            return None
+    lanes = data[np.asarray(active, dtype=bool)] if data.ndim else data.reshape(1)
+    if not lanes.size or np.any(lanes != lanes.flat[0]):
+        return None
+    return str(data.dtype), lanes.flat[0].item()
+
+
+def _who(handle) -> frozenset:
+    """What ``handle`` depends on that differs from program to program: the program id (:data:`_PROGRAM_ID`)
+    and atomics' returned values (indices into :attr:`Launch._returned`), through its value and, for a
+    loaded value, the address and mask it was loaded with (x loaded at the program id's rows depends on it)."""
+    return getattr(handle, "_gpuperf_who", frozenset())
+
+
 def _note_stored_loads(launch, program: int, unique, loads) -> None:
     """Remember that ``program`` of ``launch`` wrote a value computed from ``loads`` (:attr:`Launch.visits`
     indices) at ``unique`` (sorted addresses); a value computed from no load is kept only to overwrite earlier
@@ -2035,13 +2354,14 @@ def _stored_loads(launch, program: int, unique) -> frozenset:
 def _carry_sources(results, operands) -> None:
     """Give ``results`` (a handle, or a tuple or list of them) the union of the sources of ``operands``, and of
     the loads (:attr:`Launch.visits` indices) their values came from."""
-    found = loads = returned = frozenset()
+    found = loads = returned = who = frozenset()
     bits = False
     for value in operands:
         for item in (value if isinstance(value, (list, tuple)) else (value,)):
             found = found | _sources(item)
             loads = loads | _loads(item)
             returned = returned | _returned(item)
+            who = who | _who(item)
             bits = bits or getattr(item, "_gpuperf_bits", False)
     if bits:  # computed from bits reinterpreted (a bitcast): see :func:`_packed`
         for res in (results if isinstance(results, (list, tuple)) else (results,)):
@@ -2050,7 +2370,7 @@ def _carry_sources(results, operands) -> None:
                     res._gpuperf_bits = True
                 except AttributeError:  # pragma: no cover - a handle without a __dict__
                     pass
-    if not found and not loads and not returned:
+    if not found and not loads and not returned and not who:
         return
     for res in (results if isinstance(results, (list, tuple)) else (results,)):
         if res is not None and hasattr(res, "data"):
@@ -2061,6 +2381,8 @@ def _carry_sources(results, operands) -> None:
                     res._gpuperf_loads = loads | _loads(res)
                 if returned:
                     res._gpuperf_ret = returned | _returned(res)
+                if who:
+                    res._gpuperf_who = who | _who(res)
             except AttributeError:  # pragma: no cover - a handle without a __dict__
                 pass
 

@@ -3549,6 +3549,19 @@ def _seen_keys(n_q: int, n_k: int, causal: bool) -> int | None:
     return min(n_q, n_k) if causal and n_q < n_k else None
 
 
+#: The most splits of the keys whose partials L5.forward's scratch budget holds (see :func:`_scratch_check`).
+SPLIT_KV_MOST_SPLITS = 32
+#: The smallest block of keys a split walks: tl.dot's smallest dimension.
+SPLIT_KV_SMALLEST_BLOCK = 16
+
+
+def _split_bound(n_k: int) -> int:
+    """The splits of a split-KV walk over ``n_k`` keys whose partials the scratch budget holds: one per block of
+    :data:`SPLIT_KV_SMALLEST_BLOCK` keys (a split with no keys has nothing to add), at most
+    :data:`SPLIT_KV_MOST_SPLITS`."""
+    return max(1, min(-(-n_k // SPLIT_KV_SMALLEST_BLOCK), SPLIT_KV_MOST_SPLITS))
+
+
 def _scratch_check(runner, label, inputs, outputs, split_partials=False, causal=False) -> list[CaseResult]:
     """Under the interpreter: what the kernels store to memory that is neither an input nor an output (a
     scratch buffer) stays small: O(N d), never the N_q x N_k scores, probabilities or dS that FlashAttention
@@ -3557,22 +3570,31 @@ def _scratch_check(runner, label, inputs, outputs, split_partials=False, causal=
     as a store) count the distinct elements they update in a launch, so dQ accumulated by every block of keys
     into one fp32 buffer counts once. Budget: 1.5 times the outputs' elements (an fp32 accumulator of dQ
     fits), plus 4096; a forward (``split_partials``) may also keep a split-KV (Flash-Decoding) walk's partials,
-    up to 8 splits of each query's unnormalised output, max and sum in fp32: 8 B H N_q (d + 2) more. The rule
-    is by size, not by what was stored (a score tile and a partial are both fp32 lanes), so the split budget
-    is given only where the cases hold shapes whose N_q x N_k scores are many times it: L5's full (not causal)
-    cases, whose N_q = 16, N_k = 4096 case holds about 10 times as many scores (the CPU's causal cases are too
-    short: there a causal half of P would fit 8 splits' partials)."""
+    each split's unnormalised output, max and sum of each query in fp32: S B H N_q (d + 2) more, S the splits
+    of :func:`_split_bound` (one per block of 16 keys, at most 32). The rule is by size, not by what was stored
+    (a score tile and a partial are both fp32 lanes): a split's partials of a query are d + 2 values, 16 keys'
+    scores are 16, so where d >= 14 one split per 16 keys would hold more than the scores themselves; the cap
+    of 32 splits keeps the budget under a quarter of the scores in the one case that tells them apart by size,
+    L5.forward's N_q = 16, N_k = 4096, d = 16 (32 x 18 = 576 values a query against 4096 scores; 16384 keys on
+    a GPU), so a kernel that stores a quarter of S or P or more is refused there. The split budget is given
+    only in L5's full (not causal) cases (the CPU's causal cases are too short to tell partials from a causal
+    half of P). The message says what was stored, from what each stored value was computed
+    (:attr:`gpuperf.grading.algorithm.Launch.stored_from`): partial outputs (from Q, K and V) or scores,
+    probabilities and row statistics (from Q and K)."""
     trace = runner.trace
     if trace is None:
         return []
     tensors = [t for t in list(inputs) + list(outputs) if hasattr(t, "untyped_storage")]
-    stored = 0
+    stored = from_three = 0
     for launch in trace.launches:
         for name, *_ in launch.args:
             # within an input or an output itself: the rest of an output's storage (a buffer allocated larger
             # than the output it returns) is scratch like any other
             if not any(_within(launch, name, t) for t in tensors):
                 stored += launch.stored.get(name, 0) + getattr(launch, "atomic_written", {}).get(name, 0)
+                # stored values computed from three tensors or more (q, k and v: P V, a split's output)
+                from_three += sum(n for kinds, n in getattr(launch, "stored_from", {}).get(name, {}).items()
+                                  if kinds >= 3)
     # a copy of an input that a kernel of the reader's made (its own .contiguous()) is that input, not scratch:
     # its copy stores count up to the elements it holds (copying an input again and again is scratch); so is
     # an input's rows computed lane by lane (K times a scale loaded from memory: :func:`_derived_images`, which
@@ -3585,19 +3607,34 @@ def _scratch_check(runner, label, inputs, outputs, split_partials=False, causal=
     q, k = inputs[0], inputs[1]
     b, h, n_q, d = q.shape
     n_k = k.shape[-2]
-    partials = 8 * b * h * n_q * (d + 2) if split_partials else 0
+    splits = _split_bound(n_k)
+    partials = splits * b * h * n_q * (d + 2) if split_partials else 0
     budget += partials
     if stored > budget:
         # the scores a query sees (with the top-left causal mask, key j <= query i): the message's measure
         scores = b * h * (sum(min(i + 1, n_k) for i in range(n_q)) if causal else n_q * n_k)
         seen = "the visible (causal) part of the " if causal else "the "
         allowed = ("1.5 times the outputs plus 4096" +
-                   (f", plus {partials} for the partials of a split-KV walk (up to 8 splits of each query's "
-                    "unnormalised output, max and sum in fp32)" if split_partials else ""))
-        if stored >= scores // 4:
+                   (f", plus {partials} for the partials of a split-KV walk (up to {splits} splits of each "
+                    "query's unnormalised output, max and sum in fp32: one split per block of 16 keys, at most "
+                    f"{SPLIT_KV_MOST_SPLITS})" if split_partials else ""))
+        # what was stored: partial outputs (computed from q, k and v) or values computed from q and k only
+        from_two = stored - min(from_three, stored)
+        if split_partials and from_three and from_two < scores // 4:
+            kept = stored / max(b * h * n_q * (d + 2), 1)
+            what = (f"{min(from_three, stored)} of them computed from Q, K and V (the partial outputs of a "
+                    f"split-KV walk: about {kept:.0f} splits' worth of each query's output, max and sum, counted "
+                    f"together) and {from_two} from Q and K only (scores, probabilities or row maxima and sums), "
+                    f"fewer than a quarter of the {scores} scores. Use at most {splits} splits here: at most one "
+                    f"per block of 16 keys and at most {SPLIT_KV_MOST_SPLITS}, past which the grader cannot tell "
+                    "a split-KV walk's partials from a kernel that stores part of the N_q x N_k scores")
+        elif stored >= scores // 4:
             what = (f"as many as {stored / scores:.0%} of {seen}B x H x N_q x N_k scores ({scores}), as a kernel "
                     "that stores the scores or probabilities (S or P" + ("" if split_partials else ", or dS")
-                    + "), whole or in part, does. FlashAttention never writes the N_q x N_k scores, "
+                    + "), whole or in part, does" + (f" ({from_two} of them computed from Q and K only, as "
+                                                      "scores, probabilities and row statistics are)"
+                                                      if split_partials else "")
+                    + ". FlashAttention never writes the N_q x N_k scores, "
                     "probabilities or dS to memory; each tile lives on chip from its product to its use")
         else:
             what = (f"{stored / max(held, 1):.1f} times the outputs' elements, fewer than {seen}N_q x N_k "
