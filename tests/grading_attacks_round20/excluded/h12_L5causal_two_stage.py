@@ -1,0 +1,73 @@
+# HONEST: causal forward in two stages (as Triton's tutorial): the key blocks left of this query
+# block's diagonal without the causal mask, then the diagonal block(s) with it; BLOCK_M = 32 is a multiple of
+# BLOCK_N = 16; hidden blocks are never visited.
+import math
+import torch, triton, triton.language as tl
+import gpuperf, gpuperf.kernels
+from gpuperf import grading
+
+@triton.jit
+def _update(q, k_head, v_head, dims, rows, start, N_K, scale, m, l, acc, MASK_CAUSAL: tl.constexpr,
+            BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, PRECISION: tl.constexpr):
+    keys = start + tl.arange(0, BLOCK_N)
+    k = tl.load(k_head + keys[:, None] * HEAD_DIM + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+    v = tl.load(v_head + keys[:, None] * HEAD_DIM + dims[None, :], mask=keys[:, None] < N_K, other=0.0)
+    s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+    ok = keys[None, :] < N_K
+    if MASK_CAUSAL:
+        ok = ok & (keys[None, :] <= rows[:, None])
+    s = tl.where(ok, s, float("-inf"))
+    m_new = tl.maximum(m, tl.max(s, axis=1))
+    alpha = tl.exp(m - m_new)
+    p = tl.exp(s - m_new[:, None])
+    l = l * alpha + tl.sum(p, axis=1)
+    acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
+    return m_new, l, acc
+
+
+@triton.jit
+def attention_forward_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, N_Q, N_K, scale,
+                             CAUSAL: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                             BLOCK_N: tl.constexpr, PRECISION: tl.constexpr):
+    block_m = tl.program_id(0)
+    head = tl.program_id(1).to(tl.int64)
+    rows = block_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    dims = tl.arange(0, HEAD_DIM)
+    k_head = k_ptr + head * N_K * HEAD_DIM
+    v_head = v_ptr + head * N_K * HEAD_DIM
+    q = tl.load(q_ptr + head * N_Q * HEAD_DIM + rows[:, None] * HEAD_DIM + dims[None, :],
+                mask=rows[:, None] < N_Q, other=0.0)
+    m = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
+    l = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    if CAUSAL:
+        diag = tl.minimum(N_K, block_m * BLOCK_M)
+        for start in range(0, diag, BLOCK_N):  # fully visible blocks: no causal mask needed
+            m, l, acc = _update(q, k_head, v_head, dims, rows, start, N_K, scale, m, l, acc, False, BLOCK_N,
+                                HEAD_DIM, PRECISION)
+        for start in range(diag, tl.minimum(N_K, (block_m + 1) * BLOCK_M), BLOCK_N):  # the diagonal
+            m, l, acc = _update(q, k_head, v_head, dims, rows, start, N_K, scale, m, l, acc, True, BLOCK_N,
+                                HEAD_DIM, PRECISION)
+    else:
+        for start in range(0, N_K, BLOCK_N):
+            m, l, acc = _update(q, k_head, v_head, dims, rows, start, N_K, scale, m, l, acc, False, BLOCK_N,
+                                HEAD_DIM, PRECISION)
+    tl.store(o_ptr + head * N_Q * HEAD_DIM + rows[:, None] * HEAD_DIM + dims[None, :],
+             (acc / l[:, None]).to(o_ptr.dtype.element_ty), mask=rows[:, None] < N_Q)
+    tl.store(lse_ptr + head * N_Q + rows, m + tl.log(l), mask=rows < N_Q)
+
+
+def attention_forward(q, k, v, causal=False):
+    batch, heads, n_q, head_dim = q.shape
+    n_k = k.shape[2]
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    o = torch.empty_like(q)
+    lse = torch.empty((batch, heads, n_q), dtype=torch.float32, device=q.device)
+    block_m, block_n = 32, 16
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"
+    grid = (triton.cdiv(n_q, block_m), batch * heads)
+    attention_forward_kernel[grid](q, k, v, o, lse, n_q, n_k, 1.0 / math.sqrt(head_dim), CAUSAL=causal,
+                                   HEAD_DIM=head_dim, BLOCK_M=block_m, BLOCK_N=block_n, PRECISION=precision)
+    return o, lse
+
+result = grading.grade("L5.causal", attention_forward)
