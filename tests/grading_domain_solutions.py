@@ -818,8 +818,9 @@ def attention_launch_per_head(q, k, v, causal=False):
 
 
 def tiled_keys_outer(q, k, v, block_rows, block_cols):
-    """Right: the key blocks in the outer loop (FlashAttention-1's order), a running max, sum and output kept
-    for every block of queries, the output joined from a list at the end."""
+    """Wrong (right until round 20): the key blocks in the outer loop (FlashAttention-1's order), a running max,
+    sum and output kept for every block of queries, the output joined from a list at the end. The numbers are
+    right, but L5 Exercise 1 asks for one block of queries at a time with the loop over key blocks inside."""
     n_q, d = q.shape
     scale = d ** -0.5
     starts = range(0, n_q, block_rows)
@@ -1116,6 +1117,7 @@ def backward_dk_rounded_64(q, k, v, o, lse, do, causal=False):  # dK's running s
 
 #: name: (exercise, function, the grader's case labels to run: a predicate's substring, or "" for all)
 WRONG = {
+    "tiled_keys_outer": ("L5.tiled", tiled_keys_outer, "N_q=64 N_k=64 d=16"),
     "add_cast_late": ("L2.add", add_cast_late, "n="),
     "add_cached": ("L2.add", add_cached, "called twice"),
     "softmax_fixed_block": ("L3.softmax", softmax_fixed_block, "x 2x"),
@@ -1165,7 +1167,6 @@ RIGHT = {
     "backward_dq_kt_tiles": ("L6.backward", backward_dq_kt_tiles, "fp32"),
     "attention_split_keys_combined": ("L5.forward", attention_split_keys_combined, "N_k=4096"),
     "attention_launch_per_head": ("L5.forward", attention_launch_per_head, "H=2"),
-    "tiled_keys_outer": ("L5.tiled", tiled_keys_outer, ""),
     "tiled_in_place": ("L5.tiled", tiled_in_place, ""),
     "autograd_own": ("L6.autograd", AutogradOwn, ""),
     "add_grid_stride_128": ("L2.add", add_grid_stride_128, ""),

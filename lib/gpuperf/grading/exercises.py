@@ -192,7 +192,7 @@ class Runner:
         self.watch = watch
         self.reads = {name: 0 for name in self.count_reads}
         if self.count_reads:
-            _count_reads(watch, self.count_reads, self.reads)
+            _count_reads(watch, self.count_reads, self.reads, self.count_live[0] if self.count_live else None)
         if self.count_live is not None:
             _count_live(watch, *self.count_live, self.reads)
         copies: list = []  # the copies the reader's function makes, followed where the kernels are traced
@@ -314,11 +314,18 @@ class Runner:
                            "copy: it was written behind torch's back, or not at all")]
 
 
-def _count_reads(watch, tensors: dict, reads: dict) -> None:
+def _count_reads(watch, tensors: dict, reads: dict, queries=None) -> None:
     """Count, for each of the grader's ``tensors``, the elements that torch operators which compute (not views,
     allocations or copies) read from its memory, or from a copy of it, while the reader's function runs
     (plain-PyTorch exercises: the analogue of the loads a kernel makes). Wraps the watch's dispatch handler
-    of this one call; without that handler (another watch layout) nothing is counted."""
+    of this one call; without that handler (another watch layout) nothing is counted.
+
+    With ``queries`` (the grader's q), values computed from q are followed too, each with the rows of q it
+    was computed from: whatever an operator computes from one of ``tensors`` and nothing of q (a sum over a
+    dimension of size 1, a product by the identity) is an image of that tensor, read as the tensor itself;
+    and every operator that combines values of q with values of k (a score product, by ``@`` or by
+    elementwise multiplies) is recorded with the rows of q it takes: ``reads["order:back"]`` is
+    ``(rows, rows left before)`` when such products come back to a block of queries they had left."""
     from gpuperf.grading.watch import ALLOCATIONS, COPIES, VIEWS, _storage_ptr
 
     inner = getattr(watch, "_dispatch", None)
@@ -356,6 +363,76 @@ def _count_reads(watch, tensors: dict, reads: dict) -> None:
         if entry[1] is not None:
             entry[1].append(weakref.ref(t))
 
+    #: storage address of a value computed from q: [rows, weak references], rows either ("map", first row,
+    #: elements per row, storage offset of the first row) for a same-shaped image of rows of q, or
+    #: ("span", lowest row, highest row)
+    from_q: dict = {}
+    visited: list = []  # the spans of q rows of the score products, in order (consecutive repeats once)
+
+    def q_rows(a):
+        """The span (lowest, highest) of the rows of q that ``a`` was computed from, or None."""
+        if queries is None or a.numel() == 0:
+            return None
+        ptr = _storage_ptr(a)
+        if ptr == _storage_ptr(queries):
+            rows = ("map", 0, queries.stride(0), queries.storage_offset())
+        else:
+            entry = from_q.get(ptr)
+            if entry is None or not any(r() is not None for r in entry[1]):
+                return None
+            rows = entry[0]
+        if rows[0] == "span":
+            return rows[1], rows[2]
+        _, first, per_row, start = rows
+        last = a.storage_offset() + sum((n - 1) * st for n, st in zip(a.shape, a.stride()) if st > 0)
+        return (first + max(a.storage_offset() - start, 0) // max(per_row, 1),
+                first + max(last - start, 0) // max(per_row, 1))
+
+    def mark_q(flat, outs):
+        """The outputs of an operator that read values of q: computed from those rows of q."""
+        spans = [(a, q_rows(a)) for a in flat]
+        spans = [(a, r) for a, r in spans if r is not None]
+        if not spans:
+            return
+        # values of q combined with an image of k: the rows the query side brings (score_product)
+        spans = [(a, r) for a, r in spans if owner_of(a) != "k"] or spans
+        low, high = min(r[0] for _, r in spans), max(r[1] for _, r in spans)
+        for t in outs:
+            ptr = _storage_ptr(t)
+            if queries is not None and ptr == _storage_ptr(queries):
+                continue
+            entry = from_q.get(ptr)
+            if entry is not None and any(r() is not None for r in entry[1]):
+                if entry[0][0] == "span":
+                    entry[0] = ("span", min(entry[0][1], low), max(entry[0][2], high))
+            else:
+                a = spans[0][0]
+                if len(spans) == 1 and t.dim() >= 1 and tuple(t.shape) == tuple(a.shape) and t.is_contiguous():
+                    rows = ("map", low, t.stride(0), t.storage_offset())  # row i of t: row i of a's rows
+                else:
+                    rows = ("span", low, high)
+                from_q[ptr] = entry = [rows, []]
+            entry[1].append(weakref.ref(t))
+
+    def score_product(flat):
+        """An operator combining values of q and of k: note the rows of q it takes, and a return to rows left."""
+        if not any(owner_of(a) == "k" for a in flat):
+            return
+        # the rows of q the query side brings (a copy of k with q's values mixed in is the key side)
+        spans = [q_rows(a) for a in flat if owner_of(a) != "k"] or [q_rows(a) for a in flat]
+        spans = [r for r in spans if r is not None]
+        if not spans:
+            return
+        rows = (min(r[0] for r in spans), max(r[1] for r in spans))
+        if visited and visited[-1] == rows:
+            return
+        if "order:back" not in reads:
+            left = next((r for r in visited[:-1] if r != visited[-1] and r[0] <= rows[1] and rows[0] <= r[1]
+                         and not (visited[-1][0] <= r[0] and r[1] <= visited[-1][1])), None)
+            if left is not None:
+                reads["order:back"] = (rows, visited[-1])
+        visited.append(rows)
+
     def dispatch(func, args, kwargs):
         out = inner(func, args, kwargs)
         if watch.paused or watch.internal or not watch.active:
@@ -364,6 +441,14 @@ def _count_reads(watch, tensors: dict, reads: dict) -> None:
         if name in ALLOCATIONS:
             return out
         flat = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.Tensor)]
+        listed = [a for x in list(args) + list(kwargs.values()) if isinstance(x, (list, tuple))
+                  for a in x if isinstance(a, torch.Tensor)]
+        outs = [t for t in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(t, torch.Tensor)]
+        with_q = queries is not None and any(q_rows(a) is not None for a in flat + listed)
+        if with_q and name not in VIEWS:
+            if name not in COPIES:
+                score_product(flat + listed)
+            mark_q(flat + listed, outs)
         if name in VIEWS:  # a view of a copy keeps the copy's memory the grader's
             source = next((owner_of(a) for a in flat if owner_of(a) is not None), None)
             if source is not None:
@@ -379,13 +464,24 @@ def _count_reads(watch, tensors: dict, reads: dict) -> None:
                     if isinstance(t, torch.Tensor) and owner_of(t) in (None, source):
                         own(t, source, held)
             return out
-        outs = [t for t in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(t, torch.Tensor)]
-        for a in flat:
+        for a in flat + [a for a in listed if not any(a is b for b in flat)]:
             owner = owner_of(a)
             if owner is None:
                 continue
             n = elements(a)
             kind = name.rstrip("_")
+            # a product or reduction computed from the grader's tensor and nothing of q (a sum over a dimension
+            # of size 1, a product by the identity), or a reduction with as many elements as it read: an image
+            # of the tensor (as every other operator's output already is), read as the tensor itself
+            if ((kind in _MATRIX_PRODUCTS or kind in _REDUCTIONS) and queries is not None and not with_q) or \
+                    (kind in _REDUCTIONS and any(t.numel() >= n for t in outs)):
+                reads[owner] += n
+                widest = f"{owner}:widest"
+                reads[widest] = max(reads.get(widest, 0), n)
+                for t in outs:
+                    if owner_of(t) in (None, owner):
+                        own(t, owner, n)
+                continue
             # an elementwise image of the grader's tensor (k * 1.0, k.float() + 0, a concatenation) is read as
             # the tensor itself: reading it later reads k again. So is an image of another shape (a broadcast
             # k_blk[None] * ones(2, 1, 1), a repeat, an index k[rows]) that is neither a product nor a reduction:
@@ -4947,6 +5043,19 @@ def _tiled_case(gen, n_q, n_k, d, br, bc, spread, label):
         # P V_j; a first pass for the max, blocks of another size or one query at a time cost more
         tiles = -(-n_q // br) * -(-n_k // bc)
         products = sum(1 for name in watch.ops if name in _MATRIX_PRODUCTS)
+        # one block of queries at a time: the products of q's rows with the keys (S = Q_i K_j^T, by @ or by
+        # elementwise multiplies) come to each block of queries once, walk all its keys, then move on
+        back = runner.reads.get("order:back")
+        if results[0].passed and back is not None:
+            (low, high), (left_low, left_high) = back
+            results.append(CaseResult(label, "-", False,
+                                      f"your loop visits the key blocks outermost: it multiplied rows {low} to "
+                                      f"{high} of q by keys again after moving on to rows {left_low} to "
+                                      f"{left_high}. The exercise walks one block of {br} queries at a time: for "
+                                      "each block of queries, keep its m, l and acc and walk every block of "
+                                      "keys before the next block of queries (the FlashAttention-2 order that "
+                                      "the kernel of Exercise 2 runs, one program per block of queries)"))
+            return results
         # one pass reads each element of k once per block of queries (S = Q_i K_j^T) and each of v once (P V_j),
         # whatever computes the products (@, or a broadcast and a sum)
         blocks = -(-n_q // br)
