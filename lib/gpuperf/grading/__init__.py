@@ -295,7 +295,7 @@ def _wide_offsets_check(runner, label: str) -> list[CaseResult]:
                            "wraps around, and the mask drops lanes it should keep or keeps lanes past the end, "
                            "although the addresses are 64-bit. Compare positions within a row or a tile instead "
                            "(`cols < n_cols`, `rows < M`), or convert the program id to a 64-bit integer before "
-                           "it is multiplied by a size")]
+                           "it is multiplied by a size" + (". " + _SPLIT_HINT if head else ""))]
     if not count:
         return []
     inside = ("Inside one head a block's rows may stay 32-bit, as a loop's keys may: their product with the "
@@ -312,7 +312,15 @@ def _wide_offsets_check(runner, label: str) -> list[CaseResult]:
                        f"{inside}(The grader reads the kernel, not the grid it will run on at larger sizes: a "
                        "32-bit product of the program id that reaches an address is refused even where your grid "
                        "keeps it below 2^31. An index of rows or tiles widened to 64 bits before a stride "
-                       "multiplies it is fine.)")]
+                       "multiplies it is fine.)" + (" " + _SPLIT_HINT if head else ""))]
+
+
+#: A split-KV kernel's slice of keys (round 20's h11): the product the 32-bit rules name there, and its fix.
+_SPLIT_HINT = ("A slice of keys that starts at the program id times a size given at run time (split-KV: "
+               "`lo = split * KEYS_PER_SPLIT` with `split = tl.program_id(2)`, its loop `range(lo, hi, BLOCK_N)` "
+               "and its mask `keys < hi`) is such a product too, although it stays below N_K: the grader reads "
+               "the product, not the bound your grid keeps it under. Convert the split's id before the "
+               "product: `split = tl.program_id(2).to(tl.int64)`.")
 
 
 #: CUDA's largest grid along its second and third axes (gridDim.y, gridDim.z); the first goes to 2^31 - 1.

@@ -88,6 +88,7 @@ rewrite the grader itself. The solution is printed under every exercise anyway.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 from dataclasses import dataclass, field
@@ -1292,7 +1293,10 @@ def _interpreter_hooks(watch_getter) -> list:
             w.counters.launches += 1
             w.counters.kernels.append(getattr(self.fn, "__name__", "?"))
             w.shadows("before a kernel launch")
-            result = call0(self, *args, **kwargs)
+            # tl.static_print is Python's print under the interpreter (a block's values, where a GPU prints
+            # only its type while compiling): what a kernel prints goes where the reader cannot read it
+            with contextlib.redirect_stdout(io.StringIO()):
+                result = call0(self, *args, **kwargs)
             w.shadows(None)
             return result
         finally:
@@ -1708,8 +1712,15 @@ def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
         if ttir and name not in w.counters.atomic_kernels and any(op != "exch" for op in _atomic_ops(ttir)):
             w.counters.atomic_kernels.append(name)  # named where an output comes out NaN on a GPU
         unstored = unstored_dots(ttir) if ttir else 0
+        prints = bool(ttir) and "tt.print" in ttir
     finally:
         w.internal = saved
+    if prints:  # a channel out of the kernel that no check sees: the interpreter's stdout, a GPU's printf
+        w._refuse(f"your kernel {name} prints (tl.device_print, or print inside a @triton.jit function): "
+                  "remove tl.device_print before grading: its output leaves the kernel by a way the grader "
+                  "cannot watch (Python's stdout under the interpreter, the device's printf on a GPU, both "
+                  "readable by the code that launched it), so a graded kernel may not print. Print while you "
+                  "debug, outside grading.grade, and delete the prints before you grade")
     if unstored:
         w._refuse(f"your kernel {name} computes {unstored} tl.dot product(s) whose result never reaches what it "
                   "stores: the grader counts the tile products a kernel does with tl.dot, so each one must be "
