@@ -538,6 +538,7 @@ def _readers_hook(hook, depth: int = 4) -> bool:
     reader's behind it. Followed through bound methods (their object's class too), ``functools.partial`` and
     callable objects; a C type's instance or a built-in counts by its module (never the reader's)."""
     import functools
+    import importlib.machinery
 
     if depth <= 0:
         return True
@@ -547,9 +548,14 @@ def _readers_hook(hook, depth: int = 4) -> bool:
     owner = getattr(hook, "__self__", None)
     if owner is not None and not isinstance(owner, type(sys)):  # a bound method: its object's classes too
         for cls in type(owner).__mro__:
-            module = sys.modules.get(cls.__module__)
-            filename = getattr(module, "__file__", None)
-            if filename is not None and not _installed_file(filename) and cls.__module__ != "builtins":
+            if cls.__module__ == "builtins" or cls.__module__ in sys.builtin_module_names:
+                continue
+            filename = getattr(sys.modules.get(cls.__module__), "__file__", None)
+            if filename is None:  # a notebook's __main__, a module made at run time: the reader's
+                return True
+            if filename.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+                continue  # a C extension's class (cProfile's _lsprof.Profiler on Python 3.12) runs no Python
+            if not _installed_file(filename):
                 return True
     func = getattr(hook, "__func__", hook)
     code = getattr(func, "__code__", None)
