@@ -3712,8 +3712,8 @@ def _scratch_check(runner, label, inputs, outputs, split_partials=False, causal=
         seen = "the visible (causal) part of the " if causal else "the "
         allowed = ("1.5 times the outputs plus 4096" +
                    (f", plus {partials} for the partials of a split-KV walk (up to {splits} splits of each "
-                    "query's unnormalised output, max and sum in fp32: one split per block of 16 keys, at most "
-                    f"{SPLIT_KV_MOST_SPLITS})" if split_partials else ""))
+                    f"query's unnormalised output, max and sum in fp32: one split per block of "
+                    f"{SPLIT_KV_SMALLEST_BLOCK} keys, at most {SPLIT_KV_MOST_SPLITS})" if split_partials else ""))
         # what was stored: partial outputs (computed from q, k and v) or values computed from q and k only
         from_two = stored - min(from_three, stored)
         if split_partials and from_three and from_two < scores // 4:
@@ -3722,7 +3722,8 @@ def _scratch_check(runner, label, inputs, outputs, split_partials=False, causal=
                     f"split-KV walk: about {kept:.0f} splits' worth of each query's output, max and sum, counted "
                     f"together) and {from_two} from Q and K only (scores, probabilities or row maxima and sums), "
                     f"fewer than a quarter of the {scores} scores. Use at most {splits} splits here: at most one "
-                    f"per block of 16 keys and at most {SPLIT_KV_MOST_SPLITS}, past which the grader cannot tell "
+                    f"per block of {SPLIT_KV_SMALLEST_BLOCK} keys and at most {SPLIT_KV_MOST_SPLITS}, past which "
+                    "the grader cannot tell "
                     "a split-KV walk's partials from a kernel that stores part of the N_q x N_k scores")
         elif stored >= scores // 4:
             what = (f"as many as {stored / scores:.0%} of {seen}B x H x N_q x N_k scores ({scores}), as a kernel "
