@@ -315,12 +315,14 @@ def _wide_offsets_check(runner, label: str) -> list[CaseResult]:
                        "multiplies it is fine.)" + (" " + _SPLIT_HINT if head else ""))]
 
 
-#: A split-KV kernel's slice of keys (round 20's h11): the product the 32-bit rules name there, and its fix.
-_SPLIT_HINT = ("A slice of keys that starts at the program id times a size given at run time (split-KV: "
-               "`lo = split * KEYS_PER_SPLIT` with `split = tl.program_id(2)`, its loop `range(lo, hi, BLOCK_N)` "
-               "and its mask `keys < hi`) is such a product too, although it stays below N_K: the grader reads "
-               "the product, not the bound your grid keeps it under. Convert the split's id before the "
-               "product: `split = tl.program_id(2).to(tl.int64)`.")
+#: A split-KV kernel's slice of keys (round 20's h11): the one 32-bit product of a program id the rules let
+#: through (:func:`gpuperf.grading.frontend.slice_starts`), and what they still refuse around it.
+_SPLIT_HINT = ("A slice of keys may start at the program id times a size given at run time in 32 bits (split-KV: "
+               "`lo = split * KEYS_PER_SPLIT` with `split = tl.program_id(2)`) where, in every launch, the last "
+               "program's start stays below the longest dimension of the inputs (N_k): it is a position in one "
+               "dimension, as a row is. A 32-bit product of such a start (or of a head's index) with a stride "
+               "or a size is not: convert the program id before it is multiplied, "
+               "`split = tl.program_id(2).to(tl.int64)`.")
 
 
 #: CUDA's largest grid along its second and third axes (gridDim.y, gridDim.z); the first goes to 2^31 - 1.
