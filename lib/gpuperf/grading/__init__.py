@@ -518,7 +518,6 @@ def _readers_background(code_holder) -> bool:
     """:func:`_readers_hook`, less code of Python's standard library and of this package (an asyncio handler,
     ``threading``'s own ``run``, a thread pool's worker): a signal handler or thread target of the reader's."""
     import os
-    import sysconfig
 
     if not _readers_hook(code_holder):
         return False
@@ -527,8 +526,7 @@ def _readers_background(code_holder) -> bool:
     if code is None:
         return True  # (a bound method of a class of the reader's, as _readers_hook found)
     real = os.path.realpath(code.co_filename)
-    paths = sysconfig.get_paths()
-    roots = {os.path.realpath(p) for p in (paths.get("stdlib"), paths.get("platstdlib")) if p}
+    roots = _stdlib_folders()
     roots.add(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))  # gpuperf itself
     return not any(real.startswith(root + os.sep) for root in roots)
 
@@ -581,13 +579,21 @@ def _installed_file(filename: str) -> bool:
 
     paths = sysconfig.get_paths()
     real = os.path.realpath(filename)
-    stdlib = {os.path.realpath(p) for p in (paths.get("stdlib"), paths.get("platstdlib")) if p}
-    if os.path.basename(real) in _STDLIB_HOOK_FILES and os.path.dirname(real) in stdlib:
+    if os.path.basename(real) in _STDLIB_HOOK_FILES and os.path.dirname(real) in _stdlib_folders():
         return True
     packages = {os.path.realpath(p) for p in (paths.get("purelib"), paths.get("platlib")) if p}
     for extra in (*getattr(site, "getsitepackages", lambda: [])(), site.getusersitepackages()):
         packages.add(os.path.realpath(extra))
     return any(real.startswith(root + os.sep) for root in packages)
+
+
+def _stdlib_folders() -> set[str]:
+    """The folders of Python's standard library (``stdlib`` and ``platstdlib``), their links resolved."""
+    import os
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return {os.path.realpath(p) for p in (paths.get("stdlib"), paths.get("platstdlib")) if p}
 
 
 def _relabel(r: CaseResult, label: str) -> CaseResult:

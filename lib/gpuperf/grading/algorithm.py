@@ -70,6 +70,7 @@ the call; it never changes what a kernel computes.
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -710,9 +711,7 @@ def _split_at_draws(launch: Launch, tickets: set) -> None:
     marks = sorted((m for m in launch._draw_marks if m[0] in written), key=lambda m: m[0])
     if not marks:
         return
-    first = 1
-    for n in launch.grid:
-        first *= int(n)
+    first = math.prod(int(n) for n in launch.grid)
     by_program: dict = {}
     for k, (index, program, lengths) in enumerate(marks):
         by_program.setdefault(program, []).append((first + k, lengths, index))
