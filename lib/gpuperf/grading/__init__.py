@@ -315,12 +315,14 @@ def _wide_offsets_check(runner, label: str) -> list[CaseResult]:
                        "multiplies it is fine.)" + (" " + _SPLIT_HINT if head else ""))]
 
 
-#: A split-KV kernel's slice of keys (round 20's h11): the product the 32-bit rules name there, and its fix.
-_SPLIT_HINT = ("A slice of keys that starts at the program id times a size given at run time (split-KV: "
-               "`lo = split * KEYS_PER_SPLIT` with `split = tl.program_id(2)`, its loop `range(lo, hi, BLOCK_N)` "
-               "and its mask `keys < hi`) is such a product too, although it stays below N_K: the grader reads "
-               "the product, not the bound your grid keeps it under. Convert the split's id before the "
-               "product: `split = tl.program_id(2).to(tl.int64)`.")
+#: A split-KV kernel's slice of keys (round 20's h11): the one 32-bit product of a program id the rules let
+#: through (:func:`gpuperf.grading.frontend.slice_starts`), and what they still refuse around it.
+_SPLIT_HINT = ("A slice of keys may start at the program id times a size given at run time in 32 bits (split-KV: "
+               "`lo = split * KEYS_PER_SPLIT` with `split = tl.program_id(2)`) where, in every launch, the last "
+               "program's start stays below the longest dimension of the inputs (N_k): it is a position in one "
+               "dimension, as a row is. A 32-bit product of such a start (or of a head's index) with a stride "
+               "or a size is not: convert the program id before it is multiplied, "
+               "`split = tl.program_id(2).to(tl.int64)`.")
 
 
 #: CUDA's largest grid along its second and third axes (gridDim.y, gridDim.z); the first goes to 2^31 - 1.
@@ -516,7 +518,6 @@ def _readers_background(code_holder) -> bool:
     """:func:`_readers_hook`, less code of Python's standard library and of this package (an asyncio handler,
     ``threading``'s own ``run``, a thread pool's worker): a signal handler or thread target of the reader's."""
     import os
-    import sysconfig
 
     if not _readers_hook(code_holder):
         return False
@@ -525,8 +526,7 @@ def _readers_background(code_holder) -> bool:
     if code is None:
         return True  # (a bound method of a class of the reader's, as _readers_hook found)
     real = os.path.realpath(code.co_filename)
-    paths = sysconfig.get_paths()
-    roots = {os.path.realpath(p) for p in (paths.get("stdlib"), paths.get("platstdlib")) if p}
+    roots = _stdlib_folders()
     roots.add(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))  # gpuperf itself
     return not any(real.startswith(root + os.sep) for root in roots)
 
@@ -579,13 +579,21 @@ def _installed_file(filename: str) -> bool:
 
     paths = sysconfig.get_paths()
     real = os.path.realpath(filename)
-    stdlib = {os.path.realpath(p) for p in (paths.get("stdlib"), paths.get("platstdlib")) if p}
-    if os.path.basename(real) in _STDLIB_HOOK_FILES and os.path.dirname(real) in stdlib:
+    if os.path.basename(real) in _STDLIB_HOOK_FILES and os.path.dirname(real) in _stdlib_folders():
         return True
     packages = {os.path.realpath(p) for p in (paths.get("purelib"), paths.get("platlib")) if p}
     for extra in (*getattr(site, "getsitepackages", lambda: [])(), site.getusersitepackages()):
         packages.add(os.path.realpath(extra))
     return any(real.startswith(root + os.sep) for root in packages)
+
+
+def _stdlib_folders() -> set[str]:
+    """The folders of Python's standard library (``stdlib`` and ``platstdlib``), their links resolved."""
+    import os
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return {os.path.realpath(p) for p in (paths.get("stdlib"), paths.get("platstdlib")) if p}
 
 
 def _relabel(r: CaseResult, label: str) -> CaseResult:

@@ -70,6 +70,7 @@ the call; it never changes what a kernel computes.
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -710,9 +711,7 @@ def _split_at_draws(launch: Launch, tickets: set) -> None:
     marks = sorted((m for m in launch._draw_marks if m[0] in written), key=lambda m: m[0])
     if not marks:
         return
-    first = 1
-    for n in launch.grid:
-        first *= int(n)
+    first = math.prod(int(n) for n in launch.grid)
     by_program: dict = {}
     for k, (index, program, lengths) in enumerate(marks):
         by_program.setdefault(program, []).append((first + k, lengths, index))
@@ -1776,6 +1775,7 @@ def _install():
                 handle = getattr(res, "handle", None)
                 if handle is not None:
                     handle._gpuperf_arg = True
+                    handle._gpuperf_given = arg  # the argument itself (not carried): a slice start's factor
             return res
 
         return implicit_cvt
@@ -1795,9 +1795,24 @@ def _install():
             if _TRACE is not None:
                 res._gpuperf_pid = True
                 res._gpuperf_who = _WHO_PID
+                res._gpuperf_axis = args[0] if args and isinstance(args[0], int) else None  # not carried
             return res
 
         return program_id
+
+    def slice_start(lhs, rhs) -> bool:
+        """``lhs * rhs`` is a program id times an integer argument, each as given, whose product stays below the
+        longest dimension of the grader's tensors on this launch's grid
+        (:func:`gpuperf.grading.frontend.slice_starts`, the same exemption as the TTIR's)."""
+        from gpuperf.grading.frontend import slice_starts
+
+        for pid, arg in ((lhs, rhs), (rhs, lhs)):
+            axis, value = getattr(pid, "_gpuperf_axis", None), getattr(arg, "_gpuperf_given", None)
+            if axis in (0, 1, 2) and value is not None:
+                shapes = [tuple(t.shape) for t in getattr(_TRACE, "owners", ()) if hasattr(t, "shape")]
+                if ("xyz"[axis], "given") in slice_starts(state["grid"], {"given": value}, shapes):
+                    return True
+        return False
 
     def make_binary(original):
         def binary(self, lhs, rhs, op):
@@ -1811,7 +1826,9 @@ def _install():
                     factors = [h for h, hit in ((lhs, lp and ra), (rhs, rp and la)) if hit]
                     if kind.itemsize < 8:
                         narrow = narrow or pid
-                        if any(not getattr(h, "_gpuperf_lanes", False) for h in factors):
+                        if factors and op is np.multiply and slice_start(lhs, rhs):
+                            pass  # inside one dimension: no wrap, still the program id's value
+                        elif any(not getattr(h, "_gpuperf_lanes", False) for h in factors):
                             wraps = True
                         elif factors:
                             rows = True

@@ -341,12 +341,14 @@ def constexpr_parameters(fn) -> set:
     return {name for name, ty in inspect.get_annotations(fn).items() if _normalize_ty(ty) == "constexpr"}
 
 
-def wrapping_constexpr_offsets(fn, args, kwargs, within_head: bool = False, rule=None) -> bool:
+def wrapping_constexpr_offsets(fn, args, kwargs, within_head: bool = False, rule=None,
+                               exempt: frozenset = frozenset()) -> bool:
     """:func:`wrapping_offsets` once more, on the kernel lowered with its constexpr sizes and strides
     (:func:`stride_constexprs`) as run-time integers: ``row * STRIDE`` in 32 bits wraps whether STRIDE was
     given at run time or as a constant. Where the kernel does not lower so (a constexpr the code needs as a
-    constant), each such argument is tried alone; one that cannot be lowered so is left out. ``within_head``:
-    as :func:`wrapping_offsets`'s. ``rule``: another rule to read the TTIR with (:func:`wrapping_masks`)."""
+    constant), each such argument is tried alone; one that cannot be lowered so is left out. ``within_head``
+    and ``exempt``: as :func:`wrapping_offsets`'s. ``rule``: another rule to read the TTIR with
+    (:func:`wrapping_masks`)."""
     strides = stride_constexprs(fn, args, kwargs)
     if not strides:
         return False
@@ -356,7 +358,8 @@ def wrapping_constexpr_offsets(fn, args, kwargs, within_head: bool = False, rule
         for names in groups:
             problem, ttir = lower(fn, args, kwargs, runtime=names)
             if ttir and not problem:
-                if (rule(ttir) if rule is not None else wrapping_offsets(ttir, within_head=within_head)):
+                if (rule(ttir) if rule is not None else
+                        wrapping_offsets(ttir, within_head=within_head, exempt=exempt)):
                     return True
                 if len(names) == len(strides):
                     return False
@@ -496,7 +499,8 @@ def inline_calls(ttir: str, depth: int = 8) -> str:
     return "\n".join([lines[0]] + lines_out + [lines[-1]])
 
 
-def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = False) -> bool:
+def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = False,
+                     exempt: frozenset = frozenset()) -> bool:
     """Whether an address of the kernel (``tt.addptr``'s offset) comes from a product in fewer than 64 bits of
     a value computed from ``tl.program_id`` and a size or stride the kernel was given at run time (an integer
     argument: Triton makes one equal to 1 a constant): past 2^31 elements such a product wraps around,
@@ -520,11 +524,18 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
     of L2's one-dimensional kernels (``pid * BLOCK`` must be computed in 64 bits), whatever operations
     (``tl.where``, ``tl.minimum``, casts) the product goes through before it reaches an address.
 
+    ``exempt``: the slice starts of the launch (:func:`slice_starts`), pairs of a grid axis and an integer
+    argument whose 32-bit product stays below one dimension of the exercise's tensors. The product of that
+    axis's program id and that argument, each as given (through casts only), is then no wrap; it is still a
+    program id's value, so a 32-bit product of it (or of an index made from it, ``split * KPS + offs``) with a
+    size or stride is one (not with ``any_factor``, L2's rule).
+
     Masks are read by :func:`wrapping_masks` (its ``any_factor`` is L2's rule for masks). The kernel's own
     ``@triton.jit`` helpers are read as part of it (:func:`inline_calls`)."""
     kernel = kernel_function(inline_calls(ttir))
     if kernel is None:
         return False
+    defs = {base_name(r): op for op in kernel.ops for r in op.results}
     # pid: values made from a program id; arg: from an integer argument; wraps: from a 32-bit product of the
     # two; lanes: from tl.arange; rows: a 32-bit product whose program id's factor has lanes (a block's rows
     # times a stride); wide: from a 64-bit product of a program id's value and an argument (a head's offset).
@@ -549,7 +560,9 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
                 if _narrow(op.text) and (a in pid or b in pid):
                     flags[2] = True
             elif _narrow(op.text):
-                if any(x not in lanes for x in factors):
+                if factors and op.name == "arith.muli" and _slice_start(a, b, defs, kernel, exempt):
+                    pass  # a slice's start inside one dimension: no wrap, still the program id's value
+                elif any(x not in lanes for x in factors):
                     flags[2] = True
                 elif factors:
                     flags[4] = True
@@ -662,7 +675,8 @@ def _larger(a: _Net | None, b: _Net | None) -> _Net | None:
     return a if a[0] >= b[0] else b
 
 
-def wrapping_masks(ttir: str, any_factor: bool = False, grid: tuple | None = None) -> bool:
+def wrapping_masks(ttir: str, any_factor: bool = False, grid: tuple | None = None,
+                   exempt: frozenset = frozenset()) -> bool:
     """Whether a mask of a load, a store or an atomic of the kernel comes from a product in fewer than 64 bits of
     a value computed from ``tl.program_id`` (a row, a block's rows) and a size or stride the kernel was given at
     run time (an integer argument, or a product or sum of them: ``n_cols``, ``N``, ``M * N``), the rule of L3 to
@@ -707,7 +721,10 @@ def wrapping_masks(ttir: str, any_factor: bool = False, grid: tuple | None = Non
     with a split count of 1 the program id there is 0. On an axis of several programs the id is a block's index
     however the kernel makes its rows (``pid_m.to(tl.int64) * bm`` with ``bm`` given at run time, round 19's
     01) and whatever size was rounded. Without a grid, the axes :func:`_block_axes` does not find are split
-    indices."""
+    indices.
+
+    ``exempt``: as :func:`wrapping_offsets`'s (not with ``any_factor``): the product is a position inside one
+    dimension, as a row index is, and a product of it with a size wraps."""
     kernel = kernel_function(inline_calls(ttir))
     if kernel is None:
         return False
@@ -878,7 +895,10 @@ def wrapping_masks(ttir: str, any_factor: bool = False, grid: tuple | None = Non
                         part.update(results)
             else:
                 x, y = (a, b) if a in pid and b not in pid else (b, a) if b in pid and a not in pid else (None, None)
-                if x is not None and y in size:
+                if x is not None and y in size and _slice_start(x, y, defs, kernel, exempt):
+                    for r in results:  # a slice's start inside one dimension: a position, as a row is
+                        pid[r] = pid[x]
+                elif x is not None and y in size:
                     grown = times(pid[x], y)
                     if _root(y, defs) in group.get(x, ()):  # a group's first row: at most the program id
                         for r in results:
@@ -1024,6 +1044,42 @@ _MASK_OPERAND = {"tt.load": 1, "tt.store": 2, "tt.atomic_rmw": 2}
 
 #: The TTIR operations that read or write memory at a tensor of pointers (their first operand).
 _MEMORY_OPS = frozenset(("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas"))
+
+
+def slice_starts(grid: tuple, integers: dict, shapes) -> frozenset:
+    """The slice starts of one launch: the pairs ``(axis, name)`` of a grid axis (``x``, ``y``, ``z``) and an
+    integer argument of the kernel whose product, the program id of that axis times the argument's value, stays
+    below the longest single dimension of the exercise's tensors in every program of the launch:
+    ``(programs on the axis - 1) * value < longest``. Such a product starts a slice of one dimension (split-KV's
+    ``split * KEYS_PER_SPLIT``, below N_k: round 20's h11), so where 32-bit positions along that dimension do
+    not wrap, it does not either. A head's offset ``pid_bh * N_q`` passes only in a launch whose other
+    dimensions are longer than all heads' queries together; a case of the grade where they are not refuses it.
+
+    ``grid``: the launch's three sizes. ``integers``: the kernel's integer arguments by name, as launched (others
+    are left out; negative ones too). ``shapes``: the shapes of the exercise's own tensors, as the grader made
+    them (a tensor the reader made or reshaped may be one long dimension of every element: its shape is not
+    read)."""
+    longest = max((int(n) for shape in shapes for n in shape), default=0)
+    return frozenset((axis, name) for axis, programs in zip("xyz", grid) for name, value in integers.items()
+                     if isinstance(value, int) and not isinstance(value, bool) and value >= 0 and programs >= 1
+                     and (programs - 1) * value < longest)
+
+
+def _slice_start(a: str, b: str, defs: dict, kernel, exempt: frozenset) -> bool:
+    """Whether ``a * b`` (in either order) is a program id times an integer argument of the kernel, each as given
+    (through casts only), whose pair is in ``exempt`` (see :func:`slice_starts`)."""
+    if not exempt:
+        return False
+    arguments = set(kernel.integer_arguments)
+    for x, y in ((a, b), (b, a)):
+        pid, arg = _root(x, defs), _root(y, defs)
+        op = defs.get(pid)
+        if op is None or op.name != "tt.get_program_id" or arg in defs or arg not in arguments:
+            continue
+        words = op.text.split()
+        if len(words) > 1 and (words[1], arg.lstrip("%")) in exempt:
+            return True
+    return False
 
 
 def _narrow(body: str) -> bool:

@@ -1690,20 +1690,14 @@ def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
     if _library_kernel_file(fn):  # Triton's own or the course's: checked by what may run, not compiled here
         return None
     from gpuperf.grading.dataflow import unstored_dots
-    from gpuperf.grading.frontend import lower, wrapping_constexpr_offsets, wrapping_masks, wrapping_offsets
+    from gpuperf.grading.frontend import lower, wrapping_masks, wrapping_offsets
 
     saved, w.internal = w.internal, True  # the grader's own work: torch calls in it are not the reader's
     try:
         problem, ttir = lower(fn, args, kwargs)
-        # a stride given as tl.constexpr is a constant in the IR: lowered once more as a run-time integer
-        head = w.policy.within_head
-        if ttir and w.policy.wide_offsets and (wrapping_offsets(ttir, within_head=head) or
-                                               wrapping_constexpr_offsets(fn, args, kwargs, within_head=head)):
-            w.counters.wrapping_kernels.append(getattr(fn, "__name__", "?"))
-        elif ttir and w.policy.wide_offsets and (
-                wrapping_masks(ttir, grid=grid) or  # L3-L6: row * n_cols + cols < ...
-                wrapping_constexpr_offsets(fn, args, kwargs, rule=lambda text: wrapping_masks(text, grid=grid))):
-            w.counters.wrapping_masks.append(getattr(fn, "__name__", "?"))
+        integers = _launch_integers(fn, args, kwargs)
+        if ttir and w.policy.wide_offsets:
+            _read_wrapping(w, fn, args, kwargs, ttir, grid, _slice_starts(w, grid, integers))
         if ttir and w.policy.int64_offsets and wrapping_offsets(ttir, any_factor=True):  # L2: pid * BLOCK
             w.counters.narrow_kernels.append(getattr(fn, "__name__", "?"))
         elif ttir and w.policy.int64_offsets and wrapping_masks(ttir, any_factor=True):
@@ -1732,26 +1726,74 @@ def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
                   "two), but no GPU can run it: compute with Triton's own operations on blocks (loads, dots, "
                   "sums, exponentials) and the shapes the compiler accepts")
     if ttir and w.policy.wide_offsets and name not in w.counters.wrapping_masks:
-        return ttir, grid  # read again with the grid Triton uses, where it differs (the interpreter's hook)
+        return fn, args, kwargs, ttir, grid, integers  # read again with Triton's grid, where it differs
     return None
 
 
+def _read_wrapping(w: Watch, fn, args, kwargs, ttir: str, grid: tuple | None, exempt: frozenset) -> None:
+    """The 32-bit rules of L3 to L6 on a kernel's TTIR (addresses, then masks), on a launch on ``grid`` whose
+    slice starts (:func:`_slice_starts`) are ``exempt``: a kernel they refuse is named in the counters."""
+    from gpuperf.grading.frontend import wrapping_constexpr_offsets, wrapping_masks, wrapping_offsets
+
+    head, name = w.policy.within_head, getattr(fn, "__name__", "?")
+    # a stride given as tl.constexpr is a constant in the IR: lowered once more as a run-time integer
+    if wrapping_offsets(ttir, within_head=head, exempt=exempt) or \
+            wrapping_constexpr_offsets(fn, args, kwargs, within_head=head, exempt=exempt):
+        w.counters.wrapping_kernels.append(name)
+    elif wrapping_masks(ttir, grid=grid, exempt=exempt) or wrapping_constexpr_offsets(  # row * n_cols + cols < ...
+            fn, args, kwargs, rule=lambda text: wrapping_masks(text, grid=grid, exempt=exempt)):
+        w.counters.wrapping_masks.append(name)
+
+
+def _launch_integers(fn, args, kwargs) -> dict:
+    """The integer arguments of a launch of kernel ``fn`` by parameter name (run-time and constexpr ones; not
+    bools); {} where the arguments do not bind to its signature."""
+    import inspect
+
+    try:
+        names = inspect.signature(fn).parameters
+        bound = inspect.signature(fn).bind_partial(*args, **{k: v for k, v in kwargs.items() if k in names})
+    except (TypeError, ValueError):
+        return {}
+    return {name: value for name, value in bound.arguments.items()
+            if isinstance(value, int) and not isinstance(value, bool)}
+
+
+def _slice_starts(w: Watch, grid: tuple | None, integers: dict) -> frozenset:
+    """:func:`gpuperf.grading.frontend.slice_starts` of a launch on ``grid`` (none where the grid is unknown),
+    against the shapes of the tensors the grader handed to the reader's function."""
+    from gpuperf.grading.frontend import slice_starts
+
+    if grid is None or not integers:
+        return frozenset()
+    return slice_starts(tuple(grid), integers, [tuple(t.shape) for t in w.grader_tensors if hasattr(t, "shape")])
+
+
 def _recheck_masks(w: Watch, checked, grid) -> None:
-    """A launch's grid as Triton evaluated it (``grid``, three sizes), against the one the 32-bit mask rule was
-    read with when the kernel was checked (``checked``: (TTIR, that grid), from :func:`_check_compiles`): where
-    an axis has one program in one and several in the other (a grid function that answered the grader's call
-    otherwise), the rule is read again with Triton's."""
+    """A launch's grid as Triton evaluated it (``grid``, three sizes), against the one the 32-bit rules were
+    read with when the kernel was checked (``checked``: the kernel, its arguments, its TTIR, that grid and its
+    integer arguments, from :func:`_check_compiles`): where an axis has one program in one and several in the
+    other, or where the two grids give other slice starts (a grid function that answered the grader's call
+    otherwise), the rules are read again with Triton's."""
     from gpuperf.grading.frontend import wrapping_masks
 
     if not checked:
         return
-    ttir, used = checked
+    fn, args, kwargs, ttir, used, integers = checked
+    exempt = _slice_starts(w, grid, integers)
+    if exempt != _slice_starts(w, used, integers):  # slice starts that Triton's grid makes longer (or shorter)
+        saved, w.internal = w.internal, True
+        try:
+            _read_wrapping(w, fn, args, kwargs, ttir, tuple(grid), exempt)
+        finally:
+            w.internal = saved
+        return
     ones = tuple(n == 1 for n in grid[1:3])
     if used is not None and tuple(n == 1 for n in used[1:3]) == ones:
         return
     saved, w.internal = w.internal, True
     try:
-        if wrapping_masks(ttir, grid=tuple(grid)):
+        if wrapping_masks(ttir, grid=tuple(grid), exempt=exempt):
             w.counters.wrapping_masks.append(w.counters.kernels[-1] if w.counters.kernels else "?")
     finally:
         w.internal = saved
