@@ -34,6 +34,7 @@ torch is imported inside the functions (``import gpuperf.grading`` stays light).
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import sys
 from typing import Callable, Iterator, Sequence
@@ -584,7 +585,33 @@ def _installed_file(filename: str) -> bool:
     packages = {os.path.realpath(p) for p in (paths.get("purelib"), paths.get("platlib")) if p}
     for extra in (*getattr(site, "getsitepackages", lambda: [])(), site.getusersitepackages()):
         packages.add(os.path.realpath(extra))
+    packages |= _distribution_folders(tuple(sys.path), os.getcwd())
     return any(real.startswith(root + os.sep) for root in packages)
+
+
+@functools.lru_cache(maxsize=8)
+def _distribution_folders(path: tuple, cwd: str) -> frozenset:
+    """The folders of ``sys.path`` (``path``) that hold an installed distribution's metadata (a ``.dist-info``
+    or ``.egg-info`` folder), less the working directory, where the reader's own files are: packages installed
+    with ``pip install --target`` or put on ``PYTHONPATH`` count as installed, as in site-packages (found on a
+    GPU machine whose ipykernel was installed so: its IOPub thread was taken for the reader's)."""
+    import os
+
+    found = set()
+    here = os.path.realpath(cwd)
+    for entry in path:
+        if not isinstance(entry, str) or not entry:
+            continue
+        real = os.path.realpath(entry)
+        if real == here or not os.path.isdir(real):
+            continue
+        try:
+            names = os.listdir(real)
+        except OSError:  # pragma: no cover - a folder we may not read
+            continue
+        if any(name.endswith((".dist-info", ".egg-info")) for name in names):
+            found.add(real)
+    return frozenset(found)
 
 
 def _stdlib_folders() -> set[str]:

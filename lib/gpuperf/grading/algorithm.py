@@ -1138,7 +1138,7 @@ def _note_still_store(launch, addresses, active, value, program, unique) -> None
     import numpy as np
 
     same = np.zeros(addresses.shape, dtype=bool)
-    for origin, loaded in getattr(value, "_gpuperf_lanes_from", None) or ():
+    for origin, loaded in _attr(value, "_gpuperf_lanes_from", None) or ():
         if origin.shape == addresses.shape:
             same |= loaded & (origin.astype(np.uint64) == addresses)
     still = active & same
@@ -1480,13 +1480,13 @@ def _install():
         return grid_idx
 
     def note_offsets(launch, ptrs):
-        if getattr(ptrs, "_gpuperf_narrow", False):
+        if _attr(ptrs, "_gpuperf_narrow", False):
             launch.narrow_pid_offsets += 1
         wraps, rows = (getattr(ptrs, f, False) for f in ("_gpuperf_wraps", "_gpuperf_rows"))
         if wraps or rows:
             launch.wrapping_offsets += 1
             launch.wrapping_kernel = launch.wrapping_kernel or launch.kernel
-        if wraps or (rows and not getattr(ptrs, "_gpuperf_wide", False)):
+        if wraps or (rows and not _attr(ptrs, "_gpuperf_wide", False)):
             launch.wrapping_heads += 1
             launch.wrapping_heads_kernel = launch.wrapping_heads_kernel or launch.kernel
 
@@ -1534,7 +1534,7 @@ def _install():
                         sources = sources | _stored_sources(launch, unique)
                         carried = carried | _stored_loads(launch, program, unique)
                 res = original(self, ptrs, mask, *rest, **kw)
-                if tile_of is not None and hasattr(res, "data"):  # the whole block, masked lanes too
+                if tile_of is not None and _has_data(res):  # the whole block, masked lanes too
                     res._gpuperf_tile = (tile_of, int(res.data.size) * int(res.data.itemsize),
                                          tuple(int(n) for n in res.data.shape), int(res.data.itemsize))
                 if sources:
@@ -1542,7 +1542,7 @@ def _install():
                 if len(launch.visits) > first_visit or carried:  # the visits this load made, and those of
                     # what the program stored there (a round trip through its own scratch): what its value carries
                     res._gpuperf_loads = frozenset(range(first_visit, len(launch.visits))) | carried
-                if hasattr(res, "data"):  # where each lane came from (a copy stored as loaded is a copy)
+                if _has_data(res):  # where each lane came from (a copy stored as loaded is a copy)
                     res._gpuperf_lanes_from = ((addresses, active),)
                     who = _who(ptrs) | _who(mask)
                     if who:  # what was loaded depends on what chose its address
@@ -1564,7 +1564,7 @@ def _install():
                 # in each; fp16 pairs read back through an int32 pointer; bits reinterpreted): the buffer's
                 # 4-byte lanes count by bytes (:func:`_packed`)
                 packs = picked.size and (np.asarray(value.data).dtype != np.float32
-                                         or getattr(value, "_gpuperf_bits", False))
+                                         or _attr(value, "_gpuperf_bits", False))
                 for name, _, part in split(launch, addresses, active, width):
                     count = picked.size if part is None else int(np.count_nonzero(part & active))
                     if packs and count and name not in launch._exact and name not in launch._in_grader:
@@ -1603,7 +1603,7 @@ def _install():
                                                     min(width or _PIECE, _PIECE)))
                     _note_stored(launch, unique, sources)
                     _note_stored_loads(launch, state["program"], unique, _loads(value))
-                    lanes_from = getattr(value, "_gpuperf_lanes_from", None)
+                    lanes_from = _attr(value, "_gpuperf_lanes_from", None)
                     union = np.zeros(addresses.shape, dtype=bool)
                     if lanes_from is not None and lanes_from[0][0].shape == addresses.shape:
                         for origin, loaded in lanes_from:  # each loaded element a stored lane was computed from
@@ -1692,7 +1692,7 @@ def _install():
                         # its returned value: a counter's draw is its own, whichever counter the program id
                         # chose (a counter per tile); a write that also depends on the program id is told by that
                         mine_who = returned
-                        operands = frozenset().union(*(_sources(a) for a in args if hasattr(a, "data")))
+                        operands = frozenset().union(*(_sources(a) for a in args if _has_data(a)))
                         launch._lineage_writes.append((_pieces(record[0], width), program, operands,
                                                         min(width or _PIECE, _PIECE)))
                         # the value it returns (what was there) carries what this launch stored there before
@@ -1701,17 +1701,17 @@ def _install():
                         _note_stored(launch, record[0], operands)
                         # what was there and what it adds: its returned value carries the first, memory both
                         there = _stored_loads(launch, program, record[0])
-                        added = frozenset().union(*(_loads(a) for a in args if hasattr(a, "data")))
+                        added = frozenset().union(*(_loads(a) for a in args if _has_data(a)))
                         _note_stored_loads(launch, program, record[0], there | added)
                 except (AttributeError, IndexError, TypeError):  # pragma: no cover - another layout
                     pass
                 res = original(self, *args, **kwargs)
                 _note_still_lanes(launch, args, res, state["program"], lanes, exchange_always)
-                if carried and hasattr(res, "data"):
+                if carried and _has_data(res):
                     res._gpuperf_src = carried | _sources(res)
-                if there and hasattr(res, "data"):
+                if there and _has_data(res):
                     res._gpuperf_loads = there | _loads(res)
-                if returned and hasattr(res, "data"):
+                if returned and _has_data(res):
                     res._gpuperf_ret = returned | _returned(res)
                     res._gpuperf_who = mine_who | _who(res)
                 return res
@@ -1736,7 +1736,7 @@ def _install():
                     launch.dot_operand_loads.append((state["program"], first, second))
                     tiles = launch.dot_tiles.setdefault(state["program"], {})
                     for operand in args[:2]:
-                        tile = getattr(operand, "_gpuperf_tile", None)
+                        tile = _attr(operand, "_gpuperf_tile", None)
                         if tile is not None and tile[1] > tiles.get(tile[0], (0,))[0]:
                             tiles[tile[0]] = tile[1:]
                 except (AttributeError, IndexError, TypeError):  # pragma: no cover - another layout
@@ -1807,7 +1807,7 @@ def _install():
         from gpuperf.grading.frontend import slice_starts
 
         for pid, arg in ((lhs, rhs), (rhs, lhs)):
-            axis, value = getattr(pid, "_gpuperf_axis", None), getattr(arg, "_gpuperf_given", None)
+            axis, value = _attr(pid, "_gpuperf_axis", None), _attr(arg, "_gpuperf_given", None)
             if axis in (0, 1, 2) and value is not None:
                 shapes = [tuple(t.shape) for t in getattr(_TRACE, "owners", ()) if hasattr(t, "shape")]
                 if ("xyz"[axis], "given") in slice_starts(state["grid"], {"given": value}, shapes):
@@ -1821,14 +1821,14 @@ def _install():
                 pid, narrow, arg, wraps, lanes, rows, wide = tainted(lhs, rhs)
                 kind = np.asarray(res.data).dtype
                 if op in (np.multiply, np.left_shift) and kind.kind in "iu":
-                    lp, rp = (getattr(h, "_gpuperf_pid", False) for h in (lhs, rhs))
-                    la, ra = (getattr(h, "_gpuperf_arg", False) for h in (lhs, rhs))
+                    lp, rp = (_attr(h, "_gpuperf_pid", False) for h in (lhs, rhs))
+                    la, ra = (_attr(h, "_gpuperf_arg", False) for h in (lhs, rhs))
                     factors = [h for h, hit in ((lhs, lp and ra), (rhs, rp and la)) if hit]
                     if kind.itemsize < 8:
                         narrow = narrow or pid
                         if factors and op is np.multiply and slice_start(lhs, rhs):
                             pass  # inside one dimension: no wrap, still the program id's value
-                        elif any(not getattr(h, "_gpuperf_lanes", False) for h in factors):
+                        elif any(not _attr(h, "_gpuperf_lanes", False) for h in factors):
                             wraps = True
                         elif factors:
                             rows = True
@@ -1844,7 +1844,7 @@ def _install():
         def unary(self, *args, **kwargs):
             res = original(self, *args, **kwargs)
             if _TRACE is not None:
-                handles = [a for a in args if hasattr(a, "data")]
+                handles = [a for a in args if _has_data(a)]
                 mark(res, *tainted(*handles))
             return res
 
@@ -1865,7 +1865,7 @@ def _install():
                 if elementwise:
                     _carry_lanes(res, operands)
                 elif derived:
-                    _carry_derived(res, [a for a in operands if hasattr(a, "data")])
+                    _carry_derived(res, [a for a in operands if _has_data(a)])
                 if elementwise or derived:
                     _carry_tile(res, operands)
             return res
@@ -1975,7 +1975,7 @@ def _install():
 
         def bitcast(self, src, dst_type, *rest, **kw):
             res = original(self, src, dst_type, *rest, **kw)
-            if _TRACE is not None and hasattr(res, "data"):
+            if _TRACE is not None and _has_data(res):
                 try:
                     if np.asarray(res.data).dtype != np.asarray(src.data).dtype:
                         res._gpuperf_bits = True
@@ -1991,8 +1991,27 @@ def _install():
     return saved
 
 
+def _has_data(value) -> bool:
+    """Whether ``value`` is an interpreter tensor handle (it has ``data``). A Triton value whose ``__getattr__``
+    raises something other than ``AttributeError`` is not one: Triton 3.6's ``tl.tuple`` (a broadcast's shape,
+    say) raises ``ValueError`` for a name it lacks, which ``hasattr`` lets through."""
+    try:
+        return hasattr(value, "data")
+    except Exception:
+        return False
+
+
+def _attr(value, name: str, default=None):
+    """``getattr(value, name, default)`` that gives ``default`` where the lookup raises anything (see
+    :func:`_has_data`)."""
+    try:
+        return getattr(value, name, default)
+    except Exception:
+        return default
+
+
 def _sources(handle) -> frozenset:
-    return getattr(handle, "_gpuperf_src", frozenset())
+    return _attr(handle, "_gpuperf_src", frozenset())
 
 
 #: builder operations that move lanes or combine them (a transpose, a broadcast, a reshape, a join, a gather,
@@ -2009,14 +2028,14 @@ def _carry_lanes(res, operands) -> None:
     own lane (``x * 1.0``: one; ``k + 0 * k_other``: two, which a copy's rows show)."""
     import numpy as np
 
-    if res is None or not hasattr(res, "data"):
+    if res is None or not _has_data(res):
         return
-    handles = [a for a in operands if hasattr(a, "data")]
+    handles = [a for a in operands if _has_data(a)]
     _carry_derived(res, handles)
-    carrying = [a for a in handles if getattr(a, "_gpuperf_lanes_from", None) is not None]
+    carrying = [a for a in handles if _attr(a, "_gpuperf_lanes_from", None) is not None]
     if not carrying:
         return
-    if any(_sources(a) for a in handles if getattr(a, "_gpuperf_lanes_from", None) is None):
+    if any(_sources(a) for a in handles if _attr(a, "_gpuperf_lanes_from", None) is None):
         _carry_equal_lanes(res, carrying)
         return
     origins: list = []
@@ -2038,11 +2057,11 @@ def _carry_tile(res, operands) -> None:
     ``p @ v`` is computed on chip from S, not a tile loaded from memory."""
     import numpy as np
 
-    if res is None or not hasattr(res, "data"):
+    if res is None or not _has_data(res):
         return
     shape = np.shape(res.data)
     for a in operands:
-        tile = getattr(a, "_gpuperf_tile", None)
+        tile = _attr(a, "_gpuperf_tile", None)
         if tile is not None and np.shape(a.data) == shape:
             try:
                 res._gpuperf_tile = tile
@@ -2058,9 +2077,9 @@ def _move_tile(name, res, args) -> None:
     whole.)"""
     import numpy as np
 
-    if res is None or not hasattr(res, "data") or name == "create_split":
+    if res is None or not _has_data(res) or name == "create_split":
         return
-    tiles = [getattr(a, "_gpuperf_tile", None) for a in args if hasattr(a, "data")]
+    tiles = [_attr(a, "_gpuperf_tile", None) for a in args if _has_data(a)]
     tiles = [t for t in tiles if t is not None]
     if not tiles:
         return
@@ -2086,7 +2105,7 @@ def _derived_from(handle):
     """Where each lane of ``handle`` was derived from: ``((addresses, loaded), ...)`` per loaded element that the
     lane was computed from lane by lane (:func:`_carry_derived`), its copies' origins included; None if none."""
     found = getattr(handle, _DERIVED, None)
-    return found if found is not None else getattr(handle, "_gpuperf_lanes_from", None)
+    return found if found is not None else _attr(handle, "_gpuperf_lanes_from", None)
 
 
 def _in_owner(origin) -> bool:
@@ -2106,7 +2125,7 @@ def _carry_derived(res, handles) -> None:
     :data:`_DERIVED_MOST` loaded elements a lane, those in the grader's tensors kept first."""
     import numpy as np
 
-    if res is None or not hasattr(res, "data"):
+    if res is None or not _has_data(res):
         return
     shape = np.shape(res.data)
     origins: list = []
@@ -2171,7 +2190,7 @@ def _move_lanes(name, res, args, kwargs, attr: str = "_gpuperf_lanes_from") -> N
     def lanes_of(a):
         return _derived_from(a) if attr == _DERIVED else getattr(a, attr, None)
 
-    handles = [a for a in args if hasattr(a, "data")]
+    handles = [a for a in args if _has_data(a)]
     if not handles or (attr != _DERIVED and any(lanes_of(a) is None and _sources(a) for a in handles)):
         return
     first = handles[0]
@@ -2232,7 +2251,7 @@ def _move_lanes(name, res, args, kwargs, attr: str = "_gpuperf_lanes_from") -> N
 def _set_lanes(res, moved, attr: str = "_gpuperf_lanes_from") -> None:
     import numpy as np
 
-    if res is None or not hasattr(res, "data") or not moved:
+    if res is None or not _has_data(res) or not moved:
         return
     if all(o.shape == np.shape(res.data) for o, _ in moved):
         try:
@@ -2289,12 +2308,12 @@ def _stored_sources(launch, unique) -> frozenset:
 
 
 def _loads(handle) -> frozenset:
-    return getattr(handle, "_gpuperf_loads", frozenset())
+    return _attr(handle, "_gpuperf_loads", frozenset())
 
 
 def _returned(handle) -> frozenset:
     """The atomics (indices into :attr:`Launch._returned`) whose returned values ``handle`` was computed from."""
-    return getattr(handle, "_gpuperf_ret", frozenset())
+    return _attr(handle, "_gpuperf_ret", frozenset())
 
 
 #: the program id among the values a handle depends on (``_gpuperf_who``), beside atomics' returned values
@@ -2307,8 +2326,8 @@ def _constant_value(handle, active):
     from nothing loaded, returned or made from the program id (``tl.atomic_add(counter, 1)``), else None."""
     import numpy as np
 
-    if handle is None or not hasattr(handle, "data") or _sources(handle) or _loads(handle) or \
-            _returned(handle) or _who(handle) or getattr(handle, "_gpuperf_pid", False):
+    if handle is None or not _has_data(handle) or _sources(handle) or _loads(handle) or \
+            _returned(handle) or _who(handle) or _attr(handle, "_gpuperf_pid", False):
         return None
     data = np.asarray(handle.data)
     if data.shape != np.shape(active):
@@ -2326,7 +2345,7 @@ def _who(handle) -> frozenset:
     """What ``handle`` depends on that differs from program to program: the program id (:data:`_PROGRAM_ID`)
     and atomics' returned values (indices into :attr:`Launch._returned`), through its value and, for a
     loaded value, the address and mask it was loaded with (x loaded at the program id's rows depends on it)."""
-    return getattr(handle, "_gpuperf_who", frozenset())
+    return _attr(handle, "_gpuperf_who", frozenset())
 
 
 def _note_stored_loads(launch, program: int, unique, loads) -> None:
@@ -2379,10 +2398,10 @@ def _carry_sources(results, operands) -> None:
             loads = loads | _loads(item)
             returned = returned | _returned(item)
             who = who | _who(item)
-            bits = bits or getattr(item, "_gpuperf_bits", False)
+            bits = bits or _attr(item, "_gpuperf_bits", False)
     if bits:  # computed from bits reinterpreted (a bitcast): see :func:`_packed`
         for res in (results if isinstance(results, (list, tuple)) else (results,)):
-            if res is not None and hasattr(res, "data"):
+            if res is not None and _has_data(res):
                 try:
                     res._gpuperf_bits = True
                 except AttributeError:  # pragma: no cover - a handle without a __dict__
@@ -2390,7 +2409,7 @@ def _carry_sources(results, operands) -> None:
     if not found and not loads and not returned and not who:
         return
     for res in (results if isinstance(results, (list, tuple)) else (results,)):
-        if res is not None and hasattr(res, "data"):
+        if res is not None and _has_data(res):
             try:
                 if found:
                     res._gpuperf_src = found | _sources(res)

@@ -1166,15 +1166,27 @@ def interpreted_launches():
         return interpreted[self.fn](*args, **kwargs)
 
     original_call = JITFunction.__call__
+    original_rewrite = getattr(InterpretedFunction, "rewrite", None)
+
+    def rewrite(self):
+        # Triton 3.6 calls its own helpers (tl.max) as interpreted functions directly, not through
+        # device_call: their cached rewrite runs in their module's globals, which need the names too
+        _interpreter_names_in(self.fn)
+        return original_rewrite(self)
+
     saved = _triton_language_state()
     JITFunction.run = run
     JITFunction.__call__ = device_call
+    if original_rewrite is not None:
+        InterpretedFunction.rewrite = rewrite
     try:
         with interpreter_dot_as_on_gpu(True):
             yield
     finally:
         JITFunction.run = original
         JITFunction.__call__ = original_call
+        if original_rewrite is not None:
+            InterpretedFunction.rewrite = original_rewrite
         _restore_triton_language(saved)
         # Triton 3.6 caches each function's rewrite on the class and puts the interpreter's names into the
         # function's module only when it rewrites; the restore above removes those names from triton.language's
@@ -3145,6 +3157,13 @@ def _l5_cases(gen, device, want_causal: bool) -> list[Case]:
             label = ("B=1 H=1 N_q=64 N_k=600 d=16 fp32 full, your kernel run by Triton's interpreter on the CPU: "
                      "its blocks of keys")
             cases.append(Case(label, _l5_case(gen, "cpu", _torch().float32, 1, 1, 64, 600, 16, False, "normal",
+                                              label), interpret=True, device="cpu"))
+            # the CPU's long canary, interpreted: the one shape where the split-KV budget is far below the
+            # scores (16 x 4096 against 32 splits of d + 2), so a kernel that stores S or P is refused here
+            # too (an H100 accepted round 3's 25 with the interpreted cases on and only the two above)
+            label = ("B=1 H=1 N_q=16 N_k=4096 d=16 fp32 full, q = 0 and v near 1/3, your kernel run by Triton's "
+                     "interpreter on the CPU: what it stores")
+            cases.append(Case(label, _l5_case(gen, "cpu", _torch().float32, 1, 1, 16, 4096, 16, False, "canary",
                                               label), interpret=True, device="cpu"))
         # more keys than the widest block of keys a kernel may take (256), sizes from the seed without drawing
         # from the generator (the cases before keep their inputs)

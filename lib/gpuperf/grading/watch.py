@@ -245,10 +245,18 @@ _EARLIER_CALLS: dict = {"allocs": {}, "bytes": 0, "limit": 256 << 20, "grading":
 
 
 def _remember_for_later_calls(alloc) -> None:
+    """Keep ``alloc`` for the grade's later calls; past ``limit`` bytes the buffers remembered longest ago are
+    let go first (a GPU grade allocates gigabytes over its cases: keeping only the first 256 MiB refused an
+    honest workspace cache made in a late case and reused by the next call, on an H100)."""
     size = alloc.buffer.numel() * alloc.buffer.element_size()
-    if _EARLIER_CALLS["grading"] and _EARLIER_CALLS["bytes"] + size <= _EARLIER_CALLS["limit"]:
-        _EARLIER_CALLS["allocs"][alloc.storage] = alloc
-        _EARLIER_CALLS["bytes"] += size
+    if not _EARLIER_CALLS["grading"] or size > _EARLIER_CALLS["limit"]:
+        return
+    allocs = _EARLIER_CALLS["allocs"]
+    while allocs and _EARLIER_CALLS["bytes"] + size > _EARLIER_CALLS["limit"]:
+        oldest = allocs.pop(next(iter(allocs)))
+        _EARLIER_CALLS["bytes"] -= oldest.buffer.numel() * oldest.buffer.element_size()
+    allocs[alloc.storage] = alloc
+    _EARLIER_CALLS["bytes"] += size
 
 
 def forget_earlier_calls(grading: bool = False) -> None:
@@ -387,6 +395,7 @@ class Watch:
         alloc = _EARLIER_CALLS["allocs"].get(ptr)
         if alloc is None or not self.policy.kernels:
             return False
+        _EARLIER_CALLS["allocs"][ptr] = _EARLIER_CALLS["allocs"].pop(ptr)  # used again: let go of it last
         self._carry_over(alloc)
         return True
 
