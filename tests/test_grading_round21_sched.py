@@ -185,6 +185,25 @@ def test_group_counters(mode, race):
 
 
 @triton.jit
+def _chosen_group_kernel(cnt_ptr, out_ptr):
+    """Which programs draw from the second counter is decided by the first counter's draw: the group the
+    interpreter sees (programs 0 and 1) is not the one a GPU has."""
+    first = tl.atomic_add(cnt_ptr, 1)
+    if first < 2:
+        second = tl.atomic_add(cnt_ptr + 1, 1)
+        tl.store(out_ptr + (tl.program_id(0) // 2) * 2 + second, 1.0)  # pid // 2: 0 in both, on the interpreter
+
+
+def test_a_group_chosen_by_another_draw_is_no_group():
+    import torch
+
+    cnt, out = torch.zeros(2, dtype=torch.int32), torch.zeros(4)
+    with _traced() as trace:
+        _chosen_group_kernel[(4,)](cnt, out)
+    assert "together with its program id" in trace.race(), trace.race()
+
+
+@triton.jit
 def _prefetch_kernel(x_ptr, cnt_ptr, out_ptr, seen_ptr, TOTAL, MODE: tl.constexpr, BLOCK: tl.constexpr):
     lanes = tl.arange(0, BLOCK)
     cur = tl.atomic_add(cnt_ptr, 1)

@@ -32,11 +32,18 @@ which program draws which changes. Its returned values are tickets, not partial 
 may depend on a ticket (its value, address or mask, through loads too: q loaded at the ticket's rows), but not on
 the ticket and the program id, nor on two tickets, and a program may not draw again without using the ticket it
 drew (:func:`_ticket_race`); every value carries what it depends on that differs between programs
-(``_gpuperf_who``: the program id and the atomics whose returned values reached it). The program whose draw
-returned the counter's final value may reset it with an exchange after testing that value in an ``if``
-(:func:`_resets`). Under the interpreter the first program draws every ticket, so each draw's work is recorded as
-a program of its own, numbered from the grid's size up (:func:`_split_at_draws`): on a GPU the draws spread over
-the programs.
+(``_gpuperf_who``: the program id and the atomics whose returned values reached it). With a counter per group of
+programs (``tl.atomic_add(counter + pid // SPLITS, 1)``) a write may also depend on the program id through values
+that all the programs drawing from that element share: each value computed from the program id and constants alone
+is a node, one function of the program id whose value the trace notes in every program (:func:`_same_in`), and a
+value computed from others carries the nodes the program id came through (``_gpuperf_pvia``). After a draw, an
+``if``, ``while`` or loop bound decided by the program id must be such a shared value too, and a program may not
+read back what it stored at an address chosen by other draws than the read's (:func:`_read_back_race`). The
+program whose draw returned the counter's final value may reset it with an exchange after testing that value in
+an ``if`` (:func:`_resets`). Under the interpreter the first program draws every ticket, so each draw's work is
+recorded as a program of its own, numbered from the grid's size up (:func:`_split_at_draws`, which gives each
+stretch between two draws to the draw its writes depend on: a scheduler may fetch the next ticket first): on a GPU
+the draws spread over the programs.
 
 **32-bit offsets.** A value computed from ``tl.program_id`` carries a taint, and so does a size or stride the
 kernel was given at run time (an integer argument other than 1, which Triton compiles as a constant) or as a
@@ -611,7 +618,8 @@ def _find_race(launch: Launch, grid) -> str:
     that one constant) are told from a partial sum's returned value: the values drawn are the same whatever
     order the programs run in, only who draws which changes, so what a program computes and writes with a draw
     (which tile, its rows, its causal mask) is no race as long as it depends on that draw alone, not on the
-    program id as well, nor on a second draw (:func:`_ticket_race`). The reset of such a counter with an
+    program id as well (except through what a group drawing from one counter element shares), nor on a second
+    draw (:func:`_ticket_race`). The reset of such a counter with an
     atomic exchange by the program that drew its final value, tested on that value (:func:`_resets`), is no
     race either. A partial sum's returned value that reaches a write stays one ("returned added")."""
     import numpy as np
@@ -830,8 +838,10 @@ def _resets(launch: Launch, tickets: set) -> set:
             continue  # another program draws after it, or it resets before its own draw
         if who - {final}:
             continue
-        tested = [w for at, p, w, _ in launch._conditions if p == program and order[final] < at < order[index]]
-        if any(_PROGRAM_ID in w for w in tested) or not any(final in w for w in tested):
+        tested = [(w, truth) for at, p, w, truth in launch._conditions
+                  if p == program and order[final] < at < order[index]]
+        if any(_PROGRAM_ID in w for w, _ in tested) or not any(final in w for w, truth in tested
+                                                                 if truth is not None):
             continue
         allowed.add(k)
     return allowed
@@ -842,7 +852,14 @@ def _ticket_race(launch: Launch, tickets: set, grid) -> str:
     draw and also on the program id (x loaded at the program's rows, stored at the draw's rows: on a GPU any
     program may draw any value) or on a second draw (the pairs drawn change with the order), or a draw that a
     program drops, neither writing with it nor ending with it (a program that draws twice and works on the
-    first value and the next one, as if it had drawn both)."""
+    first value and the next one, as if it had drawn both).
+
+    The draws of one counter element are a permutation among the programs that draw from it (its group: with
+    ``counter + pid // SPLITS`` the programs of one ``pid // SPLITS``). A write may depend on a draw and on the
+    program id where every node the program id reached it through (:func:`_pid_atoms`) has one value in all the
+    programs of the draw's group (:func:`_same_in`): the write is then a function of the group and the draw, and
+    the set of them done is the same in any order. The same holds for the control flow after a draw (an ``if``,
+    a ``while``, a loop's bounds) decided by the program id: the values written need not show it."""
     import numpy as np
 
     if not tickets:
@@ -862,6 +879,23 @@ def _ticket_race(launch: Launch, tickets: set, grid) -> str:
         addresses, program = launch._returned[i]
         if addresses.size == 1:
             groups.setdefault(int(addresses[0]), set()).add(program)
+    # a group is the programs that draw from the element whatever the order: not where a program's first draw
+    # from it came under an if, while or loop bound decided by a draw from another element (which programs reach
+    # it then changes with who drew what)
+    first: dict = {}
+    for i in tickets:
+        addresses, program = launch._returned[i]
+        key = (program, int(addresses[0]))
+        if key not in first or launch._atomic_order[i] < launch._atomic_order[first[key]]:
+            first[key] = i
+    for (program, element), i in first.items():
+        if element not in groups:
+            continue
+        for at, p, who, _ in launch._conditions:
+            if p == program and at < launch._atomic_order[i] and \
+                    any(int(launch._returned[j][0][0]) != element for j in who & tickets):
+                groups[element] = set()  # no group: the program id may not be used with its draws
+                break
     memos: dict = {}
     for (who, atoms), program in launch._pid_writes.items():
         drawn = sorted(who & tickets)
@@ -2096,8 +2130,9 @@ def _install():
                     launch = state["launch"]
                     if _TRACE is not None and launch is not None:
                         who = _who(getattr(self, "handle", None))
-                        if _PROGRAM_ID in who:
+                        if who:  # a loop's bounds decided by a draw or the program id (truth: None)
                             launch._order[0] += 1
+                            launch._conditions.append((launch._order[0], state["program"], who, None))
                             note_pid_condition(launch, self, who)
                     return res
 
