@@ -32,11 +32,18 @@ which program draws which changes. Its returned values are tickets, not partial 
 may depend on a ticket (its value, address or mask, through loads too: q loaded at the ticket's rows), but not on
 the ticket and the program id, nor on two tickets, and a program may not draw again without using the ticket it
 drew (:func:`_ticket_race`); every value carries what it depends on that differs between programs
-(``_gpuperf_who``: the program id and the atomics whose returned values reached it). The program whose draw
-returned the counter's final value may reset it with an exchange after testing that value in an ``if``
-(:func:`_resets`). Under the interpreter the first program draws every ticket, so each draw's work is recorded as
-a program of its own, numbered from the grid's size up (:func:`_split_at_draws`): on a GPU the draws spread over
-the programs.
+(``_gpuperf_who``: the program id and the atomics whose returned values reached it). With a counter per group of
+programs (``tl.atomic_add(counter + pid // SPLITS, 1)``) a write may also depend on the program id through values
+that all the programs drawing from that element share: each value computed from the program id and constants alone
+is a node, one function of the program id whose value the trace notes in every program (:func:`_same_in`), and a
+value computed from others carries the nodes the program id came through (``_gpuperf_pvia``). After a draw, an
+``if``, ``while`` or loop bound decided by the program id must be such a shared value too, and a program may not
+read back what it stored at an address chosen by other draws than the read's (:func:`_read_back_race`). The
+program whose draw returned the counter's final value may reset it with an exchange after testing that value in
+an ``if`` (:func:`_resets`). Under the interpreter the first program draws every ticket, so each draw's work is
+recorded as a program of its own, numbered from the grid's size up (:func:`_split_at_draws`, which gives each
+stretch between two draws to the draw its writes depend on: a scheduler may fetch the next ticket first): on a GPU
+the draws spread over the programs.
 
 **32-bit offsets.** A value computed from ``tl.program_id`` carries a taint, and so does a size or stride the
 kernel was given at run time (an integer argument other than 1, which Triton compiles as a constant) or as a
@@ -157,6 +164,10 @@ class Launch:
     _atomic_marks: list = field(default_factory=list)  # (place in store_marks, addresses) per atomic's mark
     _stores: list = field(default_factory=list)  # (addresses, program)
     _loads: list = field(default_factory=list)
+    #: per entry of ``_stores`` and of ``_loads``: ``_gpuperf_who`` of its address and mask, less the program id
+    #: (the draws that chose where it wrote or read: :func:`_read_back_race`)
+    _store_where: list = field(default_factory=list)
+    _load_where: list = field(default_factory=list)
     _exchanges: list = field(default_factory=list)  # (addresses, program): atomic exchanges and CAS
     _adds: list = field(default_factory=list)  # (addresses, program): accumulating atomics (add, max, ...)
     #: (addresses, program) per atomic (add, max, exchange, ...): the elements whose old values it returned; its
@@ -186,6 +197,20 @@ class Launch:
     _draw_marks: list = field(default_factory=list)
     #: (program, ``_gpuperf_who`` of its value, address and mask) per store or atomic with active lanes, in order
     _write_log: list = field(default_factory=list)
+    #: the values computed from the program id and constants alone (``pid // SPLITS``, a block's rows), each a
+    #: node: {its operation and operands: the node's number}, per node the numbers of its operands that are nodes
+    #: (none for the program id itself), and per node {program: its value there}. A node is one function of the
+    #: program id, so the values a node takes in the programs tell whether it differs between them
+    #: (:func:`_same_in`)
+    _pid_nodes: dict = field(default_factory=dict)
+    _pid_operands: list = field(default_factory=list)
+    _pid_values: list = field(default_factory=list)
+    #: {(``_gpuperf_who``, the nodes the program id reached it through): the first program} per write that
+    #: depends on a draw and on the program id (a counter per group, ``cnt + pid // SPLITS``: :func:`_ticket_race`)
+    _pid_writes: dict = field(default_factory=dict)
+    #: (place in the order, program, the nodes the program id reached it through) per ``if``, ``while`` or loop
+    #: bound (``range(lo, hi)``) decided by a value made from the program id
+    _pid_conditions: list = field(default_factory=list)
     #: the counter draws of the launch whose work is recorded as a program of its own (:func:`_split_at_draws`),
     #: numbered from the grid's size up; 0 where the programs are as launched
     ticket_draws: int = 0
@@ -594,7 +619,8 @@ def _find_race(launch: Launch, grid) -> str:
     that one constant) are told from a partial sum's returned value: the values drawn are the same whatever
     order the programs run in, only who draws which changes, so what a program computes and writes with a draw
     (which tile, its rows, its causal mask) is no race as long as it depends on that draw alone, not on the
-    program id as well, nor on a second draw (:func:`_ticket_race`). The reset of such a counter with an
+    program id as well (except through what a group drawing from one counter element shares), nor on a second
+    draw (:func:`_ticket_race`). The reset of such a counter with an
     atomic exchange by the program that drew its final value, tested on that value (:func:`_resets`), is no
     race either. A partial sum's returned value that reaches a write stays one ("returned added")."""
     import numpy as np
@@ -632,7 +658,7 @@ def _find_race(launch: Launch, grid) -> str:
     if returned is not None:
         address, a, b = returned
         return _describe(launch, address, "returned added", a, b, grid)
-    drawn = _ticket_race(launch, tickets, grid)
+    drawn = _ticket_race(launch, tickets, grid) or _read_back_race(launch, tickets, grid)
     if drawn:
         return drawn
     if not writes:
@@ -695,43 +721,79 @@ _SEGMENTED = (("spans", 1), ("visits", 1), ("store_marks", 1), ("dot_marks", 0),
 
 def _split_at_draws(launch: Launch, tickets: set) -> None:
     """Where programs draw their work from a counter (:func:`_tickets`), record each draw's work as a program of
-    its own: what a program did after a draw, up to its next, gets a new number (from the grid's size up), in
-    the loads, visits, stores, products and lineage the graders count per program. Under the interpreter the
-    first program runs first and draws every ticket; on a GPU the draws spread over all the programs, and one
-    draw's work is what one of them does (a persistent kernel with a ticket scheduler walks one block of
-    queries a draw, not every block in program 0). The race checks ran before, on the programs as launched.
+    its own: what a program did for a draw gets a new number (from the grid's size up), in the loads, visits,
+    stores, products and lineage the graders count per program. Under the interpreter the first program runs
+    first and draws every ticket; on a GPU the draws spread over all the programs, and one draw's work is what
+    one of them does (a persistent kernel with a ticket scheduler walks one block of queries a draw, not every
+    block in program 0). The race checks ran before, on the programs as launched.
 
-    Only draws that reach a write cut, and only where every write after a draw carries that draw and no other
-    (or carries nothing a program chose: a constant reset): work for a ticket continued after the next draw
-    (the next ticket fetched first), or work from the program id between draws, leaves the programs as they
-    ran, so that a dummy draw between two passes over K cannot make them two programs' single passes."""
+    A program's records are cut at each of its draws, and each stretch between two draws goes to the one draw its
+    writes depend on, not to the draw it follows: a scheduler that fetches the next ticket before it stores the
+    current item (FlashAttention-3's prefetch) writes item ``cur`` after drawing ``nxt``. A stretch that writes
+    nothing goes with the next stretch that writes (loads for an item made before the next draw), and one after
+    the program's last write stays the program's own. The programs stay as launched where a stretch writes with
+    two draws, or with something a program chose and no draw (its program id), or where one draw's stretches are
+    not consecutive, or where a draw's counter element is drawn by one program only (its values are 0, 1, 2, ...
+    in that program's order, a counter of its own: nothing spreads its work): so a dummy draw between two passes
+    over K cannot make them two programs' single passes (the second pass's write would depend on the draw that
+    chose the item, and the first pass's stretch then goes with it)."""
     import bisect
 
-    written = frozenset().union(*launch._who_writes) & tickets if launch._who_writes else frozenset()
-    marks = sorted((m for m in launch._draw_marks if m[0] in written), key=lambda m: m[0])
-    if not marks:
+    import numpy as np
+
+    if not tickets or not launch._who_writes:
         return
-    first = math.prod(int(n) for n in launch.grid)
+    drawers: dict = {}
+    for i in tickets:
+        addresses, program = launch._returned[i]
+        for address in np.unique(addresses).tolist():
+            drawers.setdefault(address, set()).add(program)
+    shared = {i for i in tickets if all(len(drawers[a]) > 1 for a in np.unique(launch._returned[i][0]).tolist())}
     by_program: dict = {}
-    for k, (index, program, lengths) in enumerate(marks):
-        by_program.setdefault(program, []).append((first + k, lengths, index))
-    cuts = {p: [lengths["_write_log"] for _, lengths, _ in ms] for p, ms in by_program.items()}
+    for index, program, lengths in launch._draw_marks:
+        if index in tickets:
+            by_program.setdefault(program, []).append(lengths)
+    cuts = {p: [lengths["_write_log"] for lengths in ms] for p, ms in by_program.items()}
+    owners = {p: [set() for _ in ms] for p, ms in by_program.items()}
     for i, (program, who) in enumerate(launch._write_log):
         k = bisect.bisect_right(cuts[program], i) if program in cuts else 0
-        if k and by_program[program][k - 1][2] not in who and who:
-            return  # a write after a draw that does not depend on it: not one ticket's work per segment
-    launch.ticket_draws = len(marks)
+        if not k or not who:  # before the program's first draw, or a constant (a counter's reset)
+            continue
+        drawn = who & tickets
+        if not drawn:
+            return  # a write of the program's own (its program id) between draws
+        owners[program][k - 1] |= drawn
+    plan: dict = {}
+    for program, stretches in owners.items():
+        if any(len(s) > 1 for s in stretches):
+            return
+        seq = [min(s) if s else None for s in stretches]
+        following = None
+        for k in range(len(seq) - 1, -1, -1):  # a stretch without writes goes with the next one that writes
+            if seq[k] is None:
+                seq[k] = following
+            else:
+                following = seq[k]
+        order = [o for k, o in enumerate(seq) if o is not None and (k == 0 or seq[k - 1] != o)]
+        if len(order) != len(set(order)) or any(o not in shared for o in order):
+            return
+        plan[program] = seq
+    first = math.prod(int(n) for n in launch.grid)
+    number = {o: first + k for k, o in enumerate(sorted({o for seq in plan.values() for o in seq if o is not None}))}
+    if not number:
+        return
+    launch.ticket_draws = len(number)
     for attribute, place in _SEGMENTED:
         entries = getattr(launch, attribute)
-        cuts = {p: [lengths[attribute] for _, lengths, _ in ms] for p, ms in by_program.items()}
+        cuts = {p: [lengths[attribute] for lengths in ms] for p, ms in by_program.items()}
         for i, entry in enumerate(entries):
             program = entry[place]
-            if program not in cuts:
+            if program not in plan:
                 continue
             k = bisect.bisect_right(cuts[program], i)
-            if k:
+            if k and plan[program][k - 1] is not None:
                 entry = list(entry)
-                entry[place] = by_program[program][k - 1][0]
+                entry[place] = number[plan[program][k - 1]]
                 entries[i] = tuple(entry)
     per_program: dict = {}
     for (name, program, _, _), worth in zip(launch.spans, launch.span_worth):
@@ -775,8 +837,10 @@ def _resets(launch: Launch, tickets: set) -> set:
             continue  # another program draws after it, or it resets before its own draw
         if who - {final}:
             continue
-        tested = [w for at, p, w, _ in launch._conditions if p == program and order[final] < at < order[index]]
-        if any(_PROGRAM_ID in w for w in tested) or not any(final in w for w in tested):
+        tested = [(w, truth) for at, p, w, truth in launch._conditions
+                  if p == program and order[final] < at < order[index]]
+        if any(_PROGRAM_ID in w for w, _ in tested) or not any(final in w for w, truth in tested
+                                                                 if truth is not None):
             continue
         allowed.add(k)
     return allowed
@@ -787,19 +851,81 @@ def _ticket_race(launch: Launch, tickets: set, grid) -> str:
     draw and also on the program id (x loaded at the program's rows, stored at the draw's rows: on a GPU any
     program may draw any value) or on a second draw (the pairs drawn change with the order), or a draw that a
     program drops, neither writing with it nor ending with it (a program that draws twice and works on the
-    first value and the next one, as if it had drawn both)."""
+    first value and the next one, as if it had drawn both).
+
+    The draws of one counter element are a permutation among the programs that draw from it (its group: with
+    ``counter + pid // SPLITS`` the programs of one ``pid // SPLITS``). A write may depend on a draw and on the
+    program id where every node the program id reached it through (:func:`_pid_atoms`) has one value in all the
+    programs of the draw's group (:func:`_same_in`): the write is then a function of the group and the draw, and
+    the set of them done is the same in any order. The same holds for the control flow after a draw (an ``if``,
+    a ``while``, a loop's bounds) decided by the program id: the values written need not show it."""
+    import numpy as np
+
     if not tickets:
         return ""
     for who, program in launch._who_writes.items():
         drawn = sorted(who & tickets)
-        if drawn and (_PROGRAM_ID in who or len(drawn) > 1):
+        if len(drawn) > 1:
             address = int(launch._returned[drawn[0]][0][0])
-            why = ("together with its program id (what it computed or loaded from it): which program draws which "
-                   "value is not fixed on a GPU, so a write that depends on both pairs them at random"
-                   if _PROGRAM_ID in who else
-                   "together with a second value it drew: which values one program draws is not fixed on a GPU, "
+            why = ("together with a second value it drew: which values one program draws is not fixed on a GPU, "
                    "so a write that depends on two pairs them at random")
             return _describe_ticket(launch, address, program, grid, why)
+    # a draw and the program id: the programs that draw from one counter element (a group: ``cnt + pid //
+    # SPLITS``) share its values in any order, so the write may depend on the program id only through values
+    # that are the same in all of them (the group), never through one that tells them apart
+    groups: dict = {}
+    for i in tickets:
+        addresses, program = launch._returned[i]
+        if addresses.size == 1:
+            groups.setdefault(int(addresses[0]), set()).add(program)
+    # a group is the programs that draw from the element whatever the order: not where a program's first draw
+    # from it came under an if, while or loop bound decided by a draw from another element (which programs reach
+    # it then changes with who drew what)
+    first: dict = {}
+    for i in tickets:
+        addresses, program = launch._returned[i]
+        key = (program, int(addresses[0]))
+        if key not in first or launch._atomic_order[i] < launch._atomic_order[first[key]]:
+            first[key] = i
+    for (program, element), i in first.items():
+        if element not in groups:
+            continue
+        for at, p, who, _ in launch._conditions:
+            if p == program and at < launch._atomic_order[i] and \
+                    any(int(launch._returned[j][0][0]) != element for j in who & tickets):
+                groups[element] = set()  # no group: the program id may not be used with its draws
+                break
+    memos: dict = {}
+    for (who, atoms), program in launch._pid_writes.items():
+        drawn = sorted(who & tickets)
+        if len(drawn) != 1:
+            continue
+        addresses = launch._returned[drawn[0]][0]
+        group = frozenset(groups.get(int(addresses[0]), ())) if np.asarray(addresses).size == 1 else frozenset()
+        if group and _same_in(launch, atoms, group, memos.setdefault(group, {})):
+            continue
+        why = ("together with its program id (what it computed or loaded from it) in a way that differs between "
+               "the programs that draw from that counter element: which program draws which value is not fixed "
+               "on a GPU, so a write that depends on both pairs them at random")
+        return _describe_ticket(launch, int(addresses[0]), program, grid, why)
+    # control flow after a draw decided by the program id (a loop's bounds, an if): what the program does for its
+    # draw then depends on the program id too, which the values written need not show
+    drawn_by: dict = {}
+    for i in tickets:
+        drawn_by.setdefault(launch._returned[i][1], []).append(i)
+    for at, program, atoms in launch._pid_conditions:
+        before = [i for i in drawn_by.get(program, ()) if launch._atomic_order[i] < at]
+        if not before:
+            continue
+        latest = max(before, key=lambda i: launch._atomic_order[i])
+        addresses = launch._returned[latest][0]
+        group = frozenset(groups.get(int(addresses[0]), ())) if np.asarray(addresses).size == 1 else frozenset()
+        if group and _same_in(launch, atoms, group, memos.setdefault(group, {})):
+            continue
+        why = ("and then decided what to do with its program id (an if, a while or a loop's bounds: range(lo, hi)) "
+               "in a way that differs between the programs that draw from that counter element: which program "
+               "draws which value is not fixed on a GPU, so the work done for a value depends on who drew it")
+        return _describe_ticket(launch, int(addresses[0]), program, grid, why)
     written = frozenset().union(*launch._who_writes) & tickets
     last: dict = {}
     for i in sorted(tickets):
@@ -815,6 +941,45 @@ def _ticket_race(launch: Launch, tickets: set, grid) -> str:
     return ""
 
 
+def _read_back_race(launch: Launch, tickets: set, grid) -> str:
+    """A program that reads back what it stored in the same launch at an address chosen by other draws than the
+    store's (a store at its program id's rows, a load at its draw's; or the reverse). Under the interpreter the
+    programs draw in grid order, and with a counter per group each program draws the split its program id names,
+    so the two addresses agree and the program reads its own store; on a GPU another program draws that value,
+    and the read meets another program's store (or none yet). The race checks of two programs see none of it."""
+    import numpy as np
+
+    if not tickets or not launch._stores:
+        return ""
+    stores: dict = {}
+    for (addresses, program), where in zip(launch._stores, launch._store_where):
+        stores.setdefault(program, []).append((addresses, where & tickets))
+    merged = {p: np.unique(np.concatenate([a for a, _ in entries])) for p, entries in stores.items()}
+    for (addresses, program), where in zip(launch._loads, launch._load_where):
+        mine = merged.get(program)
+        if mine is None or not np.isin(addresses, mine).any():
+            continue
+        drawn = where & tickets
+        for stored, stored_drawn in stores[program]:
+            if stored_drawn == drawn:
+                continue
+            hit = np.isin(addresses, stored)
+            if hit.any():
+                counter = min(drawn | stored_drawn)
+                address = int(addresses[int(np.argmax(hit))])
+                where_read = f"address {address:#x}"
+                for name, start, end, es, _ in launch.args:
+                    if start <= address < end:
+                        where_read = f"element {(address - start) // es} of {name}"
+                        break
+                why = (f"to choose where it read back {where_read}, which it had stored in this launch at an "
+                       "address chosen by another value (its program id, or another draw): under the interpreter "
+                       "the programs draw in grid order and the two addresses agree; on a GPU another program may "
+                       "draw that value, and the read meets that program's store, or none yet")
+                return _describe_ticket(launch, int(launch._returned[counter][0][0]), program, grid, why)
+    return ""
+
+
 def _describe_ticket(launch: Launch, address: int, program: int, grid, why: str) -> str:
     where = f"address {address:#x}"
     for name, start, end, es, _ in launch.args:
@@ -826,7 +991,8 @@ def _describe_ticket(launch: Launch, address: int, program: int, grid, why: str)
             "of a launch run in any order on a GPU (under the interpreter they run one after another in grid "
             "order, so the first program draws the first value). Work out everything a program does for a ticket "
             "from the ticket alone (its tile, rows, mask and addresses), as a persistent kernel with dynamic "
-            "scheduling does")
+            "scheduling does; with a counter per group of programs (`counter + pid // SPLITS`), from the ticket and "
+            "what the group's programs have in common (the function of the program id that chose the counter)")
 
 
 def _two_programs(records):
@@ -1377,12 +1543,14 @@ def _install():
                 launch._value_stores, launch._value_atomics = [], []
                 _own_atomic_marks(launch)
                 launch._stores, launch._loads = [], []
+                launch._store_where, launch._load_where = [], []
                 launch._lineage_loads, launch._lineage_writes, launch._stored_sources = [], [], {}
                 launch._stored_loads = {}
                 launch._returned, launch._used_returns = [], set()
                 launch._constant_adds, launch._who_writes, launch._conditions = {}, {}, []
                 launch._atomic_order, launch._exchange_info, launch._draw_marks = [], [], []
-                launch._write_log = []
+                launch._write_log, launch._pid_writes, launch._pid_conditions = [], {}, []
+                launch._pid_nodes, launch._pid_operands, launch._pid_values = {}, [], []
                 launch.atomic_written = {n: int(np.unique(np.concatenate(a)).size)
                                          for n, a in launch._atomic_addresses.items()}
                 launch.copy_only = bool(launch.copied) and launch.copied == sum(launch.stored.values()) and \
@@ -1522,6 +1690,7 @@ def _install():
                     if picked.size:
                         unique = np.unique(picked)
                         launch._loads.append((unique, program))
+                        launch._load_where.append((_who(ptrs) | _who(mask)) - _WHO_PID)
                         launch._lineage_loads.append((unique, program, start, width))
                         counts = launch.per_program.setdefault(name, {})
                         counts[program] = counts.get(program, 0) + worth
@@ -1547,6 +1716,9 @@ def _install():
                     who = _who(ptrs) | _who(mask)
                     if who:  # what was loaded depends on what chose its address
                         res._gpuperf_who = who | _who(res)
+                        via = _pid_atoms(ptrs) | _pid_atoms(mask)
+                        if via:
+                            res._gpuperf_pvia = via | _attr(res, "_gpuperf_pvia", frozenset())
                 return res
             return original(self, ptrs, mask, *rest, **kw)
 
@@ -1590,11 +1762,15 @@ def _install():
                 if picked.size:
                     unique = np.unique(picked)
                     launch._stores.append((unique, state["program"]))
+                    launch._store_where.append((_who(ptrs) | _who(mask)) - _WHO_PID)
                     launch._used_returns.update(_returned(value))  # an atomic's returned value, written
                     who = _who(value) | _who(ptrs) | _who(mask)
                     launch._write_log.append((state["program"], who))
                     if who - _WHO_PID:  # a draw's value reached what was written, or where
                         launch._who_writes.setdefault(who, state["program"])
+                        if _PROGRAM_ID in who:
+                            atoms = _pid_atoms(value) | _pid_atoms(ptrs) | _pid_atoms(mask)
+                            launch._pid_writes.setdefault((who, atoms), state["program"])
                     _note_still_store(launch, addresses, active, value, state["program"], unique)
                     # what the value was computed from (its mask and address too: a value picked by a
                     # comparison with a loaded one depends on it)
@@ -1689,6 +1865,10 @@ def _install():
                             launch._write_log.append((program, who))
                         if who - _WHO_PID:
                             launch._who_writes.setdefault(who, program)
+                            if _PROGRAM_ID in who:
+                                atoms = _pid_atoms(ptrs) | _pid_atoms(mask) | \
+                                    frozenset().union(*(_pid_atoms(a) for a in values))
+                                launch._pid_writes.setdefault((who, atoms), program)
                         # its returned value: a counter's draw is its own, whichever counter the program id
                         # chose (a counter per tile); a write that also depends on the program id is told by that
                         mine_who = returned
@@ -1796,6 +1976,8 @@ def _install():
                 res._gpuperf_pid = True
                 res._gpuperf_who = _WHO_PID
                 res._gpuperf_axis = args[0] if args and isinstance(args[0], int) else None  # not carried
+                if state["launch"] is not None:
+                    _note_pid_node(state["launch"], state["program"], res, ("program_id",) + args, ())
             return res
 
         return program_id
@@ -1850,7 +2032,7 @@ def _install():
 
         return unary
 
-    def make_carry(original, elementwise=False, derived=False):
+    def make_carry(original, elementwise=False, derived=False, name=""):
         """The result of an operation carries the sources of its operands (see :meth:`Trace.products`); an
         elementwise one (``elementwise``) of one loaded value and nothing else loaded keeps where each lane came
         from (:attr:`Launch.copies`); ``derived``: an elementwise operation whose lanes are no copy of anything (a
@@ -1862,6 +2044,8 @@ def _install():
             if _TRACE is not None:
                 operands = list(args) + list(kwargs.values())
                 _carry_sources(res, operands)
+                if state["launch"] is not None and any(_PROGRAM_ID in _who(a) for a in operands):
+                    _pid_operation(state["launch"], state["program"], res, name, operands)
                 if elementwise:
                     _carry_lanes(res, operands)
                 elif derived:
@@ -1891,8 +2075,8 @@ def _install():
                 not any(word in name for word in skip) and callable(getattr(builder, name, None)):
             lanewise = not any(word in name for word in _NOT_LANEWISE)
             derived = name in _DERIVED_ONLY
-            patch(builder, name, lambda original, lanewise=lanewise, derived=derived:
-                  make_carry(original, lanewise, derived))
+            patch(builder, name, lambda original, lanewise=lanewise, derived=derived, name=name:
+                  make_carry(original, lanewise, derived, name))
 
     def make_move(original, name):
         """An operation that moves lanes without changing them (a transpose or permutation, a reshape or view, a
@@ -1914,6 +2098,13 @@ def _install():
     reduce_scan = getattr(interp, "ReduceScanOpInterface", None)
     if reduce_scan is not None:
         patch(reduce_scan, "apply", make_reduce)
+
+    def note_pid_condition(launch, value, who):
+        """Control flow decided by a value made from the program id (an ``if``, a ``while``, a loop's bounds):
+        what the program does after a draw may depend on it (:func:`_ticket_race`)."""
+        if _PROGRAM_ID in who:
+            launch._pid_conditions.append((launch._order[0], state["program"],
+                                           _pid_atoms(getattr(value, "handle", None))))
 
     def make_lang_tensor(original):
         """``x.T`` is a transpose the interpreter makes without the builder: it keeps x's sources too."""
@@ -1945,9 +2136,24 @@ def _install():
                         if who:  # an if or while on a value a draw (or the program id) decided
                             launch._order[0] += 1
                             launch._conditions.append((launch._order[0], state["program"], who, bool(res)))
+                            note_pid_condition(launch, self, who)
                     return res
 
                 scope.set_attr(tensor, "__bool__", tested)
+            index = getattr(tensor, "__index__", None)
+            if index is not None:
+                def indexed(self, index=index):  # a loop's bounds (range(lo, hi)), a Python int made of a tensor
+                    res = index(self)
+                    launch = state["launch"]
+                    if _TRACE is not None and launch is not None:
+                        who = _who(getattr(self, "handle", None))
+                        if who:  # a loop's bounds decided by a draw or the program id (truth: None)
+                            launch._order[0] += 1
+                            launch._conditions.append((launch._order[0], state["program"], who, None))
+                            note_pid_condition(launch, self, who)
+                    return res
+
+                scope.set_attr(tensor, "__index__", indexed)
 
         return patch_lang_tensor
 
@@ -2348,6 +2554,108 @@ def _who(handle) -> frozenset:
     return _attr(handle, "_gpuperf_who", frozenset())
 
 
+#: among the nodes a value carries the program id through (:func:`_pid_atoms`): the program id reached it by a
+#: way no node records; never the same in two programs
+_OPAQUE = -1
+
+
+def _pid_atoms(handle) -> frozenset:
+    """The nodes (:attr:`Launch._pid_nodes`: values computed from the program id and constants alone) through
+    which the program id reached ``handle``: the node itself where ``handle`` is one, else those it was computed
+    from (a load: those of its address and mask), :data:`_OPAQUE` where the program id came some other way."""
+    node = _attr(handle, "_gpuperf_pnode", None)
+    if node is not None:
+        return frozenset((node,))
+    via = _attr(handle, "_gpuperf_pvia", None)
+    if via is not None:
+        return via
+    return frozenset((_OPAQUE,)) if _PROGRAM_ID in _who(handle) else frozenset()
+
+
+def _value_key(handle):
+    """A key of ``handle``'s value (type, shape, bytes): equal keys, equal values."""
+    import hashlib
+
+    import numpy as np
+
+    data = np.asarray(handle.data)
+    raw = data.tobytes()
+    if len(raw) > 64:
+        raw = hashlib.blake2b(raw, digest_size=16).digest()
+    return str(getattr(handle, "dtype", "")), data.dtype.str, data.shape, raw
+
+
+def _note_pid_node(launch, program: int, res, key: tuple, operands: tuple) -> None:
+    """Make ``res`` the node of ``key`` (an operation and its operands: nodes and constants) and note its value
+    in ``program``."""
+    node = launch._pid_nodes.get(key)
+    if node is None:
+        node = launch._pid_nodes[key] = len(launch._pid_operands)
+        launch._pid_operands.append(operands)
+        launch._pid_values.append({})
+    res._gpuperf_pnode = node
+    launch._pid_values[node][program] = _value_key(res)
+
+
+def _pid_operation(launch, program: int, res, name: str, operands) -> None:
+    """Where ``res`` of the builder's operation ``name`` was computed from the program id and constants alone
+    (operands that are nodes or carry nothing a program chose or loaded), make it a node (:func:`_note_pid_node`):
+    ``pid // SPLITS``, ``block_m * BM + tl.arange(0, BM)``, a pointer plus such rows."""
+    if res is None or not _has_data(res):
+        return
+    key, nodes = [name], []
+    for value in operands:
+        if _has_data(value):
+            node = _attr(value, "_gpuperf_pnode", None)
+            plain = not _sources(value) and not _loads(value) and not _returned(value)
+            if node is not None and plain and _who(value) == _WHO_PID:
+                key.append(("node", node))
+                nodes.append(node)
+            elif plain and not _who(value):
+                key.append(("constant", _value_key(value)))
+            else:
+                return
+        elif isinstance(value, (list, tuple)) and any(_has_data(v) for v in value):
+            return
+        else:
+            key.append(("argument", repr(value)))
+    if nodes:
+        _note_pid_node(launch, program, res, tuple(key), tuple(nodes))
+
+
+def _same_in(launch, atoms: frozenset, group: frozenset, memo: dict) -> bool:
+    """Whether each node of ``atoms`` has one value in all the programs of ``group``: seen there with one value,
+    or computed from nodes that each have one (a function of them). A node not computed in some program of the
+    group counts as differing, unless its operands decide it."""
+    for atom in atoms:
+        stack = [atom]
+        while stack:
+            node = stack[-1]
+            if node in memo:
+                stack.pop()
+                continue
+            if node == _OPAQUE:
+                memo[node] = False
+                stack.pop()
+                continue
+            values = launch._pid_values[node]
+            seen = {values.get(p) for p in group}
+            if None not in seen and len(seen) == 1:
+                memo[node] = True
+                stack.pop()
+                continue
+            operands = launch._pid_operands[node]
+            pending = [o for o in operands if o not in memo]
+            if pending:
+                stack.extend(pending)
+                continue
+            memo[node] = bool(operands) and all(memo[o] for o in operands)
+            stack.pop()
+        if not memo[atom]:
+            return False
+    return True
+
+
 def _note_stored_loads(launch, program: int, unique, loads) -> None:
     """Remember that ``program`` of ``launch`` wrote a value computed from ``loads`` (:attr:`Launch.visits`
     indices) at ``unique`` (sorted addresses); a value computed from no load is kept only to overwrite earlier
@@ -2390,7 +2698,7 @@ def _stored_loads(launch, program: int, unique) -> frozenset:
 def _carry_sources(results, operands) -> None:
     """Give ``results`` (a handle, or a tuple or list of them) the union of the sources of ``operands``, and of
     the loads (:attr:`Launch.visits` indices) their values came from."""
-    found = loads = returned = who = frozenset()
+    found = loads = returned = who = via = frozenset()
     bits = False
     for value in operands:
         for item in (value if isinstance(value, (list, tuple)) else (value,)):
@@ -2398,6 +2706,7 @@ def _carry_sources(results, operands) -> None:
             loads = loads | _loads(item)
             returned = returned | _returned(item)
             who = who | _who(item)
+            via = via | _pid_atoms(item)
             bits = bits or _attr(item, "_gpuperf_bits", False)
     if bits:  # computed from bits reinterpreted (a bitcast): see :func:`_packed`
         for res in (results if isinstance(results, (list, tuple)) else (results,)):
@@ -2419,6 +2728,8 @@ def _carry_sources(results, operands) -> None:
                     res._gpuperf_ret = returned | _returned(res)
                 if who:
                     res._gpuperf_who = who | _who(res)
+                if via:  # the program id came through these nodes
+                    res._gpuperf_pvia = via | _attr(res, "_gpuperf_pvia", frozenset())
             except AttributeError:  # pragma: no cover - a handle without a __dict__
                 pass
 
