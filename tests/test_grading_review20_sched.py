@@ -39,9 +39,9 @@ def _file(tag):
 def _interpreted_here() -> bool:
     import torch
 
-    from gpuperf import grading
-
-    return not torch.cuda.is_available() or grading.INTERPRET_ON_GPU
+    # the CPU's case labels and messages: on a GPU (with GPUPERF_GRADING_INTERPRET_ON_GPU=1) the labels differ
+    # and a race shows in the compiled case's values first (an H100, 2026-12-06)
+    return not torch.cuda.is_available()
 
 
 def _passed(key, fn, only=None):

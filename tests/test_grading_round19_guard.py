@@ -216,6 +216,8 @@ def test_56_tiles_that_need_more_shared_memory_than_any_gpu_are_refused():
     report = grading.grade_report(key, fn, seed=SEED, only=_d128, stop_at_first_failure=True)
     assert not report.passed, report.text()
     message = report.results[-1].message
+    if "out of resource: shared memory" in message:  # on a GPU, Triton refuses to launch it first
+        return
     assert "327,680 bytes" in message and "232,448 B" in message, report.text()
     assert "k_ptr 256 x 128 x 4 B = 131,072 B" in message, report.text()
 
