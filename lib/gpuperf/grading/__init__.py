@@ -125,6 +125,42 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
                  graded: str = "yours", only: Callable[[str], bool] | None = None,
                  stop_at_first_failure: bool = False) -> GradeReport:
     """Grade ``fn`` on the cases of exercise ``key``; never raises for a wrong or crashing ``fn``.
+    (:func:`_grade_report`, with every trace and profile function switched off while it runs.)"""
+    arguments = dict(seed=seed, device=device, graded=graded, only=only, stop_at_first_failure=stop_at_first_failure)
+    if _hooks_set():  # the reader's hook, as far as it can be told: refused by name
+        return _grade_report(key, fn, **arguments)
+    with _trace_and_profile_off():
+        return _grade_report(key, fn, **arguments)
+
+
+@contextlib.contextmanager
+def _trace_and_profile_off():
+    """``sys.settrace`` and ``sys.setprofile`` hooks (and ``threading``'s, for new threads) off for a whole grade
+    and put back after it. A hook that :func:`_readers_hook` takes for a debugger's or a profiler's may still be
+    the reader's in disguise (round 21: a method-wrapper, a partial, a decorator's wrapper, callbacks put on a
+    ``bdb.Bdb`` instance, copying the expected output over the reader's when the comparison starts): off, it
+    cannot run inside the grader. A debugger does not stop in the grader's code meanwhile."""
+    import threading
+
+    saved = (sys.gettrace(), sys.getprofile(), getattr(threading, "gettrace", lambda: None)(),
+             getattr(threading, "getprofile", lambda: None)())
+    sys.settrace(None)
+    sys.setprofile(None)
+    threading.settrace(None)
+    threading.setprofile(None)
+    try:
+        yield
+    finally:
+        sys.settrace(saved[0])
+        sys.setprofile(saved[1])
+        threading.settrace(saved[2])
+        threading.setprofile(saved[3])
+
+
+def _grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str | None = None,
+                  graded: str = "yours", only: Callable[[str], bool] | None = None,
+                  stop_at_first_failure: bool = False) -> GradeReport:
+    """Grade ``fn`` on the cases of exercise ``key``; never raises for a wrong or crashing ``fn``.
 
     ``seed`` (default: fresh, from the OS) draws the inputs; ``device`` defaults to ``"cuda"`` when kernels
     run compiled on a GPU, else ``"cpu"`` (the Triton interpreter). ``only`` (a predicate on case labels)
@@ -546,7 +582,23 @@ def _readers_hook(hook, depth: int = 4) -> bool:
     if isinstance(hook, functools.partial):
         return any(callable(part) and _readers_hook(part, depth - 1)
                    for part in (hook.func, *hook.args, *hook.keywords.values()))
+    wrapped = getattr(hook, "__wrapped__", None)  # a decorator's wrapper (functools.wraps, lru_cache,
+    if callable(wrapped) and _readers_hook(wrapped, depth - 1):  # torch.no_grad()(f)): what it wraps too
+        return True
     owner = getattr(hook, "__self__", None)
+    if owner is not None and owner is not hook and not isinstance(owner, (type(sys), type)):
+        # a method-wrapper or a C method (``f.__call__``) runs its object: the reader's function, say; an
+        # object's own attributes (callbacks put on a ``bdb.Bdb`` or ``profile.Profile`` instance) run too
+        if callable(owner) and _readers_hook(owner, depth - 1):
+            return True
+        try:
+            own = list(vars(owner).values())
+        except TypeError:  # no __dict__ (a C object)
+            own = []
+        own += [v for value in own if isinstance(value, dict) for v in value.values()]  # profile's dispatch
+        if any(callable(value) and not isinstance(value, type) and getattr(value, "__self__", None) is not owner
+               and _readers_hook(value, depth - 1) for value in own):
+            return True
     if owner is not None and not isinstance(owner, type(sys)):  # a bound method: its object's classes too
         for cls in type(owner).__mro__:
             if cls.__module__ == "builtins" or cls.__module__ in sys.builtin_module_names:
@@ -569,7 +621,7 @@ def _readers_hook(hook, depth: int = 4) -> bool:
 
 
 #: Python's own debuggers and profilers, whose hooks a learner may have on (``%debug``, ``%prun``)
-_STDLIB_HOOK_FILES = ("bdb.py", "pdb.py", "profile.py", "cProfile.py", "trace.py")
+_STDLIB_HOOK_FILES = ("bdb.py", "pdb.py", "cmd.py", "profile.py", "cProfile.py", "trace.py")  # cmd: pdb's base
 
 
 def _installed_file(filename: str) -> bool:
