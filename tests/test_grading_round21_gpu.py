@@ -7,7 +7,8 @@
 - ipykernel installed outside site-packages (``pip install --target``, a folder on ``PYTHONPATH``): its IOPub
   thread was taken for a thread of the reader's, and every grade in a notebook was refused;
 - a grade kept only the first 256 MiB of buffers its calls allocated: on a GPU the early cases use them up, and
-  an honest workspace cache made in a late case was refused in the next call;
+  an honest workspace cache made in a late case was refused in the next call (now small buffers are always
+  kept, and the large ones seen last);
 - L5.forward's interpreted cases on a GPU had no shape where stored scores exceed the split-KV budget: round 3's
   25 (it stores S) was accepted there.
 """
@@ -77,24 +78,29 @@ def test_a_thread_of_an_installed_package_does_not_stop_a_grade(tmp_path, monkey
         thread.join()
 
 
-def test_a_grade_keeps_the_buffers_it_saw_last(monkeypatch):
+def test_a_grade_keeps_small_buffers_and_the_large_ones_it_saw_last(monkeypatch):
     import torch
 
     from gpuperf.grading import watch
 
     monkeypatch.setitem(watch._EARLIER_CALLS, "allocs", {})
+    monkeypatch.setitem(watch._EARLIER_CALLS, "large", {})
     monkeypatch.setitem(watch._EARLIER_CALLS, "bytes", 0)
+    monkeypatch.setitem(watch._EARLIER_CALLS, "small_bytes", 0)
     monkeypatch.setitem(watch._EARLIER_CALLS, "grading", True)
+    monkeypatch.setitem(watch._EARLIER_CALLS, "small", 64)
     monkeypatch.setitem(watch._EARLIER_CALLS, "limit", 3 * 1024 * 4)
-    allocs = [watch._Alloc(torch.zeros(1024), 0, 1024) for _ in range(5)]
-    for alloc in allocs:
+    small = watch._Alloc(torch.zeros(4), 0, 4)  # 16 bytes: always kept
+    watch._remember_for_later_calls(small)
+    large = [watch._Alloc(torch.zeros(1024), 0, 1024) for _ in range(5)]
+    for alloc in large:
         watch._remember_for_later_calls(alloc)
     kept = watch._EARLIER_CALLS["allocs"]
-    assert list(kept) == [a.storage for a in allocs[2:]]  # the last three, the first two let go
+    assert list(kept) == [small.storage] + [a.storage for a in large[2:]]  # the first two large let go
     assert watch._EARLIER_CALLS["bytes"] == 3 * 1024 * 4
     too_big = watch._Alloc(torch.zeros(4096), 0, 4096)
     watch._remember_for_later_calls(too_big)  # larger than the limit alone: not kept, nothing let go
-    assert list(kept) == [a.storage for a in allocs[2:]]
+    assert list(kept) == [small.storage] + [a.storage for a in large[2:]]
 
 
 def test_l5_forward_on_a_gpu_interprets_the_long_canary(monkeypatch):

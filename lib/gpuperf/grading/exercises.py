@@ -2612,10 +2612,12 @@ def _matmul_cases(gen, device) -> list[Case]:
         ", called twice on the same A and B with new values in them"
     cases.append(Case(label, _matmul_case(gen, device, _torch().float32, m, n, k, "randn", label, "strided",
                                           "contiguous", repeat=True)))
-    if device != "cpu":  # the tiles and the walk over K, counted by the interpreter on the CPU
-        label = (_matmul_label(40, 48, 1000, _torch().float32, "randn", "strided", "contiguous")
+    if device != "cpu":  # the tiles and the walk over K, counted by the interpreter on the CPU; C of whole
+        # tiles of any size up to 64 (at 40 x 48 two programs of two 32 x 32 tiles each wrote less than two
+        # tiles' worth of C and passed, on an H100: the tiles at its edges are partial)
+        label = (_matmul_label(192, 256, 1000, _torch().float32, "randn", "strided", "contiguous")
                  + ", your kernel run by Triton's interpreter on the CPU: its tiles and the walk over K")
-        cases.append(Case(label, _matmul_case(gen, "cpu", _torch().float32, 40, 48, 1000, "randn", label,
+        cases.append(Case(label, _matmul_case(gen, "cpu", _torch().float32, 192, 256, 1000, "randn", label,
                                               "strided", "contiguous"), interpret=True, device="cpu"))
     if _no_tf32(device):
         import torch

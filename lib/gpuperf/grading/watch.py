@@ -241,29 +241,42 @@ _ACTIVE: "Watch | None" = None
 #: The banded buffers torch made inside the calls of the grade in progress, by storage address, so that a
 #: later call of the same grade may use one it kept (a workspace cache: see ``Watch._carry_over``); emptied
 #: when a grade starts and ends (:func:`forget_earlier_calls`). At most ``limit`` bytes are kept alive.
-_EARLIER_CALLS: dict = {"allocs": {}, "bytes": 0, "limit": 256 << 20, "grading": False, "returned": set()}
+_EARLIER_CALLS: dict = {"allocs": {}, "large": {}, "bytes": 0, "small_bytes": 0, "limit": 256 << 20,
+                        "small": 1 << 20, "grading": False, "returned": set()}
 
 
 def _remember_for_later_calls(alloc) -> None:
-    """Keep ``alloc`` for the grade's later calls; past ``limit`` bytes the buffers remembered longest ago are
-    let go first (a GPU grade allocates gigabytes over its cases: keeping only the first 256 MiB refused an
-    honest workspace cache made in a late case and reused by the next call, on an H100)."""
+    """Keep ``alloc`` for the grade's later calls. A buffer of at most ``small`` bytes is always kept (a
+    workspace of row statistics made in an early case and reused cases later: an H100 refused one), up to
+    ``limit`` bytes of them; larger
+    ones up to ``limit`` bytes in all, those used longest ago let go first (a GPU grade allocates gigabytes over
+    its cases: keeping only the first 256 MiB refused an honest workspace made in a late case and reused by the
+    next call)."""
     size = alloc.buffer.numel() * alloc.buffer.element_size()
     if not _EARLIER_CALLS["grading"] or size > _EARLIER_CALLS["limit"]:
         return
-    allocs = _EARLIER_CALLS["allocs"]
-    while allocs and _EARLIER_CALLS["bytes"] + size > _EARLIER_CALLS["limit"]:
-        oldest = allocs.pop(next(iter(allocs)))
-        _EARLIER_CALLS["bytes"] -= oldest.buffer.numel() * oldest.buffer.element_size()
+    allocs, large = _EARLIER_CALLS["allocs"], _EARLIER_CALLS["large"]
+    if size > _EARLIER_CALLS["small"]:
+        while large and _EARLIER_CALLS["bytes"] + size > _EARLIER_CALLS["limit"]:
+            oldest = next(iter(large))
+            _EARLIER_CALLS["bytes"] -= large.pop(oldest)
+            allocs.pop(oldest, None)
+        large[alloc.storage] = size
+        _EARLIER_CALLS["bytes"] += size
+    elif _EARLIER_CALLS["small_bytes"] + size > _EARLIER_CALLS["limit"]:
+        return  # (a grade of thousands of small buffers: the first ones stay)
+    else:
+        _EARLIER_CALLS["small_bytes"] += size
     allocs[alloc.storage] = alloc
-    _EARLIER_CALLS["bytes"] += size
 
 
 def forget_earlier_calls(grading: bool = False) -> None:
     """Start (``grading``) or end a grade: no buffer of an earlier grade's calls may be used; buffers are
     remembered only while a grade runs (not in a :func:`gpuperf.grading.forbid` block)."""
     _EARLIER_CALLS["allocs"] = {}
+    _EARLIER_CALLS["large"] = {}
     _EARLIER_CALLS["bytes"] = 0
+    _EARLIER_CALLS["small_bytes"] = 0
     _EARLIER_CALLS["grading"] = grading
     _EARLIER_CALLS["returned"] = set()  # storages of the outputs earlier calls returned
 
@@ -395,7 +408,9 @@ class Watch:
         alloc = _EARLIER_CALLS["allocs"].get(ptr)
         if alloc is None or not self.policy.kernels:
             return False
-        _EARLIER_CALLS["allocs"][ptr] = _EARLIER_CALLS["allocs"].pop(ptr)  # used again: let go of it last
+        large = _EARLIER_CALLS["large"]
+        if ptr in large:
+            large[ptr] = large.pop(ptr)  # used again: let go of it last
         self._carry_over(alloc)
         return True
 
