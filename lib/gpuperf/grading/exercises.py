@@ -355,17 +355,38 @@ def _count_reads(watch, tensors: dict, reads: dict, queries=None) -> None:
             return None
         return entry[0]
 
+    rank = {name: i for i, name in enumerate(tensors)}  # k before v: memory holding both is read as k
+    extent: dict = {}  # storage address: (first, last + 1) element offsets that owned views of it cover
+
     def own(t, owner, held=None):
-        entry = owners.get(_storage_ptr(t))
+        """``t`` (memory of the reader's) holds values of ``owner``. With ``held`` (at most that many distinct
+        elements of it written into ``t``: a copy, an operator's output), memory owned already is written again:
+        it may hold more distinct elements than before (a buffer primed with one element, then a block copied
+        in), up to its size, and memory holding another tensor's values too is read as the one that comes first
+        (k copied into a buffer primed with v holds k)."""
+        ptr = _storage_ptr(t)
+        entry = owners.get(ptr)
+        low = t.storage_offset()
+        high = low + sum((n - 1) * st for n, st in zip(t.shape, t.stride()) if st > 0) + 1
+        places = math.prod(n for n, st in zip(t.shape, t.stride()) if st != 0) if t.numel() else 0
         if entry is None or owner_of(t) is None:
-            owners[_storage_ptr(t)] = entry = [owner, []]
-            distinct[_storage_ptr(t)] = t.numel() if held is None else min(t.numel(), held)
+            owners[ptr] = entry = [owner, []]
+            distinct[ptr] = t.numel() if held is None else min(t.numel(), held)
+            extent[ptr] = (low, high)
+        elif held is not None and entry[1] is not None:
+            if rank.get(owner, len(rank)) < rank.get(entry[0], len(rank)):
+                entry[0] = owner
+            # the elements the rest of the owned memory held, and those written into t now
+            low, high = min(low, extent.get(ptr, (low, high))[0]), max(high, extent.get(ptr, (low, high))[1])
+            extent[ptr] = (low, high)
+            distinct[ptr] = min(max(high - low, t.numel()), min(distinct.get(ptr, 0), max(high - low - places, 0))
+                                + min(t.numel(), held))
         if entry[1] is not None:
             entry[1].append(weakref.ref(t))
 
-    #: storage address of a value computed from q: [rows, weak references], rows either ("map", first row,
-    #: elements per row, storage offset of the first row) for a same-shaped image of rows of q, or
-    #: ("span", lowest row, highest row)
+    #: storage address of a value computed from q: [rows, weak references, statistic], rows either ("map",
+    #: first row, elements per row, storage offset of the first row) for an image of rows of q row by row, or
+    #: ("span", lowest row, highest row); statistic: a value with no rows of q left (rowless below)
     from_q: dict = {}
     visited: list = []  # the spans of q rows of the score products, in order (consecutive repeats once)
 
@@ -388,42 +409,83 @@ def _count_reads(watch, tensors: dict, reads: dict, queries=None) -> None:
         return (first + max(a.storage_offset() - start, 0) // max(per_row, 1),
                 first + max(last - start, 0) // max(per_row, 1))
 
-    def mark_q(flat, outs):
-        """The outputs of an operator that read values of q: computed from those rows of q."""
+    def rowless(a, out, joined=False) -> bool:
+        """``a`` (a value of q) brings no rows of q to ``out``: a statistic of several rows of q (a 0-d value
+        such as ``q.sum()``, a row of sums over q's rows, what is made from those alone) or a value broadcast
+        along ``out``'s first dimension (``joined``: ``out`` joins its inputs, a concatenation or a stack:
+        none is broadcast)."""
+        entry = from_q.get(_storage_ptr(a))
+        if entry is not None and entry[2] and any(r() is not None for r in entry[1]):
+            return True
+        if joined:
+            return False
+        if a.dim() == 0:
+            return True
+        if out is None or out.dim() == 0 or out.shape[0] <= 1:
+            return False
+        lead = a.dim() - out.dim()  # the dimension of a that broadcasting lines up with out's first
+        return lead < 0 or a.shape[lead] == 1 or a.stride(lead) == 0
+
+    def rows_in(flat, out=None, joined=False):
+        """The rows of q an operator's inputs ``flat`` bring to ``out``: ``(inputs, (low, high), statistic)``,
+        or None. Values combined with an image of k: the rows the query side brings (score_product). A value
+        with no rows of q left (a statistic of all of q: ``q.sum() * 0`` added to a block of queries, a
+        broadcast one) brings none where a value with rows is there too; several values with rows bring the
+        rows they share (a block of queries plus something made from every row of q: the block)."""
         spans = [(a, q_rows(a)) for a in flat]
         spans = [(a, r) for a, r in spans if r is not None]
         if not spans:
-            return
-        # values of q combined with an image of k: the rows the query side brings (score_product)
+            return None
         spans = [(a, r) for a, r in spans if owner_of(a) != "k"] or spans
-        low, high = min(r[0] for _, r in spans), max(r[1] for _, r in spans)
+        rowed = [(a, r) for a, r in spans if not rowless(a, out, joined)]
+        statistic = not rowed
+        spans = rowed or spans
+        low, high = max(r[0] for _, r in spans), min(r[1] for _, r in spans)
+        if low > high:  # rows they do not share: all of them
+            low, high = min(r[0] for _, r in spans), max(r[1] for _, r in spans)
+        return spans, (low, high), statistic
+
+    def mark_q(flat, outs, copy=None, joined=False):
+        """The outputs of an operator that read values of q: computed from those rows of q. ``copy``: the
+        tensor a copy copies from (what the copied-to memory holds from now on)."""
+        if copy is not None:
+            flat = [copy]
+        found = rows_in(flat, outs[0] if len(outs) == 1 else None, joined)
+        if found is None:
+            return
+        spans, (low, high), statistic = found
         for t in outs:
             ptr = _storage_ptr(t)
             if queries is not None and ptr == _storage_ptr(queries):
                 continue
+            # a value of a single row, or none, made from several rows of q: a statistic of them
+            stat = (statistic or t.dim() == 0 or t.shape[0] == 1) and high > low
             entry = from_q.get(ptr)
+            if entry is not None and any(r() is not None for r in entry[1]) and copy is not None and \
+                    (entry[0][0] != "map" or q_rows(t) != (low, high)):
+                entry = None  # a copy of other rows of q over a buffer's: the rows copied
             if entry is not None and any(r() is not None for r in entry[1]):
                 if entry[0][0] == "span":
                     entry[0] = ("span", min(entry[0][1], low), max(entry[0][2], high))
+                entry[2] = entry[2] and stat
             else:
                 a = spans[0][0]
-                if len(spans) == 1 and t.dim() >= 1 and tuple(t.shape) == tuple(a.shape) and t.is_contiguous():
+                if len(spans) == 1 and t.dim() >= 1 and a.dim() >= 1 and t.is_contiguous() and \
+                        (tuple(t.shape) == tuple(a.shape) or (t.shape[0] == a.shape[0] == high - low + 1)):
                     rows = ("map", low, t.stride(0), t.storage_offset())  # row i of t: row i of a's rows
                 else:
                     rows = ("span", low, high)
-                from_q[ptr] = entry = [rows, []]
+                from_q[ptr] = entry = [rows, [], stat]
             entry[1].append(weakref.ref(t))
 
-    def score_product(flat):
+    def score_product(flat, out=None, joined=False):
         """An operator combining values of q and of k: note the rows of q it takes, and a return to rows left."""
         if not any(owner_of(a) == "k" for a in flat):
             return
-        # the rows of q the query side brings (a copy of k with q's values mixed in is the key side)
-        spans = [q_rows(a) for a in flat if owner_of(a) != "k"] or [q_rows(a) for a in flat]
-        spans = [r for r in spans if r is not None]
-        if not spans:
+        found = rows_in(flat, out, joined)
+        if found is None:
             return
-        rows = (min(r[0] for r in spans), max(r[1] for r in spans))
+        rows = found[1]
         if visited and visited[-1] == rows:
             return
         if "order:back" not in reads:
@@ -447,8 +509,13 @@ def _count_reads(watch, tensors: dict, reads: dict, queries=None) -> None:
         with_q = queries is not None and any(q_rows(a) is not None for a in flat + listed)
         if with_q and name not in VIEWS:
             if name not in COPIES:
-                score_product(flat + listed)
-            mark_q(flat + listed, outs)
+                joined = name in _JOINS
+                score_product(flat + listed, outs[0] if len(outs) == 1 else None, joined)
+                mark_q(flat + listed, outs, joined=joined)
+            else:  # a copy: the rows of what it copies (none: a constant fill keeps what was there)
+                src = args[0] if name in ("clone", "_to_copy") else args[1] if len(args) > 1 else None
+                if isinstance(src, torch.Tensor) and q_rows(src) is not None:
+                    mark_q([src], outs, copy=src)
         if name in VIEWS:  # a view of a copy keeps the copy's memory the grader's
             source = next((owner_of(a) for a in flat if owner_of(a) is not None), None)
             if source is not None:
@@ -457,13 +524,26 @@ def _count_reads(watch, tensors: dict, reads: dict, queries=None) -> None:
                         own(t, source)
             return out
         if name in COPIES:  # a copy of the grader's tensor is read as the tensor itself
-            source = next((owner_of(a) for a in flat if owner_of(a) is not None), None)
+            # the copy's source is what it copies from (copy_'s second argument, not the buffer it writes)
+            src = args[0] if name in ("clone", "_to_copy") else args[1] if len(args) > 1 else None
+            source = owner_of(src) if isinstance(src, torch.Tensor) else None
             if source is not None:
-                held = max(elements(a) for a in flat if owner_of(a) == source)
-                for t in (out if isinstance(out, (tuple, list)) else (out,)):
-                    if isinstance(t, torch.Tensor) and owner_of(t) in (None, source):
-                        own(t, source, held)
+                held = elements(src)
+                for t in outs:
+                    own(t, source, held)
             return out
+        # the outputs that hold values of the grader's tensors: (output, owner, elements), owned once the
+        # operator's inputs are all counted (an in-place write is counted with what its memory held before)
+        images: list = []
+
+        def image(t, owner, n):
+            for i, (u, o, m) in enumerate(images):
+                if u is t:
+                    first = o if rank.get(o, len(rank)) <= rank.get(owner, len(rank)) else owner
+                    images[i] = (t, first, max(m, n))
+                    return
+            images.append((t, owner, n))
+
         for a in flat + [a for a in listed if not any(a is b for b in flat)]:
             owner = owner_of(a)
             if owner is None:
@@ -479,8 +559,7 @@ def _count_reads(watch, tensors: dict, reads: dict, queries=None) -> None:
                 widest = f"{owner}:widest"
                 reads[widest] = max(reads.get(widest, 0), n)
                 for t in outs:
-                    if owner_of(t) in (None, owner):
-                        own(t, owner, n)
+                    image(t, owner, n)
                 continue
             # an elementwise image of the grader's tensor (k * 1.0, k.float() + 0, a concatenation) is read as
             # the tensor itself: reading it later reads k again. So is an image of another shape (a broadcast
@@ -492,16 +571,22 @@ def _count_reads(watch, tensors: dict, reads: dict, queries=None) -> None:
                 if kind not in _MATRIX_PRODUCTS and kind not in _REDUCTIONS else []
             if not same and other:
                 for t in other:
-                    if owner_of(t) in (None, owner):
-                        own(t, owner, n)
+                    image(t, owner, n)
+                continue
+            # so is an elementwise image made without q (k * scale before the loops, or a block of keys scaled
+            # before its product): it computes no score; the products that read it (with q) read the keys
+            if queries is not None and not with_q and kind not in _MATRIX_PRODUCTS:
+                for t in same + other:
+                    image(t, owner, n)
                 continue
             reads[owner] += n
             widest = f"{owner}:widest"
             reads[widest] = max(reads.get(widest, 0), n)
             if kind not in _MATRIX_PRODUCTS:  # addmm_ too: a product, not an image of k
                 for t in same + other:
-                    if owner_of(t) in (None, owner):
-                        own(t, owner, n)
+                    image(t, owner, n)
+        for t, owner, n in images:
+            own(t, owner, n)
         return out
 
     watch._dispatch = dispatch
@@ -5018,6 +5103,8 @@ def _tiled_cases(gen, device) -> list[Case]:
 #: ATen matrix products (``@``, ``torch.matmul``, ``einsum`` and ``F.linear`` arrive as one of these).
 _MATRIX_PRODUCTS = frozenset(("mm", "bmm", "addmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot",
                               "matmul", "_addmm_activation"))
+#: ATen operators that join their inputs (none broadcast along the output's rows): _count_reads.
+_JOINS = frozenset(("cat", "_cat", "stack", "hstack", "vstack", "column_stack", "index_put", "index_put_"))
 #: ATen reductions: what they output is a statistic of what they read, not an image of it (_count_reads).
 _REDUCTIONS = frozenset(("sum", "mean", "nansum", "nanmean", "amax", "amin", "max", "min", "aminmax", "prod",
                          "logsumexp", "norm", "linalg_vector_norm", "var", "std", "var_mean", "std_mean",
