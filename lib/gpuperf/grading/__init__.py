@@ -125,8 +125,15 @@ def grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str
                  graded: str = "yours", only: Callable[[str], bool] | None = None,
                  stop_at_first_failure: bool = False) -> GradeReport:
     """Grade ``fn`` on the cases of exercise ``key``; never raises for a wrong or crashing ``fn``.
-    (:func:`_grade_report`, with every trace and profile function switched off while it runs.)"""
-    arguments = dict(seed=seed, device=device, graded=graded, only=only, stop_at_first_failure=stop_at_first_failure)
+
+    ``seed`` (default: fresh, from the OS) draws the inputs; ``device`` defaults to ``"cuda"`` when kernels
+    run compiled on a GPU, else ``"cpu"`` (the Triton interpreter). ``only`` (a predicate on case labels)
+    and ``stop_at_first_failure`` run fewer cases (the tests of the graders use them to stay fast). The
+    course's own kernels run only inside the exercise's solution itself (:func:`_is_solution`). Every trace
+    and profile function is off while it grades (:func:`_trace_and_profile_off`), unless one of the reader's
+    is set, which the grade then refuses by name."""
+    arguments = dict(seed=seed, device=device, graded=graded, only=only,
+                     stop_at_first_failure=stop_at_first_failure)
     if _hooks_set():  # the reader's hook, as far as it can be told: refused by name
         return _grade_report(key, fn, **arguments)
     with _trace_and_profile_off():
@@ -160,12 +167,7 @@ def _trace_and_profile_off():
 def _grade_report(key: str, fn: Callable, *, seed: int | None = None, device: str | None = None,
                   graded: str = "yours", only: Callable[[str], bool] | None = None,
                   stop_at_first_failure: bool = False) -> GradeReport:
-    """Grade ``fn`` on the cases of exercise ``key``; never raises for a wrong or crashing ``fn``.
-
-    ``seed`` (default: fresh, from the OS) draws the inputs; ``device`` defaults to ``"cuda"`` when kernels
-    run compiled on a GPU, else ``"cpu"`` (the Triton interpreter). ``only`` (a predicate on case labels)
-    and ``stop_at_first_failure`` run fewer cases (the tests of the graders use them to stay fast). The
-    course's own kernels run only inside the exercise's solution itself (:func:`_is_solution`)."""
+    """What :func:`grade_report` returns, graded with whatever trace and profile functions are set."""
     ex = _exercise(key)
     if not callable(fn):
         raise ValueError(f"fn must be callable, got {fn!r}")
