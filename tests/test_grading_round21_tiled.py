@@ -117,5 +117,5 @@ def test_course_solution_passes():
 
 
 def test_every_file_of_round_21_tiled_is_tested():
-    tags = {p.name.split("_")[0] for p in attack_folder(21).glob("*_L5tiled_*.py")}
-    assert tags == {"01", "02", "31", "h01", "h03"}, tags
+    tags = {p.name.split("_")[0] for p in attack_folder(21).glob("*_L5tiled_*.py") if "hook" not in p.stem}
+    assert tags == {"01", "02", "31", "h01", "h03"}, tags  # (the hook files: test_grading_round21_hooks.py)
