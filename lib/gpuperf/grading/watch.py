@@ -240,18 +240,18 @@ _ACTIVE: "Watch | None" = None
 
 #: The banded buffers torch made inside the calls of the grade in progress, by storage address, so that a
 #: later call of the same grade may use one it kept (a workspace cache: see ``Watch._carry_over``); emptied
-#: when a grade starts and ends (:func:`forget_earlier_calls`). At most ``limit`` bytes are kept alive.
+#: when a grade starts and ends (:func:`forget_earlier_calls`). At most ``limit`` bytes of small buffers and as
+#: many of large ones are kept alive (:func:`_remember_for_later_calls`).
 _EARLIER_CALLS: dict = {"allocs": {}, "large": {}, "bytes": 0, "small_bytes": 0, "limit": 256 << 20,
                         "small": 1 << 20, "grading": False, "returned": set()}
 
 
 def _remember_for_later_calls(alloc) -> None:
-    """Keep ``alloc`` for the grade's later calls. A buffer of at most ``small`` bytes is always kept (a
-    workspace of row statistics made in an early case and reused cases later: an H100 refused one), up to
-    ``limit`` bytes of them; larger
-    ones up to ``limit`` bytes in all, those used longest ago let go first (a GPU grade allocates gigabytes over
-    its cases: keeping only the first 256 MiB refused an honest workspace made in a late case and reused by the
-    next call)."""
+    """Keep ``alloc`` for the grade's later calls. Buffers of at most ``small`` bytes are kept, up to ``limit``
+    bytes of them (a workspace of row statistics made in an early case and reused cases later: an H100 refused
+    one); larger ones up to ``limit`` bytes in all, those used longest ago let go first (a GPU grade allocates
+    gigabytes over its cases: keeping only the first 256 MiB refused an honest workspace made in a late case and
+    reused by the next call)."""
     size = alloc.buffer.numel() * alloc.buffer.element_size()
     if not _EARLIER_CALLS["grading"] or size > _EARLIER_CALLS["limit"]:
         return
