@@ -643,29 +643,7 @@ def _installed_file(filename: str) -> bool:
     return any(real.startswith(root + os.sep) for root in packages)
 
 
-@functools.lru_cache(maxsize=8)
-def _distribution_folders(path: tuple, cwd: str) -> frozenset:
-    """The folders of ``sys.path`` (``path``) that hold an installed distribution's metadata (a ``.dist-info``
-    or ``.egg-info`` folder), less the working directory, where the reader's own files are: packages installed
-    with ``pip install --target`` or put on ``PYTHONPATH`` count as installed, as in site-packages (found on a
-    GPU machine whose ipykernel was installed so: its IOPub thread was taken for the reader's)."""
-    import os
-
-    found = set()
-    here = os.path.realpath(cwd)
-    for entry in path:
-        if not isinstance(entry, str) or not entry:
-            continue
-        real = os.path.realpath(entry)
-        if real == here or not os.path.isdir(real):
-            continue
-        try:
-            names = os.listdir(real)
-        except OSError:  # pragma: no cover - a folder we may not read
-            continue
-        if any(name.endswith((".dist-info", ".egg-info")) for name in names):
-            found.add(real)
-    return frozenset(found)
+_distribution_folders = _watch._distribution_folders
 
 
 def _stdlib_folders() -> set[str]:

@@ -88,6 +88,7 @@ rewrite the grader itself. The solution is printed under every exercise anyway.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import sys
@@ -142,6 +143,42 @@ PRINTING = frozenset(("__repr__", "__str__", "__format__"))
 _RUNS_PYTHON = frozenset(("apply", "backward", "grad", "_make_grads", "run_backward"))
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _installed_path(filename: str) -> bool:
+    """Whether ``filename`` (absolute) lies in an installed package: under a ``site-packages`` or
+    ``dist-packages`` folder, or in a ``sys.path`` folder that holds a distribution's metadata (packages
+    installed with ``pip install --target`` or put on ``PYTHONPATH``; the working directory excepted).
+    :func:`gpuperf.grading._installed_file` answers the same question for the hook and thread checks."""
+    if "site-packages" in filename or "dist-packages" in filename:
+        return True
+    folders = _distribution_folders(tuple(sys.path), os.getcwd())
+    return bool(folders) and any(filename.startswith(root + os.sep) for root in folders)
+
+
+@functools.lru_cache(maxsize=8)
+def _distribution_folders(path: tuple, cwd: str) -> frozenset:
+    """The folders of ``sys.path`` (``path``) that hold an installed distribution's metadata (a ``.dist-info``
+    or ``.egg-info`` folder), less the working directory, where the reader's own files are: packages installed
+    with ``pip install --target`` or put on ``PYTHONPATH`` count as installed, as in site-packages (found on a
+    GPU machine whose ipykernel was installed so: its IOPub thread was taken for the reader's)."""
+    found = set()
+    here = os.path.realpath(cwd)
+    for entry in path:
+        if not isinstance(entry, str) or not entry:
+            continue
+        real = os.path.realpath(entry)
+        if real == here or not os.path.isdir(real):
+            continue
+        try:
+            names = os.listdir(real)
+        except OSError:  # pragma: no cover - a folder we may not read
+            continue
+        if any(name.endswith((".dist-info", ".egg-info")) for name in names):
+            found.add(real)
+            if real != os.path.abspath(entry):
+                found.add(os.path.abspath(entry))
+    return frozenset(found)
 _COURSE_KERNELS_DIR = os.path.join(_PACKAGE_DIR, "kernels") + os.sep
 _GRADER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -1116,8 +1153,7 @@ def _library_kernel_file(fn) -> str:
     if code is None:
         return "<no Python source>"
     filename = os.path.abspath(code.co_filename)
-    if filename.startswith(_PACKAGE_DIR) or _is_trusted_file(filename) or "site-packages" in filename or \
-            "dist-packages" in filename:
+    if filename.startswith(_PACKAGE_DIR) or _is_trusted_file(filename) or _installed_path(filename):
         return filename
     return ""
 
@@ -2182,7 +2218,7 @@ class _Audit:
                     continue
                 return False
             # a third-party package (typing_extensions reads frames of its own) is not the reader's code
-            return "site-packages" not in filename and "dist-packages" not in filename
+            return not _installed_path(filename)
         return False
 
 
@@ -2445,8 +2481,7 @@ def _foreign(filename: str, home: str) -> bool:
     """Code of a library's function that comes from neither the library nor an installed package (a
     notebook cell's patch)."""
     filename = os.path.abspath(filename)
-    return not (filename.startswith(home) or _is_trusted_file(filename) or "site-packages" in filename
-                or "dist-packages" in filename)
+    return not (filename.startswith(home) or _is_trusted_file(filename) or _installed_path(filename))
 
 
 def changed_since_import() -> list[str]:
