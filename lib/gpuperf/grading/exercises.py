@@ -2070,6 +2070,14 @@ def _l2_chain_cases(gen, device) -> list[Case]:
                  "the elements it loads and stores, and the programs that write the result")
         cases.append(Case(label, _chain_case(gen, "cpu", _torch().float32, n, 5, 1.5, 0.25, label),
                           interpret=True, device="cpu"))
+    # more operations than the lab's sweep (1 to 8), drawn (round 22's 04: a chain cut at 8 operations passed);
+    # drawn last so that the cases above keep their draws. A scale near 1 keeps 64 operations inside fp32's range
+    k_ops = torch_randint(gen, 9, 64)
+    n = torch_randint(gen, 97, 3000)
+    scale = 0.9 + 0.2 * float(_torch().rand(1, generator=gen))
+    shift = float(_torch().randn(1, generator=gen)) * 0.25
+    label = f"n={n} fp32 k_ops={k_ops} scale={scale:.4f} shift={shift:.4f} (more operations than the lab sweeps)"
+    cases.append(Case(label, _chain_case(gen, device, _torch().float32, n, k_ops, scale, shift, label)))
     return cases
 
 
