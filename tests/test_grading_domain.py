@@ -42,7 +42,12 @@ ALGORITHM_ONLY = {"add_cast_late", "matmul_no_dot", "softmax_fixed_block", "a04_
                   "matmul_a_program_per_row_of_tiles",
                   # L4.outer's 2-D tiles are counted by its interpreted case (refused as accepted on an H100,
                   # 2026-12-05, where this list lacked it)
-                  "outer_rows"}
+                  "outer_rows",
+                  # round 1's attacks that hide from the interpreter's counts (the key blocks a causal kernel
+                  # visits, L4.outer's 2-D tiles): their values are right, so a GPU's compiled cases accept them
+                  # (an H200, 2026-12-06, where this list lacked them)
+                  "a26_l5causal_shortcut_full_rerun", "a36_l4outer_rows_reshaped_2d",
+                  "a38_l5causal_padded_dot_inflated_full"}
 
 
 def _interpreted_here() -> bool:

@@ -135,6 +135,13 @@ def test_02_a_loop_of_one_program_launches_handed_back_through_a_copy(tag):
 
 
 def test_02b_refused_by_the_whole_grade():
+    import torch
+
+    from gpuperf import grading
+
+    if torch.cuda.is_available() and not grading.INTERPRET_ON_GPU:  # right values: only the count refuses it
+        pytest.skip("the programs that write the rows are counted by L3.softmax's interpreted case, off on a GPU "
+                    "machine (labs/README.md)")
     key, fn = load_attack(_file("02b"))
     _refused(_grade(key, fn, stop=True), "program(s) or fewer")
 

@@ -34,6 +34,12 @@ def _interpreted_here() -> bool:
     return not torch.cuda.is_available()
 
 
+def _on_gpu() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def _refused(key, fn, *words):
     from gpuperf import grading
 
@@ -106,7 +112,10 @@ def test_36_with_dq_cast_after_the_launch_is_accepted():
          "            tl.store(dq_ptr + bh * N_Q * D + rows[:, None] * D + dims[None, :],\n"
          "                     (before + dq_part).to(dq_ptr.dtype.element_ty), mask=rmask)\n", ""),
         ("    return dq, dk, dv\n", "    return ws.to(q.dtype), dk, dv\n"))
-    _passed(key, fn, only=lambda label: "N_q=71" in label)
+    # the second shape of the grade, two causal heads of 71 queries at d = 32 on the CPU; on a GPU its compiled
+    # counterpart (97 queries), where the CPU's label names no case (an H200, 2026-12-06)
+    shape = "N_q=71" if not _on_gpu() else "B=1 H=2 N_q=97 N_k=97 d=32 fp32"
+    _passed(key, fn, only=lambda label: shape in label)
 
 
 # ---- the rules, on small kernels ---------------------------------------------------------------------------

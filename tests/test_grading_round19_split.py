@@ -66,6 +66,9 @@ def test_half_of_p_in_fp16_tile_by_tile_is_refused():
     _refused_for_scores(key, fn)
 
 
+@pytest.mark.skipif(__import__("torch").cuda.is_available() and not grading.INTERPRET_ON_GPU,
+                    reason="what a kernel stores is counted by L5.causal's interpreted case (the key blocks it "
+                    "visits), off on a GPU machine (labs/README.md)")
 def test_causal_half_of_p_is_refused_in_l5_causal():
     key, fn = load_attack_variant(
         H08,

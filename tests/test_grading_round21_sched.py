@@ -69,8 +69,19 @@ def _refused(key, fn, *words, only=None):
 _SCHEDULER_CASES = ("N_q=71", "the key blocks it visits", "how the queries are split", "more (block of queries")
 
 
+#: their counterparts among a GPU's compiled cases (the CPU's labels above select interpreted or CPU-only cases
+#: there: no case at all with the interpreted cases off, an H200, 2026-12-06): the mask case of two heads of 97
+#: queries, and d = 128's 2 x 4 heads of 1024 queries, more (block of queries, head) pairs than the GPU has
+#: multiprocessors
+_GPU_SCHEDULER_CASES = ("B=1 H=2 N_q=97 N_k=97 d=32", "B=2 H=4 N_q=1024 N_k=1024 d=128")
+
+
 def _scheduler_cases(label):
-    return any(word in label for word in _SCHEDULER_CASES)
+    import torch
+
+    words = _SCHEDULER_CASES if not torch.cuda.is_available() else \
+        _GPU_SCHEDULER_CASES + tuple(w for w in _SCHEDULER_CASES if not w.startswith("N_q="))
+    return any(word in label for word in words)
 
 
 # ---- 1. a counter per group ------------------------------------------------------------------------------------
