@@ -39,3 +39,14 @@ def test_every_file_of_round_22_is_accounted_for():
             named.update(re.findall(r"\b(h?\d\d)\b", row.split("|")[1]))
     tags = {path.name.split("_")[0] for path in folder.glob("*.py")}
     assert tags and tags <= named, sorted(tags - named)
+
+
+def test_triton_36s_name_of_a_cdiv_of_two_run_time_values_has_two_arguments():
+    """Triton 3.6 names ``tl.cdiv(N, S)`` of two run-time values ``cdiv__i32_i32__``; its trailing "__" read as two
+    more arguments let ``pid * (cdiv(N, S) * S)`` in a 32-bit mask pass on Colab's and the GPU image's Triton
+    (round 15's test, failing on the H200, 2026-12-06)."""
+    from gpuperf.grading.frontend import _cdiv_arguments
+
+    assert _cdiv_arguments("i32_i32__", ["n", "s"]) == [("value", "n"), ("value", "s")]
+    assert _cdiv_arguments("i32_c16", ["n"]) == [("value", "n"), ("const", 16)]
+    assert _cdiv_arguments("i32__(1,)cconstexpr_16_", ["n"]) == [("value", "n"), ("const", 16)]

@@ -619,11 +619,13 @@ _CDIV_CALL = re.compile(r'^tt\.call @"?[\w.]*\bcdiv__(\w+?(?:__\([\d, ]*\)\w*)?)
 
 def _cdiv_arguments(spec: str, operands: list) -> list:
     """``tl.cdiv``'s two arguments, ``("const", value)`` or ``("value", operand)``, from the name's arguments
-    part (``i32_c16`` in Triton 3.9, ``i32__(1,)cconstexpr_16_`` in 3.6) and the call's operands."""
+    part (``i32_c16`` in Triton 3.9; ``i32__(1,)cconstexpr_16_`` or ``i32_i32__`` in 3.6) and the call's
+    operands."""
     given = iter(operands)
     if "__(" not in spec:
         args = []
-        for part_name in spec.split("_"):
+        # Triton 3.6 names a call of run-time arguments only ``cdiv__i32_i32__``: the trailing "__" is no argument
+        for part_name in (name for name in spec.split("_") if name):
             constant = re.fullmatch(r"c(-?\d+)", part_name)
             args.append(("const", int(constant.group(1))) if constant else ("value", next(given, None)))
         return args
