@@ -50,3 +50,22 @@ def test_triton_36s_name_of_a_cdiv_of_two_run_time_values_has_two_arguments():
     assert _cdiv_arguments("i32_i32__", ["n", "s"]) == [("value", "n"), ("value", "s")]
     assert _cdiv_arguments("i32_c16", ["n"]) == [("value", "n"), ("const", 16)]
     assert _cdiv_arguments("i32__(1,)cconstexpr_16_", ["n"]) == [("value", "n"), ("const", 16)]
+
+
+def test_a_compiled_launchs_grid_function_is_read_again_with_the_grid_triton_uses(monkeypatch):
+    """On a GPU the grader read a grid function once and Triton called it again: the 32-bit mask rules are now
+    read again with the grid Triton's call returns (round 19's 01 was accepted on the H200, 2026-12-06). The
+    wiring only: the compiled launch itself needs a GPU."""
+    from types import SimpleNamespace
+
+    from gpuperf.grading import watch
+
+    seen = []
+    monkeypatch.setattr(watch, "_recheck_masks", lambda w, checked, grid: seen.append((checked, grid)))
+    w = SimpleNamespace(counters=SimpleNamespace(most_programs=0))
+    answers = iter([(4, 1), (4, 7)])
+    wrapped = watch._counting_grid(w, lambda meta: next(answers), checked="checked")
+    assert wrapped({}) == (4, 1) and wrapped({}) == (4, 7)
+    assert seen == [("checked", (4, 1, 1)), ("checked", (4, 7, 1))]
+    assert w.counters.most_programs == 28
+    assert watch._counting_grid(w, (3,), checked=None) == (3,) and len(seen) == 2

@@ -1928,12 +1928,13 @@ def _compiled_hooks(watch_getter) -> list:
                 w.check_alive("at a kernel launch")
                 w.counters.launches += 1
                 grid = _check_compiled_args(w, self, args, kwargs)
+                checked = None
                 if w.policy.kernels and (w.policy.wide_offsets or w.policy.int64_offsets) and \
                         not kwargs.get("warmup"):
-                    _check_compiles(w, self.fn, args, {k: v for k, v in kwargs.items()
-                                                       if k not in ("grid", "warmup")}, grid=grid)
+                    checked = _check_compiles(w, self.fn, args, {k: v for k, v in kwargs.items()
+                                                                 if k not in ("grid", "warmup")}, grid=grid)
                 if "grid" in kwargs:
-                    kwargs["grid"] = _counting_grid(w, kwargs["grid"])
+                    kwargs["grid"] = _counting_grid(w, kwargs["grid"], checked)
                 w.shadows("before a kernel launch")
             saved_pause, w.paused = w.paused, True
             try:
@@ -1953,9 +1954,12 @@ def _compiled_hooks(watch_getter) -> list:
     return saved
 
 
-def _counting_grid(w: Watch, grid):
+def _counting_grid(w: Watch, grid, checked=None):
     """``grid`` as Triton will use it, recording the programs of the launch in ``w.counters.most_programs``
-    when Triton evaluates it (a callable grid, the reader's code, is called as it is, once per launch)."""
+    when Triton evaluates it (a callable grid, the reader's code, is called as it is, once per launch). With
+    ``checked`` (from :func:`_check_compiles`), the 32-bit mask rules are read again with the grid Triton
+    uses where it differs from the one they were read with (a grid function that answered the grader's own
+    call otherwise: round 19's 01, accepted on the H200 where only the interpreter re-read them)."""
 
     def count(value):
         try:
@@ -1964,8 +1968,10 @@ def _counting_grid(w: Watch, grid):
             for size in dims:
                 programs *= size if isinstance(size, int) and not isinstance(size, bool) else 0
         except TypeError:
-            programs = 0
+            dims, programs = [], 0
         w.counters.most_programs = max(w.counters.most_programs, programs)
+        if checked and dims and all(isinstance(n, int) and not isinstance(n, bool) for n in dims):
+            _recheck_masks(w, checked, tuple(dims) + (1,) * (3 - len(dims)))
         return value
 
     if callable(grid):
