@@ -440,13 +440,12 @@ CROSS_ENTROPY_TARGETS: tuple[Target, ...] = (
            "cross_entropy", "bytes_per_s",
            _cases(({"dtype": "bf16", "rows": r, "n": n} for r, n in _CROSS_ENTROPY), {"kernel": "gpuperf"}),
            "device copy of the logits", {"kernel": "copy"}, 0.85, "{dtype} {rows}x{n}", "13-online-softmax",
-           "the loss and the gradient written in place of the logits, no label smoothing",
-           read_by_chapter=False),
+           "the loss and the gradient written in place of the logits, no label smoothing"),
     Target("cross-entropy-compile", "fused cross-entropy (forward + backward)", _CE_ROW, "cross_entropy",
            "cross_entropy", "bytes_per_s",
            _cases(({"dtype": "bf16", "rows": r, "n": n} for r, n in _CROSS_ENTROPY), {"kernel": "gpuperf"}),
            "torch.compile", {"kernel": "torch.compile"}, 1.0, "{dtype} {rows}x{n}", "13-online-softmax",
-           "'faster than torch.compile of F.cross_entropy', scored as >= 1.0", read_by_chapter=False,
+           "'faster than torch.compile of F.cross_entropy', scored as >= 1.0",
            copy_target="cross-entropy-copy"),
 )
 CROSS_ENTROPY_REASONS: Mapping[str, str] = MappingProxyType({
