@@ -312,7 +312,8 @@ def _decode_matmuls():
 
 #: Targets added after the first table (recorded 2026-12-01): host time per call, softmax on
 #: vocabulary-sized, odd and long rows at 0.85 of the copy, the forward at N not a multiple of 128. No
-#: chapter quotes their runs yet (``read_by_chapter=False``).
+#: chapter quotes their runs yet (``read_by_chapter=False``). Issue 33's targets (:data:`ISSUE_33_TARGETS`,
+#: first recorded 2026-12-06) are appended below.
 NEW_TARGETS: tuple[Target, ...] = (
     Target("host-call", "one call from Python (host time)", "host time of one call (wrapper + launch), small "
            "shapes", "host", "host", "calls_per_s",
@@ -347,9 +348,8 @@ TARGETS: tuple[Target, ...] = FIRST_TARGETS + NEW_TARGETS
 ALL_TARGETS = TARGETS
 
 #: Issue 33's decoding targets (family ``decode``, chapter 16; run ``decode_h200``): one decoding step, one query
-#: row per head, d = 128, fp16, as (batch, H_q, H_kv, N_k). Kept apart from :data:`TARGETS` until the page
-#: tables them (the lead merges them with the other targets of issue 33); score them with
-#: ``score_all(DECODE_TARGETS, DECODE_RECORDED_RUNS)``. Reasons: :data:`DECODE_REASONS`.
+#: row per head, d = 128, fp16, as (batch, H_q, H_kv, N_k). Part of :data:`ISSUE_33_TARGETS`, hence of
+#: :data:`TARGETS`; alone: ``score_all(DECODE_TARGETS, DECODE_RECORDED_RUNS)``. Reasons: :data:`DECODE_REASONS`.
 DECODE_RECORDED_RUNS: Mapping[str, str] = MappingProxyType({"decode": "decode_h200"})
 _DECODE_LONG = ((1, 8, 8, 8192), (1, 8, 8, 32768), (1, 8, 8, 131072), (1, 32, 8, 131072), (8, 32, 32, 8192),
                 (8, 32, 8, 32768), (16, 64, 8, 32768), (64, 32, 8, 8192), (64, 32, 32, 8192))
@@ -405,18 +405,18 @@ MATMUL_SMALL_TARGETS: tuple[Target, ...] = (
            _cases(({"dtype": dt, "m": m, "n": n, "k": k} for dt in ("bf16", "fp16")
                    for m, n, k in _SMALL_MATMULS), {"kernel": "triton-auto"}),
            "cuBLAS (torch.matmul)", {"kernel": "cublas"}, 0.95, "{dtype} {m}x{n}x{k}", "08-tiling-and-shapes",
-           "matmul_auto: split-K, stream-K or the TMA kernel by shape", read_by_chapter=False),
+           "matmul_auto: split-K, stream-K or the TMA kernel by shape"),
     Target("matmul-decode", "matmul dispatch, decoding step", "matmul m = 1-64 against 4096 x 4096 and "
            "4096 x 14336 weights", "matmul_small", "matmul_small", "flop_per_s",
            _cases(_decode_matmuls(), {"kernel": "triton-auto"}),
            "cuBLAS (torch.matmul)", {"kernel": "cublas"}, 0.95, "{dtype} {m}x{n}x{k}", "08-tiling-and-shapes",
-           "matmul_auto (split-K over the weight)", read_by_chapter=False),
+           "matmul_auto (split-K over the weight)"),
     Target("matmul-decode-copy", "matmul dispatch, decoding step", "matmul m = 1-64 against 4096 x 4096 and "
            "4096 x 14336 weights, bytes per second", "matmul_small", "matmul_small", "bytes_per_s",
            _cases(_decode_matmuls(), {"kernel": "triton-auto"}),
            "device copy of the weight", {"kernel": "copy"}, 0.85, "{dtype} {m}x{n}x{k}", "08-tiling-and-shapes",
            "matmul_auto (split-K over the weight); the weight's bytes per second against the copy's traffic "
-           "(read and write) per second", read_by_chapter=False, rows_metric="flop_per_s"),
+           "(read and write) per second", rows_metric="flop_per_s"),
 )
 #: Why each small-matmul target is what it is.
 MATMUL_SMALL_REASONS: Mapping[str, str] = MappingProxyType({
