@@ -132,7 +132,9 @@ class Target:
     run and quotes it (``tests/test_scoreboard.py`` checks that it loads the same run); False for a target
     that only this scoreboard shows so far. ``copy_target``: the id of the target that scores the same
     kernel rows against the device copy in the same run, so that :func:`reference_of_copy` can say how
-    fast the reference itself is (for a speed-up over a library call).
+    fast the reference itself is (for a speed-up over a library call). ``rows_metric``: the metric the
+    kernel's rows were recorded on when the target scores another of their columns (``matmul-decode-copy``:
+    rows compared on FLOP/s against cuBLAS, scored on bytes/s against a copy of the weight); empty otherwise.
     """
 
     target_id: str
@@ -152,6 +154,7 @@ class Target:
     max_time_s: float | None = None
     read_by_chapter: bool = True
     copy_target: str = ""
+    rows_metric: str = ""
 
     def __post_init__(self) -> None:
         for name in ("target_id", "kernel", "issue_row", "family", "run_key", "reference", "case_format",
@@ -160,6 +163,8 @@ class Target:
                 raise ValueError(f"{name} must be a non-empty string, got {getattr(self, name)!r}")
         if self.metric not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}, got {self.metric!r}")
+        if self.rows_metric and self.rows_metric not in METRICS:
+            raise ValueError(f"rows_metric must be empty or one of {METRICS}, got {self.rows_metric!r}")
         cases = tuple(self.cases) if not isinstance(self.cases, (str, Mapping)) else None
         if not cases or not all(isinstance(c, CaseSpec) for c in cases):
             raise ValueError(f"cases must be a non-empty sequence of CaseSpec, got {self.cases!r}")
@@ -307,7 +312,8 @@ def _decode_matmuls():
 
 #: Targets added after the first table (recorded 2026-12-01): host time per call, softmax on
 #: vocabulary-sized, odd and long rows at 0.85 of the copy, the forward at N not a multiple of 128. No
-#: chapter quotes their runs yet (``read_by_chapter=False``).
+#: chapter quotes their runs yet (``read_by_chapter=False``). Issue 33's targets (:data:`ISSUE_33_TARGETS`,
+#: first recorded 2026-12-06) are appended below.
 NEW_TARGETS: tuple[Target, ...] = (
     Target("host-call", "one call from Python (host time)", "host time of one call (wrapper + launch), small "
            "shapes", "host", "host", "calls_per_s",
@@ -341,46 +347,9 @@ NEW_TARGETS: tuple[Target, ...] = (
 TARGETS: tuple[Target, ...] = FIRST_TARGETS + NEW_TARGETS
 ALL_TARGETS = TARGETS
 
-#: Targets whose family has no recorded run yet (its first H200 run is pending; bench/NOTES.md says which
-#: command makes it). They are not scored or shown; once ``book/data/NAME.json`` of
-#: :data:`PENDING_RECORDED_RUNS` exists, they move to :data:`NEW_TARGETS`, their run key to
-#: :data:`NEW_RECORDED_RUNS` and their reasons to :data:`REASONS`.
-PENDING_RECORDED_RUNS: Mapping[str, str] = MappingProxyType({
-    "matmul_small": "matmul_small_h200",  # small/ragged matmuls and decoding steps, the dispatch
-})
-PENDING_TARGETS: tuple[Target, ...] = (
-    Target("matmul-small", "matmul dispatch, small and ragged shapes", "matmul 1000^3 / 777 x 4096 x 4096 / "
-           "2048^3 and similar, bf16 and fp16", "matmul_small", "matmul_small", "flop_per_s",
-           _cases(({"dtype": dt, "m": m, "n": n, "k": k} for dt in ("bf16", "fp16")
-                   for m, n, k in _SMALL_MATMULS), {"kernel": "triton-auto"}),
-           "cuBLAS (torch.matmul)", {"kernel": "cublas"}, 0.95, "{dtype} {m}x{n}x{k}", "08-tiling-and-shapes",
-           "matmul_auto: split-K, stream-K or the TMA kernel by shape", read_by_chapter=False),
-    Target("matmul-decode", "matmul dispatch, decoding step", "matmul m = 1-64 against 4096 x 4096 and "
-           "4096 x 14336 weights", "matmul_small", "matmul_small", "flop_per_s",
-           _cases(_decode_matmuls(), {"kernel": "triton-auto"}),
-           "cuBLAS (torch.matmul)", {"kernel": "cublas"}, 0.95, "{dtype} {m}x{n}x{k}", "08-tiling-and-shapes",
-           "matmul_auto (split-K over the weight)", read_by_chapter=False),
-    Target("matmul-decode-copy", "matmul dispatch, decoding step", "matmul m = 1-64 against 4096 x 4096 and "
-           "4096 x 14336 weights, bytes per second", "matmul_small", "matmul_small", "bytes_per_s",
-           _cases(_decode_matmuls(), {"kernel": "triton-auto"}),
-           "device copy of the weight", {"kernel": "copy"}, 0.85, "{dtype} {m}x{n}x{k}", "08-tiling-and-shapes",
-           "matmul_auto (split-K over the weight)", read_by_chapter=False),
-)
-#: Why each pending target is what it is (moves to :data:`REASONS` with its target).
-PENDING_REASONS: Mapping[str, str] = MappingProxyType({
-    "matmul-small": "products with fewer large tiles than SMs, or ragged edges, leave SMs idle; splitting "
-                    "k (split-K) or dealing all k steps evenly (stream-K) refills them, and cuBLAS does the "
-                    "same, so 0.95 of it is the bar",
-    "matmul-decode": "with 1-64 rows the product reads the whole weight for very little arithmetic, so "
-                     "cuBLAS's GEMV-like kernels are the bar and k must be split over many programs",
-    "matmul-decode-copy": "the weight is read once and nothing else is large, so a copy of the weight "
-                          "is the bandwidth bar; 0.85 leaves room for the reduction of the k slices",
-})
-
 #: Issue 33's decoding targets (family ``decode``, chapter 16; run ``decode_h200``): one decoding step, one query
-#: row per head, d = 128, fp16, as (batch, H_q, H_kv, N_k). Kept apart from :data:`TARGETS` until the page
-#: tables them (the lead merges them with the other targets of issue 33); score them with
-#: ``score_all(DECODE_TARGETS, DECODE_RECORDED_RUNS)``. Reasons: :data:`DECODE_REASONS`.
+#: row per head, d = 128, fp16, as (batch, H_q, H_kv, N_k). Part of :data:`ISSUE_33_TARGETS`, hence of
+#: :data:`TARGETS`; alone: ``score_all(DECODE_TARGETS, DECODE_RECORDED_RUNS)``. Reasons: :data:`DECODE_REASONS`.
 DECODE_RECORDED_RUNS: Mapping[str, str] = MappingProxyType({"decode": "decode_h200"})
 _DECODE_LONG = ((1, 8, 8, 8192), (1, 8, 8, 32768), (1, 8, 8, 131072), (1, 32, 8, 131072), (8, 32, 32, 8192),
                 (8, 32, 8, 32768), (16, 64, 8, 32768), (64, 32, 8, 8192), (64, 32, 32, 8192))
@@ -426,10 +395,127 @@ DECODE_REASONS: Mapping[str, str] = MappingProxyType({
                     "pages and each key's page is looked up",
 })
 
-# The decoding targets wait for their first H200 run with the other pending targets (one scheme for both).
-PENDING_RECORDED_RUNS = MappingProxyType({**PENDING_RECORDED_RUNS, **DECODE_RECORDED_RUNS})
-PENDING_TARGETS = PENDING_TARGETS + DECODE_TARGETS
-PENDING_REASONS = MappingProxyType({**PENDING_REASONS, **DECODE_REASONS})
+#: Issue 33's small and ragged matmuls (family ``matmul_small``, chapter 08; run ``matmul_small_h200``).
+MATMUL_SMALL_RECORDED_RUNS: Mapping[str, str] = MappingProxyType({
+    "matmul_small": "matmul_small_h200",  # small/ragged matmuls and decoding steps, the dispatch
+})
+MATMUL_SMALL_TARGETS: tuple[Target, ...] = (
+    Target("matmul-small", "matmul dispatch, small and ragged shapes", "matmul 1000^3 / 777 x 4096 x 4096 / "
+           "2048^3 and similar, bf16 and fp16", "matmul_small", "matmul_small", "flop_per_s",
+           _cases(({"dtype": dt, "m": m, "n": n, "k": k} for dt in ("bf16", "fp16")
+                   for m, n, k in _SMALL_MATMULS), {"kernel": "triton-auto"}),
+           "cuBLAS (torch.matmul)", {"kernel": "cublas"}, 0.95, "{dtype} {m}x{n}x{k}", "08-tiling-and-shapes",
+           "matmul_auto: split-K, stream-K or the TMA kernel by shape"),
+    Target("matmul-decode", "matmul dispatch, decoding step", "matmul m = 1-64 against 4096 x 4096 and "
+           "4096 x 14336 weights", "matmul_small", "matmul_small", "flop_per_s",
+           _cases(_decode_matmuls(), {"kernel": "triton-auto"}),
+           "cuBLAS (torch.matmul)", {"kernel": "cublas"}, 0.95, "{dtype} {m}x{n}x{k}", "08-tiling-and-shapes",
+           "matmul_auto (split-K over the weight)"),
+    Target("matmul-decode-copy", "matmul dispatch, decoding step", "matmul m = 1-64 against 4096 x 4096 and "
+           "4096 x 14336 weights, bytes per second", "matmul_small", "matmul_small", "bytes_per_s",
+           _cases(_decode_matmuls(), {"kernel": "triton-auto"}),
+           "device copy of the weight", {"kernel": "copy"}, 0.85, "{dtype} {m}x{n}x{k}", "08-tiling-and-shapes",
+           "matmul_auto (split-K over the weight); the weight's bytes per second against the copy's traffic "
+           "(read and write) per second", rows_metric="flop_per_s"),
+)
+#: Why each small-matmul target is what it is.
+MATMUL_SMALL_REASONS: Mapping[str, str] = MappingProxyType({
+    "matmul-small": "products with fewer large tiles than SMs, or ragged edges, leave SMs idle; splitting "
+                    "k (split-K) or dealing all k steps evenly (stream-K) refills them, and cuBLAS does the "
+                    "same, so 0.95 of it is the bar",
+    "matmul-decode": "with 1-64 rows the product reads the whole weight for very little arithmetic, so "
+                     "cuBLAS's GEMV-like kernels are the bar and k must be split over many programs",
+    "matmul-decode-copy": "the weight is read once and nothing else is large, so a copy of the weight "
+                          "is the bandwidth bar; 0.85 leaves room for the reduction of the k slices",
+})
+
+
+#: Issue 33's fused cross-entropy (family ``cross_entropy``, chapter 13; run ``cross_entropy_h200``): forward and
+#: backward over bf16 logits, the byte bound a copy of the logits (one read, one write of their gradient).
+CROSS_ENTROPY_RECORDED_RUNS: Mapping[str, str] = MappingProxyType({"cross_entropy": "cross_entropy_h200"})
+_CROSS_ENTROPY = ((32768, 32000), (8192, 32000), (4096, 50257), (4096, 128256), (4096, 151936))
+_CE_ROW = "fused cross-entropy forward + backward, 4096-32768 tokens x 32000-151936, bf16 logits"
+CROSS_ENTROPY_TARGETS: tuple[Target, ...] = (
+    Target("cross-entropy-copy", "fused cross-entropy (forward + backward)", _CE_ROW, "cross_entropy",
+           "cross_entropy", "bytes_per_s",
+           _cases(({"dtype": "bf16", "rows": r, "n": n} for r, n in _CROSS_ENTROPY), {"kernel": "gpuperf"}),
+           "device copy of the logits", {"kernel": "copy"}, 0.85, "{dtype} {rows}x{n}", "13-online-softmax",
+           "the loss and the gradient written in place of the logits, no label smoothing"),
+    Target("cross-entropy-compile", "fused cross-entropy (forward + backward)", _CE_ROW, "cross_entropy",
+           "cross_entropy", "bytes_per_s",
+           _cases(({"dtype": "bf16", "rows": r, "n": n} for r, n in _CROSS_ENTROPY), {"kernel": "gpuperf"}),
+           "torch.compile", {"kernel": "torch.compile"}, 1.0, "{dtype} {rows}x{n}", "13-online-softmax",
+           "'faster than torch.compile of F.cross_entropy', scored as >= 1.0",
+           copy_target="cross-entropy-copy"),
+)
+CROSS_ENTROPY_REASONS: Mapping[str, str] = MappingProxyType({
+    "cross-entropy-copy": "the loss needs one read of the logits and the gradient one write of the same size, "
+                          "so a copy of the logits is the byte bound; the online softmax gives both in one "
+                          "pass over each row",
+    "cross-entropy-compile": "torch.compile of F.cross_entropy is what a reader would use instead, and it "
+                             "does not write the gradient in place of the logits",
+})
+
+#: Issue 33's softmax over vocabularies (family ``softmax``, ``vocab=True``, chapter 13; run
+#: ``softmax_vocab_h200``): rows of 32000-262144 columns, contiguous at any offset or with a row stride, at 0.85
+#: of the copy and 1.5x torch.softmax; rows of 1000-12288 columns at 0.90 of the copy.
+SOFTMAX_VOCAB_RECORDED_RUNS: Mapping[str, str] = MappingProxyType({"softmax_vocab": "softmax_vocab_h200"})
+_VOCAB_LONG = ((4096, 32000, 32000), (4096, 50257, 50257), (4096, 50257, 50304), (2048, 128256, 128256),
+               (2048, 151936, 151936), (1024, 262144, 262144))
+_VOCAB_SHORT = ((32768, 1000, 1000), (32768, 3000, 3000), (32768, 5000, 5000), (8192, 12288, 12288))
+
+
+def _vocab_cases(shapes) -> tuple[CaseSpec, ...]:
+    return _cases(({"dtype": dt, "rows": r, "n": n, "row_stride": st} for dt in _HALF for r, n, st in shapes),
+                  _FUSED_SOFTMAX)
+
+
+_VOCAB_FORMAT = "{dtype} {rows}x{n} stride {row_stride}"
+_VOCAB_ROW = "softmax with rows of 32000-262144 (odd widths, a row stride)"
+SOFTMAX_VOCAB_TARGETS: tuple[Target, ...] = (
+    Target("softmax-vocab-rows", "softmax over a vocabulary", _VOCAB_ROW, "softmax", "softmax_vocab",
+           "bytes_per_s", _vocab_cases(_VOCAB_LONG), "device copy", {"kernel": "copy"}, 0.85, _VOCAB_FORMAT,
+           "13-online-softmax", _SOFTMAX_NOTE, read_by_chapter=False),
+    Target("softmax-vocab-torch", "softmax over a vocabulary", _VOCAB_ROW, "softmax", "softmax_vocab",
+           "bytes_per_s", _vocab_cases(_VOCAB_LONG), "torch.softmax", {"kernel": "torch"}, 1.5, _VOCAB_FORMAT,
+           "13-online-softmax", _SOFTMAX_NOTE, read_by_chapter=False, copy_target="softmax-vocab-rows"),
+    Target("softmax-vocab-short", "softmax, rows of 1000-12288", "softmax with rows of 1000-12288", "softmax",
+           "softmax_vocab", "bytes_per_s", _vocab_cases(_VOCAB_SHORT), "device copy", {"kernel": "copy"}, 0.90,
+           _VOCAB_FORMAT, "13-online-softmax", _SOFTMAX_NOTE, read_by_chapter=False),
+)
+SOFTMAX_VOCAB_REASONS: Mapping[str, str] = MappingProxyType({
+    "softmax-vocab-rows": "a row of a vocabulary is read once and written once, so the copy is the bar; rows "
+                          "of odd width start at 2-byte offsets and rows too long for one program are split",
+    "softmax-vocab-torch": "torch.softmax is what a reader runs on logits; at vocabulary widths it reaches "
+                           "about half a copy, so 1.5x of it is the bar",
+    "softmax-vocab-short": "rows of a few thousand values fit one program, so the fused kernel should stay "
+                           "close to the copy",
+})
+
+#: Issue 33's targets, scored with the others since their first H200 run (2026-12-06).
+ISSUE_33_RECORDED_RUNS: Mapping[str, str] = MappingProxyType({
+    **DECODE_RECORDED_RUNS, **CROSS_ENTROPY_RECORDED_RUNS, **SOFTMAX_VOCAB_RECORDED_RUNS,
+    **MATMUL_SMALL_RECORDED_RUNS})
+ISSUE_33_TARGETS: tuple[Target, ...] = (DECODE_TARGETS + CROSS_ENTROPY_TARGETS + SOFTMAX_VOCAB_TARGETS
+                                        + MATMUL_SMALL_TARGETS)
+ISSUE_33_REASONS: Mapping[str, str] = MappingProxyType({
+    **DECODE_REASONS, **CROSS_ENTROPY_REASONS, **SOFTMAX_VOCAB_REASONS, **MATMUL_SMALL_REASONS})
+NEW_RECORDED_RUNS = MappingProxyType({**NEW_RECORDED_RUNS, **ISSUE_33_RECORDED_RUNS})
+NEW_TARGETS = NEW_TARGETS + ISSUE_33_TARGETS
+# Every target and run, now with issue 33's (the names above, re-bound before any function takes them as
+# defaults).
+TARGETS = FIRST_TARGETS + NEW_TARGETS
+ALL_TARGETS = TARGETS
+RECORDED_RUNS = MappingProxyType({**FIRST_RECORDED_RUNS, **NEW_RECORDED_RUNS})
+ALL_RECORDED_RUNS = RECORDED_RUNS
+
+#: Targets whose family has no recorded run yet (its first H200 run is pending; bench/NOTES.md says which
+#: command makes it). They are not scored or shown; once ``book/data/NAME.json`` of
+#: :data:`PENDING_RECORDED_RUNS` exists, they move to :data:`NEW_TARGETS`, their run key to
+#: :data:`NEW_RECORDED_RUNS` and their reasons to :data:`REASONS`. None waits now.
+PENDING_RECORDED_RUNS: Mapping[str, str] = MappingProxyType({})
+PENDING_TARGETS: tuple[Target, ...] = ()
+PENDING_REASONS: Mapping[str, str] = MappingProxyType({})
 
 
 #: Per target: why the target is what it is, and what the kernel teaches or why it misses (one sentence
@@ -476,6 +562,7 @@ REASONS: Mapping[str, str] = MappingProxyType({
     "attention-fwd-odd": "real sequence lengths are rarely multiples of 128; the masked last block costs "
                          "little, and every miss is at d = 128, as at lengths that are multiples of 128",
 })
+REASONS = MappingProxyType({**REASONS, **ISSUE_33_REASONS})
 
 
 def target_ids() -> tuple[str, ...]:
@@ -673,7 +760,7 @@ def score_case(target: Target, case: CaseSpec, rows: Sequence[Mapping[str, Any]]
         if r.get("family", target.family) != target.family:
             raise ValueError(f"run {where}: row {r.get('label')!r} is of family {r['family']!r}, the target "
                              f"reads family {target.family!r}")
-        if r.get("metric") is not None and r["metric"] != target.metric:
+        if r.get("metric") is not None and r["metric"] not in (target.metric, target.rows_metric):
             raise ValueError(f"run {where}: row {r.get('label')!r} is compared on {r['metric']!r}, the target "
                              f"on {target.metric!r}")
     recorded_ref_label = row.get("reference") if row is not None else None

@@ -20,10 +20,6 @@ from __future__ import annotations
 
 DESCRIPTION = "fused cross-entropy forward+backward vs eager F.cross_entropy, torch.compile and a copy of the logits"
 
-#: No H200 run has recorded this family yet (no device was lent on 2026-12-04); ``tests/test_benchmark.py``
-#: then accepts that ``book/data/cross_entropy_h200.json`` is absent, and chapter 13 says so where it reads it.
-RECORD_PENDING = "no H200 run yet (2026-12-04): the command is in bench/NOTES.md, section vocab"
-
 SHAPES = ((32768, 32000), (8192, 32000), (4096, 50257), (4096, 128256), (4096, 151936))
 
 

@@ -36,10 +36,6 @@ import sys
 DESCRIPTION = ("one decoding step (1 query row per head, 1K-128K keys, GQA, paged): Flash-Decoding vs the copy "
                "of K, V, SDPA cuDNN and flash")
 
-#: Why book/data has no ``decode_h200.json`` yet (tests/test_benchmark.py accepts a family whose first
-#: record is pending only with this said): delete the line when the record is added.
-RECORD_PENDING = ("first H200 run pending: written 2026-12-04 in a session without a GPU; the command is "
-                  "in bench/NOTES.md, 'decode, 2026-12-04'")
 HEAD_DIM = 128
 #: (batch, H_q, H_kv, N_k, paged): long caches at batch 1-64 (MHA and GQA), short ones (1K-4K).
 SHAPES = (

@@ -20,10 +20,6 @@ poisoned with NaN before. FLOP = 2 m n k; bytes = b (m k + k n + m n), the minim
 
 from __future__ import annotations
 
-#: The family has no recorded run in book/data yet: its first H200 run (``python bench/run.py matmul_small
-#: --rep-ms 25 --warmup-ms 5``, written as ``matmul_small_h200``) is pending (bench/NOTES.md, smallmm).
-RECORD_PENDING = "matmul_small_h200: first H200 run pending"
-
 DESCRIPTION = "small/ragged matmuls and decoding steps: split-K/stream-K dispatch vs same-run cuBLAS and a copy"
 
 SMALL_SHAPES = ((1000, 1000, 1000), (777, 4096, 4096), (2048, 2048, 2048), (1536, 1536, 1536),
