@@ -111,3 +111,52 @@ def test_the_course_solution_still_passes_its_first_cases(key):
 
     report = grading.grade_report(key, fn, seed=1, stop_at_first_failure=True, only=only)
     assert report.passed, report.text()
+
+
+def test_the_watch_reads_a_storage_address_through_torchs_classes():
+    """Found while closing round 22: the watch's ``_storage_ptr`` called ``t.untyped_storage().data_ptr()`` with
+    the watch standing aside, so an instance attribute ``untyped_storage`` set on an input inside the function ran
+    the reader's code unwatched (an L5.tiled that returned zeros passed: the attribute wrote torch's attention
+    into the output and was deleted before returning). Now no instance attribute is called there."""
+    import torch
+
+    from gpuperf.grading.watch import _raw_storage_ptr, _storage_ptr
+
+    t = torch.zeros(4)
+    called = []
+    t.untyped_storage = lambda: called.append(1)
+    torch._C.TensorBase.untyped_storage(t).data_ptr = lambda: called.append(2)
+    assert _storage_ptr(t) == _raw_storage_ptr(t) == torch._C.TensorBase.data_ptr(t)
+    assert called == []
+
+
+def test_an_attribute_set_and_deleted_inside_the_call_runs_nothing_unwatched():
+    """The L5.tiled of the test above, graded: zeros, with torch's attention written by the attribute."""
+    import torch
+    import torch.nn.functional as F
+
+    from gpuperf import grading
+
+    ran = []
+
+    def tiled(q, k, v, br, bc):
+        o = torch.zeros_like(q)
+        real = torch._C.TensorBase.untyped_storage
+
+        def exact(q=q, k=k, v=v, o=o):
+            if not ran:
+                ran.append(1)
+                with torch.no_grad():
+                    torch._C.TensorBase.copy_(o, F.scaled_dot_product_attention(q, k, v))
+            return real(q)
+
+        q.untyped_storage = exact
+        try:
+            q.view(-1), q[..., :1, :].clone(), q.contiguous() + 1
+        finally:
+            del q.untyped_storage
+        return o
+
+    report = grading.grade_report("L5.tiled", tiled, seed=1, stop_at_first_failure=True)
+    assert not report.passed, report.text()
+    assert ran == [], report.text()

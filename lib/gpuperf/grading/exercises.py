@@ -55,7 +55,7 @@ from gpuperf.grading.core import (UNIT_ROUNDOFF, CaseResult, Tolerance, compare,
                                   elementwise_tolerance, softmax_bound)
 from gpuperf.grading.watch import REFERENCE_MODULES
 from gpuperf.grading.watch import (SOFTMAX_LIKE_NAMES, SOFTMAX_LIKE_OPS, TRITON_OPS, ForbiddenCall, Policy,
-                                   Watch, band_damage, banded_empty, unwritten)
+                                   Watch, _raw_storage_ptr, band_damage, banded_empty, unwritten)
 
 U32 = UNIT_ROUNDOFF["fp32"]
 #: Half the smallest subnormal of each format: the absolute error of rounding a tiny value to it (a
@@ -185,8 +185,8 @@ class Runner:
         tensors = [(names[i] if i < len(names) else f"argument {i}", a) for i, a in enumerate(args)
                    if isinstance(a, torch.Tensor)]
         given = getattr(self, "_given", [])
-        given_ptrs = {v.untyped_storage().data_ptr() for v, _ in given}
-        inputs = [(n, t) for n, t in tensors if t.untyped_storage().data_ptr() not in given_ptrs]
+        given_ptrs = {_raw_storage_ptr(v) for v, _ in given}
+        inputs = [(n, t) for n, t in tensors if _raw_storage_ptr(t) not in given_ptrs]
         snapshots = [(n, t, _storage_bits(t).clone()) for n, t in inputs]
         watch = Watch(self.policy, self.device, self.allow_course_kernels)
         self.watch = watch
@@ -268,16 +268,16 @@ class Runner:
 
         # the outputs of this case's earlier calls (held), and of the grade's earlier cases whose memory the
         # watch still holds (so no other tensor can have taken it): an output kept and handed back again
-        earlier = {t.untyped_storage().data_ptr() for t in self.returned}
+        earlier = {_raw_storage_ptr(t) for t in self.returned}
         # only memory held since an earlier call: a buffer this call allocated may sit where an earlier case's
         # output lay once it was freed (an output torch made, ``dq_acc.to(q.dtype)``, is not held), and is new
         fresh = {a.storage for a in watch.allocs if a.storage not in getattr(watch, "carried", ())}
         earlier |= _EARLIER_CALLS["returned"] & (set(_EARLIER_CALLS["allocs"]) - fresh)
-        earlier -= {t.untyped_storage().data_ptr() for t in getattr(watch, "grader_tensors", ())}  # out= given
+        earlier -= {_raw_storage_ptr(t) for t in getattr(watch, "grader_tensors", ())}  # out= given
         earlier -= given_ptrs
         if _EARLIER_CALLS["grading"]:
-            _EARLIER_CALLS["returned"].update(t.untyped_storage().data_ptr() for t in _tensors(result))
-        if any(out.untyped_storage().data_ptr() in earlier for out in _tensors(result)):
+            _EARLIER_CALLS["returned"].update(_raw_storage_ptr(t) for t in _tensors(result))
+        if any(_raw_storage_ptr(out) in earlier for out in _tensors(result)):
             problems.append(CaseResult(self.label, "-", False,
                                        "your function returned the memory it returned from an earlier call: that "
                                        "call's result is overwritten by this one; allocate each output inside "
@@ -285,12 +285,12 @@ class Runner:
         self.returned += list(_tensors(result))
         if self.policy.kernels:
             for i, out in enumerate(_tensors(result)):
-                if out.untyped_storage().data_ptr() in getattr(watch, "carried", ()):
+                if _raw_storage_ptr(out) in getattr(watch, "carried", ()):
                     problems.append(CaseResult(self.label, "-", False,
                                                "your function returned a buffer it kept from an earlier call: "
                                                "that call's result is overwritten by this one. A scratch buffer "
                                                "may be kept between calls; allocate each output inside the call"))
-                elif out.untyped_storage().data_ptr() not in watch.known:
+                elif _raw_storage_ptr(out) not in watch.known:
                     problems.append(CaseResult(self.label, "-", False,
                                                "your function returned a tensor that neither the grader gave it "
                                                "nor torch allocated inside this call (made from numpy, or kept "
@@ -760,7 +760,7 @@ def _images_of(events: list, owners: list) -> list:
     own = set()
     copied = {event[1][0] for event in events if event[0] == "copy"}  # the memory copies read (in any dtype)
     for index, t in enumerate(owners):
-        key = (t.untyped_storage().data_ptr(), t.element_size())
+        key = (_raw_storage_ptr(t), t.element_size())
         if t.dim() == 0 or t.numel() == 0 or key[0] not in copied:
             continue
         own.add((key, index))
@@ -1338,7 +1338,7 @@ def _unravel(flat: int, shape) -> list[int]:
 def _storage_bits(t):
     import torch
 
-    return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
+    return torch.empty(0, dtype=torch.uint8, device=t.device).set_(torch._C.TensorBase.untyped_storage(t))
 
 
 def _float64_cpu(t):
@@ -4022,7 +4022,7 @@ def _real_macs(shape, extents) -> int:
 
 def _same_storage(launch, name, tensor) -> bool:
     """Argument ``name`` of ``launch`` lies in ``tensor``'s storage (a view of it, at any offset)."""
-    base = tensor.untyped_storage().data_ptr()
+    base = _raw_storage_ptr(tensor)
     size = tensor.untyped_storage().nbytes()
     for n, start, end, _, _ in launch.args:
         if n == name:
