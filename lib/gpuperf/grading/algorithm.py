@@ -396,7 +396,7 @@ class Trace:
         span = _span(t)
         if span is None or not self.torch_events:
             return None
-        return self._held(t.untyped_storage().data_ptr(), span[0], span[1], len(self.torch_events))
+        return self._held(_raw_storage_ptr(t), span[0], span[1], len(self.torch_events))
 
     def _held(self, storage: int, low: int, high: int, before: int, depth: int = 0) -> int | None:
         """:meth:`torch_element_size` of bytes ``[low, high)`` of ``storage``, as of event ``before``."""
@@ -421,7 +421,7 @@ class Trace:
             s_low, s_high = _layout_bytes(source)
             for owner in self.owners:
                 o = _span(owner)
-                if o is not None and owner.untyped_storage().data_ptr() == source[0] and o[0] < s_high and \
+                if o is not None and _raw_storage_ptr(owner) == source[0] and o[0] < s_high and \
                         s_low < o[1]:
                     return o[2]
             return self._held(source[0], s_low, s_high, at, depth + 1) or layout[1]
@@ -2760,6 +2760,14 @@ def traced(active: bool = True) -> Iterator["Trace | None"]:
         _TRACE = previous
         for owner, name, original in reversed(saved):
             setattr(owner, name, original)
+
+
+def _raw_storage_ptr(t) -> int:
+    """``t.untyped_storage().data_ptr()`` through torch's classes (as watch._raw_storage_ptr: an instance attribute
+    of the reader's on the tensor or its storage object is not called)."""
+    import torch
+
+    return torch._C.StorageBase.data_ptr(torch._C.TensorBase.untyped_storage(t))
 
 
 def _address_runs(lanes, step: int):

@@ -286,10 +286,13 @@ def compare(case: str, output: str, yours, expected, tol: Tolerance, scale=None,
     matched exactly). ``dtype``/``device``, when given, must be the output's. Returns a :class:`CaseResult` naming the first wrong index in row-major order."""
     import torch
 
-    if not isinstance(yours, torch.Tensor):
+    if not issubclass(type(yours), torch.Tensor):  # (isinstance would read a __class__ of the reader's)
         return CaseResult(case, output, False, f"expected a torch.Tensor for {output}, got "
                           f"{type(yours).__name__}", tolerance=tol)
-    exp = expected.detach().to(device="cpu", dtype=torch.float64)
+    # through torch's methods of the class: an instance attribute `detach` set on the reader's tensor would run
+    # the reader's code here, after the call (round 22; Runner.call refuses such attributes first)
+    detach, to = torch._C.TensorBase.detach, torch._C.TensorBase.to
+    exp = to(detach(expected), device="cpu", dtype=torch.float64)
     if dtype is not None and yours.dtype != dtype:
         return CaseResult(case, output, False, f"{output} has dtype {str(yours.dtype).replace('torch.', '')}, "
                           f"expected {str(dtype).replace('torch.', '')} (the exercise's output type)",
@@ -300,7 +303,7 @@ def compare(case: str, output: str, yours, expected, tol: Tolerance, scale=None,
     if tuple(yours.shape) != tuple(exp.shape):
         return CaseResult(case, output, False, f"{output} has shape {tuple(yours.shape)}, expected "
                           f"{tuple(exp.shape)}", tolerance=tol)
-    got = yours.detach().to(device="cpu", dtype=torch.float64)
+    got = to(detach(yours), device="cpu", dtype=torch.float64)
     if got.numel() and bool(torch.isnan(got).all()) and not bool(torch.isnan(exp).any()):
         if "second call" in output:
             message = (f"nothing was written to {output}: your function kept what it computed for the first "
@@ -313,7 +316,7 @@ def compare(case: str, output: str, yours, expected, tol: Tolerance, scale=None,
     if scale is None:
         bound_scale = exp.abs()
     elif isinstance(scale, torch.Tensor):
-        bound_scale = scale.detach().to(device="cpu", dtype=torch.float64)
+        bound_scale = to(detach(scale), device="cpu", dtype=torch.float64)
     else:
         bound_scale = torch.full_like(exp, float(scale))
     finite_exp = torch.isfinite(exp)

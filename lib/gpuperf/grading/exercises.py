@@ -55,7 +55,7 @@ from gpuperf.grading.core import (UNIT_ROUNDOFF, CaseResult, Tolerance, compare,
                                   elementwise_tolerance, softmax_bound)
 from gpuperf.grading.watch import REFERENCE_MODULES
 from gpuperf.grading.watch import (SOFTMAX_LIKE_NAMES, SOFTMAX_LIKE_OPS, TRITON_OPS, ForbiddenCall, Policy,
-                                   Watch, band_damage, banded_empty, unwritten)
+                                   Watch, _raw_storage_ptr, band_damage, banded_empty, unwritten)
 
 U32 = UNIT_ROUNDOFF["fp32"]
 #: Half the smallest subnormal of each format: the absolute error of rounding a tiny value to it (a
@@ -185,8 +185,8 @@ class Runner:
         tensors = [(names[i] if i < len(names) else f"argument {i}", a) for i, a in enumerate(args)
                    if isinstance(a, torch.Tensor)]
         given = getattr(self, "_given", [])
-        given_ptrs = {v.untyped_storage().data_ptr() for v, _ in given}
-        inputs = [(n, t) for n, t in tensors if t.untyped_storage().data_ptr() not in given_ptrs]
+        given_ptrs = {_raw_storage_ptr(v) for v, _ in given}
+        inputs = [(n, t) for n, t in tensors if _raw_storage_ptr(t) not in given_ptrs]
         snapshots = [(n, t, _storage_bits(t).clone()) for n, t in inputs]
         watch = Watch(self.policy, self.device, self.allow_course_kernels)
         self.watch = watch
@@ -211,13 +211,28 @@ class Runner:
             if trace is not None:  # known while the kernels run: a lane in one of them is booked to it
                 trace.owners = [t for _, t in tensors] + list(known)
             integrity = _GraderIntegrity()
+            returned = False
             try:
                 with (interpreted_launches() if self.interpret else contextlib.nullcontext()), watch:
                     result = fn(*args, **kwargs)
-                    if after is not None:
-                        after(result)
+                    extra = after(result) if after is not None else None
+                returned = True
             finally:
                 changed = integrity.restore()
+                # the first look at what the reader's code can reach, before any method of it is called (an
+                # instance attribute `detach` of a tensor, or a tuple subclass's __iter__, would run the reader's
+                # code after the watch): only types and instance dictionaries are read
+                handed = [(f"the tensor {n}", t) for n, t in tensors]
+                handed += [(f"keyword argument {k}", a) for k, a in kwargs.items()]
+                handed += [(f"an element of argument {i}", e) for i, a in enumerate(args) if type(a) in (tuple, list)
+                           for e in a]
+                handed += [("the tensor the grader handed to the backward", t) for t in known]
+                tampered = _attribute_problems(handed)
+                if returned and not tampered and not changed:
+                    tampered = (_result_problems(result, "your function returned")
+                                + _result_problems(extra, "the backward returned"))
+                if tampered and not returned:  # an exception of the reader's code is on its way: this first
+                    raise CallFailed([CaseResult(self.label, "-", False, tampered[0])])
         self.trace = trace
         if trace is not None:
             trace.owners = [t for _, t in tensors] + list(known)
@@ -230,6 +245,8 @@ class Runner:
             raise CallFailed([CaseResult(self.label, "-", False,
                                          f"your function changed the grader or torch ({', '.join(changed[:3])}): "
                                          "they were put back, and the case fails")])
+        if tampered:
+            raise CallFailed([CaseResult(self.label, "-", False, tampered[0])])
         _sync(self.device)
         if watch.violation is not None:  # raised inside, then swallowed by the reader's code
             raise watch.violation
@@ -251,16 +268,16 @@ class Runner:
 
         # the outputs of this case's earlier calls (held), and of the grade's earlier cases whose memory the
         # watch still holds (so no other tensor can have taken it): an output kept and handed back again
-        earlier = {t.untyped_storage().data_ptr() for t in self.returned}
+        earlier = {_raw_storage_ptr(t) for t in self.returned}
         # only memory held since an earlier call: a buffer this call allocated may sit where an earlier case's
         # output lay once it was freed (an output torch made, ``dq_acc.to(q.dtype)``, is not held), and is new
         fresh = {a.storage for a in watch.allocs if a.storage not in getattr(watch, "carried", ())}
         earlier |= _EARLIER_CALLS["returned"] & (set(_EARLIER_CALLS["allocs"]) - fresh)
-        earlier -= {t.untyped_storage().data_ptr() for t in getattr(watch, "grader_tensors", ())}  # out= given
+        earlier -= {_raw_storage_ptr(t) for t in getattr(watch, "grader_tensors", ())}  # out= given
         earlier -= given_ptrs
         if _EARLIER_CALLS["grading"]:
-            _EARLIER_CALLS["returned"].update(t.untyped_storage().data_ptr() for t in _tensors(result))
-        if any(out.untyped_storage().data_ptr() in earlier for out in _tensors(result)):
+            _EARLIER_CALLS["returned"].update(_raw_storage_ptr(t) for t in _tensors(result))
+        if any(_raw_storage_ptr(out) in earlier for out in _tensors(result)):
             problems.append(CaseResult(self.label, "-", False,
                                        "your function returned the memory it returned from an earlier call: that "
                                        "call's result is overwritten by this one; allocate each output inside "
@@ -268,12 +285,12 @@ class Runner:
         self.returned += list(_tensors(result))
         if self.policy.kernels:
             for i, out in enumerate(_tensors(result)):
-                if out.untyped_storage().data_ptr() in getattr(watch, "carried", ()):
+                if _raw_storage_ptr(out) in getattr(watch, "carried", ()):
                     problems.append(CaseResult(self.label, "-", False,
                                                "your function returned a buffer it kept from an earlier call: "
                                                "that call's result is overwritten by this one. A scratch buffer "
                                                "may be kept between calls; allocate each output inside the call"))
-                elif out.untyped_storage().data_ptr() not in watch.known:
+                elif _raw_storage_ptr(out) not in watch.known:
                     problems.append(CaseResult(self.label, "-", False,
                                                "your function returned a tensor that neither the grader gave it "
                                                "nor torch allocated inside this call (made from numpy, or kept "
@@ -743,7 +760,7 @@ def _images_of(events: list, owners: list) -> list:
     own = set()
     copied = {event[1][0] for event in events if event[0] == "copy"}  # the memory copies read (in any dtype)
     for index, t in enumerate(owners):
-        key = (t.untyped_storage().data_ptr(), t.element_size())
+        key = (_raw_storage_ptr(t), t.element_size())
         if t.dim() == 0 or t.numel() == 0 or key[0] not in copied:
             continue
         own.add((key, index))
@@ -1321,7 +1338,83 @@ def _unravel(flat: int, shape) -> list[int]:
 def _storage_bits(t):
     import torch
 
-    return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
+    return torch.empty(0, dtype=torch.uint8, device=t.device).set_(torch._C.TensorBase.untyped_storage(t))
+
+
+def _float64_cpu(t):
+    """A float64 CPU copy of the grader's tensor ``t``, through torch's methods of the class (not the instance's:
+    an attribute ``double`` or ``detach`` set on it would run the reader's code; Runner.call refuses those, and
+    this keeps the references out of their reach anyway)."""
+    import torch
+
+    return torch._C.TensorBase.to(torch._C.TensorBase.detach(t), device="cpu", dtype=torch.float64)
+
+
+_PLAIN_VALUES = (type(None), bool, int, float, str)
+_vars = vars  # (bound before any reader's code runs; builtins are put back by _GraderIntegrity anyway)
+
+
+def _attribute_problems(named) -> list[str]:
+    """Round 22: an instance attribute of a tensor the grader handed over or gets back (``out.detach = ...``,
+    ``y.double = ...``, set on that one plain tensor object, or on its storage object) shadows torch's method of
+    that name, and would run the reader's code when the grader calls it after the call. Torch puts nothing in
+    a tensor's ``__dict__``; any entry is refused, named. Reads types and ``__dict__`` only (data descriptors
+    such as ``.grad`` and ``.is_leaf`` cannot be shadowed by an instance attribute)."""
+    import torch
+
+    problems = []
+    for where, t in named:
+        if type(t) is not torch.Tensor and type(t) is not torch.nn.Parameter:
+            continue
+        for what, obj in ((t, t), ("its gradient", t.grad if t.is_leaf else None)):
+            if obj is None or (type(obj) is not torch.Tensor and type(obj) is not torch.nn.Parameter):
+                continue
+            own = list(_vars(obj))
+            try:
+                own += [f"untyped_storage().{n}" for n in _vars(torch._C.TensorBase.untyped_storage(obj))]
+            except (RuntimeError, TypeError, NotImplementedError):  # pragma: no cover - a tensor without storage
+                pass
+            if own:
+                of = where if what is t else f"{what} ({where})"
+                problems.append(f"your function set the Python attribute `{own[0]}` on {of}: tensors the grader "
+                                "hands over or gets back must carry no attributes of your own (the grader calls "
+                                "their methods after your function returns), so set none on them and keep "
+                                "extra values in variables")
+                break
+    return problems
+
+
+def _result_problems(result, who: str, depth: int = 0) -> list[str]:
+    """Round 22: what the reader's function returned, looked at by type only: a plain ``torch.Tensor`` (or
+    ``nn.Parameter``) without instance attributes, ``None``/a number/a string, or an exact ``tuple``/``list`` of
+    those. A subclass of tuple is refused: its ``__iter__`` ran the reader's code when the grader unpacked it
+    after the watch (38, 39); so is any other class (``isinstance`` reads an object's ``__class__``, which a
+    property of the reader's can answer)."""
+    import torch
+
+    kind = type(result)
+    if kind is tuple or kind is list:
+        if depth > 2:
+            return [f"{who} tuples nested more than three deep: return what the exercise documents (a tensor, or "
+                    "a plain tuple of tensors)"]
+        problems = []
+        for i, item in enumerate(result):
+            problems += _result_problems(item, who, depth + 1)
+        return problems
+    if kind is torch.Tensor or kind is torch.nn.Parameter:
+        return _attribute_problems([("a tensor " + who.replace("your function", "it"), result)])
+    if kind in _PLAIN_VALUES:
+        return []
+    if issubclass(kind, (tuple, list)):
+        base = "tuple" if issubclass(kind, tuple) else "list"
+        return [f"{who} a {kind.__name__}, a subclass of {base}: return a plain {base} (`return a, b`), "
+                "since the grader walks the result after your function returns and a subclass's methods would run "
+                "your code there"]
+    if issubclass(kind, torch.Tensor):
+        return [f"{who} a tensor of the subclass {kind.__name__}: return a plain torch.Tensor (a subclass's "
+                "methods would run your code when the grader reads it)"]
+    return [f"{who} an object of type {kind.__name__}: return what the exercise documents (a torch.Tensor, or "
+            "a plain tuple of tensors)"]
 
 
 def _tensors(result) -> list:
@@ -1596,7 +1689,7 @@ def _add_case(gen, device, dtype, n, label=None, repeat=False):
             if not isinstance(got, torch.Tensor) or got.data_ptr() != out.data_ptr():
                 results.append(CaseResult(label, "out", False, "the function must write into `out` and return "
                                           "it; it returned something else"))
-            expected = x.double().cpu() + y.double().cpu()
+            expected = _float64_cpu(x) + _float64_cpu(y)
             results.append(compare(label, what, out, expected, elementwise_tolerance(dtype, 1)))
             results += runner.written_check("out", out)
             del expected  # the reference never exists while the reader's function runs
@@ -3132,7 +3225,7 @@ def _attention_reference(q, k, v, causal):
     mask, as ``scaled_dot_product_attention(is_causal=True)``."""
     import torch
 
-    q64, k64, v64 = (t.detach().double().cpu() for t in (q, k, v))
+    q64, k64, v64 = (_float64_cpu(t) for t in (q, k, v))
     scale = float(q.shape[-1]) ** -0.5  # operators only: no function a cell could rebind
     s = (q64 @ k64.transpose(-1, -2)) * scale
     a = (q64.abs() @ k64.abs().transpose(-1, -2)) * scale
@@ -3944,7 +4037,7 @@ def _real_macs(shape, extents) -> int:
 
 def _same_storage(launch, name, tensor) -> bool:
     """Argument ``name`` of ``launch`` lies in ``tensor``'s storage (a view of it, at any offset)."""
-    base = tensor.untyped_storage().data_ptr()
+    base = _raw_storage_ptr(tensor)
     size = tensor.untyped_storage().nbytes()
     for n, start, end, _, _ in launch.args:
         if n == name:
@@ -4951,9 +5044,9 @@ def _backward_reference(q, k, v, do, causal):
     """float64 gradients through ``scaled_dot_product_attention`` (autograd, math backend)."""
     import torch.nn.functional as F
 
-    q64, k64, v64 = (t.detach().double().cpu().requires_grad_(True) for t in (q, k, v))
+    q64, k64, v64 = (_float64_cpu(t).requires_grad_(True) for t in (q, k, v))
     o64 = F.scaled_dot_product_attention(q64, k64, v64, is_causal=causal)
-    o64.backward(do.detach().double().cpu())
+    o64.backward(_float64_cpu(do))
     return o64.detach(), q64.grad, k64.grad, v64.grad
 
 
@@ -5545,6 +5638,7 @@ def _autograd_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label,
             # with no copy by the engine into the strided layout of q.grad (it would allocate inside the watch)
             if isinstance(o, torch.Tensor) and o.requires_grad:
                 grads["qkv"] = torch.autograd.grad(o, (q, k, v), do, allow_unused=True)
+                return grads["qkv"]  # looked at by Runner.call (no attributes of the reader's on them)
 
         o, _ = runner.call(q, k, v, causal, names=("q", "k", "v"), fn=apply, after=backward, known=(do,))
         if not isinstance(o, torch.Tensor):
@@ -5636,6 +5730,7 @@ def _autograd_layers_case(gen, device, label):
             try:
                 grads["all"] = torch.autograd.grad(outs, [t for three in inputs for t in three], dos,
                                                    allow_unused=True)
+                return grads["all"]
             except RuntimeError as exc:  # a gradient of the other layer's shape, as autograd words it
                 grads["error"] = exc
 
@@ -5700,6 +5795,7 @@ def _autograd_inplace_case(gen, device, label):
                     target.copy_(other)
                 try:
                     outcome["grads"] = torch.autograd.grad(o, (q, k, v), do, allow_unused=True)
+                    return outcome["grads"]
                 except RuntimeError as exc:
                     if "modified by an inplace operation" not in str(exc):
                         raise

@@ -790,13 +790,22 @@ def _unwind_modes(modes) -> None:
         torch._C._pop_torch_function_stack()
 
 
+def _raw_storage_ptr(t) -> int:
+    """The address of ``t``'s storage, through torch's methods of the classes: ``t.untyped_storage()`` would
+    call an instance attribute ``untyped_storage`` the reader set on the tensor (or ``data_ptr`` on its storage
+    object, which torch keeps), here with the watch standing aside (round 22's door, on this side of the call)."""
+    import torch
+
+    return torch._C.StorageBase.data_ptr(torch._C.TensorBase.untyped_storage(t))
+
+
 def _storage_ptr(t) -> int:
     w = _ACTIVE
     if w is None:
-        return t.untyped_storage().data_ptr()
+        return _raw_storage_ptr(t)
     saved, w.internal = w.internal, True
     try:
-        return t.untyped_storage().data_ptr()
+        return _raw_storage_ptr(t)
     finally:
         w.internal = saved
 
