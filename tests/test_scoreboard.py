@@ -768,3 +768,9 @@ def test_a_strided_vocab_row_is_scored_against_the_contiguous_copy():
     # torch.softmax is still scored against itself on the strided rows
     torch_case = next(c for c in scores["softmax-vocab-torch"].cases if c.shape["row_stride"] == 50304)
     assert "stride 50304" in torch_case.reference_label
+
+
+def test_matmul_decode_reason_quotes_cublas_against_the_copy():
+    lo, hi = sb.reference_of_copy(sb.score_all())["matmul-decode"]
+    assert (round(lo, 2), round(hi, 2)) == (0.56, 0.77)
+    assert f"{lo:.2f} to {hi:.2f} of the copy" in sb.MATMUL_SMALL_REASONS["matmul-decode-copy"]
