@@ -3,6 +3,7 @@ scoreboard page (book/kernel-scoreboard.ipynb) and chapters reading the same fil
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -639,7 +640,7 @@ def test_every_target_has_its_reason_and_no_maintainer_words():
 def test_torch_softmax_fraction_of_the_copy_beside_the_speed_up():
     scores = sb.score_all()
     of_copy = sb.reference_of_copy(scores)
-    assert set(of_copy) == {"softmax-torch", "softmax-vocab-torch", "cross-entropy-compile"}
+    assert set(of_copy) == {"softmax-torch", "softmax-vocab-torch", "cross-entropy-compile", "matmul-decode"}
     lo, hi = of_copy["softmax-torch"]
     assert 0.30 < lo <= hi < 0.32
     # by hand from the run: torch.softmax's bytes/s over the copy's, same shape
@@ -651,7 +652,7 @@ def test_torch_softmax_fraction_of_the_copy_beside_the_speed_up():
     line = next(v for v in sb.verdicts(scores) if "torch.softmax (target" in v)
     assert "torch.softmax itself runs at 0.31 of the same run's copy" in line
     assert set(sb.reference_of_copy([s for s in scores if s.target.target_id != "softmax-copy"])) == {
-        "softmax-vocab-torch", "cross-entropy-compile"}
+        "softmax-vocab-torch", "cross-entropy-compile", "matmul-decode"}
     with pytest.raises(ValueError, match="scores must be"):
         sb.reference_of_copy("x")
 
@@ -732,3 +733,44 @@ def test_issue_33_targets_are_scored_by_their_worst_case():
     assert scores["matmul-small"].worst == pytest.approx(0.150, abs=5e-4)
     summary = sb.summary_rows(list(scores.values()))
     assert [r["target_id"] for r in summary] == [t.target_id for t in sb.ISSUE_33_TARGETS]
+
+
+def _flop_row(rows):
+    """The kernel's row of ``rows`` recorded on FLOP/s instead of bytes/s."""
+    return [{**r, "metric": "flop_per_s", "flop_per_s": 1.0} if r["kernel"] == "triton" else r for r in rows]
+
+
+def test_rows_metric_admits_the_kernel_row_only():
+    rows = _softmax_rows({"fp16": 3.9e12, "bf16": 3.85e12})
+    # without rows_metric, a kernel row on another metric is an error
+    with pytest.raises(ValueError, match="compared on 'flop_per_s'"):
+        sb.score_target(SOFTMAX, _run(_flop_row(rows)))
+    # with it, the kernel row may carry it, and is still scored on the target's metric
+    loose = dataclasses.replace(SOFTMAX, rows_metric="flop_per_s")
+    assert sb.score_target(loose, _run(_flop_row(rows))).worst == pytest.approx(3.85 / 4)
+    # the reference row must be on the target's metric even then
+    bad_ref = [{**r, "metric": "flop_per_s"} if r["kernel"] == "copy" else r for r in rows]
+    with pytest.raises(ValueError, match="compared on 'flop_per_s'"):
+        sb.score_target(loose, _run(bad_ref))
+
+
+def test_a_strided_vocab_row_is_scored_against_the_contiguous_copy():
+    scores = {s.target.target_id: s for s in sb.score_all()}
+    rows = recorded.load_run(sb.RECORDED_RUNS["softmax_vocab"])["results"]
+    for c in scores["softmax-vocab-rows"].cases:
+        if c.shape["row_stride"] != c.shape["n"]:
+            assert c.reference_label == f"copy {c.shape['dtype']} {c.shape['rows']}x{c.shape['n']}"
+            assert c.ratio < 0.85 and not c.met
+    strided = next(r for r in rows if r["kernel"] == "copy" and r["row_stride"] == 50304 and r["dtype"] == "fp16")
+    dense = next(r for r in rows if r["kernel"] == "copy" and r["n"] == 50257 and r["row_stride"] == 50257
+                 and r["dtype"] == "fp16" and r["rows"] == 4096)
+    assert 0.40 < strided["bytes_per_s"] / dense["bytes_per_s"] < 0.45
+    # torch.softmax is still scored against itself on the strided rows
+    torch_case = next(c for c in scores["softmax-vocab-torch"].cases if c.shape["row_stride"] == 50304)
+    assert "stride 50304" in torch_case.reference_label
+
+
+def test_matmul_decode_reason_quotes_cublas_against_the_copy():
+    lo, hi = sb.reference_of_copy(sb.score_all())["matmul-decode"]
+    assert (round(lo, 2), round(hi, 2)) == (0.56, 0.77)
+    assert f"{lo:.2f} to {hi:.2f} of the copy" in sb.MATMUL_SMALL_REASONS["matmul-decode-copy"]
