@@ -36,7 +36,7 @@ def test_every_file_of_round_22_is_accounted_for():
     named = set()
     for row in table.splitlines():
         if row.startswith("| ") and not row.startswith("| files") and not row.startswith("| ---"):
-            named.update(re.findall(r"\b(h?\d\d)\b", row.split("|")[1]))
+            named.update(re.findall(r"(?:^|[\s,])(h?\d\d)(?=[_,\s]|$)", row.split("|")[1]))
     tags = {path.name.split("_")[0] for path in folder.glob("*.py")}
     assert tags and tags <= named, sorted(tags - named)
 

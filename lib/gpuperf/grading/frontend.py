@@ -540,10 +540,15 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
     # two; lanes: from tl.arange; rows: a 32-bit product whose program id's factor has lanes (a block's rows
     # times a stride); wide: from a 64-bit product of a program id's value and an argument (a head's offset).
     # A multi-result operation's results are one value here (%r for %r#0 and %r#1).
-    pid, arg, wraps, lanes, rows, wide = set(), set(), set(), set(), set(), set()
+    # sums: a 32-bit sum carried by a loop whose trip count is a program id's value, adding a size or a program
+    # id's value each time round (``for i in range(row): off += stride``): the product ``row * stride`` written
+    # as additions. Inside the loop it is like the induction variable (a causal loop's keys); what the loop
+    # hands on once it ends (its results) is the product, and wraps as the product does.
+    pid, arg, wraps, lanes, rows, wide, sums = set(), set(), set(), set(), set(), set(), set()
     arg.update(kernel.integer_arguments)
     ops = kernel.ops
-    sets = (pid, arg, wraps, lanes, rows, wide)
+    sets = (pid, arg, wraps, lanes, rows, wide, sums)
+    loops = _enclosing_loops(ops)
 
     def visit(op: Op, region: Op | None) -> bool:
         operands = [base_name(v) for v in op.values]
@@ -567,8 +572,11 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
                 elif factors:
                     flags[4] = True
             elif op.name == "arith.muli":  # 64 bits: an index scaled to an offset, or a head's offset
-                flags[2] = flags[4] = False
+                flags[2] = flags[4] = flags[6] = False
                 flags[5] = flags[5] or bool(factors)
+        if op.name in ("arith.addi", "arith.subi") and len(operands) >= 2 and _narrow(op.text) and \
+                _loop_sum(operands, loops.get(id(op), ()), pid, arg):
+            flags[6] = True
         for s, on in zip(sets, flags):
             if on:
                 s.update(results)
@@ -584,6 +592,8 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
                 if on:
                     s.update(base_name(r) for r in region.results)
                     s.update(new for new, _ in region.carried)
+            if flags[6] and region.name in ("scf.for", "scf.while"):  # a loop's sum, handed on: the product
+                wraps.update(base_name(r) for r in region.results)
         return False
 
     walk_to_fixed_point(ops, visit, lambda: tuple(len(s) for s in sets), rounds=8)
@@ -595,6 +605,31 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
         if within_head and op.name in _MEMORY_OPS and operands and operands[0] in rows and operands[0] not in wide:
             return True
     return False
+
+
+def _enclosing_loops(ops) -> dict:
+    """``id(op)``: the ``scf.for`` operations that ``op`` lies inside, outermost first."""
+    found: dict = {}
+    stack: list = []
+    for op in ops:
+        found[id(op)] = tuple(o for o in stack if o.name == "scf.for")
+        if op.closes_region and stack:
+            stack.pop()
+        elif op.opens_region:
+            stack.append(op)
+    return found
+
+
+def _loop_sum(operands, loops, pid: set, arg: set) -> bool:
+    """A 32-bit addition (or subtraction) in loops (``loops``: the ``scf.for`` operations around it), one of
+    whose bounds or step is a program id's value (its trip count is one), of a value one of those loops carries
+    and a size given at run time or a program id's value: a sum that grows with the program id, as
+    ``pid * stride`` does (:func:`wrapping_offsets`)."""
+    if not loops or not any(base_name(v) in pid for loop in loops for v in loop.operands[1:4]):
+        return False
+    carried = {base_name(new) for loop in loops for new, _ in loop.carried}
+    a, b = operands[0], operands[1]
+    return any(x in carried and (y in arg or y in pid) for x, y in ((a, b), (b, a)))
 
 
 #: Integer quotients: a program id's value divided by them is a group's index (a remainder is not: ``pid % n``);

@@ -483,6 +483,13 @@ class Watch:
         self.ops.append(name)
         p = self.policy
         self._check_identity(func, args, kwargs)
+        if not self.allow_course_kernels:
+            course = _course_code_running(_given_files(p.course_kernels))
+            if course:
+                self._refuse(f"your function ran the course's own kernel or function {course} (torch's "
+                             f"aten.{name} called from the course's code): {p.exercise} asks you to write it "
+                             "yourself; the course's implementations are there to read and to compare with, "
+                             "not to call from the function graded")
         if name in p.refused or (p.allowed is not None and name not in p.allowed):
             kind = _op_kind(name)
             self._refuse(f"your function ran torch's operator aten.{name} ({kind}) outside a kernel: "
@@ -899,6 +906,63 @@ def _stack_holds(codes, depth: int = 64) -> bool:
             return False
         frame = frame.f_back
     return False
+
+
+def _given_files(names) -> frozenset:
+    """The files of the course's modules whose kernels an exercise hands the reader (``Policy.course_kernels``):
+    their Python wrappers may run inside the reader's function (L6.autograd calls the L5 forward)."""
+    files = set()
+    for full in names:
+        module = sys.modules.get(full.rpartition(".")[0])
+        path = getattr(module, "__file__", None)
+        if path:
+            files.add(os.path.abspath(path))
+    return frozenset(files)
+
+
+_COURSE_FILES: dict = {}
+
+
+def _course_file(filename: str) -> str:
+    """The module name of a file of the course's package outside the grader (``gpuperf.kernels.flash_attention``),
+    or "" for any other file."""
+    found = _COURSE_FILES.get(filename)
+    if found is None:
+        path = os.path.abspath(filename)
+        found = ""
+        if path.startswith(_PACKAGE_DIR + os.sep) and not path.startswith(_GRADER_DIR) and path.endswith(".py"):
+            found = "gpuperf." + os.path.relpath(path, _PACKAGE_DIR)[:-3].replace(os.sep, ".")
+            found = found[:-len(".__init__")] if found.endswith(".__init__") else found
+        _COURSE_FILES[filename] = found
+    return found
+
+
+def _course_code_running(given: frozenset = frozenset(), depth: int = 96) -> str:
+    """Whether the torch operator that reached the watch was called, directly or through other code, by a
+    function of the course's package outside the grader (``gpuperf.kernels.flash_attention.
+    attention_tiled_torch``, the course's kernels' wrappers): its name, else "". Walks up from the operator
+    past the watch's own and torch's frames, then through the reader's code (and whatever it called) up to the
+    grader's frame that called the reader's function. A frame counts as the course's by its file name, genuine
+    or not (code compiled under a course file's name claims to be the course's); files in ``given`` (the
+    modules of the kernels an exercise hands the reader) are not counted."""
+    frame = sys._getframe(2)
+    inside = False
+    for _ in range(depth):
+        if frame is None:
+            return ""
+        filename = frame.f_code.co_filename
+        grader = filename.startswith(_GRADER_DIR) and _genuine(frame)
+        if grader or (_is_trusted_file(filename) and _genuine(frame)):
+            if grader and inside:
+                return ""  # the grader's frame that called the reader's function (or a launch hook of its own)
+            frame = frame.f_back
+            continue
+        inside = True
+        module = _course_file(filename)
+        if module and os.path.abspath(filename) not in given:
+            return f"{module}.{getattr(frame.f_code, 'co_qualname', frame.f_code.co_name)}"
+        frame = frame.f_back
+    return ""
 
 
 def _course_wrapper_calls() -> bool:
@@ -2306,8 +2370,9 @@ GRADER_STATE_NAMES = frozenset((
     "_len_torch_dispatch_stack", "_len_torch_function_stack", "_pop_torch_dispatch_mode",
     "_pop_torch_function_stack", "_set_dispatch_mode", "_unset_dispatch_mode", "_GraderIntegrity",
     "addaudithook", "settrace", "setprofile", "_BINDERS", "_BINDER_MAKER", "_GENUINE", "_record_binder",
-    "_REWRITES", "_PINNED", "_PINNED_AGAIN", "_PINNED_CODE", "_PINNED_SOURCES", "pin_solutions", "monitoring",
-    "use_tool_id", "register_callback", "setitimer", "alarm", "pthread_kill", "SIGALRM", "SIGVTALRM", "SIGPROF"))
+    "_COURSE_FILES", "_REWRITES", "_PINNED", "_PINNED_AGAIN", "_PINNED_CODE", "_PINNED_SOURCES", "pin_solutions",
+    "monitoring", "use_tool_id", "register_callback", "setitimer", "alarm", "pthread_kill", "SIGALRM", "SIGVTALRM",
+    "SIGPROF"))
 
 
 def reaches_grader(fn, depth: int = 3) -> str:
@@ -2401,8 +2466,8 @@ def _callables_of(owner) -> dict:
 
 
 #: The grader's module-level state that changes while it runs (not compared with the baseline).
-_MUTABLE_STATE = frozenset(("_ACTIVE", "_BASELINE", "_TRUSTED", "_GENUINE", "__builtins__", "__warningregistry__",
-                            "_STATE", "_BINDERS", "_BINDER_MAKER", "_ALIASES", "_EARLIER_CALLS", "_REWRITES"))
+_MUTABLE_STATE = frozenset(("_ACTIVE", "_BASELINE", "_TRUSTED", "_GENUINE", "_COURSE_FILES", "__builtins__",
+                            "__warningregistry__", "_STATE", "_BINDERS", "_BINDER_MAKER", "_ALIASES", "_EARLIER_CALLS", "_REWRITES"))
 
 
 def _contents(value, depth: int = 3):
