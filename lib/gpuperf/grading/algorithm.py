@@ -81,6 +81,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from gpuperf.grading.watch import _raw_storage_ptr  # the storage address read through torch's classes
+
 _TRACE: "Trace | None" = None
 
 
@@ -2760,14 +2762,6 @@ def traced(active: bool = True) -> Iterator["Trace | None"]:
         _TRACE = previous
         for owner, name, original in reversed(saved):
             setattr(owner, name, original)
-
-
-def _raw_storage_ptr(t) -> int:
-    """``t.untyped_storage().data_ptr()`` through torch's classes (as watch._raw_storage_ptr: an instance attribute
-    of the reader's on the tensor or its storage object is not called)."""
-    import torch
-
-    return torch._C.StorageBase.data_ptr(torch._C.TensorBase.untyped_storage(t))
 
 
 def _address_runs(lanes, step: int):
