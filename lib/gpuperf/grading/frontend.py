@@ -608,26 +608,37 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
 
 
 def _enclosing_loops(ops) -> dict:
-    """``id(op)``: the ``scf.for`` operations that ``op`` lies inside, outermost first."""
+    """``id(op)``: the loops that ``op`` lies inside, outermost first, each as ``(loop, bounds)``: an ``scf.for``
+    with its lower bound, upper bound and step; an ``scf.while`` with every value its condition region reads
+    (what decides its trip count)."""
     found: dict = {}
     stack: list = []
+    bounds: dict = {}
     for op in ops:
-        found[id(op)] = tuple(o for o in stack if o.name == "scf.for")
+        found[id(op)] = tuple((o, bounds[id(o)]) for o in stack if o.name in ("scf.for", "scf.while"))
+        for o in stack:  # a while loop's condition region: from its line to "} do {"
+            if o.name == "scf.while" and not bounds.get(("done", id(o))):
+                if op.text.startswith("} do {") and stack[-1] is o:
+                    bounds[("done", id(o))] = True
+                else:
+                    bounds[id(o)] = bounds[id(o)] + tuple(base_name(v) for v in op.values)
         if op.closes_region and stack:
             stack.pop()
         elif op.opens_region:
             stack.append(op)
+            bounds[id(op)] = tuple(base_name(v) for v in op.operands[1:4]) if op.name == "scf.for" else ()
     return found
 
 
 def _loop_sum(operands, loops, pid: set, arg: set) -> bool:
-    """A 32-bit addition (or subtraction) in loops (``loops``: the ``scf.for`` operations around it), one of
-    whose bounds or step is a program id's value (its trip count is one), of a value one of those loops carries
-    and a size given at run time or a program id's value: a sum that grows with the program id, as
+    """A 32-bit addition (or subtraction) in loops (``loops``: the ``(loop, bounds)`` around it,
+    :func:`_enclosing_loops`), one of whose bounds is a program id's value (its trip count is one: an
+    ``scf.for``'s bounds or step, the values an ``scf.while``'s condition reads), of a value one of those loops
+    carries and a size given at run time or a program id's value: a sum that grows with the program id, as
     ``pid * stride`` does (:func:`wrapping_offsets`)."""
-    if not loops or not any(base_name(v) in pid for loop in loops for v in loop.operands[1:4]):
+    if not loops or not any(v in pid for _, bound in loops for v in bound):
         return False
-    carried = {base_name(new) for loop in loops for new, _ in loop.carried}
+    carried = {base_name(new) for loop, _ in loops for new, _ in loop.carried}
     a, b = operands[0], operands[1]
     return any(x in carried and (y in arg or y in pid) for x, y in ((a, b), (b, a)))
 

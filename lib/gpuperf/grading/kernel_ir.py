@@ -18,6 +18,8 @@ from typing import Callable, Hashable, Sequence
 _VALUE = re.compile(r"%[\w.$-]+(?:#\d+)?")
 #: ``iter_args(%new = %init, ...)`` of an ``scf.for``: the values a loop carries and what they start as.
 _CARRIED = re.compile(r"(%[\w.$-]+) = (%[\w.$-]+(?:#\d+)?)")
+#: ``scf.while (%new = %init, ...) : ...``: the values a while loop carries and what they start as.
+_WHILE_CARRIED = re.compile(r"^scf\.while \(([^)]*)\)")
 #: ``scf.for %i = %lower to %upper step %step``: the induction variable and its lower bound.
 _INDUCTION = re.compile(r"^scf\.for (%[\w.$-]+) = (%[\w.$-]+(?:#\d+)?)")
 
@@ -30,7 +32,7 @@ class Op:
     region). ``results``: the values it defines, named as their uses name them (``%r#0``, ``%r#1`` of
     ``%r:2 = ...``). ``operands``: the values its text names before an ``iter_args(`` (a loop's bounds and
     induction variable included). ``values``: every value its text names, in order (``iter_args`` too).
-    ``carried``: an ``scf.for``'s ``iter_args`` as ``(new, init)`` pairs. ``induction``: an ``scf.for``'s
+    ``carried``: an ``scf.for``'s ``iter_args`` (an ``scf.while``'s operands) as ``(new, init)`` pairs. ``induction``: an ``scf.for``'s
     ``(induction variable, lower bound)``, else None. ``text``: the line without its result names and its
     location."""
 
@@ -90,9 +92,13 @@ def parse_op(line: str) -> Op | None:
             results += [f"{name}#{i}" for i in range(int(count))] if count.isdigit() else [name]
     before_iter_args, has_iter_args, iter_args = text.partition("iter_args(")
     induction = _INDUCTION.match(text)
+    carried = tuple(_CARRIED.findall(iter_args)) if has_iter_args else ()
+    while_operands = _WHILE_CARRIED.match(text)
+    if while_operands:
+        carried = tuple(_CARRIED.findall(while_operands.group(1)))
     return Op(name=text.split(" ", 1)[0], results=tuple(results), operands=tuple(_VALUE.findall(before_iter_args)),
               values=tuple(_VALUE.findall(text)),
-              carried=tuple(_CARRIED.findall(iter_args)) if has_iter_args else (),
+              carried=carried,
               induction=induction.groups() if induction else None, text=text.strip())
 
 
