@@ -711,6 +711,7 @@ class Watch:
         if self._entered:
             self._refuse("the grader's watch was entered a second time from inside your function: "
                          f"{self.policy.exercise} is graded with it on")
+        _Audit.check_descriptors(self)  # before anything is switched on
         self._entered = True
         self._previous = _ACTIVE
         self.internal = True
@@ -2233,8 +2234,26 @@ class _Audit:
         self._armed: list = []
         self._busy = False
 
+    #: Files through which a process's memory is read or written (``/proc/<pid>/mem``, its ``task/<tid>/mem``,
+    #: ``pagemap``; ``/dev/mem``): by the last part of the path, so that a name opened relative to a directory
+    #: descriptor (``os.open("mem", dir_fd=...)``, whose audit event carries only "mem") counts too.
+    MEMORY_FILES = frozenset(("mem", "pagemap", "maps", "kmem", "kcore"))
+    #: Audit events that start another process (which could read or write this one's memory, or compute for it).
+    SPAWN_EVENTS = frozenset(("subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.exec", "os.fork",
+                              "os.forkpty", "pty.spawn", "os.startfile"))
+
     def arm(self, owner) -> None:
         self._armed.append(owner)
+
+    @staticmethod
+    def check_descriptors(owner) -> None:
+        """Refuses (``owner._refuse``) when a descriptor to a process's memory is already open as the call
+        starts (opened before the grade, where the hook does not look)."""
+        held = _memory_descriptors()
+        if held:
+            owner._refuse(f"a file descriptor to this process's memory is open ({held[0]}): the grader's "
+                          "inputs and outputs would be readable and writable without torch or a kernel; close "
+                          f"it before grading; {owner.policy.exercise} {owner.policy.why}")
 
     def disarm(self, owner) -> None:
         if owner in self._armed:
@@ -2248,7 +2267,9 @@ class _Audit:
             return
         self._busy = True
         try:
-            reader = self._from_reader()
+            # a process started through the standard library (subprocess.run, os.popen) is the reader's when
+            # the reader called the standard library
+            reader = self._from_reader(through_stdlib=event in self.SPAWN_EVENTS)
         finally:
             self._busy = False
         if reader:
@@ -2271,14 +2292,18 @@ class _Audit:
                                                                             "__globals__", "__defaults__",
                                                                             "__kwdefaults__"):
             return f"a rewrite of a function ({args[1]})"
-        if event == "open" and args and isinstance(args[0], (str, bytes)) and \
-                str(args[0]).startswith("/proc/") and str(args[0]).endswith(("/mem", "/maps")):
-            return f"the process's memory ({args[0]})"
+        if event == "open" and args:
+            found = _memory_file(args[0])
+            if found:
+                return f"the process's memory ({found})"
+        if event in self.SPAWN_EVENTS:
+            return f"a new process ({event})"
         return ""
 
-    def _from_reader(self) -> bool:
+    def _from_reader(self, through_stdlib: bool = False) -> bool:
         """The audited call was made by the reader's code (directly, or through a frame-exposing module of
-        the standard library); not by torch, Triton, the rest of the standard library or the grader."""
+        the standard library, or any of it with ``through_stdlib``); not by torch, Triton, the rest of the
+        standard library or the grader."""
         frame = sys._getframe(2)
         for _ in range(32):
             if frame is None:
@@ -2291,7 +2316,8 @@ class _Audit:
             if filename.startswith(_GRADER_DIR):
                 return False
             if _is_trusted_file(filename):
-                if filename.startswith(_trusted_dirs()[2]) and filename.endswith(self.EXPOSING) or \
+                stdlib = filename.startswith(_trusted_dirs()[2]) and not _installed_path(filename)
+                if stdlib and (through_stdlib or filename.endswith(self.EXPOSING)) or \
                         (os.sep + "logging" + os.sep) in filename or (os.sep + "ctypes" + os.sep) in filename:
                     frame = frame.f_back
                     continue
@@ -2299,6 +2325,42 @@ class _Audit:
             # a third-party package (typing_extensions reads frames of its own) is not the reader's code
             return not _installed_path(filename)
         return False
+
+
+def _memory_file(path) -> str:
+    """``path`` (what an ``open`` audit event names) when it is a file of a process's memory
+    (:attr:`_Audit.MEMORY_FILES`), by its own last part or by what it resolves to (a link to one, or
+    ``/proc/self/fd/N`` of a descriptor to one), else ""."""
+    try:
+        name = os.fsdecode(os.fspath(path))
+    except TypeError:  # an integer descriptor (open(3)): its target is read by _memory_descriptors
+        return ""
+    if os.path.basename(name.rstrip(os.sep)) in _Audit.MEMORY_FILES and (
+            not os.path.isabs(name) or name.startswith(("/proc/", "/dev/"))):
+        return name
+    if name.startswith("/proc/") or os.path.islink(name):
+        real = os.path.realpath(name)
+        if real.startswith(("/proc/", "/dev/")) and os.path.basename(real) in _Audit.MEMORY_FILES:
+            return f"{name} -> {real}"
+    return ""
+
+
+def _memory_descriptors() -> list[str]:
+    """``"fd N -> target"`` for each open descriptor of this process to a file of a process's memory (Linux;
+    [] where ``/proc/self/fd`` cannot be read)."""
+    found = []
+    try:
+        fds = os.listdir("/proc/self/fd")
+    except OSError:
+        return found
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(("/proc/", "/dev/")) and os.path.basename(target) in _Audit.MEMORY_FILES:
+            found.append(f"fd {fd} -> {target}")
+    return found
 
 
 _AUDIT = _Audit()
@@ -2321,6 +2383,7 @@ class PlainGuard:
         raise exc
 
     def call(self, fn, *args, **kwargs):
+        _Audit.check_descriptors(self)
         _AUDIT.arm(self)
         try:
             result = fn(*args, **kwargs)
