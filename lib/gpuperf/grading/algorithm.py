@@ -220,6 +220,11 @@ class Launch:
     #: the distinct (address, program) pairs the launch wrote (stores and atomics, active lanes), addresses
     #: sorted: which programs wrote what (:meth:`Trace.writers`)
     writes: tuple = ()
+    #: round 23: the byte addresses one program stored (plain stores, active lanes) more than once in this launch
+    #: (an output's store left inside a loop), sorted, and every address the launch stored (sorted, distinct):
+    #: :meth:`Trace.stored_again` reads them for the outputs of the call
+    stored_again: object = None
+    stored_set: object = None
     #: :attr:`writes` less the lanes that left memory as it was (an atomic add of 0, or of a value too small to
     #: change the sum; a max below what is there; a store of what the program loaded from the same address): the
     #: writes that set a value. None where every lane could change something (then :attr:`writes`)
@@ -599,6 +604,33 @@ class Trace:
 
     def stored_2d(self) -> int:
         return sum(launch.stored_2d for launch in self.launches)
+
+    def stored_again(self, start: int, end: int) -> tuple:
+        """Round 23: ``(address, launch index, other launch index or None)`` of the first byte address in
+        ``[start, end)`` (an output of the call) that one program stored twice in one launch (other None), or
+        that two launches both stored (a finished output written again: an unfinished value stored, read back
+        and stored again); None when every address there was stored at most once."""
+        import numpy as np
+
+        first_seen: dict = {}
+        found = None
+        for i, launch in enumerate(self.launches):
+            again, every = launch.stored_again, launch.stored_set
+            if every is None or not every.size:
+                continue
+            lo, hi = np.searchsorted(every, [start, end])
+            mine = every[lo:hi]
+            if again is not None and again.size:
+                a_lo, a_hi = np.searchsorted(again, [start, end])
+                if a_hi > a_lo and (found is None or int(again[a_lo]) < found[0]):
+                    found = (int(again[a_lo]), i, None)
+            if mine.size:
+                for j, earlier in first_seen.items():
+                    both = np.intersect1d(earlier, mine, assume_unique=True)
+                    if both.size and (found is None or int(both[0]) < found[0]):
+                        found = (int(both[0]), j, i)
+                first_seen[i] = mine
+        return found
 
     def race(self) -> str:
         """The first race found (see the module docstring), or ""."""
@@ -1347,6 +1379,23 @@ def _note_still_lanes(launch, args, res, program, lanes, cas: bool) -> None:
     launch._still_lanes += int(np.count_nonzero(active & same))
 
 
+def _repeated_stores(records) -> tuple:
+    """``(again, every)`` of a launch's plain stores (``(addresses, program)`` records, each store's active lanes,
+    distinct within the record): the sorted addresses some program stored more than once, and all the sorted
+    distinct addresses stored."""
+    import numpy as np
+
+    if not records:
+        empty = np.zeros(0, dtype=np.uint64)
+        return empty, empty
+    addr = np.concatenate([a.astype(np.uint64) for a, _ in records])
+    prog = np.concatenate([np.full(a.shape, p, dtype=np.int64) for a, p in records])
+    order = np.lexsort((prog, addr))
+    addr, prog = addr[order], prog[order]
+    twice = (addr[1:] == addr[:-1]) & (prog[1:] == prog[:-1])
+    return np.unique(addr[1:][twice]), np.unique(addr)
+
+
 def _distinct_writes(records) -> tuple:
     """``(addresses, programs)``: the distinct pairs of ``records`` ((addresses, program) pairs), sorted by
     address; () for none."""
@@ -1539,6 +1588,7 @@ def _install():
                 launch.race = _find_race(launch, state["grid"])
                 _split_at_draws(launch, _tickets(launch))
                 _link(trace, launch)
+                launch.stored_again, launch.stored_set = _repeated_stores(launch._stores)
                 launch.writes = _distinct_writes(launch._stores + launch._exchanges + launch._adds)
                 if launch._still_lanes:
                     launch.value_writes = _distinct_writes(launch._value_stores + launch._value_atomics)

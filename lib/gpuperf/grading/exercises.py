@@ -313,6 +313,13 @@ class Runner:
         race = trace.race() if trace is not None else ""
         if race and not problems:
             problems.append(CaseResult(self.label, "-", False, race))
+        if trace is not None and not problems and self.policy.kernels:
+            outputs = [("the output buffer the grader gave your function", v) for v, _ in given]
+            outputs += [("the tensor your function returned", t) for t in _tensors(result)
+                        if _raw_storage_ptr(t) not in given_ptrs]
+            again = _stored_again(trace, outputs)
+            if again:
+                problems.append(CaseResult(self.label, "-", False, again))
         if problems:
             raise CallFailed(problems)
         return result, watch
@@ -1325,6 +1332,37 @@ def _no_tf32(device: str) -> bool:
     import torch
 
     return torch.cuda.get_device_capability()[0] < 8
+
+
+def _stored_again(trace, outputs) -> str:
+    """Round 23 (files 13, 48, 50): an element of an output stored twice, by one program in one launch (a store
+    left inside the loop, writing every tile once per block of k) or by two launches (a value stored unfinished,
+    read back and stored again): the output's traffic is then counted more than once. "" when none was."""
+    import torch
+
+    for what, t in outputs:
+        if not isinstance(t, torch.Tensor) or t.numel() == 0:
+            continue
+        es = t.element_size()
+        start = t.data_ptr()
+        span = sum((n - 1) * abs(st) for n, st in zip(t.shape, t.stride())) + 1
+        found = trace.stored_again(start, start + span * es)
+        if found is None:
+            continue
+        address, first, second = found
+        flat = (address - start) // es
+        where = f"the element at offset {flat} of {what}"
+        if t.is_contiguous():
+            where = f"element {tuple(_unravel(flat, tuple(t.shape)))} of {what}"
+        if second is None:
+            kernel = trace.launches[first].kernel
+            return (f"one program of your kernel {kernel} stored {where} more than once: every store of an output "
+                    "is traffic to memory; compute each output value in registers and store it once (is a store "
+                    "inside the loop?)")
+        return (f"your kernels {trace.launches[first].kernel} and {trace.launches[second].kernel} both stored "
+                f"{where}: an output written, read back and written again costs its traffic twice; finish each "
+                "value before you store it, once")
+    return ""
 
 
 def _unravel(flat: int, shape) -> list[int]:
