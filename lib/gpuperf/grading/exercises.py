@@ -5216,10 +5216,32 @@ def _l6_case(gen, device, dtype, b, h, n_q, n_k, d, causal, spread, label, repea
             results += _launch_loop_check(runner, label, dict(zip(("dq", "dk", "dv"), got)), "blocks",
                                           "(cdiv(N_k, BLOCK_N), B x H) for dK and dV, "
                                           "(cdiv(N_q, BLOCK_M), B x H) for dQ") or \
-                _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v, "o": o_in, "do": do}, causal)
+                _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v, "o": o_in, "do": do}, causal) or \
+                _o_reads_check(runner, label, o_in)
         return results
 
     return run
+
+
+def _o_reads_check(runner, label, o) -> list[CaseResult]:
+    """Round 23 (file 47): under the interpreter, O loaded at most twice over in all (D = rowsum(dO * O) needs
+    each row of O once: a preprocessing kernel, or the dQ kernel's programs, one block of queries each). A dK/dV
+    kernel that recomputes D for every (block of keys, block of queries) pair reads O once per block of keys."""
+    trace = runner.trace
+    if trace is None or o.numel() == 0:
+        return []
+    loaded = 0
+    for launch in trace.launches:
+        for name, *_ in launch.args:
+            if _rows_in(trace, launch, name, o) is not None:
+                loaded += launch.loaded.get(name, 0)
+    if loaded <= 2 * o.numel():
+        return []
+    return [CaseResult(label, "-", False,
+                       f"your backward loaded {loaded} elements of O ({loaded / o.numel():.2g} times each of the "
+                       f"{o.numel()}): D = rowsum(dO * O) needs each row of O once; compute D once per row (a "
+                       "small kernel before the others, or in the dQ kernel) and read D, not O, wherever it is "
+                       "needed again")]
 
 
 # ---- L5.tiled: FlashAttention forward in plain PyTorch ------------------------------------------------
@@ -5509,6 +5531,7 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
             _launch_loop_check(runner, label, dict(zip(("dQ", "dK", "dV"), grads)), "blocks",
                                "(cdiv(N_k, BLOCK_N), B x H) for dK and dV, (cdiv(N_q, BLOCK_M), B x H) for dQ") or \
             _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v}, causal) or \
+            _o_reads_check(runner, label, o) or \
             (_causal_backward_pairs_check(backward, label, q, k, v, grads) if causal else [])
 
     for part, which, checks in ((forward, "forward", forward_checks), (backward, "backward", backward_checks)):
