@@ -486,6 +486,9 @@ def _launch_described(kernel, grid: tuple, args: tuple, options: tuple) -> None:
     launch of a key through Triton (``TensorDescriptor`` s), later ones through the launcher, which encodes a
     descriptor's tensor map once per address. Triton's own encoding on every call cost about 100 us of host
     time a launch on an H100 (bench/NOTES.md, the fifteenth session's probe): more than the kernel."""
+    if not any(a.__class__ is _launch.Desc for a in args):  # pointer loads: the usual cached launch
+        _launch.launch(kernel, grid, args, options)
+        return
     key = None if INTERPRETED or _launch._current_device is None else _launch.launch_key(kernel, args, options)
     launcher = _DESC_LAUNCHERS.get(key) if key is not None else None
     if launcher is not None:
