@@ -3551,6 +3551,13 @@ def _key_blocks_check(runner, label, k, n_k, causal=False) -> list[CaseResult]:
     """Where the interpreter counts them: K is loaded in blocks of keys, never all keys at once. The keys a load
     covers are read from its addresses, not from its shape (a (d, N_k) load of K transposed holds N_k keys).
     ``causal``: the case's mask (with fewer queries than keys, the last keys are seen by no query)."""
+    return _key_width_check(runner, label, k, n_k) or \
+        (_one_pass_check(runner, label, k, n_k, causal) if runner.trace is not None and n_k >= 512 else [])
+
+
+def _key_width_check(runner, label, k, n_k) -> list[CaseResult]:
+    """Where the interpreter counts them and N_k >= 512: no load of K covers all keys or more than
+    LARGEST_BLOCK_K of them (the first half of :func:`_key_blocks_check`)."""
     trace = runner.trace
     if trace is None or n_k < 512:
         return []
@@ -3561,7 +3568,7 @@ def _key_blocks_check(runner, label, k, n_k, causal=False) -> list[CaseResult]:
                            "of its block: FlashAttention walks the keys in blocks (BLOCK_N of 16 to 128, at most "
                            f"{LARGEST_BLOCK_K}) with a running max and sum, so its tiles fit on chip whatever N_k "
                            "is")]
-    return _one_pass_check(runner, label, k, n_k, causal)
+    return []
 
 
 def _one_pass_check(runner, label, k, n_k, causal=False) -> list[CaseResult]:
@@ -5525,9 +5532,13 @@ def _autograd_blocks_check(runner, label, tensors: dict, grads, causal: bool, ba
                          if causal else [])
 
     def backward_checks():
+        # the passes over K and V counted as L6.backward's causal check counts them (what a program read from an
+        # earlier kernel charged only where it was computed from K: round 23's h22, a D stored by the dQ kernel),
+        # not as the forward's (every earlier program whose results it read)
         return _scratch_check(runner, label, (q, k, v, do), grads, causal=causal) or \
             _tile_products_check(runner, label, b, h, n_q, n_k, d, causal, _BACKWARD_PRODUCTS) or \
-            _key_blocks_check(runner, label, k, n_k, causal) or \
+            _key_width_check(runner, label, k, n_k) or \
+            (_backward_passes_check(backward, label, k, v) if n_k >= 512 else []) or \
             _launch_loop_check(runner, label, dict(zip(("dQ", "dK", "dV"), grads)), "blocks",
                                "(cdiv(N_k, BLOCK_N), B x H) for dK and dV, (cdiv(N_q, BLOCK_M), B x H) for dQ") or \
             _backward_blocks_check(runner, label, {"q": q, "k": k, "v": v}, causal) or \
