@@ -90,16 +90,18 @@ def test_01_rows_times_a_runtime_block_size_are_a_blocks_rows():
 
 
 def test_01_with_a_grid_function_that_answers_the_grader_otherwise():
-    """The grader reads the grid before the launch (calling a grid function once); Triton calls it again. A grid
-    function that gives one program on axis 1 to the first call and M's tiles to the second is read again with
-    the grid Triton used (the interpreter's hook)."""
+    """The grader reads the grid before the launch (calling a grid function once); Triton called it again. A grid
+    function that gave one program on axis 1 to the first call and M's tiles to the second was read again with
+    the grid Triton used. Since round 23 the interpreted launch runs the grid the grader read (Triton does not
+    call the function again): one program on axis 1, and the rows past it unwritten."""
     key, fn = load_attack_variant(_file("01"), (
         "    grid = (triton.cdiv(N, block_n), triton.cdiv(M, block_m))\n",
         "    calls = []\n\n"
         "    def grid(meta):\n"
         "        calls.append(1)\n"
         "        return (-(-N // block_n), 1 if len(calls) % 2 else -(-M // block_m))\n"))
-    _refused(_grade(key, fn, stop=True), "32-bit product of the program id")
+    report = _grade(key, fn, stop=True)
+    assert not report.passed, report.text()
 
 
 @triton.jit

@@ -65,3 +65,27 @@ def test_while_loop_rule_reads_the_ttir():
 
     assert wrapping_offsets(kernel("%pid"))
     assert not wrapping_offsets(kernel("%n"))
+
+
+
+def test_an_interpreted_launch_calls_the_grid_function_once():
+    """Round 23 (60-62, 65): Triton's interpreter called the reader's grid function again inside the launch,
+    after the grader's memory check before it, so Python run there could write the output raw. The launch now
+    runs the sizes the grader read: one call of the function for the first case's one launch (two before)."""
+    from gpuperf import grading
+
+    key, fn = load_attack_variant(find_attack(22, "17"), (
+        "    softmax_row_kernel[(n_rows,)](",
+        "    softmax_row_kernel[_grid_once(n_rows)]("),
+        ("def softmax_rows(x):\n",
+         "CALLS = []\n\n\ndef _grid_once(n):\n    def grid(meta):\n        CALLS.append(n)\n        return (n,)\n"
+         "    return grid\n\n\ndef softmax_rows(x):\n"))
+    first: list = []
+
+    def only(label):
+        if not first:
+            first.append(label)
+        return label == first[0]
+
+    grading.grade_report(key, fn, seed=3, stop_at_first_failure=True, only=only)
+    assert len(fn.__globals__["CALLS"]) == 1, fn.__globals__["CALLS"]

@@ -1405,9 +1405,13 @@ def _interpreter_hooks(watch_getter) -> list:
         if w is None:
             return run0(self, *args, **kwargs)
         if w.policy.kernels and not kwargs.get("warmup"):
+            grid = _launch_grid(w, self.fn, args, kwargs)
             state["masks"] = _check_compiles(w, self.fn, args, {k: v for k, v in kwargs.items()
-                                                                if k not in ("grid", "warmup")},
-                                             grid=_launch_grid(w, self.fn, args, kwargs))
+                                                                if k not in ("grid", "warmup")}, grid=grid)
+            if grid is not None and callable(kwargs.get("grid")):
+                # round 23 (60-62, 65): Triton would call the reader's grid function again inside the launch,
+                # after the memory check before it; the sizes the grader read are what the launch runs
+                kwargs = dict(kwargs, grid=grid)
         saved_pause, w.paused = w.paused, True
         try:
             return run0(self, *args, **kwargs)
