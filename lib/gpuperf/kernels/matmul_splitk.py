@@ -37,7 +37,10 @@ through pointers with any strides (transposed or sliced inputs): A's rows always
 A's contiguous dimension when A is row-major, so its loads stay 16-byte vectors), B's columns only in the
 last tile column (a mask along B's contiguous dimension makes its loads scalar), the last, partial k step
 masked along k. The pointer path runs under Triton's interpreter (fp32, fp16) and compiled on any GPU
-Triton supports. Nothing in this module has been timed on a GPU yet (bench/NOTES.md, smallmm).
+Triton supports. Timed on the H200 in ``book/data/matmul_small_h200.json`` (2026-12-06); a probe on an H100 the
+next day (bench/NOTES.md, fifteenth session) found those launches host-bound: about 100-150 us of host time a
+call, Triton encoding the two TMA descriptors on every launch, around kernels of 11-54 us. Launches with
+descriptors now go through the launcher's per-address encoding (:func:`_launch_described`); not yet timed.
 """
 
 from __future__ import annotations
