@@ -1588,7 +1588,8 @@ def _install():
                 launch.race = _find_race(launch, state["grid"])
                 _split_at_draws(launch, _tickets(launch))
                 _link(trace, launch)
-                launch.stored_again, launch.stored_set = _repeated_stores(launch._stores)
+                # an atomic exchange writes a value as a store does (round 24: a store left in a loop as tl.atomic_xchg)
+                launch.stored_again, launch.stored_set = _repeated_stores(launch._stores + launch._exchanges)
                 launch.writes = _distinct_writes(launch._stores + launch._exchanges + launch._adds)
                 if launch._still_lanes:
                     launch.value_writes = _distinct_writes(launch._value_stores + launch._value_atomics)

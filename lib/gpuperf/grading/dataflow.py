@@ -45,3 +45,33 @@ def unstored_dots(ttir: str) -> int:
     ops = kernel.ops if kernel is not None else ()
     seeds = [op.results[0] for op in ops if op.name in ("tt.dot", "tt.dot_scaled") and op.results]
     return sum(not _reaches_a_write(ops, seed) for seed in seeds)
+
+
+def broadcast_tile_products(ttir: str) -> int:
+    """Round 24 (23, 33): products of two tiles made with a broadcast multiply (``q[:, None, :] * k[None, :, :]``,
+    then ``tl.sum``): an ``arith.mulf`` of at least three dimensions whose two operands were each broadcast from a
+    tile with a 1 in a different place. Such a product is a matrix product done element by element, off the
+    tensor cores, with a BLOCK_M x BLOCK_N x d tile in registers (the kernel's own helpers are read as part of
+    it). Returns how many."""
+    import re
+
+    from gpuperf.grading.frontend import inline_calls
+
+    kernel = kernel_function(inline_calls(ttir))
+    if kernel is None:
+        return 0
+    shape = re.compile(r"tensor<((?:\d+x){2,}\d+)x")
+    ones: dict = {}
+    for op in kernel.ops:
+        if op.name == "tt.broadcast" and op.results:
+            m = shape.search(op.text.split("->")[0])
+            if m:
+                dims = [int(n) for n in m.group(1).split("x")]
+                ones[op.results[0]] = frozenset(i for i, n in enumerate(dims) if n == 1)
+    count = 0
+    for op in kernel.ops:
+        if op.name == "arith.mulf" and len(op.operands) >= 2 and shape.search(op.text.rsplit(" : ", 1)[-1]):
+            a, b = (ones.get(v) for v in op.operands[:2])
+            if a and b and a != b:
+                count += 1
+    return count

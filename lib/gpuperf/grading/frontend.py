@@ -607,6 +607,57 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
     return False
 
 
+#: Loads: what they read is data, not a value made from the program id that addressed it.
+_LOADS = frozenset(("tt.load", "tt.descriptor_load", "tt.descriptor_gather"))
+#: Conversions from a float to an integer: a program id's value that went through a float (fp32 holds integers
+#: exactly only up to 2^24, fp16 up to 2^11) comes back rounded.
+_FLOAT_TO_INT = frozenset(("arith.fptosi", "arith.fptoui"))
+
+
+def lossy_program_ids(ttir: str) -> bool:
+    """Round 24: a program id's value narrowed to an integer of fewer than 32 bits (``pid.to(tl.int16)``: wraps
+    past 32,767 programs) or turned into a float and back (``(pid.to(tl.float32) * BLOCK).to(tl.int64)``: rounds
+    past 2^24, fp16 past 2^11) that reaches an address: whatever is widened afterwards, the offset is wrong on a
+    large enough grid. The kernel's own helpers are read as part of it."""
+    kernel = kernel_function(inline_calls(ttir))
+    if kernel is None:
+        return False
+    ops = kernel.ops
+    pid: set = set()
+
+    def spread(op: Op, region: Op | None) -> bool:  # every value made from a program id, through any operation
+        operands = [base_name(v) for v in op.values]
+        if op.name == "tt.get_program_id" or (op.name not in _LOADS and any(v in pid for v in operands)):
+            pid.update(base_name(r) for r in op.results)
+            pid.update(new for new, init in op.carried if base_name(init) in pid)
+        if op.name == "scf.yield" and region is not None and any(v in pid for v in operands):
+            pid.update(base_name(r) for r in region.results)
+        return False
+
+    walk_to_fixed_point(ops, spread, lambda: len(pid), rounds=8)
+    lossy: set = set()
+
+    def visit(op: Op, region: Op | None) -> bool:
+        operands = [base_name(v) for v in op.values]
+        results = {base_name(r) for r in op.results}
+        if op.name == "arith.trunci" and operands and operands[0] in pid:
+            m = re.search(r"to (?:tensor<[\dx]*)?i(\d+)", op.text)
+            if m and int(m.group(1)) < 32:
+                lossy.update(results)
+        if op.name in _FLOAT_TO_INT and operands and operands[0] in pid:
+            lossy.update(results)
+        if any(v in lossy for v in operands):
+            lossy.update(results)
+            for new, _ in op.carried:
+                lossy.add(new)
+        if op.name == "scf.yield" and region is not None and any(v in lossy for v in operands):
+            lossy.update(base_name(r) for r in region.results)
+        return False
+
+    walk_to_fixed_point(ops, visit, lambda: len(lossy), rounds=8)
+    return any(op.name == "tt.addptr" and len(op.values) >= 2 and base_name(op.values[1]) in lossy for op in ops)
+
+
 def _enclosing_loops(ops) -> dict:
     """``id(op)``: the loops that ``op`` lies inside, outermost first, each as ``(loop, bounds)``: an ``scf.for``
     with its lower bound, upper bound and step; an ``scf.while`` with every value its condition region reads

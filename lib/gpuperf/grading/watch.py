@@ -1829,14 +1829,18 @@ def _launch_grid(w: Watch, fn, args, kwargs) -> tuple | None:
         w.paused = saved
 
 
+#: Exercises whose tile products are graded as tl.dot products (round 24: a broadcast product beside a decoy dot).
+_DOT_EXERCISES = frozenset(("L4.matmul", "L5.forward", "L5.causal", "L6.backward", "L6.autograd"))
+
+
 def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
     """An interpreted kernel must be one Triton can compile (:mod:`gpuperf.grading.frontend`). ``grid``: the
     launch's (three sizes), where known (:func:`gpuperf.grading.frontend.wrapping_masks` reads it). Returns
     what :func:`_recheck_masks` needs, or None."""
     if _library_kernel_file(fn):  # Triton's own or the course's: checked by what may run, not compiled here
         return None
-    from gpuperf.grading.dataflow import unstored_dots
-    from gpuperf.grading.frontend import lower, wrapping_masks, wrapping_offsets
+    from gpuperf.grading.dataflow import broadcast_tile_products, unstored_dots
+    from gpuperf.grading.frontend import lossy_program_ids, lower, wrapping_masks, wrapping_offsets
 
     saved, w.internal = w.internal, True  # the grader's own work: torch calls in it are not the reader's
     try:
@@ -1852,6 +1856,8 @@ def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
         if ttir and name not in w.counters.atomic_kernels and any(op != "exch" for op in _atomic_ops(ttir)):
             w.counters.atomic_kernels.append(name)  # named where an output comes out NaN on a GPU
         unstored = unstored_dots(ttir) if ttir else 0
+        lossy = bool(ttir) and lossy_program_ids(ttir)
+        broadcast = bool(ttir) and w.policy.exercise in _DOT_EXERCISES and broadcast_tile_products(ttir)
         prints = bool(ttir) and "tt.print" in ttir
     finally:
         w.internal = saved
@@ -1861,6 +1867,16 @@ def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
                   "cannot watch (Python's stdout under the interpreter, the device's printf on a GPU, both "
                   "readable by the code that launched it), so a graded kernel may not print. Print while you "
                   "debug, outside grading.grade, and delete the prints before you grade")
+    if broadcast:
+        w._refuse(f"your kernel {name} multiplies two tiles by broadcasting them against each other and summing "
+                  "(a[:, None, :] * b[None, :, :], then tl.sum): that is a matrix product done element by element, "
+                  "off the tensor cores, with a three-dimensional tile in registers. Multiply tiles with tl.dot")
+    if lossy:
+        w._refuse(f"your kernel {name} narrows the program id (or a value made from it) to an integer of fewer "
+                  "than 32 bits, or turns it into a float and back, before it reaches an address: an int16 wraps "
+                  "past 32,767 programs, an int8 past 127, and a float32 rounds integers past 2^24 (fp16 past "
+                  "2,048), so a large enough grid reads and writes the wrong memory. Keep program ids and offsets "
+                  "in integers of 32 bits or more (64 bits once they multiply a size or stride)")
     if unstored:
         w._refuse(f"your kernel {name} computes {unstored} tl.dot product(s) whose result never reaches what it "
                   "stores: the grader counts the tile products a kernel does with tl.dot, so each one must be "
