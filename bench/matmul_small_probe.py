@@ -12,21 +12,16 @@ does not. Prints one line per row and writes the rows as JSON.
 from __future__ import annotations
 
 import json
-import sys
 import time
-
-import torch
-import triton
-
-from gpuperf.kernels import matmul as mm
-from gpuperf.kernels import matmul_splitk as mks
 
 SHAPES = ((1000, 1000, 1000), (64, 4096, 4096), (64, 14336, 4096), (16, 4096, 14336), (1536, 1536, 1536),
           (64, 4096, 14336))
-DTYPES = (("fp16", torch.float16), ("bf16", torch.bfloat16), ("fp16", torch.float16))
+DTYPES = ("fp16", "bf16", "fp16")
 
 
 def host_us(fn, n=200):
+    import torch
+
     fn()
     torch.cuda.synchronize()
     t0 = time.perf_counter()
@@ -38,6 +33,9 @@ def host_us(fn, n=200):
 
 
 def graph_us(fn):
+    import torch
+    import triton
+
     try:
         s = torch.cuda.Stream()
         s.wait_stream(torch.cuda.current_stream())
@@ -54,6 +52,7 @@ def graph_us(fn):
 
 
 def kernels_us(fn, calls=20):
+    import torch
     from torch.profiler import ProfilerActivity, profile
     fn()
     torch.cuda.synchronize()
@@ -69,13 +68,22 @@ def kernels_us(fn, calls=20):
 
 
 def main(out_path):
+    import torch
+    import triton
+
+    from gpuperf.kernels import matmul as mm
+    from gpuperf.kernels import matmul_splitk as mks
+
+    if not torch.cuda.is_available():
+        raise SystemExit("matmul_small_probe.py needs a CUDA GPU")
     props = torch.cuda.get_device_properties(0)
     sms = props.multi_processor_count
     info = {"device": props.name, "torch": torch.__version__, "triton": triton.__version__,
             "date": time.strftime("%Y-%m-%d"), "rows": []}
     print(info)
     for m, n, k in SHAPES:
-        for dname, dt in DTYPES:
+        for dname in DTYPES:
+            dt = {"fp16": torch.float16, "bf16": torch.bfloat16}[dname]
             a = torch.randn(m, k, device="cuda", dtype=dt)
             b = torch.randn(k, n, device="cuda", dtype=dt)
             plan = mks.plan_matmul(m, n, k, sms, tma_ok=True)
@@ -102,4 +110,8 @@ def main(out_path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", help="the JSON file to write")
+    main(parser.parse_args().out)

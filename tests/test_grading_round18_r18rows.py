@@ -54,7 +54,10 @@ def test_gapped_blocks_without_the_rows_between_still_hold_them_all():
     )
     report = _grade(key, fn, SPLIT)
     assert report.results and not report.passed, "three blocks of one program walked at once accepted"
-    assert "queries at once" in report.failures[0].message, report.failures[0].message
+    # since round 23 the unstored-product check reads the kernel's helpers: fwd_kernel's products, whose _finish
+    # stores this variant removes, are refused first
+    message = report.failures[0].message
+    assert "queries at once" in message or "never reaches" in message, message
 
 
 GAP_KERNEL = '''@triton.jit

@@ -218,7 +218,8 @@ def _grade_report(key: str, fn: Callable, *, seed: int | None = None, device: st
                 case_results = case_results + (_launched_check(runner, case.label)
                                                or _wide_offsets_check(runner, case.label)
                                                or _grid_limit_check(runner, case.label)
-                                               or _shared_memory_check(runner, case.label, ex.key))
+                                               or _shared_memory_check(runner, case.label, ex.key)
+                                               or _stored_again_check(runner, case.label))
             hooked = _hooks_set()  # set while the case ran, outside the reader's call (where the audit hook
             if hooked:             # refuses them): nothing of this grade can be trusted
                 return GradeReport(key, ex.title, seed, "-", (CaseResult(case.label, "-", False, hooked),), graded)
@@ -226,6 +227,13 @@ def _grade_report(key: str, fn: Callable, *, seed: int | None = None, device: st
     name = torch.cuda.get_device_name() if device == "cuda" else \
         "CPU (Triton interpreter)" if ex.get_policy().kernels else "CPU"
     return GradeReport(key, ex.title, seed, name, tuple(results), graded, tuple(notes))
+
+
+def _stored_again_check(runner, label) -> list:
+    """Round 23: an output element stored twice in a call of this case (``Runner.stored_again``, found under the
+    interpreter), told once the case's own checks have passed."""
+    again = getattr(runner, "stored_again", "")
+    return [CaseResult(label, "-", False, again)] if again else []
 
 
 @contextlib.contextmanager

@@ -318,8 +318,10 @@ class Runner:
             outputs += [("the tensor your function returned", t) for t in _tensors(result)
                         if _raw_storage_ptr(t) not in given_ptrs]
             again = _stored_again(trace, outputs)
-            if again:
-                problems.append(CaseResult(self.label, "-", False, again))
+            if again and not getattr(self, "stored_again", ""):
+                # told after the case's own checks (grade_report): a kernel that also makes another mistake
+                # hears about that one first
+                self.stored_again = again
         if problems:
             raise CallFailed(problems)
         return result, watch

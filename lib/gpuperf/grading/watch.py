@@ -1867,10 +1867,6 @@ def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
                   "cannot watch (Python's stdout under the interpreter, the device's printf on a GPU, both "
                   "readable by the code that launched it), so a graded kernel may not print. Print while you "
                   "debug, outside grading.grade, and delete the prints before you grade")
-    if broadcast:
-        w._refuse(f"your kernel {name} multiplies two tiles by broadcasting them against each other and summing "
-                  "(a[:, None, :] * b[None, :, :], then tl.sum): that is a matrix product done element by element, "
-                  "off the tensor cores, with a three-dimensional tile in registers. Multiply tiles with tl.dot")
     if lossy:
         w._refuse(f"your kernel {name} narrows the program id (or a value made from it) to an integer of fewer "
                   "than 32 bits, or turns it into a float and back, before it reaches an address: an int16 wraps "
@@ -1881,6 +1877,10 @@ def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
         w._refuse(f"your kernel {name} computes {unstored} tl.dot product(s) whose result never reaches what it "
                   "stores: the grader counts the tile products a kernel does with tl.dot, so each one must be "
                   "part of the answer (drop a product you do not use, and do the work with the ones you keep)")
+    if broadcast:
+        w._refuse(f"your kernel {name} multiplies two tiles by broadcasting them against each other and summing "
+                  "(a[:, None, :] * b[None, :, :], then tl.sum): that is a matrix product done element by element, "
+                  "off the tensor cores, with a three-dimensional tile in registers. Multiply tiles with tl.dot")
     if problem:
         w._refuse(f"your kernel {getattr(fn, '__name__', '?')} does not compile with Triton: {problem}. The "
                   "interpreter runs a kernel's body as Python on NumPy arrays, so code the compiler refuses can "
