@@ -10,6 +10,7 @@ program stored an element twice in a launch or two launches both stored it
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import gpuperf.kernels  # noqa: F401  (the interpreter switch, before the kernels below are defined)
 import triton
@@ -85,3 +86,28 @@ def test_one_store_per_element_passes():
 
     report = grading.grade_report("L2.add", add, seed=3)
     assert report.passed, report.text()
+
+
+@triton.jit
+def _add_by_atomics_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.zeros((BLOCK,), out_ptr.dtype.element_ty), mask=m)
+    tl.atomic_add(out_ptr + offs, tl.load(x_ptr + offs, mask=m), mask=m)
+    tl.atomic_add(out_ptr + offs, tl.load(y_ptr + offs, mask=m), mask=m)
+
+
+@pytest.mark.xfail(strict=True, reason="open: atomic adds onto an output are not counted as its writes (a limit "
+                   "named in labs/README.md); strict, so closing it shows")
+def test_an_output_written_by_one_store_and_two_atomic_adds_of_one_program():
+    """The review's disguise of a store left in a loop: each partial added into the output with tl.atomic_add,
+    one program adding twice to each element. Three writes of the output, right values. An honest persistent
+    backward adds dQ atomically more than once per element from one program, so adds are not counted as stores;
+    whatever refuses this file, it must not pass."""
+    def add(x, y, out):
+        n = x.numel()
+        _add_by_atomics_kernel[(triton.cdiv(n, 128),)](x, y, out, n, BLOCK=128)
+        return out
+
+    report = grading.grade_report("L2.add", add, seed=3, stop_at_first_failure=True)
+    assert not report.passed, report.text()

@@ -665,12 +665,13 @@ def _enclosing_loops(ops) -> dict:
     found: dict = {}
     stack: list = []
     bounds: dict = {}
+    conditions_read: set = set()  # the while loops whose condition region has ended
     for op in ops:
         found[id(op)] = tuple((o, bounds[id(o)]) for o in stack if o.name in ("scf.for", "scf.while"))
         for o in stack:  # a while loop's condition region: from its line to "} do {"
-            if o.name == "scf.while" and not bounds.get(("done", id(o))):
+            if o.name == "scf.while" and id(o) not in conditions_read:
                 if op.text.startswith("} do {") and stack[-1] is o:
-                    bounds[("done", id(o))] = True
+                    conditions_read.add(id(o))
                 else:
                     bounds[id(o)] = bounds[id(o)] + tuple(base_name(v) for v in op.values)
         if op.closes_region and stack:

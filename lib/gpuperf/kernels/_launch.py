@@ -269,6 +269,34 @@ def launcher(kernel, grid: tuple, args: tuple, options: tuple = ()):
     return _launch_cached(kernel, grid, args, options)[0]
 
 
+#: Launch key (:func:`launch_key`, read from the :class:`Desc` arguments) -> the :class:`Launcher` of a launch
+#: with host descriptors (:func:`launch_described`).
+_DESC_LAUNCHERS: dict = {}
+
+
+def launch_described(kernel, grid: tuple, args: tuple, options: tuple = ()) -> None:
+    """:func:`launch` for a kernel whose ``args`` may hold :class:`Desc` host descriptors: the first launch of a
+    key through Triton (each ``Desc`` as Triton's ``TensorDescriptor``), later ones through the launcher's
+    :meth:`Launcher.launch_described`, which encodes a descriptor's tensor map once per address. Triton's own
+    encoding on every call cost about 100 us of host time a launch on an H100 (bench/NOTES.md, the fifteenth
+    session's probe of the split-K matmul): more than a small kernel runs."""
+    if not any(a.__class__ is Desc for a in args):  # no descriptors: the usual cached launch
+        _launch_cached(kernel, grid, args, options)
+        return
+    interpreted = _current_stream is None or not isinstance(kernel, _jit_types())
+    key = None if interpreted else launch_key(kernel, args, options)
+    entry = _DESC_LAUNCHERS.get(key) if key is not None else None
+    if entry is not None:
+        entry.launch_described(_grid3(grid), _current_stream(key[1]), args)
+        return
+    plain = tuple(a.descriptor() if a.__class__ is Desc else a for a in args)
+    entry = _launch_cached(kernel, grid, plain, options)[0]
+    if entry is not None and key is not None:
+        if len(_DESC_LAUNCHERS) >= MAX_ENTRIES:
+            _DESC_LAUNCHERS.clear()
+        _DESC_LAUNCHERS[key] = entry
+
+
 def launch(kernel, grid: tuple, args: tuple, options: tuple = ()):
     """``kernel[grid](*args, **dict(options))`` with Triton's per-call work done once per launch key.
 

@@ -40,7 +40,8 @@ masked along k. The pointer path runs under Triton's interpreter (fp32, fp16) an
 Triton supports. Timed on the H200 in ``book/data/matmul_small_h200.json`` (2026-12-06); a probe on an H100 the
 next day (bench/NOTES.md, fifteenth session) found those launches host-bound: about 100-150 us of host time a
 call, Triton encoding the two TMA descriptors on every launch, around kernels of 11-54 us. Launches with
-descriptors now go through the launcher's per-address encoding (:func:`_launch_described`); not yet timed.
+descriptors now go through the launcher's per-address encoding
+(:func:`gpuperf.kernels._launch.launch_described`); not yet timed.
 """
 
 from __future__ import annotations
@@ -403,7 +404,7 @@ def matmul_splitk(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = N
             b.stride(0), b.stride(1), out.stride(0), out.stride(1), bm, bn, bk, plan.group_m, split, precision,
             plan.tma)
     options = (("num_warps", plan.num_warps), ("num_stages", plan.num_stages))
-    _launch_described(_matmul_splitk_kernel, (tiles * split,), args, options)
+    _launch.launch_described(_matmul_splitk_kernel, (tiles * split,), args, options)
     return out
 
 
@@ -442,7 +443,7 @@ def matmul_streamk(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = 
             b.stride(1), out.stride(0), out.stride(1), bm, bn, bk, plan.group_m, input_precision or "tf32",
             plan.tma)
     options = (("num_warps", plan.num_warps), ("num_stages", plan.num_stages))
-    _launch_described(_matmul_streamk_kernel, (programs,), args, options)
+    _launch.launch_described(_matmul_streamk_kernel, (programs,), args, options)
     return out
 
 
@@ -468,7 +469,7 @@ def _loadable(plan: MatmulPlan, a: torch.Tensor, b: torch.Tensor, input_precisio
 
 def _descriptors(a: torch.Tensor, b: torch.Tensor, plan: MatmulPlan):
     """(A's, B's) host TMA descriptors for a plan with ``tma``, as :class:`gpuperf.kernels._launch.Desc`
-    (launched by :func:`_launch_described`); otherwise the tensors themselves, which the kernels' pointer
+    (launched by :func:`gpuperf.kernels._launch.launch_described`); otherwise the tensors themselves, which the kernels' pointer
     path never reads as descriptors."""
     if not plan.tma:
         return a, b
@@ -477,35 +478,6 @@ def _descriptors(a: torch.Tensor, b: torch.Tensor, plan: MatmulPlan):
                          f"aligned rows; got {a.dtype}, strides {a.stride()} and {b.stride()}")
     return (_launch.Desc(a, tuple(a.shape), (a.stride(0), 1), [plan.block_m, plan.block_k]),
             _launch.Desc(b, tuple(b.shape), (b.stride(0), 1), [plan.block_k, plan.block_n]))
-
-
-#: Launch key (:func:`gpuperf.kernels._launch.launch_key`, read from the ``Desc`` arguments) -> the
-#: :class:`gpuperf.kernels._launch.Launcher` of a launch with host descriptors.
-_DESC_LAUNCHERS: dict = {}
-
-
-def _launch_described(kernel, grid: tuple, args: tuple, options: tuple) -> None:
-    """Launch ``kernel`` whose ``args`` may hold :class:`gpuperf.kernels._launch.Desc` descriptors: the first
-    launch of a key through Triton (``TensorDescriptor`` s), later ones through the launcher, which encodes a
-    descriptor's tensor map once per address. Triton's own encoding on every call cost about 100 us of host
-    time a launch on an H100 (bench/NOTES.md, the fifteenth session's probe): more than the kernel."""
-    if not any(a.__class__ is _launch.Desc for a in args):  # pointer loads: the usual cached launch
-        _launch.launch(kernel, grid, args, options)
-        return
-    key = None if INTERPRETED or _launch._current_device is None else _launch.launch_key(kernel, args, options)
-    launcher = _DESC_LAUNCHERS.get(key) if key is not None else None
-    if launcher is not None:
-        launcher.launch_described(_launch._grid3(grid), _launch.current_stream(key[1]), args)
-        return
-    plain = tuple(a.descriptor() if a.__class__ is _launch.Desc else a for a in args)
-    if key is None:  # the interpreter, or arguments that cannot be keyed: Triton's own call
-        _launch.launch(kernel, grid, plain, options)
-        return
-    launcher = _launch.launcher(kernel, grid, plain, options)
-    if launcher is not None and key is not None:
-        if len(_DESC_LAUNCHERS) >= 1024:
-            _DESC_LAUNCHERS.clear()
-        _DESC_LAUNCHERS[key] = launcher
 
 
 def _check_int32(plan: MatmulPlan, a: torch.Tensor, b: torch.Tensor, steps: int) -> None:
