@@ -227,3 +227,14 @@ def test_int32_limits_are_checked_on_the_host():
 
     with pytest.raises(ValueError):
         mks._check_int32(plan, Wide(), b, 0)
+
+
+def test_the_dispatch_remembers_each_shapes_plan():
+    """matmul_auto prices a shape's tiles and splits once (the model costs 60-300 us of host time a call)."""
+    from gpuperf.kernels import matmul_splitk as mks
+
+    mks._planned.cache_clear()
+    first = mks._planned(1000, 1000, 1000, 132, True)
+    assert first == mks.plan_matmul(1000, 1000, 1000, 132, tma_ok=True)
+    assert mks._planned(1000, 1000, 1000, 132, True) is first
+    assert mks._planned.cache_info().hits == 1

@@ -2055,6 +2055,11 @@ def _install():
             if _TRACE is not None:
                 pid, narrow, arg, wraps, lanes, rows, wide = tainted(lhs, rhs)
                 kind = np.asarray(res.data).dtype
+                if op in (np.fmod, np.remainder, np.floor_divide) and kind.kind in "iu":
+                    # a remainder (or quotient) wraps only as its dividend does: a tile index that passed a
+                    # 32-bit product is a divisor bounded by what it divides (round 24's h10: a group's rows,
+                    # min(tiles_m - first_m, GROUP_M), dividing the program id)
+                    wraps, rows = tainted(lhs)[3], tainted(lhs)[5]
                 if op in (np.multiply, np.left_shift) and kind.kind in "iu":
                     lp, rp = (_attr(h, "_gpuperf_pid", False) for h in (lhs, rhs))
                     la, ra = (_attr(h, "_gpuperf_arg", False) for h in (lhs, rhs))

@@ -1836,7 +1836,11 @@ def _out_writes(trace, out) -> list:
         low, high = _layout_bytes(layout)
         return low < end and start < high
 
-    if not any(source is not None and overlaps(target) for _, source, target in copies):
+    def moves(launch) -> bool:  # a copy kernel of the reader's own, of what an earlier launch stored
+        return bool(getattr(launch, "copy_only", False) and getattr(launch, "sources", None) and launch.copies)
+
+    if not any(source is not None and overlaps(target) for _, source, target in copies) and \
+            not any(moves(launch) for launch in trace.launches):
         found = []
         for launch in trace.launches:
             writes = _value_writes(launch)
@@ -1888,6 +1892,19 @@ def _out_writes(trace, out) -> list:
                 hit = (pos >= 0) & (at == here)
                 here = here.copy()
                 here[hit] = s_sorted[pos[hit]]
+        if moves(trace.launches[index]):
+            # a kernel that only copies (or casts) what earlier launches stored, as split-K's workspace cast
+            # into C: the programs that computed the values are the earlier launches' (a copy spread over many
+            # programs after one program did the work runs the work on one multiprocessor: the lead's 92)
+            dest = np.concatenate([d.reshape(-1) for d, _ in trace.launches[index].copies]).astype(np.int64)
+            src = np.concatenate([o.reshape(-1) for _, o in trace.launches[index].copies]).astype(np.int64)
+            order = np.argsort(dest, kind="stable")
+            d_sorted, s_sorted = dest[order], src[order]
+            pos = np.clip(np.searchsorted(d_sorted, here, side="left"), 0, max(d_sorted.size - 1, 0))
+            hit = (here >= 0) & (d_sorted.size > 0) & (d_sorted[pos] == here)
+            here = here.copy()
+            here[hit] = s_sorted[pos[hit]]
+            continue
         writes = _value_writes(trace.launches[index])
         if not writes:
             continue
@@ -2962,6 +2979,28 @@ def _matmul_programs_check(runner, label, c, m, n) -> list[CaseResult]:
         {id(launch) for launch, *_ in _out_writes(trace, c)}
     launches = [launch for launch in trace.launches
                 if id(launch) in wrote or any(_same_memory(launch, name, c) for name in launch.stored)]
+    # an epilogue: a launch with no tile product that writes C from what earlier launches stored (split-K's
+    # workspace cast into C, round 24's h16). Its blocks are not the tiles; the launches that made the products
+    # are graded instead, by the programs that made them
+    epilogues = [launch for launch in launches if not launch.dot_shapes and launch.sources]
+    if epilogues:
+        for launch in trace.launches:
+            if not launch.dot_shapes:
+                continue
+            tm = min(max(a for a, _, _ in launch.dot_shapes), m)
+            tn = min(max(b for _, _, b in launch.dot_shapes), n)
+            tiles = -(-m // tm) * -(-n // tn)
+            busy = sum(1 for count in launch.dots_run.values() if count)
+            if busy < min(tiles, sms):
+                return [CaseResult(label, "-", False,
+                                   f"your kernel {launch.kernel} made its tile products in {busy} program(s) for C "
+                                   f"of {m} x {n}, {tiles} tiles of {tm} x {tn}; the kernel that writes C from "
+                                   "them afterwards does not count: the grid gives every tile of C its own "
+                                   "program (a grid of cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N) programs, times the "
+                                   "slices of K with split-K), so the tiles are computed at the same time")]
+        launches = [launch for launch in launches if launch not in epilogues]
+        if not launches:
+            return []
     shapes: dict = {}
     for launch in launches:
         for shape, count in launch.store_shapes.items():

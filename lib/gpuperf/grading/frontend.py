@@ -558,6 +558,9 @@ def wrapping_offsets(ttir: str, any_factor: bool = False, within_head: bool = Fa
         if op.name == "tt.make_range":
             lanes.update(results)
         flags = [any(v in s for v in operands) for s in sets]
+        if op.name in _QUOTIENTS | {"arith.remsi", "arith.remui"} and len(operands) >= 2:
+            # a quotient or remainder wraps only as its dividend does (as the interpreter's count reads it)
+            flags[2], flags[4] = operands[0] in wraps, operands[0] in rows
         if op.name in ("arith.muli", "arith.shli") and len(operands) >= 2:
             a, b = operands[0], operands[1]
             factors = [x for x, y in ((a, b), (b, a)) if x in pid and y in arg]

@@ -382,7 +382,7 @@ def matmul_splitk(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = N
         if INTERPRETED:
             plan = MatmulPlan("splitk", 32, 32, 32, 1, 4, 1, 4)
         else:
-            plan = plan_matmul(m, n, k, _mm._device_info(a.device)[1], tma_ok=False)
+            plan = _planned(m, n, k, _mm._device_info(a.device)[1], False)
             if plan.kernel != "splitk":
                 plan = dataclasses.replace(plan, kernel="splitk", split_k=1)
             plan = _loadable(plan, a, b, input_precision)
@@ -499,6 +499,13 @@ def _check_plan(plan: object) -> None:
         raise ValueError(f"plan.split_k and plan.num_stages must be >= 1, got {plan!r}")
 
 
+@functools.lru_cache(maxsize=4096)
+def _planned(m: int, n: int, k: int, sm_count: int, tma_ok: bool) -> MatmulPlan:
+    """:func:`plan_matmul`, remembered per shape: the model prices every tile and split in Python (60-300 us
+    on a host CPU), which the H100 probe of 2026-12-07 measured as most of a small call's host time."""
+    return plan_matmul(m, n, k, sm_count, tma_ok=tma_ok)
+
+
 def matmul_auto(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None, *,
                 input_precision: str | None = None) -> torch.Tensor:
     """``a @ b`` by the kernel :func:`plan_matmul` picks for the shape: the persistent TMA kernel
@@ -510,7 +517,7 @@ def matmul_auto(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = Non
     n = b.shape[1]
     tma_ok = (a.is_contiguous() and b.is_contiguous() and input_precision is None
               and _mm.tma_supported(a, b))
-    plan = plan_matmul(max(m, 1), max(n, 1), max(k, 1), _mm._device_info(a.device)[1], tma_ok=tma_ok)
+    plan = _planned(max(m, 1), max(n, 1), max(k, 1), _mm._device_info(a.device)[1], tma_ok)
     if plan.kernel == "tma":
         return _mm.matmul(a, b, out)
     plan = _loadable(plan, a, b, input_precision)
