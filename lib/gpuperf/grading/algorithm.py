@@ -171,6 +171,9 @@ class Launch:
     _store_where: list = field(default_factory=list)
     _load_where: list = field(default_factory=list)
     _exchanges: list = field(default_factory=list)  # (addresses, program): atomic exchanges and CAS
+    #: (addresses, program): atomic and, or, xor (also in ``_adds``): bits set or cleared, which together write a
+    #: value as a store does (round 25's 16-18: ``atomic_and(0)`` then ``atomic_or(bits)``)
+    _bitwise: list = field(default_factory=list)
     _adds: list = field(default_factory=list)  # (addresses, program): accumulating atomics (add, max, ...)
     #: (addresses, program) per atomic (add, max, exchange, ...): the elements whose old values it returned; its
     #: index is the ``_gpuperf_ret`` tag the returned value and what is computed from it carry
@@ -631,6 +634,19 @@ class Trace:
                         found = (int(both[0]), j, i)
                 first_seen[i] = mine
         return found
+
+    def empty_products(self) -> tuple[int, str]:
+        """Round 25 (22, 23): tile products one of whose operands was loaded with every lane masked off (a block
+        of keys wholly past N_k, walked by a causal loop that ends at the diagonal without min(N_k, ...)): the
+        product multiplies nothing. ``(how many, the first kernel that made one)``."""
+        total, first = 0, ""
+        for launch in self.launches:
+            visits = launch.visits
+            for _, *operands in launch.dot_operand_loads:
+                if any(loads and all(visits[i][5] is None for i in loads if i < len(visits)) for loads in operands):
+                    total += 1
+                    first = first or launch.kernel
+        return total, first
 
     def race(self) -> str:
         """The first race found (see the module docstring), or ""."""
@@ -1589,7 +1605,9 @@ def _install():
                 _split_at_draws(launch, _tickets(launch))
                 _link(trace, launch)
                 # an atomic exchange writes a value as a store does (round 24: a store left in a loop as tl.atomic_xchg)
-                launch.stored_again, launch.stored_set = _repeated_stores(launch._stores + launch._exchanges)
+                launch.stored_again, launch.stored_set = _repeated_stores(launch._stores + launch._exchanges +
+                                                                          launch._bitwise)
+                launch._bitwise = []
                 launch.writes = _distinct_writes(launch._stores + launch._exchanges + launch._adds)
                 if launch._still_lanes:
                     launch.value_writes = _distinct_writes(launch._value_stores + launch._value_atomics)
@@ -1897,6 +1915,9 @@ def _install():
                     if picked.size:
                         record = (np.unique(picked), program)
                         (launch._exchanges if exchange else launch._adds).append(record)
+                        if not exchange_always and any(word in str(op).upper().rsplit(".", 1)[-1]
+                                                       for word in ("AND", "OR", "XOR")):
+                            launch._bitwise.append(record)
                         # the values it writes (not its address or mask): an earlier atomic's returned value
                         # among them is used; its own returned value is tagged with its record
                         values = args[1:3] if exchange_always else args[2:3]

@@ -389,7 +389,24 @@ def _result_of_exception(case: str, exc: BaseException) -> CaseResult:
                           "an error in gpuperf.grading, not a fault found in your function. Please report it to "
                           "the course with this message; meanwhile check your function against a PyTorch "
                           "reference outside the grader")
-    return CaseResult(case, "-", False, f"your function raised {type(exc).__name__}: {first[:300]}")
+    hint = ""
+    if "active drivers" in first and _raised_in(exc, "autotuner.py"):
+        # round 25's h27: Triton's autotuner times each configuration with the GPU's driver, which the
+        # interpreter does not have
+        hint = (" (raised by @triton.autotune, which times its configurations on a GPU: under the interpreter "
+                "there is none. Grade on the CPU with one configuration, as plain constexpr arguments, and keep "
+                "the autotuner for a GPU)")
+    return CaseResult(case, "-", False, f"your function raised {type(exc).__name__}: {first[:300]}{hint}")
+
+
+def _raised_in(exc: BaseException, filename: str) -> bool:
+    """Whether a frame of ``exc``'s traceback runs in a file named ``filename``."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.endswith(filename):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 #: Names of the grader's own wrappers around Triton's interpreter, as Python prints them in an error about a

@@ -47,12 +47,14 @@ def unstored_dots(ttir: str) -> int:
     return sum(not _reaches_a_write(ops, seed) for seed in seeds)
 
 
-def broadcast_tile_products(ttir: str) -> int:
+def broadcast_tile_products(ttir: str, min_dims: int = 3) -> int:
     """Round 24 (23, 33): products of two tiles made with a broadcast multiply (``q[:, None, :] * k[None, :, :]``,
     then ``tl.sum``): an ``arith.mulf`` of at least three dimensions whose two operands were each broadcast from a
     tile with a 1 in a different place. Such a product is a matrix product done element by element, off the
     tensor cores, with a BLOCK_M x BLOCK_N x d tile in registers (the kernel's own helpers are read as part of
-    it). Returns how many."""
+    it). Returns how many. ``min_dims=2`` (round 25's 20b): a column times a row too (``a[:, None] *
+    b[None, :]``, a rank-1 update added into the accumulator, one k at a time), the same product off the tensor
+    cores."""
     import re
 
     from gpuperf.grading.frontend import inline_calls
@@ -60,7 +62,7 @@ def broadcast_tile_products(ttir: str) -> int:
     kernel = kernel_function(inline_calls(ttir))
     if kernel is None:
         return 0
-    shape = re.compile(r"tensor<((?:\d+x){2,}\d+)x")
+    shape = re.compile(r"tensor<((?:\d+x){%d,}\d+)x" % (max(min_dims, 2) - 1))
     ones: dict = {}
     for op in kernel.ops:
         if op.name == "tt.broadcast" and op.results:

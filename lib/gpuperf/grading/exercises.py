@@ -318,6 +318,15 @@ class Runner:
             outputs += [("the tensor your function returned", t) for t in _tensors(result)
                         if _raw_storage_ptr(t) not in given_ptrs]
             again = _stored_again(trace, outputs)
+            if not again and self.policy.exercise in _SCRATCH_EXERCISES:
+                again = _scratch_stored_again(trace)
+            if not again and self.policy.exercise.startswith(("L5", "L6")):
+                empty, kernel = trace.empty_products()
+                if empty:
+                    again = (f"your kernel {kernel} made {empty} tile product(s) with a block whose lanes were all "
+                             "masked off (keys past N_k, say, when there are more queries than keys): the loop "
+                             "walks blocks that hold nothing, work the GPU still does. End the loop at the last "
+                             "block with a key in it: min(N_k, the causal end)")
             if again and not getattr(self, "stored_again", ""):
                 # told after the case's own checks (grade_report): a kernel that also makes another mistake
                 # hears about that one first
@@ -1365,6 +1374,41 @@ def _stored_again(trace, outputs) -> str:
                 f"{where}: an output written, read back and written again costs its traffic twice; finish each "
                 "value before you store it, once")
     return ""
+
+
+#: The exercises whose lesson is a loop that keeps its accumulator in registers (tile products over blocks of K
+#: or of keys): a workspace of the reader's stored again and again is that accumulator in memory.
+_SCRATCH_EXERCISES = frozenset(("L4.matmul", "L5.forward", "L5.causal", "L6.backward", "L6.autograd"))
+
+
+def _scratch_stored_again(trace) -> str:
+    """Round 25 (04, 10): memory of the reader's own (a workspace, not an output) that one program stored more
+    than once in a launch (the accumulator loaded, added to and stored back every block of K), or that three or
+    more launches of one call stored (the walk over K done from Python, a launch per block). Plain stores and
+    exchanges; atomic adds (split-K's partial sums, dQ) are not counted. "" when none was."""
+    import numpy as np
+
+    for launch in trace.launches:
+        again = launch.stored_again
+        if again is not None and again.size:
+            return (f"one program of your kernel {launch.kernel} stored the same element of a buffer of your own "
+                    "(a workspace) more than once in one launch: an accumulator kept in memory is loaded and "
+                    "stored back every block, traffic the tiled loop exists to avoid. Keep the accumulator in "
+                    "registers (tl.zeros before the loop, added to inside it) and store the finished tile once")
+    sets = [(i, launch.stored_set) for i, launch in enumerate(trace.launches)
+            if launch.stored_set is not None and launch.stored_set.size]
+    if len(sets) < 3:
+        return ""
+    every, times = np.unique(np.concatenate([addresses for _, addresses in sets]), return_counts=True)
+    if times.max() < 3:
+        return ""
+    address = every[int(np.argmax(times >= 3))]
+    which = [trace.launches[i].kernel for i, addresses in sets
+             if addresses[min(np.searchsorted(addresses, address), addresses.size - 1)] == address]
+    return (f"your kernel{'s' if len(set(which)) > 1 else ''} {', '.join(sorted(set(which)))} stored the same "
+            f"element of a buffer of your own in {int(times.max())} launches of one call: a loop over blocks of "
+            "K or of keys run from Python, a launch per block, stores and reloads the partial result every time. "
+            "Walk the blocks inside one kernel, accumulating in registers, and store each result once")
 
 
 def _unravel(flat: int, shape) -> list[int]:

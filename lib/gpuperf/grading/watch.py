@@ -230,10 +230,14 @@ class _Alloc:
     element_size: int = 1
     shadow: Any = None  # bits of [start, stop) after the last watched write (kernel launch, torch copy/fill)
 
-    def __post_init__(self):
+    def measure(self) -> "_Alloc":
+        """Its addresses, read from the buffer (called by :func:`banded_empty`, not from a dataclass's generated
+        ``__init__``: that frame is no file of the grader's, and where autograd runs with the watch's function
+        mode on, a torch call made from it looked like the reader's: round 25's h12)."""
         self.element_size = self.buffer.element_size()
         self.base = self.buffer.data_ptr() + self.start * self.element_size
         self.storage = self.buffer.untyped_storage().data_ptr()
+        return self
 
 
 @dataclass
@@ -344,7 +348,7 @@ def banded_empty(shape, stride, dtype, device, band: int):
     view = buf.as_strided(shape, stride, band)
     if dtype.is_floating_point:
         buf[band: band + span].fill_(float("nan"))
-    alloc = _Alloc(buf, band, band + span)
+    alloc = _Alloc(buf, band, band + span).measure()
     alloc.band_bits = (buf[:band].view(itype).clone(), buf[band + span:].view(itype).clone())
     return view, alloc
 
@@ -712,6 +716,9 @@ class Watch:
             self._refuse("the grader's watch was entered a second time from inside your function: "
                          f"{self.policy.exercise} is graded with it on")
         _Audit.check_descriptors(self)  # before anything is switched on
+        # the children's accounting, under the interpreter only: on an H100 the grading tests failed by the
+        # hundred with it on in compiled calls, causes not captured (bench/NOTES.md, sixteenth session)
+        self._children = _Audit.children() if self.device == "cpu" else None
         self._entered = True
         self._previous = _ACTIVE
         self.internal = True
@@ -751,6 +758,7 @@ class Watch:
         _AUDIT.disarm(self)
         try:
             if exc_type is None and self.violation is None:
+                _Audit.children_check(self, getattr(self, "_children", None))
                 self.check_alive("after it returned")
                 self.shadows("by the time your function returned")
                 if _ACTIVE is not self or not self.active or self.paused or self.internal:
@@ -1857,7 +1865,7 @@ def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
             w.counters.atomic_kernels.append(name)  # named where an output comes out NaN on a GPU
         unstored = unstored_dots(ttir) if ttir else 0
         lossy = bool(ttir) and lossy_program_ids(ttir)
-        broadcast = bool(ttir) and w.policy.exercise in _DOT_EXERCISES and broadcast_tile_products(ttir)
+        broadcast = bool(ttir) and w.policy.exercise in _DOT_EXERCISES and broadcast_tile_products(ttir, min_dims=2)
         prints = bool(ttir) and "tt.print" in ttir
     finally:
         w.internal = saved
@@ -1879,7 +1887,8 @@ def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
                   "part of the answer (drop a product you do not use, and do the work with the ones you keep)")
     if broadcast:
         w._refuse(f"your kernel {name} multiplies two tiles by broadcasting them against each other and summing "
-                  "(a[:, None, :] * b[None, :, :], then tl.sum): that is a matrix product done element by element, "
+                  "(a[:, None, :] * b[None, :, :], then tl.sum; or a column times a row, a[:, None] * b[None, :], "
+                  "added up one k at a time): that is a matrix product done element by element, "
                   "off the tensor cores, with a three-dimensional tile in registers. Multiply tiles with tl.dot")
     if problem:
         w._refuse(f"your kernel {getattr(fn, '__name__', '?')} does not compile with Triton: {problem}. The "
@@ -2265,6 +2274,53 @@ class _Audit:
     def arm(self, owner) -> None:
         self._armed.append(owner)
 
+    #: spawn events from torch, Triton or the grader (a compiler run during a launch), counted: while one
+    #: happens the children's accounting cannot tell a process of the reader's (see :meth:`children_check`)
+    spawns_allowed = 0
+
+    @staticmethod
+    def children() -> tuple:
+        """(what the kernel has accounted for this process's finished and reaped children, the process ids of
+        its children still running or not yet reaped): a process started by any door, audited or not
+        (``_posixsubprocess.fork_exec`` raises no audit event: round 25's 07), shows in one or the other."""
+        import resource
+
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        accounted = (usage.ru_utime, usage.ru_stime, usage.ru_minflt, usage.ru_majflt, usage.ru_nvcsw,
+                     usage.ru_nivcsw)
+        me, live = os.getpid(), set()
+        try:
+            names = os.listdir("/proc")
+        except OSError:  # pragma: no cover - no /proc (not Linux)
+            names = []
+        for name in names:
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    stat = f.read()
+                if int(stat[stat.rindex(b")") + 2:].split()[1]) == me:
+                    live.add(int(name))
+            except (OSError, ValueError, IndexError):
+                continue
+        return accounted, frozenset(live), _Audit.spawns_allowed
+
+    @staticmethod
+    def children_check(owner, before) -> None:
+        """Refuses (``owner._refuse``) when a process was started during the call and no audited spawn of
+        torch's or Triton's explains it: a child's time or page faults accounted on its end, or a child
+        still there."""
+        if before is None:
+            return
+        accounted, live, allowed = _Audit.children()
+        if allowed != before[2]:
+            return  # a compiler ran: its children are accounted the same way
+        if accounted != before[0] or live - before[1]:
+            owner._refuse("your function started a new process while it was graded (by a door the audit "
+                          "hook does not see, such as _posixsubprocess.fork_exec): another process can read "
+                          "and write this one's memory or compute for it; "
+                          f"{owner.policy.exercise} {owner.policy.why}")
+
     @staticmethod
     def check_descriptors(owner) -> None:
         """Refuses (``owner._refuse``) when a descriptor to a process's memory is already open as the call
@@ -2292,6 +2348,8 @@ class _Audit:
             reader = self._from_reader(through_stdlib=event in self.SPAWN_EVENTS)
         finally:
             self._busy = False
+        if not reader and event in self.SPAWN_EVENTS:
+            _Audit.spawns_allowed += 1
         if reader:
             owner = self._armed[-1]
             owner._refuse(f"your function used {what} while it was graded: it reaches the grader's frames, "
@@ -2404,11 +2462,17 @@ class PlainGuard:
 
     def call(self, fn, *args, **kwargs):
         _Audit.check_descriptors(self)
+        before = _Audit.children()
         _AUDIT.arm(self)
         try:
             result = fn(*args, **kwargs)
         finally:
             _AUDIT.disarm(self)
+        if self.violation is None:
+            try:
+                _Audit.children_check(self, before)
+            except ForbiddenCall:
+                pass
         if self.violation is not None:
             raise self.violation
         return result
@@ -2455,7 +2519,7 @@ GRADER_STATE_NAMES = frozenset((
     "addaudithook", "settrace", "setprofile", "_BINDERS", "_BINDER_MAKER", "_GENUINE", "_record_binder",
     "_COURSE_FILES", "_REWRITES", "_PINNED", "_PINNED_AGAIN", "_PINNED_CODE", "_PINNED_SOURCES", "pin_solutions",
     "monitoring", "use_tool_id", "register_callback", "setitimer", "alarm", "pthread_kill", "SIGALRM", "SIGVTALRM",
-    "SIGPROF"))
+    "SIGPROF", "_Audit", "spawns_allowed", "children_check"))
 
 
 def reaches_grader(fn, depth: int = 3) -> str:
