@@ -90,15 +90,15 @@ def test_a_grade_keeps_small_buffers_and_the_large_ones_it_saw_last(monkeypatch)
     monkeypatch.setitem(watch._EARLIER_CALLS, "grading", True)
     monkeypatch.setitem(watch._EARLIER_CALLS, "small", 64)
     monkeypatch.setitem(watch._EARLIER_CALLS, "limit", 3 * 1024 * 4)
-    small = watch._Alloc(torch.zeros(4), 0, 4)  # 16 bytes: always kept
+    small = watch._Alloc(torch.zeros(4), 0, 4).measure()  # 16 bytes: always kept
     watch._remember_for_later_calls(small)
-    large = [watch._Alloc(torch.zeros(1024), 0, 1024) for _ in range(5)]
+    large = [watch._Alloc(torch.zeros(1024), 0, 1024).measure() for _ in range(5)]
     for alloc in large:
         watch._remember_for_later_calls(alloc)
     kept = watch._EARLIER_CALLS["allocs"]
     assert list(kept) == [small.storage] + [a.storage for a in large[2:]]  # the first two large let go
     assert watch._EARLIER_CALLS["bytes"] == 3 * 1024 * 4
-    too_big = watch._Alloc(torch.zeros(4096), 0, 4096)
+    too_big = watch._Alloc(torch.zeros(4096), 0, 4096).measure()
     watch._remember_for_later_calls(too_big)  # larger than the limit alone: not kept, nothing let go
     assert list(kept) == [small.storage] + [a.storage for a in large[2:]]
 

@@ -109,7 +109,7 @@ def test_a_store_in_a_loop_made_of_bitwise_atomics_is_refused(tag):
 
 
 @_interpreted
-@pytest.mark.parametrize("tag, words", [("04", "more than once in one launch"), ("10", "launches of one call")])
+@pytest.mark.parametrize("tag, words", [("04", "more than once in one launch"), ("10", "launches of one call, each from")])
 def test_an_accumulator_kept_in_a_workspace_is_refused(tag, words):
     key, fn = load_attack(find_attack(25, tag))
     _refused(_grade(key, fn, seed=1), words)
@@ -146,6 +146,44 @@ def test_every_file_of_round_25_is_accounted_for():
     from pathlib import Path
 
     folder = Path(__file__).parent / "grading_attacks_round25"
+    table = (folder / "README.md").read_text()
+    named = set()
+    for row in table.splitlines():
+        if row.startswith("| ") and not row.startswith("| files") and not row.startswith("| ---"):
+            named.update(re.findall(r"(?:^|[\s,])(h?\d\d[a-z]?)(?=[_,\s]|$)", row.split("|")[1]))
+    tags = {path.name.split("_")[0] for path in folder.glob("*.py")}
+    assert tags and tags <= named, sorted(tags - named)
+
+
+# ---- round 26: tests/grading_attacks_round26 (a fresh attacker against round 25's rules) ----------------------
+
+
+@pytest.mark.parametrize("tag, words", [("02", "a column times a row"), ("04", "SIGCHLD"), ("04b", "SIGCHLD")])
+def test_round_26_rank_one_fma_and_an_ignored_sigchld_are_refused(tag, words):
+    key, fn = load_attack(find_attack(26, tag))
+    _refused(_grade(key, fn, seed=1), words)
+
+
+@_interpreted
+@pytest.mark.parametrize("tag, words", [("05", "more than once"), ("07", "launches of one call, each from")])
+def test_round_26_min_max_stores_and_a_python_k_loop_into_fresh_buffers_are_refused(tag, words):
+    key, fn = load_attack(find_attack(26, tag))
+    _refused(_grade(key, fn, seed=1), words)
+
+
+@pytest.mark.parametrize("tag", ["h02", "h10", "h11", "h16"])
+def test_round_26_honest_files_the_new_rules_refused_pass_their_first_cases(tag):
+    key, fn = load_attack(find_attack(26, tag))
+    report = _grade(key, fn, seed=1, first=4)
+    assert report.passed, report.text()
+
+
+def test_every_file_of_round_26_is_accounted_for():
+    """Each file of the folder is named in its README's table (closed with a test, or named)."""
+    import re
+    from pathlib import Path
+
+    folder = Path(__file__).parent / "grading_attacks_round26"
     table = (folder / "README.md").read_text()
     named = set()
     for row in table.splitlines():

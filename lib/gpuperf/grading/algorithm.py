@@ -171,8 +171,9 @@ class Launch:
     _store_where: list = field(default_factory=list)
     _load_where: list = field(default_factory=list)
     _exchanges: list = field(default_factory=list)  # (addresses, program): atomic exchanges and CAS
-    #: (addresses, program): atomic and, or, xor (also in ``_adds``): bits set or cleared, which together write a
-    #: value as a store does (round 25's 16-18: ``atomic_and(0)`` then ``atomic_or(bits)``)
+    #: (addresses, program): atomic and, or, xor, min, max (also in ``_adds``): bits set or cleared, or a bound,
+    #: which together write a value as a store does (round 25's 16-18: ``atomic_and(0)`` then
+    #: ``atomic_or(bits)``; round 26's 05: ``atomic_min(INT_MIN)`` then ``atomic_max(bits)``)
     _bitwise: list = field(default_factory=list)
     _adds: list = field(default_factory=list)  # (addresses, program): accumulating atomics (add, max, ...)
     #: (addresses, program) per atomic (add, max, exchange, ...): the elements whose old values it returned; its
@@ -638,14 +639,24 @@ class Trace:
     def empty_products(self) -> tuple[int, str]:
         """Round 25 (22, 23): tile products one of whose operands was loaded with every lane masked off (a block
         of keys wholly past N_k, walked by a causal loop that ends at the diagonal without min(N_k, ...)): the
-        product multiplies nothing. ``(how many, the first kernel that made one)``."""
+        product multiplies nothing. Only blocks loaded after the program's first product count (a loop's blocks,
+        not the program's own). Counted where one program made more than three (one empty block of keys
+        costs the forward two products and the backward's dQ three; a loop unrolled by two blocks may end on one:
+        round 26's h10). ``(how many, the first kernel that made them)``."""
         total, first = 0, ""
         for launch in self.launches:
             visits = launch.visits
-            for _, *operands in launch.dot_operand_loads:
-                if any(loads and all(visits[i][5] is None for i in loads if i < len(visits)) for loads in operands):
-                    total += 1
-                    first = first or launch.kernel
+            empty: dict = {}  # program: its products with an operand loaded wholly masked off
+            for program, *operands in launch.dot_operand_loads:
+                # a block loaded once the program had made products (a loop's later block), not the program's
+                # own block of queries, which may lie wholly past N_q (the second half of the last block)
+                if any(loads and all(i < len(visits) and visits[i][5] is None and visits[i][4] > 0 for i in loads)
+                       for loads in operands):
+                    empty[program] = empty.get(program, 0) + 1
+            many = [count for count in empty.values() if count > 3]
+            if many:
+                total += sum(many)
+                first = first or launch.kernel
         return total, first
 
     def race(self) -> str:
@@ -1916,7 +1927,7 @@ def _install():
                         record = (np.unique(picked), program)
                         (launch._exchanges if exchange else launch._adds).append(record)
                         if not exchange_always and any(word in str(op).upper().rsplit(".", 1)[-1]
-                                                       for word in ("AND", "OR", "XOR")):
+                                                       for word in ("AND", "OR", "XOR", "MIN", "MAX")):
                             launch._bitwise.append(record)
                         # the values it writes (not its address or mask): an earlier atomic's returned value
                         # among them is used; its own returned value is tagged with its record

@@ -54,7 +54,9 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3) -> int:
     tensor cores, with a BLOCK_M x BLOCK_N x d tile in registers (the kernel's own helpers are read as part of
     it). Returns how many. ``min_dims=2`` (round 25's 20b): a column times a row too (``a[:, None] *
     b[None, :]``, a rank-1 update added into the accumulator, one k at a time), the same product off the tensor
-    cores."""
+    cores. A 2-D product counts only where both operands were computed from loaded values (a float mask,
+    ``row_ok[:, None] * key_ok[None, :]``, is no product of tiles: round 26's h11, h16), and ``tl.fma`` of two
+    such broadcasts counts as their product (round 26's 02)."""
     import re
 
     from gpuperf.grading.frontend import inline_calls
@@ -63,17 +65,34 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3) -> int:
     if kernel is None:
         return 0
     shape = re.compile(r"tensor<((?:\d+x){%d,}\d+)x" % (max(min_dims, 2) - 1))
+    three = re.compile(r"tensor<((?:\d+x){2,}\d+)x")
+    defs = {r: op for op in kernel.ops for r in op.results}
+    loaded: dict = {}
+
+    def from_load(value: str, depth: int = 0) -> bool:  # computed from a tt.load (through any operation)
+        if value in loaded:
+            return loaded[value]
+        loaded[value] = False  # a cycle (a loop's carried value) proves nothing
+        op = defs.get(value)
+        hit = op is not None and depth < 64 and (op.name in ("tt.load", "tt.descriptor_load") or
+                                                 any(from_load(v, depth + 1) for v in op.operands))
+        loaded[value] = hit
+        return hit
+
     ones: dict = {}
     for op in kernel.ops:
         if op.name == "tt.broadcast" and op.results:
             m = shape.search(op.text.split("->")[0])
             if m:
                 dims = [int(n) for n in m.group(1).split("x")]
-                ones[op.results[0]] = frozenset(i for i, n in enumerate(dims) if n == 1)
+                ones[op.results[0]] = (frozenset(i for i, n in enumerate(dims) if n == 1), op.operands[:1])
     count = 0
     for op in kernel.ops:
-        if op.name == "arith.mulf" and len(op.operands) >= 2 and shape.search(op.text.rsplit(" : ", 1)[-1]):
+        if op.name in ("arith.mulf", "math.fma") and len(op.operands) >= 2 and \
+                shape.search(op.text.rsplit(" : ", 1)[-1]):
             a, b = (ones.get(v) for v in op.operands[:2])
-            if a and b and a != b:
-                count += 1
+            if a and b and a[0] and b[0] and a[0] != b[0]:
+                if three.search(op.text.rsplit(" : ", 1)[-1]) or \
+                        all(from_load(v) for v in a[1] + b[1]):
+                    count += 1
     return count

@@ -1383,11 +1383,10 @@ _SCRATCH_EXERCISES = frozenset(("L4.matmul", "L5.forward", "L5.causal", "L6.back
 
 def _scratch_stored_again(trace) -> str:
     """Round 25 (04, 10): memory of the reader's own (a workspace, not an output) that one program stored more
-    than once in a launch (the accumulator loaded, added to and stored back every block of K), or that three or
-    more launches of one call stored (the walk over K done from Python, a launch per block). Plain stores and
-    exchanges; atomic adds (split-K's partial sums, dQ) are not counted. "" when none was."""
-    import numpy as np
-
+    than once in a launch (the accumulator loaded, added to and stored back every block of K), or three or more
+    launches with tile products, each from what the one before stored (the walk over K done from Python, a
+    launch per block). Plain stores and exchanges; atomic adds (split-K's partial sums, dQ) are not counted.
+    "" when none was."""
     for launch in trace.launches:
         again = launch.stored_again
         if again is not None and again.size:
@@ -1395,19 +1394,26 @@ def _scratch_stored_again(trace) -> str:
                     "(a workspace) more than once in one launch: an accumulator kept in memory is loaded and "
                     "stored back every block, traffic the tiled loop exists to avoid. Keep the accumulator in "
                     "registers (tl.zeros before the loop, added to inside it) and store the finished tile once")
-    sets = [(i, launch.stored_set) for i, launch in enumerate(trace.launches)
-            if launch.stored_set is not None and launch.stored_set.size]
-    if len(sets) < 3:
+    # launches that made tile products from what an earlier product launch stored: a chain of them (two links
+    # or more) is a loop over blocks of K or keys run from Python, whether the partial result goes back to the
+    # same workspace (round 25's 10) or to a fresh buffer each time (round 26's 07); reductions of split-K's
+    # partials make no products (round 26's h02: a tree of in-place additions)
+    # (a launch of one kernel from what its previous launch stored: a forward's lse read by two backward kernels
+    # is no chain)
+    products = [i for i, launch in enumerate(trace.launches) if launch.dot_shapes]
+    links: dict = {}
+    for n, i in enumerate(products):
+        kernel = trace.launches[i].kernel
+        before = [j for j in products[:n] if trace.launches[j].kernel == kernel]
+        fed = {source >> 32 for sources in trace.launches[i].sources.values() for source in sources}
+        if before and before[-1] in fed:
+            links[kernel] = links.get(kernel, 0) + 1
+    kernel, most = max(links.items(), key=lambda item: item[1], default=("", 0))
+    if most < 2:
         return ""
-    every, times = np.unique(np.concatenate([addresses for _, addresses in sets]), return_counts=True)
-    if times.max() < 3:
-        return ""
-    address = every[int(np.argmax(times >= 3))]
-    which = [trace.launches[i].kernel for i, addresses in sets
-             if addresses[min(np.searchsorted(addresses, address), addresses.size - 1)] == address]
-    return (f"your kernel{'s' if len(set(which)) > 1 else ''} {', '.join(sorted(set(which)))} stored the same "
-            f"element of a buffer of your own in {int(times.max())} launches of one call: a loop over blocks of "
-            "K or of keys run from Python, a launch per block, stores and reloads the partial result every time. "
+    return (f"your kernel {kernel} made tile products in "
+            f"{most + 1} launches of one call, each from what the one before stored: a loop over blocks of K or "
+            "of keys run from Python, a launch per block, stores and reloads the partial result every time. "
             "Walk the blocks inside one kernel, accumulating in registers, and store each result once")
 
 
@@ -3043,16 +3049,14 @@ def _matmul_programs_check(runner, label, c, m, n) -> list[CaseResult]:
                                    "program (a grid of cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N) programs, times the "
                                    "slices of K with split-K), so the tiles are computed at the same time")]
         launches = [launch for launch in launches if launch not in epilogues]
-        if not launches:
-            return []
     shapes: dict = {}
     for launch in launches:
         for shape, count in launch.store_shapes.items():
             rows_cols = (1, shape[0]) if len(shape) == 1 else shape[-2:]
             shapes[rows_cols] = shapes.get(rows_cols, 0) + count
-    if not shapes:
+    if not shapes and not epilogues:
         return []
-    biggest = max(shapes, key=lambda sh: sh[0] * sh[1])
+    biggest = max(shapes, key=lambda sh: sh[0] * sh[1]) if shapes else (0, 0)
     if max(biggest) > LARGEST_BLOCK_K:
         return [CaseResult(label, "-", False,
                            f"your kernel stores blocks of {biggest[0]} x {biggest[1]} into C: a tiled matmul keeps "
@@ -3061,6 +3065,8 @@ def _matmul_programs_check(runner, label, c, m, n) -> list[CaseResult]:
     # the tile a program owns: the largest block it stores into C, or the largest tile product (a tile stored
     # in pieces, an epilogue in halves, is one tile)
     shapes.update({(a, c_n): 1 for a, _, c_n in trace.dots()})
+    if not shapes:
+        return []
     tm, tn = max(shapes, key=lambda sh: min(sh[0], m) * min(sh[1], n))
     return _spread_check(runner, label, c, "C", min(tm, m) * min(tn, n), f"one tile ({tm} x {tn} in yours)",
                          "tiles", "The exercise gives every tile of C its own program (a grid of "

@@ -1889,7 +1889,7 @@ def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
         w._refuse(f"your kernel {name} multiplies two tiles by broadcasting them against each other and summing "
                   "(a[:, None, :] * b[None, :, :], then tl.sum; or a column times a row, a[:, None] * b[None, :], "
                   "added up one k at a time): that is a matrix product done element by element, "
-                  "off the tensor cores, with a three-dimensional tile in registers. Multiply tiles with tl.dot")
+                  "off the tensor cores. Multiply tiles with tl.dot")
     if problem:
         w._refuse(f"your kernel {getattr(fn, '__name__', '?')} does not compile with Triton: {problem}. The "
                   "interpreter runs a kernel's body as Python on NumPy arrays, so code the compiler refuses can "
@@ -2519,7 +2519,7 @@ GRADER_STATE_NAMES = frozenset((
     "addaudithook", "settrace", "setprofile", "_BINDERS", "_BINDER_MAKER", "_GENUINE", "_record_binder",
     "_COURSE_FILES", "_REWRITES", "_PINNED", "_PINNED_AGAIN", "_PINNED_CODE", "_PINNED_SOURCES", "pin_solutions",
     "monitoring", "use_tool_id", "register_callback", "setitimer", "alarm", "pthread_kill", "SIGALRM", "SIGVTALRM",
-    "SIGPROF", "_Audit", "spawns_allowed", "children_check"))
+    "SIGPROF", "_Audit", "spawns_allowed", "children_check", "SIGCHLD", "SIG_IGN"))
 
 
 def reaches_grader(fn, depth: int = 3) -> str:
