@@ -639,19 +639,27 @@ class Trace:
     def empty_products(self) -> tuple[int, str]:
         """Round 25 (22, 23): tile products one of whose operands was loaded with every lane masked off (a block
         of keys wholly past N_k, walked by a causal loop that ends at the diagonal without min(N_k, ...)): the
-        product multiplies nothing. Only blocks loaded after the program's first product count (a loop's blocks,
-        not the program's own). Counted where one program made more than three (one empty block of keys
+        product multiplies nothing. Only blocks loaded after the program's first product and used by at most three
+        products count (a loop's blocks, not the program's own). Counted where one program made more than three (one empty block of keys
         costs the forward two products and the backward's dQ three; a loop unrolled by two blocks may end on one:
         round 26's h10). ``(how many, the first kernel that made them)``."""
         total, first = 0, ""
         for launch in self.launches:
             visits = launch.visits
-            empty: dict = {}  # program: its products with an operand loaded wholly masked off
+            # per program, its products with an operand loaded wholly masked off, by that operand's loads: a
+            # block loaded once the program had made products (a loop's later block), not the program's own
+            # block of queries, which may lie wholly past N_q (the second half of the last block), loaded first
+            # or, in a program that takes a second block, later, and used by every product of its loop
+            uses: dict = {}
             for program, *operands in launch.dot_operand_loads:
-                # a block loaded once the program had made products (a loop's later block), not the program's
-                # own block of queries, which may lie wholly past N_q (the second half of the last block)
-                if any(loads and all(i < len(visits) and visits[i][5] is None and visits[i][4] > 0 for i in loads)
-                       for loads in operands):
+                found = [frozenset(loads) for loads in operands
+                         if loads and all(i < len(visits) and visits[i][5] is None and visits[i][4] > 0
+                                          for i in loads)]
+                for key in found:
+                    uses[(program, key)] = uses.get((program, key), 0) + 1
+            empty: dict = {}
+            for program, *operands in launch.dot_operand_loads:
+                if any(uses.get((program, frozenset(loads)), 99) <= 3 for loads in operands if loads):
                     empty[program] = empty.get(program, 0) + 1
             many = [count for count in empty.values() if count > 3]
             if many:

@@ -501,8 +501,9 @@ def _check_plan(plan: object) -> None:
 
 @functools.lru_cache(maxsize=4096)
 def _planned(m: int, n: int, k: int, sm_count: int, tma_ok: bool) -> MatmulPlan:
-    """:func:`plan_matmul`, remembered per shape: the model prices every tile and split in Python (60-300 us
-    on a host CPU), which the H100 probe of 2026-12-07 measured as most of a small call's host time."""
+    """:func:`plan_matmul`, remembered per shape: the model prices every tile and split in Python, 60-300 us a
+    call (timed on a CPU); remembering it cut an H100's host time per small call from 63-122 us to 50-62 us
+    (bench/NOTES.md, sixteenth session)."""
     return plan_matmul(m, n, k, sm_count, tma_ok=tma_ok)
 
 
