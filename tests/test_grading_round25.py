@@ -191,3 +191,18 @@ def test_every_file_of_round_26_is_accounted_for():
             named.update(re.findall(r"(?:^|[\s,])(h?\d\d[a-z]?)(?=[_,\s]|$)", row.split("|")[1]))
     tags = {path.name.split("_")[0] for path in folder.glob("*.py")}
     assert tags and tags <= named, sorted(tags - named)
+
+
+def test_a_compiler_run_during_a_call_is_no_change_to_the_grader():
+    """On a GPU, Triton's first launch of a kernel runs ptxas: the audit hook counts that spawn
+    (``_Audit.spawns_allowed``) so that the children check lets the compiler's process through. The count
+    changed in place is no change of the grader's: as a rebound integer it read as one, and every case that
+    compiled a kernel was refused on the H100 (186 tests of make test-gpu, 2026-12-07)."""
+    from gpuperf.grading.exercises import _GraderIntegrity
+    from gpuperf.grading.watch import _Audit
+
+    integrity = _GraderIntegrity()
+    before = _Audit.children()[2]
+    _Audit.spawns_allowed[0] += 1  # what _Audit.hook does for a spawn of Triton's or torch's own
+    assert integrity.restore() == []
+    assert _Audit.children()[2] == before + 1

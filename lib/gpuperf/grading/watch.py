@@ -2275,8 +2275,10 @@ class _Audit:
         self._armed.append(owner)
 
     #: spawn events from torch, Triton or the grader (a compiler run during a launch), counted: while one
-    #: happens the children's accounting cannot tell a process of the reader's (see :meth:`children_check`)
-    spawns_allowed = 0
+    #: happens the children's accounting cannot tell a process of the reader's (see :meth:`children_check`).
+    #: One list, counted in place: the integrity check compares the class's attributes by identity, and a
+    #: rebound integer would read as a change made by the reader (every compiling case refused on a GPU).
+    spawns_allowed = [0]
 
     @staticmethod
     def children() -> tuple:
@@ -2303,7 +2305,7 @@ class _Audit:
                     live.add(int(name))
             except (OSError, ValueError, IndexError):
                 continue
-        return accounted, frozenset(live), _Audit.spawns_allowed
+        return accounted, frozenset(live), _Audit.spawns_allowed[0]
 
     @staticmethod
     def children_check(owner, before) -> None:
@@ -2349,7 +2351,7 @@ class _Audit:
         finally:
             self._busy = False
         if not reader and event in self.SPAWN_EVENTS:
-            _Audit.spawns_allowed += 1
+            _Audit.spawns_allowed[0] += 1
         if reader:
             owner = self._armed[-1]
             owner._refuse(f"your function used {what} while it was graded: it reaches the grader's frames, "
