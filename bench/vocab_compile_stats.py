@@ -69,7 +69,7 @@ def main(argv):
                   **const("BLOCK", "VEC", "Y_ALIGNED", "NUM_STAGES")}
     ce_sig = {"X": "*bf16", "G": "*bf16", "T": "*i64", "LOSS": "*fp32", "LSE": "*fp32", "N_VALID": "*fp32",
               **i32("n_rows", "n_cols", "stride_x", "stride_g", "mis_x", "mis_g", "ignore_index"),
-              "smoothing": "fp32", **const("BLOCK", "VEC", "GRAD", "SMOOTH", "MEAN", "G_ALIGNED", "NUM_STAGES")}
+              "smoothing": "fp32", **const("BLOCK", "VEC", "GRAD", "SMOOTH", "MEAN", "G_ALIGNED", "NUM_STAGES", "EXACT")}
     rows_sig = {"X": "*fp16", "Y": "*fp16", **i32("n_rows", "n_cols_v", "stride_xv", "stride_yv"),
                 **const("BLOCK", "ROWS", "VEC")}
     fused_sig = {"X": "*fp16", "Y": "*fp16", **i32("n_cols", "stride_x", "stride_y"), **const("BLOCK", "EVEN")}
@@ -81,7 +81,7 @@ def main(argv):
                  {"BLOCK": block, "VEC": 8, "Y_ALIGNED": True, "NUM_STAGES": stages}, (0, 1), 2),
                 ("cross-entropy", ce._ce_kernel, ce_sig,
                  {"BLOCK": block, "VEC": 8, "GRAD": True, "SMOOTH": False, "MEAN": True, "G_ALIGNED": True,
-                  "NUM_STAGES": stages}, (0, 1, 2, 3, 4, 5), 2)):
+                  "NUM_STAGES": stages, "EXACT": False}, (0, 1, 2, 3, 4, 5), 2)):
             st = compile_stats(kernel, sig, consts, ptrs, warps)
             resident = min(per_sm, st["programs_per_sm_max"])
             rec = {"kernel": name, "block": block, "num_warps": warps, "num_stages": stages,

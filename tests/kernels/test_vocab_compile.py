@@ -37,9 +37,9 @@ ce_sig = {"X": "*bf16", "G": "*bf16", "T": "*i64", "LOSS": "*fp32", "LSE": "*fp3
           **i32("n_rows", "n_cols", "stride_x", "stride_g", "mis_x", "mis_g", "ignore_index"), "smoothing": "fp32"}
 for smooth in (False, True):
     cases.append((ce._ce_kernel, {**ce_sig, **const("BLOCK", "VEC", "GRAD", "SMOOTH", "MEAN", "G_ALIGNED",
-                                                   "NUM_STAGES")},
+                                                   "NUM_STAGES", "EXACT")},
                   {"BLOCK": 4096, "VEC": 8, "GRAD": True, "SMOOTH": smooth, "MEAN": True, "G_ALIGNED": True,
-                   "NUM_STAGES": 3}, (0, 1, 2, 3, 4, 5), 8))
+                   "NUM_STAGES": 3, "EXACT": False}, (0, 1, 2, 3, 4, 5), 8))
     cases.append((ce._ce_split_kernel, {**ce_sig, "PM": "*fp32", "PL": "*fp32", "PS": "*fp32", "SEM": "*i32",
                                         **i32("chunk_cols", "n_chunks", "n_groups"),
                                         **const("BLOCK", "VEC", "SMOOTH", "MEAN", "G_ALIGNED", "NUM_STAGES", "PB",

@@ -87,17 +87,34 @@ def cross_entropy_online_torch(logits: torch.Tensor, target: torch.Tensor,
 _edge_offsets = _sm._edge_offsets  # the head and tail lanes of a row, as softmax cuts rows
 
 
+LOG2E = tl.constexpr(1.4426950408889634)  # log2(e): e^y = 2^(y log2(e))
+
+
+@triton.jit
+def _exp_shifted(x, c, c2, EXACT: tl.constexpr):
+    """e^(x - c). 16-bit logits: 2^(x log2(e) - c2) with c2 = c log2(e), one fused multiply-add and one ex2 a
+    value, off by about |c| 2^-24 relative (far under their rounding); fp32 logits (EXACT): x - c first,
+    exact near the maximum, as a gradient near 0 needs."""
+    if EXACT:
+        return tl.exp(x - c)
+    else:
+        return tl.math.exp2(x * LOG2E - c2)
+
+
 @triton.jit
 def _ce_kernel(X, G, T, LOSS, LSE, N_VALID, n_rows, n_cols, stride_x, stride_g, mis_x, mis_g,
                ignore_index, smoothing,
                BLOCK: tl.constexpr, VEC: tl.constexpr, GRAD: tl.constexpr, SMOOTH: tl.constexpr,
-               MEAN: tl.constexpr, G_ALIGNED: tl.constexpr, NUM_STAGES: tl.constexpr):
+               MEAN: tl.constexpr, G_ALIGNED: tl.constexpr, NUM_STAGES: tl.constexpr, EXACT: tl.constexpr):
     # X and G point at 16-byte boundaries; row r starts mis + r * stride elements after them.
     offs = tl.arange(0, BLOCK)
     if MEAN:
-        scale = 1.0 / tl.load(N_VALID).to(tl.float32)  # all rows ignored: inf, but no row is written with it
+        n_valid = tl.load(N_VALID).to(tl.float32)
+        scale = 1.0 / n_valid  # all rows ignored: inf, but no row is written with it
+        log2_scale = -tl.log2(n_valid)
     else:
         scale = 1.0
+        log2_scale = 0.0
     # listing: ce-pass1
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
         row64 = tl.cast(row, tl.int64)
@@ -125,23 +142,26 @@ def _ce_kernel(X, G, T, LOSS, LSE, N_VALID, n_rows, n_cols, stride_x, stride_g, 
                     other=float("-inf")).to(tl.float32)
         m = tl.maximum(tl.max(xe, 0), tl.max(x, 0))
         c = tl.where(m > float("-inf"), m, 0.0)  # the shift the sums are taken at
-        l = tl.exp(x - c)
-        l_edge = tl.sum(tl.exp(xe - c), 0)
+        c2 = c * LOG2E
+        l = _exp_shifted(x, c, c2, EXACT)
+        l_edge = tl.sum(_exp_shifted(xe, c, c2, EXACT), 0)
         if SMOOTH:
             s = tl.where(full_end + offs < body_v, x, 0.0)
         for start in tl.range(0, full_end, BLOCK, num_stages=NUM_STAGES):
             x = tl.load(X + xb_start + start + offs).to(tl.float32)
             m = tl.maximum(m, tl.max(x, 0))
             c_new = tl.where(m > float("-inf"), m, 0.0)
+            c2 = c_new * LOG2E
             alpha = tl.exp(tl.minimum(c - c_new, 0.0))  # 1 unless the maximum grew
-            l = l * alpha + tl.exp(x - c_new)
+            l = l * alpha + _exp_shifted(x, c_new, c2, EXACT)
             l_edge = l_edge * alpha
             c = c_new
             if SMOOTH:
                 s += x
         l_row = tl.sum(l, 0) + l_edge
         lse = c + tl.log(l_row)
-        x_t = tl.load(X + x_start + t, mask=t != ignore_index, other=0.0).to(tl.float32)
+        in_row = (t >= 0) & (t < n_cols)  # a target outside the row (unchecked on a GPU) reads nothing
+        x_t = tl.load(X + x_start + t, mask=in_row, other=0.0).to(tl.float32)
         loss = lse - x_t
         if SMOOTH:
             mean_x = (tl.sum(s, 0) + tl.sum(tl.where(e_live, xe, 0.0), 0)) / n_cols
@@ -154,22 +174,34 @@ def _ce_kernel(X, G, T, LOSS, LSE, N_VALID, n_rows, n_cols, stride_x, stride_g, 
             # listing: ce-pass2
             # gradient = (softmax - (1 - eps) onehot - eps / V) * scale, written over
             # the logits, last block first (the likeliest still in L2); an ignored row
-            # gets zeros.
+            # gets zeros. softmax * scale = e^(x - c) inv_l = e^(x - k) (16-bit logits:
+            # one multiply-add and one ex2 a value). The one-hot term is left out of
+            # the loops: the target's value is written after them.
             inv_l = tl.where(ignored, 0.0, scale / l_row)
+            k2 = tl.where(ignored, float("inf"), c2 + tl.log2(l_row) - log2_scale)
             off_t = tl.where(ignored, 0.0, smoothing * scale / n_cols)
             on_t = tl.where(ignored, 0.0, (1.0 - smoothing) * scale)
             cols = full_end + offs
             x = tl.load(X + xb_start + cols, mask=cols < body_v, other=0.0).to(tl.float32)
-            g = tl.exp(x - c) * inv_l - off_t - tl.where(cols + head == t, on_t, 0.0)
+            g = _exp_shifted(x, c, k2, EXACT) * inv_l if EXACT else _exp_shifted(x, c, k2, EXACT)
+            if SMOOTH:
+                g -= off_t
             tl.store(G + gb_start + cols, g.to(G.dtype.element_ty), mask=cols < body_v)
             for i in tl.range(0, n_full, num_stages=NUM_STAGES):
-                start = (n_full - 1 - i) * BLOCK
-                cols = start + offs
+                cols = (n_full - 1 - i) * BLOCK + offs
                 x = tl.load(X + xb_start + cols).to(tl.float32)
-                g = tl.exp(x - c) * inv_l - off_t - tl.where(cols + head == t, on_t, 0.0)
+                g = _exp_shifted(x, c, k2, EXACT) * inv_l if EXACT else _exp_shifted(x, c, k2, EXACT)
+                if SMOOTH:
+                    g -= off_t
                 tl.store(G + gb_start + cols, g.to(G.dtype.element_ty))
-            ge = tl.exp(xe - c) * inv_l - off_t - tl.where(e_cols == t, on_t, 0.0)
+            ge = _exp_shifted(xe, c, k2, EXACT) * inv_l if EXACT else _exp_shifted(xe, c, k2, EXACT)
+            if SMOOTH:
+                ge -= off_t
             tl.store(G + g_start + e_cols, ge.to(G.dtype.element_ty), mask=e_live)
+            # the target's value, after every thread's stores above
+            tl.debug_barrier()
+            g_t = tl.exp(x_t - c) * inv_l - off_t - on_t
+            tl.store(G + g_start + t, g_t.to(G.dtype.element_ty), mask=in_row & (t != ignore_index))
             # end listing: ce-pass2
 
 
@@ -349,7 +381,8 @@ def cross_entropy_forward(logits: torch.Tensor, target: torch.Tensor, ignore_ind
             n_rows, n_cols, logits.stride(0), g_stride, mis_x, mis_g, ignore_index, float(label_smoothing),
             BLOCK=block, VEC=vec, GRAD=grad, SMOOTH=label_smoothing > 0, MEAN=reduction == "mean",
             G_ALIGNED=(mis_g - mis_x) % vec == 0 and (g_stride - logits.stride(0)) % vec == 0,
-            NUM_STAGES=num_stages or NUM_STAGES, num_warps=num_warps or (4 if INTERPRETED else NUM_WARPS))
+            NUM_STAGES=num_stages or NUM_STAGES, EXACT=logits.dtype == torch.float32,
+            num_warps=num_warps or (4 if INTERPRETED else NUM_WARPS))
     if reduction == "none":
         loss = loss_rows
     elif reduction == "sum":
