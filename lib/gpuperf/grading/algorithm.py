@@ -158,6 +158,9 @@ class Launch:
     #: rows of one tensor a product multiplied by rows of the other (a running max carried from an earlier block
     #: into ``p`` of ``p @ v`` brings that block's loads into ``p``'s operand, not into a product with a tile of k)
     dot_operand_loads: list = field(default_factory=list)
+    #: (program, the loads of the operand) per tl.dot one of whose operands is all zeros (round 27's 32 and 46: a
+    #: tile of zeros multiplied in place of a block past the diagonal that was never loaded)
+    dot_zero_operands: list = field(default_factory=list)
     #: (argument name, program, number of ``visits`` recorded before it, lowest and highest active address) per
     #: store or atomic with active lanes, in order: which rows of an output a program wrote after which loads (an
     #: output added to with ``tl.atomic_add`` is written too, at the addresses no other program of the launch
@@ -176,6 +179,11 @@ class Launch:
     #: ``atomic_or(bits)``; round 26's 05: ``atomic_min(INT_MIN)`` then ``atomic_max(bits)``)
     _bitwise: list = field(default_factory=list)
     _adds: list = field(default_factory=list)  # (addresses, program): accumulating atomics (add, max, ...)
+    #: (addresses, program): atomic adds of computed values (not constants): one program adding to one address
+    #: twice keeps an accumulator in memory (round 27's 23; :attr:`added_again`)
+    _value_adds: list = field(default_factory=list)
+    #: the sorted addresses one program atomically added computed values to more than once in the launch
+    added_again: object = None
     #: (addresses, program) per atomic (add, max, exchange, ...): the elements whose old values it returned; its
     #: index is the ``_gpuperf_ret`` tag the returned value and what is computed from it carry
     _returned: list = field(default_factory=list)
@@ -642,7 +650,8 @@ class Trace:
         product multiplies nothing. Only blocks loaded after the program's first product and used by at most three
         products count (a loop's blocks, not the program's own). Counted where one program made more than three (one empty block of keys
         costs the forward two products and the backward's dQ three; a loop unrolled by two blocks may end on one:
-        round 26's h10). ``(how many, the first kernel that made them)``."""
+        round 26's h10). Products with an operand of zeros loaded from nothing but single elements count too,
+        wherever they are (round 27's 32, 46). ``(how many, the first kernel that made them)``."""
         total, first = 0, ""
         for launch in self.launches:
             visits = launch.visits
@@ -660,6 +669,12 @@ class Trace:
             empty: dict = {}
             for program, *operands in launch.dot_operand_loads:
                 if any(uses.get((program, frozenset(loads)), 99) <= 3 for loads in operands if loads):
+                    empty[program] = empty.get(program, 0) + 1
+            # an operand of zeros loaded from nothing but single elements (or nothing at all): a tile product
+            # made in place of a block that was never loaded (round 27's 32, 46), which the GPU does all the same
+            for program, loads in launch.dot_zero_operands:
+                if all(i < len(visits) and (visits[i][5] is None or visits[i][5][0] == visits[i][5][1])
+                       for i in loads):
                     empty[program] = empty.get(program, 0) + 1
             many = [count for count in empty.values() if count > 3]
             if many:
@@ -785,7 +800,7 @@ def _tickets(launch: Launch) -> set:
 #: the per-program records of a :class:`Launch` that :func:`_split_at_draws` renumbers: (attribute, the place of
 #: the program in each entry)
 _SEGMENTED = (("spans", 1), ("visits", 1), ("store_marks", 1), ("dot_marks", 0), ("dot_loads", 0),
-              ("dot_operand_loads", 0), ("_lineage_loads", 1), ("_lineage_writes", 1), ("_write_log", 0))
+              ("dot_operand_loads", 0), ("dot_zero_operands", 0), ("_lineage_loads", 1), ("_lineage_writes", 1), ("_write_log", 0))
 
 
 def _split_at_draws(launch: Launch, tickets: set) -> None:
@@ -1627,6 +1642,8 @@ def _install():
                 launch.stored_again, launch.stored_set = _repeated_stores(launch._stores + launch._exchanges +
                                                                           launch._bitwise)
                 launch._bitwise = []
+                launch.added_again = _repeated_stores(launch._value_adds)[0]
+                launch._value_adds = []
                 launch.writes = _distinct_writes(launch._stores + launch._exchanges + launch._adds)
                 if launch._still_lanes:
                     launch.value_writes = _distinct_writes(launch._value_stores + launch._value_atomics)
@@ -1948,6 +1965,8 @@ def _install():
                         launch._atomic_order.append(launch._order[0])
                         who = _who(ptrs) | _who(mask) | frozenset().union(*(_who(a) for a in values))
                         constant = _constant_value(values[-1], active)
+                        if not exchange and constant is None and "ADD" in str(op).upper().rsplit(".", 1)[-1]:
+                            launch._value_adds.append(record)
                         if exchange:
                             launch._exchange_info.append((index, who, constant is not None))
                         elif constant is not None and "ADD" in str(op).upper() and constant[1] != 0:
@@ -2007,6 +2026,11 @@ def _install():
                     first, second = _loads(args[0]), _loads(args[1])
                     launch.dot_loads.append((state["program"], first | second))
                     launch.dot_operand_loads.append((state["program"], first, second))
+                    for operand, loads in ((args[0], first), (args[1], second)):
+                        data = getattr(operand, "data", None)
+                        if data is not None and np.size(data) and not np.any(data):
+                            launch.dot_zero_operands.append((state["program"], loads))
+                            break
                     tiles = launch.dot_tiles.setdefault(state["program"], {})
                     for operand in args[:2]:
                         tile = _attr(operand, "_gpuperf_tile", None)

@@ -47,6 +47,12 @@ def unstored_dots(ttir: str) -> int:
     return sum(not _reaches_a_write(ops, seed) for seed in seeds)
 
 
+#: Element-wise operations a broadcast tile keeps its shape through (for :func:`broadcast_tile_products`).
+_ELEMENTWISE_PASS = frozenset(("arith.select", "arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.negf",
+                               "arith.extf", "arith.truncf", "tt.fp_to_fp", "arith.maximumf", "arith.minimumf",
+                               "arith.maxnumf", "arith.minnumf", "arith.sitofp", "arith.uitofp", "tt.bitcast"))
+
+
 def broadcast_tile_products(ttir: str, min_dims: int = 3) -> int:
     """Round 24 (23, 33): products of two tiles made with a broadcast multiply (``q[:, None, :] * k[None, :, :]``,
     then ``tl.sum``): an ``arith.mulf`` of at least three dimensions whose two operands were each broadcast from a
@@ -86,11 +92,37 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3) -> int:
             if m:
                 dims = [int(n) for n in m.group(1).split("x")]
                 ones[op.results[0]] = (frozenset(i for i, n in enumerate(dims) if n == 1), op.operands[:1])
+    memo: dict = {}
+
+    def constant(value: str) -> bool:  # a constant or a scalar splat: carries no tile
+        op = defs.get(value)
+        return op is not None and op.name in ("arith.constant", "tt.splat")
+
+    def broadcast_of(value: str, depth: int = 0):
+        """(the dimensions of 1, the sources) of a broadcast tile, seen through element-wise operations whose
+        other operands carry no tile (round 27's 20, 21, 29, 36: ``tl.where(ok, a[:, :, None], 0.0)``, a cast,
+        ``+ 0.0``; a select's condition is no data)."""
+        if value in ones:
+            return ones[value]
+        if value in memo or depth > 32:
+            return memo.get(value)
+        memo[value] = None
+        op = defs.get(value)
+        if op is None or op.name not in _ELEMENTWISE_PASS:
+            return None
+        data = op.operands[1:] if op.name == "arith.select" else op.operands
+        found = [broadcast_of(v, depth + 1) for v in data]
+        tiles = [f for f in found if f]
+        if tiles and all(f[0] == tiles[0][0] for f in tiles) and \
+                all(f or constant(v) for v, f in zip(data, found)):
+            memo[value] = (tiles[0][0], tuple(s for f in tiles for s in f[1]))
+        return memo[value]
+
     count = 0
     for op in kernel.ops:
         if op.name in ("arith.mulf", "math.fma") and len(op.operands) >= 2 and \
                 shape.search(op.text.rsplit(" : ", 1)[-1]):
-            a, b = (ones.get(v) for v in op.operands[:2])
+            a, b = (broadcast_of(v) for v in op.operands[:2])
             if a and b and a[0] and b[0] and a[0] != b[0]:
                 if three.search(op.text.rsplit(" : ", 1)[-1]) or \
                         all(from_load(v) for v in a[1] + b[1]):

@@ -1385,8 +1385,8 @@ def _scratch_stored_again(trace) -> str:
     """Round 25 (04, 10): memory of the reader's own (a workspace, not an output) that one program stored more
     than once in a launch (the accumulator loaded, added to and stored back every block of K), or three or more
     launches with tile products, each from what the one before stored (the walk over K done from Python, a
-    launch per block). Plain stores and exchanges; atomic adds (split-K's partial sums, dQ) are not counted.
-    "" when none was."""
+    launch per block). Plain stores and exchanges; atomic adds (split-K's partial sums, dQ) only where one
+    program adds computed values to one element twice (round 27's 23). "" when none was."""
     for launch in trace.launches:
         again = launch.stored_again
         if again is not None and again.size:
@@ -1394,21 +1394,34 @@ def _scratch_stored_again(trace) -> str:
                     "(a workspace) more than once in one launch: an accumulator kept in memory is loaded and "
                     "stored back every block, traffic the tiled loop exists to avoid. Keep the accumulator in "
                     "registers (tl.zeros before the loop, added to inside it) and store the finished tile once")
+    for launch in trace.launches:
+        again = getattr(launch, "added_again", None)
+        if again is not None and again.size:
+            return (f"one program of your kernel {launch.kernel} atomically added to the same element of a buffer "
+                    "more than once in one launch: an accumulator kept in memory (added to every block) moves "
+                    "its tile through memory every block, traffic the tiled loop exists to avoid. Keep the "
+                    "accumulator in registers (tl.zeros before the loop, added to inside it) and write the "
+                    "finished tile once")
     # launches that made tile products from what an earlier product launch stored: a chain of them (two links
     # or more) is a loop over blocks of K or keys run from Python, whether the partial result goes back to the
-    # same workspace (round 25's 10) or to a fresh buffer each time (round 26's 07); reductions of split-K's
-    # partials make no products (round 26's h02: a tree of in-place additions)
-    # (a launch of one kernel from what its previous launch stored: a forward's lse read by two backward kernels
-    # is no chain)
-    products = [i for i, launch in enumerate(trace.launches) if launch.dot_shapes]
-    links: dict = {}
-    for n, i in enumerate(products):
-        kernel = trace.launches[i].kernel
-        before = [j for j in products[:n] if trace.launches[j].kernel == kernel]
-        fed = {source >> 32 for sources in trace.launches[i].sources.values() for source in sources}
-        if before and before[-1] in fed:
-            links[kernel] = links.get(kernel, 0) + 1
-    kernel, most = max(links.items(), key=lambda item: item[1], default=("", 0))
+    # same workspace (round 25's 10) or to a fresh buffer each time (round 26's 07), by one kernel or by two
+    # taking turns (round 27's 22), handed on directly or through a launch that makes no products (a copy
+    # kernel: round 27's 38); reductions of split-K's partials make no products (round 26's h02: a tree of
+    # in-place additions). The longest such path counts: a forward's lse read by two backward kernels is one
+    # link to each, no chain.
+    launches = trace.launches
+    reach: list = []  # per launch: the product launches whose stores reach it through launches without products
+    depth: dict = {}
+    for i, launch in enumerate(launches):
+        came = set()
+        for j in {source >> 32 for sources in launch.sources.values() for source in sources}:
+            if 0 <= j < i:
+                came |= {j} if launches[j].dot_shapes else reach[j]
+        reach.append(came)
+        if launch.dot_shapes:
+            depth[i] = max((depth[j] + 1 for j in came if j in depth), default=0)
+    at, most = max(depth.items(), key=lambda item: (item[1], -item[0]), default=(0, 0))
+    kernel = launches[at].kernel if depth else ""
     if most < 2:
         return ""
     return (f"your kernel {kernel} made tile products in "
@@ -1886,8 +1899,10 @@ def _out_writes(trace, out) -> list:
         low, high = _layout_bytes(layout)
         return low < end and start < high
 
-    def moves(launch) -> bool:  # a copy kernel of the reader's own, of what an earlier launch stored
-        return bool(getattr(launch, "copy_only", False) and getattr(launch, "sources", None) and launch.copies)
+    def moves(launch) -> bool:  # a kernel of the reader's own that copies what an earlier launch stored
+        # (all it stores, or some lanes beside other stores: round 27's 38 and 45 store their program ids to a
+        # buffer of their own beside the copy, which made them no copy kernel)
+        return bool(getattr(launch, "sources", None) and launch.copies)
 
     if not any(source is not None and overlaps(target) for _, source, target in copies) and \
             not any(moves(launch) for launch in trace.launches):
@@ -1943,18 +1958,26 @@ def _out_writes(trace, out) -> list:
                 here = here.copy()
                 here[hit] = s_sorted[pos[hit]]
         if moves(trace.launches[index]):
-            # a kernel that only copies (or casts) what earlier launches stored, as split-K's workspace cast
-            # into C: the programs that computed the values are the earlier launches' (a copy spread over many
-            # programs after one program did the work runs the work on one multiprocessor: the lead's 92)
+            # a kernel that copies (or casts) what earlier launches stored, as split-K's workspace cast into C:
+            # the programs that computed the values are the earlier launches' (a copy spread over many programs
+            # after one program did the work runs the work on one multiprocessor: the lead's 92). Lanes it
+            # copied from memory an earlier launch wrote go back to that launch; its other writes are its own.
             dest = np.concatenate([d.reshape(-1) for d, _ in trace.launches[index].copies]).astype(np.int64)
             src = np.concatenate([o.reshape(-1) for _, o in trace.launches[index].copies]).astype(np.int64)
-            order = np.argsort(dest, kind="stable")
-            d_sorted, s_sorted = dest[order], src[order]
-            pos = np.clip(np.searchsorted(d_sorted, here, side="left"), 0, max(d_sorted.size - 1, 0))
-            hit = (here >= 0) & (d_sorted.size > 0) & (d_sorted[pos] == here)
-            here = here.copy()
-            here[hit] = s_sorted[pos[hit]]
-            continue
+            earlier = [_value_writes(launch) for launch in trace.launches[:index]]
+            earlier = [w[0].astype(np.int64) for w in earlier if w]
+            written = np.unique(np.concatenate(earlier)) if earlier else np.zeros(0, dtype=np.int64)
+            keep_lane = np.isin(src, written)
+            dest, src = dest[keep_lane], src[keep_lane]
+            if dest.size:
+                order = np.argsort(dest, kind="stable")
+                d_sorted, s_sorted = dest[order], src[order]
+                pos = np.clip(np.searchsorted(d_sorted, here, side="left"), 0, d_sorted.size - 1)
+                hit = (here >= 0) & (d_sorted[pos] == here)
+                here = here.copy()
+                here[hit] = s_sorted[pos[hit]]
+            if getattr(trace.launches[index], "copy_only", False):
+                continue
         writes = _value_writes(trace.launches[index])
         if not writes:
             continue

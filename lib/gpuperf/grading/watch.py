@@ -2346,8 +2346,9 @@ class _Audit:
         self._busy = True
         try:
             # a process started through the standard library (subprocess.run, os.popen) is the reader's when
-            # the reader called the standard library
-            reader = self._from_reader(through_stdlib=event in self.SPAWN_EVENTS)
+            # the reader called the standard library; one started through torch's helpers too (round 27's 24:
+            # torch.utils.collect_env.run): only Triton's own (a compiler run by a launch) is not
+            reader = self._spawn_from_reader() if event in self.SPAWN_EVENTS else self._from_reader()
         finally:
             self._busy = False
         if not reader and event in self.SPAWN_EVENTS:
@@ -2379,6 +2380,27 @@ class _Audit:
         if event in self.SPAWN_EVENTS:
             return f"a new process ({event})"
         return ""
+
+    def _spawn_from_reader(self) -> bool:
+        """A new process was asked for by the reader's code: a frame of the reader's is on the stack before any
+        of Triton's own (the compiler a launch runs) or the grader's, whatever torch or the standard library
+        frames lie between."""
+        triton_dir = _trusted_dirs()[1]
+        frame = sys._getframe(2)
+        for _ in range(64):
+            if frame is None:
+                return False
+            filename = frame.f_code.co_filename
+            if filename.startswith(_GRADER_DIR) or _triton_binder(frame):
+                return False
+            if not _genuine(frame):
+                return True
+            if filename.startswith(triton_dir) and _is_trusted_file(filename):
+                return False
+            if not _is_trusted_file(filename) and not _installed_path(filename):
+                return True
+            frame = frame.f_back
+        return False
 
     def _from_reader(self, through_stdlib: bool = False) -> bool:
         """The audited call was made by the reader's code (directly, or through a frame-exposing module of
