@@ -323,10 +323,11 @@ class Runner:
             if not again and self.policy.exercise.startswith(("L5", "L6")):
                 empty, kernel = trace.empty_products()
                 if empty:
-                    again = (f"your kernel {kernel} made {empty} tile product(s) with a block whose lanes were all "
-                             "masked off (keys past N_k, say, when there are more queries than keys): the loop "
-                             "walks blocks that hold nothing, work the GPU still does. End the loop at the last "
-                             "block with a key in it: min(N_k, the causal end)")
+                    again = (f"your kernel {kernel} made {empty} tile product(s) with a block that holds nothing: "
+                             "its lanes were all masked off (keys past N_k, say, when there are more queries than "
+                             "keys), or a tile of zeros stood in for a block never loaded (past the diagonal): "
+                             "the loop walks blocks that hold nothing, work the GPU still does. End the loop at "
+                             "the last block with a key in it (min(N_k, the causal end)) and skip the rest")
             if again and not getattr(self, "stored_again", ""):
                 # told after the case's own checks (grade_report): a kernel that also makes another mistake
                 # hears about that one first
