@@ -35,7 +35,10 @@ def _compare(x, t, seed, **kw):
         f"loss {loss} vs {ref_loss} (seed {seed})"
     err = (g.double().cpu() - ref_g).abs().max().item() if g.numel() else 0.0
     scale = ref_g.abs().max().item() if ref_g.numel() else 0.0
-    assert err <= GRAD_TOL[x.dtype] * max(scale, 1e-30) * 2 + 1e-9, f"gradient error {err} (seed {seed})"
+    # 16-bit logits: the kernel's exponentials take their shift in a fused multiply-add, exact to about
+    # |max logit| 2^-24 relative, far under a 16-bit rounding but not 0 where every gradient is 0 (one column)
+    floor = 1e-9 if x.dtype == torch.float32 else 2 ** -20
+    assert err <= GRAD_TOL[x.dtype] * max(scale, 1e-30) * 2 + floor, f"gradient error {err} (seed {seed})"
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

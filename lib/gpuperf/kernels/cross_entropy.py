@@ -45,7 +45,7 @@ REDUCTIONS = ("mean", "sum", "none")
 BLOCK = 4096
 NUM_WARPS = 8
 PROGRAMS_PER_SM = 2
-NUM_STAGES = 3
+NUM_STAGES = 4  # 3 -> 4 measured on an H100 (2026-12-07): 0.79 -> 0.81 of a copy at 8192 x 32000, 0.71 -> 0.74 at 50257
 
 #: Rows of at least this many columns (with a gradient, on a GPU) go to the split kernel: a row over
 #: programs of SPLIT_CHUNK columns each, SPLIT_PROGRAMS_PER_SM programs per SM.
