@@ -16,6 +16,12 @@ import pytest
 
 from attack_files import find_attack, load_attack
 
+#: the rules these tests meet count what the interpreter traces: on a GPU they are graded only with
+#: GPUPERF_GRADING_INTERPRET_ON_GPU=1 (found failing on an H100, 2026-12-07, make test-gpu's first full run)
+_interpreted = pytest.mark.skipif(
+    not __import__("gpuperf.kernels", fromlist=["interpreter_enabled"]).interpreter_enabled(),
+    reason="counted under the interpreter (a CPU)")
+
 
 def _grade(key, fn, seed=11):
     import gpuperf.kernels  # noqa: F401  (the course's kernels, as a learner's notebook has them)
@@ -36,6 +42,7 @@ def test_a_program_id_narrowed_or_passed_through_a_float_is_refused(tag):
     _refused(_grade(key, fn), "narrows the program id")
 
 
+@_interpreted
 @pytest.mark.parametrize("tag", ["17b", "19", "20"])
 def test_an_output_exchanged_more_than_once_is_refused(tag):
     key, fn = load_attack(find_attack(24, tag))

@@ -97,3 +97,19 @@ def test_every_file_of_round_27_is_accounted_for():
     for path in folder.glob("*.py"):
         tag = path.name.split("_", 1)[0]
         assert tag in readme, path.name
+
+
+def test_a_helper_named_with_several_constant_arguments_is_read_as_the_kernels_in_triton_36():
+    """Make test-gpu's first full run (H100, Triton 3.6, 2026-12-07): round 23's honest h24 and h26 (the tile's
+    store in a @triton.jit helper) were refused on a GPU, since Triton 3.6 names a helper called with several
+    arguments specialised to 1 ``@"mod._store_tile__..._(4,)cconstexpr_1__(5,)cconstexpr_1_..."``: the name did not
+    match, and the call's arguments were read up to the first parenthesis of the name. The TTIR here is Triton
+    3.6's of h26 at its first case (M = N = K = 1, compiled for sm_90 on a CPU)."""
+    from gpuperf.grading.dataflow import unstored_dots
+    from gpuperf.grading.frontend import inline_calls
+
+    ttir = (Path(__file__).parent / "data" / "triton36_store_in_helper.ttir").read_text()
+    assert "cconstexpr_1__(5,)cconstexpr_1_" in ttir
+    assert unstored_dots(ttir) == 0
+    store = next(line for line in inline_calls(ttir).splitlines() if "tt.store" in line)
+    assert "$in" not in store.split(",")[1], store  # the stored value is the kernel's accumulator, bound

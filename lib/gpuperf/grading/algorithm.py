@@ -672,8 +672,10 @@ class Trace:
                     empty[program] = empty.get(program, 0) + 1
             # an operand of zeros loaded from nothing but single elements (or nothing at all): a tile product
             # made in place of a block that was never loaded (round 27's 32, 46), which the GPU does all the same
+            # (a block loaded wholly masked off is counted above, where a program's own second block of queries
+            # past N_q is told apart: the domain's attention_kt)
             for program, loads in launch.dot_zero_operands:
-                if all(i < len(visits) and (visits[i][5] is None or visits[i][5][0] == visits[i][5][1])
+                if all(i < len(visits) and visits[i][5] is not None and visits[i][5][0] == visits[i][5][1]
                        for i in loads):
                     empty[program] = empty.get(program, 0) + 1
             many = [count for count in empty.values() if count > 3]

@@ -1403,26 +1403,25 @@ def _scratch_stored_again(trace) -> str:
                     "its tile through memory every block, traffic the tiled loop exists to avoid. Keep the "
                     "accumulator in registers (tl.zeros before the loop, added to inside it) and write the "
                     "finished tile once")
-    # launches that made tile products from what an earlier product launch stored: a chain of them (two links
-    # or more) is a loop over blocks of K or keys run from Python, whether the partial result goes back to the
-    # same workspace (round 25's 10) or to a fresh buffer each time (round 26's 07), by one kernel or by two
-    # taking turns (round 27's 22), handed on directly or through a launch that makes no products (a copy
-    # kernel: round 27's 38); reductions of split-K's partials make no products (round 26's h02: a tree of
-    # in-place additions). The longest such path counts: a forward's lse read by two backward kernels is one
-    # link to each, no chain.
+    # launches that made tile products from what an earlier product launch of the same kernel stored: a chain of
+    # them (two links or more) is a loop over blocks of K or keys run from Python, whether the partial result goes
+    # back to the same workspace (round 25's 10) or to a fresh buffer each time (round 26's 07), handed on
+    # directly, through a copy kernel (round 27's 38) or through another product kernel taking turns with it
+    # (round 27's 22); reductions of split-K's partials make no products (round 26's h02: a tree of in-place
+    # additions), and a pipeline of different kernels, each launched once, is no loop (round 23's h20: a forward,
+    # a dQ kernel that stores D, a dK, dV kernel that reads it)
     launches = trace.launches
-    reach: list = []  # per launch: the product launches whose stores reach it through launches without products
-    depth: dict = {}
+    reach: list = []  # per launch: every earlier launch whose stores reach it, through any launches
+    links: dict = {}
     for i, launch in enumerate(launches):
-        came = set()
+        came: set = set()
         for j in {source >> 32 for sources in launch.sources.values() for source in sources}:
             if 0 <= j < i:
-                came |= {j} if launches[j].dot_shapes else reach[j]
+                came |= {j} | reach[j]
         reach.append(came)
-        if launch.dot_shapes:
-            depth[i] = max((depth[j] + 1 for j in came if j in depth), default=0)
-    at, most = max(depth.items(), key=lambda item: (item[1], -item[0]), default=(0, 0))
-    kernel = launches[at].kernel if depth else ""
+        if launch.dot_shapes and any(launches[j].dot_shapes and launches[j].kernel == launch.kernel for j in came):
+            links[launch.kernel] = links.get(launch.kernel, 0) + 1
+    kernel, most = max(links.items(), key=lambda item: item[1], default=("", 0))
     if most < 2:
         return ""
     return (f"your kernel {kernel} made tile products in "

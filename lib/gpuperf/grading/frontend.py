@@ -385,8 +385,8 @@ def _first_lines(exc) -> str:
 #: header; ``tt.call @mod._mk__i32_i32(%row, %n) : ...``: a call of one.
 #: Triton 3.6 quotes a name that holds constant arguments: ``@"mod._mk__i32__(1,)cconstexpr_16_"`` (the quotes
 #: are kept out of the name matched).
-_FUNC = re.compile(r'^\s*tt\.func (?:\w+ )?@"?([\w.$-]+?(?:__\([\d, ]*\)[\w.$-]*)?)"?\((?=%|\))')
-_CALL = re.compile(r'^tt\.call @"?([\w.$-]+?(?:__\([\d, ]*\)[\w.$-]*)?)"?\((?=%|\))')
+_FUNC = re.compile(r'^\s*tt\.func (?:\w+ )?@"?([\w.$-]+?(?:__\([\d, ]*\)[\w.$-]*)*)"?\((?=%|\))')
+_CALL = re.compile(r'^tt\.call @"?([\w.$-]+?(?:__\([\d, ]*\)[\w.$-]*)*)"?\((?=%|\))')
 _PARAM = re.compile(r"(%[\w.$-]+): ")
 #: Triton's own functions (``tl.cdiv``, the combine functions of ``tl.max``, ``tl.sum``): the rules read them as
 #: calls (see ``_CDIV_CALL``), never inline them.
@@ -472,7 +472,9 @@ def inline_calls(ttir: str, depth: int = 8) -> str:
                 out.append(indent + text)
                 continue
             head, _, call = text.partition(" = ") if text.startswith("%") else ("", "", text)
-            args = value.findall(call.split(")")[0])
+            # the arguments after the callee's name, which Triton 3.6 writes with parentheses in it
+            # (``@"mod._store_tile__Pfp32_..._(7,)cconstexpr_1_"(%c_ptr, ...)``: round 23's h24-h26 on a GPU)
+            args = value.findall(re.sub(r'@"[^"]*"|@[\w.$-]+', "@", call, count=1).split(")")[0])
             params, inner = funcs[callee]
             count[0] += 1
             suffix = f"$in{count[0]}"
