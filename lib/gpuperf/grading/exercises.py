@@ -319,7 +319,7 @@ class Runner:
                         if _raw_storage_ptr(t) not in given_ptrs]
             again = _stored_again(trace, outputs)
             if not again and self.policy.exercise in _SCRATCH_EXERCISES:
-                again = _scratch_stored_again(trace)
+                again = _scratch_stored_again(trace, self.policy.exercise)
             if not again and self.policy.exercise.startswith(("L5", "L6")):
                 empty, kernel = trace.empty_products()
                 if empty:
@@ -1382,12 +1382,14 @@ def _stored_again(trace, outputs) -> str:
 _SCRATCH_EXERCISES = frozenset(("L4.matmul", "L5.forward", "L5.causal", "L6.backward", "L6.autograd"))
 
 
-def _scratch_stored_again(trace) -> str:
+def _scratch_stored_again(trace, exercise: str = "L4.matmul") -> str:
     """Round 25 (04, 10): memory of the reader's own (a workspace, not an output) that one program stored more
     than once in a launch (the accumulator loaded, added to and stored back every block of K), or three or more
     launches with tile products, each from what the one before stored (the walk over K done from Python, a
-    launch per block). Plain stores and exchanges; atomic adds (split-K's partial sums, dQ) only where one
-    program adds computed values to one element twice (round 27's 23). "" when none was."""
+    launch per block). Plain stores and exchanges; atomic adds (split-K's partial sums, dQ) only in L4.matmul,
+    where one program adds computed values to one element twice (round 27's 23: split-K and stream-K add to
+    an element once a program; in L6 a persistent backward adds to one row of dQ once for each block of keys
+    it takes). "" when none was."""
     for launch in trace.launches:
         again = launch.stored_again
         if again is not None and again.size:
@@ -1395,7 +1397,7 @@ def _scratch_stored_again(trace) -> str:
                     "(a workspace) more than once in one launch: an accumulator kept in memory is loaded and "
                     "stored back every block, traffic the tiled loop exists to avoid. Keep the accumulator in "
                     "registers (tl.zeros before the loop, added to inside it) and store the finished tile once")
-    for launch in trace.launches:
+    for launch in trace.launches if exercise == "L4.matmul" else ():
         again = getattr(launch, "added_again", None)
         if again is not None and again.size:
             return (f"one program of your kernel {launch.kernel} atomically added to the same element of a buffer "
