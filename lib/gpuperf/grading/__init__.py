@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import os
 import sys
 from typing import Callable, Iterator, Sequence
 
@@ -195,6 +196,9 @@ def _grade_report(key: str, fn: Callable, *, seed: int | None = None, device: st
 
     # numpy warnings (overflow in a wrong kernel under the interpreter) would print on the lab's page; the
     # report says what went wrong
+    from gpuperf.grading import algorithm as _algorithm
+
+    passed_runs: list = []  # (case, the tile products' call sites it ran) of each case that passed on the CPU
     with _this_grades_calls(), triton_hooks(), interpreter_dot_as_on_gpu(device == "cpu"), \
             np.errstate(all="ignore"):
         for case in ex.cases(gen, device):
@@ -207,6 +211,7 @@ def _grade_report(key: str, fn: Callable, *, seed: int | None = None, device: st
             runner = Runner(fn, case.label, ex.get_policy(), case.device or device, allow_course_kernels)
             runner.notes = notes
             runner.interpret = case.interpret and device != "cpu"
+            _algorithm._PERTURB.update(site=None, seen=set())
             try:
                 case_results = case.run(runner)
             except CallFailed as failed:
@@ -224,9 +229,56 @@ def _grade_report(key: str, fn: Callable, *, seed: int | None = None, device: st
             if hooked:             # refuses them): nothing of this grade can be trusted
                 return GradeReport(key, ex.title, seed, "-", (CaseResult(case.label, "-", False, hooked),), graded)
             results.extend(r if r.case == case.label else _relabel(r, case.label) for r in case_results)
+            if device == "cpu" and ex.key in _PRODUCT_EXERCISES and all(r.passed for r in case_results):
+                passed_runs.append((case, frozenset(_algorithm._PERTURB["seen"])))
+        if passed_runs and all(r.passed for r in results):
+            results.extend(_products_matter(ex, fn, passed_runs, allow_course_kernels, notes))
     name = torch.cuda.get_device_name() if device == "cuda" else \
         "CPU (Triton interpreter)" if ex.get_policy().kernels else "CPU"
     return GradeReport(key, ex.title, seed, name, tuple(results), graded, tuple(notes))
+
+
+#: The exercises whose tile products are graded as tl.dot's: each call site of tl.dot must change the output
+#: when its products change (:func:`_products_matter`).
+_PRODUCT_EXERCISES = frozenset(("L4.matmul", "L5.tiled", "L5.forward", "L5.causal", "L6.backward", "L6.autograd"))
+
+
+def _products_matter(ex, fn, passed_runs, allow_course_kernels, notes, cases_tried: int = 3) -> list:
+    """Round 28 (decoys): under the interpreter, each ``tl.dot`` call site of the reader's kernels must matter:
+    with noise of its products' own size added to every product made there, a case that passed must fail. A
+    product multiplied by a loaded 0 beside the real work (done element by element, by broadcasts in any
+    disguise) changes nothing. Tried on the first ``cases_tried`` cases that passed (a one-key case cannot
+    show a product of scores mattering; a later one can). Returns one failing result, or none."""
+    from gpuperf.grading import algorithm as _algorithm
+
+    shown: set = set()
+    every: set = set()
+    for case, sites in passed_runs[:cases_tried]:
+        every |= sites
+        for site in sorted(sites - shown):
+            runner = Runner(fn, case.label, ex.get_policy(), case.device or "cpu", allow_course_kernels)
+            runner.notes = []
+            _algorithm._PERTURB.update(site=site, seen=set())
+            try:
+                rerun = case.run(runner)
+            except Exception:  # noqa: BLE001 - any failure shows the products reached the output
+                rerun = [CaseResult(case.label, "-", False)]
+            finally:
+                _algorithm._PERTURB.update(site=None, seen=set())
+            if not all(r.passed for r in rerun):
+                shown.add(site)
+        if every <= shown:
+            return []
+    missing = sorted(every - shown)
+    if not missing:
+        return []
+    file, line = missing[0]
+    case = passed_runs[0][0]
+    return [CaseResult(case.label, "-", False,
+                       f"the tile products of the tl.dot at line {line} of {os.path.basename(file)} do not reach "
+                       "your output: with their values changed, your function still gave the right answer, so "
+                       "the work was done some other way (a product multiplied by 0 beside an element-by-element "
+                       "one, say). Compute the tile products with tl.dot and use them")]
 
 
 def _stored_again_check(runner, label) -> list:

@@ -1382,6 +1382,11 @@ def _stored_again(trace, outputs) -> str:
 _SCRATCH_EXERCISES = frozenset(("L4.matmul", "L5.forward", "L5.causal", "L6.backward", "L6.autograd"))
 
 
+#: L4.matmul: the launches with tile products one call may make (one grid makes every tile; a few more leave
+#: room for a learner's warm-up or a split in two).
+_MATMUL_PRODUCT_LAUNCHES = 4
+
+
 def _scratch_stored_again(trace, exercise: str = "L4.matmul") -> str:
     """Round 25 (04, 10): memory of the reader's own (a workspace, not an output) that one program stored more
     than once in a launch (the accumulator loaded, added to and stored back every block of K), or three or more
@@ -1397,6 +1402,15 @@ def _scratch_stored_again(trace, exercise: str = "L4.matmul") -> str:
                     "(a workspace) more than once in one launch: an accumulator kept in memory is loaded and "
                     "stored back every block, traffic the tiled loop exists to avoid. Keep the accumulator in "
                     "registers (tl.zeros before the loop, added to inside it) and store the finished tile once")
+    products = [launch for launch in trace.launches if launch.dot_shapes]
+    if exercise == "L4.matmul" and len(products) > _MATMUL_PRODUCT_LAUNCHES:
+        # round 28 (04, 05, 15): the walk over K run from Python, however the partials are handed on (added
+        # atomically, stored to slots reduced afterwards, read back with an atomic add of 0): one launch makes
+        # every tile, as split-K's does, and a reduction or a cast after it makes no products
+        return (f"your function launched kernels that made tile products {len(products)} times in one call "
+                f"({products[0].kernel} first): a loop over blocks of K (or of tiles) run from Python, a launch "
+                "per block, writes and re-reads partial results every time. Launch one grid that makes every tile "
+                "of C, walking K inside the kernel with the accumulator in registers")
     for launch in trace.launches if exercise == "L4.matmul" else ():
         again = getattr(launch, "added_again", None)
         if again is not None and again.size:

@@ -2543,7 +2543,8 @@ GRADER_STATE_NAMES = frozenset((
     "addaudithook", "settrace", "setprofile", "_BINDERS", "_BINDER_MAKER", "_GENUINE", "_record_binder",
     "_COURSE_FILES", "_REWRITES", "_PINNED", "_PINNED_AGAIN", "_PINNED_CODE", "_PINNED_SOURCES", "pin_solutions",
     "monitoring", "use_tool_id", "register_callback", "setitimer", "alarm", "pthread_kill", "SIGALRM", "SIGVTALRM",
-    "SIGPROF", "_Audit", "spawns_allowed", "children_check", "SIGCHLD", "SIG_IGN"))
+    "SIGPROF", "_Audit", "spawns_allowed", "children_check", "SIGCHLD", "SIG_IGN", "_PERTURB", "_dot_site",
+    "_products_matter"))
 
 
 def reaches_grader(fn, depth: int = 3) -> str:
@@ -2637,7 +2638,7 @@ def _callables_of(owner) -> dict:
 
 
 #: The grader's module-level state that changes while it runs (not compared with the baseline).
-_MUTABLE_STATE = frozenset(("_ACTIVE", "_BASELINE", "_TRUSTED", "_GENUINE", "_COURSE_FILES", "__builtins__",
+_MUTABLE_STATE = frozenset(("_ACTIVE", "_BASELINE", "_TRUSTED", "_GENUINE", "_COURSE_FILES", "__builtins__", "_PERTURB",
                             "__warningregistry__", "_STATE", "_BINDERS", "_BINDER_MAKER", "_ALIASES", "_EARLIER_CALLS", "_REWRITES"))
 
 
