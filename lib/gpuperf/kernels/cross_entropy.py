@@ -46,6 +46,7 @@ BLOCK = 4096
 NUM_WARPS = 8
 PROGRAMS_PER_SM = 2
 NUM_STAGES = 4  # 3 -> 4 measured on an H100 (2026-12-07): 0.79 -> 0.81 of a copy at 8192 x 32000, 0.71 -> 0.74 at 50257
+#: (the split kernel, off by default, takes NUM_STAGES too: not measured at 4)
 
 #: Rows of at least this many columns (with a gradient, on a GPU) go to the split kernel: a row over
 #: programs of SPLIT_CHUNK columns each, SPLIT_PROGRAMS_PER_SM programs per SM.
@@ -92,13 +93,24 @@ LOG2E = tl.constexpr(1.4426950408889634)  # log2(e): e^y = 2^(y log2(e))
 
 @triton.jit
 def _exp_shifted(x, c, c2, EXACT: tl.constexpr):
-    """e^(x - c). 16-bit logits: 2^(x log2(e) - c2) with c2 = c log2(e), one fused multiply-add and one ex2 a
-    value, off by about |c| 2^-24 relative (far under their rounding); fp32 logits (EXACT): x - c first,
-    exact near the maximum, as a gradient near 0 needs."""
+    """e^(x - c), with c2 = c log2(e). 16-bit logits: 2^(x log2(e) - c2), one fused multiply-add and one ex2 a
+    value, off by about |c| 2^-24 relative (under a 16-bit rounding while |c| < 2^13); fp32 logits (EXACT):
+    x - c first, exact near the maximum."""
     if EXACT:
         return tl.exp(x - c)
     else:
         return tl.math.exp2(x * LOG2E - c2)
+
+
+@triton.jit
+def _softmax_scaled(x, c, inv_l, k2, EXACT: tl.constexpr):
+    """e^(x - c) inv_l, with k2 = (c - ln inv_l) log2(e): for 16-bit logits 2^(x log2(e) - k2), the factor
+    folded into the shift (one fused multiply-add and one ex2 a value, off by about (|c| + |ln inv_l|) 2^-24
+    relative); fp32 logits (EXACT): e^(x - c) inv_l."""
+    if EXACT:
+        return tl.exp(x - c) * inv_l
+    else:
+        return tl.math.exp2(x * LOG2E - k2)
 
 
 @triton.jit
@@ -174,8 +186,8 @@ def _ce_kernel(X, G, T, LOSS, LSE, N_VALID, n_rows, n_cols, stride_x, stride_g, 
             # listing: ce-pass2
             # gradient = (softmax - (1 - eps) onehot - eps / V) * scale, written over
             # the logits, last block first (the likeliest still in L2); an ignored row
-            # gets zeros. softmax * scale = e^(x - c) inv_l = e^(x - k) (16-bit logits:
-            # one multiply-add and one ex2 a value). The one-hot term is left out of
+            # gets zeros. softmax * scale = e^(x - c) inv_l, inv_l = scale / l_row
+            # (k2: the shift with inv_l folded in). The one-hot term is left out of
             # the loops: the target's value is written after them.
             inv_l = tl.where(ignored, 0.0, scale / l_row)
             k2 = tl.where(ignored, float("inf"), c2 + tl.log2(l_row) - log2_scale)
@@ -183,24 +195,25 @@ def _ce_kernel(X, G, T, LOSS, LSE, N_VALID, n_rows, n_cols, stride_x, stride_g, 
             on_t = tl.where(ignored, 0.0, (1.0 - smoothing) * scale)
             cols = full_end + offs
             x = tl.load(X + xb_start + cols, mask=cols < body_v, other=0.0).to(tl.float32)
-            g = _exp_shifted(x, c, k2, EXACT) * inv_l if EXACT else _exp_shifted(x, c, k2, EXACT)
+            g = _softmax_scaled(x, c, inv_l, k2, EXACT)
             if SMOOTH:
                 g -= off_t
             tl.store(G + gb_start + cols, g.to(G.dtype.element_ty), mask=cols < body_v)
             for i in tl.range(0, n_full, num_stages=NUM_STAGES):
                 cols = (n_full - 1 - i) * BLOCK + offs
                 x = tl.load(X + xb_start + cols).to(tl.float32)
-                g = _exp_shifted(x, c, k2, EXACT) * inv_l if EXACT else _exp_shifted(x, c, k2, EXACT)
+                g = _softmax_scaled(x, c, inv_l, k2, EXACT)
                 if SMOOTH:
                     g -= off_t
                 tl.store(G + gb_start + cols, g.to(G.dtype.element_ty))
-            ge = _exp_shifted(xe, c, k2, EXACT) * inv_l if EXACT else _exp_shifted(xe, c, k2, EXACT)
+            ge = _softmax_scaled(xe, c, inv_l, k2, EXACT)
             if SMOOTH:
                 ge -= off_t
             tl.store(G + g_start + e_cols, ge.to(G.dtype.element_ty), mask=e_live)
-            # the target's value, after every thread's stores above
+            # the target's value, after every thread's stores above: its own term of
+            # l_row over l_row, so that p_t - 1 cancels as exactly as the sum allows
             tl.debug_barrier()
-            g_t = tl.exp(x_t - c) * inv_l - off_t - on_t
+            g_t = _exp_shifted(x_t, c, c2, EXACT) / l_row * scale - off_t - on_t
             tl.store(G + g_start + t, g_t.to(G.dtype.element_ty), mask=in_row & (t != ignore_index))
             # end listing: ce-pass2
 
@@ -337,7 +350,8 @@ def cross_entropy_forward(logits: torch.Tensor, target: torch.Tensor, ignore_ind
     With ``grad`` the gradient of the reduced loss for an upstream gradient of 1 is written into the logits
     themselves (``inplace=True``: the returned gradient *is* ``logits``, whose values are lost) or into a
     new tensor. Target values outside ``[0, V)`` other than ``ignore_index`` are checked on the CPU only
-    (on a GPU they read a wrong logit, as a check would need a synchronisation)."""
+    (on a GPU, where a check would need a synchronisation, such a row reads no logit: its loss is its lse and its
+    gradient has no one-hot term)."""
     _check(logits, target, ignore_index, label_smoothing, reduction)
     for name, value in (("block_cols", block_cols), ("num_warps", num_warps),
                         ("programs_per_sm", programs_per_sm), ("num_stages", num_stages)):
