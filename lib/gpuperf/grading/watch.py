@@ -2387,14 +2387,14 @@ class _Audit:
         frames lie between."""
         triton_dir = _trusted_dirs()[1]
         frame = sys._getframe(2)
-        for _ in range(64):
-            if frame is None:
-                return False
+        while frame is not None:  # the whole stack: a spawn under many standard-library frames is still seen
             filename = frame.f_code.co_filename
-            if filename.startswith(_GRADER_DIR) or _triton_binder(frame):
+            if _triton_binder(frame):  # Triton's own binder, recorded when Triton made it
                 return False
-            if not _genuine(frame):
+            if not _genuine(frame):  # before the names: code compiled under a grader's file name is the reader's
                 return True
+            if filename.startswith(_GRADER_DIR):
+                return False
             if filename.startswith(triton_dir) and _is_trusted_file(filename):
                 return False
             if not _is_trusted_file(filename) and not _installed_path(filename):
