@@ -211,7 +211,7 @@ def _grade_report(key: str, fn: Callable, *, seed: int | None = None, device: st
             runner = Runner(fn, case.label, ex.get_policy(), case.device or device, allow_course_kernels)
             runner.notes = notes
             runner.interpret = case.interpret and device != "cpu"
-            _algorithm._PERTURB.update(site=None, seen=set())
+            _algorithm._PERTURB.update(site=None, seen={})
             try:
                 case_results = case.run(runner)
             except CallFailed as failed:
@@ -230,11 +230,11 @@ def _grade_report(key: str, fn: Callable, *, seed: int | None = None, device: st
                 return GradeReport(key, ex.title, seed, "-", (CaseResult(case.label, "-", False, hooked),), graded)
             results.extend(r if r.case == case.label else _relabel(r, case.label) for r in case_results)
             if device == "cpu" and ex.key in _PRODUCT_EXERCISES and all(r.passed for r in case_results):
-                passed_runs.append((case, frozenset(_algorithm._PERTURB["seen"])))
+                passed_runs.append((case, dict(_algorithm._PERTURB["seen"])))
         # a whole grade only (``only`` picks cases for tests: a one-key case alone cannot show the scores' product
         # mattering)
         if passed_runs and only is None and all(r.passed for r in results):
-            results.extend(_products_matter(ex, fn, passed_runs, allow_course_kernels, notes))
+            results.extend(_products_matter(ex, fn, passed_runs, allow_course_kernels, gen))
     name = torch.cuda.get_device_name() if device == "cuda" else \
         "CPU (Triton interpreter)" if ex.get_policy().kernels else "CPU"
     return GradeReport(key, ex.title, seed, name, tuple(results), graded, tuple(notes))
@@ -245,42 +245,57 @@ def _grade_report(key: str, fn: Callable, *, seed: int | None = None, device: st
 _PRODUCT_EXERCISES = frozenset(("L4.matmul", "L5.tiled", "L5.forward", "L5.causal", "L6.backward", "L6.autograd"))
 
 
-def _products_matter(ex, fn, passed_runs, allow_course_kernels, notes, cases_tried: int = 3) -> list:
+def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried: int = 3,
+                     controls: int = 2) -> list:
     """Round 28 (decoys): under the interpreter, each ``tl.dot`` call site of the reader's kernels must matter:
-    with noise of its products' own size added to every product made there, a case that passed must fail. A
-    product multiplied by a loaded 0 beside the real work (done element by element, by broadcasts in any
-    disguise) changes nothing. Tried on the first ``cases_tried`` cases that passed (a one-key case cannot
-    show a product of scores mattering; a later one can). Returns one failing result, or none."""
+    with each product made there changed by noise of its own size, a case that passed must fail. A product
+    multiplied by 0, or made of a tile of zeros, beside the real work (done element by element, by broadcasts in
+    any disguise) changes nothing. Round 29: each site is tried on up to ``cases_tried`` of the passed cases that
+    ran it (a one-key case cannot show a product of scores mattering; a later one can), in an order drawn from
+    ``gen``, with ``controls`` reruns left unperturbed among them at places drawn from ``gen``: each must pass
+    (a function that counts its calls and goes wrong once the cases are over fails them). Returns one failing
+    result, or none."""
+    import torch
+
     from gpuperf.grading import algorithm as _algorithm
 
-    shown: set = set()
-    every: set = set()
-    for case, sites in passed_runs[:cases_tried]:
-        every |= sites
-        for site in sorted(sites - shown):
-            runner = Runner(fn, case.label, ex.get_policy(), case.device or "cpu", allow_course_kernels)
-            runner.notes = []
-            _algorithm._PERTURB.update(site=site, seen=set())
-            try:
-                rerun = case.run(runner)
-            except Exception:  # noqa: BLE001 - any failure shows the products reached the output
-                rerun = [CaseResult(case.label, "-", False)]
-            finally:
-                _algorithm._PERTURB.update(site=None, seen=set())
-            if not all(r.passed for r in rerun):
-                shown.add(site)
-        if every <= shown:
-            return []
-    missing = sorted(every - shown)
-    if not missing:
-        return []
-    file, line = missing[0]
-    case = passed_runs[0][0]
-    return [CaseResult(case.label, "-", False,
-                       f"the tile products of the tl.dot at line {line} of {os.path.basename(file)} do not reach "
-                       "your output: with their values changed, your function still gave the right answer, so "
-                       "the work was done some other way (a product multiplied by 0 beside an element-by-element "
-                       "one, say). Compute the tile products with tl.dot and use them")]
+    def rerun(case, site) -> bool:
+        runner = Runner(fn, case.label, ex.get_policy(), case.device or "cpu", allow_course_kernels)
+        runner.notes = []
+        _algorithm._PERTURB.update(site=site, seen={})
+        try:
+            return all(r.passed for r in case.run(runner))
+        except Exception:  # noqa: BLE001 - any failure shows the products reached the output
+            return False
+        finally:
+            _algorithm._PERTURB.update(site=None, seen={})
+
+    named: dict = {}
+    for _, sites in passed_runs:
+        for site, shown in sites.items():
+            named.setdefault(site, shown)
+    order = [list(named)[i] for i in torch.randperm(len(named), generator=gen).tolist()]
+    places = sorted(torch.randint(0, len(order) + 1, (controls,), generator=gen).tolist())
+    picks = torch.randint(0, min(len(passed_runs), cases_tried), (controls,), generator=gen).tolist()
+    controls_left = list(zip(places, picks))
+    for k, site in enumerate(order + [None]):
+        while controls_left and controls_left[0][0] == k:
+            case = passed_runs[controls_left.pop(0)[1]][0]
+            if not rerun(case, None):
+                return [CaseResult(case.label, "-", False,
+                                   "called again with the same inputs after the cases, your function gave a wrong "
+                                   "answer: it must give the same answer every time it is called")]
+        if site is None:
+            break
+        tried = [case for case, sites in passed_runs if site in sites][:cases_tried]
+        if not any(rerun(case, site) is False for case in tried):
+            file, line = named[site]
+            return [CaseResult(tried[0].label, "-", False,
+                               f"the tile products of the tl.dot at line {line} of {os.path.basename(file)} do not "
+                               "reach your output: with their values changed, your function still gave the right "
+                               "answer, so the work was done some other way (a product multiplied by 0 beside an "
+                               "element-by-element one, say). Compute the tile products with tl.dot and use them")]
+    return []
 
 
 def _stored_again_check(runner, label) -> list:

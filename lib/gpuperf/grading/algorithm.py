@@ -77,6 +77,7 @@ the call; it never changes what a kernel computes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -85,30 +86,47 @@ from gpuperf.grading.watch import _raw_storage_ptr  # the storage address read t
 
 _TRACE: "Trace | None" = None
 
-#: Round 28: the tile products' call sites (the reader's kernel file and line of each ``tl.dot``) seen while a
-#: case ran under the interpreter (``seen``), and the one site whose results the grader perturbs (``site``: noise
-#: of the results' own size added to every product made there) to ask whether the output depends on it
-#: (:func:`gpuperf.grading._products_matter`).
-_PERTURB: dict = {"site": None, "seen": set()}
+#: Round 28: the tile products' call sites of the reader's ``tl.dot`` (see :func:`_dot_site`) seen while a case ran
+#: under the interpreter (``seen``: site -> the file and line that name it), and the one site whose products the
+#: grader perturbs (``site``: each product made there changed by noise of its own size) to ask whether the output
+#: depends on it (:func:`gpuperf.grading._products_matter`).
+_PERTURB: dict = {"site": None, "seen": {}}
 
 
 def _dot_site():
-    """(file, line) of the reader's ``tl.dot`` that made the product being computed: the first frame outside
-    Triton, NumPy and the grader; None when there is none."""
-    import os
+    """The reader's ``tl.dot`` call that made the product being computed, as a site: the chain of every frame of
+    the reader's code on the stack, each by its code and the instruction it was at (round 29: two dots on one
+    line, or one helper called from two places, are two sites; a loop's iterations are one), and the innermost
+    one's (file, line) to name it. The reader's code is every frame that is not torch's, Triton's, NumPy's, the
+    standard library's or the grader's (``watch._is_trusted_file``, not a folder's name: round 28's review). None when no frame is
+    the reader's."""
     import sys
 
+    from gpuperf.grading.watch import _is_trusted_file
+
+    skip = _not_readers_dirs()
     frame = sys._getframe(2)
-    skip = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
-    for _ in range(48):
-        if frame is None:
-            return None
-        name = frame.f_code.co_filename
-        if not (name.startswith(skip) or os.sep + "triton" + os.sep in name or os.sep + "numpy" + os.sep in name
-                or name.startswith("<")):
-            return (name, frame.f_lineno)
+    chain: list = []
+    shown = None
+    while frame is not None:
+        code = frame.f_code
+        name = code.co_filename
+        if not (name.startswith(skip) or _is_trusted_file(name)):
+            chain.append((name, code.co_name, code.co_firstlineno, frame.f_lasti))
+            if shown is None:
+                shown = (name, frame.f_lineno)
         frame = frame.f_back
-    return None
+    return (tuple(chain), shown) if chain else None
+
+
+@functools.lru_cache(maxsize=1)
+def _not_readers_dirs() -> tuple:
+    """The grader's own folder and NumPy's (the interpreter's arithmetic): no frame there is the reader's."""
+    import os
+
+    import numpy
+
+    return tuple(os.path.dirname(os.path.abspath(f)) + os.sep for f in (__file__, numpy.__file__))
 
 
 @dataclass
@@ -827,7 +845,10 @@ def _tickets(launch: Launch) -> set:
 #: the per-program records of a :class:`Launch` that :func:`_split_at_draws` renumbers: (attribute, the place of
 #: the program in each entry)
 _SEGMENTED = (("spans", 1), ("visits", 1), ("store_marks", 1), ("dot_marks", 0), ("dot_loads", 0),
-              ("dot_operand_loads", 0), ("dot_zero_operands", 0), ("_lineage_loads", 1), ("_lineage_writes", 1), ("_write_log", 0))
+              ("dot_operand_loads", 0), ("dot_zero_operands", 0), ("_lineage_loads", 1), ("_lineage_writes", 1), ("_write_log", 0),
+              # round 28's review: split-K drawing tickets writes (and adds) once per ticket, not all in program 0
+              ("_value_adds", 1), ("_stores", 1), ("_adds", 1), ("_exchanges", 1), ("_value_stores", 1),
+              ("_value_atomics", 1))
 
 
 def _split_at_draws(launch: Launch, tickets: set) -> None:
@@ -2068,13 +2089,18 @@ def _install():
             res = original(self, *args, **kwargs)
             if _TRACE is not None:
                 _carry_sources(res, args[:3])
-            site = _dot_site()
-            if site is not None:
-                _PERTURB["seen"].add(site)
+            found = _dot_site()
+            if found is not None:
+                site, shown = found
+                _PERTURB["seen"].setdefault(site, shown)
                 if _PERTURB["site"] == site and getattr(res, "data", None) is not None:
+                    # the products alone, each changed by noise of its own size (round 29: not the accumulator
+                    # passed in, and a product that is 0 stays 0, so a decoy of zeros matters nowhere)
                     data = res.data
+                    given = getattr(args[2] if len(args) > 2 else kwargs.get("d"), "data", None)
+                    made = data.astype(np.float64) - (0.0 if given is None else np.asarray(given, np.float64))
                     noise = np.random.default_rng(len(_PERTURB["seen"])).standard_normal(np.shape(data))
-                    res.data = (data + noise * (float(np.nanmax(np.abs(data), initial=0.0)) + 1.0)).astype(data.dtype)
+                    res.data = (data + made * noise).astype(data.dtype)
             return res
 
         return dot

@@ -2544,7 +2544,7 @@ GRADER_STATE_NAMES = frozenset((
     "_COURSE_FILES", "_REWRITES", "_PINNED", "_PINNED_AGAIN", "_PINNED_CODE", "_PINNED_SOURCES", "pin_solutions",
     "monitoring", "use_tool_id", "register_callback", "setitimer", "alarm", "pthread_kill", "SIGALRM", "SIGVTALRM",
     "SIGPROF", "_Audit", "spawns_allowed", "children_check", "SIGCHLD", "SIG_IGN", "_PERTURB", "_dot_site",
-    "_products_matter"))
+    "_products_matter", "_not_readers_dirs"))
 
 
 def reaches_grader(fn, depth: int = 3) -> str:

@@ -1,0 +1,117 @@
+"""Round 29 (2026-12-07, eighteenth session): the review of rounds 27-28's rules (bench/NOTES.md, "A review of
+rounds 27-28's rules"), then the twenty-ninth attacker's files.
+
+- A ``tl.dot`` call site is the chain of the reader's frames, each with the instruction it was at: a decoy on the
+  same line as a real product, or in a helper the real product also goes through, is a site of its own.
+- The noise is each product's own size, added to the products alone (not to an accumulator passed in): a decoy
+  made of zeros (``q * 0``) changes nothing when perturbed.
+- Unperturbed control reruns at places drawn from the grade's generator: a function that counts its calls and
+  goes wrong once the cases are over fails them.
+- Split-K whose programs draw tickets: what a program writes is renumbered per draw (the interpreter gives every
+  draw to program 0), so one program adding twice, or writing every tile, is not read into it."""
+
+from __future__ import annotations
+
+import pytest
+
+from attack_files import find_attack, load_attack, load_attack_variant
+
+_interpreted = pytest.mark.skipif(
+    not __import__("gpuperf.kernels", fromlist=["interpreter_enabled"]).interpreter_enabled(),
+    reason="counted under the interpreter (a CPU)")
+
+
+
+def _grade(key, fn, seed=1):
+    import gpuperf.kernels  # noqa: F401
+    from gpuperf import grading
+
+    return grading.grade_report(key, fn, seed=seed, stop_at_first_failure=True)
+
+
+def _refused(report, words):
+    assert not report.passed, report.text()
+    text = " ".join(r.message for r in report.failures)
+    assert words in text, text
+
+
+def _review_file(tag):
+    from pathlib import Path
+
+    found = sorted((Path(__file__).parent / "grading_attacks_review28").glob(f"{tag}_*.py"))
+    assert found, tag
+    return found[0]
+
+
+_SCORES_DECOY = "s = (sb + 0.0 * tl.dot(q, kt, input_precision=PREC)) * qk_scale"
+_PV = "acc = acc * corr[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PREC)"
+_HELPER = ("@triton.jit\ndef fwd_kernel(", "@triton.jit\ndef mm(a, b, PREC: tl.constexpr):\n"
+           "    return tl.dot(a, b, input_precision=PREC)\n\n\n@triton.jit\ndef fwd_kernel(")
+
+_DECOYS = {
+    # round 28's 06 (scores made by a broadcast division) with its decoy moved onto the line of the real P V
+    "same line": ((_SCORES_DECOY, "s = sb * qk_scale"),
+                  (_PV, _PV + " + 0.0 * tl.sum(tl.dot(q, kt, input_precision=PREC), 1)[:, None]")),
+    # the decoy and the real P V made by one helper
+    "one helper": (_HELPER, ("0.0 * tl.dot(q, kt, input_precision=PREC)", "0.0 * mm(q, kt, PREC)"),
+                   ("tl.dot(p.to(v.dtype), v, input_precision=PREC)", "mm(p.to(v.dtype), v, PREC)")),
+    # a decoy of zeros, not multiplied by 0 afterwards: noise of the products' own size leaves it 0
+    "zeros": (("0.0 * tl.dot(q, kt, input_precision=PREC)", "tl.dot(q * 0, kt, input_precision=PREC)"),),
+}
+
+
+@_interpreted
+@pytest.mark.parametrize("how", sorted(_DECOYS))
+def test_a_decoy_sharing_a_line_or_a_helper_or_made_of_zeros_is_refused(how):
+    key, fn = load_attack_variant(find_attack(28, "06"), *_DECOYS[how])
+    report = _grade(key, fn)
+    assert not report.passed, report.text()
+    text = " ".join(r.message for r in report.failures)
+    assert "do not reach your output" in text or "zero" in text, text
+
+
+class _Case:
+    """A case of its own for :func:`gpuperf.grading._products_matter`: passes when ``right(call, perturbed)``."""
+
+    label = "a case"
+    device = "cpu"
+
+    def __init__(self, right):
+        self.right, self.calls = right, 0
+
+    def run(self, runner):
+        from gpuperf.grading import algorithm
+        from gpuperf.grading.core import CaseResult
+
+        self.calls += 1
+        return [CaseResult(self.label, "-", self.right(self.calls, algorithm._PERTURB["site"] is not None))]
+
+
+def _matter(case, seed=0):
+    import torch
+
+    from gpuperf import grading
+
+    site = (("kernel.py", "k", 1, 10),)
+    return grading._products_matter(grading._exercise("L4.matmul"), lambda a, b: a, [(case, {site: ("kernel.py", 3)})],
+                                    False, torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_function_that_goes_wrong_once_the_cases_are_over_fails_a_control_rerun(seed):
+    # the reruns all come after the cases: wrong from then on, the site seemed to matter
+    found = _matter(_Case(lambda call, perturbed: call < 1), seed)
+    assert found and "same answer every time" in found[0].message, found
+
+
+def test_an_honest_site_matters_and_a_decoy_site_does_not():
+    assert _matter(_Case(lambda call, perturbed: not perturbed)) == []
+    found = _matter(_Case(lambda call, perturbed: True))
+    assert found and "line 3 of kernel.py" in found[0].message, found
+
+
+@_interpreted
+def test_split_k_drawing_tickets_passes():
+    key, fn = load_attack(_review_file("h01"))
+    report = _grade(key, fn)
+    assert report.passed, report.text()
