@@ -43,6 +43,13 @@ _INTERPRETED_CASES = pytest.mark.skipif(__import__("torch").cuda.is_available() 
                                         "off on a GPU machine (labs/README.md)")
 
 
+#: the shared-memory bound on tl.dot tiles is counted under the interpreter (labs/README.md); compiled, Triton's own
+#: limit decides, with its own message, and these fp32 tiles at d = 128 take minutes to compile (an H100,
+#: 2026-12-07: past 380 s each, so no traceback was seen)
+_SHARED_MEMORY_COUNTED = pytest.mark.skipif(__import__("torch").cuda.is_available(),
+                                            reason="the tiles' shared memory is counted under the interpreter")
+
+
 def _file(tag: str) -> Path:
     found = sorted(FOLDER.glob(f"{tag}_*.py"))
     assert found, tag
@@ -55,6 +62,7 @@ def _d128(label: str) -> bool:
 
 # 01, 02: tiles through arithmetic or a cast -----------------------------------------------------------------
 
+@_SHARED_MEMORY_COUNTED
 def test_01_scaled_tiles_too_big_for_shared_memory_are_refused():
     from gpuperf import grading
 
@@ -65,6 +73,7 @@ def test_01_scaled_tiles_too_big_for_shared_memory_are_refused():
     assert "327,680 bytes" in message and "q_ptr 128 x 128 x 4 B" in message, report.text()
 
 
+@_SHARED_MEMORY_COUNTED
 def test_01_with_64_keys_a_block_passes():
     """The same arithmetic on smaller tiles: 128 x 128 x 4 + 2 x 64 x 128 x 4 B = 131,072 B, under the limit. (q
     scaled goes back to its storage type: Triton 3.6 refuses a tl.dot of an fp32 q and an fp16 k, found on an
@@ -77,6 +86,7 @@ def test_01_with_64_keys_a_block_passes():
     assert report.passed, report.text()
 
 
+@_SHARED_MEMORY_COUNTED
 def test_02_cast_tiles_too_big_for_shared_memory_are_refused():
     from gpuperf import grading
 
