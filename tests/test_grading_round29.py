@@ -43,20 +43,22 @@ def _review_file(tag):
     return found[0]
 
 
+_BROADCAST = ("sb = tl.sum(q.to(tl.float32)[:, None, :] / rk[None, :, :], axis=2)", "sb = 0.0")
 _SCORES_DECOY = "s = (sb + 0.0 * tl.dot(q, kt, input_precision=PREC)) * qk_scale"
-_PV = "acc = acc * corr[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PREC)"
 _HELPER = ("@triton.jit\ndef fwd_kernel(", "@triton.jit\ndef mm(a, b, PREC: tl.constexpr):\n"
            "    return tl.dot(a, b, input_precision=PREC)\n\n\n@triton.jit\ndef fwd_kernel(")
 
+#: round 28's 06 with its scores made by a real tl.dot (its broadcast division is refused by the broadcast rule
+#: since round 29) and a decoy dot beside it whose products do not matter
 _DECOYS = {
-    # round 28's 06 (scores made by a broadcast division) with its decoy moved onto the line of the real P V
-    "same line": ((_SCORES_DECOY, "s = sb * qk_scale"),
-                  (_PV, _PV + " + 0.0 * tl.sum(tl.dot(q, kt, input_precision=PREC), 1)[:, None]")),
-    # the decoy and the real P V made by one helper
-    "one helper": (_HELPER, ("0.0 * tl.dot(q, kt, input_precision=PREC)", "0.0 * mm(q, kt, PREC)"),
-                   ("tl.dot(p.to(v.dtype), v, input_precision=PREC)", "mm(p.to(v.dtype), v, PREC)")),
+    # the decoy on the real product's line
+    "same line": (_BROADCAST, (_SCORES_DECOY, "s = (sb + tl.dot(q, kt, input_precision=PREC) + "
+                                              "0.0 * tl.dot(q, kt, input_precision=PREC)) * qk_scale")),
+    # the decoy and the real product made by one helper
+    "one helper": (_HELPER, _BROADCAST, (_SCORES_DECOY, "s = (sb + mm(q, kt, PREC) + 0.0 * mm(q, kt, PREC)) * qk_scale")),
     # a decoy of zeros, not multiplied by 0 afterwards: noise of the products' own size leaves it 0
-    "zeros": (("0.0 * tl.dot(q, kt, input_precision=PREC)", "tl.dot(q * 0, kt, input_precision=PREC)"),),
+    "zeros": (_BROADCAST, (_SCORES_DECOY, "s = (sb + tl.dot(q, kt, input_precision=PREC) + "
+                                          "tl.dot(q * 0, kt, input_precision=PREC)) * qk_scale")),
 }
 
 
@@ -67,11 +69,12 @@ def test_a_decoy_sharing_a_line_or_a_helper_or_made_of_zeros_is_refused(how):
     report = _grade(key, fn)
     assert not report.passed, report.text()
     text = " ".join(r.message for r in report.failures)
-    assert "do not reach your output" in text or "zero" in text, text
+    assert "do not reach your output" in text or "holds nothing" in text, text
 
 
 class _Case:
-    """A case of its own for :func:`gpuperf.grading._products_matter`: passes when ``right(call, perturbed)``."""
+    """A case of its own for :func:`gpuperf.grading._products_matter`: passes when ``right(call, site)``, ``site``
+    the one perturbed (None for none, "every" for all at once)."""
 
     label = "a case"
     device = "cpu"
@@ -84,30 +87,38 @@ class _Case:
         from gpuperf.grading.core import CaseResult
 
         self.calls += 1
-        return [CaseResult(self.label, "-", self.right(self.calls, algorithm._PERTURB["site"] is not None))]
+        return [CaseResult(self.label, "-", self.right(self.calls, algorithm._PERTURB["site"]))]
 
 
-def _matter(case, seed=0):
+def _matter(case, seed=0, sites=1):
     import torch
 
     from gpuperf import grading
 
-    site = (("kernel.py", "k", 1, 10),)
-    return grading._products_matter(grading._exercise("L4.matmul"), lambda a, b: a, [(case, {site: ("kernel.py", 3)})],
+    found = {(("kernel.py", "k", 1, 10 + 2 * i),): ("kernel.py", 3 + i) for i in range(sites)}
+    return grading._products_matter(grading._exercise("L4.matmul"), lambda a, b: a, [(case, found)],
                                     False, torch.Generator().manual_seed(seed))
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_a_function_that_goes_wrong_once_the_cases_are_over_fails_a_control_rerun(seed):
     # the reruns all come after the cases: wrong from then on, the site seemed to matter
-    found = _matter(_Case(lambda call, perturbed: call < 1), seed)
+    found = _matter(_Case(lambda call, site: call < 1), seed)
     assert found and "same answer every time" in found[0].message, found
 
 
 def test_an_honest_site_matters_and_a_decoy_site_does_not():
-    assert _matter(_Case(lambda call, perturbed: not perturbed)) == []
-    found = _matter(_Case(lambda call, perturbed: True))
+    assert _matter(_Case(lambda call, site: site is None)) == []
+    assert _matter(_Case(lambda call, site: site is None), sites=3) == []
+    found = _matter(_Case(lambda call, site: True))
     assert found and "line 3 of kernel.py" in found[0].message, found
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sites_that_matter_alone_but_cancel_together_are_refused(seed):
+    # d1 - d2: each changes the output alone; changed the same way at once, they cancel
+    found = _matter(_Case(lambda call, site: site is None or site == "every"), seed, sites=2)
+    assert found and "cancel out" in found[0].message, found
 
 
 @_interpreted

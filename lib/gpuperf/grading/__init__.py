@@ -253,8 +253,9 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
     any disguise) changes nothing. Round 29: each site is tried on up to ``cases_tried`` of the passed cases that
     ran it (a one-key case cannot show a product of scores mattering; a later one can), in an order drawn from
     ``gen``, with ``controls`` reruns left unperturbed among them at places drawn from ``gen``: each must pass
-    (a function that counts its calls and goes wrong once the cases are over fails them). Returns one failing
-    result, or none."""
+    (a function that counts its calls and goes wrong once the cases are over fails them), and one rerun with every
+    site perturbed at once, one pattern of noise per tile shape (two decoys whose products cancel each matter
+    alone). Returns one failing result, or none."""
     import torch
 
     from gpuperf.grading import algorithm as _algorithm
@@ -274,7 +275,10 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
     for _, sites in passed_runs:
         for site, shown in sites.items():
             named.setdefault(site, shown)
-    order = [list(named)[i] for i in torch.randperm(len(named), generator=gen).tolist()]
+    # and every site at once (round 29: two decoys whose products cancel, d1 - d2, each matter alone), on the
+    # passed case that ran the most sites
+    sites = list(named) + (["every"] if len(named) >= 2 else [])
+    order = [sites[i] for i in torch.randperm(len(sites), generator=gen).tolist()]
     places = sorted(torch.randint(0, len(order) + 1, (controls,), generator=gen).tolist())
     picks = torch.randint(0, min(len(passed_runs), cases_tried), (controls,), generator=gen).tolist()
     controls_left = list(zip(places, picks))
@@ -287,7 +291,16 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
                                    "answer: it must give the same answer every time it is called")]
         if site is None:
             break
-        tried = [case for case, sites in passed_runs if site in sites][:cases_tried]
+        if site == "every":
+            case = max(passed_runs[:cases_tried], key=lambda run: len(run[1]))[0]
+            if rerun(case, site):
+                return [CaseResult(case.label, "-", False,
+                                   "the tile products of your tl.dot calls cancel out: with the products of every "
+                                   "tl.dot changed at once, in the same way where their tiles have the same shape, "
+                                   "your function still gave the right answer, so the work was done some other "
+                                   "way. Compute the tile products with tl.dot and use them")]
+            continue
+        tried = [case for case, ran in passed_runs if site in ran][:cases_tried]
         if not any(rerun(case, site) is False for case in tried):
             file, line = named[site]
             return [CaseResult(tried[0].label, "-", False,

@@ -2093,13 +2093,17 @@ def _install():
             if found is not None:
                 site, shown = found
                 _PERTURB["seen"].setdefault(site, shown)
-                if _PERTURB["site"] == site and getattr(res, "data", None) is not None:
+                target = _PERTURB["site"]
+                if (target == site or target == "every") and getattr(res, "data", None) is not None:
                     # the products alone, each changed by noise of its own size (round 29: not the accumulator
                     # passed in, and a product that is 0 stays 0, so a decoy of zeros matters nowhere)
                     data = res.data
                     given = getattr(args[2] if len(args) > 2 else kwargs.get("d"), "data", None)
                     made = data.astype(np.float64) - (0.0 if given is None else np.asarray(given, np.float64))
-                    noise = np.random.default_rng(len(_PERTURB["seen"])).standard_normal(np.shape(data))
+                    # "every" site at once: one pattern of noise per shape, so that two dots whose products
+                    # cancel (d1 - d2 of the same tiles) cancel again (round 29)
+                    seed = hash(tuple(np.shape(data))) & 0xFFFFFFFF if target == "every" else len(_PERTURB["seen"])
+                    noise = np.random.default_rng(seed).standard_normal(np.shape(data))
                     res.data = (data + made * noise).astype(data.dtype)
             return res
 

@@ -62,7 +62,9 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3) -> int:
     b[None, :]``, a rank-1 update added into the accumulator, one k at a time), the same product off the tensor
     cores. A 2-D product counts only where both operands were computed from loaded values (a float mask,
     ``row_ok[:, None] * key_ok[None, :]``, is no product of tiles: round 26's h11, h16), and ``tl.fma`` of two
-    such broadcasts counts as their product (round 26's 02)."""
+    such broadcasts counts as their product (round 26's 02). Round 29: a quotient by a broadcast reciprocal
+    (``a[:, :, None] / (1 / b[None])``) counts as a product, and so does any product or quotient of two tiles of
+    three or more dimensions computed from loaded values, broadcast or not (3-D tiles loaded as such)."""
     import re
 
     from gpuperf.grading.frontend import inline_calls
@@ -120,11 +122,16 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3) -> int:
 
     count = 0
     for op in kernel.ops:
-        if op.name in ("arith.mulf", "math.fma") and len(op.operands) >= 2 and \
+        if op.name in ("arith.mulf", "math.fma", "arith.divf") and len(op.operands) >= 2 and \
                 shape.search(op.text.rsplit(" : ", 1)[-1]):
             a, b = (broadcast_of(v) for v in op.operands[:2])
+            wide = three.search(op.text.rsplit(" : ", 1)[-1])
             if a and b and a[0] and b[0] and a[0] != b[0]:
-                if three.search(op.text.rsplit(" : ", 1)[-1]) or \
-                        all(from_load(v) for v in a[1] + b[1]):
+                if wide or all(from_load(v) for v in a[1] + b[1]):
                     count += 1
+            elif wide and all(from_load(v) for v in op.operands[:2]):
+                # round 29 (32): tiles of three dimensions loaded as such, each lane its own element, then
+                # multiplied: no broadcast to see, the same products off the tensor cores (no lab's kernel has
+                # a tile of three dimensions)
+                count += 1
     return count

@@ -319,7 +319,7 @@ class Runner:
                         if _raw_storage_ptr(t) not in given_ptrs]
             again = _stored_again(trace, outputs)
             if not again and self.policy.exercise in _SCRATCH_EXERCISES:
-                again = _scratch_stored_again(trace, self.policy.exercise)
+                again = _scratch_stored_again(trace, self.policy.exercise, [t for _, t in outputs])
             if not again and self.policy.exercise.startswith(("L5", "L6")):
                 empty, kernel = trace.empty_products()
                 if empty:
@@ -1387,7 +1387,12 @@ _SCRATCH_EXERCISES = frozenset(("L4.matmul", "L5.forward", "L5.causal", "L6.back
 _MATMUL_PRODUCT_LAUNCHES = 4
 
 
-def _scratch_stored_again(trace, exercise: str = "L4.matmul") -> str:
+#: Round 29 (36): in L4.matmul the launches that make tile products write at most this many times the output's
+#: elements (split-K's partial tiles in slots of a workspace: an honest split into up to 8 slices fits).
+_MATMUL_WORKSPACE_RATIO = 8
+
+
+def _scratch_stored_again(trace, exercise: str = "L4.matmul", outputs=()) -> str:
     """Round 25 (04, 10): memory of the reader's own (a workspace, not an output) that one program stored more
     than once in a launch (the accumulator loaded, added to and stored back every block of K), or three or more
     launches with tile products, each from what the one before stored (the walk over K done from Python, a
@@ -1411,6 +1416,20 @@ def _scratch_stored_again(trace, exercise: str = "L4.matmul") -> str:
                 f"({products[0].kernel} first): a loop over blocks of K (or of tiles) run from Python, a launch "
                 "per block, writes and re-reads partial results every time. Launch one grid that makes every tile "
                 "of C, walking K inside the kernel with the accumulator in registers")
+    if exercise == "L4.matmul" and products and outputs:
+        import numpy as np
+
+        # round 29 (36): one partial tile per block of K, each stored to a slot of its own and summed by a
+        # reduction afterwards: the accumulator walks memory, one slot a block, in a single launch
+        written = [np.unique(launch.writes[0]) for launch in products if launch.writes]
+        elements = int(np.unique(np.concatenate(written)).size) if written else 0
+        size = sum(int(t.numel()) for t in outputs)
+        if size and elements > _MATMUL_WORKSPACE_RATIO * size:
+            return (f"your kernels that make tile products wrote {elements} elements in one call, "
+                    f"{elements / size:.0f} times the {size} of C: partial tiles kept in memory, a slot for each "
+                    "block of K (or more slices of K than split-K needs), are traffic the tiled loop exists to "
+                    "avoid. Keep the accumulator in registers across K and write each tile of C once (split-K: "
+                    f"a few slices, at most {_MATMUL_WORKSPACE_RATIO})")
     for launch in trace.launches if exercise == "L4.matmul" else ():
         again = getattr(launch, "added_again", None)
         if again is not None and again.size:
@@ -1435,6 +1454,15 @@ def _scratch_stored_again(trace, exercise: str = "L4.matmul") -> str:
             if 0 <= j < i:
                 came |= {j} | reach[j]
         reach.append(came)
+        if launch.dot_shapes and exercise == "L4.matmul" and any(launches[j].dot_shapes for j in came):
+            # round 29 (06, 50): C is one product, so in L4.matmul any launch making tile products from what an
+            # earlier one made (any kernel, one link) walks K from Python
+            first = next(launches[j].kernel for j in sorted(came) if launches[j].dot_shapes)
+            return (f"your kernel {launch.kernel} made tile products from what your kernel {first} had made "
+                    "before it in the same call: C is one matrix product, walked over K inside one launch, so "
+                    "a second launch that picks up the first's partial result runs the loop over K from Python, "
+                    "storing and reloading the partial tiles. Make every tile of C in one launch (split-K: "
+                    "launches side by side, each from A and B only, then a reduction)")
         if launch.dot_shapes and any(launches[j].dot_shapes and launches[j].kernel == launch.kernel for j in came):
             links[launch.kernel] = links.get(launch.kernel, 0) + 1
     kernel, most = max(links.items(), key=lambda item: item[1], default=("", 0))
