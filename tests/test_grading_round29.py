@@ -126,3 +126,56 @@ def test_split_k_drawing_tickets_passes():
     key, fn = load_attack(_review_file("h01"))
     report = _grade(key, fn)
     assert report.passed, report.text()
+
+
+# the attacker's files (tests/grading_attacks_round29, README.md there) -------------------------------------------
+
+_BROADCAST_RULE = ["02", "03", "05", "07", "08", "10", "11", "12", "13", "15", "16", "31", "32", "43", "48", "49",
+                   "51", "54", "55"]
+
+
+@pytest.mark.parametrize("tag", _BROADCAST_RULE)
+def test_products_made_by_a_quotient_or_by_three_dimensional_tiles_are_refused(tag):
+    key, fn = load_attack(find_attack(29, tag))
+    _refused(_grade(key, fn), "multiplies two tiles by broadcasting")
+
+
+@_interpreted
+@pytest.mark.parametrize("tag", ["06", "50"])
+def test_the_walk_over_k_through_several_kernels_is_refused(tag):
+    key, fn = load_attack(find_attack(29, tag))
+    _refused(_grade(key, fn), "made tile products from what your kernel")
+
+
+@_interpreted
+def test_a_partial_tile_per_block_of_k_in_slots_is_refused():
+    key, fn = load_attack(find_attack(29, "36"))
+    _refused(_grade(key, fn), "times the")
+
+
+@_interpreted
+def test_a_decoy_beside_a_kernel_in_a_folder_named_triton_is_refused():
+    # 31 with its real P V made by tl.dot: what is left is its decoy, 0 * tl.dot(p, v) on a line of its own, in a
+    # file under a folder named triton (round 28's path test skipped those frames, so both dots were one site)
+    real = "acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)"
+    key, fn = load_attack_variant(find_attack(29, "31"), (
+        "acc = acc * alpha[:, None] + tl.sum(p[:, :, None] / (1.0 / v.to(tl.float32)[None, :, :]), axis=1)", real))
+    _refused(_grade(key, fn), "do not reach your output")
+
+
+@_interpreted
+@pytest.mark.parametrize("tag", ["h04", "h05", "h18"])
+def test_round_29s_honest_files_pass(tag):
+    key, fn = load_attack(find_attack(29, tag))
+    report = _grade(key, fn)
+    assert report.passed, report.text()
+
+
+def test_every_file_of_round_29_is_accounted_for():
+    from pathlib import Path
+
+    folder = Path(__file__).parent / "grading_attacks_round29"
+    readme = (folder / "README.md").read_text()
+    for path in folder.glob("*.py"):
+        tag = path.name.split("_", 1)[0]
+        assert tag in readme, path.name
