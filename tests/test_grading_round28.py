@@ -39,7 +39,11 @@ def _refused(report, words):
 @pytest.mark.parametrize("tag", ["01", "02", "06", "07", "09", "11", "12", "13", "14"])
 def test_a_decoy_product_beside_disguised_element_wise_products_is_refused(tag):
     key, fn = load_attack(find_attack(28, tag))
-    _refused(_grade(key, fn), "do not reach your output")
+    report = _grade(key, fn)
+    assert not report.passed, report.text()
+    # round 29: the quotient and the 3-D tiles are broadcast products now, refused before the decoy is tried
+    text = " ".join(r.message for r in report.failures)
+    assert "do not reach your output" in text or "multiplies two tiles by broadcasting" in text, text
 
 
 @_interpreted

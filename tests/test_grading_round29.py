@@ -72,6 +72,12 @@ def test_a_decoy_sharing_a_line_or_a_helper_or_made_of_zeros_is_refused(how):
     assert "do not reach your output" in text or "holds nothing" in text, text
 
 
+def test_an_outer_sum_squared_is_a_product_of_broadcasts():
+    # round 29's review: ((c + r)^2 - (c - r)^2) / 4, a rank-1 update with no product of two broadcasts
+    key, fn = load_attack(_review_file("r01"))
+    _refused(_grade(key, fn), "multiplies two tiles by broadcasting")
+
+
 class _Case:
     """A case of its own for :func:`gpuperf.grading._products_matter`: passes when ``right(call, site)``, ``site``
     the one perturbed (None for none, "every" for all at once)."""
@@ -95,7 +101,8 @@ def _matter(case, seed=0, sites=1):
 
     from gpuperf import grading
 
-    found = {(("kernel.py", "k", 1, 10 + 2 * i),): ("kernel.py", 3 + i) for i in range(sites)}
+    chains = [(("kernel.py", "k", 1, 10 + 2 * i),) for i in range(sites)]
+    found = {chain: (("kernel.py", 3 + i), chain) for i, chain in enumerate(chains)}
     return grading._products_matter(grading._exercise("L4.matmul"), lambda a, b: a, [(case, found)],
                                     False, torch.Generator().manual_seed(seed))
 
@@ -104,7 +111,7 @@ def _matter(case, seed=0, sites=1):
 def test_a_function_that_goes_wrong_once_the_cases_are_over_fails_a_control_rerun(seed):
     # the reruns all come after the cases: wrong from then on, the site seemed to matter
     found = _matter(_Case(lambda call, site: call < 1), seed)
-    assert found and "same answer every time" in found[0].message, found
+    assert found and "right answer every time" in found[0].message, found
 
 
 def test_an_honest_site_matters_and_a_decoy_site_does_not():
@@ -122,8 +129,9 @@ def test_sites_that_matter_alone_but_cancel_together_are_refused(seed):
 
 
 @_interpreted
-def test_split_k_drawing_tickets_passes():
-    key, fn = load_attack(_review_file("h01"))
+@pytest.mark.parametrize("tag", ["h01", "h02"])
+def test_split_k_drawing_tickets_or_filling_the_machine_with_slices_passes(tag):
+    key, fn = load_attack(_review_file(tag))
     report = _grade(key, fn)
     assert report.passed, report.text()
 
@@ -150,7 +158,7 @@ def test_the_walk_over_k_through_several_kernels_is_refused(tag):
 @_interpreted
 def test_a_partial_tile_per_block_of_k_in_slots_is_refused():
     key, fn = load_attack(find_attack(29, "36"))
-    _refused(_grade(key, fn), "times the")
+    _refused(_grade(key, fn), "partial tiles kept in memory")
 
 
 @_interpreted

@@ -272,23 +272,29 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
             _algorithm._PERTURB.update(site=None, seen={})
 
     named: dict = {}
+    places: dict = {}  # the place in the kernel: its sites (launched from several lines of the reader's)
     for _, sites in passed_runs:
-        for site, shown in sites.items():
-            named.setdefault(site, shown)
-    # and every site at once (round 29: two decoys whose products cancel, d1 - d2, each matter alone), on the
-    # passed case that ran the most sites
-    sites = list(named) + (["every"] if len(named) >= 2 else [])
+        for site, (shown, inner) in sites.items():
+            if site not in named:
+                named[site] = shown
+                places.setdefault(inner, []).append(site)
+    if not named:
+        return []
+    # a place matters where one of its sites does (round 29's review: a tuner's launches of the same kernel,
+    # whose outputs are thrown away, are sites of their own); and every site at once (round 29: two decoys whose
+    # products cancel, d1 - d2, each matter alone), on the passed case that ran the most sites
+    sites = list(places.values()) + (["every"] if len(named) >= 2 else [])
     order = [sites[i] for i in torch.randperm(len(sites), generator=gen).tolist()]
-    places = sorted(torch.randint(0, len(order) + 1, (controls,), generator=gen).tolist())
+    at = sorted(torch.randint(0, len(order) + 1, (controls,), generator=gen).tolist())
     picks = torch.randint(0, min(len(passed_runs), cases_tried), (controls,), generator=gen).tolist()
-    controls_left = list(zip(places, picks))
+    controls_left = list(zip(at, picks))
     for k, site in enumerate(order + [None]):
         while controls_left and controls_left[0][0] == k:
             case = passed_runs[controls_left.pop(0)[1]][0]
             if not rerun(case, None):
                 return [CaseResult(case.label, "-", False,
-                                   "called again with the same inputs after the cases, your function gave a wrong "
-                                   "answer: it must give the same answer every time it is called")]
+                                   "called again after the cases, on a case it had passed, your function failed it: "
+                                   "it must give the right answer every time it is called")]
         if site is None:
             break
         if site == "every":
@@ -300,10 +306,10 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
                                    "your function still gave the right answer, so the work was done some other "
                                    "way. Compute the tile products with tl.dot and use them")]
             continue
-        tried = [case for case, ran in passed_runs if site in ran][:cases_tried]
-        if not any(rerun(case, site) is False for case in tried):
-            file, line = named[site]
-            return [CaseResult(tried[0].label, "-", False,
+        tried = [(case, one) for one in site for case in [c for c, ran in passed_runs if one in ran][:cases_tried]]
+        if not any(rerun(case, one) is False for case, one in tried):
+            file, line = named[site[0]]
+            return [CaseResult(tried[0][0].label, "-", False,
                                f"the tile products of the tl.dot at line {line} of {os.path.basename(file)} do not "
                                "reach your output: with their values changed, your function still gave the right "
                                "answer, so the work was done some other way (a product multiplied by 0 beside an "

@@ -97,26 +97,33 @@ def _dot_site():
     """The reader's ``tl.dot`` call that made the product being computed, as a site: the chain of every frame of
     the reader's code on the stack, each by its code and the instruction it was at (round 29: two dots on one
     line, or one helper called from two places, are two sites; a loop's iterations are one), and the innermost
-    one's (file, line) to name it. The reader's code is every frame that is not torch's, Triton's, NumPy's, the
+    one's (file, line) to name it, with the part of the chain inside the kernel, the frames of ``@triton.jit``
+    functions (a launch from another line of the reader's, a tuner's say, is the same place in the kernel). The reader's code is every frame that is not torch's, Triton's, NumPy's, the
     standard library's or the grader's (``watch._is_trusted_file``, not a folder's name: round 28's review). None when no frame is
     the reader's."""
     import sys
 
     from gpuperf.grading.watch import _is_trusted_file
 
+    from triton.runtime.jit import KernelInterface
+
     skip = _not_readers_dirs()
     frame = sys._getframe(2)
     chain: list = []
+    inner: list = []  # the frames of @triton.jit functions: the place in the kernel
     shown = None
     while frame is not None:
         code = frame.f_code
         name = code.co_filename
         if not (name.startswith(skip) or _is_trusted_file(name)):
-            chain.append((name, code.co_name, code.co_firstlineno, frame.f_lasti))
+            entry = (name, code.co_name, code.co_firstlineno, frame.f_lasti)
+            chain.append(entry)
+            if isinstance(frame.f_globals.get(code.co_name), KernelInterface):
+                inner.append(entry)
             if shown is None:
                 shown = (name, frame.f_lineno)
         frame = frame.f_back
-    return (tuple(chain), shown) if chain else None
+    return (tuple(chain), (shown, tuple(inner) or tuple(chain))) if chain else None
 
 
 @functools.lru_cache(maxsize=1)
@@ -848,7 +855,7 @@ _SEGMENTED = (("spans", 1), ("visits", 1), ("store_marks", 1), ("dot_marks", 0),
               ("dot_operand_loads", 0), ("dot_zero_operands", 0), ("_lineage_loads", 1), ("_lineage_writes", 1), ("_write_log", 0),
               # round 28's review: split-K drawing tickets writes (and adds) once per ticket, not all in program 0
               ("_value_adds", 1), ("_stores", 1), ("_adds", 1), ("_exchanges", 1), ("_value_stores", 1),
-              ("_value_atomics", 1))
+              ("_value_atomics", 1), ("_bitwise", 1))
 
 
 def _split_at_draws(launch: Launch, tickets: set) -> None:

@@ -118,18 +118,29 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3) -> int:
         if tiles and all(f[0] == tiles[0][0] for f in tiles) and \
                 all(f or constant(v) for v, f in zip(data, found)):
             memo[value] = (tiles[0][0], tuple(s for f in tiles for s in f[1]))
+        elif len({f[0] for f in tiles}) > 1 and all(f or constant(v) for v, f in zip(data, found)):
+            # round 29's review: broadcasts of different shapes combined (an outer sum, col[:, None] + row[None, :])
+            # make a whole tile of their sources; squared, (s * s - d * d) / 4 is their product
+            memo[value] = ("mixed", tuple(s for f in tiles for s in f[1]))
         return memo[value]
 
+    # an honest kernel with tiles of three dimensions batches its tl.dot (several heads a program): there the
+    # lane-by-lane rule below does not apply (round 29's review)
+    batched = any(op.name == "tt.dot" and three.search(op.text.rsplit(" : ", 1)[-1] if " : " in op.text else "")
+                  for op in kernel.ops)
     count = 0
     for op in kernel.ops:
         if op.name in ("arith.mulf", "math.fma", "arith.divf") and len(op.operands) >= 2 and \
                 shape.search(op.text.rsplit(" : ", 1)[-1]):
             a, b = (broadcast_of(v) for v in op.operands[:2])
             wide = three.search(op.text.rsplit(" : ", 1)[-1])
-            if a and b and a[0] and b[0] and a[0] != b[0]:
+            mixed = [f for f in (a, b) if f and f[0] == "mixed"]
+            if mixed and all(from_load(v) for f in mixed for v in f[1]):
+                count += 1
+            elif a and b and a[0] and b[0] and a[0] != b[0]:
                 if wide or all(from_load(v) for v in a[1] + b[1]):
                     count += 1
-            elif wide and all(from_load(v) for v in op.operands[:2]):
+            elif wide and not batched and all(from_load(v) for v in op.operands[:2]):
                 # round 29 (32): tiles of three dimensions loaded as such, each lane its own element, then
                 # multiplied: no broadcast to see, the same products off the tensor cores (no lab's kernel has
                 # a tile of three dimensions)

@@ -319,7 +319,7 @@ class Runner:
                         if _raw_storage_ptr(t) not in given_ptrs]
             again = _stored_again(trace, outputs)
             if not again and self.policy.exercise in _SCRATCH_EXERCISES:
-                again = _scratch_stored_again(trace, self.policy.exercise, [t for _, t in outputs])
+                again = _scratch_stored_again(trace, self.policy.exercise, [t for _, t in inputs])
             if not again and self.policy.exercise.startswith(("L5", "L6")):
                 empty, kernel = trace.empty_products()
                 if empty:
@@ -1387,12 +1387,12 @@ _SCRATCH_EXERCISES = frozenset(("L4.matmul", "L5.forward", "L5.causal", "L6.back
 _MATMUL_PRODUCT_LAUNCHES = 4
 
 
-#: Round 29 (36): in L4.matmul the launches that make tile products write at most this many times the output's
-#: elements (split-K's partial tiles in slots of a workspace: an honest split into up to 8 slices fits).
-_MATMUL_WORKSPACE_RATIO = 8
+#: Round 29 (36): in L4.matmul a program that writes at least this many tiles' worth of elements, more than this
+#: many times what its share of the walk over K makes, keeps its accumulator in memory, a slot a block.
+_MATMUL_CHOPPED_STORES = 4
 
 
-def _scratch_stored_again(trace, exercise: str = "L4.matmul", outputs=()) -> str:
+def _scratch_stored_again(trace, exercise: str = "L4.matmul", inputs=()) -> str:
     """Round 25 (04, 10): memory of the reader's own (a workspace, not an output) that one program stored more
     than once in a launch (the accumulator loaded, added to and stored back every block of K), or three or more
     launches with tile products, each from what the one before stored (the walk over K done from Python, a
@@ -1416,20 +1416,29 @@ def _scratch_stored_again(trace, exercise: str = "L4.matmul", outputs=()) -> str
                 f"({products[0].kernel} first): a loop over blocks of K (or of tiles) run from Python, a launch "
                 "per block, writes and re-reads partial results every time. Launch one grid that makes every tile "
                 "of C, walking K inside the kernel with the accumulator in registers")
-    if exercise == "L4.matmul" and products and outputs:
+    k_len = int(inputs[0].shape[-1]) if exercise == "L4.matmul" and inputs and inputs[0].dim() == 2 else 0
+    for launch in products if k_len and launch.writes else ():
         import numpy as np
 
-        # round 29 (36): one partial tile per block of K, each stored to a slot of its own and summed by a
-        # reduction afterwards: the accumulator walks memory, one slot a block, in a single launch
-        written = [np.unique(launch.writes[0]) for launch in products if launch.writes]
-        elements = int(np.unique(np.concatenate(written)).size) if written else 0
-        size = sum(int(t.numel()) for t in outputs)
-        if size and elements > _MATMUL_WORKSPACE_RATIO * size:
-            return (f"your kernels that make tile products wrote {elements} elements in one call, "
-                    f"{elements / size:.0f} times the {size} of C: partial tiles kept in memory, a slot for each "
-                    "block of K (or more slices of K than split-K needs), are traffic the tiled loop exists to "
-                    "avoid. Keep the accumulator in registers across K and write each tile of C once (split-K: "
-                    f"a few slices, at most {_MATMUL_WORKSPACE_RATIO})")
+        # round 29 (36): one program storing a partial tile after each block of K, each to a slot of its own, a
+        # reduction summing them afterwards: the accumulator walks memory in a single launch. Per program (per
+        # draw), the elements it wrote against what its tile products make: a persistent program writes each of
+        # its tiles once after the whole walk over K, split-K's program its slice's tile once (round 29's review:
+        # a split into many slices writes one tile a program), an epilogue in pieces the same elements
+        m, block_k, n = max(launch.dot_shapes, key=lambda shape: shape[0] * shape[2])[:3]
+        tile = m * n
+        walk = -(-k_len // max(block_k, 1))
+        programs, written = np.unique(launch.writes[1], return_counts=True)
+        for program, count in zip(programs.tolist(), written.tolist()):
+            dots = launch.dots_run.get(program, 0)
+            if dots and count >= _MATMUL_CHOPPED_STORES * tile and \
+                    count * walk > _MATMUL_CHOPPED_STORES * tile * dots:
+                return (f"one program of your kernel {launch.kernel} wrote {count} elements, "
+                        f"{count / tile:.0f} tiles of {m} x {n}, after {dots} tile products (K = {k_len} is "
+                        f"{walk} blocks of {block_k}): partial tiles kept in memory, a slot for each block of K "
+                        "summed afterwards, move every partial tile through memory, traffic the tiled loop exists "
+                        "to avoid. Keep the accumulator in registers across K and write each tile once (split-K: "
+                        "each program writes its slice's tile once)")
     for launch in trace.launches if exercise == "L4.matmul" else ():
         again = getattr(launch, "added_again", None)
         if again is not None and again.size:
