@@ -87,9 +87,9 @@ from gpuperf.grading.watch import _raw_storage_ptr  # the storage address read t
 _TRACE: "Trace | None" = None
 
 #: Round 28: the tile products' call sites of the reader's ``tl.dot`` (see :func:`_dot_site`) seen while a case ran
-#: under the interpreter (``seen``: site -> the file and line that name it), and the one site whose products the
-#: grader perturbs (``site``: each product made there changed by noise of its own size) to ask whether the output
-#: depends on it (:func:`gpuperf.grading._products_matter`).
+#: under the interpreter (``seen``: site -> (the file and line that name it, its place in the kernel)), and the one
+#: site whose products the grader perturbs (``site``: each product made there changed by noise of its own size;
+#: "every": all of them) to ask whether the output depends on it (:func:`gpuperf.grading._products_matter`).
 _PERTURB: dict = {"site": None, "seen": {}}
 
 
@@ -98,14 +98,14 @@ def _dot_site():
     the reader's code on the stack, each by its code and the instruction it was at (round 29: two dots on one
     line, or one helper called from two places, are two sites; a loop's iterations are one), and the innermost
     one's (file, line) to name it, with the part of the chain inside the kernel, the frames of ``@triton.jit``
-    functions (a launch from another line of the reader's, a tuner's say, is the same place in the kernel). The reader's code is every frame that is not torch's, Triton's, NumPy's, the
-    standard library's or the grader's (``watch._is_trusted_file``, not a folder's name: round 28's review). None when no frame is
-    the reader's."""
+    functions (a launch from another line of the reader's, a tuner's say, is the same place in the kernel). The
+    reader's code is every frame that is not torch's, Triton's, NumPy's, the standard library's or the grader's
+    (``watch._is_trusted_file``, not a folder's name: round 28's review). None when no frame is the reader's."""
     import sys
 
-    from gpuperf.grading.watch import _is_trusted_file
-
     from triton.runtime.jit import KernelInterface
+
+    from gpuperf.grading.watch import _is_trusted_file
 
     skip = _not_readers_dirs()
     frame = sys._getframe(2)
