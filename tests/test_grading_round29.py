@@ -129,8 +129,9 @@ def test_sites_that_matter_alone_but_cancel_together_are_refused(seed):
 
 
 @_interpreted
-@pytest.mark.parametrize("tag", ["h01", "h02"])
-def test_split_k_drawing_tickets_or_filling_the_machine_with_slices_passes(tag):
+@pytest.mark.parametrize("tag", ["h01", "h02", "h03"])
+def test_split_k_drawing_tickets_or_filling_the_machine_with_slices_or_a_batched_dot_passes(tag):
+    # h03: two heads a program, a batched 3-D tl.dot counted as one tile product per head
     key, fn = load_attack(_review_file(tag))
     report = _grade(key, fn)
     assert report.passed, report.text()

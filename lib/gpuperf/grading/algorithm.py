@@ -2073,11 +2073,14 @@ def _install():
                 try:
                     a, b = (np.shape(t.data) for t in args[:2])
                     shape = (int(a[-2]), int(a[-1]), int(b[-1]))
-                    launch.dot_shapes[shape] = launch.dot_shapes.get(shape, 0) + 1
+                    # a batched (3-D) tl.dot is one tile product per batch entry (two heads a program: round
+                    # 29's review), each counted as a 2-D one
+                    batch = int(np.prod(a[:-2])) if len(a) > 2 else 1
+                    launch.dot_shapes[shape] = launch.dot_shapes.get(shape, 0) + batch
                     launch.dot_marks.append((state["program"], len(launch.spans)))
                     launch.dots_run[state["program"]] = launch.dots_run.get(state["program"], 0) + 1
                     key = shape + (_sources(args[0]), _sources(args[1]))
-                    launch.dot_sources[key] = launch.dot_sources.get(key, 0) + 1
+                    launch.dot_sources[key] = launch.dot_sources.get(key, 0) + batch
                     first, second = _loads(args[0]), _loads(args[1])
                     launch.dot_loads.append((state["program"], first | second))
                     launch.dot_operand_loads.append((state["program"], first, second))
