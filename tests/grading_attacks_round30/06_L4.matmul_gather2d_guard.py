@@ -1,0 +1,54 @@
+# WRONG: products made element by element from two 2-D tiles gathered with repeated addresses
+# (A_rep[i*BK + k, n] = a[i, k], B_rep[i*BK + k, n] = b[k, n]): a plain 2-D mulf of loaded tiles, no broadcast,
+# no 3-D tile; then reshaped to (BM, BK, BN) and summed. tl.dot is a decoy that matters only when it disagrees.
+import torch, triton, triton.language as tl
+from gpuperf import grading
+
+
+@triton.jit
+def mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
+              BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid = tl.program_id(0)
+    tiles_n = tl.cdiv(N, BN)
+    pid_m = pid // tiles_n
+    pid_n = pid % tiles_n
+    rows = (pid_m * BM + tl.arange(0, BM)).to(tl.int64)
+    cols = (pid_n * BN + tl.arange(0, BN)).to(tl.int64)
+    ks = tl.arange(0, BK).to(tl.int64)
+    flat = tl.arange(0, BM * BK).to(tl.int64)  # flat = i * BK + k
+    r_i = pid_m * BM + flat // BK
+    r_k = flat % BK
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        k_ok = k0 + ks < K
+        a = tl.load(a_ptr + rows[:, None] * sam + (k0 + ks)[None, :] * sak,
+                    mask=(rows[:, None] < M) & k_ok[None, :], other=0.0)
+        b = tl.load(b_ptr + (k0 + ks)[:, None] * sbk + cols[None, :] * sbn,
+                    mask=k_ok[:, None] & (cols[None, :] < N), other=0.0)
+        d = tl.dot(a, b, input_precision="ieee")
+        kk = k0 + r_k
+        ga = tl.load(a_ptr + r_i[:, None] * sam + kk[:, None] * sak + cols[None, :] * 0,
+                     mask=(r_i[:, None] < M) & (kk[:, None] < K) & (cols[None, :] < N), other=0.0).to(tl.float32)
+        gb = tl.load(b_ptr + kk[:, None] * sbk + cols[None, :] * sbn,
+                     mask=(kk[:, None] < K) & (cols[None, :] < N), other=0.0).to(tl.float32)
+        e = tl.reshape(ga * gb, (BM, BK, BN))
+        lazy = tl.sum(e, axis=1)
+        mag = tl.sum(tl.abs(e), axis=1)
+        ok = tl.abs(d - lazy) <= 1e-4 * mag + 1e-30
+        acc += tl.where(ok, lazy, d)
+    tl.store(c_ptr + rows[:, None] * scm + cols[None, :] * scn, acc.to(c_ptr.dtype.element_ty),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+def matmul(a, b, block_m=None, block_n=None, block_k=None, group_m=8):
+    M, K = a.shape
+    N = b.shape[1]
+    c = torch.empty((M, N), dtype=a.dtype, device=a.device)
+    BM, BN, BK = 32, 32, 16
+    grid = (triton.cdiv(M, BM) * triton.cdiv(N, BN),)
+    mm_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                    c.stride(0), c.stride(1), BM=BM, BN=BN, BK=BK)
+    return c
+
+
+result = grading.grade("L4.matmul", matmul)
