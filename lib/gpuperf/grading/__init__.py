@@ -199,6 +199,7 @@ def _grade_report(key: str, fn: Callable, *, seed: int | None = None, device: st
     from gpuperf.grading import algorithm as _algorithm
 
     passed_runs: list = []  # (case, the tile products' call sites it ran) of each case that passed on the CPU
+    float32_cases: set = set()  # the labels of those whose outputs are all float32
     with _this_grades_calls(), triton_hooks(), interpreter_dot_as_on_gpu(device == "cpu"), \
             np.errstate(all="ignore"):
         for case in ex.cases(gen, device):
@@ -231,10 +232,15 @@ def _grade_report(key: str, fn: Callable, *, seed: int | None = None, device: st
             results.extend(r if r.case == case.label else _relabel(r, case.label) for r in case_results)
             if device == "cpu" and ex.key in _PRODUCT_EXERCISES and all(r.passed for r in case_results):
                 passed_runs.append((case, dict(_algorithm._PERTURB["seen"])))
+                outputs = [t for t in list(runner.returned) + [v for v, _ in getattr(runner, "_given", [])]
+                           if isinstance(t, torch.Tensor)]
+                if outputs and all(t.dtype == torch.float32 for t in outputs):
+                    float32_cases.add(case.label)
         # a whole grade only (``only`` picks cases for tests: a one-key case alone cannot show the scores' product
         # mattering)
         if passed_runs and only is None and all(r.passed for r in results):
-            results.extend(_products_matter(ex, fn, passed_runs, allow_course_kernels, gen))
+            results.extend(_products_matter(ex, fn, passed_runs, allow_course_kernels, gen,
+                                            float32_cases=frozenset(float32_cases)))
     name = torch.cuda.get_device_name() if device == "cuda" else \
         "CPU (Triton interpreter)" if ex.get_policy().kernels else "CPU"
     return GradeReport(key, ex.title, seed, name, tuple(results), graded, tuple(notes))
@@ -246,7 +252,7 @@ _PRODUCT_EXERCISES = frozenset(("L4.matmul", "L5.tiled", "L5.forward", "L5.causa
 
 
 def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried: int = 3,
-                     controls: int = 2) -> list:
+                     controls: int = 2, float32_cases: frozenset | None = None) -> list:
     """Round 28 (decoys): under the interpreter, each ``tl.dot`` call site of the reader's kernels must matter:
     with each product made there changed by noise of its own size, a case that passed must fail. A product
     multiplied by 0, or made of a tile of zeros, beside the real work (done element by element, by broadcasts in
@@ -255,12 +261,16 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
     ``gen``, with ``controls`` reruns left unperturbed among them at places drawn from ``gen``: each must pass
     (a function that counts its calls and goes wrong once the cases are over fails them), and one rerun with every
     site perturbed at once, one pattern of noise per tile shape (two decoys whose products cancel each matter
-    alone). Returns one failing result, or none."""
+    alone). Round 30, after those: a rerun with every product made 0 must fail on one of the first
+    ``cases_tried`` cases (a cancelling pair of transposed dots), and a rerun with every product changed by 2^-22
+    of itself must move, by a bit, an output of a case whose outputs are all float32 (``float32_cases``, the
+    labels; None: any), against an unperturbed rerun of the same case (a guard that uses its dot only where the
+    dot disagrees with a lazy sum). Returns one failing result, or none."""
     import torch
 
     from gpuperf.grading import algorithm as _algorithm
 
-    def rerun(case, site) -> bool:
+    def rerun(case, site, outputs: list | None = None) -> bool:
         runner = Runner(fn, case.label, ex.get_policy(), case.device or "cpu", allow_course_kernels)
         runner.notes = []
         _algorithm._PERTURB.update(site=site, seen={})
@@ -270,6 +280,10 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
             return False
         finally:
             _algorithm._PERTURB.update(site=None, seen={})
+            if outputs is not None:  # what the calls returned or wrote into the grader's buffers, as bits
+                outputs.extend(t.detach().cpu().clone() for t in
+                               list(runner.returned) + [v for v, _ in getattr(runner, "_given", [])]
+                               if isinstance(t, torch.Tensor))
 
     named: dict = {}
     places: dict = {}  # the place in the kernel: its sites (launched from several lines of the reader's)
@@ -288,7 +302,7 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
     at = sorted(torch.randint(0, len(order) + 1, (controls,), generator=gen).tolist())
     picks = torch.randint(0, min(len(passed_runs), cases_tried), (controls,), generator=gen).tolist()
     controls_left = list(zip(at, picks))
-    for k, site in enumerate(order + [None]):
+    for k, site in enumerate(order + ["zero", "small", None]):
         while controls_left and controls_left[0][0] == k:
             case = passed_runs[controls_left.pop(0)[1]][0]
             if not rerun(case, None):
@@ -305,6 +319,39 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
                                    "tl.dot changed at once, in the same way where their tiles have the same shape, "
                                    "your function still gave the right answer, so the work was done some other "
                                    "way. Compute the tile products with tl.dot and use them")]
+            continue
+        if site == "zero":
+            # round 30 (10, 12): two dots whose products cancel though their tiles differ in shape (a @ b and
+            # (b^T @ a^T)^T) escape "every"; with every product 0 the output must be wrong on some case
+            tried = sorted(passed_runs[:cases_tried], key=lambda run: -len(run[1]))
+            if all(rerun(case, site) for case, _ in tried):
+                return [CaseResult(tried[0][0].label, "-", False,
+                                   "your output does not come from your tl.dot products: with every product of "
+                                   "every tl.dot made 0, your function still gave the right answer, so the work "
+                                   "was done some other way (two products that cancel, say). Compute the tile "
+                                   "products with tl.dot and use them")]
+            continue
+        if site == "small":
+            # round 30 (01-09, 11): a guard, where(|d - lazy| <= tol, lazy, d), uses its dot only where the dot
+            # disagrees with a sum done some other way; changed by 2^-22 of themselves, honest products move an
+            # output of float32 in its last bits, a guarded one not at all. Read on the first case, among those
+            # that ran the most sites, whose outputs are all float32 (no other case can show 2^-22)
+            candidates = [run for run in passed_runs if float32_cases is None or run[0].label in float32_cases]
+            for case, _ in sorted(candidates, key=lambda run: -len(run[1]))[:cases_tried]:
+                before: list = []
+                if not rerun(case, None, before) or not before or \
+                        any(t.dtype != torch.float32 for t in before):
+                    continue
+                after: list = []
+                rerun(case, site, after)
+                if len(after) == len(before) and all(torch.equal(a, b) for a, b in zip(after, before)):
+                    return [CaseResult(case.label, "-", False,
+                                       "your output does not follow your tl.dot products: with every product "
+                                       "changed by 2^-22 of itself, your float32 output stayed the same to the "
+                                       "last bit, so it was computed some other way (a tl.dot used only where it "
+                                       "disagrees with a sum done element by element, say). Compute the tile "
+                                       "products with tl.dot and use them")]
+                break
             continue
         tried = [(case, one) for one in site for case in [c for c, ran in passed_runs if one in ran][:cases_tried]]
         if not any(rerun(case, one) is False for case, one in tried):

@@ -89,7 +89,8 @@ _TRACE: "Trace | None" = None
 #: Round 28: the tile products' call sites of the reader's ``tl.dot`` (see :func:`_dot_site`) seen while a case ran
 #: under the interpreter (``seen``: site -> (the file and line that name it, its place in the kernel)), and the one
 #: site whose products the grader perturbs (``site``: each product made there changed by noise of its own size;
-#: "every": all of them) to ask whether the output depends on it (:func:`gpuperf.grading._products_matter`).
+#: "every": all of them; "zero": all of them made 0; "small": all of them changed by 2^-22 of themselves) to ask
+#: whether the output depends on it (:func:`gpuperf.grading._products_matter`).
 _PERTURB: dict = {"site": None, "seen": {}}
 
 
@@ -2104,16 +2105,24 @@ def _install():
                 site, shown = found
                 _PERTURB["seen"].setdefault(site, shown)
                 target = _PERTURB["site"]
-                if (target == site or target == "every") and getattr(res, "data", None) is not None:
+                every = target in ("every", "zero", "small")
+                if (target == site or every) and getattr(res, "data", None) is not None:
                     # the products alone, each changed by noise of its own size (round 29: not the accumulator
                     # passed in, and a product that is 0 stays 0, so a decoy of zeros matters nowhere)
                     data = res.data
                     given = getattr(args[2] if len(args) > 2 else kwargs.get("d"), "data", None)
                     made = data.astype(np.float64) - (0.0 if given is None else np.asarray(given, np.float64))
                     # "every" site at once: one pattern of noise per shape, so that two dots whose products
-                    # cancel (d1 - d2 of the same tiles) cancel again (round 29)
-                    seed = hash(tuple(np.shape(data))) & 0xFFFFFFFF if target == "every" else len(_PERTURB["seen"])
+                    # cancel (d1 - d2 of the same tiles) cancel again (round 29); "zero": every product made 0
+                    # (round 30: a cancelling pair of any shapes, a @ b - (b^T @ a^T)^T, cancels again);
+                    # "small": every product changed by 2^-22 of itself (round 30: a guard that uses a dot only
+                    # where it disagrees with a lazy sum leaves the output unchanged, bit for bit)
+                    seed = hash(tuple(np.shape(data))) & 0xFFFFFFFF if every else len(_PERTURB["seen"])
                     noise = np.random.default_rng(seed).standard_normal(np.shape(data))
+                    if target == "zero":
+                        noise = -np.ones(np.shape(data))
+                    elif target == "small":
+                        noise *= 2.0 ** -22
                     res.data = (data + made * noise).astype(data.dtype)
             return res
 

@@ -47,10 +47,23 @@ def unstored_dots(ttir: str) -> int:
     return sum(not _reaches_a_write(ops, seed) for seed in seeds)
 
 
-#: Element-wise operations a broadcast tile keeps its shape through (for :func:`broadcast_tile_products`).
+#: Element-wise operations a broadcast tile keeps its shape through (for :func:`broadcast_tile_products`), beside
+#: every ``math.`` operation (round 30: ``exp``, ``log``, ``abs``, ``fma``) and those of :data:`_ELEMENTWISE_TT`.
 _ELEMENTWISE_PASS = frozenset(("arith.select", "arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.negf",
                                "arith.extf", "arith.truncf", "tt.fp_to_fp", "arith.maximumf", "arith.minimumf",
-                               "arith.maxnumf", "arith.minnumf", "arith.sitofp", "arith.uitofp", "tt.bitcast"))
+                               "arith.maxnumf", "arith.minnumf", "arith.sitofp", "arith.uitofp", "tt.bitcast",
+                               "arith.remf", "arith.bitcast"))
+
+#: Triton's own element-wise operations (round 30: ``tl.clamp``, ``tl.math.div_rn``, ``tl.math.sqrt_rn``, an
+#: extern function of libdevice).
+_ELEMENTWISE_TT = frozenset(("tt.clampf", "tt.precise_divf", "tt.precise_sqrt", "tt.extern_elementwise"))
+
+#: Element-wise operations that make a product or a quotient of their operands.
+_PRODUCT_OPS = frozenset(("arith.mulf", "math.fma", "arith.divf", "tt.precise_divf"))
+
+
+def _elementwise(name: str) -> bool:
+    return name in _ELEMENTWISE_PASS or name in _ELEMENTWISE_TT or name.startswith("math.")
 
 
 def broadcast_tile_products(ttir: str, min_dims: int = 3) -> int:
@@ -75,17 +88,21 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3) -> int:
     shape = re.compile(r"tensor<((?:\d+x){%d,}\d+)x" % (max(min_dims, 2) - 1))
     three = re.compile(r"tensor<((?:\d+x){2,}\d+)x")
     defs = {r: op for op in kernel.ops for r in op.results}
-    loaded: dict = {}
 
-    def from_load(value: str, depth: int = 0) -> bool:  # computed from a tt.load (through any operation)
-        if value in loaded:
-            return loaded[value]
-        loaded[value] = False  # a cycle (a loop's carried value) proves nothing
-        op = defs.get(value)
-        hit = op is not None and depth < 64 and (op.name in ("tt.load", "tt.descriptor_load") or
-                                                 any(from_load(v, depth + 1) for v in op.operands))
-        loaded[value] = hit
-        return hit
+    def computed_from(names: tuple, memo: dict):
+        def found(value: str, depth: int = 0) -> bool:  # computed from one of ``names`` (through any operation)
+            if value in memo:
+                return memo[value]
+            memo[value] = False  # a cycle (a loop's carried value) proves nothing
+            op = defs.get(value)
+            hit = op is not None and depth < 64 and (op.name in names or
+                                                     any(found(v, depth + 1) for v in op.operands))
+            memo[value] = hit
+            return hit
+        return found
+
+    from_load = computed_from(("tt.load", "tt.descriptor_load"), {})
+    from_dot = computed_from(("tt.dot", "tt.dot_scaled"), {})
 
     ones: dict = {}
     for op in kernel.ops:
@@ -110,7 +127,7 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3) -> int:
             return memo.get(value)
         memo[value] = None
         op = defs.get(value)
-        if op is None or op.name not in _ELEMENTWISE_PASS:
+        if op is None or not _elementwise(op.name):
             return None
         data = op.operands[1:] if op.name == "arith.select" else op.operands
         found = [broadcast_of(v, depth + 1) for v in data]
@@ -126,14 +143,41 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3) -> int:
 
     # an honest kernel with tiles of three dimensions batches its tl.dot (several heads a program): there the
     # lane-by-lane rule below does not apply (round 29's review)
-    batched = any(op.name == "tt.dot" and three.search(op.text.rsplit(" : ", 1)[-1] if " : " in op.text else "")
-                  for op in kernel.ops)
+    # (round 30: a batch of one entry, a[None] @ b[None], batches nothing)
+    batched = False
+    for op in kernel.ops:
+        m = three.search(op.text.rsplit(" : ", 1)[-1]) if op.name == "tt.dot" and " : " in op.text else None
+        batched = batched or bool(m and int(m.group(1).split("x")[0]) > 1)
+    float_type = re.compile(r"x(?:f16|bf16|f32|f64|f8\w*)>\s*$")
+
+    def product_of_loads(value: str, depth: int = 0) -> bool:
+        """Whether ``value`` is, through element-wise operations, a product (or any float combination) of two
+        tiles computed from loads and not from a tl.dot (round 30's 06)."""
+        op = defs.get(value)
+        if op is None or depth > 32 or not _elementwise(op.name):
+            return False
+        data = op.operands[1:] if op.name == "arith.select" else op.operands
+        tiles = [v for v in data if not constant(v)]
+        if len(tiles) >= 2 and all(from_load(v) and not from_dot(v) for v in tiles):
+            return True
+        return any(product_of_loads(v, depth + 1) for v in tiles)
+
     count = 0
     for op in kernel.ops:
-        if op.name in ("arith.mulf", "math.fma", "arith.divf") and len(op.operands) >= 2 and \
-                shape.search(op.text.rsplit(" : ", 1)[-1]):
-            a, b = (broadcast_of(v) for v in op.operands[:2])
-            wide = three.search(op.text.rsplit(" : ", 1)[-1])
+        result_type = op.text.rsplit(" : ", 1)[-1]
+        if op.name == "tt.reshape" and three.search(result_type) and op.operands and \
+                product_of_loads(op.operands[0]):
+            # round 30 (06): two 2-D tiles gathered so that their lane-by-lane product holds every a[i, k] *
+            # b[k, n], reshaped to three dimensions and summed: the same products off the tensor cores
+            count += 1
+            continue
+        if not _elementwise(op.name) or len(op.operands) < 2 or not shape.search(result_type):
+            continue
+        data = op.operands[1:] if op.name == "arith.select" else op.operands
+        found = [broadcast_of(v) for v in data]
+        if op.name in _PRODUCT_OPS:
+            a, b = found[:2]
+            wide = three.search(result_type)
             mixed = [f for f in (a, b) if f and f[0] == "mixed"]
             if mixed and all(from_load(v) for f in mixed for v in f[1]):
                 count += 1
@@ -145,4 +189,11 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3) -> int:
                 # multiplied: no broadcast to see, the same products off the tensor cores (no lab's kernel has
                 # a tile of three dimensions)
                 count += 1
+        elif float_type.search(result_type):
+            # round 30 (01-05, 07, 10, 12): any other float operation of two tiles broadcast against each other
+            # from loaded values (an outer sum of logarithms, exponentiated, is a product with no multiply)
+            tiles = [f for f in found if f and f[0] != "mixed"]
+            if len({f[0] for f in tiles}) > 1 and all(from_load(v) for f in tiles for v in f[1]):
+                count += 1
     return count
+

@@ -4622,6 +4622,31 @@ def _visit_rows(launch, index: int, rows, lanes, active) -> tuple:
             active_pieces, lane_pieces)
 
 
+def _in_storage(lanes, covered, n_rows: int) -> tuple:
+    """A visit's rows (``lanes``: the (first, last) row of all its lanes; ``covered``: :func:`_visit_rows`) less
+    the masked-off lanes whose rows lie outside the tensor's own storage, rows 0 to ``n_rows`` - 1 (every head of
+    it): no key or query lives there, so they are no block visited. A program that takes two heads with one
+    batched tl.dot, whose second head does not exist where B*H is odd, masks that head's lanes off (``hs <
+    HEADS``), and their addresses lie past the end of the tensor: read as rows, they would be the rows just past
+    the last head, far past the diagonal (round 30's h06). Masked-off lanes inside the storage stay visits (a
+    block of a real head loaded with every lane masked off is visited); active lanes are left as they are.
+    Returns ``(lanes, covered)``, ``lanes`` None where no lane of the visit lies in the storage."""
+    last = n_rows - 1
+
+    def clip(blocks):
+        return [(max(a, 0), min(b, last)) for a, b in blocks if a <= last and b >= 0]
+
+    def clip_pieces(pieces):
+        return [(max(a, 0), min(b, last), each) for a, b, each in pieces if a <= last and b >= 0]
+
+    active_blocks, lane_blocks, active_pieces, lane_pieces = covered
+    if lanes is not None and 0 <= lanes[0] and lanes[1] <= last:
+        return lanes, covered  # every lane inside: as it was
+    kept = clip(lane_blocks)
+    inside = [(min(a for a, _ in kept), max(b for _, b in kept))] if kept else clip([lanes] if lanes else [])
+    return (inside[0] if inside else None), (active_blocks, kept, active_pieces, clip_pieces(lane_pieces))
+
+
 def _row_levels(pieces) -> list:
     """The elements ``pieces`` ((first row, last row, elements of each row), :func:`_visit_rows`) read of each
     row, added up: ``(first row, last row, elements)`` per run of rows with the same count, in row order (rows
@@ -4796,6 +4821,7 @@ def _paired_visits(trace, q, k) -> list:
         if not names:
             continue
         heads = {"q": q.shape[-2], "k": k.shape[-2]}  # the rows of one head of each
+        rows_of = {"q": q.numel() // max(1, q.shape[-1]), "k": k.numel() // max(1, k.shape[-1])}  # of all heads
         # visit index: (which, (first, last) all lanes, (first, last) active or None, dots before, blocks of rows)
         mine: dict = {}
         programs: dict = {}
@@ -4804,7 +4830,11 @@ def _paired_visits(trace, q, k) -> list:
                 which, rows = names[name]
                 span = None if active is None else tuple(sorted((rows(active[0]), rows(active[1]))))
                 lanes = tuple(sorted((rows(low), rows(high))))
-                mine[index] = (which, lanes, span, dots, _visit_rows(launch, index, rows, lanes, span))
+                # masked-off lanes outside the tensor's storage (a head that does not exist) are no rows
+                lanes, covered = _in_storage(lanes, _visit_rows(launch, index, rows, lanes, span), rows_of[which])
+                if lanes is None and span is None:
+                    continue
+                mine[index] = (which, lanes or span, span, dots, covered)
                 programs.setdefault(program, []).append(index)
         products: dict = {}  # program: per tl.dot in order, the loads of q and k that reached its operands
         for program, loads in launch.dot_loads:
@@ -4946,6 +4976,7 @@ def _stored_block_visits(trace, q, k, outputs: dict, which: str, against: str) -
     first = None
     blocks_of: dict = {}
     visited_tensor = q if which == "q" else k
+    n_rows = visited_tensor.numel() // max(1, visited_tensor.shape[-1])  # the rows of all its heads
     for launch in trace.launches:
         rows_of = {name: rows for name, *_ in launch.args
                    if (rows := _rows_in(trace, launch, name, visited_tensor)) is not None}
@@ -4971,8 +5002,12 @@ def _stored_block_visits(trace, q, k, outputs: dict, which: str, against: str) -
             rows = rows_of[name]
             lanes = tuple(sorted((rows(low), rows(high))))
             span = None if active is None else tuple(sorted((rows(active[0]), rows(active[1]))))
+            # masked-off lanes outside the tensor's storage (a head that does not exist) are no rows
+            lanes, covered = _in_storage(lanes, _visit_rows(launch, index, rows, lanes, span), n_rows)
+            if lanes is None and span is None:
+                continue
             groups.setdefault((launch.kernel, program, dots, block), []).append(
-                (lanes, active is None, _visit_rows(launch, index, rows, lanes, span)))
+                (lanes or span, active is None, covered))
         for (kernel, program, _, block), loads in groups.items():
             blocks_of.setdefault((kernel, program), set()).add(block)
             for (lo, hi), masked in _judged_visits(which, loads, *visited_tensor.shape[-2:]):

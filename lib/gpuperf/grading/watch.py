@@ -1888,9 +1888,10 @@ def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
     if broadcast:
         w._refuse(f"your kernel {name} multiplies two tiles by broadcasting them against each other and summing "
                   "(a[:, None, :] * b[None, :, :], then tl.sum; or a column times a row, a[:, None] * b[None, :], "
-                  "added up one k at a time; a division by a reciprocal, a / (1 / b), or tiles of three "
-                  "dimensions multiplied lane by lane, count the same): that is a matrix product done element "
-                  "by element, off the tensor cores. Multiply tiles with tl.dot")
+                  "added up one k at a time; a division by a reciprocal, a / (1 / b), an exponential of an outer "
+                  "sum of logarithms, tiles of three dimensions multiplied lane by lane, or tiles gathered so "
+                  "that their product reshaped and summed is a matrix product, count the same): that is a "
+                  "matrix product done element by element, off the tensor cores. Multiply tiles with tl.dot")
     if problem:
         w._refuse(f"your kernel {getattr(fn, '__name__', '?')} does not compile with Triton: {problem}. The "
                   "interpreter runs a kernel's body as Python on NumPy arrays, so code the compiler refuses can "
