@@ -1399,7 +1399,11 @@ def _scratch_stored_again(trace, exercise: str = "L4.matmul", inputs=()) -> str:
     launch per block). Plain stores and exchanges; atomic adds (split-K's partial sums, dQ) only in L4.matmul,
     where one program adds computed values to one element twice (round 27's 23: split-K and stream-K add to
     an element once a program; in L6 a persistent backward adds to one row of dQ once for each block of keys
-    it takes). "" when none was."""
+    it takes). In L4.matmul also (rounds 28-29): more than ``_MATMUL_PRODUCT_LAUNCHES`` launches with tile
+    products in one call, one program writing ``_MATMUL_CHOPPED_STORES`` or more tiles' worth, more than that many
+    times what its share of the walk over K makes (a partial tile kept per block of K), and a launch making tile
+    products from what an earlier launch's products made (a walk over K from Python, however few launches). ""
+    when none was."""
     for launch in trace.launches:
         again = launch.stored_again
         if again is not None and again.size:
