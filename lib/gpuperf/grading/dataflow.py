@@ -66,7 +66,7 @@ def _elementwise(name: str) -> bool:
     return name in _ELEMENTWISE_PASS or name in _ELEMENTWISE_TT or name.startswith("math.")
 
 
-def broadcast_tile_products(ttir: str, min_dims: int = 3) -> int:
+def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozenset = frozenset()) -> int:
     """Round 24 (23, 33): products of two tiles made with a broadcast multiply (``q[:, None, :] * k[None, :, :]``,
     then ``tl.sum``): an ``arith.mulf`` of at least three dimensions whose two operands were each broadcast from a
     tile with a 1 in a different place. Such a product is a matrix product done element by element, off the
@@ -77,7 +77,12 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3) -> int:
     ``row_ok[:, None] * key_ok[None, :]``, is no product of tiles: round 26's h11, h16), and ``tl.fma`` of two
     such broadcasts counts as their product (round 26's 02). Round 29: a quotient by a broadcast reciprocal
     (``a[:, :, None] / (1 / b[None])``) counts as a product, and so does any product or quotient of two tiles of
-    three or more dimensions computed from loaded values, broadcast or not (3-D tiles loaded as such)."""
+    three or more dimensions computed from loaded values, broadcast or not (3-D tiles loaded as such). Round 30: any
+    element-wise operation carries a broadcast; any float operation of two tiles broadcast against each other
+    from loads counts, as does a reshape to three dimensions of a product of two loaded tiles. Round 31: a tile
+    loaded through addresses that do not change along a dimension (a stride of 0, written or given as
+    ``zero_arguments``, the names of the launch's integer arguments that are 0) is a broadcast, and a loop's
+    carried values come from what it yields."""
     import re
 
     from gpuperf.grading.frontend import inline_calls
@@ -101,11 +106,107 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3) -> int:
             return hit
         return found
 
+    # round 31 (06): a loop's carried value comes from its initial value and from what the loop yields (a column
+    # loaded before the loop and the next one loaded inside it); a loop's results from what it yields
+    links: dict = {}
+    regions: list = []
+    for op in kernel.ops:
+        if op.name == "scf.yield" and regions and regions[-1].name == "scf.for":
+            loop = regions[-1]
+            for i, v in enumerate(op.operands):
+                for new_value in (loop.carried[i][0] if i < len(loop.carried) else None,
+                                  loop.results[i] if i < len(loop.results) else None):
+                    if new_value is not None:
+                        links.setdefault(new_value, []).append(v)
+        if op.closes_region and regions:
+            regions.pop()
+        elif op.opens_region:
+            regions.append(op)
+            for new_value, init in op.carried:
+                links.setdefault(new_value, []).append(init)
+
+    def computed_from(names: tuple, memo: dict):
+        def found(value: str, depth: int = 0) -> bool:  # computed from one of ``names`` (through any operation)
+            if value in memo:
+                return memo[value]
+            memo[value] = False  # a cycle (a loop's carried value) proves nothing
+            op = defs.get(value)
+            if op is None or op.name == "scf.for":
+                hit = depth < 64 and any(found(v, depth + 1) for v in links.get(value, ()))
+            else:
+                hit = depth < 64 and (op.name in names or any(found(v, depth + 1) for v in op.operands))
+            memo[value] = hit
+            return hit
+        return found
+
     from_load = computed_from(("tt.load", "tt.descriptor_load"), {})
     from_dot = computed_from(("tt.dot", "tt.dot_scaled"), {})
 
+    def rank(op: Op) -> int:
+        m = re.findall(r"tensor<((?:\d+x)*\d+)x", op.text.rsplit(" : ", 1)[-1])
+        return len(m[-1].split("x")) if m else 0
+
+    def zero(value: str, depth: int = 0) -> bool:
+        """A constant 0, or an argument given as 0 at this launch (a stride of 0), through casts and splats."""
+        if value.lstrip("%") in zero_arguments:
+            return True
+        op = defs.get(value)
+        if op is None or depth > 16:
+            return False
+        if op.name == "arith.constant":
+            return re.match(r"arith\.constant (dense<)?0[ >:]", op.text) is not None
+        if op.name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast", "tt.splat", "tt.broadcast",
+                       "tt.expand_dims"):
+            return bool(op.operands) and zero(op.operands[0], depth + 1)
+        if op.name in ("arith.muli", "arith.andi"):
+            return any(zero(v, depth + 1) for v in op.operands)
+        return False
+
+    integer_ops = ("tt.addptr", "arith.addi", "arith.subi", "arith.muli", "arith.extsi", "arith.extui", "arith.trunci",
+                   "arith.andi", "arith.ori", "arith.xori", "arith.divsi", "arith.divui", "arith.remsi", "arith.remui",
+                   "arith.shli", "arith.shrsi", "arith.shrui", "arith.maxsi", "arith.minsi", "arith.select",
+                   "arith.index_cast", "tt.int_to_ptr", "tt.ptr_to_int")
+    steady: dict = {}
+
+    def constant_dims(value: str, depth: int = 0) -> frozenset:
+        """The dimensions along which an integer or pointer tile certainly does not change (round 31: a tile loaded
+        through addresses that do not change along a dimension, ``a_ptr + rows[:, None] * s + cols[None, :] * 0``,
+        is a broadcast made in the addresses)."""
+        if value in steady:
+            return steady[value]
+        steady[value] = frozenset()
+        op = defs.get(value)
+        found: frozenset = frozenset()
+        if op is not None and depth < 48:
+            n = rank(op)
+            if op.name in ("tt.splat", "arith.constant") or (op.name in ("arith.muli", "arith.andi") and
+                                                             any(zero(v) for v in op.operands)):
+                found = frozenset(range(n))
+            elif op.name == "tt.broadcast":
+                m = re.search(r"tensor<((?:\d+x)*\d+)x", op.text.split("->")[0])
+                ones = {i for i, d in enumerate(m.group(1).split("x")) if d == "1"} if m else set()
+                found = frozenset(ones) | constant_dims(op.operands[0], depth + 1)
+            elif op.name == "tt.expand_dims":
+                axis = re.search(r"axis = (\d+)", op.text)
+                if axis:
+                    a = int(axis.group(1))
+                    inner = constant_dims(op.operands[0], depth + 1)
+                    found = frozenset({a} | {i + (i >= a) for i in inner})
+            elif op.name in integer_ops and op.operands:
+                found = frozenset(range(n))
+                for v in op.operands:
+                    found &= constant_dims(v, depth + 1)
+        steady[value] = found
+        return found
+
     ones: dict = {}
     for op in kernel.ops:
+        if op.name == "tt.load" and op.results and op.operands and shape.search(op.text.rsplit(" : ", 1)[-1]):
+            m = shape.search(op.text.rsplit(" : ", 1)[-1])
+            dims = [int(n) for n in m.group(1).split("x")]
+            steady_dims = frozenset(i for i in constant_dims(op.operands[0]) if i < len(dims) and dims[i] > 1)
+            if steady_dims:  # the same element on every lane along those dimensions: a broadcast of a load
+                ones[op.results[0]] = (steady_dims, op.results[:1])
         if op.name == "tt.broadcast" and op.results:
             m = shape.search(op.text.split("->")[0])
             if m:

@@ -1865,7 +1865,9 @@ def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
             w.counters.atomic_kernels.append(name)  # named where an output comes out NaN on a GPU
         unstored = unstored_dots(ttir) if ttir else 0
         lossy = bool(ttir) and lossy_program_ids(ttir)
-        broadcast = bool(ttir) and w.policy.exercise in _DOT_EXERCISES and broadcast_tile_products(ttir, min_dims=2)
+        zeros = frozenset(name for name, value in integers.items() if value == 0)
+        broadcast = bool(ttir) and w.policy.exercise in _DOT_EXERCISES and \
+            broadcast_tile_products(ttir, min_dims=2, zero_arguments=zeros)
         prints = bool(ttir) and "tt.print" in ttir
     finally:
         w.internal = saved
@@ -1889,8 +1891,9 @@ def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
         w._refuse(f"your kernel {name} multiplies two tiles by broadcasting them against each other and summing "
                   "(a[:, None, :] * b[None, :, :], then tl.sum; or a column times a row, a[:, None] * b[None, :], "
                   "added up one k at a time; a division by a reciprocal, a / (1 / b), an exponential of an outer "
-                  "sum of logarithms, tiles of three dimensions multiplied lane by lane, or tiles gathered so "
-                  "that their product reshaped and summed is a matrix product, count the same): that is a "
+                  "sum of logarithms, tiles of three dimensions multiplied lane by lane, tiles gathered so "
+                  "that their product reshaped and summed is a matrix product, or tiles loaded with a stride of "
+                  "0 so that each is a broadcast, count the same): that is a "
                   "matrix product done element by element, off the tensor cores. Multiply tiles with tl.dot")
     if problem:
         w._refuse(f"your kernel {getattr(fn, '__name__', '?')} does not compile with Triton: {problem}. The "
