@@ -212,6 +212,42 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
             if m:
                 dims = [int(n) for n in m.group(1).split("x")]
                 ones[op.results[0]] = (frozenset(i for i, n in enumerate(dims) if n == 1), op.operands[:1])
+        elif op.name in ("tt.join", "tt.trans", "tt.reshape") and op.results and op.operands:
+            # round 31: a tile joined with itself is a broadcast along the new dimension; a broadcast keeps its
+            # dimensions of 1 through a transpose, and through a reshape that merges or splits only them
+            src = op.operands[0]
+            known = ones.get(src)
+            types = re.findall(r"tensor<((?:\d+x)*\d+)x", op.text)
+            if op.name == "tt.join" and len(op.operands) == 2 and op.operands[0] == op.operands[1] and types:
+                last = len(types[-1].split("x")) - 1
+                ones[op.results[0]] = ((known[0] if known and known[0] != "mixed" else frozenset()) | {last},
+                                       known[1] if known else (src,))
+            elif known and known[0] != "mixed" and op.name == "tt.trans":
+                order = re.search(r"array<i32: ([\d, ]+)>", op.text)
+                if order:
+                    perm = [int(n) for n in order.group(1).split(",")]
+                    ones[op.results[0]] = (frozenset(i for i, o in enumerate(perm) if o in known[0]), known[1])
+            elif known and known[0] != "mixed" and op.name == "tt.reshape" and len(types) >= 2:
+                before = [int(n) for n in types[0].split("x")]
+                after = [int(n) for n in types[-1].split("x")]
+                kept: set = set()
+                i = j = 0
+                while i < len(before) and j < len(after):  # groups of dimensions with the same product
+                    gi, gj, pi, pj = [i], [j], before[i], after[j]
+                    while pi != pj:
+                        if pi < pj and gi[-1] + 1 < len(before):
+                            gi.append(gi[-1] + 1)
+                            pi *= before[gi[-1]]
+                        elif pj < pi and gj[-1] + 1 < len(after):
+                            gj.append(gj[-1] + 1)
+                            pj *= after[gj[-1]]
+                        else:
+                            break
+                    if all(d in known[0] or before[d] == 1 for d in gi):
+                        kept.update(d for d in gj if after[d] > 1)
+                    i, j = gi[-1] + 1, gj[-1] + 1
+                if kept:
+                    ones[op.results[0]] = (frozenset(kept), known[1])
     memo: dict = {}
 
     def constant(value: str) -> bool:  # a constant or a scalar splat: carries no tile
