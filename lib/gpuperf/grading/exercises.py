@@ -3176,13 +3176,19 @@ def _matmul_blocks_check(runner, label, k) -> list[CaseResult]:
                            f"your kernel's tiles of C are {tile_m} x {tile_n}: a tiled matmul keeps one tile of C "
                            f"(BLOCK_M x BLOCK_N, at most {LARGEST_BLOCK_K} a side, e.g. 64 x 64) in registers per "
                            "program, with a program for every tile")]
-    macs = sum(count * a * b * c for (a, b, c), count in shapes.items())
+    # round 31 (09): only products of one input by another count, each operand computed from tensors the other
+    # was not (A's tile by B's; with a gather, each with its own index table): a product of a tile with a
+    # constant one (an identity), or of C computed some other way with a tile of A, multiplies no A by B
+    macs = sum(a * b * c for pair, made in trace.products().items()
+               if len(pair) == 2 and all(side and not side <= other for side, other in (tuple(pair), tuple(pair)[::-1]))
+               for a, b, c in made)
     if macs < m * n * k:
         return [CaseResult(label, "-", False,
                            f"your kernel's tl.dot products do {macs} multiply-adds; C = A B with M = {m}, N = {n}, "
                            f"K = {k} needs {m * n * k}: the tile products with tl.dot must compute C (one dot per "
-                           "block of K for every tile of C, accumulated in fp32), not a product computed some "
-                           "other way beside a dot")]
+                           "block of K for every tile of C, accumulated in fp32, a tile of A by a tile of B), not a "
+                           "product computed some other way beside a dot (only products of a tile loaded from A by "
+                           "one loaded from B count: not a tile by a constant one, an identity, say)")]
     if widest >= k or widest > LARGEST_BLOCK_K:
         return [CaseResult(label, "-", False,
                            f"your kernel's tile products take {widest} of K = {k} at once: a tiled matmul walks K "
