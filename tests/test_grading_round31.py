@@ -6,6 +6,8 @@ of the lead's.
   multiplied lane by lane, a column times a row one k at a time. A tile loaded so is a broadcast to the rule.
 - A column and a row carried around the loop (loaded before it and again inside it) and multiplied: a loop's
   carried values now come from what it yields, so they are computed from loads.
+- The lead's 03: a stride of 0 computed some other way (``cols >> 20``): under the interpreter, a float product of
+  two tiles as loaded whose addresses do not change along different dimensions is refused (review 31).
 - The lead's 01: a column joined with itself until it is a tile (``tl.join``, reshapes, a transpose). A tile
   joined with itself is a broadcast along the new dimension, kept through reshapes of its broadcast dimensions
   and transposes."""
@@ -41,7 +43,16 @@ def test_every_wrong_file_of_round_31_is_refused(name):
     report = _grade(key, fn)
     assert not report.passed, report.text()
     text = " ".join(r.message for r in report.failures)
-    assert "multiplies two tiles by broadcasting" in text, text
+    assert "multiplies two tiles by broadcasting" in text or "addresses that do not change" in text, text
+
+
+@_interpreted
+def test_a_stride_of_zero_no_rule_reads_is_seen_in_the_addresses():
+    # lead03: ``cols >> 20`` is 0 for every column of these cases; the TTIR does not say so, the addresses do
+    key, fn = load_attack(FOLDER / "lead03_L4.matmul_shift_stride0.py")
+    report = _grade(key, fn)
+    assert not report.passed, report.text()
+    assert "addresses that do not change" in " ".join(r.message for r in report.failures), report.text()
 
 
 class _Trace:

@@ -199,7 +199,7 @@ def _grade_report(key: str, fn: Callable, *, seed: int | None = None, device: st
     from gpuperf.grading import algorithm as _algorithm
 
     passed_runs: list = []  # (case, the tile products' call sites it ran) of each case that passed on the CPU
-    float32_cases: set = set()  # the labels of those whose outputs are all float32
+    float32_cases: dict = {}  # of those whose outputs are all float32: label -> elements of the outputs
     with _this_grades_calls(), triton_hooks(), interpreter_dot_as_on_gpu(device == "cpu"), \
             np.errstate(all="ignore"):
         for case in ex.cases(gen, device):
@@ -225,7 +225,8 @@ def _grade_report(key: str, fn: Callable, *, seed: int | None = None, device: st
                                                or _wide_offsets_check(runner, case.label)
                                                or _grid_limit_check(runner, case.label)
                                                or _shared_memory_check(runner, case.label, ex.key)
-                                               or _stored_again_check(runner, case.label))
+                                               or _stored_again_check(runner, case.label)
+                                               or _address_outer_check(runner, case.label, ex.key))
             hooked = _hooks_set()  # set while the case ran, outside the reader's call (where the audit hook
             if hooked:             # refuses them): nothing of this grade can be trusted
                 return GradeReport(key, ex.title, seed, "-", (CaseResult(case.label, "-", False, hooked),), graded)
@@ -235,12 +236,12 @@ def _grade_report(key: str, fn: Callable, *, seed: int | None = None, device: st
                 outputs = [t for t in list(runner.returned) + [v for v, _ in getattr(runner, "_given", [])]
                            if isinstance(t, torch.Tensor)]
                 if outputs and all(t.dtype == torch.float32 for t in outputs):
-                    float32_cases.add(case.label)
+                    float32_cases[case.label] = sum(t.numel() for t in outputs)
         # a whole grade only (``only`` picks cases for tests: a one-key case alone cannot show the scores' product
         # mattering)
         if passed_runs and only is None and all(r.passed for r in results):
             results.extend(_products_matter(ex, fn, passed_runs, allow_course_kernels, gen,
-                                            float32_cases=frozenset(float32_cases)))
+                                            float32_cases=dict(float32_cases)))
     name = torch.cuda.get_device_name() if device == "cuda" else \
         "CPU (Triton interpreter)" if ex.get_policy().kernels else "CPU"
     return GradeReport(key, ex.title, seed, name, tuple(results), graded, tuple(notes))
@@ -252,7 +253,7 @@ _PRODUCT_EXERCISES = frozenset(("L4.matmul", "L5.tiled", "L5.forward", "L5.causa
 
 
 def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried: int = 3,
-                     controls: int = 2, float32_cases: frozenset | None = None) -> list:
+                     controls: int = 2, float32_cases: dict | None = None) -> list:
     """Round 28 (decoys): under the interpreter, each ``tl.dot`` call site of the reader's kernels must matter:
     with each product made there changed by noise of its own size, a case that passed must fail. A product
     multiplied by 0, or made of a tile of zeros, beside the real work (done element by element, by broadcasts in
@@ -263,8 +264,8 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
     site perturbed at once, one pattern of noise per tile shape (two decoys whose products cancel each matter
     alone). Round 30, after those: a rerun with every product made 0 must fail on one of the first
     ``cases_tried`` cases (a cancelling pair of transposed dots), and a rerun with every product changed by 2^-22
-    of itself must move, by a bit, an output of a case whose outputs are all float32 (``float32_cases``, the
-    labels; None: any), against an unperturbed rerun of the same case (a guard that uses its dot only where the
+    of itself must move, by a bit, an output of a case whose outputs are all float32 (``float32_cases``: their
+    labels and output elements, the smallest case of 256 or more tried first; None: any), against an unperturbed rerun of the same case (a guard that uses its dot only where the
     dot disagrees with a lazy sum). Returns one failing result, or none."""
     import torch
 
@@ -336,8 +337,14 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
             # disagrees with a sum done some other way; changed by 2^-22 of themselves, honest products move an
             # output of float32 in its last bits, a guarded one not at all. Read on the first case, among those
             # that ran the most sites, whose outputs are all float32 (no other case can show 2^-22)
+            # review 31: on a case of one output element, 2^-22 of a product can round away; the smallest case
+            # with at least 256 float32 output elements (each moves unless its noise rounds away), else the largest
+            def size(run):
+                n = (float32_cases or {}).get(run[0].label, 0)
+                return (n < 256, n if n >= 256 else -n, -len(run[1]))
+
             candidates = [run for run in passed_runs if float32_cases is None or run[0].label in float32_cases]
-            for case, _ in sorted(candidates, key=lambda run: -len(run[1]))[:cases_tried]:
+            for case, _ in sorted(candidates, key=size)[:cases_tried]:
                 before: list = []
                 if not rerun(case, None, before) or not before or \
                         any(t.dtype != torch.float32 for t in before):
@@ -362,6 +369,24 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
                                "answer, so the work was done some other way (a product multiplied by 0 beside an "
                                "element-by-element one, say). Compute the tile products with tl.dot and use them")]
     return []
+
+
+def _address_outer_check(runner, label, key) -> list:
+    """Review 31: under the interpreter, a float product of two tiles as loaded whose addresses do not change
+    along different dimensions (``Launch.address_outer``): a column times a row broadcast in the addresses, a
+    matrix product done element by element (L4.matmul, L5, L6)."""
+    trace = getattr(runner, "trace", None)
+    if key not in _PRODUCT_EXERCISES or trace is None:
+        return []
+    kernel = next((launch.kernel for launch in trace.launches if getattr(launch, "address_outer", 0)), None)
+    if kernel is None:
+        return []
+    return [CaseResult(label, "-", False,
+                       f"your kernel {kernel} multiplies two tiles loaded through addresses that do not change "
+                       "along a dimension (a stride of 0, however it was computed), one a column repeated across "
+                       "the tile and the other a row repeated down it: each is a broadcast, and their product a "
+                       "column times a row, a matrix product done element by element, off the tensor cores. "
+                       "Multiply tiles with tl.dot")]
 
 
 def _stored_again_check(runner, label) -> list:

@@ -212,6 +212,10 @@ class Launch:
     #: (program, the loads of the operand) per tl.dot one of whose operands is all zeros (round 27's 32 and 46: a
     #: tile of zeros multiplied in place of a block past the diagonal that was never loaded)
     dot_zero_operands: list = field(default_factory=list)
+    #: review 31: float products (``*``, ``/``, fma) of two tiles as loaded, each through addresses that do not
+    #: change along a dimension the other's change along (a column times a row, broadcast in the addresses by a
+    #: stride of 0 however it was computed): how many, under the interpreter
+    address_outer: int = 0
     #: (argument name, program, number of ``visits`` recorded before it, lowest and highest active address) per
     #: store or atomic with active lanes, in order: which rows of an output a program wrote after which loads (an
     #: output added to with ``tl.atomic_add`` is written too, at the addresses no other program of the launch
@@ -2251,6 +2255,8 @@ def _install():
                 _carry_sources(res, operands)
                 if state["launch"] is not None and any(_PROGRAM_ID in _who(a) for a in operands):
                     _pid_operation(state["launch"], state["program"], res, name, operands)
+                if name in _PRODUCT_BUILDERS and state["launch"] is not None and _address_outer(operands):
+                    state["launch"].address_outer += 1
                 if elementwise:
                     _carry_lanes(res, operands)
                 elif derived:
@@ -2430,6 +2436,33 @@ def _sources(handle) -> frozenset:
 _NOT_LANEWISE = ("addptr", "broadcast", "cat", "descriptor", "dot", "expand_dims", "gather", "histogram", "join",
                  "reshape", "split", "splat", "trans", "ptr", "inline_asm", "extern", "get_", "umulhi", "scan",
                  "reduce")
+
+
+#: the interpreter's builders of a float product or quotient
+_PRODUCT_BUILDERS = frozenset(("create_fmul", "create_fdiv", "create_precise_divf", "create_fma"))
+
+
+def _steady_axes(addresses) -> frozenset:
+    """The axes (of length > 1) along which a tile's addresses do not change."""
+    import numpy as np
+
+    return frozenset(i for i in range(addresses.ndim) if addresses.shape[i] > 1 and
+                     bool(np.all(addresses == np.take(addresses, [0], axis=i))))
+
+
+def _address_outer(operands) -> bool:
+    """Review 31: two operands of a product, each a tile as loaded (through lane-wise operations), whose
+    addresses do not change along different axes: a column times a row broadcast in the addresses (a stride of
+    0 made by ``* 0``, ``x - x``, ``x >> 8``, a division, an index table, or passed as 0)."""
+    import numpy as np
+
+    axes = []
+    for a in operands:
+        origins = _attr(a, "_gpuperf_lanes_from", None) if _has_data(a) else None
+        if not origins or len(origins) != 1 or np.ndim(origins[0][0]) < 2:
+            continue
+        axes.append(_steady_axes(np.asarray(origins[0][0])))
+    return any(x and y and not (x & y) for i, x in enumerate(axes) for y in axes[i + 1:])
 
 
 def _carry_lanes(res, operands) -> None:

@@ -94,30 +94,31 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
     three = re.compile(r"tensor<((?:\d+x){2,}\d+)x")
     defs = {r: op for op in kernel.ops for r in op.results}
 
-    def computed_from(names: tuple, memo: dict):
-        def found(value: str, depth: int = 0) -> bool:  # computed from one of ``names`` (through any operation)
-            if value in memo:
-                return memo[value]
-            memo[value] = False  # a cycle (a loop's carried value) proves nothing
-            op = defs.get(value)
-            hit = op is not None and depth < 64 and (op.name in names or
-                                                     any(found(v, depth + 1) for v in op.operands))
-            memo[value] = hit
-            return hit
-        return found
-
     # round 31 (06): a loop's carried value comes from its initial value and from what the loop yields (a column
-    # loaded before the loop and the next one loaded inside it); a loop's results from what it yields
+    # loaded before the loop and the next one loaded inside it); a loop's results from what it yields; an if's
+    # results from what its branches yield; a while loop's from what its condition forwards (review 31)
     links: dict = {}
     regions: list = []
+    forwarded: dict = {}  # a while loop: the values its condition forwards
     for op in kernel.ops:
-        if op.name == "scf.yield" and regions and regions[-1].name == "scf.for":
-            loop = regions[-1]
+        top = regions[-1] if regions else None
+        if op.name == "scf.yield" and top is not None and top.name in ("scf.for", "scf.while", "scf.if"):
             for i, v in enumerate(op.operands):
-                for new_value in (loop.carried[i][0] if i < len(loop.carried) else None,
-                                  loop.results[i] if i < len(loop.results) else None):
+                targets = [top.carried[i][0] if i < len(top.carried) else None]
+                if top.name != "scf.while":
+                    targets.append(top.results[i] if i < len(top.results) else None)
+                for new_value in targets:
                     if new_value is not None:
                         links.setdefault(new_value, []).append(v)
+        elif op.name.startswith("scf.condition") and top is not None and top.name == "scf.while":
+            forwarded[id(top)] = op.operands[1:]
+            for i, v in enumerate(op.operands[1:]):
+                if i < len(top.results):
+                    links.setdefault(top.results[i], []).append(v)
+        elif op.name.startswith("^bb") and top is not None and id(top) in forwarded:
+            for i, v in enumerate(op.operands):
+                if i < len(forwarded[id(top)]):
+                    links.setdefault(v, []).append(forwarded[id(top)][i])
         if op.closes_region and regions:
             regions.pop()
         elif op.opens_region:
@@ -125,22 +126,26 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
             for new_value, init in op.carried:
                 links.setdefault(new_value, []).append(init)
 
-    def computed_from(names: tuple, memo: dict):
-        def found(value: str, depth: int = 0) -> bool:  # computed from one of ``names`` (through any operation)
-            if value in memo:
-                return memo[value]
-            memo[value] = False  # a cycle (a loop's carried value) proves nothing
-            op = defs.get(value)
-            if op is None or op.name == "scf.for":
-                hit = depth < 64 and any(found(v, depth + 1) for v in links.get(value, ()))
-            else:
-                hit = depth < 64 and (op.name in names or any(found(v, depth + 1) for v in op.operands))
-            memo[value] = hit
-            return hit
-        return found
+    def computed_from(names: tuple):
+        """The values computed from an operation named in ``names``, through any operation and a region's
+        carried values and yields: found round after round until none is added (review 31: a value in a
+        loop's cycle is not decided by which use asks first)."""
+        hit: set = set()
+        while True:
+            before = len(hit)
+            for op in kernel.ops:
+                if op.opens_region or not op.results:
+                    continue
+                if op.name in names or any(v in hit for v in op.operands):
+                    hit.update(op.results)
+            for value, sources in links.items():
+                if value not in hit and any(v in hit for v in sources):
+                    hit.add(value)
+            if len(hit) == before:
+                return hit.__contains__
 
-    from_load = computed_from(("tt.load", "tt.descriptor_load"), {})
-    from_dot = computed_from(("tt.dot", "tt.dot_scaled"), {})
+    from_load = computed_from(("tt.load", "tt.descriptor_load"))
+    from_dot = computed_from(("tt.dot", "tt.dot_scaled"))
 
     def rank(op: Op) -> int:
         m = re.findall(r"tensor<((?:\d+x)*\d+)x", op.text.rsplit(" : ", 1)[-1])
@@ -160,6 +165,8 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
             return bool(op.operands) and zero(op.operands[0], depth + 1)
         if op.name in ("arith.muli", "arith.andi"):
             return any(zero(v, depth + 1) for v in op.operands)
+        if op.name in ("arith.subi", "arith.xori") and len(op.operands) == 2:  # x - x (review 31)
+            return op.operands[0] == op.operands[1] or all(zero(v, depth + 1) for v in op.operands)
         return False
 
     integer_ops = ("tt.addptr", "arith.addi", "arith.subi", "arith.muli", "arith.extsi", "arith.extui", "arith.trunci",
@@ -179,7 +186,9 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
         found: frozenset = frozenset()
         if op is not None and depth < 48:
             n = rank(op)
-            if op.name in ("tt.splat", "arith.constant") or (op.name in ("arith.muli", "arith.andi") and
+            if zero(value):
+                found = frozenset(range(n))
+            elif op.name in ("tt.splat", "arith.constant") or (op.name in ("arith.muli", "arith.andi") and
                                                              any(zero(v) for v in op.operands)):
                 found = frozenset(range(n))
             elif op.name == "tt.broadcast":
@@ -198,6 +207,25 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
                     found &= constant_dims(v, depth + 1)
         steady[value] = found
         return found
+
+    def root(value: str, depth: int = 0) -> str:
+        """What a value is, element by element, before operations with constants (``x + 0.0``, a cast): the
+        address of a load (two loads of one address are one value), or the value (review 31: a tile joined
+        with itself plus 0)."""
+        op = defs.get(value)
+        if op is None or depth > 32:
+            return value
+        if op.name == "tt.load" and op.operands:
+            return "load " + op.operands[0]
+        if _elementwise(op.name) and op.name != "arith.select":
+            tiles = [v for v in op.operands if not constant_scalar(v)]
+            if len(tiles) == 1:
+                return root(tiles[0], depth + 1)
+        return value
+
+    def constant_scalar(value: str) -> bool:
+        op = defs.get(value)
+        return op is not None and op.name in ("arith.constant", "tt.splat")
 
     ones: dict = {}
     for op in kernel.ops:
@@ -218,7 +246,8 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
             src = op.operands[0]
             known = ones.get(src)
             types = re.findall(r"tensor<((?:\d+x)*\d+)x", op.text)
-            if op.name == "tt.join" and len(op.operands) == 2 and op.operands[0] == op.operands[1] and types:
+            if op.name == "tt.join" and len(op.operands) == 2 and root(op.operands[0]) == root(op.operands[1]) \
+                    and types:
                 last = len(types[-1].split("x")) - 1
                 ones[op.results[0]] = ((known[0] if known and known[0] != "mixed" else frozenset()) | {last},
                                        known[1] if known else (src,))
