@@ -265,8 +265,9 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
     alone). Round 30, after those: a rerun with every product made 0 must fail on one of the first
     ``cases_tried`` cases (a cancelling pair of transposed dots), and a rerun with every product changed by 2^-22
     of itself must move, by a bit, an output of a case whose outputs are all float32 (``float32_cases``: their
-    labels and output elements, the smallest case of 256 or more tried first; None: any), against an unperturbed rerun of the same case (a guard that uses its dot only where the
-    dot disagrees with a lazy sum). Returns one failing result, or none."""
+    labels and output elements, the smallest case of 256 or more tried first; None: any), against an
+    unperturbed rerun of the same case (a guard that uses its dot only where the dot disagrees with a lazy sum).
+    Returns one failing result, or none."""
     import torch
 
     from gpuperf.grading import algorithm as _algorithm
@@ -335,10 +336,9 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
         if site == "small":
             # round 30 (01-09, 11): a guard, where(|d - lazy| <= tol, lazy, d), uses its dot only where the dot
             # disagrees with a sum done some other way; changed by 2^-22 of themselves, honest products move an
-            # output of float32 in its last bits, a guarded one not at all. Read on the first case, among those
-            # that ran the most sites, whose outputs are all float32 (no other case can show 2^-22)
-            # review 31: on a case of one output element, 2^-22 of a product can round away; the smallest case
-            # with at least 256 float32 output elements (each moves unless its noise rounds away), else the largest
+            # output of float32 in its last bits, a guarded one not at all (no other dtype can show 2^-22). Review
+            # 31: on a case of one output element, 2^-22 of a product can round away: read the smallest case with
+            # at least 256 float32 output elements (each moves unless its noise rounds away), else the largest
             def size(run):
                 n = (float32_cases or {}).get(run[0].label, 0)
                 return (n < 256, n if n >= 256 else -n, -len(run[1]))
