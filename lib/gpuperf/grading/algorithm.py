@@ -2439,7 +2439,7 @@ _NOT_LANEWISE = ("addptr", "broadcast", "cat", "descriptor", "dot", "expand_dims
 
 
 #: the interpreter's builders of a float product or quotient
-_PRODUCT_BUILDERS = frozenset(("create_fmul", "create_fdiv", "create_precise_divf", "create_fma"))
+_PRODUCT_BUILDERS = frozenset(("create_fmul", "create_fdiv", "create_precise_divf", "create_fma", "create_mul"))
 
 
 def _steady_axes(addresses) -> frozenset:

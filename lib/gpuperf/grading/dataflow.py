@@ -52,14 +52,18 @@ def unstored_dots(ttir: str) -> int:
 _ELEMENTWISE_PASS = frozenset(("arith.select", "arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.negf",
                                "arith.extf", "arith.truncf", "tt.fp_to_fp", "arith.maximumf", "arith.minimumf",
                                "arith.maxnumf", "arith.minnumf", "arith.sitofp", "arith.uitofp", "tt.bitcast",
-                               "arith.remf", "arith.bitcast"))
+                               "arith.remf", "arith.bitcast",
+                               # round 32: integers made from loaded floats (bits, a mantissa, an exponent)
+                               "arith.extsi", "arith.extui", "arith.trunci", "arith.shli", "arith.shrsi",
+                               "arith.shrui", "arith.andi", "arith.ori", "arith.xori", "arith.addi", "arith.subi",
+                               "arith.muli", "arith.fptosi", "arith.fptoui"))
 
 #: Triton's own element-wise operations (round 30: ``tl.clamp``, ``tl.math.div_rn``, ``tl.math.sqrt_rn``, an
 #: extern function of libdevice).
 _ELEMENTWISE_TT = frozenset(("tt.clampf", "tt.precise_divf", "tt.precise_sqrt", "tt.extern_elementwise"))
 
 #: Element-wise operations that make a product or a quotient of their operands.
-_PRODUCT_OPS = frozenset(("arith.mulf", "math.fma", "arith.divf", "tt.precise_divf"))
+_PRODUCT_OPS = frozenset(("arith.mulf", "math.fma", "arith.divf", "tt.precise_divf", "arith.muli"))
 
 
 def _elementwise(name: str) -> bool:
@@ -348,7 +352,8 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
             if mixed and all(from_load(v) for f in mixed for v in f[1]):
                 count += 1
             elif a and b and a[0] and b[0] and a[0] != b[0]:
-                if wide or all(from_load(v) for v in a[1] + b[1]):
+                # (an integer product counts only of loaded values: index arithmetic multiplies broadcasts too)
+                if (wide and op.name != "arith.muli") or all(from_load(v) for v in a[1] + b[1]):
                     count += 1
             elif wide and not batched and all(from_load(v) for v in op.operands[:2]):
                 # round 29 (32): tiles of three dimensions loaded as such, each lane its own element, then
