@@ -192,8 +192,7 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
             n = rank(op)
             if zero(value):
                 found = frozenset(range(n))
-            elif op.name in ("tt.splat", "arith.constant") or (op.name in ("arith.muli", "arith.andi") and
-                                                             any(zero(v) for v in op.operands)):
+            elif op.name in ("tt.splat", "arith.constant"):  # (a product by 0: zero() above)
                 found = frozenset(range(n))
             elif op.name == "tt.broadcast":
                 m = re.search(r"tensor<((?:\d+x)*\d+)x", op.text.split("->")[0])
