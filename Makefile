@@ -58,7 +58,7 @@ book: $(ENV_DEP)
 # a GPU machine the kernels and the GPU-only tests run compiled. Then the strict site build, then the
 # browser tests on that site (they need it built; without Chromium they skip, saying how to install it).
 test: $(ENV_DEP)
-	MPLBACKEND=Agg $(PYTHON) -m pytest -n $(JOBS) --dist loadfile --nbval-lax --nbval-current-env \
+	MPLBACKEND=Agg $(PYTHON) -m pytest -n $(JOBS) --dist loadfile --nbval-lax --nbval-current-env --durations=30 \
 		-p no:cacheprovider --ignore=tests/browser tests book labs
 	$(MAKE) --no-print-directory book PYTHON=$(PYTHON)
 	rm -rf $(BUILD)/screenshots

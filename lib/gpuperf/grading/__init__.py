@@ -267,6 +267,9 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
     of itself must move, by a bit, an output of a case whose outputs are all float32 (``float32_cases``: their
     labels and output elements, the smallest case of 256 or more tried first; None: any), against an
     unperturbed rerun of the same case (a guard that uses its dot only where the dot disagrees with a lazy sum).
+    Round 33, last: with every call of each site but the first in each program perturbed, a case whose programs
+    call a site more than once must fail (a dot run every block but used for the first block only), and with
+    only the first calls perturbed, one of the first ``cases_tried`` cases must fail (used for the last only).
     Returns one failing result, or none."""
     import torch
 
@@ -275,13 +278,13 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
     def rerun(case, site, outputs: list | None = None) -> bool:
         runner = Runner(fn, case.label, ex.get_policy(), case.device or "cpu", allow_course_kernels)
         runner.notes = []
-        _algorithm._PERTURB.update(site=site, seen={})
+        _algorithm._PERTURB.update(site=site, seen={}, calls={})
         try:
             return all(r.passed for r in case.run(runner))
         except Exception:  # noqa: BLE001 - any failure shows the products reached the output
             return False
         finally:
-            _algorithm._PERTURB.update(site=None, seen={})
+            _algorithm._PERTURB.update(site=None, seen={})  # (its "calls": how often each site ran)
             if outputs is not None:  # what the calls returned or wrote into the grader's buffers, as bits
                 outputs.extend(t.detach().cpu().clone() for t in
                                list(runner.returned) + [v for v, _ in getattr(runner, "_given", [])]
@@ -304,7 +307,7 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
     at = sorted(torch.randint(0, len(order) + 1, (controls,), generator=gen).tolist())
     picks = torch.randint(0, min(len(passed_runs), cases_tried), (controls,), generator=gen).tolist()
     controls_left = list(zip(at, picks))
-    for k, site in enumerate(order + ["zero", "small", None]):
+    for k, site in enumerate(order + ["zero", "small", "late", "first", None]):
         while controls_left and controls_left[0][0] == k:
             case = passed_runs[controls_left.pop(0)[1]][0]
             if not rerun(case, None):
@@ -359,6 +362,32 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
                                        "disagrees with a sum done element by element, say). Compute the tile "
                                        "products with tl.dot and use them")]
                 break
+            continue
+        if site in ("late", "first"):
+            # round 33 (r33's 01): a full tl.dot run every block whose product is used for the first block only
+            # (the rest made some other way) matters on every rerun above; with every call of a site but its
+            # first in each program perturbed ("late"), and with only the first calls perturbed ("first": a dot
+            # used for the last block only), a case whose programs call a site twice or more must fail
+            repeated, failed = 0, False
+            for case, _ in passed_runs[:cases_tried + 3]:
+                passed = rerun(case, site)
+                if not any(n > 1 for n in _algorithm._PERTURB["calls"].values()):
+                    continue  # no program called a site twice: first and later calls are not apart here
+                repeated += 1
+                if not passed:
+                    failed = True
+                    break
+                if repeated >= cases_tried:
+                    break
+            if repeated and not failed:
+                which = ("every later call of each tl.dot changed (the next blocks of a loop), your function still "
+                         "gave the right answer, so only the first call of each program reaches your output"
+                         if site == "late" else
+                         "the first call of each tl.dot changed (the first block of a loop), your function still "
+                         "gave the right answer, so the first call of each program does not reach your output")
+                return [CaseResult(case.label, "-", False,
+                                   f"with the products of {which}: the work of those blocks was done some other "
+                                   "way. Compute every block's tile products with tl.dot and use them")]
             continue
         tried = [(case, one) for one in site for case in [c for c, ran in passed_runs if one in ran][:cases_tried]]
         if not any(rerun(case, one) is False for case, one in tried):

@@ -91,7 +91,7 @@ _TRACE: "Trace | None" = None
 #: site whose products the grader perturbs (``site``: each product made there changed by noise of its own size;
 #: "every": all of them; "zero": all of them made 0; "small": all of them changed by 2^-22 of themselves) to ask
 #: whether the output depends on it (:func:`gpuperf.grading._products_matter`).
-_PERTURB: dict = {"site": None, "seen": {}}
+_PERTURB: dict = {"site": None, "seen": {}, "calls": {}}
 
 
 def _dot_site():
@@ -2109,7 +2109,15 @@ def _install():
                 site, shown = found
                 _PERTURB["seen"].setdefault(site, shown)
                 target = _PERTURB["site"]
-                every = target in ("every", "zero", "small")
+                # "late" (round 33): every call of a site but its first in each program (a dot run each block
+                # whose product is used for the first block only); "first": the first call of each site in each
+                # program only (a dot used for a later block only)
+                calls = _PERTURB.setdefault("calls", {})
+                call = (id(launch), state.get("program"), site)
+                later = calls.get(call, 0)
+                calls[call] = later + 1
+                every = target in ("every", "zero", "small") or (target == "late" and later > 0) or \
+                    (target == "first" and later == 0)
                 if (target == site or every) and getattr(res, "data", None) is not None:
                     # the products alone, each changed by noise of its own size (round 29: not the accumulator
                     # passed in, and a product that is 0 stays 0, so a decoy of zeros matters nowhere)

@@ -19,7 +19,8 @@ def _reaches_a_write(ops: tuple[Op, ...], seed: str) -> bool:
         hit = any(v in live for v in op.operands)
         if hit and op.name in _WRITES:
             return True
-        if hit and (not op.opens_region or op.name == "scf.if"):  # a loop's results come from its yield
+        # a loop's results come from its yield; a reduction's from its operands (round 33: tl.sum of a product)
+        if hit and (not op.opens_region or op.name == "scf.if" or op.combines):
             live.update(op.results)
         for new, init in op.carried:
             if init in live:
@@ -64,6 +65,12 @@ _ELEMENTWISE_TT = frozenset(("tt.clampf", "tt.precise_divf", "tt.precise_sqrt", 
 
 #: Element-wise operations that make a product or a quotient of their operands.
 _PRODUCT_OPS = frozenset(("arith.mulf", "math.fma", "arith.divf", "tt.precise_divf", "arith.muli"))
+
+
+#: Operations of two or more operands that combine no tiles element by element: loads and writes (addresses,
+#: masks), a tile product, a comparison (a mask); and a loop's or a branch's own lines (``scf.``, ``^bb``).
+_NOT_COMBINING = frozenset(_WRITES + ("tt.load", "tt.descriptor_load", "tt.dot", "tt.dot_scaled", "tt.addptr",
+                                      "arith.cmpf", "arith.cmpi", "tt.return"))
 
 
 def _elementwise(name: str) -> bool:
@@ -138,7 +145,7 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
         while True:
             before = len(hit)
             for op in kernel.ops:
-                if op.opens_region or not op.results:
+                if (op.opens_region and not op.combines) or not op.results:  # (a reduction: from its operands)
                     continue
                 if op.name in names or any(v in hit for v in op.operands):
                     hit.update(op.results)
@@ -148,7 +155,8 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
             if len(hit) == before:
                 return hit.__contains__
 
-    from_load = computed_from(("tt.load", "tt.descriptor_load"))
+    # (round 33: an atomic returns what it read, tl.atomic_add(p, 0.0) a load)
+    from_load = computed_from(("tt.load", "tt.descriptor_load", "tt.atomic_rmw", "tt.atomic_cas"))
     from_dot = computed_from(("tt.dot", "tt.dot_scaled"))
 
     def rank(op: Op) -> int:
@@ -232,7 +240,8 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
 
     ones: dict = {}
     for op in kernel.ops:
-        if op.name == "tt.load" and op.results and op.operands and shape.search(op.text.rsplit(" : ", 1)[-1]):
+        if op.name in ("tt.load", "tt.atomic_rmw", "tt.atomic_cas") and op.results and op.operands and \
+                shape.search(op.text.rsplit(" : ", 1)[-1]):
             m = shape.search(op.text.rsplit(" : ", 1)[-1])
             dims = [int(n) for n in m.group(1).split("x")]
             steady_dims = frozenset(i for i in constant_dims(op.operands[0]) if i < len(dims) and dims[i] > 1)
@@ -339,6 +348,17 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
             # round 30 (06): two 2-D tiles gathered so that their lane-by-lane product holds every a[i, k] *
             # b[k, n], reshaped to three dimensions and summed: the same products off the tensor cores
             count += 1
+            continue
+        if not _elementwise(op.name) and len(op.operands) >= 2 and op.name not in _NOT_COMBINING and \
+                not op.name.startswith(("scf.", "^bb")):
+            # round 33 (r32's 04, r33's 01-02): tiles broadcast against each other from loaded values handed
+            # together to a reduction, whose own function may multiply them (tl.reduce((a[:, :, None], b[None]),
+            # 1, f)), joined into one tile (tl.join, tl.cat, tl.interleave) that a scan multiplies (tl.cumprod),
+            # or given to any function of Triton's: the products are made where no operation here is read
+            found = [broadcast_of(v) for v in op.operands]
+            tiles = [f for f in found if f and f[0] != "mixed"]
+            if len({f[0] for f in tiles}) > 1 and all(from_load(v) for f in tiles for v in f[1]):
+                count += 1
             continue
         if not _elementwise(op.name) or len(op.operands) < 2 or not shape.search(result_type):
             continue

@@ -50,6 +50,12 @@ class Op:
         return self.text.endswith("{") and not self.text.startswith("}")
 
     @property
+    def combines(self) -> bool:
+        """A region whose results its body computes from the operands (``tt.reduce``, ``tt.scan``,
+        ``tt.map_elementwise``: ``tl.sum``, ``tl.reduce`` with a combine function), not a loop or a branch."""
+        return self.opens_region and not self.name.startswith("scf.") and self.name != "tt.func"
+
+    @property
     def closes_region(self) -> bool:
         """The line closes a region (``}`` or ``} ...``, not ``} else {``)."""
         return self.text.startswith("}") and not self.text.endswith("{")
@@ -96,7 +102,9 @@ def parse_op(line: str) -> Op | None:
     while_operands = _WHILE_CARRIED.match(text)
     if while_operands:
         carried = tuple(_CARRIED.findall(while_operands.group(1)))
-    return Op(name=text.split(" ", 1)[0], results=tuple(results), operands=tuple(_VALUE.findall(before_iter_args)),
+    # an operation in MLIR's generic form (``"tt.reduce"(%x) <{axis = 1 : i32}> ({``) by its bare name
+    name = text[1:].split('"', 1)[0] if text.startswith('"') else text.split(" ", 1)[0]
+    return Op(name=name, results=tuple(results), operands=tuple(_VALUE.findall(before_iter_args)),
               values=tuple(_VALUE.findall(text)),
               carried=carried,
               induction=induction.groups() if induction else None, text=text.strip())

@@ -1893,7 +1893,8 @@ def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
                   "added up one k at a time; a division by a reciprocal, a / (1 / b), an exponential of an outer "
                   "sum of logarithms, tiles of three dimensions multiplied lane by lane, tiles gathered so "
                   "that their product reshaped and summed is a matrix product, or tiles loaded with a stride of "
-                  "0 so that each is a broadcast, count the same): that is a "
+                  "0 so that each is a broadcast, or a column and a row handed together to tl.reduce, count the "
+                  "same): that is a "
                   "matrix product done element by element, off the tensor cores. Multiply tiles with tl.dot")
     if problem:
         w._refuse(f"your kernel {getattr(fn, '__name__', '?')} does not compile with Triton: {problem}. The "
