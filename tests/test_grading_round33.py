@@ -22,7 +22,8 @@ FOLDER = Path(__file__).parent / "grading_attacks_round33"
 
 
 @_interpreted
-@pytest.mark.parametrize("name", sorted(p.name for p in FOLDER.glob("[0l]*.py")))
+@pytest.mark.parametrize("name", sorted(p.name for p in FOLDER.glob("[0-9l]*.py")
+                                         if "_L3." not in p.name and not p.name.startswith("16_")))
 def test_every_wrong_file_of_round_33_is_refused(name):
     import gpuperf.kernels  # noqa: F401
     from gpuperf import grading
@@ -63,14 +64,16 @@ def test_a_dot_stored_through_a_reduction_of_the_kernels_own_is_stored():
 @_interpreted
 @pytest.mark.parametrize("name,message", [
     ("01_L4.matmul_cumprod_products.py", "so only the first call of each program reaches"),
-    ("lead04_L4.matmul_cumprod_dot_last_block.py", "so the first call of each program does not reach")])
-def test_a_dot_used_for_one_block_only_is_refused_by_the_reruns_of_first_and_later_calls(monkeypatch, name,
-                                                                                          message):
+    ("lead04_L4.matmul_cumprod_dot_last_block.py", "so the first call of each program does not reach"),
+    ("lead02_L4.matmul_reduce_laundered_rank1.py", "pairs of non-zero elements of A and B")])
+def test_a_dot_used_for_one_block_or_on_zeros_is_refused_with_the_static_rule_off(monkeypatch, name, message):
     """Round 33's 01 (a fresh attacker's): a full tl.dot every block, its product used for the first block only,
     the other blocks' products made by tl.cumprod over a tl.join of broadcast tiles; lead04, mine: used for the
     last block only. The static rule refuses both now (the join); with that rule switched off here, as a rule
     missing the next disguise would be, the rerun that perturbs every call of a site but its first in each
-    program refuses 01, and the one that perturbs only the first calls refuses lead04."""
+    program refuses 01, and the one that perturbs only the first calls refuses lead04. lead02's tl.dot takes A's
+    tile masked to its first column (the rest by rank-1 updates): L4 counts the products of two non-zero
+    elements its dots make, 1/32 of what C needs."""
     import gpuperf.kernels  # noqa: F401
     from gpuperf import grading
     from gpuperf.grading import dataflow
@@ -81,3 +84,30 @@ def test_a_dot_used_for_one_block_only_is_refused_by_the_reruns_of_first_and_lat
     report = grading.grade_report(key, fn, seed=1, stop_at_first_failure=True)
     assert not report.passed, report.text()
     assert message in " ".join(r.message for r in report.failures), report.text()
+
+
+def test_an_online_softmax_that_moves_its_max_only_for_rises_past_87_is_refused():
+    """Round 33's 10: the running max moved only when a block's max passes it by more than 87 (and a lazy
+    rescale of 8, honest, passes: round 33's h05 was accepted): a case whose rows rise 84 to 89 after their first
+    block, thousands of values high, overflows its sum."""
+    import gpuperf.kernels  # noqa: F401
+    from gpuperf import grading
+
+    key, fn = load_attack(FOLDER / "10_L3.online_rescale_skip_87.py")
+    report = grading.grade_report(key, fn, seed=3, stop_at_first_failure=True)
+    assert not report.passed, report.text()
+    assert "rises, after its first block" in " ".join(r.message for r in report.failures), report.text()
+
+
+@_interpreted
+def test_tiles_passed_through_a_reduction_still_count_against_shared_memory():
+    """Round 33's 16: 256 x 256 fp32 tiles of A and B (512 KiB, past the 232,448 B an H100 or H200 gives a
+    program), each passed through tl.sum over a join with zeros before tl.dot: the reduction's result keeps the
+    loaded tile's tag."""
+    import gpuperf.kernels  # noqa: F401
+    from gpuperf import grading
+
+    key, fn = load_attack(FOLDER / "16_L4.matmul_huge_tiles_laundered.py")
+    report = grading.grade_report(key, fn, seed=1, stop_at_first_failure=True)
+    assert not report.passed, report.text()
+    assert "multiplies (tl.dot) tiles loaded from a_ptr 256 x 256" in " ".join(r.message for r in report.failures)

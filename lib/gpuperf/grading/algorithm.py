@@ -201,6 +201,10 @@ class Launch:
     #: (M, K, N, sources of the left operand, sources of the right): count, where an operand's sources are the
     #: arguments (their first byte's address) whose loaded values it was computed from (see :meth:`Trace.products`)
     dot_sources: dict = field(default_factory=dict)
+    #: the same keys: the products of two non-zero elements the dots made, sum over k of (non-zeros of the left
+    #: operand's column k) x (non-zeros of the right operand's row k) (round 33: a dot of tiles mostly masked to 0
+    #: by an index, the rest of the work done some other way, makes few; see :meth:`Trace.products`)
+    dot_nonzero: dict = field(default_factory=dict)
     #: (program, the loads (indices into ``visits``) its two operands were computed from) per tl.dot, in the
     #: order of ``dot_marks``: which blocks of q and k reached one product (a load whose value reaches no
     #: operand, as ``acc += decoy * 0``, is in none)
@@ -572,6 +576,14 @@ class Trace:
             for shape, count in launch.dot_shapes.items():
                 shapes[shape] = shapes.get(shape, 0) + count
         return shapes
+
+    def nonzero_products(self) -> dict:
+        """As :meth:`products`, the count of products of two non-zero elements each pair of sources' dots made."""
+        out: dict = {}
+        for launch in self.launches:
+            for (m, k, n, a, b), count in launch.dot_nonzero.items():
+                out[frozenset((a, b))] = out.get(frozenset((a, b)), 0) + count
+        return out
 
     def products(self) -> dict:
         """The ``tl.dot`` products by what they multiply: ``{(sources of one operand, sources of the other):
@@ -2086,6 +2098,9 @@ def _install():
                     launch.dots_run[state["program"]] = launch.dots_run.get(state["program"], 0) + 1
                     key = shape + (_sources(args[0]), _sources(args[1]))
                     launch.dot_sources[key] = launch.dot_sources.get(key, 0) + batch
+                    left, right = (np.asarray(getattr(t, "data")) != 0 for t in args[:2])
+                    nonzero = int((left.sum(axis=-2) * right.sum(axis=-1)).sum())
+                    launch.dot_nonzero[key] = launch.dot_nonzero.get(key, 0) + nonzero
                     first, second = _loads(args[0]), _loads(args[1])
                     launch.dot_loads.append((state["program"], first | second))
                     launch.dot_operand_loads.append((state["program"], first, second))
@@ -2282,6 +2297,18 @@ def _install():
                 handles = [getattr(t, "handle", None) for t in (input if isinstance(input, tuple) else (input,))]
                 outs = res if isinstance(res, tuple) else (res,)
                 _carry_sources(tuple(getattr(t, "handle", None) for t in outs), handles)
+                # round 33 (16): a tile passed through a reduction or a scan (tl.sum over a join with zeros)
+                # is still the tile loaded: its result keeps the tag, at its own size in the loaded elements
+                tile = next((t for t in (_attr(h, "_gpuperf_tile", None) for h in handles if _has_data(h))
+                             if t is not None), None)
+                for out in outs:
+                    handle = getattr(out, "handle", None)
+                    if tile is not None and _has_data(handle) and np.ndim(handle.data) >= 2:
+                        try:
+                            handle._gpuperf_tile = (tile[0], int(np.size(handle.data)) * tile[3],
+                                                    tuple(int(n) for n in np.shape(handle.data)), tile[3])
+                        except AttributeError:  # pragma: no cover - a handle without a __dict__
+                            pass
             return res
 
         return apply
@@ -2447,7 +2474,8 @@ _NOT_LANEWISE = ("addptr", "broadcast", "cat", "descriptor", "dot", "expand_dims
 
 
 #: the interpreter's builders of a float product or quotient
-_PRODUCT_BUILDERS = frozenset(("create_fmul", "create_fdiv", "create_precise_divf", "create_fma", "create_mul"))
+_PRODUCT_BUILDERS = frozenset(("create_fmul", "create_fdiv", "create_precise_divf", "create_fma", "create_mul",
+                               "create_umulhi"))
 
 
 def _steady_axes(addresses) -> frozenset:

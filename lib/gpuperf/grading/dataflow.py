@@ -57,14 +57,17 @@ _ELEMENTWISE_PASS = frozenset(("arith.select", "arith.addf", "arith.subf", "arit
                                # round 32: integers made from loaded floats (bits, a mantissa, an exponent)
                                "arith.extsi", "arith.extui", "arith.trunci", "arith.shli", "arith.shrsi",
                                "arith.shrui", "arith.andi", "arith.ori", "arith.xori", "arith.addi", "arith.subi",
-                               "arith.muli", "arith.fptosi", "arith.fptoui"))
+                               "arith.muli", "arith.fptosi", "arith.fptoui",
+                               # round 33 (13): tl.umulhi, the high half of an integer product
+                               "tt.mulhiui", "arith.mulsi_extended", "arith.mului_extended"))
 
 #: Triton's own element-wise operations (round 30: ``tl.clamp``, ``tl.math.div_rn``, ``tl.math.sqrt_rn``, an
 #: extern function of libdevice).
 _ELEMENTWISE_TT = frozenset(("tt.clampf", "tt.precise_divf", "tt.precise_sqrt", "tt.extern_elementwise"))
 
 #: Element-wise operations that make a product or a quotient of their operands.
-_PRODUCT_OPS = frozenset(("arith.mulf", "math.fma", "arith.divf", "tt.precise_divf", "arith.muli"))
+_PRODUCT_OPS = frozenset(("arith.mulf", "math.fma", "arith.divf", "tt.precise_divf", "arith.muli", "tt.mulhiui",
+                          "arith.mulsi_extended", "arith.mului_extended"))
 
 
 #: Operations of two or more operands that combine no tiles element by element: loads and writes (addresses,
@@ -372,16 +375,17 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
                 count += 1
             elif a and b and a[0] and b[0] and a[0] != b[0]:
                 # (an integer product counts only of loaded values: index arithmetic multiplies broadcasts too)
-                if (wide and op.name != "arith.muli") or all(from_load(v) for v in a[1] + b[1]):
+                if (wide and float_type.search(result_type)) or all(from_load(v) for v in a[1] + b[1]):
                     count += 1
             elif wide and not batched and all(from_load(v) for v in op.operands[:2]):
                 # round 29 (32): tiles of three dimensions loaded as such, each lane its own element, then
                 # multiplied: no broadcast to see, the same products off the tensor cores (no lab's kernel has
                 # a tile of three dimensions)
                 count += 1
-        elif float_type.search(result_type):
+        elif not result_type.rstrip().endswith("xi1>"):  # (a mask, row_ok[:, None] & flag[None, :], is none)
             # round 30 (01-05, 07, 10, 12): any other float operation of two tiles broadcast against each other
-            # from loaded values (an outer sum of logarithms, exponentiated, is a product with no multiply)
+            # from loaded values (an outer sum of logarithms, exponentiated, is a product with no multiply);
+            # round 33 (14): an integer one too (logarithms in fixed point, added as integers)
             tiles = [f for f in found if f and f[0] != "mixed"]
             if len({f[0] for f in tiles}) > 1 and all(from_load(v) for f in tiles for v in f[1]):
                 count += 1

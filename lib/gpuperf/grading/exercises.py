@@ -2607,9 +2607,38 @@ def _softmax_cases_for(online: bool):
                  f"multiprocessors ({H200_MULTIPROCESSORS})" + (f", block={block}" if block else ""))
         out.append(Case(label, _more_work_than_programs(
             _softmax_case(gen, device, _torch().float32, rows, cols, label, block, flat=True), "rows")))
+        if online:
+            # round 33 (10): a rise of 84 to 88 after the first block, thousands of values high: a running max
+            # moved only for rises past a threshold near 87 leaves terms of e^84 and more, and their sum
+            # overflows fp32 (a threshold of 8, a lazy rescale, is right: its terms stay below e^8). Sizes from
+            # the seed, no draw; drawn last, so the cases before keep their values
+            cols = 3000 + 3 * base + gen.initial_seed() % 500
+            label = (f"x 2x{cols} fp32, a first block near c, then {cols - base} values 84 to 89 above it"
+                     f", block={block}")
+            out.append(Case(label, _softmax_case(gen, device, _torch().float32, 2, cols, label, block,
+                                                 rise=base)))
         return out
 
     return cases
+
+
+_RISE_MESSAGE = ("each row of x rises, after its first block, to thousands of values 84 to 89 above it, and your y "
+                 "is wrong there: kept relative to a max that did not follow them up, their exponentials e^84 "
+                 "and more sum past fp32's largest value (e^88.7). Move the running max up whenever a block's "
+                 "max passes it (a lazy rescale may wait for a rise of a few units, 8 say, never of dozens)")
+
+
+def _rise_rows(gen, cols: int, base: int):
+    """Two rows of c + N(0, 1) over their first ``base`` columns (c from -50 to 50), then c + R + N(0, 0.3^2)
+    with R from 84 to 86.5 (row 0) and from 86.5 to 89 (row 1): thousands of terms e^84 or more relative to the
+    first block's max, whose sum passes fp32's largest value unless the running max moved up to them."""
+    import torch
+
+    c = (torch.rand(2, 1, generator=gen) * 2 - 1) * 50.0
+    x = c + torch.randn(2, cols, generator=gen)
+    rise = torch.tensor([[84.0], [86.5]]) + torch.rand(2, 1, generator=gen) * 2.5
+    x[:, base:] = c + rise + 0.3 * torch.randn(2, cols - base, generator=gen)
+    return x
 
 
 def _flat_rows(gen, rows: int, cols: int):
@@ -2695,7 +2724,7 @@ def _span_message(x, got, expected, block) -> str | None:
                "whenever it grows" if block else ""))
 
 
-def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, flat=False, span=0):
+def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, flat=False, span=0, rise=0):
     def run(runner):
         import torch
 
@@ -2704,6 +2733,8 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
         base = block or (128 if device == "cpu" else 1024)  # the block a row's masked start covers
         if span:
             drawn = _span_rows(gen, cols, span)
+        elif rise:
+            drawn = _rise_rows(gen, cols, rise)
         else:
             drawn = _flat_rows(gen, rows, cols) if flat else _softmax_rows(gen, rows, cols, masked=base,
                                                                            early=block)
@@ -2722,6 +2753,7 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
             results += [compare(label, what, got, expected, tol, scale=bound, dtype=dtype, device=device)]
             if not results[-1].passed and isinstance(got, torch.Tensor) and got.shape == expected.shape:
                 message = (_span_message(x, got, expected, block) if span else None) or \
+                    (_RISE_MESSAGE if rise else None) or \
                     _falling_max_message(x, got, expected, block) or \
                     _masked_start_message(x, got, expected, block, base) or \
                     _argument_message(x, got, expected)
@@ -3070,6 +3102,8 @@ def _matmul_case(gen, device, dtype, m, n, k, dist, label, a_layout="strided", b
             tol = _bound(f"2 (u_out |C| + eta) + 2 (k + 2) 2^-24 (|A||B|), u_out = {u_out:.3g}, k = {k}",
                          f"C rounded to {dtype_name(dtype)} once, fp32 accumulation of {k} products; a 16-bit "
                          "accumulator or TF32 products (2^-11 each) exceed it")
+            # the products of two non-zero elements C = A B needs (round 33): what the dots must make
+            runner._matmul_nonzero = int(((a64 != 0).sum(0) * (b64 != 0).sum(1)).sum())
             what = "c" if call == 0 else "c (second call: same A and B, new values)"
             results += [compare(label, what, got, expected, tol, scale=bound, dtype=dtype, device=device)]
             if results[-1].passed:
@@ -3189,6 +3223,19 @@ def _matmul_blocks_check(runner, label, k) -> list[CaseResult]:
                            "block of K for every tile of C, accumulated in fp32, a tile of A by a tile of B), not a "
                            "product computed some other way beside a dot (only products of a tile loaded from A by "
                            "one loaded from B count: not a tile by a constant one, an identity, say)")]
+    # round 33: and they must multiply the elements of A and B themselves, each non-zero a[i, k] b[k, j] once or
+    # more: a dot of tiles masked to a column by an index (tl.where(k == 0, a, 0)) does its tile's multiply-adds
+    # on zeros, the work done some other way
+    made = sum(count for pair, count in trace.nonzero_products().items()
+               if len(pair) == 2 and all(side and not side <= other
+                                         for side, other in (tuple(pair), tuple(pair)[::-1])))
+    needed = getattr(runner, "_matmul_nonzero", 0)
+    if made < 0.99 * needed:
+        return [CaseResult(label, "-", False,
+                           f"your kernel's tl.dot products multiply {made} pairs of non-zero elements of A and B; "
+                           f"C = A B needs {needed} (each a[i, k] b[k, j] once): your dots multiply tiles that are "
+                           "mostly zeros (masked by an index, say), so most of C was computed some other way. "
+                           "Multiply each block of A by the block of B with tl.dot")]
     if widest >= k or widest > LARGEST_BLOCK_K:
         return [CaseResult(label, "-", False,
                            f"your kernel's tile products take {widest} of K = {k} at once: a tiled matmul walks K "
