@@ -268,8 +268,9 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
     labels and output elements, the smallest case of 256 or more tried first; None: any), against an
     unperturbed rerun of the same case (a guard that uses its dot only where the dot disagrees with a lazy sum).
     Round 33, last: with every call of each site but the first in each program perturbed, a case whose programs
-    call a site more than once must fail (a dot run every block but used for the first block only), and with
-    only the first calls perturbed, one of the first ``cases_tried`` cases must fail (used for the last only).
+    call a site more than once must fail (a dot run every block but used for the first block only), and so with
+    only the first calls perturbed (used for the last block only); cases where no program calls a site twice
+    are passed over (up to ``cases_tried + 3`` cases are run, ``cases_tried`` of them read).
     Returns one failing result, or none."""
     import torch
 

@@ -89,8 +89,10 @@ _TRACE: "Trace | None" = None
 #: Round 28: the tile products' call sites of the reader's ``tl.dot`` (see :func:`_dot_site`) seen while a case ran
 #: under the interpreter (``seen``: site -> (the file and line that name it, its place in the kernel)), and the one
 #: site whose products the grader perturbs (``site``: each product made there changed by noise of its own size;
-#: "every": all of them; "zero": all of them made 0; "small": all of them changed by 2^-22 of themselves) to ask
-#: whether the output depends on it (:func:`gpuperf.grading._products_matter`).
+#: "every": all of them; "zero": all of them made 0; "small": all of them changed by 2^-22 of themselves; "late":
+#: every call of each site but its first in each program; "first": only those first calls) to ask whether the
+#: output depends on it (:func:`gpuperf.grading._products_matter`); ``calls``: how often each site ran in each
+#: program of each launch, in the rerun.
 _PERTURB: dict = {"site": None, "seen": {}, "calls": {}}
 
 
