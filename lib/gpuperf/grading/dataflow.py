@@ -80,7 +80,8 @@ def _elementwise(name: str) -> bool:
     return name in _ELEMENTWISE_PASS or name in _ELEMENTWISE_TT or name.startswith("math.")
 
 
-def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozenset = frozenset()) -> int:
+def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozenset = frozenset(),
+                            distinct_tensors: bool = False) -> int:
     """Round 24 (23, 33): products of two tiles made with a broadcast multiply (``q[:, None, :] * k[None, :, :]``,
     then ``tl.sum``): an ``arith.mulf`` of at least three dimensions whose two operands were each broadcast from a
     tile with a 1 in a different place. Such a product is a matrix product done element by element, off the
@@ -96,7 +97,11 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
     from loads counts, as does a reshape to three dimensions of a product of two loaded tiles. Round 31: a tile
     loaded through addresses that do not change along a dimension (a stride of 0, written or given as
     ``zero_arguments``, the names of the launch's integer arguments that are 0) is a broadcast, and a loop's
-    carried values come from what it yields."""
+    carried values come from what it yields. Round 33: a reshape that merges a broadcast dimension with a real
+    one makes a whole tile of its source (a flat outer product, ``(BM * BN, BK)``), and with
+    ``distinct_tensors`` (L4, L5: no honest element-wise product there multiplies values loaded from two
+    different arguments; L6's ``dO * O`` does) a product of two tiles loaded from different arguments (through
+    pointers gathered to repeat rows, say) counts."""
     import re
 
     from gpuperf.grading.frontend import inline_calls
@@ -161,6 +166,36 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
     # (round 33: an atomic returns what it read, tl.atomic_add(p, 0.0) a load)
     from_load = computed_from(("tt.load", "tt.descriptor_load", "tt.atomic_rmw", "tt.atomic_cas"))
     from_dot = computed_from(("tt.dot", "tt.dot_scaled"))
+
+    def loaded_from() -> dict:
+        """Round 33 (r34's 05): the kernel arguments whose memory each value was loaded from, through any
+        operation and a region's carried values and yields (a load: the arguments its pointers were computed
+        from)."""
+        args = frozenset(re.findall(r"(%[\w.$-]+): !tt\.ptr", kernel.header))
+        where: dict = {a: frozenset({a}) for a in args}
+        while True:
+            before = sum(len(v) for v in where.values())
+            for op in kernel.ops:
+                if (op.opens_region and not op.combines) or not op.results:
+                    continue
+                if op.name in ("tt.load", "tt.atomic_rmw", "tt.atomic_cas") and op.operands:
+                    pointer = op.operands[0] if op.name == "tt.load" else \
+                        next((v for v in op.operands if v in where), op.operands[0])
+                    found = frozenset(a for a in where.get(pointer, ()) if a in args)
+                    tag = frozenset("load " + a for a in found)
+                else:
+                    tag = frozenset().union(*(where.get(v, frozenset()) for v in op.operands))
+                for r in op.results:
+                    if not tag <= where.get(r, frozenset()):
+                        where[r] = where.get(r, frozenset()) | tag
+            for value, sources in links.items():
+                tag = frozenset().union(*(where.get(v, frozenset()) for v in sources))
+                if not tag <= where.get(value, frozenset()):
+                    where[value] = where.get(value, frozenset()) | tag
+            if sum(len(v) for v in where.values()) == before:
+                return {v: frozenset(t for t in tags if t.startswith("load ")) for v, tags in where.items()}
+
+    loads_of = loaded_from() if distinct_tensors else {}
 
     def rank(op: Op) -> int:
         m = re.findall(r"tensor<((?:\d+x)*\d+)x", op.text.rsplit(" : ", 1)[-1])
@@ -275,6 +310,7 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
                 before = [int(n) for n in types[0].split("x")]
                 after = [int(n) for n in types[-1].split("x")]
                 kept: set = set()
+                merged = False
                 i = j = 0
                 while i < len(before) and j < len(after):  # groups of dimensions with the same product
                     gi, gj, pi, pj = [i], [j], before[i], after[j]
@@ -289,8 +325,12 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
                             break
                     if all(d in known[0] or before[d] == 1 for d in gi):
                         kept.update(d for d in gj if after[d] > 1)
+                    elif any(d in known[0] and before[d] > 1 for d in gi):
+                        merged = True  # round 33 (r34's 01-04): a broadcast dimension merged with a real one
                     i, j = gi[-1] + 1, gj[-1] + 1
-                if kept:
+                if merged:
+                    ones[op.results[0]] = ("mixed", known[1])
+                elif kept:
                     ones[op.results[0]] = (frozenset(kept), known[1])
     memo: dict = {}
 
@@ -377,6 +417,12 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
                 # (an integer product counts only of loaded values: index arithmetic multiplies broadcasts too)
                 if (wide and float_type.search(result_type)) or all(from_load(v) for v in a[1] + b[1]):
                     count += 1
+            elif distinct_tensors and len(data) >= 2 and not any(constant(v) or from_dot(v) for v in data[:2]) \
+                    and all(loads_of.get(v) for v in data[:2]) and not loads_of[data[0]] & loads_of[data[1]]:
+                # round 33 (r34's 05): values loaded from two different arguments multiplied lane by lane
+                # (their rows gathered so that each lane pairs a[i, k] with b[k, j]): no honest kernel of L4 or
+                # L5 multiplies an element of one input by an element of another outside a tl.dot
+                count += 1
             elif wide and not batched and all(from_load(v) for v in op.operands[:2]):
                 # round 29 (32): tiles of three dimensions loaded as such, each lane its own element, then
                 # multiplied: no broadcast to see, the same products off the tensor cores (no lab's kernel has

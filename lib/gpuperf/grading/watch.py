@@ -1867,7 +1867,8 @@ def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
         lossy = bool(ttir) and lossy_program_ids(ttir)
         zeros = frozenset(name for name, value in integers.items() if value == 0)
         broadcast = bool(ttir) and w.policy.exercise in _DOT_EXERCISES and \
-            broadcast_tile_products(ttir, min_dims=2, zero_arguments=zeros)
+            broadcast_tile_products(ttir, min_dims=2, zero_arguments=zeros,
+                                    distinct_tensors=w.policy.exercise in ("L4.matmul", "L5.forward", "L5.causal"))
         prints = bool(ttir) and "tt.print" in ttir
     finally:
         w.internal = saved
@@ -1893,7 +1894,8 @@ def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
                   "added up one k at a time; a division by a reciprocal, a / (1 / b), an exponential of an outer "
                   "sum of logarithms, tiles of three dimensions multiplied lane by lane, tiles gathered so "
                   "that their product reshaped and summed is a matrix product, or tiles loaded with a stride of "
-                  "0 so that each is a broadcast, or a column and a row handed together to tl.reduce, count the "
+                  "0 so that each is a broadcast, a column and a row handed together to tl.reduce, a broadcast "
+                  "reshaped flat, or in L4 and L5 any element of one input times one of another, count the "
                   "same): that is a "
                   "matrix product done element by element, off the tensor cores. Multiply tiles with tl.dot")
     if problem:

@@ -1,0 +1,33 @@
+"""Round 34 (2026-12-07, twentieth session, a fresh attacker against round 33's fixes): the outer products made
+flat. A's tile broadcast to (BM, BN, BK) and reshaped to (BM * BN, BK), B's likewise, multiplied lane by lane and
+summed (no operand a broadcast any more); or the flat operands loaded gathered, each row repeated, so that lane
+(i BN + j, k) holds a[i, k] of one and b[k, j] of the other. A decoy tl.dot of A's rows reversed by B, added and
+made again element by element and subtracted, made every perturbation of the dot's products reach C. Now a
+reshape that merges a broadcast dimension with a real one makes a whole tile of its source, and in L4 and L5 a
+product of values loaded from two different arguments counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from attack_files import load_attack
+
+_interpreted = pytest.mark.skipif(
+    not __import__("gpuperf.kernels", fromlist=["interpreter_enabled"]).interpreter_enabled(),
+    reason="counted under the interpreter (a CPU)")
+
+FOLDER = Path(__file__).parent / "grading_attacks_round34"
+
+
+@_interpreted
+@pytest.mark.parametrize("name", sorted(p.name for p in FOLDER.glob("[0-9]*.py")))
+def test_every_wrong_file_of_round_34_is_refused(name):
+    import gpuperf.kernels  # noqa: F401
+    from gpuperf import grading
+
+    key, fn = load_attack(FOLDER / name)
+    report = grading.grade_report(key, fn, seed=1, stop_at_first_failure=True)
+    assert not report.passed, report.text()
+    assert "multiplies two tiles by broadcasting" in " ".join(r.message for r in report.failures), report.text()
