@@ -31,3 +31,21 @@ def test_every_wrong_file_of_round_34_is_refused(name):
     report = grading.grade_report(key, fn, seed=1, stop_at_first_failure=True)
     assert not report.passed, report.text()
     assert "multiplies two tiles by broadcasting" in " ".join(r.message for r in report.failures), report.text()
+
+
+@_interpreted
+def test_a_mirrored_decoy_dot_is_refused_by_the_rerun_with_every_product_doubled(monkeypatch):
+    """Round 34's 01 beside its element-wise products: C = E + D - De, D a tl.dot of A's rows reversed by B and De
+    the same made element by element, moves with every perturbation of D. With the static rule switched off here
+    (as a rule missing the next disguise would be), the L4 rerun with every tl.dot product doubled, against a
+    reference of 2 A B, refuses it."""
+    import gpuperf.kernels  # noqa: F401
+    from gpuperf import grading
+    from gpuperf.grading import dataflow
+
+    monkeypatch.setattr(dataflow, "broadcast_tile_products", lambda *args, **kwargs: 0)
+    monkeypatch.setattr(grading._watch, "changed_since_import", lambda: [])
+    key, fn = load_attack(FOLDER / "01_L4.matmul_reshape_flat_decoy.py")
+    report = grading.grade_report(key, fn, seed=1, stop_at_first_failure=True)
+    assert not report.passed, report.text()
+    assert "your C did not come out doubled" in " ".join(r.message for r in report.failures), report.text()

@@ -270,7 +270,8 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
     Round 33, last: with every call of each site but the first in each program perturbed, a case whose programs
     call a site more than once must fail (a dot run every block but used for the first block only), and so with
     only the first calls perturbed (used for the last block only); cases where no program calls a site twice
-    are passed over (up to ``cases_tried + 3`` cases are run, ``cases_tried`` of them read).
+    are passed over (up to ``cases_tried + 3`` cases are run, ``cases_tried`` of them read). Round 34, in L4 only:
+    with every product doubled, the first ``cases_tried`` cases must pass against a reference of 2 A B.
     Returns one failing result, or none."""
     import torch
 
@@ -308,7 +309,8 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
     at = sorted(torch.randint(0, len(order) + 1, (controls,), generator=gen).tolist())
     picks = torch.randint(0, min(len(passed_runs), cases_tried), (controls,), generator=gen).tolist()
     controls_left = list(zip(at, picks))
-    for k, site in enumerate(order + ["zero", "small", "late", "first", None]):
+    known = ["double"] if ex.key == "L4.matmul" else []  # a rerun with a known answer (round 34)
+    for k, site in enumerate(order + ["zero", "small", "late", "first"] + known + [None]):
         while controls_left and controls_left[0][0] == k:
             case = passed_runs[controls_left.pop(0)[1]][0]
             if not rerun(case, None):
@@ -363,6 +365,19 @@ def _products_matter(ex, fn, passed_runs, allow_course_kernels, gen, cases_tried
                                        "disagrees with a sum done element by element, say). Compute the tile "
                                        "products with tl.dot and use them")]
                 break
+            continue
+        if site == "double":
+            # round 34 (01, 05): a decoy dot of real operands wrongly paired (A's rows reversed by B), added, and
+            # made again element by element and subtracted, C = E + D - De, moves with every perturbation above;
+            # with every product doubled an honest C doubles, C + D - De does not
+            tried = passed_runs[:cases_tried]
+            for case, _ in tried:
+                if not rerun(case, site):
+                    return [CaseResult(case.label, "-", False,
+                                       "with every product of your tl.dot calls doubled, your C did not come out "
+                                       "doubled (C = A B computed with tl.dot doubles exactly), so part of it was "
+                                       "computed some other way, beside a dot of the wrong tiles. Compute C's tile "
+                                       "products with tl.dot, each tile of A by the matching tile of B")]
             continue
         if site in ("late", "first"):
             # round 33 (r33's 01): a full tl.dot run every block whose product is used for the first block only

@@ -90,7 +90,8 @@ _TRACE: "Trace | None" = None
 #: under the interpreter (``seen``: site -> (the file and line that name it, its place in the kernel)), and the one
 #: site whose products the grader perturbs (``site``: each product made there changed by noise of its own size;
 #: "every": all of them; "zero": all of them made 0; "small": all of them changed by 2^-22 of themselves; "late":
-#: every call of each site but its first in each program; "first": only those first calls) to ask whether the
+#: every call of each site but its first in each program; "first": only those first calls; "double": every product
+#: doubled, where L4's C must come out doubled) to ask whether the
 #: output depends on it (:func:`gpuperf.grading._products_matter`); ``calls``: how often each site ran in each
 #: program of each launch, in the rerun.
 _PERTURB: dict = {"site": None, "seen": {}, "calls": {}}
@@ -2133,7 +2134,7 @@ def _install():
                 call = (id(launch), state.get("program"), site)
                 later = calls.get(call, 0)
                 calls[call] = later + 1
-                every = target in ("every", "zero", "small") or (target == "late" and later > 0) or \
+                every = target in ("every", "zero", "small", "double") or (target == "late" and later > 0) or \
                     (target == "first" and later == 0)
                 if (target == site or every) and getattr(res, "data", None) is not None:
                     # the products alone, each changed by noise of its own size (round 29: not the accumulator
@@ -2150,6 +2151,8 @@ def _install():
                     noise = np.random.default_rng(seed).standard_normal(np.shape(data))
                     if target == "zero":
                         noise = -np.ones(np.shape(data))
+                    elif target == "double":  # round 34: every product doubled, C must double exactly
+                        noise = np.ones(np.shape(data))
                     elif target == "small":
                         noise *= 2.0 ** -22
                     res.data = (data + made * noise).astype(data.dtype)
