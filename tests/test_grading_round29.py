@@ -115,8 +115,9 @@ def test_a_function_that_goes_wrong_once_the_cases_are_over_fails_a_control_reru
 
 
 def test_an_honest_site_matters_and_a_decoy_site_does_not():
-    assert _matter(_Case(lambda call, site: site is None)) == []
-    assert _matter(_Case(lambda call, site: site is None), sites=3) == []
+    # (round 34: with every product doubled, L4's honest C comes out doubled: right against 2 A B)
+    assert _matter(_Case(lambda call, site: site in (None, "double"))) == []
+    assert _matter(_Case(lambda call, site: site in (None, "double")), sites=3) == []
     found = _matter(_Case(lambda call, site: True))
     assert found and "line 3 of kernel.py" in found[0].message, found
 
