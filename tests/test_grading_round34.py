@@ -49,3 +49,15 @@ def test_a_mirrored_decoy_dot_is_refused_by_the_rerun_with_every_product_doubled
     report = grading.grade_report(key, fn, seed=1, stop_at_first_failure=True)
     assert not report.passed, report.text()
     assert "your C did not come out doubled" in " ".join(r.message for r in report.failures), report.text()
+
+
+@pytest.mark.parametrize("name", ["mixed", "persist", "splitkv", "table"])
+def test_review_33s_honest_kernels_are_not_products_of_tiles(name):
+    """Review 33's hand-written TTIRs of honest designs the first rules of rounds 33 and 34 refused: a split-KV
+    merge (partial outputs from one workspace scaled by a row statistic from another), a persistent L4 kernel
+    taking tiles from an atomic counter and one reading an order table (index arithmetic from loaded integers),
+    two heads side by side (acc times a statistic broadcast and reshaped flat)."""
+    from gpuperf.grading.dataflow import broadcast_tile_products
+
+    ttir = (Path(__file__).parent / "data" / f"review33_honest_{name}.ttir").read_text()
+    assert broadcast_tile_products(ttir, min_dims=2, distinct_tensors=True) == 0

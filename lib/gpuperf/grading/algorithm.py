@@ -2130,10 +2130,12 @@ def _install():
                 # "late" (round 33): every call of a site but its first in each program (a dot run each block
                 # whose product is used for the first block only); "first": the first call of each site in each
                 # program only (a dot used for a later block only)
-                calls = _PERTURB.setdefault("calls", {})
-                call = (id(launch), state.get("program"), site)
-                later = calls.get(call, 0)
-                calls[call] = later + 1
+                later = 0
+                if target in ("late", "first"):  # (counted only in those reruns)
+                    calls = _PERTURB.setdefault("calls", {})
+                    call = (id(launch), state.get("program"), site)
+                    later = calls.get(call, 0)
+                    calls[call] = later + 1
                 every = target in ("every", "zero", "small", "double") or (target == "late" and later > 0) or \
                     (target == "first" and later == 0)
                 if (target == site or every) and getattr(res, "data", None) is not None:

@@ -59,21 +59,25 @@ _ELEMENTWISE_PASS = frozenset(("arith.select", "arith.addf", "arith.subf", "arit
                                "arith.shrui", "arith.andi", "arith.ori", "arith.xori", "arith.addi", "arith.subi",
                                "arith.muli", "arith.fptosi", "arith.fptoui",
                                # round 33 (13): tl.umulhi, the high half of an integer product
-                               "tt.mulhiui", "arith.mulsi_extended", "arith.mului_extended"))
+                               "tt.mulhiui"))
 
 #: Triton's own element-wise operations (round 30: ``tl.clamp``, ``tl.math.div_rn``, ``tl.math.sqrt_rn``, an
 #: extern function of libdevice).
 _ELEMENTWISE_TT = frozenset(("tt.clampf", "tt.precise_divf", "tt.precise_sqrt", "tt.extern_elementwise"))
 
 #: Element-wise operations that make a product or a quotient of their operands.
-_PRODUCT_OPS = frozenset(("arith.mulf", "math.fma", "arith.divf", "tt.precise_divf", "arith.muli", "tt.mulhiui",
-                          "arith.mulsi_extended", "arith.mului_extended"))
+_PRODUCT_OPS = frozenset(("arith.mulf", "math.fma", "arith.divf", "tt.precise_divf", "arith.muli", "tt.mulhiui"))
 
 
 #: Operations of two or more operands that combine no tiles element by element: loads and writes (addresses,
 #: masks), a tile product, a comparison (a mask); and a loop's or a branch's own lines (``scf.``, ``^bb``).
 _NOT_COMBINING = frozenset(_WRITES + ("tt.load", "tt.descriptor_load", "tt.dot", "tt.dot_scaled", "tt.addptr",
                                       "arith.cmpf", "arith.cmpi", "tt.return"))
+
+
+#: The tags of a whole tile made of its sources, not a broadcast: "mixed" (broadcasts of different shapes
+#: combined: an outer sum), "flat" (a broadcast reshaped so that a broadcast dimension merges with a real one).
+_WHOLE = ("mixed", "flat")
 
 
 def _elementwise(name: str) -> bool:
@@ -166,6 +170,15 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
     # (round 33: an atomic returns what it read, tl.atomic_add(p, 0.0) a load)
     from_load = computed_from(("tt.load", "tt.descriptor_load", "tt.atomic_rmw", "tt.atomic_cas"))
     from_dot = computed_from(("tt.dot", "tt.dot_scaled"))
+    # review 33: an integer counts as loaded data only when made from a float's bits (a mantissa, an exponent);
+    # indices made from a loaded tile counter or an order table are addresses, not data
+    from_bits = computed_from(("tt.bitcast", "arith.bitcast", "arith.fptosi", "arith.fptoui"))
+    integer_type = re.compile(r"x[iu]\d+>\s*$")
+
+    def loaded_data(value: str) -> bool:
+        op = defs.get(value)
+        integer = op is not None and integer_type.search(op.text.rsplit(" : ", 1)[-1]) is not None
+        return from_load(value) and (from_bits(value) or not integer)
 
     def loaded_from() -> dict:
         """Round 33 (r34's 05): the kernel arguments whose memory each value was loaded from, through any
@@ -299,14 +312,14 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
             if op.name == "tt.join" and len(op.operands) == 2 and root(op.operands[0]) == root(op.operands[1]) \
                     and types:
                 last = len(types[-1].split("x")) - 1
-                ones[op.results[0]] = ((known[0] if known and known[0] != "mixed" else frozenset()) | {last},
+                ones[op.results[0]] = ((known[0] if known and known[0] not in _WHOLE else frozenset()) | {last},
                                        known[1] if known else (src,))
-            elif known and known[0] != "mixed" and op.name == "tt.trans":
+            elif known and known[0] not in _WHOLE and op.name == "tt.trans":
                 order = re.search(r"array<i32: ([\d, ]+)>", op.text)
                 if order:
                     perm = [int(n) for n in order.group(1).split(",")]
                     ones[op.results[0]] = (frozenset(i for i, o in enumerate(perm) if o in known[0]), known[1])
-            elif known and known[0] != "mixed" and op.name == "tt.reshape" and len(types) >= 2:
+            elif known and known[0] not in _WHOLE and op.name == "tt.reshape" and len(types) >= 2:
                 before = [int(n) for n in types[0].split("x")]
                 after = [int(n) for n in types[-1].split("x")]
                 kept: set = set()
@@ -329,7 +342,7 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
                         merged = True  # round 33 (r34's 01-04): a broadcast dimension merged with a real one
                     i, j = gi[-1] + 1, gj[-1] + 1
                 if merged:
-                    ones[op.results[0]] = ("mixed", known[1])
+                    ones[op.results[0]] = ("flat", known[1])
                 elif kept:
                     ones[op.results[0]] = (frozenset(kept), known[1])
     memo: dict = {}
@@ -399,8 +412,10 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
             # 1, f)), joined into one tile (tl.join, tl.cat, tl.interleave) that a scan multiplies (tl.cumprod),
             # or given to any function of Triton's: the products are made where no operation here is read
             found = [broadcast_of(v) for v in op.operands]
-            tiles = [f for f in found if f and f[0] != "mixed"]
-            if len({f[0] for f in tiles}) > 1 and all(from_load(v) for f in tiles for v in f[1]):
+            tiles = [f for f in found if f and f[0] not in _WHOLE]
+            flats = [f for f in found if f and f[0] == "flat"]
+            if (len({f[0] for f in tiles}) > 1 or len(flats) > 1) and \
+                    all(loaded_data(v) for f in tiles + flats for v in f[1]):
                 count += 1
             continue
         if not _elementwise(op.name) or len(op.operands) < 2 or not shape.search(result_type):
@@ -411,17 +426,27 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
             a, b = found[:2]
             wide = three.search(result_type)
             mixed = [f for f in (a, b) if f and f[0] == "mixed"]
-            if mixed and all(from_load(v) for f in mixed for v in f[1]):
+            # a broadcast reshaped flat (one source) times a tile loaded too, not a product's result (review 33:
+            # two heads side by side, acc * alpha reshaped flat, is no product of loads)
+            flat = [(f, other) for f, other in ((a, data[1] if len(data) > 1 else None), (b, data[0]))
+                    if f and f[0] == "flat"]
+            if mixed and all(loaded_data(v) for f in mixed for v in f[1]):
                 count += 1
-            elif a and b and a[0] and b[0] and a[0] != b[0]:
+            elif flat and all(loaded_data(v) for f, _ in flat for v in f[1]) and \
+                    any(other is not None and not constant(other) and loaded_data(other) and not from_dot(other)
+                        for _, other in flat):
+                count += 1
+            elif a and b and a[0] and b[0] and a[0] not in _WHOLE and b[0] not in _WHOLE and a[0] != b[0]:
                 # (an integer product counts only of loaded values: index arithmetic multiplies broadcasts too)
-                if (wide and float_type.search(result_type)) or all(from_load(v) for v in a[1] + b[1]):
+                if (wide and float_type.search(result_type)) or all(loaded_data(v) for v in a[1] + b[1]):
                     count += 1
-            elif distinct_tensors and len(data) >= 2 and not any(constant(v) or from_dot(v) for v in data[:2]) \
-                    and all(loads_of.get(v) for v in data[:2]) and not loads_of[data[0]] & loads_of[data[1]]:
-                # round 33 (r34's 05): values loaded from two different arguments multiplied lane by lane
+            elif distinct_tensors and a is None and b is None and len(data) >= 2 and \
+                    not any(constant(v) or from_dot(v) or not loaded_data(v) for v in data[:2]) and \
+                    all(loads_of.get(v) for v in data[:2]) and not loads_of[data[0]] & loads_of[data[1]]:
+                # round 33 (r34's 05): whole tiles loaded from two different arguments multiplied lane by lane
                 # (their rows gathered so that each lane pairs a[i, k] with b[k, j]): no honest kernel of L4 or
-                # L5 multiplies an element of one input by an element of another outside a tl.dot
+                # L5 multiplies two such tiles outside a tl.dot (a split-KV merge scales partial outputs by a
+                # broadcast row statistic: review 33)
                 count += 1
             elif wide and not batched and all(from_load(v) for v in op.operands[:2]):
                 # round 29 (32): tiles of three dimensions loaded as such, each lane its own element, then
@@ -432,8 +457,10 @@ def broadcast_tile_products(ttir: str, min_dims: int = 3, zero_arguments: frozen
             # round 30 (01-05, 07, 10, 12): any other float operation of two tiles broadcast against each other
             # from loaded values (an outer sum of logarithms, exponentiated, is a product with no multiply);
             # round 33 (14): an integer one too (logarithms in fixed point, added as integers)
-            tiles = [f for f in found if f and f[0] != "mixed"]
-            if len({f[0] for f in tiles}) > 1 and all(from_load(v) for f in tiles for v in f[1]):
+            tiles = [f for f in found if f and f[0] not in _WHOLE]
+            flats = [f for f in found if f and f[0] == "flat"]
+            if (len({f[0] for f in tiles}) > 1 or len(flats) > 1) and \
+                    all(loaded_data(v) for f in tiles + flats for v in f[1]):
                 count += 1
     return count
 

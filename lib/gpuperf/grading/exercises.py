@@ -2628,6 +2628,15 @@ _RISE_MESSAGE = ("each row of x rises, after its first block, to thousands of va
                  "max passes it (a lazy rescale may wait for a rise of a few units, 8 say, never of dozens)")
 
 
+def _overflowed(got, base: int) -> bool:
+    """Whether ``got`` shows the overflow of the rise case (:func:`_rise_rows`): a value not finite, or a 0 where
+    the row has risen (from column ``base`` on, every probability is far above 0)."""
+    import torch
+
+    y = got.detach().cpu().double()
+    return bool((~torch.isfinite(y)).any() or (y[:, base:] == 0).any())
+
+
 def _rise_rows(gen, cols: int, base: int):
     """Two rows of c + N(0, 1) over their first ``base`` columns (c from -50 to 50), then c + R + N(0, 0.3^2)
     with R from 84 to 86.5 (row 0) and from 86.5 to 89 (row 1): thousands of terms e^84 or more relative to the
@@ -2753,7 +2762,7 @@ def _softmax_case(gen, device, dtype, rows, cols, label, block, repeat=False, fl
             results += [compare(label, what, got, expected, tol, scale=bound, dtype=dtype, device=device)]
             if not results[-1].passed and isinstance(got, torch.Tensor) and got.shape == expected.shape:
                 message = (_span_message(x, got, expected, block) if span else None) or \
-                    (_RISE_MESSAGE if rise else None) or \
+                    (_RISE_MESSAGE if rise and _overflowed(got, rise) else None) or \
                     _falling_max_message(x, got, expected, block) or \
                     _masked_start_message(x, got, expected, block, base) or \
                     _argument_message(x, got, expected)
