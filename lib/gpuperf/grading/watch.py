@@ -1895,7 +1895,7 @@ def _check_compiles(w: Watch, fn, args, kwargs, grid: tuple | None = None):
                   "sum of logarithms, tiles of three dimensions multiplied lane by lane, tiles gathered so "
                   "that their product reshaped and summed is a matrix product, or tiles loaded with a stride of "
                   "0 so that each is a broadcast, a column and a row handed together to tl.reduce, a broadcast "
-                  "reshaped flat, or in L4 and L5 any element of one input times one of another, count the "
+                  "reshaped flat, or in L4 and L5 two whole tiles of two inputs multiplied lane by lane, count the "
                   "same): that is a "
                   "matrix product done element by element, off the tensor cores. Multiply tiles with tl.dot")
     if problem:
